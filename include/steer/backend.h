@@ -1,0 +1,48 @@
+// Backend selection at run time (cpu, cuda, auto) and the one entry point that runs a
+// batch on the chosen backend. The CUDA backend exists only in builds where CMake
+// found a CUDA compiler (STEER_WITH_CUDA); elsewhere asking for it is a clear error.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "steer/batch.h"
+#include "steer/cpu_backend.h"
+
+namespace steer {
+
+// whether a usable CUDA device is present, and why not if it is not
+struct CudaStatus {
+  bool compiled = false;   // this build contains the CUDA backend
+  bool available = false;  // a device and a driver answered
+  std::string reason;      // why not available ("built without CUDA", "no CUDA device: ...")
+  std::string device;      // device name when available
+};
+CudaStatus cuda_status();
+
+// "cpu" | "cuda" | "auto" -> backend; "cuda" without a device throws std::runtime_error,
+// "auto" falls back to the CPU and writes why into *note
+BackendKind resolve_backend(const std::string& request, std::string* note);
+
+#ifdef STEER_WITH_CUDA
+// defined in kernels/rollout_kernels.cu, instantiated per model and precision
+template <class Model, class S>
+void cuda_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
+                    bool want_grad, BatchResult<S>& out);
+#endif
+
+template <class Model, class S>
+void run_batch(BackendKind kind, const Model& m, const Loss& loss, const RolloutShape& sh,
+               const Batch<S>& batch, bool want_grad, BatchResult<S>& out, int threads = 0) {
+  if (kind == BackendKind::kCpu) {
+    cpu_run_batch<Model, S>(m, loss, sh, batch, want_grad, out, threads);
+    return;
+  }
+#ifdef STEER_WITH_CUDA
+  cuda_run_batch<Model, S>(m, loss, sh, batch, want_grad, out);
+#else
+  throw std::runtime_error("backend cuda: this build has no CUDA backend (configured with STEER_CUDA=OFF or no CUDA compiler found)");
+#endif
+}
+
+}  // namespace steer

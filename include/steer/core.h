@@ -1,0 +1,60 @@
+// Core types shared by host and device code: the host/device qualifier, strided
+// views into batch arrays, and small math helpers whose derivatives are safe at
+// their singular points.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STEER_HD __host__ __device__
+#define STEER_INLINE __forceinline__
+#else
+#define STEER_HD
+#define STEER_INLINE inline
+#endif
+
+namespace steer {
+
+// A strided view of one rollout's vector inside a batch array. On the CPU a rollout's
+// elements are contiguous (stride 1); on the GPU element i of rollout b lives at
+// i*B + b (stride B) so that neighbouring threads read neighbouring addresses.
+template <class S>
+struct View {
+  S* p = nullptr;
+  long stride = 1;
+  STEER_HD S& operator[](long i) const { return p[i * stride]; }
+  // sub-view starting at element i (same stride)
+  STEER_HD View at(long i) const { return View{p + i * stride, stride}; }
+};
+
+template <class S>
+STEER_HD View<S> view(S* p, long stride = 1) {
+  return View<S>{p, stride};
+}
+
+// plain value of a scalar: identity for float/double, overloaded for Dual
+STEER_HD inline double value_of(double a) { return a; }
+STEER_HD inline float value_of(float a) { return a; }
+
+// numerically safe softplus: softplus(z) = log(1 + e^z) = max(z, 0) + log1p(e^-|z|);
+// the split keeps e^z from overflowing for large z.
+template <class S>
+STEER_HD S softplus(const S& z) {
+  using std::exp;
+  using std::log1p;
+  if (value_of(z) > 0) return z + log1p(exp(-z));
+  return log1p(exp(z));
+}
+
+// logistic sigmoid, the derivative of softplus: σ(z) = 1 / (1 + e^-z), evaluated on the
+// side where the exponential cannot overflow.
+template <class S>
+STEER_HD S sigmoid(const S& z) {
+  using std::exp;
+  if (value_of(z) >= 0) return S(1) / (S(1) + exp(-z));
+  S e = exp(z);
+  return e / (S(1) + e);
+}
+
+}  // namespace steer

@@ -1,0 +1,72 @@
+// The CPU backend: every rollout of a batch runs forward_rollout (and backward_rollout)
+// on its own thread-local scratch, parallel over rollouts with OpenMP. Scratch is
+// allocated once per thread per call, never inside the time loop.
+#pragma once
+
+#include <vector>
+
+#include "steer/batch.h"
+#include "steer/rollout.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace steer {
+
+// number of threads the CPU backend uses when the caller passes 0
+int cpu_default_threads();
+
+template <class Model, class S>
+void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
+                   bool want_grad, BatchResult<S>& out, int threads = 0) {
+  check_batch(m, sh, batch);
+  const int B = batch.size, nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
+  out.loss.assign(B, S(0));
+  out.diag.assign(B, RolloutDiag{});
+  if (want_grad) {
+    out.grad_x0.assign(size_t(B) * nx, S(0));
+    out.grad_u.assign(size_t(B) * T * nu, S(0));
+    out.grad_theta.assign(size_t(B) * np, S(0));
+  } else {
+    out.grad_x0.clear();
+    out.grad_u.clear();
+    out.grad_theta.clear();
+  }
+  const int tslots = sh.traj_slots();
+  if (tslots > 0)
+    out.traj.assign(size_t(B) * tslots * nx, S(0));
+  else
+    out.traj.clear();
+  if (threads <= 0) threads = cpu_default_threads();
+  // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors
+  const size_t n_ckpt = size_t(sh.checkpoint_slots()) * nx;
+  const size_t n_seg = size_t(sh.segment_slots()) * nx;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<S> ckpt(n_ckpt), seg(n_seg), lam(nx), lam_prev(nx);
+#pragma omp for schedule(static)
+    for (int b = 0; b < B; ++b) {
+      RolloutRefs<S> r;
+      r.x0 = View<const S>{batch.x0_of(b), 1};
+      r.u = View<const S>{batch.u_of(b), 1};
+      r.p = View<const S>{batch.theta_of(b), 1};
+      r.ckpt = view(ckpt.data());
+      r.seg = view(seg.data());
+      r.lam = view(lam.data());
+      r.lam_prev = view(lam_prev.data());
+      r.traj = tslots > 0 ? view(out.traj.data() + size_t(b) * tslots * nx) : View<S>{};
+      r.loss = &out.loss[b];
+      r.diag = &out.diag[b];
+      forward_rollout<Model, S>(m, loss, sh, r);
+      if (want_grad) {
+        r.grad_x0 = view(out.grad_x0.data() + size_t(b) * nx);
+        r.grad_u = view(out.grad_u.data() + size_t(b) * T * nu);
+        r.grad_p = view(out.grad_theta.data() + size_t(b) * np);
+        backward_rollout<Model, S>(m, loss, sh, r);
+      }
+    }
+  }
+}
+
+}  // namespace steer

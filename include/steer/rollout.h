@@ -1,0 +1,216 @@
+// One rollout's forward pass with checkpoints and its checkpointed adjoint sweep, as
+// host/device functions. The CPU backend calls them in a loop over rollouts (one
+// thread each); the CUDA kernels call them once per thread. Nothing here allocates:
+// every buffer arrives as a strided view into batch arrays.
+//
+// forward : x_{k+1} = f(x_k, u_k, θ), k = 0..T−1; x_{sK} stored for s = 0..⌈T/K⌉−1, and x_T.
+// backward: λ_T = ∂ℓ/∂x_T; for each segment from last to first, recompute its states from the
+//           checkpoint, then λ_k = (∂f/∂x_k)ᵀ λ_{k+1} + ∂c/∂x_k, ū_k = (∂f/∂u_k)ᵀ λ_{k+1} + ∂c/∂u_k,
+//           θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0.
+// The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
+// same for every K (checked in tests/rollout_test.cpp).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "steer/core.h"
+#include "steer/loss.h"
+#include "steer/reference_adjoint.h"
+
+namespace steer {
+
+// per-rollout diagnostics written by forward and backward
+struct RolloutDiag {
+  int event_step = -1;           // landing crossing step e, −1 if none
+  int contact_steps = 0;         // Σ_k popcount(contact mask of x_k), k = 1..T
+  std::uint64_t contact_hash = 0;  // FNV-1a over (k, mask) of every active step
+  int nonfinite = 0;             // 1 if the loss or a state became inf/NaN
+  double energy0 = 0;            // E(x_0) [J]
+  double energy_max_dev = 0;     // max_k |E(x_k) − E(x_0)| [J]
+  int conservative = 0;          // model reports conservative motion for these θ
+  double adj_seed_norm = 0;      // ‖λ‖ where the adjoint first became nonzero (walking back)
+  double adj_x0_norm = 0;        // ‖λ_0‖
+  double grad_u_first_norm = 0;  // ‖∂L/∂u_0‖
+  double grad_u_last_norm = 0;   // ‖∂L/∂u_{T−1}‖
+};
+
+struct RolloutShape {
+  int steps = 1;                 // T
+  int checkpoint_every = 1;      // K
+  bool reference_adjoint = false;  // use the dual-number adjoint instead of the hand one
+  int traj_stride = 0;           // record x_k every traj_stride steps (0 = no recording)
+  STEER_HD int segments() const { return (steps + checkpoint_every - 1) / checkpoint_every; }
+  // checkpoint slots: one per segment start, plus x_T
+  STEER_HD int checkpoint_slots() const { return segments() + 1; }
+  // scratch states for one segment's recompute
+  STEER_HD int segment_slots() const { return checkpoint_every + 1; }
+  STEER_HD int traj_slots() const { return traj_stride > 0 ? steps / traj_stride + 1 : 0; }
+};
+
+// views of one rollout's slices of the batch arrays
+template <class S>
+struct RolloutRefs {
+  View<const S> x0;  // [nx]
+  View<const S> u;   // [T·nu], u_k[j] at k·nu + j
+  View<const S> p;   // [np]
+  View<S> ckpt;      // [slots·nx]
+  View<S> seg;       // [(K+1)·nx]
+  View<S> lam;       // [nx]
+  View<S> lam_prev;  // [nx]
+  View<S> grad_x0;   // [nx]
+  View<S> grad_u;    // [T·nu]
+  View<S> grad_p;    // [np]
+  View<S> traj;      // [traj_slots·nx] or null
+  S* loss = nullptr;
+  RolloutDiag* diag = nullptr;
+};
+
+STEER_HD inline std::uint64_t fnv1a_mix(std::uint64_t h, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xffu;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+STEER_HD inline int popcount32(std::uint32_t v) {
+  int c = 0;
+  for (; v; v &= v - 1) ++c;
+  return c;
+}
+
+template <class S>
+STEER_HD bool finite_value(S a) {
+  double v = double(a);
+  return v == v && v - v == 0.0;
+}
+
+template <class Model, class S>
+STEER_HD void copy_state(const Model& m, View<const S> from, View<S> to) {
+  for (int i = 0; i < m.nx(); ++i) to[i] = from[i];
+}
+template <class Model, class S>
+STEER_HD void copy_state(const Model& m, View<S> from, View<S> to) {
+  for (int i = 0; i < m.nx(); ++i) to[i] = from[i];
+}
+
+// (x0, u, θ) -> (checkpoints, L, diagnostics)
+template <class Model, class S>
+STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
+                              const RolloutRefs<S>& r) {
+  const int nx = m.nx(), nu = m.nu();
+  const int T = sh.steps, K = sh.checkpoint_every;
+  RolloutDiag dg;
+  dg.conservative = m.template conservative<S>(r.p) ? 1 : 0;
+  View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states
+  copy_state<Model, S>(m, r.x0, a);
+  dg.energy0 = double(m.template energy<S>(a, r.p));
+  S L = S(0);
+  bool ok = true;
+  if (sh.traj_stride > 0) copy_state<Model, S>(m, a, r.traj.at(0));
+  for (int k = 0; k < T; ++k) {
+    if (k % K == 0) copy_state<Model, S>(m, a, r.ckpt.at((k / K) * nx));
+    View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
+    m.template step<S>(a, uk, r.p, b);
+    L += loss.template running<S>(uk, nu);
+    const std::uint32_t mask = m.template contact_mask<S>(b);
+    if (mask) {
+      dg.contact_steps += popcount32(mask);
+      dg.contact_hash = fnv1a_mix(fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
+                                            std::uint64_t(k + 1)),
+                                  mask);
+    }
+    if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
+      dg.event_step = k;
+      L += loss.template landing_loss<S>(a, b, true);
+    }
+    const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
+    const double adev = dev < 0 ? -dev : dev;
+    if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
+    if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
+      copy_state<Model, S>(m, b, r.traj.at(((k + 1) / sh.traj_stride) * nx));
+    View<S> t = a;
+    a = b;
+    b = t;
+  }
+  // a holds x_T
+  copy_state<Model, S>(m, a, r.ckpt.at(sh.segments() * nx));
+  L += loss.template terminal<S>(a);
+  if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(a, a, false);
+  for (int i = 0; i < nx; ++i) ok = ok && finite_value(a[i]);
+  ok = ok && finite_value(L);
+  dg.nonfinite = ok ? 0 : 1;
+  *r.loss = L;
+  if (r.diag) {
+    // the adjoint norms belong to backward_rollout and are left as they are
+    r.diag->event_step = dg.event_step;
+    r.diag->contact_steps = dg.contact_steps;
+    r.diag->contact_hash = dg.contact_hash;
+    r.diag->nonfinite = dg.nonfinite;
+    r.diag->energy0 = dg.energy0;
+    r.diag->energy_max_dev = dg.energy_max_dev;
+    r.diag->conservative = dg.conservative;
+  }
+}
+
+template <class S>
+STEER_HD double view_norm(View<S> v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += double(v[i]) * double(v[i]);
+  return std::sqrt(s);
+}
+
+// (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
+template <class Model, class S>
+STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
+                               const RolloutRefs<S>& r) {
+  const int nx = m.nx(), nu = m.nu(), np = m.np();
+  const int T = sh.steps, K = sh.checkpoint_every;
+  const int event = r.diag ? r.diag->event_step : -1;
+  View<S> lam = r.lam, lam_prev = r.lam_prev;
+  for (int i = 0; i < nx; ++i) lam[i] = S(0);
+  for (int i = 0; i < np; ++i) r.grad_p[i] = S(0);
+  for (long i = 0; i < long(T) * nu; ++i) r.grad_u[i] = S(0);
+  // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened)
+  View<S> xT = r.ckpt.at(sh.segments() * nx);
+  loss.template adj_terminal<S>(xT, lam, S(1));
+  if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
+  double seed = view_norm(lam, nx);
+  for (int s = sh.segments() - 1; s >= 0; --s) {
+    const int k0 = s * K;
+    const int k1 = (k0 + K < T) ? k0 + K : T;
+    // recompute x_{k0..k1} of this segment from its checkpoint
+    copy_state<Model, S>(m, r.ckpt.at(s * nx), r.seg.at(0));
+    for (int k = k0; k < k1; ++k) {
+      View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
+      View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
+      m.template step<S>(xk, uk, r.p, xk1);
+    }
+    for (int k = k1 - 1; k >= k0; --k) {
+      View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
+      View<S> guk = r.grad_u.at(long(k) * nu);
+      View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
+      for (int i = 0; i < nx; ++i) lam_prev[i] = S(0);
+      if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
+      if (seed == 0.0) seed = view_norm(lam, nx);
+      loss.template adj_running<S>(uk, nu, guk, S(1));
+      if (sh.reference_adjoint)
+        dual_adj_step<Model, S>(m, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+      else
+        m.template adj_step<S>(xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+      View<S> t = lam;
+      lam = lam_prev;
+      lam_prev = t;
+    }
+  }
+  for (int i = 0; i < nx; ++i) r.grad_x0[i] = lam[i];
+  if (r.diag) {
+    r.diag->adj_seed_norm = seed;
+    r.diag->adj_x0_norm = view_norm(lam, nx);
+    r.diag->grad_u_first_norm = view_norm(r.grad_u.at(0), nu);
+    r.diag->grad_u_last_norm = view_norm(r.grad_u.at(long(T - 1) * nu), nu);
+  }
+}
+
+}  // namespace steer
