@@ -1,1 +1,439 @@
-// placeholder
+#include "config.h"
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace steer {
+
+namespace {
+
+int index_of(const std::vector<std::string>& v, const std::string& n) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == n) return int(i);
+  return -1;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+const char* kAxes[3] = {"x", "y", "z"};
+
+// model.* for type projectile -> Projectile, nominal θ
+void parse_projectile(const JsonObject& m, ExperimentConfig& c) {
+  const int dim = int(m.integer("dim", 2, 2, 3));
+  c.projectile.dim = dim;
+  c.info = projectile_info(dim);
+  c.theta.assign(Projectile::kNumParams, 0.0);
+  c.theta[Projectile::kGravity] = m.number("gravity", 9.81, Range::closed(-1e4, 1e4));
+  c.theta[Projectile::kDrag] = m.number("drag", 0.0, Range::closed(0, 1e3));
+  c.theta[Projectile::kMass] = m.number("mass", 1.0, Range{0, 1e9, true, false});
+  JsonObject g = m.object("ground");
+  const std::string type = g.choice("type", "none", {"none", "penalty"});
+  c.projectile.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
+  // ground parameters are kept in θ even without a ground so that θ has one layout
+  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, Range{0, 1e12, true, false});
+  c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, Range::closed(0, 1e9));
+  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  g.finish();
+}
+
+void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  if (c.model_type == "projectile") {
+    const int D = c.projectile.dim;
+    std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), Range::closed(-1e9, 1e9), D);
+    std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), Range::closed(-1e9, 1e9), D);
+    c.x0.assign(2 * D, 0.0);
+    for (int i = 0; i < D; ++i) {
+      c.x0[i] = pos[i];
+      c.x0[D + i] = vel[i];
+    }
+  }
+}
+
+// "x0.<state>" / "theta.<param>" -> (is_state, index), or a ConfigError at path
+void resolve_slot(const ModelInfo& info, const std::string& path, const std::string& name,
+                  bool& is_state, int& index) {
+  if (name.rfind("x0.", 0) == 0) {
+    is_state = true;
+    index = info.state_index(name.substr(3));
+  } else if (name.rfind("theta.", 0) == 0) {
+    is_state = false;
+    index = info.param_index(name.substr(6));
+  } else {
+    index = -1;
+  }
+  if (index < 0) {
+    std::vector<std::string> all;
+    for (const auto& n : info.state_names) all.push_back("x0." + n);
+    for (const auto& n : info.param_names) all.push_back("theta." + n);
+    config_fail(path, "'" + name + "' is not a slot of model " + info.type + "; accepted: " + join(all));
+  }
+}
+
+void parse_batch(const JsonObject& b, ExperimentConfig& c) {
+  c.batch_size = int(b.integer("size", 1, 1, 1 << 24));
+  c.seed = std::uint64_t(b.integer("seed", 1, 0, (1L << 62)));
+  if (b.has("sweep")) {
+    JsonObject sw = b.object("sweep");
+    for (auto it = b.raw("sweep").begin(); it != b.raw("sweep").end(); ++it) {
+      BatchOverride o;
+      o.name = it.key();
+      resolve_slot(c.info, sw.key_path(it.key()), o.name, o.is_state, o.index);
+      o.values = sw.numbers(it.key(), {}, Range::closed(-1e12, 1e12), c.batch_size);
+      c.overrides.push_back(o);
+    }
+    sw.finish();
+  }
+  if (b.has("randomize")) {
+    JsonObject rz = b.object("randomize");
+    for (auto it = b.raw("randomize").begin(); it != b.raw("randomize").end(); ++it) {
+      BatchOverride o;
+      o.name = it.key();
+      o.random = true;
+      resolve_slot(c.info, rz.key_path(it.key()), o.name, o.is_state, o.index);
+      std::vector<double> lh = rz.numbers(it.key(), {}, Range::closed(-1e12, 1e12), 2);
+      if (lh[0] > lh[1]) config_fail(rz.key_path(it.key()), "expected [low, high] with low <= high");
+      o.lo = lh[0];
+      o.hi = lh[1];
+      c.overrides.push_back(o);
+    }
+    rz.finish();
+  }
+  b.finish();
+}
+
+void parse_loss(const JsonObject& l, ExperimentConfig& c) {
+  Loss& loss = c.loss;
+  loss = Loss{};
+  c.loss_json = nlohmann::json::object();
+  if (l.has("terminal")) {
+    const auto& arr = l.raw("terminal");
+    const std::string path = l.key_path("terminal");
+    if (!arr.is_array()) config_fail(path, "expected an array of {state, target, weight}, got " + json_type_name(arr));
+    if (arr.size() > size_t(Loss::kMaxTerms))
+      config_fail(path, "at most " + std::to_string(Loss::kMaxTerms) + " terminal terms, got " + std::to_string(arr.size()));
+    nlohmann::json terms = nlohmann::json::array();
+    for (size_t t = 0; t < arr.size(); ++t) {
+      JsonObject term(arr[t], path + "[" + std::to_string(t) + "]");
+      const std::string st = term.string("state", "");
+      const int idx = c.info.state_index(st);
+      if (idx < 0) config_fail(term.key_path("state"), "'" + st + "' is not a state of model " + c.info.type + "; accepted: " + join(c.info.state_names));
+      loss.terminal_index[t] = idx;
+      loss.terminal_target[t] = term.number_required("target", Range::closed(-1e12, 1e12));
+      loss.terminal_weight[t] = term.number("weight", 1.0, Range::nonnegative());
+      term.finish();
+      terms.push_back({{"state", st}, {"target", loss.terminal_target[t]}, {"weight", loss.terminal_weight[t]},
+                       {"unit", c.info.state_units[idx]}, {"term", "0.5 * weight * (x_T[state] - target)^2"}});
+    }
+    loss.n_terminal = int(arr.size());
+    c.loss_json["terminal"] = terms;
+  }
+  loss.effort_weight = l.number("control_effort", 0.0, Range::nonnegative());
+  c.loss_json["control_effort"] = {{"weight", loss.effort_weight}, {"term", "sum_k 0.5 * weight * |u_k|^2"}};
+  if (l.has("landing")) {
+    JsonObject ld = l.object("landing");
+    if (c.model_type != "projectile") config_fail(ld.path(), "the landing loss is defined for model projectile only");
+    const int D = c.projectile.dim;
+    std::vector<double> tgt = ld.numbers("target", {}, Range::closed(-1e12, 1e12), D - 1);
+    loss.landing = true;
+    loss.vertical = 1;
+    loss.n_landing = D - 1;
+    int j = 0;
+    for (int i = 0; i < D; ++i) {
+      if (i == 1) continue;
+      loss.landing_index[j] = i;
+      loss.landing_target[j] = tgt[j];
+      ++j;
+    }
+    loss.landing_weight = ld.number("weight", 1.0, Range::nonnegative());
+    ld.finish();
+    c.loss_json["landing"] = {{"target", tgt}, {"weight", loss.landing_weight}, {"unit", "m"},
+                              {"term", "0.5 * weight * |x_land - target|^2, x_land interpolated at y = 0 inside the crossing step"}};
+  }
+  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing)
+    config_fail(l.path(), "the loss has no terms; give terminal, control_effort or landing");
+  l.finish();
+}
+
+void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentConfig& c) {
+  for (auto it = raw.begin(); it != raw.end(); ++it) {
+    const std::string name = it.key();
+    const std::string path = v.key_path(name);
+    JsonObject spec = v.object(name);
+    VariableSpec var;
+    var.name = name;
+    std::vector<VariableSpec> expanded;
+    if (name == "controls" || name.rfind("controls.", 0) == 0) {
+      var.kind = VariableSpec::kControl;
+      if (name == "controls") {
+        for (int j = 0; j < c.info.nu(); ++j) {
+          VariableSpec e = var;
+          e.name = "controls." + c.info.control_names[j];
+          e.index = j;
+          expanded.push_back(e);
+        }
+      } else {
+        var.index = c.info.control_index(name.substr(9));
+        if (var.index < 0) {
+          std::vector<std::string> all{"controls"};
+          for (const auto& n : c.info.control_names) all.push_back("controls." + n);
+          config_fail(path, "'" + name + "' is not a control of model " + c.info.type + "; accepted: " + join(all));
+        }
+        expanded.push_back(var);
+      }
+    } else {
+      bool is_state = true;
+      resolve_slot(c.info, path, name, is_state, var.index);
+      var.kind = is_state ? VariableSpec::kInitialState : VariableSpec::kParameter;
+      expanded.push_back(var);
+    }
+    const double lo = spec.number("lower", -1e300, Range::closed(-1e300, 1e300));
+    const double hi = spec.number("upper", 1e300, Range::closed(-1e300, 1e300));
+    if (lo > hi) config_fail(path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
+    spec.finish();
+    for (auto& e : expanded) {
+      e.lower = lo;
+      e.upper = hi;
+      // the nominal starting value must lie inside the bounds
+      double nominal = e.kind == VariableSpec::kInitialState ? c.x0[e.index]
+                       : e.kind == VariableSpec::kParameter  ? c.theta[e.index]
+                                                             : c.u_init[e.index];
+      if (nominal < lo || nominal > hi)
+        config_fail(path, "the starting value " + std::to_string(nominal) + " lies outside the bounds [" +
+                              std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      for (const auto& prev : c.variables)
+        if (prev.kind == e.kind && prev.index == e.index)
+          config_fail(path, "'" + e.name + "' is already a variable (named twice)");
+      c.variables.push_back(e);
+    }
+  }
+  // a θ slot that must stay positive cannot be a variable with a bound reaching 0 or below
+  for (const auto& e : c.variables) {
+    if (e.kind != VariableSpec::kParameter || c.model_type != "projectile") continue;
+    const bool positive = e.index == Projectile::kMass || e.index == Projectile::kGroundSmoothing;
+    if (positive && !(e.lower > 0))
+      config_fail(v.key_path(e.name) + ".lower", "must be > 0 for this parameter (it divides)");
+  }
+}
+
+void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
+  c.dt = s.number_required("dt", Range{0, 10, true, false});
+  c.steps = int(s.integer("steps", 100, 1, 100000000));
+  c.precision = s.choice("precision", "float64", {"float64", "float32"});
+  if (s.has("checkpoint_every")) {
+    const auto& v = s.raw("checkpoint_every");
+    if (v.is_string() && v.get<std::string>() == "sqrt")
+      c.checkpoint_every = 0;
+    else
+      c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
+  }
+  c.backend = s.choice("backend", "auto", {"auto", "cpu", "cuda"});
+  c.threads = int(s.integer("threads", 0, 0, 4096));
+  s.finish();
+}
+
+void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
+  OptimizerConfig& op = c.optimizer;
+  op.method = o.choice("method", "none", {"none", "gd", "adam"});
+  op.learning_rate = o.number("learning_rate", op.method == "gd" ? 0.01 : 1e-3, Range{0, 1e9, true, false});
+  op.iterations = int(o.integer("iterations", op.method == "none" ? 0 : 100, 0, 10000000));
+  op.beta1 = o.number("beta1", 0.9, Range{0, 1, false, true});
+  op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
+  op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
+  op.log_every = int(o.integer("log_every", 1, 1, 1000000));
+  o.finish();
+  if (op.method != "none" && c.variables.empty())
+    config_fail(o.key_path("method"), "optimizer '" + op.method + "' needs at least one entry in variables");
+}
+
+void parse_validation(const JsonObject& v, ExperimentConfig& c) {
+  ValidationConfig& vc = c.validation;
+  vc.enabled = v.boolean("enabled", true);
+  if (v.has("at")) {
+    const auto& a = v.raw("at");
+    if (!a.is_array()) config_fail(v.key_path("at"), "expected an array of \"initial\" / \"final\", got " + json_type_name(a));
+    vc.at.clear();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string() || (a[i] != "initial" && a[i] != "final"))
+        config_fail(v.key_path("at") + "[" + std::to_string(i) + "]", "expected \"initial\" or \"final\"");
+      vc.at.push_back(a[i].get<std::string>());
+    }
+  }
+  vc.epsilon = v.number("epsilon", vc.epsilon, Range{0, 1, true, false});
+  vc.epsilon_sweep = v.numbers("epsilon_sweep", vc.epsilon_sweep, Range{0, 1, true, false});
+  vc.tolerance = v.number("tolerance", vc.tolerance, Range{0, 1, true, false});
+  vc.abs_tolerance = v.number("abs_tolerance", vc.abs_tolerance, Range::nonnegative());
+  vc.seed = std::uint64_t(v.integer("seed", long(vc.seed), 0, (1L << 62)));
+  vc.energy_drift_bound = v.number("energy_drift_bound", vc.energy_drift_bound, Range::positive());
+  vc.horizon_ratio_bound = v.number("horizon_ratio_bound", vc.horizon_ratio_bound, Range{1, 1e300, true, false});
+  vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
+  v.finish();
+  if (vc.enabled && c.variables.empty())
+    config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
+}
+
+void parse_output(const JsonObject& o, ExperimentConfig& c) {
+  c.output.dir = o.string("dir", c.output.dir);
+  if (c.output.dir.empty()) config_fail(o.key_path("dir"), "must not be empty");
+  c.output.trajectory_stride = int(o.integer("trajectory_stride", 1, 1, c.steps));
+  c.output.trajectory_rollouts = int(o.integer("trajectory_rollouts", 8, 0, 1 << 20));
+  c.output.json_trajectory_points = int(o.integer("json_trajectory_points", 200, 2, 1000000));
+  o.finish();
+}
+
+}  // namespace
+
+int ModelInfo::state_index(const std::string& n) const { return index_of(state_names, n); }
+int ModelInfo::control_index(const std::string& n) const { return index_of(control_names, n); }
+int ModelInfo::param_index(const std::string& n) const { return index_of(param_names, n); }
+
+ModelInfo projectile_info(int dim) {
+  ModelInfo m;
+  m.type = "projectile";
+  for (int i = 0; i < dim; ++i) {
+    m.state_names.push_back(std::string("position.") + kAxes[i]);
+    m.state_units.push_back("m");
+  }
+  for (int i = 0; i < dim; ++i) {
+    m.state_names.push_back(std::string("velocity.") + kAxes[i]);
+    m.state_units.push_back("m/s");
+  }
+  for (int i = 0; i < dim; ++i) {
+    m.control_names.push_back(std::string("force.") + kAxes[i]);
+    m.control_units.push_back("N");
+  }
+  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
+  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
+  return m;
+}
+
+ExperimentConfig parse_config(const nlohmann::json& j) {
+  ExperimentConfig c;
+  JsonObject root(j, "");
+  c.raw = j;
+  c.name = root.string("name", "experiment");
+  for (char ch : c.name)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
+      config_fail("name", "'" + c.name + "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
+  if (c.name.empty()) config_fail("name", "must not be empty");
+  c.description = root.string("description", "");
+  // model first: everything else refers to its slots
+  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile)");
+  JsonObject m = root.object("model");
+  c.model_type = m.choice("type", "", {"projectile"});
+  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile");
+  parse_projectile(m, c);
+  m.finish();
+  if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
+  parse_simulation(root.object("simulation"), c);
+  c.projectile.dt = c.dt;
+  {
+    JsonObject st = root.object("initial_state");
+    parse_initial_state(st, c);
+    st.finish();
+  }
+  {
+    JsonObject ctl = root.object("controls");
+    c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0), Range::closed(-1e12, 1e12), c.info.nu());
+    ctl.finish();
+  }
+  parse_batch(root.object("batch"), c);
+  if (!root.has("loss")) config_fail("loss", "missing; expected an object with terminal, control_effort or landing");
+  parse_loss(root.object("loss"), c);
+  if (root.has("variables")) parse_variables(root.object("variables"), root.raw("variables"), c);
+  parse_optimizer(root.object("optimizer"), c);
+  parse_validation(root.object("validation"), c);
+  parse_output(root.object("output"), c);
+  root.finish();
+  return c;
+}
+
+ExperimentConfig load_config(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError("config: cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError("config: '" + path + "' is not valid JSON: " + e.what());
+  }
+  return parse_config(j);
+}
+
+nlohmann::json ExperimentConfig::to_json() const {
+  nlohmann::json j;
+  j["name"] = name;
+  j["description"] = description;
+  nlohmann::json m = {{"type", model_type}};
+  if (model_type == "projectile") {
+    m["dim"] = projectile.dim;
+    m["ground"] = projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
+  }
+  nlohmann::json params = nlohmann::json::object();
+  for (int q = 0; q < info.np(); ++q) params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
+  m["parameters"] = params;
+  j["model"] = m;
+  nlohmann::json x = nlohmann::json::object();
+  for (int i = 0; i < info.nx(); ++i) x[info.state_names[i]] = {{"value", x0[i]}, {"unit", info.state_units[i]}};
+  j["initial_state"] = x;
+  nlohmann::json u = nlohmann::json::object();
+  for (int i = 0; i < info.nu(); ++i) u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
+  j["controls_initial"] = u;
+  j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
+                     {"steps", steps},
+                     {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
+                     {"integrator", "symplectic_euler"},
+                     {"precision", precision},
+                     {"checkpoint_every", resolved_checkpoint()},
+                     {"backend_requested", backend},
+                     {"threads", threads}};
+  nlohmann::json ov = nlohmann::json::array();
+  for (const auto& o : overrides) {
+    nlohmann::json e = {{"slot", o.name}};
+    if (o.random)
+      e["uniform"] = {o.lo, o.hi};
+    else
+      e["values"] = o.values;
+    ov.push_back(e);
+  }
+  j["batch"] = {{"size", batch_size}, {"seed", seed}, {"overrides", ov}};
+  j["loss"] = loss_json;
+  nlohmann::json vars = nlohmann::json::array();
+  for (const auto& v : variables) {
+    std::string unit = v.kind == VariableSpec::kInitialState ? info.state_units[v.index]
+                       : v.kind == VariableSpec::kParameter  ? info.param_units[v.index]
+                                                             : info.control_units[v.index];
+    vars.push_back({{"name", v.name}, {"lower", v.lower}, {"upper", v.upper}, {"unit", unit},
+                    {"per_step", v.kind == VariableSpec::kControl}});
+  }
+  j["variables"] = vars;
+  j["optimizer"] = {{"method", optimizer.method}, {"learning_rate", optimizer.learning_rate},
+                    {"iterations", optimizer.iterations}, {"beta1", optimizer.beta1},
+                    {"beta2", optimizer.beta2}, {"epsilon", optimizer.adam_eps},
+                    {"bounds", "projected onto [lower, upper] after every step"}};
+  j["validation"] = {{"enabled", validation.enabled}, {"at", validation.at}, {"epsilon", validation.epsilon},
+                     {"epsilon_sweep", validation.epsilon_sweep}, {"tolerance", validation.tolerance},
+                     {"abs_tolerance", validation.abs_tolerance}, {"seed", validation.seed},
+                     {"energy_drift_bound", validation.energy_drift_bound},
+                     {"horizon_ratio_bound", validation.horizon_ratio_bound},
+                     {"max_rollouts", validation.max_rollouts}};
+  j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
+                 {"trajectory_rollouts", output.trajectory_rollouts},
+                 {"json_trajectory_points", output.json_trajectory_points}};
+  return j;
+}
+
+int ExperimentConfig::resolved_checkpoint() const {
+  if (checkpoint_every > 0) return checkpoint_every;
+  int k = int(std::ceil(std::sqrt(double(steps))));
+  return k < 1 ? 1 : k;
+}
+
+}  // namespace steer

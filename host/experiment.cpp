@@ -1,1 +1,316 @@
-// placeholder
+#include "experiment.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "artifact.h"
+#include "optimizer.h"
+#include "problem.h"
+#include "steer/backend.h"
+#include "validator.h"
+
+namespace steer {
+
+namespace {
+
+std::string utc_now(const char* format) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// named values of one rollout's slice, with units
+nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < names.size(); ++i) j[names[i]] = {{"value", v[i]}, {"unit", units[i]}};
+  return j;
+}
+
+// the unit of each flattened variable
+std::vector<std::string> variable_units(const ExperimentConfig& c) {
+  std::vector<std::string> u;
+  for (const auto& v : c.variables) {
+    if (v.kind == VariableSpec::kControl)
+      for (int k = 0; k < c.steps; ++k) u.push_back(c.info.control_units[v.index]);
+    else
+      u.push_back(v.kind == VariableSpec::kInitialState ? c.info.state_units[v.index] : c.info.param_units[v.index]);
+  }
+  return u;
+}
+
+std::string fmt(double v, int prec = 6) {
+  std::ostringstream s;
+  s << std::setprecision(prec) << v;
+  return s.str();
+}
+
+}  // namespace
+
+void apply_overrides(ExperimentConfig& c, const RunOptions& o) {
+  if (!o.backend.empty()) {
+    if (o.backend != "cpu" && o.backend != "cuda" && o.backend != "auto")
+      throw ConfigError("--backend: '" + o.backend + "' is not one of cpu, cuda, auto");
+    c.backend = o.backend;
+  }
+  if (!o.precision.empty()) {
+    if (o.precision != "float32" && o.precision != "float64")
+      throw ConfigError("--precision: '" + o.precision + "' is not one of float32, float64");
+    c.precision = o.precision;
+  }
+  if (!o.out_dir.empty()) c.output.dir = o.out_dir;
+  if (o.threads >= 0) c.threads = o.threads;
+}
+
+RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  RunOutcome out;
+  std::string backend_note;
+  const BackendKind backend = resolve_backend(c.backend, &backend_note);
+  if (o.progress && !backend_note.empty()) std::cerr << "steer: " << backend_note << "\n";
+  auto problem = make_problem(c, backend, c.threads);
+  Problem& p = *problem;
+  const int B = p.batch_size(), nv = p.num_vars();
+  const int listed = std::min(B, std::max(c.output.trajectory_rollouts, 1));
+  const std::vector<std::string> vunits = variable_units(c);
+
+  nlohmann::json art;
+  art["format"] = "steer.artifact/1";
+  art["steer_version"] = STEER_VERSION;
+  art["command"] = o.command;
+  art["created_utc"] = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  art["config"] = c.raw;
+  art["effective_config"] = c.to_json();
+  art["seed"] = {{"batch", c.seed}, {"validation", c.validation.seed}};
+  {
+    nlohmann::json units;
+    for (int i = 0; i < c.info.nx(); ++i) units["state"][c.info.state_names[i]] = c.info.state_units[i];
+    for (int i = 0; i < c.info.nu(); ++i) units["control"][c.info.control_names[i]] = c.info.control_units[i];
+    for (int i = 0; i < c.info.np(); ++i) units["parameter"][c.info.param_names[i]] = c.info.param_units[i];
+    units["time"] = "s";
+    units["loss"] = "as the loss terms (squared state units times weight)";
+    art["units"] = units;
+  }
+  const CudaStatus cs = cuda_status();
+  art["device"] = {{"backend", backend_name(backend)},
+                   {"backend_requested", c.backend},
+                   {"backend_note", backend_note},
+                   {"threads", backend == BackendKind::kCpu ? (c.threads > 0 ? c.threads : cpu_default_threads()) : 0},
+                   {"cpu", cpu_model()},
+                   {"host", hostname()},
+                   {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
+
+  // the batch as simulated at the start: x0 and θ of the first rollouts
+  Batch<double> nominal = build_batch(c);
+  std::vector<double> v0 = p.initial();
+  {
+    std::vector<double> th = p.parameters(v0);
+    nlohmann::json init = nlohmann::json::array();
+    for (int b = 0; b < listed; ++b) {
+      init.push_back({{"rollout", b},
+                      {"state", named(c.info.state_names, c.info.state_units, nominal.x0_of(b))},
+                      {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(b) * c.info.np())}});
+    }
+    art["initial"] = init;
+  }
+
+  // validation at the start
+  nlohmann::json validations = nlohmann::json::array();
+  std::map<std::string, int> label_totals;
+  auto run_validation = [&](const std::vector<double>& v, const std::string& stage) {
+    if (!c.validation.enabled) return;
+    if (std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
+    if (o.progress) std::cerr << "steer: validating gradients (" << stage << ", " << std::min(B, c.validation.max_rollouts) << " rollouts)\n";
+    ValidationReport rep = validate(p, v, c.validation, stage);
+    out.check_passed = out.check_passed && rep.all_passed();
+    for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
+    validations.push_back(to_json(rep, listed));
+  };
+  run_validation(v0, "initial");
+
+  // initial loss and gradient
+  Evaluation e0;
+  p.evaluate(v0, true, e0);
+  std::vector<double> vfinal = v0;
+  Evaluation efinal = e0;
+  nlohmann::json optj = nullptr;
+  if (o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0) {
+    auto last = clock::now();
+    auto progress = [&](int it, double mean) {
+      if (!o.progress) return;
+      auto now = clock::now();
+      if (std::chrono::duration<double>(now - last).count() < 1.0 && it != c.optimizer.iterations) return;
+      last = now;
+      std::cerr << "steer: iteration " << it << "/" << c.optimizer.iterations << "  mean loss " << fmt(mean, 8) << "\n";
+    };
+    OptimizationResult r = optimize(p, c.optimizer, v0, progress);
+    vfinal = r.vars;
+    efinal = r.final;
+    optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
+            {"history", to_json(r.trace)}};
+    run_validation(vfinal, "final");
+  }
+  art["optimization"] = optj;
+  art["validation"] = validations;
+  art["labels"] = label_totals;
+
+  // variables, losses and gradients of the first rollouts
+  nlohmann::json per = nlohmann::json::array();
+  for (int b = 0; b < listed; ++b) {
+    nlohmann::json vars = nlohmann::json::object();
+    for (int i = 0; i < nv && i < 64; ++i) {
+      const size_t k = size_t(b) * nv + i;
+      vars[p.var_names()[i]] = {{"initial", v0[k]}, {"final", vfinal[k]}, {"unit", vunits[i]},
+                                {"gradient_initial", e0.grad[k]}, {"gradient_final", efinal.grad[k]}};
+    }
+    per.push_back({{"rollout", b}, {"loss_initial", e0.loss[b]}, {"loss_final", efinal.loss[b]},
+                   {"event_step", efinal.diag[b].event_step}, {"contact_steps", efinal.diag[b].contact_steps},
+                   {"variables", vars}});
+  }
+  nlohmann::json result;
+  result["rollouts"] = per;
+  result["variables_listed_per_rollout"] = std::min(nv, 64);
+  {
+    double sum0 = 0, sum1 = 0, best = INFINITY;
+    int best_b = 0;
+    for (int b = 0; b < B; ++b) {
+      sum0 += e0.loss[b];
+      sum1 += efinal.loss[b];
+      if (efinal.loss[b] < best) best = efinal.loss[b], best_b = b;
+    }
+    result["loss_initial_mean"] = sum0 / B;
+    result["loss_final_mean"] = sum1 / B;
+    result["loss_final_best"] = best;
+    result["best_rollout"] = best_b;
+  }
+  result["check_passed"] = out.check_passed;
+
+  // trajectories of the first rollouts at the final iterate: JSON subsampled, CSV full
+  ArtifactFiles files;
+  const int ntraj = std::min(B, c.output.trajectory_rollouts);
+  nlohmann::json trajj = nullptr;
+  std::vector<double> final_states;
+  {
+    // x_T of every listed rollout: a stride-T recording holds x_0 and x_T
+    std::vector<double> ends = p.trajectories(vfinal, listed, c.steps);
+    const int nx = c.info.nx();
+    nlohmann::json fs = nlohmann::json::array();
+    for (int b = 0; b < listed; ++b)
+      fs.push_back({{"rollout", b}, {"state", named(c.info.state_names, c.info.state_units, ends.data() + (size_t(b) * 2 + 1) * nx)}});
+    result["final_state"] = fs;
+    final_states.assign(ends.begin(), ends.end());
+  }
+  if (ntraj > 0) {
+    const int stride = c.output.trajectory_stride;
+    std::vector<double> tr = p.trajectories(vfinal, ntraj, stride);
+    const int nx = c.info.nx();
+    const int slots = c.steps / stride + 1;
+    std::ostringstream csv;
+    csv << std::setprecision(17) << "rollout,step,time_s";
+    for (int i = 0; i < nx; ++i) csv << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
+    csv << "\n";
+    int jstride = std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
+    nlohmann::json rolls = nlohmann::json::array();
+    for (int b = 0; b < ntraj; ++b) {
+      nlohmann::json steps = nlohmann::json::array(), states = nlohmann::json::array();
+      for (int s = 0; s < slots; ++s) {
+        const double* x = tr.data() + (size_t(b) * slots + s) * nx;
+        csv << b << "," << s * stride << "," << s * stride * c.dt;
+        for (int i = 0; i < nx; ++i) csv << "," << x[i];
+        csv << "\n";
+        if (s % jstride == 0 || s == slots - 1) {
+          steps.push_back(s * stride);
+          states.push_back(std::vector<double>(x, x + nx));
+        }
+      }
+      rolls.push_back({{"rollout", b}, {"step", steps}, {"state", states}});
+    }
+    trajj = {{"state_names", c.info.state_names}, {"state_units", c.info.state_units}, {"dt", c.dt},
+             {"recorded_every_steps", stride}, {"json_every_recorded", jstride},
+             {"rollouts", rolls}, {"sidecar_csv", "trajectory.csv"}};
+    files.sidecars.push_back({"trajectory.csv", csv.str()});
+  }
+  art["trajectory"] = trajj;
+  art["result"] = result;
+
+  // timings
+  const double total = std::chrono::duration<double>(clock::now() - t_start).count();
+  const double fwd_rate = p.forward_seconds > 0 ? double(p.forward_calls) * B * c.steps / p.forward_seconds : 0;
+  const double grad_rate = p.gradient_seconds > 0 ? double(p.gradient_calls) * B * c.steps / p.gradient_seconds : 0;
+  art["timings"] = {
+      {"total_seconds", total},
+      {"forward", {{"calls", p.forward_calls}, {"seconds", p.forward_seconds}, {"rollout_steps_per_second", fwd_rate},
+                   {"latency_per_rollout_seconds", p.forward_calls ? p.forward_seconds / p.forward_calls / B : 0}}},
+      {"forward_backward", {{"calls", p.gradient_calls}, {"seconds", p.gradient_seconds}, {"rollout_steps_per_second", grad_rate},
+                            {"latency_per_rollout_seconds", p.gradient_calls ? p.gradient_seconds / p.gradient_calls / B : 0}}},
+      {"rollout_steps_simulated_forward", p.forward_rollout_steps},
+      {"rollout_steps_swept_backward", p.backward_rollout_steps}};
+
+  // summary for stdout
+  std::ostringstream s;
+  s << "steer " << o.command << ": " << c.name << " (" << c.model_type << ", B = " << B << ", T = " << c.steps
+    << ", dt = " << c.dt << " s, " << c.precision << ", backend " << backend_name(backend) << ")\n";
+  const int shown = std::min(B, 4);
+  for (int b = 0; b < shown; ++b) {
+    s << "  rollout " << b << ": loss " << fmt(e0.loss[b], 10) << " -> " << fmt(efinal.loss[b], 10) << "\n";
+    for (int i = 0; i < nv && i < 6; ++i)
+      s << "    " << p.var_names()[i] << " = " << fmt(vfinal[size_t(b) * nv + i], 10) << " " << vunits[i]
+        << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
+    if (nv > 6) s << "    … " << nv - 6 << " more variables in the artifact\n";
+    s << "    x_T:";
+    for (int i = 0; i < c.info.nx(); ++i)
+      s << " " << c.info.state_names[i] << " = " << std::fixed << std::setprecision(4)
+        << final_states[(size_t(b) * 2 + 1) * c.info.nx() + i] << std::defaultfloat;
+    s << "\n";
+    if (c.loss.landing)
+      s << "    landing step " << efinal.diag[b].event_step << (efinal.diag[b].event_step < 0 ? " (no crossing; x_T used)" : "") << "\n";
+  }
+  if (B > shown) s << "  … " << B - shown << " more rollouts; mean final loss " << fmt(result["loss_final_mean"].get<double>(), 8) << "\n";
+  if (validations.empty()) {
+    s << "  gradient check: off\n";
+  } else {
+    for (const auto& v : validations)
+      s << "  gradient check (" << v["stage"].get<std::string>() << "): " << v["rollouts_passed"].get<int>() << "/"
+        << v["rollouts_checked"].get<size_t>() << " passed, max relative error " << fmt(v["max_relative_error"].get<double>(), 3)
+        << " (tolerance " << fmt(v["tolerance"].get<double>(), 3) << ")\n";
+    if (!label_totals.empty()) {
+      s << "  labels:";
+      for (const auto& [k, n] : label_totals) s << " " << k << " x" << n;
+      s << "\n";
+    }
+  }
+  out.artifact = art;
+  if (o.write) {
+    files.artifact = art;
+    out.artifact_dir = write_artifact(c.output.dir, c.name + "-" + utc_now("%Y%m%d-%H%M%S"), files);
+    s << "  artifact: " << out.artifact_dir << "/artifact.json\n";
+  }
+  out.summary = s.str();
+  return out;
+}
+
+}  // namespace steer

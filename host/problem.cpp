@@ -1,1 +1,178 @@
-// placeholder
+#include "problem.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "steer/backend.h"
+
+namespace steer {
+
+Batch<double> build_batch(const ExperimentConfig& c) {
+  Batch<double> b;
+  b.resize(c.batch_size, c.info.nx(), c.info.nu(), c.info.np(), c.steps);
+  for (int r = 0; r < c.batch_size; ++r) {
+    std::copy(c.x0.begin(), c.x0.end(), b.x0_of(r));
+    std::copy(c.theta.begin(), c.theta.end(), b.theta_of(r));
+    double* u = b.u_of(r);
+    for (int k = 0; k < c.steps; ++k)
+      for (int j = 0; j < c.info.nu(); ++j) u[size_t(k) * c.info.nu() + j] = c.u_init[j];
+  }
+  // sweeps first, then uniform draws from one seeded stream in config order
+  std::mt19937_64 rng(c.seed);
+  for (const auto& o : c.overrides) {
+    std::uniform_real_distribution<double> uni(o.lo, o.hi);
+    for (int r = 0; r < c.batch_size; ++r) {
+      double v = o.random ? uni(rng) : o.values[r];
+      (o.is_state ? b.x0_of(r) : b.theta_of(r))[o.index] = v;
+    }
+  }
+  return b;
+}
+
+namespace {
+
+template <class Model, class S>
+class SimProblem : public Problem {
+ public:
+  SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
+      : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
+    batch_size_ = c.batch_size;
+    nx_ = m.nx();
+    steps_ = c.steps;
+    shape_.steps = c.steps;
+    shape_.checkpoint_every = c.resolved_checkpoint();
+    Batch<double> nominal = build_batch(c);
+    base_.resize(nominal.size, nominal.nx, nominal.nu, nominal.np, nominal.steps);
+    std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(), [](double v) { return S(v); });
+    std::transform(nominal.u.begin(), nominal.u.end(), base_.u.begin(), [](double v) { return S(v); });
+    std::transform(nominal.theta.begin(), nominal.theta.end(), base_.theta.begin(), [](double v) { return S(v); });
+    // flatten the variable blocks: one slot per x0/θ variable, T slots per control component
+    for (const auto& v : vars_) {
+      const int len = v.kind == VariableSpec::kControl ? c.steps : 1;
+      for (int k = 0; k < len; ++k) {
+        lower_.push_back(v.lower);
+        upper_.push_back(v.upper);
+        names_.push_back(len == 1 ? v.name : v.name + "[" + std::to_string(k) + "]");
+      }
+    }
+    const int nv = num_vars();
+    initial_.assign(size_t(batch_size_) * nv, 0.0);
+    for (int b = 0; b < batch_size_; ++b) {
+      int o = 0;
+      for (const auto& v : vars_) {
+        if (v.kind == VariableSpec::kControl) {
+          for (int k = 0; k < c.steps; ++k) initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
+        } else {
+          const double* src = v.kind == VariableSpec::kInitialState ? nominal.x0_of(b) : nominal.theta_of(b);
+          initial_[size_t(b) * nv + o++] = src[v.index];
+        }
+      }
+      for (int i = 0; i < nv; ++i)
+        initial_[size_t(b) * nv + i] = std::min(std::max(initial_[size_t(b) * nv + i], lower_[i]), upper_[i]);
+    }
+  }
+
+  // writes vars into a copy of the nominal batch
+  void scatter(const std::vector<double>& vars, Batch<S>& batch) const {
+    batch = base_;
+    const int nv = num_vars(), nu = base_.nu;
+    for (int b = 0; b < batch_size_; ++b) {
+      const double* v = vars.data() + size_t(b) * nv;
+      int o = 0;
+      for (const auto& var : vars_) {
+        if (var.kind == VariableSpec::kControl) {
+          S* u = batch.u_of(b);
+          for (int k = 0; k < steps_; ++k) u[size_t(k) * nu + var.index] = S(v[o++]);
+        } else if (var.kind == VariableSpec::kInitialState) {
+          batch.x0_of(b)[var.index] = S(v[o++]);
+        } else {
+          batch.theta_of(b)[var.index] = S(v[o++]);
+        }
+      }
+    }
+  }
+
+  void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override {
+    if (vars.size() != size_t(batch_size_) * num_vars())
+      throw std::invalid_argument("evaluate: vars has the wrong size");
+    auto t0 = std::chrono::steady_clock::now();
+    scatter(vars, work_);
+    run_batch<Model, S>(backend_, model_, loss_, shape_, work_, want_grad, result_, threads_);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    forward_rollout_steps += (long long)batch_size_ * steps_;
+    if (want_grad) {
+      backward_rollout_steps += (long long)batch_size_ * steps_;
+      gradient_seconds += secs;
+      ++gradient_calls;
+    } else {
+      forward_seconds += secs;
+      ++forward_calls;
+    }
+    out.loss.assign(result_.loss.begin(), result_.loss.end());
+    out.diag = result_.diag;
+    if (!want_grad) {
+      out.grad.clear();
+      return;
+    }
+    const int nv = num_vars(), nu = base_.nu, nx = base_.nx, np = base_.np;
+    out.grad.assign(size_t(batch_size_) * nv, 0.0);
+    for (int b = 0; b < batch_size_; ++b) {
+      double* g = out.grad.data() + size_t(b) * nv;
+      int o = 0;
+      for (const auto& var : vars_) {
+        if (var.kind == VariableSpec::kControl) {
+          const S* gu = result_.grad_u.data() + size_t(b) * steps_ * nu;
+          for (int k = 0; k < steps_; ++k) g[o++] = double(gu[size_t(k) * nu + var.index]);
+        } else if (var.kind == VariableSpec::kInitialState) {
+          g[o++] = double(result_.grad_x0[size_t(b) * nx + var.index]);
+        } else {
+          g[o++] = double(result_.grad_theta[size_t(b) * np + var.index]);
+        }
+      }
+    }
+  }
+
+  std::vector<double> trajectories(const std::vector<double>& vars, int n, int stride) override {
+    n = std::min(n, batch_size_);
+    if (n <= 0) return {};
+    scatter(vars, work_);
+    Batch<S> part;
+    part.resize(n, work_.nx, work_.nu, work_.np, steps_);
+    std::copy(work_.x0.begin(), work_.x0.begin() + size_t(n) * work_.nx, part.x0.begin());
+    std::copy(work_.u.begin(), work_.u.begin() + size_t(n) * steps_ * work_.nu, part.u.begin());
+    std::copy(work_.theta.begin(), work_.theta.begin() + size_t(n) * work_.np, part.theta.begin());
+    RolloutShape sh = shape_;
+    sh.traj_stride = stride;
+    BatchResult<S> res;
+    run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+    return std::vector<double>(res.traj.begin(), res.traj.end());
+  }
+
+  std::vector<double> parameters(const std::vector<double>& vars) override {
+    scatter(vars, work_);
+    return std::vector<double>(work_.theta.begin(), work_.theta.end());
+  }
+
+ private:
+  Model model_;
+  Loss loss_;
+  BackendKind backend_;
+  int threads_;
+  std::vector<VariableSpec> vars_;
+  RolloutShape shape_;
+  Batch<S> base_, work_;
+  BatchResult<S> result_;
+};
+
+}  // namespace
+
+std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
+  if (c.model_type == "projectile") {
+    if (c.precision == "float32") return std::make_unique<SimProblem<Projectile, float>>(c, c.projectile, backend, threads);
+    return std::make_unique<SimProblem<Projectile, double>>(c, c.projectile, backend, threads);
+  }
+  throw std::invalid_argument("model.type: '" + c.model_type + "' has no simulator");
+}
+
+}  // namespace steer

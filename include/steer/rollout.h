@@ -112,6 +112,9 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
   for (int k = 0; k < T; ++k) {
     if (k % K == 0) copy_state<Model, S>(m, a, r.ckpt.at((k / K) * nx));
     View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
+    // applied forces do work, so the motion is conservative only with zero controls
+    for (int j = 0; j < nu; ++j)
+      if (!(uk[j] == S(0))) dg.conservative = 0;
     m.template step<S>(a, uk, r.p, b);
     L += loss.template running<S>(uk, nu);
     const std::uint32_t mask = m.template contact_mask<S>(b);

@@ -1,0 +1,74 @@
+// Strict reading of JSON config objects: every access names its key path, every value
+// is type- and range-checked, and keys nobody read are rejected as unknown. Errors are
+// ConfigError, which the CLI turns into exit code 2.
+#pragma once
+
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace steer {
+
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(const std::string& m) : std::runtime_error(m) {}
+};
+
+// a closed interval with optional open ends, used to check and to describe a range
+struct Range {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false, hi_open = false;
+  static Range positive() { return Range{0, std::numeric_limits<double>::infinity(), true, false}; }
+  static Range nonnegative() { return Range{0, std::numeric_limits<double>::infinity(), false, false}; }
+  static Range closed(double a, double b) { return Range{a, b, false, false}; }
+  bool contains(double v) const {
+    if (!(v == v)) return false;
+    if (lo_open ? !(v > lo) : !(v >= lo)) return false;
+    if (hi_open ? !(v < hi) : !(v <= hi)) return false;
+    return true;
+  }
+  std::string describe() const;
+};
+
+class JsonObject {
+ public:
+  // j must be an object; path is its key path for messages ("" for the root)
+  JsonObject(const nlohmann::json& j, std::string path);
+
+  bool has(const std::string& key) const;
+  const nlohmann::json& raw(const std::string& key) const;  // marks the key as read
+  std::string key_path(const std::string& key) const;
+
+  double number(const std::string& key, double def, Range r) const;
+  double number_required(const std::string& key, Range r) const;
+  long integer(const std::string& key, long def, long lo, long hi) const;
+  bool boolean(const std::string& key, bool def) const;
+  std::string choice(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& allowed) const;
+  std::string string(const std::string& key, const std::string& def) const;
+  // a list of numbers, each in r; size checked when expected_size >= 0
+  std::vector<double> numbers(const std::string& key, const std::vector<double>& def, Range r,
+                              long expected_size = -1) const;
+  JsonObject object(const std::string& key) const;  // {} when absent
+
+  // throws for every key that was never read
+  void finish() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  const nlohmann::json* j_;
+  std::string path_;
+  mutable std::set<std::string> read_;
+};
+
+[[noreturn]] void config_fail(const std::string& path, const std::string& what);
+
+// describes a JSON value's type in words for messages
+std::string json_type_name(const nlohmann::json& v);
+
+}  // namespace steer

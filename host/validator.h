@@ -1,0 +1,59 @@
+// The gradient validator (DESIGN §7), a product feature: per-rollout directional
+// centered finite differences over the rollout's variables, an ε sweep, and failure
+// labels by physical cause, each with the figure that triggered it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "problem.h"
+
+namespace steer {
+
+struct Label {
+  std::string name;    // fd_mismatch, contact_mode_switch, gradient_vanishing, ...
+  double figure = 0;   // the number that triggered it
+  std::string detail;  // what the figure is, in words, with units
+};
+
+struct RolloutCheck {
+  int rollout = 0;
+  double loss = 0;
+  double directional_adjoint = 0;      // ∇L·d
+  double fd = 0, error = 0;            // centered FD and relative error at the primary ε
+  std::vector<double> sweep_fd, sweep_error;  // per ε of the sweep
+  std::vector<int> sweep_mode_switch;  // contact set differed between +ε and −ε
+  double best_error = 0, best_epsilon = 0;
+  double horizon_ratio = 1;            // ‖λ_0‖/‖λ_seed‖
+  double energy_drift = 0;             // relative, for conservative rollouts
+  bool passed = false;
+  std::vector<Label> labels;
+};
+
+struct ValidationReport {
+  std::string stage;  // "initial" or "final"
+  std::vector<double> epsilons;
+  double epsilon = 0, tolerance = 0;
+  std::vector<RolloutCheck> rollouts;
+  int passed = 0;
+  double max_error = 0, median_error = 0;
+  std::map<std::string, int> label_counts;
+  bool all_passed() const { return passed == int(rollouts.size()); }
+  int forward_passes = 0;  // batched forward passes the check cost
+};
+
+// relative error |fd − ad| / max(|fd|, |ad|, atol): absolute below atol
+double relative_error(double fd, double ad, double atol);
+
+// checks ∇L at vars for the first min(B, cfg.max_rollouts) rollouts
+ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
+                          const std::string& stage);
+
+// artifact form; rollouts beyond max_listed are summarized only
+nlohmann::json to_json(const ValidationReport& r, int max_listed);
+
+}  // namespace steer
