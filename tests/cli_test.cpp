@@ -1,0 +1,246 @@
+// host/main.cpp: the steer command-line program, run as a child process. Exit codes:
+// 0 success, 1 failed gradient check or runtime failure, 2 usage or config error; a
+// config error names the key on stderr and leaves the output folder untouched.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "steer/backend.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("steer_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// runs `steer ARGS` with stdout and stderr captured into files under dir
+CliResult run_steer(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+// a folder that is absent or holds nothing at all (no artifact, no hidden temp folder)
+bool empty_or_absent(const fs::path& p) { return !fs::exists(p) || fs::is_empty(p); }
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+json good_config() {
+  return json::parse(R"({
+    "name": "cli_good",
+    "model": {"type": "projectile", "dim": 2},
+    "simulation": {"dt": 0.01, "steps": 50},
+    "initial_state": {"position": [0.0, 0.0], "velocity": [2.5, 1.0]},
+    "loss": {"terminal": [{"state": "position.x", "target": 1.0}]},
+    "variables": {"x0.velocity.x": {"lower": -10.0, "upper": 10.0}},
+    "optimizer": {"method": "gd", "learning_rate": 0.1, "iterations": 5},
+    "validation": {"enabled": true, "at": ["initial"], "tolerance": 1e-6}
+  })");
+}
+
+const fs::path kProjectile = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
+
+}  // namespace
+
+TEST(CliTest, BadConfigsExit2NameTheKeyAndWriteNothing) {
+  TempDir d;
+  struct Case {
+    std::string name;
+    std::string text;  // the config file's contents
+    std::string key;   // must appear on stderr
+  };
+  std::vector<Case> cases;
+  auto with = [&](const std::string& name, auto edit, const std::string& key) {
+    json j = good_config();
+    edit(j);
+    cases.push_back({name, j.dump(2), key});
+  };
+  with("dt_zero", [](json& j) { j["simulation"]["dt"] = 0.0; }, "simulation.dt");
+  with("unknown_nested", [](json& j) { j["model"]["ground"] = {{"type", "penalty"}, {"stifness", 1.0}}; }, "model.ground.stifness");
+  with("bad_state", [](json& j) { j["loss"]["terminal"][0]["state"] = "position.w"; }, "loss.terminal[0].state");
+  with("bad_slot", [](json& j) { j["variables"]["x0.velocity.q"] = json::object(); }, "variables.x0.velocity.q");
+  with("precision", [](json& j) { j["simulation"]["precision"] = "float16"; }, "simulation.precision");
+  with("backend", [](json& j) { j["simulation"]["backend"] = "tpu"; }, "simulation.backend");
+  with("sizes", [](json& j) { j["initial_state"]["position"] = {0.0}; }, "initial_state.position");
+  cases.push_back({"not_json", "{\"name\": \"x\",", "not valid JSON"});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path cfg = d.path / (c.name + ".json");
+    std::ofstream(cfg) << c.text;
+    const fs::path out = d.path / ("out_" + c.name);
+    fs::create_directories(out);
+    CliResult r = run_steer("run " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.key), std::string::npos) << "stderr: " << r.err;
+    EXPECT_TRUE(empty_or_absent(out)) << "the output folder was written to";
+    // the same config under `check`
+    CliResult k = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+    EXPECT_EQ(k.code, 2) << k.err;
+    EXPECT_TRUE(empty_or_absent(out));
+  }
+}
+
+TEST(CliTest, MissingConfigFileExits2) {
+  TempDir d;
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("run " + quote(d.path / "nope.json") + " --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nope.json"), std::string::npos) << r.err;
+  EXPECT_TRUE(empty_or_absent(out));
+}
+
+TEST(CliTest, BadUsageExits2) {
+  TempDir d;
+  const std::string cfg = quote(kProjectile), out = quote(d.path / "out");
+  EXPECT_EQ(run_steer("", d.path).code, 2);                                    // no subcommand
+  EXPECT_EQ(run_steer("simulate " + cfg, d.path).code, 2);                     // unknown subcommand
+  EXPECT_EQ(run_steer("run", d.path).code, 2);                                 // no config
+  EXPECT_EQ(run_steer("run " + cfg + " --frobnicate --out " + out, d.path).code, 2);  // unknown flag
+  CliResult tpu = run_steer("run " + cfg + " --backend tpu --out " + out, d.path);
+  EXPECT_EQ(tpu.code, 2);
+  EXPECT_NE(tpu.err.find("backend"), std::string::npos) << tpu.err;
+  EXPECT_EQ(run_steer("run " + cfg + " --precision float16 --out " + out, d.path).code, 2);
+  EXPECT_EQ(run_steer("run " + cfg + " --threads -1 --out " + out, d.path).code, 2);
+  EXPECT_TRUE(empty_or_absent(d.path / "out"));
+}
+
+TEST(CliTest, HelpExits0) {
+  TempDir d;
+  CliResult r = run_steer("--help", d.path);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("run"), std::string::npos);
+  EXPECT_NE(r.out.find("check"), std::string::npos);
+}
+
+TEST(CliTest, CheckPassesOnGoodConfig) {
+  TempDir d;
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("check " + quote(kProjectile) + " --backend cpu --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("gradient check (initial): 1/1 passed"), std::string::npos) << r.out;
+  // check does not optimize: no "final" stage
+  EXPECT_EQ(r.out.find("gradient check (final)"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << "--quiet printed: " << r.err;
+}
+
+// A gradient check that must fail, for a physical reason, not a contrived one: the
+// penalty ground at stiffness k = 1e6 N/m with m = 1 kg has ω = √(k/m) = 1000 rad/s, so
+// with dt = 0.002 s the contact runs at ω·dt = 2, the stability limit of symplectic
+// Euler. The bounce then amplifies perturbations enormously (dL/dvy ≈ 3e6 for a loss of
+// 0.17; the validator labels it gradient_exploding and contact_mode_switch), and no ε in
+// the sweep 1e-2 … 1e-9 brings the centered difference within even 1e-6 of ∇L·d
+// (measured: best relative error ≈ 3e-2). The adjoint is the exact derivative of the
+// discrete map, but the loss is not smooth on the scale of any usable ε. The 1e-12
+// tolerance makes the verdict doubly certain; the same physics at 1e-6 also fails, as the
+// last assertion shows.
+TEST(CliTest, CheckFailsOnStiffContact) {
+  TempDir d;
+  json j = json::parse(R"({
+    "name": "stiff_check",
+    "model": {"type": "projectile", "dim": 2, "gravity": 9.81, "drag": 0.1, "mass": 1.0,
+              "ground": {"type": "penalty", "stiffness": 1000000.0, "damping": 5.0, "smoothing": 0.001}},
+    "simulation": {"dt": 0.002, "steps": 1000},
+    "initial_state": {"position": [0.0, 1.0], "velocity": [1.5, 0.5]},
+    "loss": {"terminal": [{"state": "position.x", "target": 3.0}, {"state": "position.y", "target": 0.5}]},
+    "variables": {"x0.velocity.x": {"lower": -20, "upper": 20}, "x0.velocity.y": {"lower": -20, "upper": 20}},
+    "validation": {"enabled": true, "at": ["initial"], "tolerance": 1e-12}
+  })");
+  const fs::path cfg = d.path / "stiff.json";
+  std::ofstream(cfg) << j.dump(2);
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("gradient check (initial): 0/1 passed"), std::string::npos) << r.out;
+  // the artifact of a failed check is still written, and records the failure
+  ASSERT_TRUE(fs::exists(out));
+  int folders = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    ++folders;
+    json a = json::parse(slurp(e.path() / "artifact.json"));
+    EXPECT_FALSE(a["result"]["check_passed"].get<bool>());
+    EXPECT_GT(a["validation"][0]["max_relative_error"].get<double>(), 1e-6);
+    EXPECT_GE(a["labels"].value("fd_mismatch", 0), 1);
+  }
+  EXPECT_EQ(folders, 1);
+  // not an artefact of the tight tolerance: a loose one fails as well
+  j["validation"]["tolerance"] = 1e-6;
+  std::ofstream(cfg) << j.dump(2);
+  EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path).code, 1);
+}
+
+TEST(CliTest, RunWritesArtifact) {
+  TempDir d;
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cpu --out " + quote(out) + " --quiet", d.path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string tag = "artifact: ";
+  const size_t at = r.out.find(tag);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string path = r.out.substr(at + tag.size());
+  path = path.substr(0, path.find('\n'));
+  EXPECT_TRUE(fs::is_regular_file(path)) << path;
+  EXPECT_EQ(fs::path(path).parent_path().parent_path(), out);
+  EXPECT_TRUE(fs::is_regular_file(fs::path(path).parent_path() / "trajectory.csv"));
+  json a = json::parse(slurp(path));
+  EXPECT_EQ(a["format"], "steer.artifact/1");
+  EXPECT_EQ(a["command"], "run");
+  EXPECT_EQ(a["device"]["backend"], "cpu");
+  // exactly one entry in out: the run folder, no leftover temporary folder
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    ++entries;
+    EXPECT_NE(e.path().filename().string().front(), '.') << e.path();
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(CliTest, CudaBackendWithoutDeviceExits1) {
+  const steer::CudaStatus s = steer::cuda_status();
+  if (s.available) GTEST_SKIP() << "a CUDA device is present: " << s.device;
+  TempDir d;
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cuda --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const bool named = r.err.find("no CUDA device") != std::string::npos || r.err.find("no CUDA backend") != std::string::npos;
+  EXPECT_TRUE(named) << "stderr: " << r.err;
+  EXPECT_TRUE(empty_or_absent(out));
+}

@@ -1,0 +1,421 @@
+// host/config.h: every class of config error is a ConfigError whose message names the
+// offending key path (and, for range errors, the accepted range); the shipped worked
+// example parses to the documented numbers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <random>
+#include <string>
+
+#include <unistd.h>
+
+#include "config.h"
+#include "json_reader.h"
+
+using nlohmann::json;
+using steer::ConfigError;
+using steer::parse_config;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// a temporary folder removed on destruction
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("steer_config_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// a small valid experiment; each test breaks one thing in a copy of it
+json base() {
+  return json::parse(R"({
+    "name": "base",
+    "model": {"type": "projectile", "dim": 2, "gravity": 9.81, "mass": 1.0,
+              "ground": {"type": "penalty", "stiffness": 1000.0, "damping": 1.0, "smoothing": 0.001}},
+    "simulation": {"dt": 0.01, "steps": 100, "precision": "float64", "checkpoint_every": 10},
+    "initial_state": {"position": [0.0, 1.0], "velocity": [2.5, 1.0]},
+    "batch": {"size": 1, "seed": 1},
+    "loss": {"terminal": [{"state": "position.x", "target": 6.0, "weight": 1.0}]},
+    "variables": {"x0.velocity.x": {"lower": -100.0, "upper": 100.0}},
+    "optimizer": {"method": "gd", "learning_rate": 0.05, "iterations": 10},
+    "validation": {"enabled": true}
+  })");
+}
+
+// parses j, expects a ConfigError whose message contains every needle
+void expect_error(const json& j, std::initializer_list<std::string> needles) {
+  try {
+    parse_config(j);
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nmissing: " << n;
+    return;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what() << "\nconfig: " << j.dump();
+    return;
+  }
+  ADD_FAILURE() << "expected ConfigError, parse succeeded for config: " << j.dump();
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST(ConfigTest, BaseConfigIsValid) {
+  // the fixture every error test starts from must itself parse, or those tests prove nothing
+  steer::ExperimentConfig c = parse_config(base());
+  EXPECT_EQ(c.steps, 100);
+  EXPECT_EQ(c.resolved_checkpoint(), 10);
+  ASSERT_EQ(c.variables.size(), 1u);
+}
+
+// ---- invalid JSON text and missing files (load_config)
+
+TEST(ConfigTest, InvalidJsonText) {
+  TempDir d;
+  const fs::path p = d.path / "broken.json";
+  std::ofstream(p) << "{\"name\": \"x\", \"model\": {\"type\": \"projectile\",,}";
+  try {
+    steer::load_config(p.string());
+    FAIL() << "no ConfigError for invalid JSON";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(p.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not valid JSON"), std::string::npos) << msg;
+  }
+}
+
+TEST(ConfigTest, MissingFile) {
+  TempDir d;
+  const fs::path p = d.path / "does_not_exist.json";
+  try {
+    steer::load_config(p.string());
+    FAIL() << "no ConfigError for a missing file";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(p.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
+  }
+}
+
+TEST(ConfigTest, LoadConfigReadsAValidFile) {
+  TempDir d;
+  const fs::path p = d.path / "ok.json";
+  std::ofstream(p) << base().dump(2);
+  steer::ExperimentConfig c = steer::load_config(p.string());
+  EXPECT_DOUBLE_EQ(c.dt, 0.01);
+  EXPECT_EQ(c.raw, base());
+}
+
+// ---- unknown keys
+
+TEST(ConfigTest, UnknownKeyAtRoot) {
+  json j = base();
+  j["simulaton"] = {{"dt", 0.01}};
+  expect_error(j, {"config: simulaton:", "unknown key"});
+}
+
+TEST(ConfigTest, UnknownKeyNested) {
+  json j = base();
+  j["model"]["ground"]["stifness"] = 5.0;
+  expect_error(j, {"model.ground.stifness", "unknown key", "stiffness"});
+  json k = base();
+  k["loss"]["terminal"][0]["wieght"] = 1.0;
+  expect_error(k, {"loss.terminal[0].wieght", "unknown key"});
+  json l = base();
+  l["variables"]["x0.velocity.x"]["uper"] = 3.0;
+  expect_error(l, {"variables.x0.velocity.x.uper", "unknown key"});
+}
+
+TEST(ConfigTest, RootMustBeAnObject) { expect_error(json::array({1, 2}), {"(root)", "expected an object"}); }
+
+// ---- wrong types
+
+TEST(ConfigTest, StringWhereNumberExpected) {
+  json j = base();
+  j["simulation"]["dt"] = "0.01";
+  expect_error(j, {"simulation.dt", "expected a number", "a string"});
+  json k = base();
+  k["model"]["ground"]["stiffness"] = "1000";
+  expect_error(k, {"model.ground.stiffness", "expected a number", "a string"});
+}
+
+TEST(ConfigTest, NumberWhereArrayExpected) {
+  json j = base();
+  j["initial_state"]["position"] = 1.0;
+  expect_error(j, {"initial_state.position", "expected an array", "a number"});
+}
+
+TEST(ConfigTest, WrongTypeInsideArray) {
+  json j = base();
+  j["initial_state"]["velocity"] = {2.5, "fast"};
+  expect_error(j, {"initial_state.velocity[1]", "expected a number"});
+}
+
+TEST(ConfigTest, FractionalWhereIntegerExpected) {
+  json j = base();
+  j["simulation"]["steps"] = 100.5;
+  expect_error(j, {"simulation.steps", "expected an integer"});
+}
+
+TEST(ConfigTest, ObjectExpected) {
+  json j = base();
+  j["model"]["ground"] = "penalty";
+  expect_error(j, {"model.ground", "expected an object"});
+}
+
+// ---- out of range
+
+TEST(ConfigTest, DtNotPositive) {
+  json j = base();
+  j["simulation"]["dt"] = 0.0;
+  expect_error(j, {"simulation.dt", "out of range", "(0, 10]"});
+  j["simulation"]["dt"] = -0.01;
+  expect_error(j, {"simulation.dt", "out of range", "(0, 10]"});
+}
+
+TEST(ConfigTest, StepsZero) {
+  json j = base();
+  j["simulation"]["steps"] = 0;
+  expect_error(j, {"simulation.steps", "out of range", "[1, 100000000]"});
+}
+
+TEST(ConfigTest, NegativeStiffness) {
+  json j = base();
+  j["model"]["ground"]["stiffness"] = -5.0;
+  expect_error(j, {"model.ground.stiffness", "out of range", "(0, 1e+12]"});
+}
+
+TEST(ConfigTest, CheckpointEveryAboveSteps) {
+  json j = base();
+  j["simulation"]["checkpoint_every"] = 101;
+  expect_error(j, {"simulation.checkpoint_every", "out of range", "[1, 100]"});
+  j["simulation"]["checkpoint_every"] = 100;  // the edge is accepted
+  EXPECT_EQ(parse_config(j).resolved_checkpoint(), 100);
+}
+
+TEST(ConfigTest, NegativeMass) {
+  json j = base();
+  j["model"]["mass"] = 0.0;
+  expect_error(j, {"model.mass", "out of range", "(0, 1e+09]"});
+}
+
+// ---- inconsistent sizes
+
+TEST(ConfigTest, InitialPositionWrongLengthForDim) {
+  json j = base();
+  j["initial_state"]["position"] = {0.0, 1.0, 2.0};
+  expect_error(j, {"initial_state.position", "expected 2 numbers, got 3"});
+  json k = base();
+  k["model"]["dim"] = 3;  // the 2-vectors of the base no longer fit
+  expect_error(k, {"initial_state.position", "expected 3 numbers, got 2"});
+}
+
+TEST(ConfigTest, SweepLengthDiffersFromBatchSize) {
+  json j = base();
+  j["batch"]["size"] = 3;
+  j["batch"]["sweep"] = {{"theta.ground.stiffness", {100.0, 1000.0}}};
+  expect_error(j, {"batch.sweep.theta.ground.stiffness", "expected 3 numbers, got 2"});
+}
+
+TEST(ConfigTest, LandingTargetLength) {
+  json j = base();
+  j["loss"] = {{"landing", {{"target", {1.0, 2.0}}}}};
+  expect_error(j, {"loss.landing.target", "expected 1 numbers, got 2"});
+}
+
+// ---- missing required
+
+TEST(ConfigTest, MissingModel) {
+  json j = base();
+  j.erase("model");
+  expect_error(j, {"config: model:", "missing"});
+}
+
+TEST(ConfigTest, MissingDt) {
+  json j = base();
+  j["simulation"].erase("dt");
+  expect_error(j, {"simulation.dt", "missing", "(0, 10]"});
+}
+
+TEST(ConfigTest, TerminalTermWithoutTarget) {
+  json j = base();
+  j["loss"]["terminal"][0].erase("target");
+  expect_error(j, {"loss.terminal[0].target", "missing"});
+}
+
+TEST(ConfigTest, LossWithoutTerms) {
+  json j = base();
+  j["loss"] = json::object();
+  expect_error(j, {"loss", "no terms"});
+}
+
+// ---- bad names
+
+TEST(ConfigTest, UnknownStateInLoss) {
+  json j = base();
+  j["loss"]["terminal"][0]["state"] = "position.w";
+  expect_error(j, {"loss.terminal[0].state", "'position.w'", "position.x"});
+}
+
+TEST(ConfigTest, UnknownVariableSlot) {
+  json j = base();
+  j["variables"]["x0.velocity.q"] = {{"lower", -1.0}, {"upper", 1.0}};
+  expect_error(j, {"variables.x0.velocity.q", "not a slot", "x0.velocity.x"});
+  json k = base();
+  k["variables"]["controls.torque"] = json::object();
+  expect_error(k, {"variables.controls.torque", "not a control"});
+}
+
+TEST(ConfigTest, UnknownSweepSlot) {
+  json j = base();
+  j["batch"]["sweep"] = {{"theta.friction", {1.0}}};
+  expect_error(j, {"batch.sweep.theta.friction", "not a slot"});
+}
+
+// ---- bounds
+
+TEST(ConfigTest, LowerAboveUpper) {
+  json j = base();
+  j["variables"]["x0.velocity.x"] = {{"lower", 5.0}, {"upper", -5.0}};
+  expect_error(j, {"variables.x0.velocity.x", "lower", "upper"});
+}
+
+TEST(ConfigTest, StartValueOutsideBounds) {
+  json j = base();
+  j["variables"]["x0.velocity.x"] = {{"lower", 3.0}, {"upper", 10.0}};  // v0.x = 2.5
+  expect_error(j, {"variables.x0.velocity.x", "starting value", "outside the bounds"});
+}
+
+TEST(ConfigTest, MassVariableLowerNotPositive) {
+  json j = base();
+  j["variables"]["theta.mass"] = {{"lower", 0.0}, {"upper", 10.0}};
+  expect_error(j, {"variables.theta.mass.lower", "> 0"});
+  json k = base();
+  k["variables"]["theta.mass"] = {{"upper", 10.0}};  // default lower is -1e300
+  expect_error(k, {"variables.theta.mass.lower", "> 0"});
+  json ok = base();
+  ok["variables"]["theta.mass"] = {{"lower", 0.1}, {"upper", 10.0}};
+  EXPECT_EQ(parse_config(ok).variables.size(), 2u);
+}
+
+TEST(ConfigTest, VariableNamedTwice) {
+  json j = base();
+  j["variables"]["controls"] = json::object();
+  j["variables"]["controls.force.x"] = json::object();
+  expect_error(j, {"variables.controls", "named twice"});
+}
+
+// ---- optimizer and validation need variables
+
+TEST(ConfigTest, GradientDescentWithoutVariables) {
+  json j = base();
+  j.erase("variables");
+  j["validation"]["enabled"] = false;
+  expect_error(j, {"optimizer.method", "'gd'", "variables"});
+}
+
+TEST(ConfigTest, ValidationWithoutVariables) {
+  json j = base();
+  j.erase("variables");
+  j["optimizer"] = {{"method", "none"}};
+  expect_error(j, {"validation.enabled", "variables"});
+  j["validation"]["enabled"] = false;  // nothing to optimize or check is fine: a plain simulation
+  EXPECT_TRUE(parse_config(j).variables.empty());
+}
+
+// ---- bad enums
+
+TEST(ConfigTest, BadPrecision) {
+  json j = base();
+  j["simulation"]["precision"] = "float16";
+  expect_error(j, {"simulation.precision", "'float16'", "float64, float32"});
+}
+
+TEST(ConfigTest, BadBackend) {
+  json j = base();
+  j["simulation"]["backend"] = "tpu";
+  expect_error(j, {"simulation.backend", "'tpu'", "auto, cpu, cuda"});
+}
+
+TEST(ConfigTest, BadModelType) {
+  json j = base();
+  j["model"]["type"] = "pendulum";
+  expect_error(j, {"model.type", "'pendulum'", "projectile"});
+}
+
+TEST(ConfigTest, BadOptimizerMethod) {
+  json j = base();
+  j["optimizer"]["method"] = "lbfgs";
+  expect_error(j, {"optimizer.method", "'lbfgs'", "none, gd, adam"});
+}
+
+// ---- the shipped worked example
+
+TEST(ConfigTest, WorkedExampleParses) {
+  const fs::path p = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
+  steer::ExperimentConfig c = steer::load_config(p.string());
+  EXPECT_EQ(c.raw, json::parse(slurp(p)));
+  EXPECT_EQ(c.model_type, "projectile");
+  EXPECT_EQ(c.projectile.dim, 2);
+  EXPECT_DOUBLE_EQ(c.dt, 0.01);
+  EXPECT_EQ(c.steps, 300);
+  EXPECT_EQ(c.checkpoint_every, 0);       // "sqrt"
+  EXPECT_EQ(c.resolved_checkpoint(), 18);  // ⌈√300⌉ = ⌈17.32⌉
+  ASSERT_EQ(c.x0.size(), 4u);              // (x, y, vx, vy)
+  EXPECT_DOUBLE_EQ(c.x0[0], 0.0);
+  EXPECT_DOUBLE_EQ(c.x0[1], 0.0);
+  EXPECT_DOUBLE_EQ(c.x0[2], 2.5);
+  EXPECT_DOUBLE_EQ(c.x0[3], 1.0);
+  EXPECT_DOUBLE_EQ(c.theta[steer::Projectile::kGravity], 9.81);
+  EXPECT_DOUBLE_EQ(c.theta[steer::Projectile::kMass], 1.0);
+  EXPECT_EQ(c.loss.n_terminal, 1);
+  EXPECT_EQ(c.loss.terminal_index[0], c.info.state_index("position.x"));
+  EXPECT_DOUBLE_EQ(c.loss.terminal_target[0], 6.0);
+  ASSERT_EQ(c.variables.size(), 2u);
+  EXPECT_EQ(c.variables[0].name, "x0.velocity.x");
+  EXPECT_EQ(c.variables[0].index, c.info.state_index("velocity.x"));
+  EXPECT_DOUBLE_EQ(c.variables[0].lower, -100.0);
+  EXPECT_DOUBLE_EQ(c.variables[0].upper, 100.0);
+  EXPECT_EQ(c.optimizer.method, "gd");
+  EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
+  EXPECT_EQ(c.optimizer.iterations, 200);
+  EXPECT_TRUE(c.validation.enabled);
+  EXPECT_DOUBLE_EQ(c.validation.tolerance, 1e-6);
+}
+
+TEST(ConfigTest, EffectiveConfigCarriesUnits) {
+  const fs::path p = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
+  const json e = steer::load_config(p.string()).to_json();
+  EXPECT_EQ(e["simulation"]["dt"]["unit"], "s");
+  EXPECT_DOUBLE_EQ(e["simulation"]["dt"]["value"].get<double>(), 0.01);
+  EXPECT_EQ(e["simulation"]["horizon"]["unit"], "s");
+  EXPECT_NEAR(e["simulation"]["horizon"]["value"].get<double>(), 3.0, 1e-12);
+  EXPECT_EQ(e["simulation"]["checkpoint_every"], 18);
+  EXPECT_EQ(e["initial_state"]["position.x"]["unit"], "m");
+  EXPECT_EQ(e["initial_state"]["velocity.x"]["unit"], "m/s");
+  EXPECT_DOUBLE_EQ(e["initial_state"]["velocity.x"]["value"].get<double>(), 2.5);
+  EXPECT_EQ(e["controls_initial"]["force.x"]["unit"], "N");
+  EXPECT_EQ(e["model"]["parameters"]["gravity"]["unit"], "m/s^2");
+  EXPECT_EQ(e["model"]["parameters"]["mass"]["unit"], "kg");
+  EXPECT_EQ(e["model"]["parameters"]["ground.stiffness"]["unit"], "N/m");
+  for (const auto& [name, v] : e["model"]["parameters"].items()) EXPECT_TRUE(v.contains("unit")) << name;
+  ASSERT_EQ(e["variables"].size(), 2u);
+  EXPECT_EQ(e["variables"][0]["unit"], "m/s");
+  EXPECT_EQ(e["loss"]["terminal"][0]["unit"], "m");
+}
