@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -89,9 +90,12 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
   RunOutcome out;
+  if (o.command == "check" && c.variables.empty())
+    throw ConfigError("config: variables: steer check needs at least one variable to differentiate against");
   std::string backend_note;
   const BackendKind backend = resolve_backend(c.backend, &backend_note);
-  if (o.progress && !backend_note.empty()) std::cerr << "steer: " << backend_note << "\n";
+  // a fallback or device choice is always said, even with --quiet
+  if (!backend_note.empty()) std::cerr << "steer: " << backend_note << "\n";
   auto problem = make_problem(c, backend, c.threads);
   Problem& p = *problem;
   const int B = p.batch_size(), nv = p.num_vars();
@@ -142,8 +146,10 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   nlohmann::json validations = nlohmann::json::array();
   std::map<std::string, int> label_totals;
   auto run_validation = [&](const std::vector<double>& v, const std::string& stage) {
-    if (!c.validation.enabled) return;
-    if (std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
+    // `check` always validates at the start: that is what the user asked for
+    const bool forced = o.command == "check" && stage == "initial";
+    if (!forced && !c.validation.enabled) return;
+    if (!forced && std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
     if (o.progress) std::cerr << "steer: validating gradients (" << stage << ", " << std::min(B, c.validation.max_rollouts) << " rollouts)\n";
     ValidationReport rep = validate(p, v, c.validation, stage);
     out.check_passed = out.check_passed && rep.all_passed();

@@ -39,6 +39,7 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   else
     out.traj.clear();
   if (threads <= 0) threads = cpu_default_threads();
+  if (threads > B) threads = B;  // no idle threads for small batches
   // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors
   const size_t n_ckpt = size_t(sh.checkpoint_slots()) * nx;
   const size_t n_seg = size_t(sh.segment_slots()) * nx;
