@@ -213,6 +213,22 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     result["loss_final_best"] = best;
     result["best_rollout"] = best_b;
   }
+  // ‖∇L_b‖ over the variables, summarized over the batch
+  auto grad_stats = [&](const Evaluation& e) {
+    double sum = 0, mx = 0, mn = INFINITY;
+    for (int b = 0; b < B; ++b) {
+      double n2 = 0;
+      for (int i = 0; i < nv; ++i) n2 += e.grad[size_t(b) * nv + i] * e.grad[size_t(b) * nv + i];
+      const double n = std::sqrt(n2);
+      sum += n;
+      mx = std::max(mx, n);
+      mn = std::min(mn, n);
+    }
+    return nlohmann::json{{"mean", nv ? sum / B : 0.0}, {"min", nv ? mn : 0.0}, {"max", mx},
+                          {"unit", "loss units per variable unit (mixed when variables differ in unit)"}};
+  };
+  result["gradient_norm_initial"] = grad_stats(e0);
+  result["gradient_norm_final"] = grad_stats(efinal);
   result["check_passed"] = out.check_passed;
 
   // trajectories of the first rollouts at the final iterate: JSON subsampled, CSV full
