@@ -1,5 +1,7 @@
 // CUDA device discovery and device memory, for builds with the CUDA backend. A machine
 // with no GPU or no driver is reported as "no CUDA device: <why>", never a crash.
+#include "steer/cuda_device.h"
+
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -7,7 +9,6 @@
 
 #include "steer/backend.h"
 #include "steer/cuda_check.h"
-#include "steer/cuda_device.h"
 
 namespace steer {
 
@@ -40,8 +41,8 @@ CudaStatus probe_cuda() {
   }
   s.available = true;
   s.device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
-             std::to_string(prop.minor) + ", " +
-             std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
+             std::to_string(prop.minor) + ", " + std::to_string(prop.totalGlobalMem >> 20) +
+             " MiB)";
   return s;
 }
 

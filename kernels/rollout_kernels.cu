@@ -45,18 +45,18 @@ dim3 transpose_grid(long rows, long cols) {
 template <class S>
 struct DeviceRollouts {
   long count = 0;
-  const S* x0 = nullptr;  // [nx][Bc]
-  const S* u = nullptr;   // [T·nu][Bc]
-  const S* p = nullptr;   // [np][Bc]
-  S* ckpt = nullptr;      // [slots·nx][Bc]
-  S* seg = nullptr;       // [(K+1)·nx][Bc]
-  S* lam = nullptr;       // [nx][Bc]
-  S* lam_prev = nullptr;  // [nx][Bc]
-  S* grad_x0 = nullptr;   // [nx][Bc]
-  S* grad_u = nullptr;    // [T·nu][Bc]
-  S* grad_p = nullptr;    // [np][Bc]
-  S* traj = nullptr;      // [traj_slots·nx][Bc] or null
-  S* loss = nullptr;      // [Bc]
+  const S* x0 = nullptr;        // [nx][Bc]
+  const S* u = nullptr;         // [T·nu][Bc]
+  const S* p = nullptr;         // [np][Bc]
+  S* ckpt = nullptr;            // [slots·nx][Bc]
+  S* seg = nullptr;             // [(K+1)·nx][Bc]
+  S* lam = nullptr;             // [nx][Bc]
+  S* lam_prev = nullptr;        // [nx][Bc]
+  S* grad_x0 = nullptr;         // [nx][Bc]
+  S* grad_u = nullptr;          // [T·nu][Bc]
+  S* grad_p = nullptr;          // [np][Bc]
+  S* traj = nullptr;            // [traj_slots·nx][Bc] or null
+  S* loss = nullptr;            // [Bc]
   RolloutDiag* diag = nullptr;  // [Bc], one struct per rollout (written once, not strided)
 };
 
@@ -124,8 +124,8 @@ __global__ void transpose_kernel(const T* in, T* out, long rows, long cols) {
 template <class T>
 void launch_transpose(const T* d_in, T* d_out, long rows, long cols) {
   if (rows == 0 || cols == 0) return;
-  transpose_kernel<T><<<transpose_grid(rows, cols), dim3(kTile, kTileRows)>>>(d_in, d_out, rows,
-                                                                                cols);
+  transpose_kernel<T>
+      <<<transpose_grid(rows, cols), dim3(kTile, kTileRows)>>>(d_in, d_out, rows, cols);
   STEER_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -206,13 +206,12 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   const long n_x0 = nx, n_u = T * nu, n_p = np;
   const long n_ckpt = long(sh.checkpoint_slots()) * nx, n_seg = long(sh.segment_slots()) * nx;
   const long n_traj = tslots * nx;
-  const long n_adj = want_grad ? 2 * nx : 0;                  // λ, λ_prev
-  const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;       // ∂L/∂(x0, u, θ)
+  const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
+  const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
   const long n_stage = std::max({n_x0, n_u, n_p, n_traj});  // largest array to transpose
-  const std::size_t per_rollout =
-      sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg + n_adj + n_grad + n_traj +
-                              n_stage + 1) +
-      sizeof(RolloutDiag);
+  const std::size_t per_rollout = sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg +
+                                                          n_adj + n_grad + n_traj + n_stage + 1) +
+                                  sizeof(RolloutDiag);
 
   // rollouts per pass: the whole batch if it fits, else as many as free memory holds
   long chunk = B;
@@ -279,10 +278,10 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[3]));
 
     // device −> host, back to rollout-major; loss and diag are per rollout already
-    STEER_CUDA_CHECK(cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc,
-                                cudaMemcpyDeviceToHost));
-    STEER_CUDA_CHECK(cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc,
-                                cudaMemcpyDeviceToHost));
+    STEER_CUDA_CHECK(
+        cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
+    STEER_CUDA_CHECK(
+        cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
     if (want_grad) {
       download_soa(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0);
       download_soa(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u);
@@ -309,11 +308,11 @@ void cuda_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, co
 }
 
 // ---- explicit instantiations: one line per model and precision ----
-#define STEER_INSTANTIATE_CUDA(Model, S)                                                         \
-  template void cuda_run_batch<Model, S>(const Model&, const Loss&, const RolloutShape&,        \
-                                         const Batch<S>&, bool, BatchResult<S>&);                \
-  template void cuda_run_batch_ex<Model, S>(const Model&, const Loss&, const RolloutShape&,     \
-                                            const Batch<S>&, bool, BatchResult<S>&,              \
+#define STEER_INSTANTIATE_CUDA(Model, S)                                                    \
+  template void cuda_run_batch<Model, S>(const Model&, const Loss&, const RolloutShape&,    \
+                                         const Batch<S>&, bool, BatchResult<S>&);           \
+  template void cuda_run_batch_ex<Model, S>(const Model&, const Loss&, const RolloutShape&, \
+                                            const Batch<S>&, bool, BatchResult<S>&,         \
                                             const CudaRunOptions&, CudaRunStats*);
 
 STEER_INSTANTIATE_CUDA(Projectile, float)

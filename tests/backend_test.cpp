@@ -1,12 +1,13 @@
 // Backend selection (include/steer/backend.h): "cpu" always works, "cuda" works only with a
 // device and otherwise fails loudly with the reason, "auto" falls back to the CPU and says
 // why. Runs in every build, with or without the CUDA backend and with or without a GPU.
+#include "steer/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "steer/backend.h"
 #include "steer/models/projectile.h"
 
 namespace steer {
@@ -29,7 +30,9 @@ TEST(Backend, StatusMatchesBuild) {
   } else {
     EXPECT_FALSE(s.reason.empty());
     // a CUDA build on a machine without a GPU or driver says so in these words
-    if (s.compiled) EXPECT_TRUE(contains(s.reason, "no CUDA device: ")) << s.reason;
+    if (s.compiled) {
+      EXPECT_TRUE(contains(s.reason, "no CUDA device: ")) << s.reason;
+    }
   }
   // asking twice gives the same answer (the probe runs once per process)
   EXPECT_EQ(cuda_status().available, s.available);

@@ -17,14 +17,14 @@ struct CudaRunOptions {
 
 // what one cuda_run_batch_ex call did; times are summed over chunks [ms], from CUDA events
 struct CudaRunStats {
-  int chunks = 0;                  // device passes
-  long chunk_rollouts = 0;         // rollouts per pass (the last one may hold fewer)
-  std::size_t device_bytes = 0;    // device memory allocated for one pass
+  int chunks = 0;                // device passes
+  long chunk_rollouts = 0;       // rollouts per pass (the last one may hold fewer)
+  std::size_t device_bytes = 0;  // device memory allocated for one pass
   std::size_t bytes_per_rollout = 0;
-  float upload_ms = 0;             // host -> device copies and transposes to SoA
-  float forward_ms = 0;            // forward kernel
-  float backward_ms = 0;           // backward kernel (0 without gradients)
-  float download_ms = 0;           // transposes back and device -> host copies
+  float upload_ms = 0;    // host -> device copies and transposes to SoA
+  float forward_ms = 0;   // forward kernel
+  float backward_ms = 0;  // backward kernel (0 without gradients)
+  float download_ms = 0;  // transposes back and device -> host copies
 };
 
 #ifdef STEER_WITH_CUDA

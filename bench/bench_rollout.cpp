@@ -1,0 +1,360 @@
+// bench_rollout: throughput of batched rollouts, forward and forward+backward, on the CPU or
+// CUDA backend, over batch sizes, precisions and checkpoint intervals.
+//
+// Setup (the projectile worked example): dim 2, dt 0.01 s, g 9.81 m/s², no drag, no ground,
+// mass 1 kg, zero controls, terminal loss ½(x_T − 6)², x0 = (0, 0, v0) with v0 drawn per
+// rollout. Throughput is rollout-steps per second: B·T / wall time of one run_batch call
+// (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
+// events). Each figure repeats its measurement until it has taken ≥ --min-time seconds
+// after one warm-up call, and reports the median and the best run.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "steer/backend.h"
+#include "steer/cuda_backend.h"
+#include "steer/models/projectile.h"
+
+namespace {
+
+using steer::BackendKind;
+using steer::Batch;
+using steer::BatchResult;
+using steer::Loss;
+using steer::Projectile;
+using steer::RolloutDiag;
+using steer::RolloutShape;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string model = "projectile";
+  std::string backend = "cpu";
+  std::string precision = "both";
+  std::vector<long> batches = {1, 16, 256, 4096, 65536, 262144, 1048576};
+  double max_mem_gb = 8.0;
+  int steps = 300;
+  std::vector<std::string> checkpoints = {"sqrt"};
+  int threads = 0;
+  double min_time = 0.2;  // [s] per measured figure
+  std::string json_path;
+  bool markdown = false;
+};
+
+// one measured configuration
+struct Row {
+  std::string backend, precision;
+  int threads = 0;
+  long batch = 0;
+  int steps = 0, checkpoint = 0;
+  double fwd_median_s = 0, fwd_best_s = 0, fb_median_s = 0, fb_best_s = 0;
+  int fwd_reps = 0, fb_reps = 0;
+  double kernel_fwd_s = -1, kernel_fb_s = -1, transfer_s = -1;  // CUDA only (median run)
+  long scratch_k1 = 0, scratch_ksqrt = 0;                       // [bytes per rollout]
+  long peak_rss_kb = 0;
+};
+
+int sqrt_interval(int T) { return int(std::ceil(std::sqrt(double(T)))); }
+
+// scratch state memory of one rollout [bytes]: checkpoints + segment recompute + λ, λ_prev
+template <class S>
+long scratch_bytes(int T, int K, int nx) {
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = K;
+  return long(sh.checkpoint_slots() + sh.segment_slots() + 2) * nx * long(sizeof(S));
+}
+
+// host memory of one configuration [bytes]: batch inputs + results with gradients
+template <class S>
+double host_bytes(long B, int T, int nx, int nu, int np) {
+  const double per =
+      double(sizeof(S)) * 2.0 * (nx + double(T) * nu + np) + sizeof(S) + sizeof(RolloutDiag);
+  return per * double(B);
+}
+
+// peak resident set size of this process so far [kB], from /proc/self/status VmHWM
+long peak_rss_kb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto c = line.find(':');
+      return c == std::string::npos ? line : line.substr(c + 2);
+    }
+  return "unknown";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// the worked-example batch: B rollouts, v0 = (U[1, 4], U[0.5, 3]) m/s, fixed seed
+template <class S>
+Batch<S> make_batch(const Projectile& m, long B, int T) {
+  Batch<S> b;
+  b.resize(int(B), m.nx(), m.nu(), m.np(), T);
+  std::mt19937_64 rng(20261129);
+  std::uniform_real_distribution<double> vx(1.0, 4.0), vy(0.5, 3.0);
+  for (long r = 0; r < B; ++r) {
+    S* x = b.x0_of(int(r));
+    x[2] = S(vx(rng));
+    x[3] = S(vy(rng));
+    S* p = b.theta_of(int(r));
+    p[Projectile::kGravity] = S(9.81);
+    p[Projectile::kMass] = S(1.0);
+    p[Projectile::kGroundSmoothing] = S(0.01);
+  }
+  return b;
+}
+
+// times one call of run_batch; on CUDA also its kernel and transfer times [s]
+struct Timed {
+  double wall = 0, kernel = -1, transfer = -1;
+};
+
+template <class S>
+Timed run_once(BackendKind kind, const Projectile& m, const Loss& loss, const RolloutShape& sh,
+               const Batch<S>& batch, bool want_grad, BatchResult<S>& out, int threads) {
+  Timed t;
+  const auto t0 = Clock::now();
+#ifdef STEER_WITH_CUDA
+  if (kind == BackendKind::kCuda) {
+    steer::CudaRunStats st;
+    steer::cuda_run_batch_ex(m, loss, sh, batch, want_grad, out, steer::CudaRunOptions{}, &st);
+    t.kernel = 1e-3 * (st.forward_ms + st.backward_ms);
+    t.transfer = 1e-3 * (st.upload_ms + st.download_ms);
+  } else
+#endif
+    steer::run_batch(kind, m, loss, sh, batch, want_grad, out, threads);
+  t.wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  return t;
+}
+
+// one warm-up, then repeats until min_time has passed; returns every timed run
+template <class S>
+std::vector<Timed> measure(BackendKind kind, const Projectile& m, const Loss& loss,
+                           const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
+                           int threads, double min_time) {
+  BatchResult<S> out;
+  run_once(kind, m, loss, sh, batch, want_grad, out, threads);  // page faults, CUDA context
+  std::vector<Timed> runs;
+  double total = 0;
+  while (total < min_time || runs.empty()) {
+    runs.push_back(run_once(kind, m, loss, sh, batch, want_grad, out, threads));
+    total += runs.back().wall;
+  }
+  return runs;
+}
+
+template <class S>
+Row bench_one(const Options& opt, BackendKind kind, long B, int K) {
+  Projectile m;  // dim 2, dt 0.01, no ground
+  Loss loss;     // ½ (x_T − 6)²
+  loss.n_terminal = 1;
+  loss.terminal_index[0] = 0;
+  loss.terminal_target[0] = 6.0;
+  loss.terminal_weight[0] = 1.0;
+  RolloutShape sh;
+  sh.steps = opt.steps;
+  sh.checkpoint_every = K;
+  const Batch<S> batch = make_batch<S>(m, B, opt.steps);
+
+  Row r;
+  r.backend = steer::backend_name(kind);
+  r.precision = sizeof(S) == 4 ? "float32" : "float64";
+  r.threads = kind == BackendKind::kCpu
+                  ? (opt.threads > 0 ? opt.threads : steer::cpu_default_threads())
+                  : 0;
+  r.batch = B;
+  r.steps = opt.steps;
+  r.checkpoint = K;
+  auto summarize = [](const std::vector<Timed>& runs, double& med, double& best, int& reps) {
+    std::vector<double> w;
+    for (const auto& t : runs) w.push_back(t.wall);
+    med = median(w);
+    best = *std::min_element(w.begin(), w.end());
+    reps = int(w.size());
+  };
+  const auto fwd = measure<S>(kind, m, loss, sh, batch, false, opt.threads, opt.min_time);
+  summarize(fwd, r.fwd_median_s, r.fwd_best_s, r.fwd_reps);
+  const auto fb = measure<S>(kind, m, loss, sh, batch, true, opt.threads, opt.min_time);
+  summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
+  if (kind == BackendKind::kCuda) {
+    std::vector<double> kf, kfb, tr;
+    for (const auto& t : fwd) kf.push_back(t.kernel);
+    for (const auto& t : fb) {
+      kfb.push_back(t.kernel);
+      tr.push_back(t.transfer);
+    }
+    r.kernel_fwd_s = median(kf);
+    r.kernel_fb_s = median(kfb);
+    r.transfer_s = median(tr);
+  }
+  r.scratch_k1 = scratch_bytes<S>(opt.steps, 1, m.nx());
+  r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), m.nx());
+  r.peak_rss_kb = peak_rss_kb();
+  return r;
+}
+
+double steps_per_s(const Row& r, double seconds) { return double(r.batch) * r.steps / seconds; }
+
+nlohmann::json to_json(const Row& r) {
+  nlohmann::json j = {
+      {"backend", r.backend},
+      {"precision", r.precision},
+      {"threads", r.threads},
+      {"batch", r.batch},
+      {"steps", r.steps},
+      {"checkpoint_every", r.checkpoint},
+      {"forward",
+       {{"median_s", r.fwd_median_s},
+        {"best_s", r.fwd_best_s},
+        {"reps", r.fwd_reps},
+        {"rollout_steps_per_s_median", steps_per_s(r, r.fwd_median_s)},
+        {"rollout_steps_per_s_best", steps_per_s(r, r.fwd_best_s)}}},
+      {"forward_backward",
+       {{"median_s", r.fb_median_s},
+        {"best_s", r.fb_best_s},
+        {"reps", r.fb_reps},
+        {"rollout_steps_per_s_median", steps_per_s(r, r.fb_median_s)},
+        {"rollout_steps_per_s_best", steps_per_s(r, r.fb_best_s)}}},
+      {"bwd_over_fwd", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s},
+      {"scratch_bytes_per_rollout", {{"K=1", r.scratch_k1}, {"K=ceil(sqrt(T))", r.scratch_ksqrt}}},
+      {"peak_rss_kb", r.peak_rss_kb},
+  };
+  if (r.kernel_fwd_s >= 0)
+    j["cuda"] = {{"kernel_forward_s", r.kernel_fwd_s},
+                 {"kernel_forward_backward_s", r.kernel_fb_s},
+                 {"transfer_s", r.transfer_s},
+                 {"kernel_forward_rollout_steps_per_s", steps_per_s(r, r.kernel_fwd_s)},
+                 {"kernel_forward_backward_rollout_steps_per_s", steps_per_s(r, r.kernel_fb_s)}};
+  return j;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
+  const bool cuda =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel_fwd_s >= 0; });
+  os << "| backend | precision | threads | B | T | K | fwd Msteps/s (median / best) | fwd+bwd "
+        "Msteps/s (median / best) | bwd/fwd |";
+  if (cuda) os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] |";
+  os << " scratch/rollout K=1 [B] | scratch/rollout K=⌈√T⌉ [B] | peak RSS [MiB] |\n";
+  os << "|---|---|---:|---:|---:|---:|---:|---:|---:|";
+  if (cuda) os << "---:|---:|---:|";
+  os << "---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    os << "| " << r.backend << " | " << r.precision << " | "
+       << (r.threads > 0 ? std::to_string(r.threads) : "—") << " | " << r.batch << " | " << r.steps
+       << " | " << r.checkpoint << " | " << fmt("%.3g", steps_per_s(r, r.fwd_median_s) * 1e-6)
+       << " / " << fmt("%.3g", steps_per_s(r, r.fwd_best_s) * 1e-6) << " | "
+       << fmt("%.3g", steps_per_s(r, r.fb_median_s) * 1e-6) << " / "
+       << fmt("%.3g", steps_per_s(r, r.fb_best_s) * 1e-6) << " | "
+       << fmt("%.2f", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s) << " |";
+    if (cuda) {
+      if (r.kernel_fwd_s >= 0)
+        os << " " << fmt("%.3g", steps_per_s(r, r.kernel_fwd_s) * 1e-6) << " | "
+           << fmt("%.3g", steps_per_s(r, r.kernel_fb_s) * 1e-6) << " | "
+           << fmt("%.1f", r.transfer_s * 1e3) << " |";
+      else
+        os << " — | — | — |";
+    }
+    os << " " << r.scratch_k1 << " | " << r.scratch_ksqrt << " | "
+       << fmt("%.0f", r.peak_rss_kb / 1024.0) << " |\n";
+  }
+}
+
+template <class S>
+void bench_precision(const Options& opt, BackendKind kind, std::vector<Row>& rows) {
+  const Projectile m;
+  for (long B : opt.batches) {
+    const double gb = host_bytes<S>(B, opt.steps, m.nx(), m.nu(), m.np()) / 1e9;
+    if (gb > opt.max_mem_gb) {
+      std::cerr << "bench_rollout: stopping at B = " << B << ": about " << fmt("%.1f", gb)
+                << " GB of host memory > --max-mem-gb " << opt.max_mem_gb << "\n";
+      break;
+    }
+    for (const std::string& c : opt.checkpoints) {
+      const int K = c == "sqrt" ? sqrt_interval(opt.steps) : std::stoi(c);
+      if (K < 1 || K > opt.steps)
+        throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
+      Row r = bench_one<S>(opt, kind, B, K);
+      std::cerr << r.backend << " " << r.precision << " B=" << B << " K=" << K << ": fwd "
+                << fmt("%.3g", steps_per_s(r, r.fwd_median_s)) << " fwd+bwd "
+                << fmt("%.3g", steps_per_s(r, r.fb_median_s)) << " rollout-steps/s\n";
+      rows.push_back(r);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"bench_rollout: batched rollout throughput, forward and forward+backward"};
+  app.add_option("--model", opt.model, "model to run")->check(CLI::IsMember({"projectile"}));
+  app.add_option("--backend", opt.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--precision", opt.precision, "float32, float64 or both")
+      ->check(CLI::IsMember({"float32", "float64", "both"}));
+  app.add_option("--batches", opt.batches, "batch sizes B, comma separated")->delimiter(',');
+  app.add_option("--max-mem-gb", opt.max_mem_gb, "stop growing B past this host memory [GB]");
+  app.add_option("--steps", opt.steps, "horizon T")->check(CLI::PositiveNumber);
+  app.add_option("--checkpoint", opt.checkpoints,
+                 "checkpoint intervals K: sqrt or a number, comma separated")
+      ->delimiter(',');
+  app.add_option("--threads", opt.threads, "CPU threads (0 = default)");
+  app.add_option("--min-time", opt.min_time, "seconds of repeats per figure");
+  app.add_option("--json", opt.json_path, "write results as JSON to this file");
+  app.add_flag("--markdown", opt.markdown, "print a Markdown table on stdout");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    std::string note;
+    const BackendKind kind = steer::resolve_backend(opt.backend, &note);
+    if (!note.empty()) std::cerr << "bench_rollout: " << note << "\n";
+    std::vector<Row> rows;
+    if (opt.precision != "float64") bench_precision<float>(opt, kind, rows);
+    if (opt.precision != "float32") bench_precision<double>(opt, kind, rows);
+
+    std::ostringstream cmd;
+    for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << argv[i];
+    if (opt.markdown) print_markdown(rows, std::cout);
+    if (!opt.json_path.empty()) {
+      const steer::CudaStatus cs = steer::cuda_status();
+      nlohmann::json j = {{"command", cmd.str()},
+                          {"model", opt.model},
+                          {"cpu", cpu_model()},
+                          {"cuda_device", cs.available ? cs.device : cs.reason},
+                          {"results", nlohmann::json::array()}};
+      for (const Row& r : rows) j["results"].push_back(to_json(r));
+      std::ofstream(opt.json_path) << j.dump(2) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_rollout: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

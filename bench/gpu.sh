@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# GPU benchmark for the device machine, called by gpu-check.sh after the build and tests:
+#   BUILD_DIR=<build dir> bench/gpu.sh OUTDIR
+# CUDA in float32 and float64 at B = 2^14 .. 2^20, K = ⌈√T⌉ and K = 1, plus the CPU backend
+# at B = 2^14 on all cores for the CUDA/CPU ratio. Writes JSON and Markdown into OUTDIR;
+# copy the tables into bench/RESULTS.md with the date, GPU and this command.
+set -euo pipefail
+out=${1:?usage: BUILD_DIR=<build dir> bench/gpu.sh OUTDIR}
+bin=${BUILD_DIR:-build}/bench/bench_rollout
+mkdir -p "$out"
+batches=16384,32768,65536,131072,262144,524288,1048576
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/bench_gpu.txt" || true
+for prec in float32 float64; do
+  "$bin" --backend cuda --precision "$prec" --batches "$batches" --checkpoint sqrt,1 \
+    --max-mem-gb 48 --json "$out/bench_cuda_$prec.json" --markdown | tee "$out/bench_cuda_$prec.md"
+done
+"$bin" --backend cpu --precision both --batches 16384 --checkpoint sqrt,1 \
+  --json "$out/bench_cpu.json" --markdown | tee "$out/bench_cpu.md"
