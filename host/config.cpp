@@ -229,6 +229,8 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
     const auto& v = s.raw("checkpoint_every");
     if (v.is_string() && v.get<std::string>() == "sqrt")
       c.checkpoint_every = 0;
+    else if (v.is_string())
+      config_fail(s.key_path("checkpoint_every"), "'" + v.get<std::string>() + "' is not accepted; expected \"sqrt\" or an integer in [1, " + std::to_string(c.steps) + "]");
     else
       c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
   }

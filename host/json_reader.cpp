@@ -72,6 +72,9 @@ long JsonObject::integer(const std::string& key, long def, long lo, long hi) con
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!v.is_number_integer())
     config_fail(key_path(key), "expected an integer in " + range + ", got " + json_type_name(v));
+  // an unsigned value above LONG_MAX would wrap to a negative long and be misreported
+  if (v.is_number_unsigned() && (hi < 0 || v.get<unsigned long long>() > static_cast<unsigned long long>(hi)))
+    config_fail(key_path(key), "value " + v.dump() + " is out of range; accepted " + range);
   long x = v.get<long>();
   if (x < lo || x > hi)
     config_fail(key_path(key), "value " + std::to_string(x) + " is out of range; accepted " + range);

@@ -209,6 +209,23 @@ TEST(ConfigTest, CheckpointEveryAboveSteps) {
   EXPECT_EQ(parse_config(j).resolved_checkpoint(), 100);
 }
 
+TEST(ConfigTest, CheckpointEveryStringOtherThanSqrt) {
+  json j = base();
+  j["simulation"]["checkpoint_every"] = "auto";
+  expect_error(j, {"simulation.checkpoint_every", "'auto'", "\"sqrt\"", "[1, 100]"});
+  j["simulation"]["checkpoint_every"] = "sqrt";
+  EXPECT_EQ(parse_config(j).resolved_checkpoint(), 10);  // ⌈√100⌉
+}
+
+TEST(ConfigTest, HugeUnsignedIntegerReportedAsGiven) {
+  // 2^64 − 1 must not wrap to −1 in the message
+  json j = base();
+  j["batch"]["seed"] = 18446744073709551615ULL;
+  expect_error(j, {"batch.seed", "value 18446744073709551615 is out of range", "[0, 4611686018427387904]"});
+  j["batch"]["seed"] = 4611686018427387904ULL;  // the upper edge is accepted
+  EXPECT_EQ(parse_config(j).seed, 4611686018427387904ULL);
+}
+
 TEST(ConfigTest, NegativeMass) {
   json j = base();
   j["model"]["mass"] = 0.0;
