@@ -1,9 +1,12 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace steer {
 
@@ -29,24 +32,25 @@ void parse_projectile(const JsonObject& m, ExperimentConfig& c) {
   c.projectile.dim = dim;
   c.info = projectile_info(dim);
   c.theta.assign(Projectile::kNumParams, 0.0);
-  c.theta[Projectile::kGravity] = m.number("gravity", 9.81, Range::closed(-1e4, 1e4));
-  c.theta[Projectile::kDrag] = m.number("drag", 0.0, Range::closed(0, 1e3));
-  c.theta[Projectile::kMass] = m.number("mass", 1.0, Range{0, 1e9, true, false});
+  const auto& R = c.info.param_ranges;
+  c.theta[Projectile::kGravity] = m.number("gravity", 9.81, R[Projectile::kGravity]);
+  c.theta[Projectile::kDrag] = m.number("drag", 0.0, R[Projectile::kDrag]);
+  c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
   JsonObject g = m.object("ground");
   const std::string type = g.choice("type", "none", {"none", "penalty"});
   c.projectile.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
   // ground parameters are kept in θ even without a ground so that θ has one layout
-  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, Range{0, 1e12, true, false});
-  c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, Range::closed(0, 1e9));
-  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
+  c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
+  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
   g.finish();
 }
 
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   if (c.model_type == "projectile") {
     const int D = c.projectile.dim;
-    std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), Range::closed(-1e9, 1e9), D);
-    std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), Range::closed(-1e9, 1e9), D);
+    std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
+    std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
     c.x0.assign(2 * D, 0.0);
     for (int i = 0; i < D; ++i) {
       c.x0[i] = pos[i];
@@ -75,6 +79,10 @@ void resolve_slot(const ModelInfo& info, const std::string& path, const std::str
   }
 }
 
+Range slot_range(const ModelInfo& info, bool is_state, int index) {
+  return is_state ? info.state_ranges[index] : info.param_ranges[index];
+}
+
 void parse_batch(const JsonObject& b, ExperimentConfig& c) {
   c.batch_size = int(b.integer("size", 1, 1, 1 << 24));
   c.seed = std::uint64_t(b.integer("seed", 1, 0, (1L << 62)));
@@ -84,7 +92,7 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
       BatchOverride o;
       o.name = it.key();
       resolve_slot(c.info, sw.key_path(it.key()), o.name, o.is_state, o.index);
-      o.values = sw.numbers(it.key(), {}, Range::closed(-1e12, 1e12), c.batch_size);
+      o.values = sw.numbers(it.key(), {}, slot_range(c.info, o.is_state, o.index), c.batch_size);
       c.overrides.push_back(o);
     }
     sw.finish();
@@ -96,7 +104,7 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
       o.name = it.key();
       o.random = true;
       resolve_slot(c.info, rz.key_path(it.key()), o.name, o.is_state, o.index);
-      std::vector<double> lh = rz.numbers(it.key(), {}, Range::closed(-1e12, 1e12), 2);
+      std::vector<double> lh = rz.numbers(it.key(), {}, slot_range(c.info, o.is_state, o.index), 2);
       if (lh[0] > lh[1]) config_fail(rz.key_path(it.key()), "expected [low, high] with low <= high");
       o.lo = lh[0];
       o.hi = lh[1];
@@ -192,8 +200,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       var.kind = is_state ? VariableSpec::kInitialState : VariableSpec::kParameter;
       expanded.push_back(var);
     }
-    const double lo = spec.number("lower", -1e300, Range::closed(-1e300, 1e300));
-    const double hi = spec.number("upper", 1e300, Range::closed(-1e300, 1e300));
+    // bounds default to the slot's physical range and must lie within it
+    Range phys = Range::closed(-1e300, 1e300);
+    if (var.kind == VariableSpec::kInitialState) phys = c.info.state_ranges[var.index];
+    if (var.kind == VariableSpec::kParameter) phys = c.info.param_ranges[var.index];
+    if (phys.lo_open && !spec.has("lower"))
+      config_fail(path + ".lower", "required: this parameter must stay > " + std::to_string(phys.lo) + ", give a lower bound inside " + phys.describe());
+    const double lo = spec.number("lower", phys.lo, phys);
+    const double hi = spec.number("upper", phys.hi, phys);
     if (lo > hi) config_fail(path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
     spec.finish();
     for (auto& e : expanded) {
@@ -212,12 +226,20 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       c.variables.push_back(e);
     }
   }
-  // a θ slot that must stay positive cannot be a variable with a bound reaching 0 or below
-  for (const auto& e : c.variables) {
-    if (e.kind != VariableSpec::kParameter || c.model_type != "projectile") continue;
-    const bool positive = e.index == Projectile::kMass || e.index == Projectile::kGroundSmoothing;
-    if (positive && !(e.lower > 0))
-      config_fail(v.key_path(e.name) + ".lower", "must be > 0 for this parameter (it divides)");
+  // per-rollout start values from sweeps and draws must lie inside the variable's bounds too
+  for (const auto& o : c.overrides) {
+    for (const auto& e : c.variables) {
+      const bool same = (o.is_state && e.kind == VariableSpec::kInitialState && e.index == o.index) ||
+                        (!o.is_state && e.kind == VariableSpec::kParameter && e.index == o.index);
+      if (!same) continue;
+      const std::string key = std::string("batch.") + (o.random ? "randomize." : "sweep.") + o.name;
+      const double lo = o.random ? o.lo : *std::min_element(o.values.begin(), o.values.end());
+      const double hi = o.random ? o.hi : *std::max_element(o.values.begin(), o.values.end());
+      if (lo < e.lower || hi > e.upper)
+        config_fail(key, "start values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                             "], outside the bounds of variable " + e.name + " [" + std::to_string(e.lower) + ", " +
+                             std::to_string(e.upper) + "]");
+    }
   }
 }
 
@@ -236,6 +258,7 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
   }
   c.backend = s.choice("backend", "auto", {"auto", "cpu", "cuda"});
   c.threads = int(s.integer("threads", 0, 0, 4096));
+  c.memory_limit_gb = s.number("memory_limit_gb", 0.0, Range::closed(0, 1e6));
   s.finish();
 }
 
@@ -248,6 +271,8 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
   op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
+  if (op.method == "none" && o.has("iterations") && op.iterations > 0)
+    config_fail(o.key_path("iterations"), "method none runs no iterations; set method to gd or adam, or drop iterations");
   o.finish();
   if (op.method != "none" && c.variables.empty())
     config_fail(o.key_path("method"), "optimizer '" + op.method + "' needs at least one entry in variables");
@@ -288,6 +313,27 @@ void parse_output(const JsonObject& o, ExperimentConfig& c) {
   o.finish();
 }
 
+// refuses runs whose host arrays would not fit: the nominal and working batches and the
+// gradients (3 × B·(nx + T·nu + np)), plus the optimizer's and validator's copies of the
+// variables (about 8 × B·nv), in float64
+void check_memory(const ExperimentConfig& c) {
+  double nv = 0;
+  for (const auto& v : c.variables) nv += v.kind == VariableSpec::kControl ? c.steps : 1;
+  const double per_rollout = 8.0 * (3.0 * (c.info.nx() + double(c.steps) * c.info.nu() + c.info.np()) + 8.0 * nv + 16.0);
+  const double need_gb = per_rollout * c.batch_size / 1e9;
+  double limit_gb = c.memory_limit_gb;
+  if (limit_gb <= 0) {
+    const double phys = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    limit_gb = phys > 0 ? 0.8 * phys / 1e9 : 1e9;
+  }
+  if (need_gb > limit_gb) {
+    std::ostringstream m;
+    m << "batch.size × simulation.steps needs about " << need_gb << " GB of host memory, more than the limit of "
+      << limit_gb << " GB (simulation.memory_limit_gb, default 80% of physical memory); lower batch.size or simulation.steps";
+    config_fail("simulation.steps", m.str());
+  }
+}
+
 }  // namespace
 
 int ModelInfo::state_index(const std::string& n) const { return index_of(state_names, n); }
@@ -311,6 +357,10 @@ ModelInfo projectile_info(int dim) {
   }
   m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
   m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
+  // mass and the smoothing width divide, the stiffness scales a softplus of −y/w: all > 0
+  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
+                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
+  m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
   return m;
 }
 
@@ -352,6 +402,7 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   parse_validation(root.object("validation"), c);
   parse_output(root.object("output"), c);
   root.finish();
+  check_memory(c);
   return c;
 }
 

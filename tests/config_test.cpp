@@ -322,13 +322,61 @@ TEST(ConfigTest, StartValueOutsideBounds) {
 TEST(ConfigTest, MassVariableLowerNotPositive) {
   json j = base();
   j["variables"]["theta.mass"] = {{"lower", 0.0}, {"upper", 10.0}};
-  expect_error(j, {"variables.theta.mass.lower", "> 0"});
+  expect_error(j, {"variables.theta.mass.lower", "(0, 1e+09]"});
   json k = base();
-  k["variables"]["theta.mass"] = {{"upper", 10.0}};  // default lower is -1e300
-  expect_error(k, {"variables.theta.mass.lower", "> 0"});
+  k["variables"]["theta.mass"] = {{"upper", 10.0}};  // an open range needs an explicit lower bound
+  expect_error(k, {"variables.theta.mass.lower", "required", "> 0"});
   json ok = base();
   ok["variables"]["theta.mass"] = {{"lower", 0.1}, {"upper", 10.0}};
   EXPECT_EQ(parse_config(ok).variables.size(), 2u);
+}
+
+// parameter bounds must stay inside the parameter's physical range (drag ≥ 0)
+TEST(ConfigTest, ParameterBoundsOutsidePhysicalRange) {
+  json j = base();
+  j["variables"]["theta.drag"] = {{"lower", -10.0}, {"upper", 1.0}};
+  expect_error(j, {"variables.theta.drag.lower", "[0, 1000]"});
+  json k = base();
+  k["variables"]["theta.drag"] = json::object();  // defaults to the physical range
+  steer::ExperimentConfig c = steer::parse_config(k);
+  // variables come in key order (nlohmann::json objects are sorted): theta.drag first
+  ASSERT_EQ(c.variables.front().name, "theta.drag");
+  EXPECT_EQ(c.variables.front().lower, 0.0);
+  EXPECT_EQ(c.variables.front().upper, 1000.0);
+}
+
+// per-rollout values from sweeps and draws are checked against the slot's range
+TEST(ConfigTest, SweptParameterOutsidePhysicalRange) {
+  json j = base();
+  j["batch"] = {{"size", 2}, {"sweep", {{"theta.mass", {1.0, 0.0}}}}};
+  expect_error(j, {"batch.sweep.theta.mass[1]", "(0, 1e+09]"});
+  json k = base();
+  k["batch"] = {{"size", 2}, {"randomize", {{"theta.ground.smoothing", {-1.0, 1.0}}}}};
+  expect_error(k, {"batch.randomize.theta.ground.smoothing[0]", "(0, 1000]"});
+}
+
+// per-rollout start values of a variable must lie inside its bounds
+TEST(ConfigTest, SweptStartOutsideVariableBounds) {
+  json j = base();
+  j["variables"]["x0.velocity.x"] = {{"lower", -100.0}, {"upper", 100.0}};
+  j["batch"] = {{"size", 2}, {"sweep", {{"x0.velocity.x", {1.0, 500.0}}}}};
+  expect_error(j, {"batch.sweep.x0.velocity.x", "outside the bounds"});
+}
+
+// iterations with method none would be silently ignored
+TEST(ConfigTest, IterationsWithoutMethod) {
+  json j = base();
+  j["optimizer"] = {{"method", "none"}, {"iterations", 10}};
+  expect_error(j, {"optimizer.iterations", "method none"});
+}
+
+// a run whose host arrays cannot fit is refused up front, naming the keys to lower
+TEST(ConfigTest, RunTooLargeForMemory) {
+  json j = base();
+  j["simulation"]["steps"] = 100000000;
+  j["simulation"]["memory_limit_gb"] = 1.0;
+  j["batch"] = {{"size", 4}};
+  expect_error(j, {"simulation.steps", "batch.size", "GB"});
 }
 
 TEST(ConfigTest, VariableNamedTwice) {

@@ -28,6 +28,7 @@ struct RolloutDiag {
   int nonfinite = 0;             // 1 if the loss or a state became inf/NaN
   double energy0 = 0;            // E(x_0) [J]
   double energy_max_dev = 0;     // max_k |E(x_k) − E(x_0)| [J]
+  double kinetic_max = 0;        // max_k KE(x_k) [J], the scale the drift is measured against
   int conservative = 0;          // model reports conservative motion for these θ
   double adj_seed_norm = 0;      // ‖λ‖ where the adjoint first became nonzero (walking back)
   double adj_x0_norm = 0;        // ‖λ_0‖
@@ -106,6 +107,7 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
   View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states
   copy_state<Model, S>(m, r.x0, a);
   dg.energy0 = double(m.template energy<S>(a, r.p));
+  dg.kinetic_max = double(m.template kinetic_energy<S>(a, r.p));
   S L = S(0);
   bool ok = true;
   if (sh.traj_stride > 0) copy_state<Model, S>(m, a, r.traj.at(0));
@@ -131,6 +133,8 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
     const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
     const double adev = dev < 0 ? -dev : dev;
     if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
+    const double ke = double(m.template kinetic_energy<S>(b, r.p));
+    if (ke > dg.kinetic_max) dg.kinetic_max = ke;
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
       copy_state<Model, S>(m, b, r.traj.at(((k + 1) / sh.traj_stride) * nx));
     View<S> t = a;
@@ -153,6 +157,7 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
     r.diag->nonfinite = dg.nonfinite;
     r.diag->energy0 = dg.energy0;
     r.diag->energy_max_dev = dg.energy_max_dev;
+    r.diag->kinetic_max = dg.kinetic_max;
     r.diag->conservative = dg.conservative;
   }
 }

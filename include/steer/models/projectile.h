@@ -157,6 +157,13 @@ struct Projectile {
     for (int i = 0; i < dim; ++i) e += S(0.5) * S(x[dim + i]) * S(x[dim + i]);
     return S(p[kMass]) * (e + S(p[kGravity]) * S(x[1]));
   }
+  // kinetic energy ½ m |v|² [J]
+  template <class S, class XIn, class PIn>
+  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const {
+    S e = S(0);
+    for (int i = 0; i < dim; ++i) e += S(0.5) * S(x[dim + i]) * S(x[dim + i]);
+    return S(p[kMass]) * e;
+  }
   // true when the parameters make the motion conservative (no drag, no ground), so
   // an energy drift is the integrator's, not the physics'.
   template <class S, class PIn>
