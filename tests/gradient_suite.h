@@ -35,6 +35,7 @@ struct StepCase {
   // FD step ε_i = 1e-6 · max(fd_scale, |z_i|): lower fd_scale for cases whose inputs vary on a
   // small length scale (a narrow contact smoothing width), so that ε stays far below it
   double fd_scale = 1.0;
+  int k = 0;  // step index (time t = k·dt) the step is taken at
 };
 
 template <class Model>
@@ -66,8 +67,8 @@ void step_vjps(const StepCase<Model>& c, const std::vector<double>& adj_xn, std:
   auto A = view(const_cast<double*>(adj_xn.data()));
   auto vhx = view(hx.data()), vhu = view(hu.data()), vhp = view(hp.data());
   auto vdx = view(dx.data()), vdu = view(du.data()), vdp = view(dp.data());
-  m.template adj_step<double>(X, U, P, vhx, vhu, vhp, A);
-  dual_adj_step<Model, double>(m, X, U, P, vdx, vdu, vdp, A);
+  m.template adj_step<double>(c.k, X, U, P, vhx, vhu, vhp, A);
+  dual_adj_step<Model, double>(m, c.k, X, U, P, vdx, vdu, vdp, A);
   hand = hx;
   hand.insert(hand.end(), hu.begin(), hu.end());
   hand.insert(hand.end(), hp.begin(), hp.end());
@@ -78,11 +79,11 @@ void step_vjps(const StepCase<Model>& c, const std::vector<double>& adj_xn, std:
 
 // one step f(x, u, θ) -> x'
 template <class Model>
-std::vector<double> step_value(const Model& m, const std::vector<double>& x, const std::vector<double>& u,
+std::vector<double> step_value(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
                                const std::vector<double>& p) {
   std::vector<double> y(m.nx(), 0.0);
   auto Y = view(y.data());
-  m.template step<double>(view(const_cast<double*>(x.data())), view(const_cast<double*>(u.data())),
+  m.template step<double>(k, view(const_cast<double*>(x.data())), view(const_cast<double*>(u.data())),
                           view(const_cast<double*>(p.data())), Y);
   return y;
 }
@@ -175,7 +176,7 @@ TYPED_TEST_P(GradientSuite, StepDualMatchesFiniteDifferences) {
     const Model& m = c.model;
     const int nx = m.nx(), nu = m.nu(), np = m.np(), n = nx + nu + np;
     std::vector<double> J(size_t(nx) * n);
-    dual_jacobian<Model, double>(m, view(const_cast<double*>(c.x.data())), view(const_cast<double*>(c.u.data())),
+    dual_jacobian<Model, double>(m, c.k, view(const_cast<double*>(c.x.data())), view(const_cast<double*>(c.u.data())),
                                  view(const_cast<double*>(c.p.data())), J.data());
     for (int j = 0; j < n; ++j) {
       std::vector<double> xp = c.x, xm = c.x, up = c.u, um = c.u, pp = c.p, pm = c.p;
@@ -184,7 +185,7 @@ TYPED_TEST_P(GradientSuite, StepDualMatchesFiniteDifferences) {
       const double eps = 1e-6 * std::max(c.fd_scale, std::fabs(*sp));
       *sp += eps;
       *sm -= eps;
-      std::vector<double> yp = step_value(m, xp, up, pp), ym = step_value(m, xm, um, pm);
+      std::vector<double> yp = step_value(m, c.k, xp, up, pp), ym = step_value(m, c.k, xm, um, pm);
       for (int i = 0; i < nx; ++i) {
         const double fd = (yp[i] - ym[i]) / (2 * eps);
         const double jd = J[size_t(i) * n + j];
@@ -203,7 +204,7 @@ TYPED_TEST_P(GradientSuite, AdjointLeavesInputsUnchanged) {
     const std::vector<double> x0 = x, u0 = u, p0 = p, a0 = adj;
     std::vector<double> ax(c.model.nx(), 0), au(c.model.nu(), 0), ap(c.model.np(), 0);
     auto vax = view(ax.data()), vau = view(au.data()), vap = view(ap.data());
-    c.model.template adj_step<double>(view(x.data()), view(u.data()), view(p.data()), vax, vau, vap, view(adj.data()));
+    c.model.template adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), vax, vau, vap, view(adj.data()));
     EXPECT_EQ(x, x0) << c.name;
     EXPECT_EQ(u, u0) << c.name;
     EXPECT_EQ(p, p0) << c.name;

@@ -173,14 +173,15 @@ TEST(Projectile, LandingWithoutCrossingUsesFinalState) {
   EXPECT_NEAR(out.grad_x0[2], 0.04, 1e-12);
 }
 
-// the contact mask reports penetration only with the penalty ground
-TEST(Projectile, ContactMaskFollowsPenetration) {
+// the contact point is reported active only while penetrating, and only with a ground
+TEST(Projectile, ContactFollowsPenetration) {
   Projectile m = projectile(2, Projectile::kGroundPenalty);
   std::vector<double> below = {0, -0.01, 0, 0}, above = {0, 0.01, 0, 0};
-  EXPECT_EQ(m.contact_mask<double>(view(below.data())), 1u);
-  EXPECT_EQ(m.contact_mask<double>(view(above.data())), 0u);
+  EXPECT_EQ(m.num_contacts(), 1);
+  EXPECT_TRUE(m.in_contact<double>(view(below.data()), 0));
+  EXPECT_FALSE(m.in_contact<double>(view(above.data()), 0));
   m.ground = Projectile::kGroundNone;
-  EXPECT_EQ(m.contact_mask<double>(view(below.data())), 0u);
+  EXPECT_EQ(m.num_contacts(), 0);
 }
 
 }  // namespace

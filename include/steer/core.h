@@ -33,6 +33,21 @@ STEER_HD View<S> view(S* p, long stride = 1) {
   return View<S>{p, stride};
 }
 
+// The lanes that cooperate on one rollout. On the CPU a rollout has one lane (width 1);
+// on the GPU a warp can share a rollout, each lane taking every width-th particle or
+// spring (`for (i = lane; i < n; i += width)`). Model code loops this way so that both
+// backends run the same loops; sync() orders the lanes' writes between phases.
+struct Lanes {
+  int lane = 0;
+  int width = 1;
+  STEER_HD bool leader() const { return lane == 0; }
+  STEER_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+    if (width > 1) __syncwarp();
+#endif
+  }
+};
+
 // plain value of a scalar: identity for float/double, overloaded for Dual
 STEER_HD inline double value_of(double a) { return a; }
 STEER_HD inline float value_of(float a) { return a; }

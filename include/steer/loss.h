@@ -6,6 +6,9 @@
 //                                       vertical coordinate crosses from > 0 to ≤ 0 and
 //                                       x_land = x_e + s (x_{e+1} − x_e), s = y_e / (y_e − y_{e+1})
 //                                       is the time-of-impact interpolation inside that step.
+//     + w_c (c(x_T, θ) − c(x_0, θ))   centre-of-mass displacement along one axis, with
+//                                       c = Σ m_i x_i / Σ m_i from the model (w_c = −1
+//                                       rewards moving forward)
 // If no crossing happens within the horizon the landing term is evaluated at x_T
 // (x_land = x_T) and the artifact says so (event step −1).
 #pragma once
@@ -32,6 +35,23 @@ struct Loss {
   int landing_index[kMaxAxes] = {};  // horizontal position components
   double landing_target[kMaxAxes] = {};
   double landing_weight = 1.0;
+  // centre-of-mass displacement
+  bool com = false;
+  int com_axis = 0;
+  double com_weight = -1.0;
+
+  // w_c c(x, θ), the part of the displacement term evaluated at one end of the rollout
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD S com_term(const Model& m, const XIn& x, const PIn& p) const {
+    if (!com) return S(0);
+    return S(com_weight) * m.template center_of_mass<S>(x, p, com_axis);
+  }
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_com_term(const Model& m, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
+                             const S& adj_l) const {
+    if (!com) return;
+    m.template adj_center_of_mass<S>(x, p, com_axis, adj_x, adj_p, adj_l * S(com_weight));
+  }
 
   // ℓ(x_T)
   template <class S, class XIn>

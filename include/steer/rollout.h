@@ -1,14 +1,18 @@
 // One rollout's forward pass with checkpoints and its checkpointed adjoint sweep, as
 // host/device functions. The CPU backend calls them in a loop over rollouts (one
-// thread each); the CUDA kernels call them once per thread. Nothing here allocates:
-// every buffer arrives as a strided view into batch arrays.
+// thread each, one lane); the CUDA kernels call them from one thread per rollout, or
+// from the lanes of a warp that share a rollout. Nothing here allocates: every buffer
+// arrives as a strided view into batch arrays.
 //
-// forward : x_{k+1} = f(x_k, u_k, θ), k = 0..T−1; x_{sK} stored for s = 0..⌈T/K⌉−1, and x_T.
+// forward : x_{k+1} = f(k, x_k, u_k, θ), k = 0..T−1; x_{sK} stored for s = 0..⌈T/K⌉−1, and x_T.
 // backward: λ_T = ∂ℓ/∂x_T; for each segment from last to first, recompute its states from the
 //           checkpoint, then λ_k = (∂f/∂x_k)ᵀ λ_{k+1} + ∂c/∂x_k, ū_k = (∂f/∂u_k)ᵀ λ_{k+1} + ∂c/∂u_k,
-//           θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0.
+//           θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0 (+ the loss's own x_0 terms).
 // The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
 // same for every K (checked in tests/rollout_test.cpp).
+//
+// Lanes: state-sized loops are lane-strided; loss terms and diagnostics are evaluated by
+// the leading lane; sync() separates a phase's writes from the next phase's reads.
 #pragma once
 
 #include <cmath>
@@ -23,13 +27,13 @@ namespace steer {
 // per-rollout diagnostics written by forward and backward
 struct RolloutDiag {
   int event_step = -1;           // landing crossing step e, −1 if none
-  int contact_steps = 0;         // Σ_k popcount(contact mask of x_k), k = 1..T
-  std::uint64_t contact_hash = 0;  // FNV-1a over (k, mask) of every active step
+  int contact_steps = 0;         // Σ_k (active contacts in x_k), k = 1..T
+  std::uint64_t contact_hash = 0;  // FNV-1a over (k, contact) of every active contact
   int nonfinite = 0;             // 1 if the loss or a state became inf/NaN
   double energy0 = 0;            // E(x_0) [J]
   double energy_max_dev = 0;     // max_k |E(x_k) − E(x_0)| [J]
   double kinetic_max = 0;        // max_k KE(x_k) [J], the scale the drift is measured against
-  int conservative = 0;          // model reports conservative motion for these θ
+  int conservative = 0;          // model reports conservative motion for these θ and zero controls
   double adj_seed_norm = 0;      // ‖λ‖ where the adjoint first became nonzero (walking back)
   double adj_x0_norm = 0;        // ‖λ_0‖
   double grad_u_first_norm = 0;  // ‖∂L/∂u_0‖
@@ -75,78 +79,86 @@ STEER_HD inline std::uint64_t fnv1a_mix(std::uint64_t h, std::uint64_t v) {
   return h;
 }
 
-STEER_HD inline int popcount32(std::uint32_t v) {
-  int c = 0;
-  for (; v; v &= v - 1) ++c;
-  return c;
-}
-
 template <class S>
 STEER_HD bool finite_value(S a) {
   double v = double(a);
   return v == v && v - v == 0.0;
 }
 
-template <class Model, class S>
-STEER_HD void copy_state(const Model& m, View<const S> from, View<S> to) {
-  for (int i = 0; i < m.nx(); ++i) to[i] = from[i];
+// to[i] = from[i], lane-strided
+template <class S, class From>
+STEER_HD void copy_state(int nx, const From& from, View<S> to, const Lanes& ln) {
+  for (int i = ln.lane; i < nx; i += ln.width) to[i] = from[i];
 }
-template <class Model, class S>
-STEER_HD void copy_state(const Model& m, View<S> from, View<S> to) {
-  for (int i = 0; i < m.nx(); ++i) to[i] = from[i];
+template <class S>
+STEER_HD void fill(View<S> v, long n, S value, const Lanes& ln) {
+  for (long i = ln.lane; i < n; i += ln.width) v[i] = value;
+}
+
+template <class S>
+STEER_HD View<const S> control_at(const View<const S>& u, int k, int nu) {
+  return View<const S>{u.p + long(k) * nu * u.stride, u.stride};
 }
 
 // (x0, u, θ) -> (checkpoints, L, diagnostics)
 template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
-                              const RolloutRefs<S>& r) {
+                              const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
   const int nx = m.nx(), nu = m.nu();
   const int T = sh.steps, K = sh.checkpoint_every;
   RolloutDiag dg;
-  dg.conservative = m.template conservative<S>(r.p) ? 1 : 0;
   View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states
-  copy_state<Model, S>(m, r.x0, a);
-  dg.energy0 = double(m.template energy<S>(a, r.p));
-  dg.kinetic_max = double(m.template kinetic_energy<S>(a, r.p));
+  copy_state<S>(nx, r.x0, a, ln);
+  if (sh.traj_stride > 0) copy_state<S>(nx, r.x0, r.traj.at(0), ln);
+  ln.sync();
   S L = S(0);
-  bool ok = true;
-  if (sh.traj_stride > 0) copy_state<Model, S>(m, a, r.traj.at(0));
+  if (ln.leader()) {
+    dg.conservative = m.template conservative<S>(r.p) ? 1 : 0;
+    dg.energy0 = double(m.template energy<S>(a, r.p));
+    dg.kinetic_max = double(m.template kinetic_energy<S>(a, r.p));
+    L -= loss.template com_term<S>(m, a, r.p);  // −w_c c(x_0)
+  }
   for (int k = 0; k < T; ++k) {
-    if (k % K == 0) copy_state<Model, S>(m, a, r.ckpt.at((k / K) * nx));
-    View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
-    // applied forces do work, so the motion is conservative only with zero controls
-    for (int j = 0; j < nu; ++j)
-      if (!(uk[j] == S(0))) dg.conservative = 0;
-    m.template step<S>(a, uk, r.p, b);
-    L += loss.template running<S>(uk, nu);
-    const std::uint32_t mask = m.template contact_mask<S>(b);
-    if (mask) {
-      dg.contact_steps += popcount32(mask);
-      dg.contact_hash = fnv1a_mix(fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
-                                            std::uint64_t(k + 1)),
-                                  mask);
+    if (k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
+    const View<const S> uk = control_at(r.u, k, nu);
+    m.template step<S>(k, a, uk, r.p, b, ln);
+    ln.sync();
+    if (ln.leader()) {
+      // applied forces do work, so the motion is conservative only with zero controls
+      for (int j = 0; j < nu; ++j)
+        if (!(uk[j] == S(0))) dg.conservative = 0;
+      L += loss.template running<S>(uk, nu);
+      for (int c = 0; c < m.num_contacts(); ++c) {
+        if (!m.template in_contact<S>(b, c)) continue;
+        dg.contact_steps += 1;
+        dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
+                                    (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
+      }
+      if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
+        dg.event_step = k;
+        L += loss.template landing_loss<S>(a, b, true);
+      }
+      const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
+      const double adev = dev < 0 ? -dev : dev;
+      if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
+      const double ke = double(m.template kinetic_energy<S>(b, r.p));
+      if (ke > dg.kinetic_max) dg.kinetic_max = ke;
     }
-    if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
-      dg.event_step = k;
-      L += loss.template landing_loss<S>(a, b, true);
-    }
-    const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
-    const double adev = dev < 0 ? -dev : dev;
-    if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
-    const double ke = double(m.template kinetic_energy<S>(b, r.p));
-    if (ke > dg.kinetic_max) dg.kinetic_max = ke;
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
-      copy_state<Model, S>(m, b, r.traj.at(((k + 1) / sh.traj_stride) * nx));
+      copy_state<S>(nx, b, r.traj.at(((k + 1) / sh.traj_stride) * nx), ln);
     View<S> t = a;
     a = b;
     b = t;
   }
   // a holds x_T
-  copy_state<Model, S>(m, a, r.ckpt.at(sh.segments() * nx));
+  copy_state<S>(nx, a, r.ckpt.at(sh.segments() * nx), ln);
+  ln.sync();
+  if (!ln.leader()) return;
   L += loss.template terminal<S>(a);
+  L += loss.template com_term<S>(m, a, r.p);  // +w_c c(x_T)
   if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(a, a, false);
+  bool ok = finite_value(L);
   for (int i = 0; i < nx; ++i) ok = ok && finite_value(a[i]);
-  ok = ok && finite_value(L);
   dg.nonfinite = ok ? 0 : 1;
   *r.loss = L;
   if (r.diag) {
@@ -172,47 +184,64 @@ STEER_HD double view_norm(View<S> v, int n) {
 // (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
 template <class Model, class S>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
-                               const RolloutRefs<S>& r) {
+                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   const int T = sh.steps, K = sh.checkpoint_every;
   const int event = r.diag ? r.diag->event_step : -1;
   View<S> lam = r.lam, lam_prev = r.lam_prev;
-  for (int i = 0; i < nx; ++i) lam[i] = S(0);
-  for (int i = 0; i < np; ++i) r.grad_p[i] = S(0);
-  for (long i = 0; i < long(T) * nu; ++i) r.grad_u[i] = S(0);
-  // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened)
+  fill(lam, nx, S(0), ln);
+  fill(r.grad_p, np, S(0), ln);
+  fill(r.grad_u, long(T) * nu, S(0), ln);
+  ln.sync();
+  // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term
   View<S> xT = r.ckpt.at(sh.segments() * nx);
-  loss.template adj_terminal<S>(xT, lam, S(1));
-  if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
-  double seed = view_norm(lam, nx);
+  double seed = 0;
+  if (ln.leader()) {
+    loss.template adj_terminal<S>(xT, lam, S(1));
+    loss.template adj_com_term<S>(m, xT, r.p, lam, r.grad_p, S(1));
+    if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
+    seed = view_norm(lam, nx);
+  }
+  ln.sync();
   for (int s = sh.segments() - 1; s >= 0; --s) {
     const int k0 = s * K;
     const int k1 = (k0 + K < T) ? k0 + K : T;
     // recompute x_{k0..k1} of this segment from its checkpoint
-    copy_state<Model, S>(m, r.ckpt.at(s * nx), r.seg.at(0));
+    copy_state<S>(nx, r.ckpt.at(s * nx), r.seg.at(0), ln);
+    ln.sync();
     for (int k = k0; k < k1; ++k) {
-      View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
       View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-      m.template step<S>(xk, uk, r.p, xk1);
+      m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+      ln.sync();
     }
     for (int k = k1 - 1; k >= k0; --k) {
-      View<const S> uk{r.u.p + long(k) * nu * r.u.stride, r.u.stride};
+      const View<const S> uk = control_at(r.u, k, nu);
       View<S> guk = r.grad_u.at(long(k) * nu);
       View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-      for (int i = 0; i < nx; ++i) lam_prev[i] = S(0);
-      if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
-      if (seed == 0.0) seed = view_norm(lam, nx);
-      loss.template adj_running<S>(uk, nu, guk, S(1));
-      if (sh.reference_adjoint)
-        dual_adj_step<Model, S>(m, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
-      else
-        m.template adj_step<S>(xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+      fill(lam_prev, nx, S(0), ln);
+      ln.sync();
+      if (ln.leader()) {
+        if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
+        if (seed == 0.0) seed = view_norm(lam, nx);
+        loss.template adj_running<S>(uk, nu, guk, S(1));
+      }
+      ln.sync();
+      if (sh.reference_adjoint) {
+        if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+      } else {
+        m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln);
+      }
+      ln.sync();
       View<S> t = lam;
       lam = lam_prev;
       lam_prev = t;
     }
   }
-  for (int i = 0; i < nx; ++i) r.grad_x0[i] = lam[i];
+  copy_state<S>(nx, lam, r.grad_x0, ln);
+  ln.sync();
+  if (!ln.leader()) return;
+  // the CoM displacement's −w_c c(x_0) term reaches x_0 and θ directly
+  loss.template adj_com_term<S>(m, r.x0, r.p, r.grad_x0, r.grad_p, S(-1));
   if (r.diag) {
     r.diag->adj_seed_norm = seed;
     r.diag->adj_x0_norm = view_norm(lam, nx);

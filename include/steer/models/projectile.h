@@ -66,9 +66,11 @@ struct Projectile {
     adj_w += adj_f * (k * sp + dF_dz * (-z / w));
   }
 
-  // (x, u, θ) -> x'
+  // (x_k, u_k, θ) -> x_{k+1}; one particle, so only the leading lane works
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+    (void)k;
+    if (!ln.leader()) return;
     using std::sqrt;
     const int D = dim;
     const S h = S(dt);
@@ -93,8 +95,10 @@ struct Projectile {
   // vector-Jacobian product of step: accumulates adj_x, adj_u, adj_p from adj_xn
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
             class XnAdj>
-  STEER_HD void adj_step(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                         PAdj& adj_p, const XnAdj& adj_xn) const {
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    (void)k;
+    if (!ln.leader()) return;
     using std::sqrt;
     const int D = dim;
     const S h = S(dt);
@@ -144,11 +148,24 @@ struct Projectile {
     adj_p[kMass] += adj_m;
   }
 
-  // active contacts of state x as a bit mask: bit 0 = below the ground (y < 0)
+  // contact points and whether each is active (penetrating) in state x
+  STEER_HD int num_contacts() const { return ground == kGroundPenalty ? 1 : 0; }
   template <class S, class XIn>
-  STEER_HD std::uint32_t contact_mask(const XIn& x) const {
-    if (ground != kGroundPenalty) return 0u;
-    return S(x[1]) < S(0) ? 1u : 0u;
+  STEER_HD bool in_contact(const XIn& x, int c) const {
+    (void)c;
+    return S(x[1]) < S(0);
+  }
+  // centre of mass along an axis [m]: the particle's position
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass(const XIn& x, const PIn& p, int axis) const {
+    (void)p;
+    return S(x[axis]);
+  }
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x, PAdj& adj_p,
+                                   const S& adj_c) const {
+    (void)x, (void)p, (void)adj_p;
+    adj_x[axis] += adj_c;
   }
   // mechanical energy per the conservative part of the model: ½ m |v|² + m g y [J]
   template <class S, class XIn, class PIn>
