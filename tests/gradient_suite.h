@@ -36,6 +36,9 @@ struct StepCase {
   // small length scale (a narrow contact smoothing width), so that ε stays far below it
   double fd_scale = 1.0;
   int k = 0;  // step index (time t = k·dt) the step is taken at
+  // false at a genuine discontinuity (a zero-length spring's direction is undefined): FD
+  // has no derivative to agree with there, so only finiteness and hand-vs-dual are checked
+  bool smooth = true;
 };
 
 template <class Model>
@@ -173,6 +176,7 @@ TYPED_TEST_P(GradientSuite, StepHandAdjointMatchesDual) {
 TYPED_TEST_P(GradientSuite, StepDualMatchesFiniteDifferences) {
   using Model = typename TypeParam::Model;
   for (const auto& c : TypeParam::step_cases()) {
+    if (!c.smooth) continue;
     const Model& m = c.model;
     const int nx = m.nx(), nu = m.nu(), np = m.np(), n = nx + nu + np;
     std::vector<double> J(size_t(nx) * n);

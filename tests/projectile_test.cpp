@@ -178,8 +178,9 @@ TEST(Projectile, ContactFollowsPenetration) {
   Projectile m = projectile(2, Projectile::kGroundPenalty);
   std::vector<double> below = {0, -0.01, 0, 0}, above = {0, 0.01, 0, 0};
   EXPECT_EQ(m.num_contacts(), 1);
-  EXPECT_TRUE(m.in_contact<double>(view(below.data()), 0));
-  EXPECT_FALSE(m.in_contact<double>(view(above.data()), 0));
+  std::vector<double> p = params(0.0);
+  EXPECT_TRUE(m.in_contact<double>(view(below.data()), view(p.data()), 0));
+  EXPECT_FALSE(m.in_contact<double>(view(above.data()), view(p.data()), 0));
   m.ground = Projectile::kGroundNone;
   EXPECT_EQ(m.num_contacts(), 0);
 }

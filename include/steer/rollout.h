@@ -129,7 +129,7 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
         if (!(uk[j] == S(0))) dg.conservative = 0;
       L += loss.template running<S>(uk, nu);
       for (int c = 0; c < m.num_contacts(); ++c) {
-        if (!m.template in_contact<S>(b, c)) continue;
+        if (!m.template in_contact<S>(b, r.p, c)) continue;
         dg.contact_steps += 1;
         dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
                                     (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));

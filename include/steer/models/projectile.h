@@ -150,9 +150,9 @@ struct Projectile {
 
   // contact points and whether each is active (penetrating) in state x
   STEER_HD int num_contacts() const { return ground == kGroundPenalty ? 1 : 0; }
-  template <class S, class XIn>
-  STEER_HD bool in_contact(const XIn& x, int c) const {
-    (void)c;
+  template <class S, class XIn, class PIn>
+  STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
+    (void)c, (void)p;
     return S(x[1]) < S(0);
   }
   // centre of mass along an axis [m]: the particle's position

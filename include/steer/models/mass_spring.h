@@ -1,0 +1,541 @@
+// Mass-spring soft robot in 2D or 3D: particles joined by damped springs, some of them
+// actuated (their target length oscillates), under gravity and velocity damping, over a
+// compliant ground with smoothed Coulomb friction; symplectic Euler.
+//
+// state x = (positions [m] (N·dim), velocities [m/s] (N·dim)); particle i's position at
+//           i·dim, its velocity at N·dim + i·dim; axis 1 (y) is vertical.
+// control u = per-step actuation act_a ∈ ℝ per actuator (raw mode), none otherwise.
+// parameters θ (per rollout, all differentiable), in this order:
+//   per spring s:   stiffness k_s [N/m], damping c_s [N·s/m], rest length L0_s [m],
+//                   actuation amplitude α_s [1]
+//   per particle i: mass m_i [kg], rest position P_i [m] (dim; used in rest-position mode)
+//   per actuator a: weights w_aj (n_phase), bias b_a
+//   globals:        gravity g [m/s²], velocity damping ζ [1/s], ground height y_g [m],
+//                   ground stiffness k_g [N/m], ground damping d_g [N·s/m], smoothing width
+//                   w_g [m], friction coefficient μ [1], friction smoothing v_ε [m/s],
+//                   actuation frequency ω [rad/s]
+//
+// one step of length h at t = k h:
+//   act_a = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a)     (sinusoid mode; raw mode: act_a = u_a)
+//   L_s   = L0_s (1 + α_s act_{a(s)})                   target length of spring s
+//   d = x_b − x_a, ℓ = |d|, n̂ = d/ℓ
+//   F_s   = k_s (ℓ − L_s) + c_s (v_b − v_a)·n̂          tension; force F_s n̂ on a, −F_s n̂ on b
+//   ground, p = y_g − y_i, z = p/w_g:
+//   F_n   = k_g w_g softplus(z) − d_g σ(z) v_y          normal (→ hard penalty as w_g → 0)
+//   F_t   = −μ k_g w_g softplus(z) v_t / sqrt(|v_t|² + v_ε²)   smoothed Coulomb friction
+//   a_i   = (Σ_s ±F_s n̂ + F_ground) / m_i − g ŷ
+//   v'_i  = e^{−ζh} v_i + h a_i,   x'_i = x_i + h v'_i
+// In rest-position mode L0_s = |P_b − P_a| replaces the L0 slots, so moving a particle's
+// rest position reshapes the robot (morphology).
+//
+// Lanes: forces are gathered per particle through a CSR adjacency (particle -> springs),
+// so every lane writes only its own particles: no atomics, deterministic, and the adjoint
+// is the same gather reversed. Per-spring adjoints are written by the spring's lane;
+// global parameters' adjoints by the leading lane.
+#pragma once
+
+#include <cmath>
+
+#include "steer/core.h"
+
+namespace steer {
+
+struct MassSpring {
+  enum Global {
+    kGravity = 0, kVelocityDamping, kGroundHeight, kGroundStiffness, kGroundDamping, kGroundSmoothing,
+    kFriction, kFrictionSmoothing, kActuationFrequency, kNumGlobals
+  };
+  enum Actuation { kSinusoid = 0, kRaw = 1 };
+  static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
+  static constexpr int kMaxControl = 0;
+  static constexpr int kMaxParam = 0;
+  static constexpr int kSpringParams = 4;  // k, c, L0, α
+
+  int dim = 2;
+  int n_particles = 0;
+  int n_springs = 0;
+  int n_actuators = 0;
+  int n_phases = 10;
+  double dt = 0.004;
+  int actuation = kSinusoid;
+  bool ground = true;
+  bool rest_from_positions = false;  // L0_s = |P_b − P_a| from θ rest positions
+
+  // topology, one int array (host or device memory, owned elsewhere):
+  //   [0, S)            spring end a
+  //   [S, 2S)           spring end b
+  //   [2S, 3S)          actuator of spring s, −1 if passive
+  //   [3S, 3S+N+1)      CSR offsets: springs of particle i are adj[off[i] .. off[i+1])
+  //   [3S+N+1, 5S+N+1)  CSR spring indices (each spring listed under both ends)
+  const int* topo = nullptr;
+
+  STEER_HD int nx() const { return 2 * dim * n_particles; }
+  STEER_HD int nu() const { return actuation == kRaw ? n_actuators : 0; }
+  STEER_HD int np() const {
+    return kSpringParams * n_springs + (1 + dim) * n_particles + (n_phases + 1) * n_actuators + kNumGlobals;
+  }
+  STEER_HD int topology_size() const { return 5 * n_springs + n_particles + 1; }
+
+  // θ offsets
+  STEER_HD int p_stiffness(int s) const { return s; }
+  STEER_HD int p_damping(int s) const { return n_springs + s; }
+  STEER_HD int p_rest_length(int s) const { return 2 * n_springs + s; }
+  STEER_HD int p_amplitude(int s) const { return 3 * n_springs + s; }
+  STEER_HD int p_mass(int i) const { return kSpringParams * n_springs + i; }
+  STEER_HD int p_rest_position(int i) const { return kSpringParams * n_springs + n_particles + dim * i; }
+  STEER_HD int p_weight(int a, int j) const {
+    return kSpringParams * n_springs + (1 + dim) * n_particles + a * n_phases + j;
+  }
+  STEER_HD int p_bias(int a) const {
+    return kSpringParams * n_springs + (1 + dim) * n_particles + n_actuators * n_phases + a;
+  }
+  STEER_HD int p_global(int g) const {
+    return kSpringParams * n_springs + (1 + dim) * n_particles + (n_phases + 1) * n_actuators + g;
+  }
+  // state offsets
+  STEER_HD int x_pos(int i) const { return dim * i; }
+  STEER_HD int x_vel(int i) const { return dim * (n_particles + i); }
+  // topology
+  STEER_HD int end_a(int s) const { return topo[s]; }
+  STEER_HD int end_b(int s) const { return topo[n_springs + s]; }
+  STEER_HD int actuator(int s) const { return topo[2 * n_springs + s]; }
+  STEER_HD int adj_begin(int i) const { return topo[3 * n_springs + i]; }
+  STEER_HD int adj_end(int i) const { return topo[3 * n_springs + i + 1]; }
+  STEER_HD int adj_spring(int e) const { return topo[3 * n_springs + n_particles + 1 + e]; }
+
+  // act_a(t) = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a), or u_a in raw mode
+  template <class S, class UIn, class PIn>
+  STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p) const {
+    using std::sin;
+    using std::tanh;
+    if (actuation == kRaw) return S(u[a]);
+    S z = S(p[p_bias(a)]);
+    const S w = S(p[p_global(kActuationFrequency)]);
+    for (int j = 0; j < n_phases; ++j)
+      z += S(p[p_weight(a, j)]) * sin(w * t + S(6.283185307179586 * j / n_phases));
+    return tanh(z);
+  }
+  // ∂act_a/∂(w_a·, b_a, ω, u_a) applied to adj_act
+  template <class S, class UIn, class PIn, class UAdj, class PAdj>
+  STEER_HD void adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u, PAdj& adj_p,
+                               bool write_frequency, S& adj_w, const S& adj_act) const {
+    using std::cos;
+    using std::sin;
+    if (actuation == kRaw) {
+      adj_u[a] += adj_act;
+      return;
+    }
+    const S act = activation<S>(a, t, u, p);
+    const S adj_z = adj_act * (S(1) - act * act);  // tanh' = 1 − tanh²
+    const S w = S(p[p_global(kActuationFrequency)]);
+    adj_p[p_bias(a)] += adj_z;
+    for (int j = 0; j < n_phases; ++j) {
+      const S ph = w * t + S(6.283185307179586 * j / n_phases);
+      adj_p[p_weight(a, j)] += adj_z * sin(ph);
+      if (write_frequency) adj_w += adj_z * S(p[p_weight(a, j)]) * cos(ph) * t;
+    }
+  }
+
+  // rest length of spring s: the L0 slot, or |P_b − P_a| in rest-position mode
+  template <class S, class PIn>
+  STEER_HD S rest_length(int s, const PIn& p) const {
+    using std::sqrt;
+    if (!rest_from_positions) return S(p[p_rest_length(s)]);
+    const int a = end_a(s), b = end_b(s);
+    S l2 = S(0);
+    for (int c = 0; c < dim; ++c) {
+      const S d = S(p[p_rest_position(b) + c]) - S(p[p_rest_position(a) + c]);
+      l2 += d * d;
+    }
+    return sqrt(l2);
+  }
+
+  // tension of spring s and its direction n̂ (from a to b); zero force at zero length,
+  // where the direction is undefined
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD S spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat) const {
+    using std::sqrt;
+    const int a = end_a(s), b = end_b(s);
+    S l2 = S(0);
+    S d[3];
+    for (int c = 0; c < dim; ++c) {
+      d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
+      l2 += d[c] * d[c];
+    }
+    const S l = sqrt(l2);
+    if (!(l > S(1e-12))) {
+      for (int c = 0; c < dim; ++c) nhat[c] = S(0);
+      return S(0);
+    }
+    S dv_n = S(0);
+    for (int c = 0; c < dim; ++c) {
+      nhat[c] = d[c] / l;
+      dv_n += (S(x[x_vel(b) + c]) - S(x[x_vel(a) + c])) * nhat[c];
+    }
+    const int act = actuator(s);
+    S target = rest_length<S>(s, p);
+    if (act >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(act, t, u, p));
+    return S(p[p_stiffness(s)]) * (l - target) + S(p[p_damping(s)]) * dv_n;
+  }
+  // ∂(F_s n̂)/∂(x_a, x_b, v_a, v_b, θ_s, actuator) applied to adj_g, the adjoint of the force
+  // on a. Writes the spring's own θ slots (and actuator weights) and returns the adjoints of
+  // d = x_b − x_a and Δv = v_b − v_a in adj_d, adj_dv; rest-position adjoints go to the
+  // particles' slots only when write_positions (the lane that owns them).
+  template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj>
+  STEER_HD void adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
+                                 S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
+                                 bool write_frequency, S& adj_w) const {
+    using std::sqrt;
+    for (int c = 0; c < dim; ++c) adj_d[c] = adj_dv[c] = S(0);
+    const int a = end_a(s), b = end_b(s);
+    S l2 = S(0);
+    S d[3], n[3], dv[3];
+    for (int c = 0; c < dim; ++c) {
+      d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
+      dv[c] = S(x[x_vel(b) + c]) - S(x[x_vel(a) + c]);
+      l2 += d[c] * d[c];
+    }
+    const S l = sqrt(l2);
+    if (!(l > S(1e-12))) return;  // the force is 0 there, and so is its derivative
+    S dv_n = S(0), g_n = S(0);
+    for (int c = 0; c < dim; ++c) {
+      n[c] = d[c] / l;
+      dv_n += dv[c] * n[c];
+      g_n += adj_g[c] * n[c];
+    }
+    const int act = actuator(s);
+    const S k = S(p[p_stiffness(s)]), cs = S(p[p_damping(s)]);
+    const S L0 = rest_length<S>(s, p);
+    S act_v = S(0), target = L0, scale = S(1);
+    if (act >= 0) {
+      act_v = activation<S>(act, t, u, p);
+      scale = S(1) + S(p[p_amplitude(s)]) * act_v;
+      target = L0 * scale;
+    }
+    const S F = k * (l - target) + cs * dv_n;
+    // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
+    for (int c = 0; c < dim; ++c) {
+      adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l);
+      adj_dv[c] = g_n * cs * n[c];
+    }
+    // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
+    const S adj_target = -k * g_n;
+    if (write_params) {
+      adj_p[p_stiffness(s)] += g_n * (l - target);
+      adj_p[p_damping(s)] += g_n * dv_n;
+      if (!rest_from_positions) adj_p[p_rest_length(s)] += adj_target * scale;
+      if (act >= 0) {
+        adj_p[p_amplitude(s)] += adj_target * L0 * act_v;
+        adj_activation<S>(act, t, u, p, adj_u, adj_p, write_frequency, adj_w,
+                          adj_target * L0 * S(p[p_amplitude(s)]));
+      }
+    }
+  }
+  // ∂L0_s/∂P for rest-position mode: adj of L0 spread onto P_a (−) and P_b (+) along the
+  // rest direction; written for particle `owner` only (the gathering lane)
+  template <class S, class PIn, class PAdj>
+  STEER_HD void adj_rest_length_at(int s, int owner, const PIn& p, PAdj& adj_p, const S& adj_l0) const {
+    using std::sqrt;
+    const int a = end_a(s), b = end_b(s);
+    S r[3], l2 = S(0);
+    for (int c = 0; c < dim; ++c) {
+      r[c] = S(p[p_rest_position(b) + c]) - S(p[p_rest_position(a) + c]);
+      l2 += r[c] * r[c];
+    }
+    const S l = sqrt(l2);
+    if (!(l > S(1e-12))) return;
+    const S sign = owner == b ? S(1) : S(-1);
+    for (int c = 0; c < dim; ++c) adj_p[p_rest_position(owner) + c] += sign * adj_l0 * r[c] / l;
+  }
+
+  // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
+  template <class S, class XIn, class PIn>
+  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const {
+    using std::sqrt;
+    for (int c = 0; c < dim; ++c) out[c] = S(0);
+    if (!ground) return;
+    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+    const S ve = S(p[p_global(kFrictionSmoothing)]);
+    const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
+    const S elastic = kg * wg * softplus(z);
+    out[1] = elastic - dg * sigmoid(z) * S(x[x_vel(i) + 1]);
+    S vt2 = ve * ve;
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+    const S q = sqrt(vt2);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) out[c] = -mu * elastic * S(x[x_vel(i) + c]) / q;
+  }
+  // ∂(ground force)/∂(y, v, ground θ) applied to adj_f: particle terms into adj_y, adj_v;
+  // global parameter terms into adj_globals[kGroundHeight .. kFrictionSmoothing]
+  template <class S, class XIn, class PIn>
+  STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
+                                 S* adj_globals) const {
+    using std::sqrt;
+    if (!ground) return;
+    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+    const S ve = S(p[p_global(kFrictionSmoothing)]);
+    const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
+    const S sp = softplus(z), sg = sigmoid(z);
+    const S elastic = kg * wg * sp;
+    const S vy = S(x[x_vel(i) + 1]);
+    S vt2 = ve * ve, vdotf = S(0);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) {
+        vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+        vdotf += S(x[x_vel(i) + c]) * adj_f[c];
+      }
+    const S q = sqrt(vt2), q3 = q * q * q;
+    // friction F_t = −μ E v_t / q
+    S adj_elastic = -mu * vdotf / q;
+    adj_globals[kFriction] += -elastic * vdotf / q;
+    adj_globals[kFrictionSmoothing] += mu * elastic * vdotf * ve / q3;
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) adj_v[c] += -mu * elastic * (adj_f[c] / q - S(x[x_vel(i) + c]) * vdotf / q3);
+    // normal F_n = E − d_g σ(z) v_y
+    const S adj_n = adj_f[1];
+    adj_elastic += adj_n;
+    adj_v[1] += -adj_n * dg * sg;
+    adj_globals[kGroundDamping] += -adj_n * sg * vy;
+    // z-dependence: ∂E/∂z = k_g w_g σ, ∂(σ v_y)/∂z = σ(1 − σ) v_y
+    const S adj_z = adj_elastic * kg * wg * sg - adj_n * dg * sg * (S(1) - sg) * vy;
+    adj_globals[kGroundStiffness] += adj_elastic * wg * sp;
+    // E = k_g w sp(z) at fixed p: ∂/∂w = k_g sp + ∂/∂z · (−z/w)
+    adj_globals[kGroundSmoothing] += adj_elastic * kg * sp + adj_z * (-z / wg);
+    adj_y += -adj_z / wg;
+    adj_globals[kGroundHeight] += adj_z / wg;
+  }
+
+  // (k, x_k, u_k, θ) -> x_{k+1}
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+    using std::exp;
+    const S h = S(dt), t = S(dt * k);
+    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * h);
+    const S g = S(p[p_global(kGravity)]);
+    for (int i = ln.lane; i < n_particles; i += ln.width) {
+      // gather the forces on particle i
+      S f[3] = {S(0), S(0), S(0)}, n[3];
+      for (int e = adj_begin(i); e < adj_end(i); ++e) {
+        const int s = adj_spring(e);
+        const S F = spring_force<S>(s, t, x, u, p, n);
+        const S sign = end_a(s) == i ? S(1) : S(-1);
+        for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
+      }
+      S fg[3];
+      ground_force<S>(i, x, p, fg);
+      const S m = S(p[p_mass(i)]);
+      for (int c = 0; c < dim; ++c) {
+        S a = (f[c] + fg[c]) / m;
+        if (c == 1) a -= g;
+        const S vn = decay * S(x[x_vel(i) + c]) + h * a;
+        xn[x_vel(i) + c] = vn;
+        xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + h * vn;
+      }
+    }
+  }
+
+  // adjoint of the force on particle j, recomputed from the incoming adjoint:
+  // f̄_j = ā_j / m_j with ā_j = h (v̄'_j + h x̄'_j)
+  template <class S, class PIn, class XnAdj>
+  STEER_HD void force_adjoint(int j, const PIn& p, const XnAdj& adj_xn, S* out) const {
+    const S h = S(dt), m = S(p[p_mass(j)]);
+    for (int c = 0; c < dim; ++c) out[c] = h * (S(adj_xn[x_vel(j) + c]) + h * S(adj_xn[x_pos(j) + c])) / m;
+  }
+
+  // vector-Jacobian product of step: accumulates adj_x, adj_u, adj_p from adj_xn
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    using std::exp;
+    const S h = S(dt), t = S(dt * k);
+    const S zeta = S(p[p_global(kVelocityDamping)]);
+    const S decay = exp(-zeta * h);
+    S dummy_w = S(0);
+    // per particle: integrator, mass, and the spring forces gathered back onto the particle
+    for (int i = ln.lane; i < n_particles; i += ln.width) {
+      S fa[3], n[3];
+      force_adjoint<S>(i, p, adj_xn, fa);
+      for (int c = 0; c < dim; ++c) {
+        adj_x[x_pos(i) + c] += S(adj_xn[x_pos(i) + c]);
+        adj_x[x_vel(i) + c] += decay * (S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]));
+      }
+      // m̄_i = −(f_i · f̄_i)/m_i, with f_i the non-gravity force (gravity enters as −g ŷ)
+      S f[3] = {S(0), S(0), S(0)};
+      for (int e = adj_begin(i); e < adj_end(i); ++e) {
+        const int s = adj_spring(e);
+        const S F = spring_force<S>(s, t, x, u, p, n);
+        const S sign = end_a(s) == i ? S(1) : S(-1);
+        for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
+        // the spring's force on its a end is g_s; f̄ on a minus f̄ on b is ḡ_s
+        S fb[3], adj_g[3], adj_d[3], adj_dv[3];
+        const int other = end_a(s) == i ? end_b(s) : end_a(s);
+        force_adjoint<S>(other, p, adj_xn, fb);
+        for (int c = 0; c < dim; ++c) adj_g[c] = sign > S(0) ? fa[c] - fb[c] : fb[c] - fa[c];
+        adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, false, false, dummy_w);
+        // d = x_b − x_a, Δv = v_b − v_a: particle i receives −d̄ as a, +d̄ as b
+        for (int c = 0; c < dim; ++c) {
+          adj_x[x_pos(i) + c] += -sign * adj_d[c];
+          adj_x[x_vel(i) + c] += -sign * adj_dv[c];
+        }
+        if (rest_from_positions) {
+          // ∂F/∂L0 = −k (1 + α act): the rest-length adjoint reaches this particle's rest position
+          S act_scale = S(1);
+          if (actuator(s) >= 0) act_scale = S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p);
+          S g_n = S(0), l2 = S(0), d[3];
+          for (int c = 0; c < dim; ++c) {
+            d[c] = S(x[x_pos(end_b(s)) + c]) - S(x[x_pos(end_a(s)) + c]);
+            l2 += d[c] * d[c];
+          }
+          if (l2 > S(1e-24)) {
+            using std::sqrt;
+            const S l = sqrt(l2);
+            for (int c = 0; c < dim; ++c) g_n += adj_g[c] * d[c] / l;
+            adj_rest_length_at<S>(s, i, p, adj_p, -S(p[p_stiffness(s)]) * g_n * act_scale);
+          }
+        }
+      }
+      S fg[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)}, unused[kNumGlobals];
+      for (int q = 0; q < kNumGlobals; ++q) unused[q] = S(0);
+      ground_force<S>(i, x, p, fg);
+      adj_ground_force<S>(i, x, p, fa, adj_y, adj_v, unused);
+      adj_x[x_pos(i) + 1] += adj_y;
+      for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += adj_v[c];
+      S fdot = S(0);
+      for (int c = 0; c < dim; ++c) fdot += (f[c] + fg[c]) * fa[c];
+      adj_p[p_mass(i)] += -fdot / S(p[p_mass(i)]);
+    }
+    // per spring: its own parameters and its actuator's weights (one actuator per spring)
+    for (int s = ln.lane; s < n_springs; s += ln.width) {
+      S fa[3], fb[3], adj_g[3], adj_d[3], adj_dv[3];
+      force_adjoint<S>(end_a(s), p, adj_xn, fa);
+      force_adjoint<S>(end_b(s), p, adj_xn, fb);
+      for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
+      adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w);
+    }
+    if (!ln.leader()) return;
+    // globals, summed over all particles and springs by one lane
+    S adj_globals[kNumGlobals];
+    for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
+    for (int i = 0; i < n_particles; ++i) {
+      S fa[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
+      force_adjoint<S>(i, p, adj_xn, fa);
+      adj_ground_force<S>(i, x, p, fa, adj_y, adj_v, adj_globals);
+      const S m = S(p[p_mass(i)]);
+      // a_y = … − g:  ḡ = −ā_y = −m f̄_y
+      adj_globals[kGravity] += -m * fa[1];
+      // v' = e^{−ζh} v + …:  ζ̄ = −h e^{−ζh} v·ṽ with ṽ = v̄' + h x̄'
+      for (int c = 0; c < dim; ++c)
+        adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) *
+                                         (S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]));
+    }
+    if (actuation == kSinusoid) {
+      S adj_w = S(0);
+      for (int s = 0; s < n_springs; ++s) {
+        if (actuator(s) < 0) continue;
+        S fa[3], fb[3], adj_g[3], adj_d[3], adj_dv[3];
+        force_adjoint<S>(end_a(s), p, adj_xn, fa);
+        force_adjoint<S>(end_b(s), p, adj_xn, fb);
+        for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
+        // only ω is taken from this pass (write_params = false keeps θ_s from doubling)
+        adj_frequency<S>(s, t, x, u, p, adj_g, adj_w);
+      }
+      adj_globals[kActuationFrequency] += adj_w;
+    }
+    for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
+  }
+
+  // ∂(F_s n̂)/∂ω applied to adj_g (the actuation frequency's share of spring s)
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void adj_frequency(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
+                              S& adj_w) const {
+    using std::cos;
+    using std::sqrt;
+    const int a = end_a(s), b = end_b(s), act = actuator(s);
+    S l2 = S(0), d[3];
+    for (int c = 0; c < dim; ++c) {
+      d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
+      l2 += d[c] * d[c];
+    }
+    const S l = sqrt(l2);
+    if (!(l > S(1e-12))) return;
+    S g_n = S(0);
+    for (int c = 0; c < dim; ++c) g_n += adj_g[c] * d[c] / l;
+    const S act_v = activation<S>(act, t, u, p);
+    const S adj_act = -S(p[p_stiffness(s)]) * g_n * rest_length<S>(s, p) * S(p[p_amplitude(s)]);
+    const S adj_z = adj_act * (S(1) - act_v * act_v);
+    const S w = S(p[p_global(kActuationFrequency)]);
+    for (int j = 0; j < n_phases; ++j)
+      adj_w += adj_z * S(p[p_weight(act, j)]) * cos(w * t + S(6.283185307179586 * j / n_phases)) * t;
+  }
+
+  // ground contacts: one per particle, active while below the ground height
+  STEER_HD int num_contacts() const { return ground ? n_particles : 0; }
+  template <class S, class XIn, class PIn>
+  STEER_HD bool in_contact(const XIn& x, const PIn& p, int i) const {
+    return S(x[x_pos(i) + 1]) < S(p[p_global(kGroundHeight)]);
+  }
+  // centre of mass along an axis: Σ m_i x_i / Σ m_i [m]
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass(const XIn& x, const PIn& p, int axis) const {
+    S mx = S(0), M = S(0);
+    for (int i = 0; i < n_particles; ++i) {
+      mx += S(p[p_mass(i)]) * S(x[x_pos(i) + axis]);
+      M += S(p[p_mass(i)]);
+    }
+    return mx / M;
+  }
+  // ∂c/∂x_i = m_i/M,  ∂c/∂m_i = (x_i − c)/M
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x, PAdj& adj_p,
+                                   const S& adj_c) const {
+    S mx = S(0), M = S(0);
+    for (int i = 0; i < n_particles; ++i) {
+      mx += S(p[p_mass(i)]) * S(x[x_pos(i) + axis]);
+      M += S(p[p_mass(i)]);
+    }
+    const S c = mx / M;
+    for (int i = 0; i < n_particles; ++i) {
+      adj_x[x_pos(i) + axis] += adj_c * S(p[p_mass(i)]) / M;
+      adj_p[p_mass(i)] += adj_c * (S(x[x_pos(i) + axis]) - c) / M;
+    }
+  }
+  // kinetic ½ Σ m|v|², plus gravity and spring potentials [J]
+  template <class S, class XIn, class PIn>
+  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const {
+    S e = S(0);
+    for (int i = 0; i < n_particles; ++i)
+      for (int c = 0; c < dim; ++c) e += S(0.5) * S(p[p_mass(i)]) * S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+    return e;
+  }
+  template <class S, class XIn, class PIn>
+  STEER_HD S energy(const XIn& x, const PIn& p) const {
+    using std::sqrt;
+    S e = kinetic_energy<S>(x, p);
+    for (int i = 0; i < n_particles; ++i) e += S(p[p_mass(i)]) * S(p[p_global(kGravity)]) * S(x[x_pos(i) + 1]);
+    for (int s = 0; s < n_springs; ++s) {
+      S l2 = S(0);
+      for (int c = 0; c < dim; ++c) {
+        const S d = S(x[x_pos(end_b(s)) + c]) - S(x[x_pos(end_a(s)) + c]);
+        l2 += d * d;
+      }
+      const S stretch = sqrt(l2) - rest_length<S>(s, p);
+      e += S(0.5) * S(p[p_stiffness(s)]) * stretch * stretch;
+    }
+    return e;
+  }
+  // conservative: no damping of any kind, no ground, no actuation
+  template <class S, class PIn>
+  STEER_HD bool conservative(const PIn& p) const {
+    if (ground || !(S(p[p_global(kVelocityDamping)]) == S(0))) return false;
+    for (int s = 0; s < n_springs; ++s) {
+      if (!(S(p[p_damping(s)]) == S(0))) return false;
+      if (actuator(s) >= 0 && !(S(p[p_amplitude(s)]) == S(0))) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace steer

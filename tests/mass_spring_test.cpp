@@ -1,0 +1,257 @@
+// include/steer/models/mass_spring.h: the generic gradient suite on small robots (2D and 3D,
+// sinusoid and raw actuation, rest-length and rest-position morphology), singular inputs
+// (a zero-length spring, contact onset, zero tangential velocity under friction), and the
+// physics the model promises (CSR gather equals a scatter over springs, a spring at rest
+// length exerts no force, the CoM loss's gradient).
+#include "steer/models/mass_spring.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+
+#include "gradient_suite.h"
+#include "mass_spring_robot.h"
+
+namespace steer::testing {
+namespace {
+
+// topology arrays must outlive the models that point at them
+std::deque<std::vector<int>>& topologies() {
+  static std::deque<std::vector<int>> t;
+  return t;
+}
+
+MassSpring bind(MassSpring m, const Robot& r) {
+  topologies().push_back(pack_topology(r));
+  m.topo = topologies().back().data();
+  return m;
+}
+
+// globals: g, ζ, y_g, k_g, d_g, w_g, μ, v_ε, ω
+std::vector<double> globals(double ground_height = 0.1) {
+  return {9.81, 2.0, ground_height, 3e3, 20.0, 1e-2, 0.8, 0.05, 10.0};
+}
+
+Robot two_cells() { return grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, 1e3, 0.15); }
+
+Robot tetrahedron() {
+  Robot r;
+  r.dim = 3;
+  r.particles = {{0.0, 0.1, 0.0}, {0.1, 0.1, 0.0}, {0.0, 0.1, 0.1}, {0.03, 0.2, 0.03}};
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) {
+      const auto& pa = r.particles[a];
+      const auto& pb = r.particles[b];
+      const double L = std::sqrt((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
+                                 (pa[2] - pb[2]) * (pa[2] - pb[2]));
+      r.springs.push_back({a, b, L * 1.05, 800.0, b == 3 ? 0.1 : 0.0});
+    }
+  return r;
+}
+
+// θ with random actuator weights so that actuation is active
+std::vector<double> params_for(const MassSpring& m, const Robot& r, double ground_height = 0.1) {
+  std::vector<double> p = nominal_parameters(m, r, 1.0, globals(ground_height), 0.5);
+  for (int a = 0; a < m.n_actuators; ++a) {
+    for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);
+    p[m.p_bias(a)] = 0.1 * a;
+  }
+  for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = 1.0 + 0.1 * i;
+  return p;
+}
+
+// a deformed, moving state: some particles below the ground, tangential and normal velocities
+std::vector<double> moving_state(const MassSpring& m, const Robot& r, double dip) {
+  std::vector<double> x = rest_state(m, r);
+  for (int i = 0; i < m.n_particles; ++i) {
+    for (int c = 0; c < m.dim; ++c) {
+      x[m.x_pos(i) + c] += 0.01 * std::sin(1.3 * i + 2.1 * c);
+      x[m.x_vel(i) + c] = 0.3 * std::cos(0.7 * i + 1.1 * c);
+    }
+    if (i % 2 == 0) x[m.x_pos(i) + 1] = 0.1 - dip;  // penetrating the ground at y_g = 0.1
+  }
+  return x;
+}
+
+struct MassSpringCases {
+  using Model = MassSpring;
+  static std::vector<StepCase<MassSpring>> step_cases() {
+    std::vector<StepCase<MassSpring>> out;
+    const Robot r2 = two_cells(), r3 = tetrahedron();
+    {
+      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      out.push_back({"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
+      out.push_back({"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
+      // zero tangential velocity under friction: the smoothed sign has a finite slope there
+      StepCase<MassSpring> c{"2d robot at rest on the ground", m, moving_state(m, r2, 0.002), {}, params_for(m, r2), 1.0, 5};
+      for (int i = 0; i < m.n_particles; ++i) c.x[m.x_vel(i)] = 0.0;
+      out.push_back(c);
+      // zero-length spring: particles 0 and 1 on top of each other
+      StepCase<MassSpring> z{"2d zero-length spring", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 9};
+      for (int c2 = 0; c2 < 2; ++c2) z.x[m.x_pos(1) + c2] = z.x[m.x_pos(0) + c2];
+      z.smooth = false;  // the force jumps from 0 to k L0 in the direction of any perturbation
+      out.push_back(z);
+    }
+    {
+      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      std::vector<double> u(m.nu());
+      for (int a = 0; a < m.nu(); ++a) u[a] = 0.5 * std::sin(2.0 * a + 1);
+      out.push_back({"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
+    }
+    {
+      MassSpring m = bind(make_mass_spring(r2, 4, MassSpring::kSinusoid, true, 0.004), r2);
+      m.rest_from_positions = true;
+      out.push_back({"2d robot rest-position morphology", m, moving_state(m, r2, 0.003), {}, params_for(m, r2), 1.0, 11});
+    }
+    {
+      MassSpring m = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      out.push_back({"3d tetrahedron in contact", m, moving_state(m, r3, 0.004), {}, params_for(m, r3), 1.0, 8});
+    }
+    return out;
+  }
+  static std::vector<RolloutCase<MassSpring>> rollout_cases() {
+    std::vector<RolloutCase<MassSpring>> out;
+    const Robot r2 = two_cells(), r3 = tetrahedron();
+    auto com_loss = [] {
+      Loss l;
+      l.com = true;
+      l.com_axis = 0;
+      l.com_weight = -1.0;
+      return l;
+    };
+    {
+      RolloutCase<MassSpring> c;
+      c.name = "2d robot walking, CoM loss";
+      c.model = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      c.loss = com_loss();
+      c.steps = 60;
+      c.checkpoint_every = 8;
+      c.x0 = rest_state(c.model, r2);
+      c.p = params_for(c.model, r2);
+      out.push_back(c);
+    }
+    {
+      RolloutCase<MassSpring> c;
+      c.name = "2d robot, raw actuation, rest-position morphology";
+      c.model = bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      c.model.rest_from_positions = true;
+      c.loss = com_loss();
+      c.loss.effort_weight = 1e-3;
+      c.steps = 40;
+      c.checkpoint_every = 7;
+      c.x0 = rest_state(c.model, r2);
+      c.u.resize(size_t(c.steps) * c.model.nu());
+      for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.4 * std::sin(0.3 * double(i));
+      c.p = params_for(c.model, r2);
+      out.push_back(c);
+    }
+    {
+      RolloutCase<MassSpring> c;
+      c.name = "3d tetrahedron, CoM loss";
+      c.model = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      c.loss = com_loss();
+      c.steps = 50;
+      c.checkpoint_every = 9;
+      c.x0 = rest_state(c.model, r3);
+      c.p = params_for(c.model, r3);
+      out.push_back(c);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+INSTANTIATE_TYPED_TEST_SUITE_P(MassSpring, GradientSuite, ::testing::Types<MassSpringCases>);
+
+namespace {
+
+// the per-particle gather over the CSR adjacency equals a scatter over springs
+TEST(MassSpring, GatherEqualsScatter) {
+  const Robot r = two_cells();
+  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.004), r);
+  std::vector<double> x = moving_state(m, r, 0.0), p = params_for(m, r), u;
+  std::vector<double> xn(m.nx());
+  auto X = view(x.data()), P = view(p.data()), U = view(u.data()), XN = view(xn.data());
+  m.step<double>(7, X, U, P, XN);
+  // scatter: every spring adds its force to both ends
+  std::vector<double> f(size_t(m.n_particles) * 2, 0.0);
+  for (int s = 0; s < m.n_springs; ++s) {
+    double n[3];
+    const double F = m.spring_force<double>(s, 7 * 0.004, X, U, P, n);
+    for (int c = 0; c < 2; ++c) {
+      f[2 * m.end_a(s) + c] += F * n[c];
+      f[2 * m.end_b(s) + c] -= F * n[c];
+    }
+  }
+  const double h = 0.004, decay = std::exp(-p[m.p_global(MassSpring::kVelocityDamping)] * h);
+  for (int i = 0; i < m.n_particles; ++i)
+    for (int c = 0; c < 2; ++c) {
+      double a = f[2 * i + c] / p[m.p_mass(i)] - (c == 1 ? 9.81 : 0.0);
+      EXPECT_NEAR(xn[m.x_vel(i) + c], decay * x[m.x_vel(i) + c] + h * a, 1e-12);
+    }
+}
+
+// a passive spring at its rest length and at rest exerts no force; stretched, it pulls
+TEST(MassSpring, SpringAtRestLengthIsForceFree) {
+  Robot r;
+  r.particles = {{0.0, 1.0, 0.0}, {0.2, 1.0, 0.0}};
+  r.springs = {{0, 1, 0.2, 500.0, 0.0}};
+  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.01), r);
+  std::vector<double> x = rest_state(m, r), p = nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0}, 0.0), u;
+  double n[3];
+  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n), 0.0, 1e-12);
+  x[m.x_pos(1)] = 0.3;  // stretched by 0.1 m: tension k ΔL = 50 N, pulling a towards b (+x)
+  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n), 50.0, 1e-12);
+  EXPECT_NEAR(n[0], 1.0, 1e-15);
+}
+
+// a zero-length spring and contact onset give finite states and gradients through a rollout
+TEST(MassSpring, SingularInputsStayFinite) {
+  const Robot r = two_cells();
+  RolloutCase<MassSpring> c;
+  c.model = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  c.loss.com = true;
+  c.steps = 30;
+  c.checkpoint_every = 5;
+  c.x0 = rest_state(c.model, r);
+  for (int d = 0; d < 2; ++d) c.x0[c.model.x_pos(1) + d] = c.x0[c.model.x_pos(0) + d];  // zero length
+  c.x0[c.model.x_pos(0) + 1] = 0.1;  // exactly at the ground height
+  c.p = params_for(c.model, r);
+  double loss = 0;
+  std::vector<double> g = rollout_gradient(c, false, 5, &loss);
+  EXPECT_TRUE(std::isfinite(loss));
+  for (double v : g) ASSERT_TRUE(std::isfinite(v));
+}
+
+// ∂c/∂x_i = m_i / M and ∂c/∂m_i = (x_i − c)/M for the centre of mass
+TEST(MassSpring, CenterOfMassGradient) {
+  const Robot r = two_cells();
+  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  std::vector<double> x = moving_state(m, r, 0.0), p = params_for(m, r);
+  std::vector<double> gx(m.nx(), 0.0), gp(m.np(), 0.0);
+  auto GX = view(gx.data()), GP = view(gp.data());
+  const double c = m.center_of_mass<double>(view(x.data()), view(p.data()), 0);
+  m.adj_center_of_mass<double>(view(x.data()), view(p.data()), 0, GX, GP, 1.0);
+  double M = 0;
+  for (int i = 0; i < m.n_particles; ++i) M += p[m.p_mass(i)];
+  for (int i = 0; i < m.n_particles; ++i) {
+    EXPECT_NEAR(gx[m.x_pos(i)], p[m.p_mass(i)] / M, 1e-15);
+    EXPECT_NEAR(gp[m.p_mass(i)], (x[m.x_pos(i)] - c) / M, 1e-15);
+  }
+}
+
+// the grid generator: 2 cells share one edge -> 6 particles, 11 springs, 3 vertical (actuated)
+TEST(MassSpring, GridRobotSharesEdges) {
+  const Robot r = two_cells();
+  EXPECT_EQ(r.particles.size(), 6u);
+  EXPECT_EQ(r.springs.size(), 11u);
+  EXPECT_EQ(r.actuators(), 3);
+  const std::vector<int> t = pack_topology(r);
+  // every spring listed under both of its ends
+  EXPECT_EQ(t[3 * 11 + 6], 22);
+}
+
+}  // namespace
+}  // namespace steer::testing
