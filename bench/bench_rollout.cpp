@@ -1,9 +1,16 @@
 // bench_rollout: throughput of batched rollouts, forward and forward+backward, on the CPU or
 // CUDA backend, over batch sizes, precisions and checkpoint intervals.
 //
-// Setup (the projectile worked example): dim 2, dt 0.01 s, g 9.81 m/s², no drag, no ground,
+// --model projectile (the worked example): dim 2, dt 0.01 s, g 9.81 m/s², no drag, no ground,
 // mass 1 kg, zero controls, terminal loss ½(x_T − 6)², x0 = (0, 0, v0) with v0 drawn per
-// rollout. Throughput is rollout-steps per second: B·T / wall time of one run_batch call
+// rollout; T = 300 unless --steps. One thread per rollout on CUDA.
+// --model mass_spring (DiffTaichi-sized soft robot): a 2D grid robot, a 6 × 2-cell body on two
+// one-cell legs, 25 particles (1 kg), 66 springs (2000 N/m, 0.5 N·s/m), 18 actuated vertical
+// springs (amplitude 0.2), sinusoid actuation with 10 phases at ω = 10 rad/s, actuator weights
+// and biases drawn per rollout; compliant ground (y_g 0.1 m, k_g 3000 N/m, d_g 20 N·s/m, w_g
+// 0.01 m, μ 0.3, v_ε 0.2 m/s), velocity damping 2 /s; dt 0.004 s, T = 681 unless --steps;
+// CoM loss −(c_x(x_T) − c_x(x_0)). One warp per rollout on CUDA.
+// Throughput is rollout-steps per second: B·T / wall time of one run_batch call
 // (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
 // events). Each figure repeats its measurement until it has taken ≥ --min-time seconds
 // after one warm-up call, and reports the median and the best run.
@@ -20,8 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "mass_spring_robot.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
+#include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 
 namespace {
@@ -30,6 +39,7 @@ using steer::BackendKind;
 using steer::Batch;
 using steer::BatchResult;
 using steer::Loss;
+using steer::MassSpring;
 using steer::Projectile;
 using steer::RolloutDiag;
 using steer::RolloutShape;
@@ -39,9 +49,9 @@ struct Options {
   std::string model = "projectile";
   std::string backend = "cpu";
   std::string precision = "both";
-  std::vector<long> batches = {1, 16, 256, 4096, 65536, 262144, 1048576};
+  std::vector<long> batches = {1, 16, 256, 4096, 65536, 262144, 1048576};  // projectile
   double max_mem_gb = 8.0;
-  int steps = 300;
+  int steps = 300;  // projectile; mass_spring: 681
   std::vector<std::string> checkpoints = {"sqrt"};
   int threads = 0;
   double min_time = 0.2;  // [s] per measured figure
@@ -107,32 +117,93 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// the worked-example batch: B rollouts, v0 = (U[1, 4], U[0.5, 3]) m/s, fixed seed
-template <class S>
-Batch<S> make_batch(const Projectile& m, long B, int T) {
-  Batch<S> b;
-  b.resize(int(B), m.nx(), m.nu(), m.np(), T);
-  std::mt19937_64 rng(20261129);
-  std::uniform_real_distribution<double> vx(1.0, 4.0), vy(0.5, 3.0);
-  for (long r = 0; r < B; ++r) {
-    S* x = b.x0_of(int(r));
-    x[2] = S(vx(rng));
-    x[3] = S(vy(rng));
-    S* p = b.theta_of(int(r));
-    p[Projectile::kGravity] = S(9.81);
-    p[Projectile::kMass] = S(1.0);
-    p[Projectile::kGroundSmoothing] = S(0.01);
+// the worked example: B rollouts, v0 = (U[1, 4], U[0.5, 3]) m/s, fixed seed
+struct ProjectileSetup {
+  Projectile m;  // dim 2, dt 0.01, no ground
+  Loss loss;     // ½ (x_T − 6)²
+  ProjectileSetup() {
+    loss.n_terminal = 1;
+    loss.terminal_index[0] = 0;
+    loss.terminal_target[0] = 6.0;
+    loss.terminal_weight[0] = 1.0;
   }
-  return b;
-}
+  template <class S>
+  Batch<S> batch(long B, int T) const {
+    Batch<S> b;
+    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
+    std::mt19937_64 rng(20261129);
+    std::uniform_real_distribution<double> vx(1.0, 4.0), vy(0.5, 3.0);
+    for (long r = 0; r < B; ++r) {
+      S* x = b.x0_of(int(r));
+      x[2] = S(vx(rng));
+      x[3] = S(vy(rng));
+      S* p = b.theta_of(int(r));
+      p[Projectile::kGravity] = S(9.81);
+      p[Projectile::kMass] = S(1.0);
+      p[Projectile::kGroundSmoothing] = S(0.01);
+    }
+    return b;
+  }
+  nlohmann::json describe() const { return {{"nx", m.nx()}, {"nu", m.nu()}, {"np", m.np()}}; }
+};
+
+// the soft robot (see the top of the file): nominal θ, actuator weights and biases drawn per
+// rollout with a fixed seed, starting at rest 1 cm above its resting height
+struct MassSpringSetup {
+  steer::Robot robot;
+  std::vector<int> topo;  // m.topo points here: the setup is not copied
+  MassSpring m;
+  Loss loss;  // −(c_x(x_T) − c_x(x_0))
+  std::vector<double> p0, x0;
+  MassSpringSetup() {
+    std::vector<std::array<int, 2>> cells = {{0, 0}, {5, 0}};  // legs
+    for (int row = 1; row <= 2; ++row)
+      for (int col = 0; col < 6; ++col) cells.push_back({col, row});
+    robot = steer::grid_robot(cells, 0.1, {0.1, 0.11}, 2000.0, 0.2);
+    topo = steer::pack_topology(robot);
+    m = steer::make_mass_spring(robot, 10, MassSpring::kSinusoid, true, 0.004);
+    m.topo = topo.data();
+    loss.com = true;
+    loss.com_axis = 0;
+    loss.com_weight = -1.0;
+    // g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s]
+    p0 = steer::nominal_parameters(m, robot, 1.0, {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0}, 0.5);
+    x0 = steer::rest_state(m, robot);
+  }
+  MassSpringSetup(const MassSpringSetup&) = delete;
+  MassSpringSetup& operator=(const MassSpringSetup&) = delete;
+  template <class S>
+  Batch<S> batch(long B, int T) const {
+    Batch<S> b;
+    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
+    std::mt19937_64 rng(20261129);
+    std::uniform_real_distribution<double> w(-0.5, 0.5), bias(-0.2, 0.2);
+    for (long r = 0; r < B; ++r) {
+      S* x = b.x0_of(int(r));
+      for (int i = 0; i < m.nx(); ++i) x[i] = S(x0[i]);
+      S* p = b.theta_of(int(r));
+      for (int q = 0; q < m.np(); ++q) p[q] = S(p0[q]);
+      for (int a = 0; a < m.n_actuators; ++a) {
+        for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = S(w(rng));
+        p[m.p_bias(a)] = S(bias(rng));
+      }
+    }
+    return b;
+  }
+  nlohmann::json describe() const {
+    return {{"nx", m.nx()},           {"nu", m.nu()},         {"np", m.np()},
+            {"particles", m.n_particles}, {"springs", m.n_springs}, {"actuators", m.n_actuators},
+            {"dt", m.dt}};
+  }
+};
 
 // times one call of run_batch; on CUDA also its kernel and transfer times [s]
 struct Timed {
   double wall = 0, kernel = -1, transfer = -1;
 };
 
-template <class S>
-Timed run_once(BackendKind kind, const Projectile& m, const Loss& loss, const RolloutShape& sh,
+template <class Model, class S>
+Timed run_once(BackendKind kind, const Model& m, const Loss& loss, const RolloutShape& sh,
                const Batch<S>& batch, bool want_grad, BatchResult<S>& out, int threads) {
   Timed t;
   const auto t0 = Clock::now();
@@ -150,8 +221,8 @@ Timed run_once(BackendKind kind, const Projectile& m, const Loss& loss, const Ro
 }
 
 // one warm-up, then repeats until min_time has passed; returns every timed run
-template <class S>
-std::vector<Timed> measure(BackendKind kind, const Projectile& m, const Loss& loss,
+template <class Model, class S>
+std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
                            const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
                            int threads, double min_time) {
   BatchResult<S> out;
@@ -165,18 +236,14 @@ std::vector<Timed> measure(BackendKind kind, const Projectile& m, const Loss& lo
   return runs;
 }
 
-template <class S>
-Row bench_one(const Options& opt, BackendKind kind, long B, int K) {
-  Projectile m;  // dim 2, dt 0.01, no ground
-  Loss loss;     // ½ (x_T − 6)²
-  loss.n_terminal = 1;
-  loss.terminal_index[0] = 0;
-  loss.terminal_target[0] = 6.0;
-  loss.terminal_weight[0] = 1.0;
+template <class Setup, class S>
+Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, int K) {
+  const auto& m = setup.m;
+  const Loss& loss = setup.loss;
   RolloutShape sh;
   sh.steps = opt.steps;
   sh.checkpoint_every = K;
-  const Batch<S> batch = make_batch<S>(m, B, opt.steps);
+  const Batch<S> batch = setup.template batch<S>(B, opt.steps);
 
   Row r;
   r.backend = steer::backend_name(kind);
@@ -194,9 +261,9 @@ Row bench_one(const Options& opt, BackendKind kind, long B, int K) {
     best = *std::min_element(w.begin(), w.end());
     reps = int(w.size());
   };
-  const auto fwd = measure<S>(kind, m, loss, sh, batch, false, opt.threads, opt.min_time);
+  const auto fwd = measure(kind, m, loss, sh, batch, false, opt.threads, opt.min_time);
   summarize(fwd, r.fwd_median_s, r.fwd_best_s, r.fwd_reps);
-  const auto fb = measure<S>(kind, m, loss, sh, batch, true, opt.threads, opt.min_time);
+  const auto fb = measure(kind, m, loss, sh, batch, true, opt.threads, opt.min_time);
   summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
   if (kind == BackendKind::kCuda) {
     std::vector<double> kf, kfb, tr;
@@ -287,9 +354,10 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
   }
 }
 
-template <class S>
-void bench_precision(const Options& opt, BackendKind kind, std::vector<Row>& rows) {
-  const Projectile m;
+template <class S, class Setup>
+void bench_precision(const Options& opt, const Setup& setup, BackendKind kind,
+                     std::vector<Row>& rows) {
+  const auto& m = setup.m;
   for (long B : opt.batches) {
     const double gb = host_bytes<S>(B, opt.steps, m.nx(), m.nu(), m.np()) / 1e9;
     if (gb > opt.max_mem_gb) {
@@ -301,7 +369,7 @@ void bench_precision(const Options& opt, BackendKind kind, std::vector<Row>& row
       const int K = c == "sqrt" ? sqrt_interval(opt.steps) : std::stoi(c);
       if (K < 1 || K > opt.steps)
         throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
-      Row r = bench_one<S>(opt, kind, B, K);
+      Row r = bench_one<Setup, S>(opt, setup, kind, B, K);
       std::cerr << r.backend << " " << r.precision << " B=" << B << " K=" << K << ": fwd "
                 << fmt("%.3g", steps_per_s(r, r.fwd_median_s)) << " fwd+bwd "
                 << fmt("%.3g", steps_per_s(r, r.fb_median_s)) << " rollout-steps/s\n";
@@ -315,13 +383,17 @@ void bench_precision(const Options& opt, BackendKind kind, std::vector<Row>& row
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"bench_rollout: batched rollout throughput, forward and forward+backward"};
-  app.add_option("--model", opt.model, "model to run")->check(CLI::IsMember({"projectile"}));
+  app.add_option("--model", opt.model, "model to run")
+      ->check(CLI::IsMember({"projectile", "mass_spring"}));
   app.add_option("--backend", opt.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--precision", opt.precision, "float32, float64 or both")
       ->check(CLI::IsMember({"float32", "float64", "both"}));
-  app.add_option("--batches", opt.batches, "batch sizes B, comma separated")->delimiter(',');
+  auto* batches_opt = app.add_option("--batches", opt.batches, "batch sizes B, comma separated")
+                          ->delimiter(',');
   app.add_option("--max-mem-gb", opt.max_mem_gb, "stop growing B past this host memory [GB]");
-  app.add_option("--steps", opt.steps, "horizon T")->check(CLI::PositiveNumber);
+  auto* steps_opt =
+      app.add_option("--steps", opt.steps, "horizon T (projectile 300, mass_spring 681)")
+          ->check(CLI::PositiveNumber);
   app.add_option("--checkpoint", opt.checkpoints,
                  "checkpoint intervals K: sqrt or a number, comma separated")
       ->delimiter(',');
@@ -330,14 +402,26 @@ int main(int argc, char** argv) {
   app.add_option("--json", opt.json_path, "write results as JSON to this file");
   app.add_flag("--markdown", opt.markdown, "print a Markdown table on stdout");
   CLI11_PARSE(app, argc, argv);
+  if (opt.model == "mass_spring") {
+    if (steps_opt->count() == 0) opt.steps = 681;
+    if (batches_opt->count() == 0) opt.batches = {1, 64, 1024};
+  }
 
   try {
     std::string note;
     const BackendKind kind = steer::resolve_backend(opt.backend, &note);
     if (!note.empty()) std::cerr << "bench_rollout: " << note << "\n";
     std::vector<Row> rows;
-    if (opt.precision != "float64") bench_precision<float>(opt, kind, rows);
-    if (opt.precision != "float32") bench_precision<double>(opt, kind, rows);
+    nlohmann::json model_info;
+    auto run_all = [&](const auto& setup) {
+      model_info = setup.describe();
+      if (opt.precision != "float64") bench_precision<float>(opt, setup, kind, rows);
+      if (opt.precision != "float32") bench_precision<double>(opt, setup, kind, rows);
+    };
+    if (opt.model == "mass_spring")
+      run_all(MassSpringSetup{});
+    else
+      run_all(ProjectileSetup{});
 
     std::ostringstream cmd;
     for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << argv[i];
@@ -346,6 +430,7 @@ int main(int argc, char** argv) {
       const steer::CudaStatus cs = steer::cuda_status();
       nlohmann::json j = {{"command", cmd.str()},
                           {"model", opt.model},
+                          {"model_info", model_info},
                           {"cpu", cpu_model()},
                           {"cuda_device", cs.available ? cs.device : cs.reason},
                           {"results", nlohmann::json::array()}};

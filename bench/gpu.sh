@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # GPU benchmark for the device machine, called by gpu-check.sh after the build and tests:
 #   BUILD_DIR=<build dir> bench/gpu.sh OUTDIR
-# CUDA in float32 and float64 at B = 2^14 .. 2^20, K = ⌈√T⌉ and K = 1, plus the CPU backend
-# at B = 2^14 on all cores for the CUDA/CPU ratio. Writes JSON and Markdown into OUTDIR;
-# copy the tables into bench/RESULTS.md with the date, GPU and this command.
+# projectile (one thread per rollout): CUDA in float32 and float64 at B = 2^14 .. 2^20,
+# K = ⌈√T⌉ and K = 1, plus the CPU backend at B = 2^14 on all cores for the CUDA/CPU ratio.
+# mass_spring (one warp per rollout, 25 particles, T = 681): CUDA in float32 and float64 at
+# B = 2^10 .. 2^16, K = ⌈√T⌉, plus the CPU backend at B = 2^10 on all cores.
+# Writes JSON and Markdown into OUTDIR; copy the tables into bench/RESULTS.md with the date,
+# GPU and this command.
 set -euo pipefail
 out=${1:?usage: BUILD_DIR=<build dir> bench/gpu.sh OUTDIR}
 bin=${BUILD_DIR:-build}/bench/bench_rollout
@@ -16,3 +19,11 @@ for prec in float32 float64; do
 done
 "$bin" --backend cpu --precision both --batches 16384 --checkpoint sqrt,1 \
   --json "$out/bench_cpu.json" --markdown | tee "$out/bench_cpu.md"
+ms_batches=1024,2048,4096,8192,16384,32768,65536
+for prec in float32 float64; do
+  "$bin" --model mass_spring --backend cuda --precision "$prec" --batches "$ms_batches" \
+    --checkpoint sqrt --max-mem-gb 48 --json "$out/bench_cuda_mass_spring_$prec.json" --markdown |
+    tee "$out/bench_cuda_mass_spring_$prec.md"
+done
+"$bin" --model mass_spring --backend cpu --precision both --batches 1024 --checkpoint sqrt \
+  --json "$out/bench_cpu_mass_spring.json" --markdown | tee "$out/bench_cpu_mass_spring.md"

@@ -1,22 +1,36 @@
-// The CUDA backend: one thread per rollout runs the same forward_rollout / backward_rollout
-// that the CPU backend runs, on structure-of-arrays device buffers (element i of rollout b
-// at i*Bc + b, so a warp's loads of one element coalesce). The kernels only index and call;
-// the host side here copies the rollout-major Batch up, transposes it on the device, and
-// transposes the results back into the BatchResult layout of cpu_run_batch.
+// The CUDA backend: the kernels run the same forward_rollout / backward_rollout that the CPU
+// backend runs, and only index and call. How many lanes share a rollout is fixed per model
+// at compile time (LanesPerRollout, DESIGN §4), and the device layout follows from it so
+// that the lanes of a warp always read neighbouring addresses:
 //
-//   host Batch [B][n] --copy--> staging [Bc][n] --transpose--> SoA [n][Bc]
-//   SoA --forward_kernel--> (ckpt, L, diag) --backward_kernel--> (∂L/∂x0, ∂L/∂u, ∂L/∂θ)
-//   SoA [n][Bc] --transpose--> staging [Bc][n] --copy--> BatchResult [B][n]
+//   one thread per rollout (projectile): structure-of-arrays, element i of rollout b at
+//     i*Bc + b (Bc = rollouts in this pass), so a warp's 32 rollouts read one element
+//     together. The host copies the rollout-major Batch up and transposes it on the device:
+//       host Batch [B][n] --copy--> staging [Bc][n] --transpose--> SoA [n][Bc]
+//       SoA [n][Bc] --transpose--> staging [Bc][n] --copy--> BatchResult [B][n]
+//   one warp per rollout (mass_spring): rollout-major, element i of rollout b at b*n + i,
+//     the host layout itself, so the 32 lanes' lane-strided loops read 32 neighbouring
+//     elements of one rollout; no staging, no transposes.
+//
+//   forward_kernel: (x0, u, θ) -> (ckpt, L, diag);  backward_kernel: -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ)
+//
+// Models with a topology (a `topo` member: one int array shared by the whole batch) get it
+// copied to the device once per call; the kernels receive a copy of the model whose topo
+// points at the device copy, read through the cache like any other load.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
 #include "steer/cuda_check.h"
 #include "steer/cuda_device.h"
+#include "steer/lanes_per_rollout.h"
+#include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 #include "steer/rollout.h"
 
@@ -24,7 +38,8 @@ namespace steer {
 namespace {
 
 // ---- launch parameters, all in one place ----
-constexpr int kRolloutThreads = 128;  // threads per block of the per-rollout kernels
+constexpr int kRolloutThreads = 128;  // threads per block of the rollout kernels (4 warps)
+constexpr int kWarp = 32;
 constexpr int kTile = 32;             // transpose tile: kTile × kTile elements
 constexpr int kTileRows = 8;          // transpose block: kTile × kTileRows threads
 constexpr long kMaxGridX = 2147483647L;
@@ -34,17 +49,32 @@ constexpr long kMaxGridY = 65535L;
 constexpr double kFreeFraction = 0.9;
 constexpr std::size_t kReserveBytes = std::size_t(256) << 20;
 
-dim3 rollout_grid(long n) { return dim3(unsigned((n + kRolloutThreads - 1) / kRolloutThreads)); }
+// blocks for n rollouts of `lanes` threads each
+dim3 rollout_grid(long n, int lanes) {
+  return dim3(unsigned((n * lanes + kRolloutThreads - 1) / kRolloutThreads));
+}
+
 dim3 transpose_grid(long rows, long cols) {
   const long gx = std::min((rows + kTile - 1) / kTile, kMaxGridX);
   const long gy = std::min((cols + kTile - 1) / kTile, kMaxGridY);
   return dim3(unsigned(gx), unsigned(gy));
 }
 
-// one pass's device arrays, SoA with stride `count` (the rollouts in this pass)
+// whether a model type carries a topology array (`const int* topo`, topology_size() ints)
+template <class Model, class = void>
+struct HasTopology : std::false_type {};
+template <class Model>
+struct HasTopology<Model, std::void_t<decltype(std::declval<Model&>().topo)>> : std::true_type {};
+
+static_assert(kRolloutThreads % kWarp == 0, "a block holds whole warps");
+static_assert(HasTopology<MassSpring>::value && !HasTopology<Projectile>::value, "topology trait");
+
+// one pass's device arrays: SoA [n][count] with one lane per rollout (the shapes below),
+// rollout-major [count][n] with a warp per rollout (see the top of the file)
 template <class S>
 struct DeviceRollouts {
-  long count = 0;
+  long count = 0;               // rollouts in this pass, Bc
+  long n_x = 0, n_u = 0, n_p = 0, n_ckpt = 0, n_seg = 0, n_traj = 0;  // elements per rollout
   const S* x0 = nullptr;        // [nx][Bc]
   const S* u = nullptr;         // [T·nu][Bc]
   const S* p = nullptr;         // [np][Bc]
@@ -60,44 +90,65 @@ struct DeviceRollouts {
   RolloutDiag* diag = nullptr;  // [Bc], one struct per rollout (written once, not strided)
 };
 
-// rollout b's slices of the pass: base offset b, stride Bc
-template <class S>
+// rollout b's slice of an array with n elements per rollout, for W lanes per rollout
+template <int W, class T>
+__device__ View<T> slice_of(T* base, long b, long n, long count) {
+  const long offset = W == 1 ? b : b * n;  // SoA: i*Bc + b; rollout-major: b*n + i
+  return View<T>{base ? base + offset : nullptr, W == 1 ? count : 1};
+}
+
+template <int W, class S>
 __device__ RolloutRefs<S> refs_of(const DeviceRollouts<S>& d, long b) {
   const long B = d.count;
   RolloutRefs<S> r;
-  r.x0 = View<const S>{d.x0 + b, B};
-  r.u = View<const S>{d.u + b, B};
-  r.p = View<const S>{d.p + b, B};
-  r.ckpt = View<S>{d.ckpt + b, B};
-  r.seg = View<S>{d.seg + b, B};
-  r.lam = View<S>{d.lam ? d.lam + b : nullptr, B};
-  r.lam_prev = View<S>{d.lam_prev ? d.lam_prev + b : nullptr, B};
-  r.grad_x0 = View<S>{d.grad_x0 ? d.grad_x0 + b : nullptr, B};
-  r.grad_u = View<S>{d.grad_u ? d.grad_u + b : nullptr, B};
-  r.grad_p = View<S>{d.grad_p ? d.grad_p + b : nullptr, B};
-  r.traj = View<S>{d.traj ? d.traj + b : nullptr, B};
+  r.x0 = slice_of<W>(d.x0, b, d.n_x, B);
+  r.u = slice_of<W>(d.u, b, d.n_u, B);
+  r.p = slice_of<W>(d.p, b, d.n_p, B);
+  r.ckpt = slice_of<W>(d.ckpt, b, d.n_ckpt, B);
+  r.seg = slice_of<W>(d.seg, b, d.n_seg, B);
+  r.lam = slice_of<W>(d.lam, b, d.n_x, B);
+  r.lam_prev = slice_of<W>(d.lam_prev, b, d.n_x, B);
+  r.grad_x0 = slice_of<W>(d.grad_x0, b, d.n_x, B);
+  r.grad_u = slice_of<W>(d.grad_u, b, d.n_u, B);
+  r.grad_p = slice_of<W>(d.grad_p, b, d.n_p, B);
+  r.traj = slice_of<W>(d.traj, b, d.n_traj, B);
   r.loss = d.loss + b;
   r.diag = d.diag + b;
   return r;
 }
 
-// (x0, u, θ) -> (checkpoints, L, diag), one thread per rollout
-template <class Model, class S>
-__global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
-  const long b = long(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b >= d.count) return;
-  forward_rollout<Model, S>(m, loss, sh, refs_of(d, b));
+// the rollout of this thread and its lane in it. W divides the block size, so the W lanes
+// of a rollout lie in one warp and the bounds test below is uniform across them, which
+// keeps every __syncwarp in Lanes::sync reached by the full warp.
+template <int W>
+__device__ long rollout_index() {
+  return (long(blockIdx.x) * blockDim.x + threadIdx.x) / W;
+}
+template <int W>
+__device__ Lanes lanes_of() {
+  return Lanes{int(threadIdx.x % W), W};
 }
 
-// (checkpoints, u, θ) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ), one thread per rollout. The adjoint
-// choice is a template argument so that the dual-number path, when not asked for, is
-// compiled out: it would otherwise set the kernel's register count (250 vs 134 in float64).
+// (x0, u, θ) -> (checkpoints, L, diag), W = LanesPerRollout lanes per rollout
+template <class Model, class S>
+__global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  const long b = rollout_index<W>();
+  if (b >= d.count) return;
+  forward_rollout<Model, S>(m, loss, sh, refs_of<W>(d, b), lanes_of<W>());
+}
+
+// (checkpoints, u, θ) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ). The adjoint choice is a template argument
+// so that the dual-number path, when not asked for, is compiled out: it would otherwise set
+// the kernel's register count (projectile, float64, sm_90: 250 vs 128). Models whose reference
+// adjoint is host-only (run-time sized, kMaxState == 0) get only the `false` kernel.
 template <class Model, class S, bool kReferenceAdjoint>
 __global__ void backward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
-  const long b = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  constexpr int W = LanesPerRollout<Model>::value;
+  const long b = rollout_index<W>();
   if (b >= d.count) return;
   sh.reference_adjoint = kReferenceAdjoint;
-  backward_rollout<Model, S>(m, loss, sh, refs_of(d, b));
+  backward_rollout<Model, S>(m, loss, sh, refs_of<W>(d, b), lanes_of<W>());
 }
 
 // out[c·rows + r] = in[r·cols + c]: [rows][cols] -> [cols][rows] through a shared tile, so
@@ -129,20 +180,45 @@ void launch_transpose(const T* d_in, T* d_out, long rows, long cols) {
   STEER_CUDA_CHECK(cudaGetLastError());
 }
 
-// host rollout-major h_src [Bc][n] -> device SoA d_dst [n][Bc], through d_stage
+// host rollout-major h_src [Bc][n] -> device d_dst: SoA [n][Bc] through d_stage, or a plain
+// copy when the device layout is rollout-major too
 template <class S>
-void upload_soa(const S* h_src, S* d_stage, S* d_dst, long Bc, long n) {
+void upload_rollouts(const S* h_src, S* d_stage, S* d_dst, long Bc, long n, bool soa) {
   if (n == 0) return;
+  if (!soa) {
+    STEER_CUDA_CHECK(cudaMemcpy(d_dst, h_src, sizeof(S) * Bc * n, cudaMemcpyHostToDevice));
+    return;
+  }
   STEER_CUDA_CHECK(cudaMemcpy(d_stage, h_src, sizeof(S) * Bc * n, cudaMemcpyHostToDevice));
   launch_transpose(d_stage, d_dst, Bc, n);
 }
 
-// device SoA d_src [n][Bc] -> host rollout-major h_dst [Bc][n], through d_stage
+// device d_src (SoA [n][Bc] or rollout-major [Bc][n]) -> host rollout-major h_dst [Bc][n]
 template <class S>
-void download_soa(const S* d_src, S* d_stage, S* h_dst, long Bc, long n) {
+void download_rollouts(const S* d_src, S* d_stage, S* h_dst, long Bc, long n, bool soa) {
   if (n == 0) return;
-  launch_transpose(d_src, d_stage, n, Bc);
-  STEER_CUDA_CHECK(cudaMemcpy(h_dst, d_stage, sizeof(S) * Bc * n, cudaMemcpyDeviceToHost));
+  if (soa) {
+    launch_transpose(d_src, d_stage, n, Bc);
+    d_src = d_stage;
+  }
+  STEER_CUDA_CHECK(cudaMemcpy(h_dst, d_src, sizeof(S) * Bc * n, cudaMemcpyDeviceToHost));
+}
+
+// the model as the kernels see it: a copy whose topology (if it has one) points at a device
+// copy of the host array, made once per call and owned by `storage`
+template <class Model>
+Model device_model(const Model& m, DeviceBuffer& storage) {
+  Model md = m;
+  if constexpr (HasTopology<Model>::value) {
+    const long n = m.topology_size();
+    if (n > 0) {
+      storage = DeviceBuffer(sizeof(int) * std::size_t(n));
+      STEER_CUDA_CHECK(
+          cudaMemcpy(storage.as<int>(), m.topo, sizeof(int) * std::size_t(n), cudaMemcpyHostToDevice));
+      md.topo = storage.as<int>();
+    }
+  }
+  return md;
 }
 
 // elapsed time between two events [ms], after the second has completed
@@ -173,7 +249,19 @@ template <class Model, class S>
 void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
                        const Batch<S>& batch, bool want_grad, BatchResult<S>& out,
                        const CudaRunOptions& opt, CudaRunStats* stats) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  constexpr bool soa = W == 1;  // device layout, see the top of the file
+  // the dual-number adjoint runs on the device only for models with fixed-size state
+  constexpr bool device_reference = Model::kMaxState > 0;
+  static_assert(W == 1 || W == kWarp, "a rollout's lanes synchronise with __syncwarp");
   check_batch(m, sh, batch);
+  if (sh.reference_adjoint && !device_reference)
+    throw std::invalid_argument(
+        "backend cuda: the reference (dual-number) adjoint of this model is host-only (its state "
+        "is sized at run time); run it on the cpu backend or use the hand adjoint");
+  if constexpr (HasTopology<Model>::value)
+    if (m.topology_size() > 0 && m.topo == nullptr)
+      throw std::invalid_argument("backend cuda: the model's topology (topo) is not set");
   const CudaStatus cs = cuda_status();
   if (!cs.available) throw std::runtime_error("backend cuda: " + cs.reason);
   const long B = batch.size;
@@ -208,7 +296,8 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   const long n_traj = tslots * nx;
   const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
   const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
-  const long n_stage = std::max({n_x0, n_u, n_p, n_traj});  // largest array to transpose
+  // largest array to transpose (SoA only)
+  const long n_stage = soa ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
   const std::size_t per_rollout = sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg +
                                                           n_adj + n_grad + n_traj + n_stage + 1) +
                                   sizeof(RolloutDiag);
@@ -234,6 +323,8 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
                d_gp = alloc(want_grad ? n_p : 0);
   DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(1);
   DeviceBuffer d_diag(sizeof(RolloutDiag) * std::size_t(chunk));
+  DeviceBuffer d_topo;
+  const Model md = device_model(m, d_topo);
   PhaseEvents ev;
 
   st.chunk_rollouts = chunk;
@@ -243,6 +334,12 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     const long Bc = std::min(chunk, B - b0);
     DeviceRollouts<S> d;
     d.count = Bc;
+    d.n_x = nx;
+    d.n_u = n_u;
+    d.n_p = n_p;
+    d.n_ckpt = n_ckpt;
+    d.n_seg = n_seg;
+    d.n_traj = n_traj;
     d.x0 = d_x0.as<S>();
     d.u = d_u.as<S>();
     d.p = d_p.as<S>();
@@ -258,21 +355,26 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     d.diag = d_diag.as<RolloutDiag>();
     S* d_st = d_stage.as<S>();
 
-    // host [B][n] rows b0..b0+Bc −> device [n][Bc]
+    // host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[0]));
-    upload_soa(batch.x0.data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0);
-    upload_soa(batch.u.data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u);
-    upload_soa(batch.theta.data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p);
+    upload_rollouts(batch.x0.data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0, soa);
+    upload_rollouts(batch.u.data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u, soa);
+    upload_rollouts(batch.theta.data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p, soa);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[1]));
 
-    forward_kernel<Model, S><<<rollout_grid(Bc), kRolloutThreads>>>(m, loss, sh, d);
+    const dim3 grid = rollout_grid(Bc, W);
+    forward_kernel<Model, S><<<grid, kRolloutThreads>>>(md, loss, sh, d);
     STEER_CUDA_CHECK(cudaGetLastError());
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[2]));
     if (want_grad) {
-      if (sh.reference_adjoint)
-        backward_kernel<Model, S, true><<<rollout_grid(Bc), kRolloutThreads>>>(m, loss, sh, d);
-      else
-        backward_kernel<Model, S, false><<<rollout_grid(Bc), kRolloutThreads>>>(m, loss, sh, d);
+      if constexpr (device_reference) {
+        if (sh.reference_adjoint)
+          backward_kernel<Model, S, true><<<grid, kRolloutThreads>>>(md, loss, sh, d);
+        else
+          backward_kernel<Model, S, false><<<grid, kRolloutThreads>>>(md, loss, sh, d);
+      } else {
+        backward_kernel<Model, S, false><<<grid, kRolloutThreads>>>(md, loss, sh, d);
+      }
       STEER_CUDA_CHECK(cudaGetLastError());
     }
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[3]));
@@ -283,11 +385,12 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     STEER_CUDA_CHECK(
         cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
     if (want_grad) {
-      download_soa(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0);
-      download_soa(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u);
-      download_soa(d.grad_p, d_st, out.grad_theta.data() + b0 * n_p, Bc, n_p);
+      download_rollouts(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0, soa);
+      download_rollouts(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u, soa);
+      download_rollouts(d.grad_p, d_st, out.grad_theta.data() + b0 * n_p, Bc, n_p, soa);
     }
-    if (tslots > 0) download_soa(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj);
+    if (tslots > 0)
+      download_rollouts(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj, soa);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[4]));
     // a fault inside a kernel surfaces at the first synchronizing call after it
     STEER_CUDA_CHECK(cudaDeviceSynchronize());
@@ -317,6 +420,8 @@ void cuda_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, co
 
 STEER_INSTANTIATE_CUDA(Projectile, float)
 STEER_INSTANTIATE_CUDA(Projectile, double)
+STEER_INSTANTIATE_CUDA(MassSpring, float)
+STEER_INSTANTIATE_CUDA(MassSpring, double)
 #undef STEER_INSTANTIATE_CUDA
 
 }  // namespace steer

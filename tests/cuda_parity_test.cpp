@@ -15,18 +15,23 @@
 //            same (float-valued) inputs: the GPU must be as accurate as the CPU in float32.
 // Integer diagnostics (event step, contact counts and hash, flags) must match exactly in
 // float64; in float32 a state within ~1e-7 of the ground may land on the other side, so at
-// most 1% of rollouts may differ there. Without a CUDA device every test here skips.
+// most 1% of rollouts may differ there. The mass-spring tests at the end (a warp per
+// rollout) state their own tolerances. Without a CUDA device every test here skips, except
+// the two that check argument errors raised before the device is asked for.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "mass_spring_robot.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
+#include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 
 namespace steer {
@@ -351,6 +356,282 @@ TEST(CudaParity, MismatchedBatchThrows) {
   batch.resize(4, m.nx(), m.nu(), m.np(), 11);  // steps differ from the shape
   BatchResult<double> out;
   EXPECT_THROW(run_batch(BackendKind::kCuda, m, Loss{}, sh, batch, true, out),
+               std::invalid_argument);
+}
+
+// ---- mass_spring: one warp per rollout, rollout-major layout, topology on the device ----
+//
+// A grid robot walking on the compliant ground, CoM loss (−(c_T − c_0) along x), per-rollout
+// random spring stiffness and damping, masses, actuator weights and biases, drop height and
+// initial velocities; sinusoid actuation, and raw actuation with an effort term. Two robots:
+// 18 particles / 41 springs (fewer than a warp's 32 lanes) and 33 / 92 (the lane-strided
+// loops go round more than once).
+//
+// Tolerances, from the same stand-in for the GPU's rounding as above (host -mfma
+// -ffp-contract=fast vs the plain build, these batches, T = 200):
+//   float64: worst 1.1e-11 over all rollouts and arrays -> |cuda − cpu| ≤ 1e-10 per rollout.
+//   float32: per rollout the CPU's own float32 error (vs float64 on the same inputs) reaches
+//            1e-2 on the worst rollouts (200 steps of contact, and the loss is a difference of
+//            two centres of mass), and the FMA build's error exceeds twice the CPU's by up to
+//            3.1e-3 on rollouts where the CPU happens to be accurate; the median over rollouts
+//            is the same for both (~1e-5). So: each rollout within 1e-2 + 2 |cpu32 − ref64|,
+//            and the batch median within 2 × the CPU's median + 1e-6 (a layout or indexing
+//            bug is O(1) and fails both).
+// The friction here (μ 0.3, v_ε 0.2 m/s) keeps the explicit friction update stable
+// (h μ F_n / (m v_ε) < 2 for normal forces up to ~300 N): with μ 0.8, v_ε 0.05 m/s the
+// bottom particles of the robot stick-slip chaotically and float64 rollouts of different
+// rounding differ by 1e-2 after 200 steps, which no tolerance can sensibly cover.
+struct MsCase {
+  int actuation = MassSpring::kSinusoid;
+  bool wide = false;  // 10 × 2 cells, 33 particles
+};
+
+// topology arrays outlive the models that point at them
+std::vector<int>& keep_topology(std::vector<int> t) {
+  static std::vector<std::vector<int>> kept;
+  kept.push_back(std::move(t));
+  return kept.back();
+}
+
+Robot ms_robot(const MsCase& c) {
+  if (c.wide) {
+    std::vector<std::array<int, 2>> cells;
+    for (int i = 0; i < 10; ++i)
+      for (int j = 0; j < 2; ++j) cells.push_back({i, j});
+    return grid_robot(cells, 0.05, {0.1, 0.12}, 1e3, 0.15);
+  }
+  // a frame on two legs: cells (column, row)
+  return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {3, 1}, {0, 2}, {3, 2}}, 0.1, {0.1, 0.12},
+                    1e3, 0.15);
+}
+
+MassSpring ms_model(const MsCase& c, const Robot& r) {
+  MassSpring m = make_mass_spring(r, 10, c.actuation, true, 0.004);
+  const std::vector<int>& topo = keep_topology(pack_topology(r));
+  m.topo = topo.data();
+  return m;
+}
+
+Loss ms_loss(const MsCase& c) {
+  Loss l;
+  l.com = true;
+  l.com_axis = 0;
+  l.com_weight = -1;
+  if (c.actuation == MassSpring::kRaw) l.effort_weight = 1e-3;
+  return l;
+}
+
+template <class S>
+Batch<S> ms_batch(const MassSpring& m, const Robot& r, int B, int T, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  // globals: g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s]
+  const std::vector<double> globals = {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0};
+  const std::vector<double> p0 = nominal_parameters(m, r, 1.0, globals, 0.5);
+  const std::vector<double> rest = rest_state(m, r);
+  Batch<S> b;
+  b.resize(B, m.nx(), m.nu(), m.np(), T);
+  for (int k = 0; k < B; ++k) {
+    S* p = b.theta_of(k);
+    for (int q = 0; q < m.np(); ++q) p[q] = S(p0[q]);
+    for (int s = 0; s < m.n_springs; ++s) {
+      p[m.p_stiffness(s)] = S(p0[m.p_stiffness(s)] * uni(0.6, 1.6));  // [N/m]
+      p[m.p_damping(s)] = S(uni(0.2, 0.8));                            // [N·s/m]
+    }
+    for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = S(uni(0.8, 1.2));  // [kg]
+    for (int a = 0; a < m.n_actuators; ++a) {
+      for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = S(uni(-0.5, 0.5));
+      p[m.p_bias(a)] = S(uni(-0.2, 0.2));
+    }
+    S* x = b.x0_of(k);
+    const double drop = uni(0.0, 0.02);  // [m] above the rest height
+    for (int i = 0; i < m.n_particles; ++i)
+      for (int c = 0; c < m.dim; ++c) {
+        x[m.x_vel(i) + c] = S(uni(-0.1, 0.1));  // [m/s]
+        x[m.x_pos(i) + c] = S(rest[m.x_pos(i) + c] + (c == 1 ? drop : 0.0));
+      }
+    // raw actuation: a sinusoid of random phase plus noise, per actuator
+    S* u = b.u_of(k);
+    std::vector<double> phase(m.nu());
+    for (double& ph : phase) ph = uni(0.0, 6.283185307179586);
+    for (int t = 0; t < T; ++t)
+      for (int a = 0; a < m.nu(); ++a)
+        u[t * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + phase[a]) + uni(-0.2, 0.2));
+  }
+  return b;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// float64: |cuda − cpu| ≤ 1e-10; float32: see the tolerances above
+template <class S>
+void expect_ms_match(const std::vector<S>& cuda, const std::vector<S>& cpu,
+                     const std::vector<double>& ref64, int B, long n, const char* what) {
+  if (std::is_same<S, double>::value) {
+    expect_errors_within(rollout_errors(cuda, cpu, B, n), std::vector<double>(B, 1e-10), what);
+    return;
+  }
+  const std::vector<double> e_cpu = rollout_errors(cpu, ref64, B, n);
+  const std::vector<double> e_gpu = rollout_errors(cuda, ref64, B, n);
+  std::vector<double> tol(B);
+  for (int b = 0; b < B; ++b) tol[b] = 1e-2 + 2.0 * e_cpu[b];
+  expect_errors_within(e_gpu, tol, what);
+  EXPECT_LE(median_of(e_gpu), 2.0 * median_of(e_cpu) + 1e-6) << what << ": median error";
+}
+
+template <class S>
+void check_ms_parity(const MsCase& c, int B = 100, int T = 200, int K = 0, int traj_stride = 0) {
+  constexpr bool f64 = std::is_same<S, double>::value;
+  const Robot r = ms_robot(c);
+  const MassSpring m = ms_model(c, r);
+  const Loss loss = ms_loss(c);
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = K > 0 ? K : int(std::ceil(std::sqrt(double(T))));
+  sh.traj_stride = traj_stride;
+  const Batch<S> batch = ms_batch<S>(m, r, B, T, 20261129u + 13u * c.actuation + (c.wide ? 101u : 0u));
+  for (bool want_grad : {false, true}) {
+    SCOPED_TRACE(want_grad ? "forward+backward" : "forward only");
+    BatchResult<S> cpu, gpu;
+    BatchResult<double> ref;  // float32 only: the CPU in float64 on the same inputs
+    run_batch(BackendKind::kCpu, m, loss, sh, batch, want_grad, cpu);
+    run_batch(BackendKind::kCuda, m, loss, sh, batch, want_grad, gpu);
+    if (!f64) run_batch(BackendKind::kCpu, m, loss, sh, to_float64(batch), want_grad, ref);
+    expect_ms_match(gpu.loss, cpu.loss, ref.loss, B, 1, "loss");
+    // the adjoint norms in the diagnostics carry the gradients' float32 error
+    expect_diag_match(gpu.diag, cpu.diag, f64 ? 1e-10 : 5e-2, f64 ? 0 : std::max(1, B / 100),
+                      want_grad);
+    EXPECT_EQ(gpu.grad_x0.size(), cpu.grad_x0.size());
+    if (want_grad) {
+      expect_ms_match(gpu.grad_x0, cpu.grad_x0, ref.grad_x0, B, m.nx(), "dL/dx0");
+      expect_ms_match(gpu.grad_u, cpu.grad_u, ref.grad_u, B, long(T) * m.nu(), "dL/du");
+      expect_ms_match(gpu.grad_theta, cpu.grad_theta, ref.grad_theta, B, m.np(), "dL/dtheta");
+    }
+    if (traj_stride > 0)
+      expect_ms_match(gpu.traj, cpu.traj, ref.traj, B, long(sh.traj_slots()) * m.nx(), "traj");
+    else
+      EXPECT_TRUE(gpu.traj.empty());
+  }
+}
+
+constexpr int kSinusoid = MassSpring::kSinusoid;
+constexpr int kRaw = MassSpring::kRaw;
+
+TEST(CudaParityMassSpring, Float64Sinusoid) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<double>({kSinusoid, false});
+}
+TEST(CudaParityMassSpring, Float64SinusoidWide) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<double>({kSinusoid, true});
+}
+TEST(CudaParityMassSpring, Float64Raw) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<double>({kRaw, false});
+}
+TEST(CudaParityMassSpring, Float64RawWide) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<double>({kRaw, true});
+}
+TEST(CudaParityMassSpring, Float32Sinusoid) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<float>({kSinusoid, false});
+}
+TEST(CudaParityMassSpring, Float32SinusoidWide) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<float>({kSinusoid, true});
+}
+TEST(CudaParityMassSpring, Float32Raw) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<float>({kRaw, false});
+}
+TEST(CudaParityMassSpring, Float32RawWide) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<float>({kRaw, true});
+}
+
+// storing every state, one segment, and a recorded trajectory
+TEST(CudaParityMassSpring, Float64CheckpointIntervalsAndTrajectory) {
+  STEER_SKIP_WITHOUT_CUDA();
+  for (int K : {1, 200}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    check_ms_parity<double>({kRaw, true}, 33, 200, K, 20);
+  }
+}
+
+// one rollout, and fewer rollouts than a block has warps
+TEST(CudaParityMassSpring, Float64TinyBatches) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_ms_parity<double>({kSinusoid, false}, 1, 50);
+  check_ms_parity<double>({kSinusoid, true}, 3, 50);
+}
+
+// device passes of 30 + 30 + 30 + 10 rollouts give the whole batch's results, bitwise
+TEST(CudaParityMassSpring, ChunkedPassesAreBitwiseIdentical) {
+  STEER_SKIP_WITHOUT_CUDA();
+  const MsCase c{kRaw, true};
+  const Robot r = ms_robot(c);
+  const MassSpring m = ms_model(c, r);
+  RolloutShape sh;
+  sh.steps = 100;
+  sh.checkpoint_every = 10;
+  sh.traj_stride = 25;
+  const Batch<double> batch = ms_batch<double>(m, r, 100, sh.steps, 5u);
+  BatchResult<double> whole, chunked;
+  CudaRunStats s_whole, s_chunked;
+  cuda_run_batch_ex(m, ms_loss(c), sh, batch, true, whole, CudaRunOptions{}, &s_whole);
+  CudaRunOptions opt;
+  opt.max_chunk = 30;
+  cuda_run_batch_ex(m, ms_loss(c), sh, batch, true, chunked, opt, &s_chunked);
+  EXPECT_EQ(s_whole.chunks, 1);
+  EXPECT_EQ(s_chunked.chunks, 4);
+  EXPECT_EQ(whole.loss, chunked.loss);
+  EXPECT_EQ(whole.grad_x0, chunked.grad_x0);
+  EXPECT_EQ(whole.grad_u, chunked.grad_u);
+  EXPECT_EQ(whole.grad_theta, chunked.grad_theta);
+  EXPECT_EQ(whole.traj, chunked.traj);
+  for (std::size_t b = 0; b < whole.diag.size(); ++b) {
+    EXPECT_EQ(whole.diag[b].contact_hash, chunked.diag[b].contact_hash) << b;
+    EXPECT_EQ(whole.diag[b].adj_x0_norm, chunked.diag[b].adj_x0_norm) << b;
+  }
+}
+
+// the mass-spring reference adjoint is host-only, and a model without its topology cannot
+// run: both are argument errors, reported before the device is asked for (so these run on
+// machines without a GPU too)
+TEST(CudaParityMassSpring, ReferenceAdjointIsRejected) {
+  const MsCase c{kSinusoid, false};
+  const Robot r = ms_robot(c);
+  const MassSpring m = ms_model(c, r);
+  RolloutShape sh;
+  sh.steps = 10;
+  sh.checkpoint_every = 5;
+  sh.reference_adjoint = true;
+  const Batch<double> batch = ms_batch<double>(m, r, 4, sh.steps, 3u);
+  BatchResult<double> out;
+  try {
+    run_batch(BackendKind::kCuda, m, ms_loss(c), sh, batch, true, out);
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host-only"), std::string::npos) << e.what();
+  }
+}
+TEST(CudaParityMassSpring, MissingTopologyIsRejected) {
+  const MsCase c{kSinusoid, false};
+  const Robot r = ms_robot(c);
+  MassSpring m = ms_model(c, r);
+  RolloutShape sh;
+  sh.steps = 10;
+  sh.checkpoint_every = 5;
+  const Batch<double> batch = ms_batch<double>(m, r, 4, sh.steps, 3u);
+  m.topo = nullptr;
+  BatchResult<double> out;
+  EXPECT_THROW(run_batch(BackendKind::kCuda, m, ms_loss(c), sh, batch, true, out),
                std::invalid_argument);
 }
 

@@ -1,8 +1,10 @@
 // The CUDA backend's extended entry point: the same batch run as cuda_run_batch (backend.h),
 // with a cap on rollouts per device pass and per-phase timings for benchmarks and tests.
-// Device layout is structure-of-arrays: element i of rollout b sits at i*Bc + b, where Bc
-// is the number of rollouts on the device at once (the whole batch, or one chunk of it
-// when the batch does not fit in device memory; chunking does not change any result).
+// Device layout follows the lanes per rollout (steer/lanes_per_rollout.h): with one thread
+// per rollout, structure-of-arrays (element i of rollout b at i*Bc + b); with a warp per
+// rollout, rollout-major (b*n + i). Bc is the number of rollouts on the device at once (the
+// whole batch, or one chunk of it when the batch does not fit in device memory; chunking
+// does not change any result). A model's topology is copied to the device once per call.
 #pragma once
 
 #include <cstddef>
