@@ -47,6 +47,22 @@ void parse_projectile(const JsonObject& m, ExperimentConfig& c) {
 }
 
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  if (c.model_type == "mass_spring") {
+    // the robot starts at rest in its rest shape, optionally shifted and moving as a whole
+    const MassSpring& m = c.mass_spring;
+    c.x0 = rest_state(m, c.robot);
+    std::vector<double> shift = s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+    std::vector<double> vel = s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+    for (int i = 0; i < m.n_particles; ++i)
+      for (int d = 0; d < m.dim; ++d) {
+        c.x0[m.x_pos(i) + d] += shift[d];
+        c.x0[m.x_vel(i) + d] = vel[d];
+      }
+    if (m.rest_from_positions)
+      for (int i = 0; i < m.n_particles; ++i)
+        for (int d = 0; d < m.dim; ++d) c.theta[m.p_rest_position(i) + d] = c.x0[m.x_pos(i) + d];
+    return;
+  }
   if (c.model_type == "projectile") {
     const int D = c.projectile.dim;
     std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
@@ -59,28 +75,32 @@ void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   }
 }
 
-// "x0.<state>" / "theta.<param>" -> (is_state, index), or a ConfigError at path
-void resolve_slot(const ModelInfo& info, const std::string& path, const std::string& name,
-                  bool& is_state, int& index) {
-  if (name.rfind("x0.", 0) == 0) {
-    is_state = true;
-    index = info.state_index(name.substr(3));
-  } else if (name.rfind("theta.", 0) == 0) {
-    is_state = false;
-    index = info.param_index(name.substr(6));
-  } else {
-    index = -1;
-  }
-  if (index < 0) {
-    std::vector<std::string> all;
-    for (const auto& n : info.state_names) all.push_back("x0." + n);
-    for (const auto& n : info.param_names) all.push_back("theta." + n);
-    config_fail(path, "'" + name + "' is not a slot of model " + info.type + "; accepted: " + join(all));
-  }
-}
-
 Range slot_range(const ModelInfo& info, bool is_state, int index) {
   return is_state ? info.state_ranges[index] : info.param_ranges[index];
+}
+
+// the narrowest range that holds every slot's range (for messages and array checks)
+Range common_range(const ModelInfo& info, bool is_state, const std::vector<int>& idx) {
+  Range r = slot_range(info, is_state, idx[0]);
+  for (int i : idx) {
+    Range q = slot_range(info, is_state, i);
+    if (q.lo > r.lo || (q.lo == r.lo && q.lo_open)) r.lo = q.lo, r.lo_open = q.lo_open;
+    if (q.hi < r.hi || (q.hi == r.hi && q.hi_open)) r.hi = q.hi, r.hi_open = q.hi_open;
+  }
+  return r;
+}
+
+// the [min, max] of the start values an override can give the slot with nominal value v
+void override_span(const BatchOverride& o, double v, double& lo, double& hi) {
+  switch (o.draw) {
+    case BatchOverride::kSweep:
+      lo = *std::min_element(o.values.begin(), o.values.end());
+      hi = *std::max_element(o.values.begin(), o.values.end());
+      break;
+    case BatchOverride::kUniform: lo = o.lo, hi = o.hi; break;
+    case BatchOverride::kRelative: lo = std::min(v * (1 + o.lo), v * (1 + o.hi)), hi = std::max(v * (1 + o.lo), v * (1 + o.hi)); break;
+    case BatchOverride::kJitter: lo = v + o.lo, hi = v + o.hi; break;
+  }
 }
 
 void parse_batch(const JsonObject& b, ExperimentConfig& c) {
@@ -91,8 +111,8 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
     for (auto it = b.raw("sweep").begin(); it != b.raw("sweep").end(); ++it) {
       BatchOverride o;
       o.name = it.key();
-      resolve_slot(c.info, sw.key_path(it.key()), o.name, o.is_state, o.index);
-      o.values = sw.numbers(it.key(), {}, slot_range(c.info, o.is_state, o.index), c.batch_size);
+      o.indices = resolve_slots(c.info, sw.key_path(it.key()), o.name, o.is_state);
+      o.values = sw.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), c.batch_size);
       c.overrides.push_back(o);
     }
     sw.finish();
@@ -102,12 +122,36 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
     for (auto it = b.raw("randomize").begin(); it != b.raw("randomize").end(); ++it) {
       BatchOverride o;
       o.name = it.key();
-      o.random = true;
-      resolve_slot(c.info, rz.key_path(it.key()), o.name, o.is_state, o.index);
-      std::vector<double> lh = rz.numbers(it.key(), {}, slot_range(c.info, o.is_state, o.index), 2);
-      if (lh[0] > lh[1]) config_fail(rz.key_path(it.key()), "expected [low, high] with low <= high");
-      o.lo = lh[0];
-      o.hi = lh[1];
+      const std::string path = rz.key_path(it.key());
+      o.indices = resolve_slots(c.info, path, o.name, o.is_state);
+      if (it.value().is_object()) {
+        // {"relative": r}: v (1 + U(−r, r));  {"jitter": a}: v + U(−a, a)
+        JsonObject form = rz.object(it.key());
+        if (form.has("relative") == form.has("jitter"))
+          config_fail(path, "expected [low, high], {\"relative\": r} or {\"jitter\": a}");
+        if (form.has("relative")) {
+          const double r = form.number_required("relative", Range{0, 1, false, true});
+          o.draw = BatchOverride::kRelative, o.lo = -r, o.hi = r;
+        } else {
+          const double a = form.number_required("jitter", Range::nonnegative());
+          o.draw = BatchOverride::kJitter, o.lo = -a, o.hi = a;
+        }
+        form.finish();
+      } else {
+        std::vector<double> lh = rz.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), 2);
+        if (lh[0] > lh[1]) config_fail(path, "expected [low, high] with low <= high");
+        o.draw = BatchOverride::kUniform, o.lo = lh[0], o.hi = lh[1];
+      }
+      // relative and additive draws must keep every slot inside its physical range
+      for (int i : o.indices) {
+        double lo = 0, hi = 0;
+        override_span(o, o.is_state ? c.x0[i] : c.theta[i], lo, hi);
+        const Range r = slot_range(c.info, o.is_state, i);
+        if (!r.contains(lo) || !r.contains(hi))
+          config_fail(path, "draws span [" + std::to_string(lo) + ", " + std::to_string(hi) + "] for slot " +
+                                (o.is_state ? c.info.state_names[i] : c.info.param_names[i]) + ", outside its range " +
+                                r.describe());
+      }
       c.overrides.push_back(o);
     }
     rz.finish();
@@ -163,10 +207,60 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     c.loss_json["landing"] = {{"target", tgt}, {"weight", loss.landing_weight}, {"unit", "m"},
                               {"term", "0.5 * weight * |x_land - target|^2, x_land interpolated at y = 0 inside the crossing step"}};
   }
-  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing)
-    config_fail(l.path(), "the loss has no terms; give terminal, control_effort or landing");
+  if (l.has("com_displacement")) {
+    JsonObject cd = l.object("com_displacement");
+    const std::string axis = cd.choice("axis", "x", {"x", "y", "z"});
+    loss.com = true;
+    loss.com_axis = axis == "x" ? 0 : axis == "y" ? 1 : 2;
+    if (loss.com_axis >= (c.model_type == "projectile" ? c.projectile.dim : c.mass_spring.dim))
+      config_fail(cd.key_path("axis"), "'" + axis + "' is not an axis of this " + std::to_string(loss.com_axis) + "-D model");
+    loss.com_weight = cd.number("weight", -1.0, Range::closed(-1e12, 1e12));
+    cd.finish();
+    c.loss_json["com_displacement"] = {{"axis", axis}, {"weight", loss.com_weight}, {"unit", "m"},
+                                       {"term", "weight * (c(x_T) - c(x_0)), c = sum m_i x_i / sum m_i along axis"}};
+  }
+  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com)
+    config_fail(l.path(), "the loss has no terms; give terminal, control_effort, landing or com_displacement");
   l.finish();
 }
+
+}  // namespace
+
+// "x0.<state or group>" / "theta.<param or group>" -> slots, or a ConfigError at path
+std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
+                               bool& is_state) {
+  std::vector<int> out;
+  if (name.rfind("x0.", 0) == 0) {
+    is_state = true;
+    const std::string n = name.substr(3);
+    const int i = info.state_index(n);
+    if (i >= 0) out.push_back(i);
+    auto g = info.state_groups.find(n);
+    if (i < 0 && g != info.state_groups.end()) out = g->second;
+  } else if (name.rfind("theta.", 0) == 0) {
+    is_state = false;
+    const std::string n = name.substr(6);
+    const int i = info.param_index(n);
+    if (i >= 0) out.push_back(i);
+    auto g = info.param_groups.find(n);
+    if (i < 0 && g != info.param_groups.end()) out = g->second;
+  }
+  if (out.empty()) {
+    std::vector<std::string> all;
+    for (const auto& [k, v] : info.state_groups) all.push_back("x0." + k);
+    for (const auto& [k, v] : info.param_groups) all.push_back("theta." + k);
+    if (info.nx() + info.np() <= 40) {
+      for (const auto& n : info.state_names) all.push_back("x0." + n);
+      for (const auto& n : info.param_names) all.push_back("theta." + n);
+    } else {
+      all.push_back("or one slot such as x0." + info.state_names[0] + " / theta." + info.param_names[0]);
+    }
+    config_fail(path, "'" + name + "' is not a slot or group of model " + info.type + "; accepted: " + join(all));
+  }
+  return out;
+}
+
+namespace {
 
 void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentConfig& c) {
   for (auto it = raw.begin(); it != raw.end(); ++it) {
@@ -196,14 +290,22 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       }
     } else {
       bool is_state = true;
-      resolve_slot(c.info, path, name, is_state, var.index);
+      const std::vector<int> idx = resolve_slots(c.info, path, name, is_state);
       var.kind = is_state ? VariableSpec::kInitialState : VariableSpec::kParameter;
-      expanded.push_back(var);
+      for (int i : idx) {
+        VariableSpec e = var;
+        e.index = i;
+        e.name = (is_state ? "x0." + c.info.state_names[i] : "theta." + c.info.param_names[i]);
+        expanded.push_back(e);
+      }
     }
     // bounds default to the slot's physical range and must lie within it
     Range phys = Range::closed(-1e300, 1e300);
-    if (var.kind == VariableSpec::kInitialState) phys = c.info.state_ranges[var.index];
-    if (var.kind == VariableSpec::kParameter) phys = c.info.param_ranges[var.index];
+    if (var.kind != VariableSpec::kControl) {
+      std::vector<int> idx;
+      for (const auto& e : expanded) idx.push_back(e.index);
+      phys = common_range(c.info, var.kind == VariableSpec::kInitialState, idx);
+    }
     if (phys.lo_open && !spec.has("lower"))
       config_fail(path + ".lower", "required: this parameter must stay > " + std::to_string(phys.lo) + ", give a lower bound inside " + phys.describe());
     const double lo = spec.number("lower", phys.lo, phys);
@@ -229,16 +331,24 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
   // per-rollout start values from sweeps and draws must lie inside the variable's bounds too
   for (const auto& o : c.overrides) {
     for (const auto& e : c.variables) {
-      const bool same = (o.is_state && e.kind == VariableSpec::kInitialState && e.index == o.index) ||
-                        (!o.is_state && e.kind == VariableSpec::kParameter && e.index == o.index);
-      if (!same) continue;
-      const std::string key = std::string("batch.") + (o.random ? "randomize." : "sweep.") + o.name;
-      const double lo = o.random ? o.lo : *std::min_element(o.values.begin(), o.values.end());
-      const double hi = o.random ? o.hi : *std::max_element(o.values.begin(), o.values.end());
+      if (e.kind == VariableSpec::kControl || o.is_state != (e.kind == VariableSpec::kInitialState)) continue;
+      if (std::find(o.indices.begin(), o.indices.end(), e.index) == o.indices.end()) continue;
+      const std::string key = std::string("batch.") + (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name;
+      double lo = 0, hi = 0;
+      override_span(o, o.is_state ? c.x0[e.index] : c.theta[e.index], lo, hi);
       if (lo < e.lower || hi > e.upper)
         config_fail(key, "start values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
                              "], outside the bounds of variable " + e.name + " [" + std::to_string(e.lower) + ", " +
                              std::to_string(e.upper) + "]");
+    }
+  }
+  // mass_spring in rest-position mode: a rest position variable also moves the initial position
+  if (c.model_type == "mass_spring" && c.mass_spring.rest_from_positions) {
+    const MassSpring& m = c.mass_spring;
+    for (auto& e : c.variables) {
+      if (e.kind != VariableSpec::kParameter) continue;
+      const int first = m.p_rest_position(0), last = m.p_rest_position(m.n_particles - 1) + m.dim;
+      if (e.index >= first && e.index < last) e.tied_state = (e.index - first);  // x_pos(i) + c = dim·i + c
     }
   }
 }
@@ -264,16 +374,29 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
 
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
-  op.method = o.choice("method", "none", {"none", "gd", "adam"});
+  op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes"});
   op.learning_rate = o.number("learning_rate", op.method == "gd" ? 0.01 : 1e-3, Range{0, 1e9, true, false});
   op.iterations = int(o.integer("iterations", op.method == "none" ? 0 : 100, 0, 10000000));
   op.beta1 = o.number("beta1", 0.9, Range{0, 1, false, true});
   op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
   op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
+  // CMA-ES: σ0 and λ in the variables' own units; the batch must be one rollout (the
+  // population is built from it)
+  op.normalized = o.boolean("normalized", false);
+  op.cmaes_sigma0 = o.number("sigma0", op.cmaes_sigma0, Range{0, 1e12, true, false});
+  op.cmaes_population = int(o.integer("population", 0, 0, 100000));
+  op.cmaes_max_rollouts = o.integer("max_rollouts", 0, 0, 1000000000L);
+  op.seed = std::uint64_t(o.integer("seed", 1, 0, (1L << 62)));
   if (op.method == "none" && o.has("iterations") && op.iterations > 0)
     config_fail(o.key_path("iterations"), "method none runs no iterations; set method to gd or adam, or drop iterations");
   o.finish();
+  if (op.normalized)
+    for (const auto& v : c.variables)
+      if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
+        config_fail(o.key_path("normalized"), "needs finite lower < upper for every variable; " + v.name + " has none");
+  if (op.method == "cmaes" && c.batch_size != 1)
+    config_fail("batch.size", "optimizer cmaes builds its population from one rollout; set batch.size to 1");
   if (op.method != "none" && c.variables.empty())
     config_fail(o.key_path("method"), "optimizer '" + op.method + "' needs at least one entry in variables");
 }
@@ -375,15 +498,19 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
   // model first: everything else refers to its slots
-  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile)");
+  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile, mass_spring)");
   JsonObject m = root.object("model");
-  c.model_type = m.choice("type", "", {"projectile"});
-  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile");
-  parse_projectile(m, c);
+  c.model_type = m.choice("type", "", {"projectile", "mass_spring"});
+  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile, mass_spring");
+  if (c.model_type == "projectile")
+    parse_projectile(m, c);
+  else
+    parse_mass_spring_model(m, c);
   m.finish();
   if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
   parse_simulation(root.object("simulation"), c);
   c.projectile.dt = c.dt;
+  c.mass_spring.dt = c.dt;
   {
     JsonObject st = root.object("initial_state");
     parse_initial_state(st, c);
@@ -401,6 +528,23 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   parse_optimizer(root.object("optimizer"), c);
   parse_validation(root.object("validation"), c);
   parse_output(root.object("output"), c);
+  if (root.has("compare")) {
+    JsonObject cp = root.object("compare");
+    CompareConfig& k = c.compare;
+    c.has_compare = true;
+    k.gradient_method = cp.choice("gradient_method", k.gradient_method, {"adam", "gd", "lbfgsb"});
+    k.learning_rate = cp.number("learning_rate", k.learning_rate, Range{0, 1e3, true, false});
+    k.iterations = int(cp.integer("iterations", k.iterations, 1, 10000000));
+    k.cmaes_rollouts = cp.integer("cmaes_rollouts", k.cmaes_rollouts, 1, 1000000000L);
+    k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
+    k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
+    k.seed = std::uint64_t(cp.integer("seed", 1, 0, (1L << 62)));
+    cp.finish();
+    if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
+    for (const auto& v : c.variables)
+      if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
+        config_fail("variables." + v.name, "compare normalizes variables by their bounds: give finite lower < upper");
+  }
   root.finish();
   check_memory(c);
   return c;
@@ -428,6 +572,22 @@ nlohmann::json ExperimentConfig::to_json() const {
   if (model_type == "projectile") {
     m["dim"] = projectile.dim;
     m["ground"] = projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
+    m["integrator"] = "symplectic_euler";
+  } else {
+    m["dim"] = mass_spring.dim;
+    m["particles"] = mass_spring.n_particles;
+    m["springs"] = mass_spring.n_springs;
+    m["actuators"] = mass_spring.n_actuators;
+    m["actuation"] = mass_spring.actuation == MassSpring::kRaw ? "raw" : "sinusoid";
+    m["phases"] = mass_spring.n_phases;
+    m["ground"] = mass_spring.ground ? "penalty" : "none";
+    m["morphology"] = mass_spring.rest_from_positions ? "rest_positions" : "rest_lengths";
+    m["integrator"] = "symplectic_euler";
+    nlohmann::json sp = nlohmann::json::array();
+    for (const auto& q : robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
+    nlohmann::json pt = nlohmann::json::array();
+    for (const auto& q : robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + robot.dim));
+    m["robot"] = {{"particles", pt}, {"springs", sp}, {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
   }
   nlohmann::json params = nlohmann::json::object();
   for (int q = 0; q < info.np(); ++q) params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
@@ -442,18 +602,19 @@ nlohmann::json ExperimentConfig::to_json() const {
   j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
                      {"steps", steps},
                      {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
-                     {"integrator", "symplectic_euler"},
                      {"precision", precision},
                      {"checkpoint_every", resolved_checkpoint()},
                      {"backend_requested", backend},
                      {"threads", threads}};
   nlohmann::json ov = nlohmann::json::array();
   for (const auto& o : overrides) {
-    nlohmann::json e = {{"slot", o.name}};
-    if (o.random)
-      e["uniform"] = {o.lo, o.hi};
-    else
-      e["values"] = o.values;
+    nlohmann::json e = {{"slot", o.name}, {"slots", o.indices.size()}};
+    switch (o.draw) {
+      case BatchOverride::kSweep: e["values"] = o.values; break;
+      case BatchOverride::kUniform: e["uniform"] = {o.lo, o.hi}; break;
+      case BatchOverride::kRelative: e["relative"] = o.hi; break;
+      case BatchOverride::kJitter: e["jitter"] = o.hi; break;
+    }
     ov.push_back(e);
   }
   j["batch"] = {{"size", batch_size}, {"seed", seed}, {"overrides", ov}};

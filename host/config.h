@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 #include "json_reader.h"
 #include "steer/loss.h"
+#include "mass_spring_robot.h"
+#include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 
 namespace steer {
@@ -25,6 +28,8 @@ struct ModelInfo {
   // the physical range of each slot: model keys, batch sweeps and draws, and variable
   // bounds are all checked against it
   std::vector<Range> state_ranges, param_ranges;
+  // named groups of slots ("spring.stiffness" -> every spring's stiffness slot)
+  std::map<std::string, std::vector<int>> state_groups, param_groups;
   int nx() const { return int(state_names.size()); }
   int nu() const { return int(control_names.size()); }
   int np() const { return int(param_names.size()); }
@@ -34,6 +39,7 @@ struct ModelInfo {
 };
 
 ModelInfo projectile_info(int dim);
+ModelInfo mass_spring_info(const MassSpring& m);
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
 // all T steps
@@ -43,16 +49,23 @@ struct VariableSpec {
   Kind kind = kInitialState;
   int index = 0;       // state, parameter or control component index
   double lower = -1e300, upper = 1e300;
+  // a parameter variable that also sets this initial-state slot (a robot starts at rest in
+  // its rest shape: its rest positions are its initial positions); −1 = none
+  int tied_state = -1;
 };
 
-// per-rollout values of one slot: given explicitly (sweep) or drawn uniformly (randomize)
+// per-rollout values of a slot or a group of slots: given explicitly (sweep, one value per
+// rollout for every slot of the group) or drawn uniformly per rollout and slot (randomize):
+// absolute in [lo, hi], or around the nominal value, relative (v (1 + U(−r, r))) or
+// additive (v + U(−a, a))
 struct BatchOverride {
-  std::string name;  // "x0.<state>" or "theta.<param>"
+  enum Draw { kSweep, kUniform, kRelative, kJitter };
+  std::string name;  // "x0.<state or group>" or "theta.<param or group>"
   bool is_state = true;
-  int index = 0;
+  std::vector<int> indices;
+  Draw draw = kSweep;
   std::vector<double> values;  // sweep: one per rollout
-  double lo = 0, hi = 0;       // randomize: uniform in [lo, hi]
-  bool random = false;
+  double lo = 0, hi = 0;       // uniform bounds, or ±r / ±a in lo = −hi
 };
 
 struct ValidationConfig {
@@ -61,7 +74,10 @@ struct ValidationConfig {
   double epsilon = 1e-6;  // primary ε of the directional check (absolute, in variable units)
   std::vector<double> epsilon_sweep = {1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9};
   double tolerance = 1e-6;      // relative error bound for a pass
-  double abs_tolerance = 1e-8;  // |∇L·d| below this is compared absolutely
+  // |∇L·d| below this is compared absolutely: a pass then needs |fd − ∇L·d| ≤ tolerance ·
+  // abs_tolerance (1e-12 by default), above the rounding floor of a gradient that vanishes at
+  // an optimum while its terms (e.g. 3 x_T) stay of order one
+  double abs_tolerance = 1e-6;
   std::uint64_t seed = 12345;
   // max_k |E_k − E_0| / max_k KE_k in free motion: the integrator's energy error as a
   // fraction of the kinetic energy the motion exchanges (independent of the height datum)
@@ -76,6 +92,13 @@ struct OptimizerConfig {
   int iterations = 0;
   double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
   int log_every = 10;  // loss history sampling
+  // optimize z = (v − lower)/(upper − lower) ∈ [0, 1] instead of v, so one step size suits
+  // variables of different units (stiffness in N/m next to actuation weights)
+  bool normalized = false;
+  double cmaes_sigma0 = 0.3;        // CMA-ES initial step [variable units, or normalized]
+  int cmaes_population = 0;         // λ; 0 = 4 + ⌊3 ln n⌋
+  long long cmaes_max_rollouts = 0; // 0 = iterations · λ
+  std::uint64_t seed = 1;
 };
 
 struct OutputConfig {
@@ -83,6 +106,18 @@ struct OutputConfig {
   int trajectory_stride = 1;      // JSON keeps every stride-th state; CSV sidecar keeps all
   int trajectory_rollouts = 8;    // rollouts whose trajectories are written
   int json_trajectory_points = 200;  // cap on states per rollout in the JSON
+};
+
+// `steer compare`: gradient-based optimization against CMA-ES on the same rollout, both in
+// variables normalized to [0, 1] by their bounds
+struct CompareConfig {
+  std::string gradient_method = "adam";  // adam | gd | lbfgsb
+  double learning_rate = 0.02;           // in normalized units
+  int iterations = 200;
+  long long cmaes_rollouts = 50000;
+  double cmaes_sigma0 = 0.2;             // normalized units
+  int cmaes_population = 0;              // 0 = 4 + ⌊3 ln n⌋
+  std::uint64_t seed = 1;
 };
 
 struct ExperimentConfig {
@@ -93,6 +128,9 @@ struct ExperimentConfig {
   // model
   std::string model_type = "projectile";
   Projectile projectile;
+  MassSpring mass_spring;      // topo unset: problems point it at their copy of `topology`
+  Robot robot;
+  std::vector<int> topology;
   ModelInfo info;
   std::vector<double> x0;      // nominal initial state [nx]
   std::vector<double> theta;   // nominal parameters [np]
@@ -118,10 +156,18 @@ struct ExperimentConfig {
   OptimizerConfig optimizer;
   ValidationConfig validation;
   OutputConfig output;
+  CompareConfig compare;
+  bool has_compare = false;
 
   int resolved_checkpoint() const;
   nlohmann::json to_json() const;  // effective config
 };
+
+// model parsers: fill model, info, θ and x0 from the model object
+void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c);
+// the slots named by "x0.<name>" / "theta.<name>" (a slot or a group); ConfigError at path
+std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
+                               bool& is_state);
 
 // reads and validates; throws ConfigError naming the key path and the accepted range
 ExperimentConfig parse_config(const nlohmann::json& j);

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "artifact.h"
+#include "cmaes.h"
+#include "lbfgsb.h"
 #include "optimizer.h"
 #include "problem.h"
 #include "steer/backend.h"
@@ -173,7 +175,39 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
       last = now;
       std::cerr << "steer: iteration " << it << "/" << c.optimizer.iterations << "  mean loss " << fmt(mean, 8) << "\n";
     };
-    OptimizationResult r = optimize(p, c.optimizer, v0, progress);
+    OptimizationResult r;
+    // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
+    std::unique_ptr<NormalizedProblem> zp;
+    Problem* po = &p;
+    std::vector<double> start = v0;
+    if (c.optimizer.normalized) {
+      zp = std::make_unique<NormalizedProblem>(make_problem(c, backend, c.threads));
+      po = zp.get();
+      start = zp->to_z(v0);
+    }
+    if (c.optimizer.method == "lbfgsb") {
+      r = lbfgsb_optimize(*po, c.optimizer, start, progress);
+    } else if (c.optimizer.method == "cmaes") {
+      // the population is a batch of λ copies of this rollout, one generation per batched pass
+      CmaesOptions co;
+      co.sigma0 = c.optimizer.cmaes_sigma0;
+      co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
+      co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
+                                                              : (long long)c.optimizer.iterations * co.lambda;
+      co.seed = c.optimizer.seed;
+      std::unique_ptr<Problem> pop = make_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
+      OptimizationResult rc = cmaes_optimize(*pop, co, start, [&](int g, double bf) { progress(g, bf); });
+      r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);
+      r.trace = rc.trace;
+      r.iterations = rc.iterations;
+      r.seconds = rc.seconds;
+    } else {
+      r = optimize(*po, c.optimizer, start, progress);
+    }
+    // back to variable units, evaluated on the run's own problem
+    if (zp) r.vars = zp->to_v(r.vars);
+    p.evaluate(r.vars, true, r.final);
     vfinal = r.vars;
     efinal = r.final;
     optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
@@ -230,6 +264,36 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   result["gradient_norm_initial"] = grad_stats(e0);
   result["gradient_norm_final"] = grad_stats(efinal);
   result["check_passed"] = out.check_passed;
+  // with many rollouts (sweeps of designs), rank them by final loss and keep the best design
+  if (B > 1) {
+    std::vector<int> order(B);
+    for (int b = 0; b < B; ++b) order[b] = b;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b2) {
+      const double la = efinal.loss[a], lb = efinal.loss[b2];
+      if (std::isfinite(la) != std::isfinite(lb)) return std::isfinite(la);
+      return la < lb;
+    });
+    nlohmann::json rank = nlohmann::json::array();
+    for (int i = 0; i < std::min(B, 32); ++i) rank.push_back({{"rank", i + 1}, {"rollout", order[i]}, {"loss_final", efinal.loss[order[i]]}, {"loss_initial", e0.loss[order[i]]}});
+    result["ranking"] = {{"by", "final loss, ascending (non-finite last)"}, {"top", rank}};
+    std::vector<double> th = p.parameters(vfinal);
+    const int bb = order[0];
+    result["best_design"] = {{"rollout", bb},
+                             {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(bb) * c.info.np())}};
+  }
+  // the swept values of each listed rollout, so per-level tables read directly
+  if (!c.overrides.empty()) {
+    Batch<double> nb = build_batch(c);
+    for (int b = 0; b < listed; ++b) {
+      nlohmann::json sw = nlohmann::json::object();
+      for (const auto& ov : c.overrides) {
+        if (ov.draw != BatchOverride::kSweep) continue;
+        for (int i : ov.indices)
+          sw[ov.is_state ? c.info.state_names[i] : c.info.param_names[i]] = (ov.is_state ? nb.x0_of(b) : nb.theta_of(b))[i];
+      }
+      if (!sw.empty()) result["rollouts"][b]["swept"] = sw;
+    }
+  }
 
   // trajectories of the first rollouts at the final iterate: JSON subsampled, CSV full
   ArtifactFiles files;
@@ -279,6 +343,16 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   art["trajectory"] = trajj;
   art["result"] = result;
 
+  // the centre of mass's travel before and after optimization (robots' figure of merit)
+  std::vector<double> com_before, com_after;
+  if (c.model_type == "mass_spring") {
+    com_before = p.com_displacement(v0, listed, 0);
+    com_after = p.com_displacement(vfinal, listed, 0);
+    nlohmann::json cd = nlohmann::json::array();
+    for (int b = 0; b < listed; ++b) cd.push_back({{"rollout", b}, {"before", com_before[b]}, {"after", com_after[b]}});
+    art["result"]["com_displacement_x"] = {{"unit", "m"}, {"rollouts", cd}};
+  }
+
   // timings
   const double total = std::chrono::duration<double>(clock::now() - t_start).count();
   const double fwd_rate = p.forward_seconds > 0 ? double(p.forward_calls) * B * c.steps / p.forward_seconds : 0;
@@ -303,11 +377,16 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
       s << "    " << p.var_names()[i] << " = " << fmt(vfinal[size_t(b) * nv + i], 10) << " " << vunits[i]
         << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
     if (nv > 6) s << "    … " << nv - 6 << " more variables in the artifact\n";
-    s << "    x_T:";
-    for (int i = 0; i < c.info.nx(); ++i)
-      s << " " << c.info.state_names[i] << " = " << std::fixed << std::setprecision(4)
-        << final_states[(size_t(b) * 2 + 1) * c.info.nx() + i] << std::defaultfloat;
-    s << "\n";
+    if (c.info.nx() <= 8) {
+      s << "    x_T:";
+      for (int i = 0; i < c.info.nx(); ++i)
+        s << " " << c.info.state_names[i] << " = " << std::fixed << std::setprecision(4)
+          << final_states[(size_t(b) * 2 + 1) * c.info.nx() + i] << std::defaultfloat;
+      s << "\n";
+    }
+    if (com_before.size() > size_t(b))
+      s << "    centre-of-mass x displacement: " << std::fixed << std::setprecision(4) << com_before[b] << " m -> "
+        << com_after[b] << " m" << std::defaultfloat << "\n";
     if (c.loss.landing)
       s << "    landing step " << efinal.diag[b].event_step << (efinal.diag[b].event_step < 0 ? " (no crossing; x_T used)" : "") << "\n";
   }
@@ -319,6 +398,23 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
       s << "  gradient check (" << v["stage"].get<std::string>() << "): " << v["rollouts_passed"].get<int>() << "/"
         << v["rollouts_checked"].get<size_t>() << " passed, max relative error " << fmt(v["max_relative_error"].get<double>(), 3)
         << " (tolerance " << fmt(v["tolerance"].get<double>(), 3) << ")\n";
+    // per-level table for swept batches: what was swept, the FD error, and the labels
+    bool swept = false;
+    for (const auto& ov : c.overrides) swept = swept || ov.draw == BatchOverride::kSweep;
+    if (swept) {
+      const auto& v = validations.front();
+      s << "  per rollout (" << v["stage"].get<std::string>() << " check):\n";
+      for (const auto& r : v["rollouts"]) {
+        const int b = r["rollout"];
+        s << "    " << b << ":";
+        if (result["rollouts"].size() > size_t(b) && result["rollouts"][b].contains("swept"))
+          for (auto it = result["rollouts"][b]["swept"].begin(); it != result["rollouts"][b]["swept"].end(); ++it)
+            s << " " << it.key() << " = " << fmt(it.value().get<double>(), 4);
+        s << "  error " << fmt(r["best_relative_error"].get<double>(), 3) << " (at eps " << fmt(r["best_epsilon"].get<double>(), 2) << ")";
+        for (const auto& l : r["labels"]) s << "  " << l["label"].get<std::string>() << "(" << fmt(l["figure"].get<double>(), 3) << ")";
+        s << "\n";
+      }
+    }
     if (!label_totals.empty()) {
       s << "  labels:";
       for (const auto& [k, n] : label_totals) s << " " << k << " x" << n;

@@ -1,11 +1,13 @@
 // The steer command-line program.
 //   steer run CONFIG    simulate, validate and optimize; write the artifact
 //   steer check CONFIG  validate gradients only; exit 0 when every rollout passes, 1 otherwise
+//   steer compare CONFIG  gradient-based optimization vs CMA-ES on the same rollout (compare section)
 // Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config error.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
+#include "compare.h"
 #include "experiment.h"
 #include "json_reader.h"
 
@@ -27,8 +29,10 @@ int main(int argc, char** argv) {
   };
   CLI::App* run = app.add_subcommand("run", "simulate, validate gradients, optimize, write the artifact");
   CLI::App* check = app.add_subcommand("check", "validate gradients only (exit 0 when all rollouts pass, 1 otherwise)");
+  CLI::App* compare = app.add_subcommand("compare", "gradient-based optimization vs CMA-ES, cost in simulated rollouts");
   add_common(run);
   add_common(check);
+  add_common(compare);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -39,12 +43,12 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;  // every usage error exits 2
   }
-  opt.command = run->parsed() ? "run" : "check";
+  opt.command = run->parsed() ? "run" : compare->parsed() ? "compare" : "check";
   opt.progress = !quiet;
   try {
     steer::ExperimentConfig cfg = steer::load_config(config_path);
     steer::apply_overrides(cfg, opt);
-    steer::RunOutcome r = steer::run_experiment(cfg, opt);
+    steer::RunOutcome r = opt.command == "compare" ? steer::run_compare(cfg, opt) : steer::run_experiment(cfg, opt);
     std::cout << r.summary;
     if (opt.command == "check") return r.check_passed ? 0 : 1;
     return 0;

@@ -44,8 +44,22 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
   const size_t n = v.size();
   std::vector<double> m1(n, 0.0), m2(n, 0.0);  // Adam moments
   Evaluation ev;
+  // each rollout's best iterate so far: on contact-rich (chaotic) landscapes a step can make
+  // the loss worse, and the result should be the best design seen, not the last one
+  const int B = p.batch_size(), nv = p.num_vars();
+  std::vector<double> best_loss(B, INFINITY), best_v = v;
+  auto keep_best = [&](const std::vector<double>& loss) {
+    for (int b = 0; b < B; ++b)
+      // a later iterate wins ties within rounding (1e-12 relative): at convergence the loss
+      // stalls at its rounding floor while the iterate still improves
+      if (loss[b] <= best_loss[b] + 1e-12 * std::fabs(best_loss[b]) || !std::isfinite(best_loss[b])) {
+        best_loss[b] = loss[b];
+        std::copy(v.begin() + size_t(b) * nv, v.begin() + size_t(b + 1) * nv, best_v.begin() + size_t(b) * nv);
+      }
+  };
   for (int it = 0; it < cfg.iterations; ++it) {
     p.evaluate(v, true, ev);
+    keep_best(ev.loss);
     if (it % cfg.log_every == 0) {
       log_losses(res.trace, it, ev.loss);
       if (progress) progress(it, res.trace.loss_mean.back());
@@ -67,6 +81,11 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     res.iterations = it + 1;
   }
   p.evaluate(v, true, res.final);
+  keep_best(res.final.loss);
+  if (best_v != v) {
+    v = best_v;
+    p.evaluate(v, true, res.final);
+  }
   log_losses(res.trace, res.iterations, res.final.loss);
   if (progress) progress(res.iterations, res.trace.loss_mean.back());
   res.vars = v;

@@ -29,7 +29,8 @@ struct OptimizationResult {
 // clamps every variable into [lower_i, upper_i]
 void project_to_bounds(const Problem& p, std::vector<double>& vars);
 
-// runs cfg.iterations steps from start; progress(it, mean loss) is called on every logged
+// runs cfg.iterations steps from start and returns each rollout's best iterate (the last one
+// unless a step made the loss worse); progress(it, mean loss) is called on every logged
 // iteration (may be empty)
 OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
                             const std::function<void(int, double)>& progress);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <type_traits>
 
 #include "steer/backend.h"
 
@@ -18,16 +19,41 @@ Batch<double> build_batch(const ExperimentConfig& c) {
     for (int k = 0; k < c.steps; ++k)
       for (int j = 0; j < c.info.nu(); ++j) u[size_t(k) * c.info.nu() + j] = c.u_init[j];
   }
-  // sweeps first, then uniform draws from one seeded stream in config order
+  // overrides in config order; draws come from one seeded stream, per rollout and slot
   std::mt19937_64 rng(c.seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const auto& o : c.overrides) {
-    std::uniform_real_distribution<double> uni(o.lo, o.hi);
     for (int r = 0; r < c.batch_size; ++r) {
-      double v = o.random ? uni(rng) : o.values[r];
-      (o.is_state ? b.x0_of(r) : b.theta_of(r))[o.index] = v;
+      double* dst = o.is_state ? b.x0_of(r) : b.theta_of(r);
+      for (int i : o.indices) {
+        const double u = o.draw == BatchOverride::kSweep ? 0.0 : unit(rng);
+        switch (o.draw) {
+          case BatchOverride::kSweep: dst[i] = o.values[r]; break;
+          case BatchOverride::kUniform: dst[i] = o.lo + (o.hi - o.lo) * u; break;
+          case BatchOverride::kRelative: dst[i] *= 1.0 + o.lo + (o.hi - o.lo) * u; break;
+          case BatchOverride::kJitter: dst[i] += o.lo + (o.hi - o.lo) * u; break;
+        }
+      }
     }
   }
+  // a mass-spring robot in rest-position mode starts at rest in its (possibly drawn) rest shape
+  if (c.model_type == "mass_spring" && c.mass_spring.rest_from_positions) {
+    const MassSpring& m = c.mass_spring;
+    for (int r = 0; r < c.batch_size; ++r)
+      for (int i = 0; i < m.n_particles; ++i)
+        for (int d = 0; d < m.dim; ++d) b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
+  }
   return b;
+}
+
+ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size) {
+  ExperimentConfig r = c;
+  Batch<double> b1 = build_batch(c);
+  r.x0.assign(b1.x0_of(0), b1.x0_of(0) + b1.nx);
+  r.theta.assign(b1.theta_of(0), b1.theta_of(0) + b1.np);
+  r.overrides.clear();
+  r.batch_size = size;
+  return r;
 }
 
 namespace {
@@ -37,6 +63,11 @@ class SimProblem : public Problem {
  public:
   SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
       : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
+    // a model with topology points at this problem's own copy of it
+    if constexpr (std::is_same_v<Model, MassSpring>) {
+      topology_ = c.topology;
+      model_.topo = topology_.data();
+    }
     batch_size_ = c.batch_size;
     nx_ = m.nx();
     steps_ = c.steps;
@@ -87,6 +118,8 @@ class SimProblem : public Problem {
         } else if (var.kind == VariableSpec::kInitialState) {
           batch.x0_of(b)[var.index] = S(v[o++]);
         } else {
+          // a tied parameter (rest position) also sets its initial-state slot
+          if (var.tied_state >= 0) batch.x0_of(b)[var.tied_state] = S(v[o]);
           batch.theta_of(b)[var.index] = S(v[o++]);
         }
       }
@@ -127,7 +160,9 @@ class SimProblem : public Problem {
         } else if (var.kind == VariableSpec::kInitialState) {
           g[o++] = double(result_.grad_x0[size_t(b) * nx + var.index]);
         } else {
-          g[o++] = double(result_.grad_theta[size_t(b) * np + var.index]);
+          double gv = double(result_.grad_theta[size_t(b) * np + var.index]);
+          if (var.tied_state >= 0) gv += double(result_.grad_x0[size_t(b) * nx + var.tied_state]);
+          g[o++] = gv;
         }
       }
     }
@@ -149,6 +184,20 @@ class SimProblem : public Problem {
     return std::vector<double>(res.traj.begin(), res.traj.end());
   }
 
+  std::vector<double> com_displacement(const std::vector<double>& vars, int n, int axis) override {
+    n = std::min(n, batch_size_);
+    const std::vector<double> ends = trajectories(vars, n, steps_);  // x_0 and x_T per rollout
+    const std::vector<double> th = parameters(vars);
+    std::vector<double> out(n);
+    const int np = base_.np;
+    for (int b = 0; b < n; ++b) {
+      View<const double> P{th.data() + size_t(b) * np, 1};
+      View<const double> X0{ends.data() + size_t(b) * 2 * nx_, 1}, XT{ends.data() + (size_t(b) * 2 + 1) * nx_, 1};
+      out[b] = model_.template center_of_mass<double>(XT, P, axis) - model_.template center_of_mass<double>(X0, P, axis);
+    }
+    return out;
+  }
+
   std::vector<double> parameters(const std::vector<double>& vars) override {
     scatter(vars, work_);
     return std::vector<double>(work_.theta.begin(), work_.theta.end());
@@ -156,6 +205,7 @@ class SimProblem : public Problem {
 
  private:
   Model model_;
+  std::vector<int> topology_;
   Loss loss_;
   BackendKind backend_;
   int threads_;
@@ -171,6 +221,10 @@ std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind bac
   if (c.model_type == "projectile") {
     if (c.precision == "float32") return std::make_unique<SimProblem<Projectile, float>>(c, c.projectile, backend, threads);
     return std::make_unique<SimProblem<Projectile, double>>(c, c.projectile, backend, threads);
+  }
+  if (c.model_type == "mass_spring") {
+    if (c.precision == "float32") return std::make_unique<SimProblem<MassSpring, float>>(c, c.mass_spring, backend, threads);
+    return std::make_unique<SimProblem<MassSpring, double>>(c, c.mass_spring, backend, threads);
   }
   throw std::invalid_argument("model.type: '" + c.model_type + "' has no simulator");
 }

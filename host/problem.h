@@ -39,6 +39,12 @@ class Problem {
   virtual std::vector<double> trajectories(const std::vector<double>& vars, int n, int stride) = 0;
   // per-rollout θ actually simulated for vars [B·np]
   virtual std::vector<double> parameters(const std::vector<double>& vars) = 0;
+  // centre-of-mass displacement c(x_T) − c(x_0) along axis [m] of rollouts [0, n); empty for
+  // problems that are not simulations (analytic test problems)
+  virtual std::vector<double> com_displacement(const std::vector<double>& vars, int n, int axis) {
+    (void)vars, (void)n, (void)axis;
+    return {};
+  }
 
   // cost accounting: rollout-steps simulated forward, and backward sweeps (each a
   // recompute plus an adjoint pass over T steps)
@@ -55,7 +61,60 @@ class Problem {
 
 std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind backend, int threads);
 
+// the problem in variables z ∈ [0, 1]: v = lower + (upper − lower) z, ∂L/∂z = (upper − lower) ∂L/∂v,
+// so one step size and one σ0 suit stiffness in N/m and weights of order 1 alike
+class NormalizedProblem : public Problem {
+ public:
+  explicit NormalizedProblem(std::unique_ptr<Problem> p) : inner_(std::move(p)) {
+    batch_size_ = inner_->batch_size();
+    nx_ = inner_->nx();
+    steps_ = inner_->steps();
+    names_ = inner_->var_names();
+    const int nv = inner_->num_vars();
+    lo_ = inner_->lower();
+    span_.resize(nv);
+    for (int i = 0; i < nv; ++i) span_[i] = inner_->upper()[i] - lo_[i];
+    lower_.assign(nv, 0.0);
+    upper_.assign(nv, 1.0);
+    initial_ = to_z(inner_->initial());
+  }
+  std::vector<double> to_v(const std::vector<double>& z) const {
+    std::vector<double> v(z.size());
+    const size_t nv = span_.size();
+    for (size_t i = 0; i < z.size(); ++i) v[i] = lo_[i % nv] + span_[i % nv] * z[i];
+    return v;
+  }
+  std::vector<double> to_z(const std::vector<double>& v) const {
+    std::vector<double> z(v.size());
+    const size_t nv = span_.size();
+    for (size_t i = 0; i < v.size(); ++i) z[i] = (v[i] - lo_[i % nv]) / span_[i % nv];
+    return z;
+  }
+  void evaluate(const std::vector<double>& z, bool want_grad, Evaluation& out) override {
+    inner_->evaluate(to_v(z), want_grad, out);
+    const size_t nv = span_.size();
+    for (size_t i = 0; i < out.grad.size(); ++i) out.grad[i] *= span_[i % nv];
+  }
+  std::vector<double> trajectories(const std::vector<double>& z, int n, int s) override {
+    return inner_->trajectories(to_v(z), n, s);
+  }
+  std::vector<double> parameters(const std::vector<double>& z) override { return inner_->parameters(to_v(z)); }
+  std::vector<double> com_displacement(const std::vector<double>& z, int n, int axis) override {
+    return inner_->com_displacement(to_v(z), n, axis);
+  }
+  Problem& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<Problem> inner_;
+  std::vector<double> lo_, span_;
+};
+
+
 // the nominal batch of a config after sweeps and randomization (float64)
 Batch<double> build_batch(const ExperimentConfig& c);
+
+// the config with rollout 0's drawn values made nominal, as a batch of `size` identical
+// rollouts (a CMA-ES population of one design)
+ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size);
 
 }  // namespace steer

@@ -75,6 +75,17 @@ void run_config(const fs::path& p) {
               << c0.optimizer.iterations << " to " << it << " for test time\n";
     j["optimizer"]["iterations"] = it;
   }
+  // a batch too large for even one iteration (the 4096-variant morphology sweep) runs with
+  // fewer variants; only batches without per-rollout sweep lists can shrink
+  const long long per_iteration = (long long)c0.batch_size * c0.steps;
+  if (per_iteration > kMaxRolloutStepIterations / 8 && !(j.contains("batch") && j["batch"].contains("sweep"))) {
+    const long long b = std::max(1LL, kMaxRolloutStepIterations / 32 / c0.steps);
+    std::cout << "[ configs ] " << p.filename().string() << ": batch.size lowered from " << c0.batch_size << " to " << b
+              << " for test time\n";
+    j["batch"]["size"] = b;
+    const long long it_now = j["optimizer"].value("iterations", 0LL);
+    j["optimizer"]["iterations"] = std::min<long long>(it_now, kMaxRolloutStepIterations / (b * c0.steps));
+  }
   steer::ExperimentConfig c = steer::parse_config(j);
   TempDir d;
   steer::RunOptions o;

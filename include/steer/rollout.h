@@ -138,11 +138,14 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
         dg.event_step = k;
         L += loss.template landing_loss<S>(a, b, true);
       }
-      const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
-      const double adev = dev < 0 ? -dev : dev;
-      if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
-      const double ke = double(m.template kinetic_energy<S>(b, r.p));
-      if (ke > dg.kinetic_max) dg.kinetic_max = ke;
+      // the energy drift is a diagnostic of free motion only; skip its cost otherwise
+      if (dg.conservative) {
+        const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
+        const double adev = dev < 0 ? -dev : dev;
+        if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
+        const double ke = double(m.template kinetic_energy<S>(b, r.p));
+        if (ke > dg.kinetic_max) dg.kinetic_max = ke;
+      }
     }
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
       copy_state<S>(nx, b, r.traj.at(((k + 1) / sh.traj_stride) * nx), ln);

@@ -1,0 +1,31 @@
+// `steer compare CONFIG`: gradient-based optimization (Adam, gradient descent or L-BFGS-B on
+// the adjoint gradient) against CMA-ES on the same robot, horizon and loss, with the cost of
+// both counted in simulated rollouts: a CMA-ES candidate is one forward rollout; a gradient
+// evaluation is one forward plus one backward pass, counted as 1 + r rollouts with
+// r = t_backward / t_forward measured on this machine in the same run.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "experiment.h"
+
+namespace steer {
+
+struct CompareCurve {
+  std::string method;
+  std::vector<double> rollouts;   // cumulative forward-rollout equivalents
+  std::vector<double> best_loss;  // best loss so far
+};
+
+// rollouts a curve needs to reach loss ≤ level (−1 if it never does)
+double rollouts_to_reach(const CompareCurve& c, double level);
+
+// a small SVG line plot of the curves: log10 rollouts on x, loss on y
+std::string svg_plot(const std::vector<CompareCurve>& curves, const std::string& title);
+
+RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o);
+
+}  // namespace steer
