@@ -205,8 +205,18 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     } else {
       r = optimize(*po, c.optimizer, start, progress);
     }
-    // back to variable units, evaluated on the run's own problem
-    if (zp) r.vars = zp->to_v(r.vars);
+    // back to variable units, evaluated on the run's own problem; the wrapper's simulations
+    // count in the run's timings
+    if (zp) {
+      r.vars = zp->to_v(r.vars);
+      const Problem& in = zp->inner();
+      p.forward_rollout_steps += in.forward_rollout_steps;
+      p.backward_rollout_steps += in.backward_rollout_steps;
+      p.forward_seconds += in.forward_seconds;
+      p.gradient_seconds += in.gradient_seconds;
+      p.forward_calls += in.forward_calls;
+      p.gradient_calls += in.gradient_calls;
+    }
     p.evaluate(r.vars, true, r.final);
     vfinal = r.vars;
     efinal = r.final;
