@@ -232,24 +232,6 @@ CmaesResult Cmaes::minimize(const BatchObjective& objective,
   return r;
 }
 
-namespace {
-
-void log_population(OptimizationTrace& t, int it, const std::vector<double>& loss) {
-  double sum = 0, mn = INFINITY, mx = -INFINITY;
-  for (double l : loss) {
-    sum += l;
-    mn = std::min(mn, l);
-    mx = std::max(mx, l);
-  }
-  t.iteration.push_back(it);
-  t.loss_mean.push_back(loss.empty() ? 0 : sum / loss.size());
-  t.loss_min.push_back(mn);
-  t.loss_max.push_back(mx);
-  t.loss_rollouts.emplace_back(loss.begin(), loss.begin() + std::min<size_t>(loss.size(), 16));
-}
-
-}  // namespace
-
 OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
                                   const std::vector<double>& start,
                                   const std::function<void(int, double)>& progress,
@@ -280,14 +262,14 @@ OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
       Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = X.col(k);
     p.evaluate(vars, false, ev);
     for (int k = 0; k < B; ++k) f[k] = ev.loss[k];
-    log_population(res.trace, es.generation(), ev.loss);
+    record_losses(res.trace, es.generation(), ev.loss);
   };
   const CmaesResult r = es.minimize(objective, progress);
 
   for (int k = 0; k < B; ++k)
     Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = r.best_x;
   p.evaluate(vars, true, res.final);
-  log_population(res.trace, r.generations, res.final.loss);
+  record_losses(res.trace, r.generations, res.final.loss);
   res.vars = vars;
   res.iterations = r.generations;
   if (history) *history = r.history;

@@ -222,19 +222,6 @@ class BracketingWolfeSearch {
   }
 };
 
-void log_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
-  double sum = 0, mn = INFINITY, mx = -INFINITY;
-  for (double l : loss) {
-    sum += l;
-    mn = std::min(mn, l);
-    mx = std::max(mx, l);
-  }
-  t.iteration.push_back(it);
-  t.loss_mean.push_back(loss.empty() ? 0 : sum / loss.size());
-  t.loss_min.push_back(mn);
-  t.loss_max.push_back(mx);
-  t.loss_rollouts.emplace_back(loss.begin(), loss.begin() + std::min<size_t>(loss.size(), 16));
-}
 
 }  // namespace
 
@@ -317,7 +304,7 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
       for (int b = 0; b < B; ++b)
         if (ev.loss[b] < best[b]) best[b] = ev.loss[b];
       if ((round - 1) % std::max(1, cfg.log_every) == 0) {
-        log_losses(res.trace, round - 1, best);
+        record_losses(res.trace, round - 1, best);
         if (progress) progress(round - 1, res.trace.loss_mean.back());
       }
     };
@@ -331,7 +318,7 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
   }
 
   p.evaluate(vars, true, res.final);
-  log_losses(res.trace, rep.batched_evaluations, res.final.loss);
+  record_losses(res.trace, rep.batched_evaluations, res.final.loss);
   if (progress) progress(rep.batched_evaluations, res.trace.loss_mean.back());
   res.vars = vars;
   res.iterations = rep.batched_evaluations;

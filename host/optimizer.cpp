@@ -16,9 +16,8 @@ void project_to_bounds(const Problem& p, std::vector<double>& vars) {
   }
 }
 
-namespace {
-
-void log_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
+// appends one entry (mean/min/max over the batch, first ≤ 16 rollouts) to the trace
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
   double sum = 0, mn = INFINITY, mx = -INFINITY;
   for (double l : loss) {
     sum += l;
@@ -33,7 +32,6 @@ void log_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
   t.loss_rollouts.emplace_back(loss.begin(), loss.begin() + keep);
 }
 
-}  // namespace
 
 OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
                             const std::function<void(int, double)>& progress) {
@@ -61,7 +59,7 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     p.evaluate(v, true, ev);
     keep_best(ev.loss);
     if (it % cfg.log_every == 0) {
-      log_losses(res.trace, it, ev.loss);
+      record_losses(res.trace, it, ev.loss);
       if (progress) progress(it, res.trace.loss_mean.back());
     }
     if (cfg.method == "gd") {
@@ -86,7 +84,7 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     v = best_v;
     p.evaluate(v, true, res.final);
   }
-  log_losses(res.trace, res.iterations, res.final.loss);
+  record_losses(res.trace, res.iterations, res.final.loss);
   if (progress) progress(res.iterations, res.trace.loss_mean.back());
   res.vars = v;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

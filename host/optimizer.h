@@ -26,6 +26,9 @@ struct OptimizationResult {
   double seconds = 0;
 };
 
+// appends iteration `it` with the batch's losses to the trace (mean, min, max, first ≤ 16)
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss);
+
 // clamps every variable into [lower_i, upper_i]
 void project_to_bounds(const Problem& p, std::vector<double>& vars);
 

@@ -16,23 +16,16 @@
 #include <nlohmann/json.hpp>
 
 #include "steer/backend.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("steer_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// a temporary folder named after this test file
+struct TempDir : steer::testing::TempDir {
+  TempDir() : steer::testing::TempDir("steer_cli_test") {}
 };
 
 std::string slurp(const fs::path& p) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config.h"
+#include "temp_dir.h"
 #include "experiment.h"
 
 namespace fs = std::filesystem;
@@ -24,17 +25,9 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("steer_configs_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// a temporary folder named after this test file
+struct TempDir : steer::testing::TempDir {
+  TempDir() : steer::testing::TempDir("steer_configs_test") {}
 };
 
 json read_json(const fs::path& p) {
