@@ -580,7 +580,7 @@ nlohmann::json ExperimentConfig::to_json() const {
     m["actuators"] = mass_spring.n_actuators;
     m["actuation"] = mass_spring.actuation == MassSpring::kRaw ? "raw" : "sinusoid";
     m["phases"] = mass_spring.n_phases;
-    m["ground"] = mass_spring.ground ? "penalty" : "none";
+    m["ground"] = !mass_spring.ground ? "none" : mass_spring.impact ? "impact" : "penalty";
     m["morphology"] = mass_spring.rest_from_positions ? "rest_positions" : "rest_lengths";
     m["integrator"] = "symplectic_euler";
     nlohmann::json sp = nlohmann::json::array();

@@ -142,6 +142,7 @@ ModelInfo mass_spring_info(const MassSpring& m) {
   slot(m.p_global(MassSpring::kFriction), "ground.friction", "1", Range::closed(0, 10), "");
   slot(m.p_global(MassSpring::kFrictionSmoothing), "ground.friction_smoothing", "m/s", Range{0, 1e3, true, false}, "");
   slot(m.p_global(MassSpring::kActuationFrequency), "actuation.frequency", "rad/s", Range::closed(0, 1e4), "");
+  slot(m.p_global(MassSpring::kRestitution), "ground.restitution", "1", Range::closed(0, 1), "");
   return info;
 }
 
@@ -157,9 +158,11 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   const double omega = act.number("frequency", 10.0, Range::closed(0, 1e4));
   act.finish();
   JsonObject g = m.object("ground");
-  const std::string gt = g.choice("type", "penalty", {"penalty", "none"});
+  // penalty: compliant softplus force; impact: time-of-impact projection with restitution
+  const std::string gt = g.choice("type", "penalty", {"penalty", "impact", "none"});
   c.mass_spring = make_mass_spring(c.robot, phases, type == "raw" ? MassSpring::kRaw : MassSpring::kSinusoid,
-                                   gt == "penalty", 0.0);
+                                   gt != "none", 0.0);
+  c.mass_spring.impact = gt == "impact";
   c.mass_spring.rest_from_positions =
       m.choice("morphology", "rest_lengths", {"rest_lengths", "rest_positions"}) == "rest_positions";
   c.topology = pack_topology(c.robot);
@@ -180,6 +183,7 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   global(g, "smoothing", MassSpring::kGroundSmoothing, 2e-3);
   global(g, "friction", MassSpring::kFriction, 1.0);
   global(g, "friction_smoothing", MassSpring::kFrictionSmoothing, 0.01);
+  global(g, "restitution", MassSpring::kRestitution, 0.0);
   g.finish();
   const double mass = m.number("particle_mass", 1.0, R[ms.p_mass(0)]);
   const double damping = m.number("spring_damping", 0.0, R[ms.p_damping(0)]);

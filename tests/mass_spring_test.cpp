@@ -108,6 +108,23 @@ struct MassSpringCases {
       MassSpring m = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
       out.push_back({"3d tetrahedron in contact", m, moving_state(m, r3, 0.004), {}, params_for(m, r3), 1.0, 8});
     }
+    {
+      // the time-of-impact ground: particles 0, 2, 4 land within the step (1 mm above, falling
+      // at 1 m/s), particle 1 starts below it (s = 0), the rest fly free; restitution 0.3
+      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      m.impact = true;
+      StepCase<MassSpring> c{"2d robot landing on the impact ground", m, moving_state(m, r2, -0.001), {}, params_for(m, r2), 1.0, 6};
+      c.p[m.p_global(MassSpring::kRestitution)] = 0.3;
+      for (int i = 0; i < m.n_particles; i += 2) c.x[m.x_vel(i) + 1] = -1.0;
+      c.x[m.x_pos(1) + 1] = 0.1 - 0.002;
+      c.x[m.x_vel(1) + 1] = -0.5;
+      out.push_back(c);
+      MassSpring m3 = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      m3.impact = true;
+      StepCase<MassSpring> d{"3d tetrahedron landing on the impact ground", m3, moving_state(m3, r3, -0.001), {}, params_for(m3, r3), 1.0, 2};
+      for (int i = 0; i < m3.n_particles; i += 2) d.x[m3.x_vel(i) + 1] = -1.0;
+      out.push_back(d);
+    }
     return out;
   }
   static std::vector<RolloutCase<MassSpring>> rollout_cases() {
@@ -144,6 +161,21 @@ struct MassSpringCases {
       c.u.resize(size_t(c.steps) * c.model.nu());
       for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.4 * std::sin(0.3 * double(i));
       c.p = params_for(c.model, r2);
+      out.push_back(c);
+    }
+    {
+      // dropped from 2 cm onto the impact ground with restitution 0.2
+      RolloutCase<MassSpring> c;
+      c.name = "2d robot on the impact ground, CoM loss";
+      c.model = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      c.model.impact = true;
+      c.loss = com_loss();
+      c.steps = 60;
+      c.checkpoint_every = 8;
+      c.x0 = rest_state(c.model, r2);
+      for (int i = 0; i < c.model.n_particles; ++i) c.x0[c.model.x_pos(i) + 1] += 0.02;
+      c.p = params_for(c.model, r2);
+      c.p[c.model.p_global(MassSpring::kRestitution)] = 0.2;
       out.push_back(c);
     }
     {
@@ -239,6 +271,42 @@ TEST(MassSpring, CenterOfMassGradient) {
   for (int i = 0; i < m.n_particles; ++i) {
     EXPECT_NEAR(gx[m.x_pos(i)], p[m.p_mass(i)] / M, 1e-15);
     EXPECT_NEAR(gp[m.p_mass(i)], (x[m.x_pos(i)] - c) / M, 1e-15);
+  }
+}
+
+// the impact ground: a falling particle crossing y_g inside the step is put back on the
+// ground at the impact fraction and leaves with −e times its vertical velocity; a robot
+// dropped on it comes to rest on it without sinking
+TEST(MassSpring, ImpactGroundReflectsAndHolds) {
+  Robot r;
+  r.particles = {{0.0, 0.1005, 0.0}, {0.5, 1.0, 0.0}};
+  r.springs = {{0, 1, 1.0, 1e-3, 0.0}};  // a negligible spring: particle 0 is nearly free
+  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.01), r);
+  m.impact = true;
+  std::vector<double> p = nominal_parameters(m, r, 1.0, {0.0, 0.0, 0.1, 1e4, 0.0, 1e-3, 0.0, 0.05, 0.0, 0.5}, 0.0);
+  std::vector<double> x = rest_state(m, r), xn(m.nx()), u;
+  x[m.x_vel(0) + 1] = -0.1;  // y* = 0.1005 − 0.001 < 0.1: lands at s = 0.5
+  auto XN = view(xn.data());
+  m.step<double>(0, view(x.data()), view(u.data()), view(p.data()), XN);
+  EXPECT_NEAR(xn[m.x_vel(0) + 1], 0.05, 1e-6);                  // −e v*_y with e = 0.5
+  EXPECT_NEAR(xn[m.x_pos(0) + 1], 0.1 + 0.5 * 0.01 * 0.05, 1e-6);  // y_g + (1 − s) h v'_y
+  // a grid robot dropped from 5 cm with e = 0 rests on the ground after 1 s
+  const Robot g = two_cells();
+  MassSpring mg = bind(make_mass_spring(g, 10, MassSpring::kSinusoid, true, 0.004), g);
+  mg.impact = true;
+  std::vector<double> pg = nominal_parameters(mg, g, 1.0, {9.81, 2.0, 0.1, 1e4, 0.0, 1e-3, 0.8, 0.05, 10.0, 0.0}, 0.5);
+  std::vector<double> a = rest_state(mg, g), b(mg.nx());
+  for (int i = 0; i < mg.n_particles; ++i) a[mg.x_pos(i) + 1] += 0.05;
+  for (int k = 0; k < 250; ++k) {
+    auto B = view(b.data());
+    mg.step<double>(k, view(a.data()), view(u.data()), view(pg.data()), B);
+    std::swap(a, b);
+  }
+  for (int i = 0; i < mg.n_particles; ++i) EXPECT_GE(a[mg.x_pos(i) + 1], 0.1 - 1e-12) << "particle " << i;
+  // the bottom row (particles 0, 1, 4) stands on the ground; the top row still vibrates
+  for (int i : {0, 1, 4}) {
+    EXPECT_LT(a[mg.x_pos(i) + 1], 0.1 + 1e-3) << "particle " << i;
+    EXPECT_LT(std::fabs(a[mg.x_vel(i) + 1]), 0.05) << "particle " << i;
   }
 }
 

@@ -13,7 +13,7 @@
 //   globals:        gravity g [m/s²], velocity damping ζ [1/s], ground height y_g [m],
 //                   ground stiffness k_g [N/m], ground damping d_g [N·s/m], smoothing width
 //                   w_g [m], friction coefficient μ [1], friction smoothing v_ε [m/s],
-//                   actuation frequency ω [rad/s]
+//                   actuation frequency ω [rad/s], restitution e [1] (impact ground)
 //
 // one step of length h at t = k h:
 //   act_a = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a)     (sinusoid mode; raw mode: act_a = u_a)
@@ -27,6 +27,16 @@
 //   v'_i  = e^{−ζh} v_i + h a_i,   x'_i = x_i + h v'_i
 // In rest-position mode L0_s = |P_b − P_a| replaces the L0 slots, so moving a particle's
 // rest position reshapes the robot (morphology).
+//
+// Impact ground (the time-of-impact variant): no penalty force; a particle whose free update
+// x* = x + h v* would end below y_g hits the ground at the fraction s = (y − y_g)/(y − y*) of
+// the step (s = 0 if it starts below), leaves with v'_y = −e v*_y, and feels a friction
+// impulse scaled by the normal impulse Δn = (1 + e)(−v*_y):
+//   v'_t = v*_t / (1 + μ Δn / sqrt(|v*_t|² + v_ε²))     (never reverses the sliding velocity)
+//   y'   = y_g + (1 − s) h v'_y,   x'_t = x_t + s h v*_t + (1 − s) h v'_t
+// A resting particle (e = 0) stays at y_g and its per-step impulse g h acts as Coulomb
+// friction. The adjoint recomputes a neighbour's pre-impact velocity (a gather over its
+// springs) where the penalty ground needs only the incoming adjoint.
 //
 // Lanes: forces are gathered per particle through a CSR adjacency (particle -> springs),
 // so every lane writes only its own particles: no atomics, deterministic, and the adjoint
@@ -43,7 +53,7 @@ namespace steer {
 struct MassSpring {
   enum Global {
     kGravity = 0, kVelocityDamping, kGroundHeight, kGroundStiffness, kGroundDamping, kGroundSmoothing,
-    kFriction, kFrictionSmoothing, kActuationFrequency, kNumGlobals
+    kFriction, kFrictionSmoothing, kActuationFrequency, kRestitution, kNumGlobals
   };
   enum Actuation { kSinusoid = 0, kRaw = 1 };
   static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
@@ -59,6 +69,7 @@ struct MassSpring {
   double dt = 0.004;
   int actuation = kSinusoid;
   bool ground = true;
+  bool impact = false;               // ground by time-of-impact projection instead of penalty
   bool rest_from_positions = false;  // L0_s = |P_b − P_a| from θ rest positions
 
   // topology, one int array (host or device memory, owned elsewhere):
@@ -264,7 +275,7 @@ struct MassSpring {
   STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const {
     using std::sqrt;
     for (int c = 0; c < dim; ++c) out[c] = S(0);
-    if (!ground) return;
+    if (!ground || impact) return;
     const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
     const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
     const S ve = S(p[p_global(kFrictionSmoothing)]);
@@ -284,7 +295,7 @@ struct MassSpring {
   STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
                                  S* adj_globals) const {
     using std::sqrt;
-    if (!ground) return;
+    if (!ground || impact) return;
     const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
     const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
     const S ve = S(p[p_global(kFrictionSmoothing)]);
@@ -319,41 +330,158 @@ struct MassSpring {
     adj_globals[kGroundHeight] += adj_z / wg;
   }
 
-  // (k, x_k, u_k, θ) -> x_{k+1}
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+  // forces on particle i (springs, and the penalty ground) and its free velocity
+  // v* = e^{−ζh} v + h (f/m − g ŷ)
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p, S* f, S* fg, S* vstar) const {
     using std::exp;
-    const S h = S(dt), t = S(dt * k);
+    const S h = S(dt);
     const S decay = exp(-S(p[p_global(kVelocityDamping)]) * h);
-    const S g = S(p[p_global(kGravity)]);
-    for (int i = ln.lane; i < n_particles; i += ln.width) {
-      // gather the forces on particle i
-      S f[3] = {S(0), S(0), S(0)}, n[3];
-      for (int e = adj_begin(i); e < adj_end(i); ++e) {
-        const int s = adj_spring(e);
-        const S F = spring_force<S>(s, t, x, u, p, n);
-        const S sign = end_a(s) == i ? S(1) : S(-1);
-        for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
-      }
-      S fg[3];
-      ground_force<S>(i, x, p, fg);
-      const S m = S(p[p_mass(i)]);
-      for (int c = 0; c < dim; ++c) {
-        S a = (f[c] + fg[c]) / m;
-        if (c == 1) a -= g;
-        const S vn = decay * S(x[x_vel(i) + c]) + h * a;
-        xn[x_vel(i) + c] = vn;
-        xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + h * vn;
-      }
+    S n[3];
+    for (int c = 0; c < dim; ++c) f[c] = S(0);
+    for (int e = adj_begin(i); e < adj_end(i); ++e) {
+      const int s = adj_spring(e);
+      const S F = spring_force<S>(s, t, x, u, p, n);
+      const S sign = end_a(s) == i ? S(1) : S(-1);
+      for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
+    }
+    ground_force<S>(i, x, p, fg);
+    const S m = S(p[p_mass(i)]);
+    for (int c = 0; c < dim; ++c) {
+      S a = (f[c] + fg[c]) / m;
+      if (c == 1) a -= S(p[p_global(kGravity)]);
+      vstar[c] = decay * S(x[x_vel(i) + c]) + h * a;
     }
   }
 
-  // adjoint of the force on particle j, recomputed from the incoming adjoint:
-  // f̄_j = ā_j / m_j with ā_j = h (v̄'_j + h x̄'_j)
-  template <class S, class PIn, class XnAdj>
-  STEER_HD void force_adjoint(int j, const PIn& p, const XnAdj& adj_xn, S* out) const {
+  // (x_i, v*_i) -> (x'_i, v'_i): free flight, or the time-of-impact projection
+  template <class S, class XIn, class PIn, class XOut>
+  STEER_HD void integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
+    using std::sqrt;
+    const S h = S(dt);
+    const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
+    if (!(ground && impact) || !(y + h * vstar[1] < yg)) {
+      for (int c = 0; c < dim; ++c) {
+        xn[x_vel(i) + c] = vstar[c];
+        xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + h * vstar[c];
+      }
+      return;
+    }
+    const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
+    const S s = y > yg ? (y - yg) / (-h * vstar[1]) : S(0);
+    const S vy = -e * vstar[1];
+    const S dn = -(S(1) + e) * vstar[1];
+    S q2 = ve * ve;
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) q2 += vstar[c] * vstar[c];
+    const S fct = S(1) / (S(1) + mu * dn / sqrt(q2));
+    xn[x_vel(i) + 1] = vy;
+    xn[x_pos(i) + 1] = yg + (S(1) - s) * h * vy;
+    for (int c = 0; c < dim; ++c) {
+      if (c == 1) continue;
+      const S vt = fct * vstar[c];
+      xn[x_vel(i) + c] = vt;
+      xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + s * h * vstar[c] + (S(1) - s) * h * vt;
+    }
+  }
+  // adjoint of integrate: the part reaching x_i directly (xbar) and v*_i (vbar); the impact's
+  // global parameters (y_g, e, μ, v_ε) into adj_globals when it is not null
+  template <class S, class XIn, class PIn, class XnAdj>
+  STEER_HD void adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar, const XnAdj& adj_xn, S* xbar, S* vbar,
+                              S* adj_globals) const {
+    using std::sqrt;
+    const S h = S(dt);
+    const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
+    if (!(ground && impact) || !(y + h * vstar[1] < yg)) {
+      // x' = x + h v', v' = v*
+      for (int c = 0; c < dim; ++c) {
+        xbar[c] = S(adj_xn[x_pos(i) + c]);
+        vbar[c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
+      }
+      return;
+    }
+    const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
+    const bool above = y > yg;
+    const S s = above ? (y - yg) / (-h * vstar[1]) : S(0);
+    const S vy = -e * vstar[1];
+    const S dn = -(S(1) + e) * vstar[1];
+    S q2 = ve * ve;
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) q2 += vstar[c] * vstar[c];
+    const S q = sqrt(q2);
+    const S r = mu * dn / q;
+    const S fct = S(1) / (S(1) + r);
+    S adj_s = S(0), adj_fct = S(0), adj_yg = S(0), adj_e = S(0);
+    for (int c = 0; c < dim; ++c) xbar[c] = vbar[c] = S(0);
+    // tangential: x'_t = x_t + s h v*_t + (1 − s) h v'_t, v'_t = fct v*_t
+    for (int c = 0; c < dim; ++c) {
+      if (c == 1) continue;
+      const S ax = S(adj_xn[x_pos(i) + c]);
+      const S vt = fct * vstar[c];
+      const S adj_vt = S(adj_xn[x_vel(i) + c]) + (S(1) - s) * h * ax;
+      xbar[c] = ax;
+      vbar[c] += s * h * ax + fct * adj_vt;
+      adj_s += h * (vstar[c] - vt) * ax;
+      adj_fct += vstar[c] * adj_vt;
+    }
+    // vertical: y' = y_g + (1 − s) h v'_y, v'_y = −e v*_y
+    const S ay = S(adj_xn[x_pos(i) + 1]);
+    const S adj_vy = S(adj_xn[x_vel(i) + 1]) + (S(1) - s) * h * ay;
+    adj_yg += ay;
+    adj_s += -h * vy * ay;
+    vbar[1] += -e * adj_vy;
+    adj_e += -vstar[1] * adj_vy;
+    // fct = 1/(1 + r), r = μ Δn / q, Δn = −(1 + e) v*_y, q = sqrt(|v*_t|² + v_ε²)
+    const S adj_r = -fct * fct * adj_fct;
+    const S adj_dn = adj_r * mu / q;
+    const S adj_q = -adj_r * mu * dn / (q * q);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) vbar[c] += adj_q * vstar[c] / q;
+    vbar[1] += -(S(1) + e) * adj_dn;
+    adj_e += -vstar[1] * adj_dn;
+    // s = (y − y_g)/(−h v*_y) while the particle starts above the ground
+    if (above) {
+      xbar[1] += adj_s / (-h * vstar[1]);
+      adj_yg += -adj_s / (-h * vstar[1]);
+      vbar[1] += adj_s * (y - yg) / (h * vstar[1] * vstar[1]);
+    }
+    if (adj_globals) {
+      adj_globals[kGroundHeight] += adj_yg;
+      adj_globals[kRestitution] += adj_e;
+      adj_globals[kFriction] += adj_r * dn / q;
+      adj_globals[kFrictionSmoothing] += adj_q * ve / q;
+    }
+  }
+
+  // (k, x_k, u_k, θ) -> x_{k+1}
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+    const S t = S(dt * k);
+    for (int i = ln.lane; i < n_particles; i += ln.width) {
+      S f[3], fg[3], vstar[3] = {S(0), S(0), S(0)};
+      free_velocity<S>(i, t, x, u, p, f, fg, vstar);
+      integrate<S>(i, x, p, vstar, xn);
+    }
+  }
+
+  // the adjoint of v*_j (vbar) and of the force on particle j (f̄_j = h v̄*_j / m_j). With the
+  // penalty ground v̄*_j = v̄'_j + h x̄'_j comes from the incoming adjoint alone; the impact
+  // ground needs v*_j itself, recomputed by a gather over j's springs
+  template <class S, class XIn, class UIn, class PIn, class XnAdj>
+  STEER_HD void force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p, const XnAdj& adj_xn, S* out,
+                              S* xbar = nullptr, S* vbar_out = nullptr, S* adj_globals = nullptr) const {
     const S h = S(dt), m = S(p[p_mass(j)]);
-    for (int c = 0; c < dim; ++c) out[c] = h * (S(adj_xn[x_vel(j) + c]) + h * S(adj_xn[x_pos(j) + c])) / m;
+    S vstar[3] = {S(0), S(0), S(0)}, xb[3], vb[3];
+    if (ground && impact) {
+      S f[3], fg[3];
+      free_velocity<S>(j, t, x, u, p, f, fg, vstar);
+    }
+    adj_integrate<S>(j, x, p, vstar, adj_xn, xb, vb, adj_globals);
+    for (int c = 0; c < dim; ++c) {
+      out[c] = h * vb[c] / m;
+      if (xbar) xbar[c] = xb[c];
+      if (vbar_out) vbar_out[c] = vb[c];
+    }
   }
 
   // vector-Jacobian product of step: accumulates adj_x, adj_u, adj_p from adj_xn
@@ -367,11 +495,11 @@ struct MassSpring {
     S dummy_w = S(0);
     // per particle: integrator, mass, and the spring forces gathered back onto the particle
     for (int i = ln.lane; i < n_particles; i += ln.width) {
-      S fa[3], n[3];
-      force_adjoint<S>(i, p, adj_xn, fa);
+      S fa[3], n[3], xb[3], vb[3];
+      force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb);
       for (int c = 0; c < dim; ++c) {
-        adj_x[x_pos(i) + c] += S(adj_xn[x_pos(i) + c]);
-        adj_x[x_vel(i) + c] += decay * (S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]));
+        adj_x[x_pos(i) + c] += xb[c];
+        adj_x[x_vel(i) + c] += decay * vb[c];  // v* = e^{−ζh} v + h a
       }
       // m̄_i = −(f_i · f̄_i)/m_i, with f_i the non-gravity force (gravity enters as −g ŷ)
       S f[3] = {S(0), S(0), S(0)};
@@ -383,7 +511,7 @@ struct MassSpring {
         // the spring's force on its a end is g_s; f̄ on a minus f̄ on b is ḡ_s
         S fb[3], adj_g[3], adj_d[3], adj_dv[3];
         const int other = end_a(s) == i ? end_b(s) : end_a(s);
-        force_adjoint<S>(other, p, adj_xn, fb);
+        force_adjoint<S>(other, t, x, u, p, adj_xn, fb);
         for (int c = 0; c < dim; ++c) adj_g[c] = sign > S(0) ? fa[c] - fb[c] : fb[c] - fa[c];
         adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, false, false, dummy_w);
         // d = x_b − x_a, Δv = v_b − v_a: particle i receives −d̄ as a, +d̄ as b
@@ -421,8 +549,8 @@ struct MassSpring {
     // per spring: its own parameters and its actuator's weights (one actuator per spring)
     for (int s = ln.lane; s < n_springs; s += ln.width) {
       S fa[3], fb[3], adj_g[3], adj_d[3], adj_dv[3];
-      force_adjoint<S>(end_a(s), p, adj_xn, fa);
-      force_adjoint<S>(end_b(s), p, adj_xn, fb);
+      force_adjoint<S>(end_a(s), t, x, u, p, adj_xn, fa);
+      force_adjoint<S>(end_b(s), t, x, u, p, adj_xn, fb);
       for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
       adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w);
     }
@@ -431,24 +559,22 @@ struct MassSpring {
     S adj_globals[kNumGlobals];
     for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
     for (int i = 0; i < n_particles; ++i) {
-      S fa[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
-      force_adjoint<S>(i, p, adj_xn, fa);
+      S fa[3], vb[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
+      force_adjoint<S>(i, t, x, u, p, adj_xn, fa, nullptr, vb, adj_globals);  // impact globals too
       adj_ground_force<S>(i, x, p, fa, adj_y, adj_v, adj_globals);
       const S m = S(p[p_mass(i)]);
       // a_y = … − g:  ḡ = −ā_y = −m f̄_y
       adj_globals[kGravity] += -m * fa[1];
-      // v' = e^{−ζh} v + …:  ζ̄ = −h e^{−ζh} v·ṽ with ṽ = v̄' + h x̄'
-      for (int c = 0; c < dim; ++c)
-        adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) *
-                                         (S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]));
+      // v* = e^{−ζh} v + …:  ζ̄ = −h e^{−ζh} v·v̄*
+      for (int c = 0; c < dim; ++c) adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
     }
     if (actuation == kSinusoid) {
       S adj_w = S(0);
       for (int s = 0; s < n_springs; ++s) {
         if (actuator(s) < 0) continue;
         S fa[3], fb[3], adj_g[3];
-        force_adjoint<S>(end_a(s), p, adj_xn, fa);
-        force_adjoint<S>(end_b(s), p, adj_xn, fb);
+        force_adjoint<S>(end_a(s), t, x, u, p, adj_xn, fa);
+        force_adjoint<S>(end_b(s), t, x, u, p, adj_xn, fb);
         for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
         // only ω is taken from this pass (write_params = false keeps θ_s from doubling)
         adj_frequency<S>(s, t, x, u, p, adj_g, adj_w);
@@ -484,6 +610,8 @@ struct MassSpring {
   STEER_HD int num_contacts() const { return ground ? n_particles : 0; }
   template <class S, class XIn, class PIn>
   STEER_HD bool in_contact(const XIn& x, const PIn& p, int i) const {
+    // the impact ground leaves a landed particle exactly at y_g
+    if (impact) return S(x[x_pos(i) + 1]) <= S(p[p_global(kGroundHeight)]);
     return S(x[x_pos(i) + 1]) < S(p[p_global(kGroundHeight)]);
   }
   // centre of mass along an axis: Σ m_i x_i / Σ m_i [m]
