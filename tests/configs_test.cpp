@@ -90,7 +90,8 @@ void run_config(const fs::path& p) {
   steer::RunOutcome r;
   ASSERT_NO_THROW(r = steer::run_experiment(c, o));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(secs, 20.0);
+  // reported, not asserted: speed belongs in bench/, and CI machines differ
+  std::cout << "[ configs ] " << p.filename().string() << ": " << secs << " s\n";
   ASSERT_FALSE(r.artifact_dir.empty());
   EXPECT_TRUE(fs::is_regular_file(fs::path(r.artifact_dir) / "artifact.json"));
   const json& res = r.artifact["result"];
