@@ -204,11 +204,15 @@ struct MassSpring {
   // d = x_b − x_a and Δv = v_b − v_a in adj_d, adj_dv; rest-position adjoints go to the
   // particles' slots only when write_positions (the lane that owns them).
   template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj>
-  STEER_HD void adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
-                                 S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
-                                 bool write_frequency, S& adj_w) const {
+  STEER_HD S adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
+                              S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
+                              bool write_frequency, S& adj_w, S* nhat = nullptr) const {
+    // also returns the tension F_s and, into nhat, its direction: the forward values the
+    // caller would otherwise recompute with spring_force
     using std::sqrt;
     for (int c = 0; c < dim; ++c) adj_d[c] = adj_dv[c] = S(0);
+    if (nhat)
+      for (int c = 0; c < dim; ++c) nhat[c] = S(0);
     const int a = end_a(s), b = end_b(s);
     S l2 = S(0);
     S d[3], n[3], dv[3];
@@ -218,7 +222,7 @@ struct MassSpring {
       l2 += d[c] * d[c];
     }
     const S l = sqrt(l2);
-    if (!(l > S(1e-12))) return;  // the force is 0 there, and so is its derivative
+    if (!(l > S(1e-12))) return S(0);  // the force is 0 there, and so is its derivative
     S dv_n = S(0), g_n = S(0);
     for (int c = 0; c < dim; ++c) {
       n[c] = d[c] / l;
@@ -252,6 +256,9 @@ struct MassSpring {
                           adj_target * L0 * S(p[p_amplitude(s)]));
       }
     }
+    if (nhat)
+      for (int c = 0; c < dim; ++c) nhat[c] = n[c];
+    return F;
   }
   // ∂L0_s/∂P for rest-position mode: adj of L0 spread onto P_a (−) and P_b (+) along the
   // rest direction; written for particle `owner` only (the gathering lane)
@@ -505,15 +512,14 @@ struct MassSpring {
       S f[3] = {S(0), S(0), S(0)};
       for (int e = adj_begin(i); e < adj_end(i); ++e) {
         const int s = adj_spring(e);
-        const S F = spring_force<S>(s, t, x, u, p, n);
         const S sign = end_a(s) == i ? S(1) : S(-1);
-        for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
         // the spring's force on its a end is g_s; f̄ on a minus f̄ on b is ḡ_s
         S fb[3], adj_g[3], adj_d[3], adj_dv[3];
         const int other = end_a(s) == i ? end_b(s) : end_a(s);
         force_adjoint<S>(other, t, x, u, p, adj_xn, fb);
         for (int c = 0; c < dim; ++c) adj_g[c] = sign > S(0) ? fa[c] - fb[c] : fb[c] - fa[c];
-        adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, false, false, dummy_w);
+        const S F = adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, false, false, dummy_w, n);
+        for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
         // d = x_b − x_a, Δv = v_b − v_a: particle i receives −d̄ as a, +d̄ as b
         for (int c = 0; c < dim; ++c) {
           adj_x[x_pos(i) + c] += -sign * adj_d[c];
