@@ -6,54 +6,14 @@
 #include <vector>
 
 #include "optimizer.h"
+#include "optimizer_test_problems.h"
 #include "problem.h"
 
 namespace {
 
-// L_b(v) = ½ Σ_i a_i (v_i − c_{b,i})², separable with a diagonal Hessian, so the minimizer
-// over the box [lo, hi] is the per-coordinate clamp of c_b.
-class QuadraticProblem : public steer::Problem {
- public:
-  QuadraticProblem(std::vector<std::vector<double>> centers, std::vector<double> curvature, std::vector<double> lo,
-                   std::vector<double> hi, std::vector<double> start)
-      : c_(std::move(centers)), a_(std::move(curvature)) {
-    batch_size_ = int(c_.size());
-    lower_ = std::move(lo);
-    upper_ = std::move(hi);
-    for (size_t i = 0; i < a_.size(); ++i) names_.push_back("v" + std::to_string(i));
-    for (int b = 0; b < batch_size_; ++b) initial_.insert(initial_.end(), start.begin(), start.end());
-  }
-
-  void evaluate(const std::vector<double>& v, bool want_grad, steer::Evaluation& out) override {
-    const int nv = num_vars();
-    EXPECT_EQ(v.size(), size_t(batch_size_) * nv);
-    ++evaluations;
-    out.loss.assign(batch_size_, 0.0);
-    out.grad.assign(want_grad ? v.size() : 0, 0.0);
-    out.diag.assign(batch_size_, steer::RolloutDiag{});
-    for (int b = 0; b < batch_size_; ++b)
-      for (int i = 0; i < nv; ++i) {
-        const double r = v[size_t(b) * nv + i] - c_[b][i];
-        out.loss[b] += 0.5 * a_[i] * r * r;
-        if (want_grad) out.grad[size_t(b) * nv + i] = a_[i] * r;
-      }
-  }
-  std::vector<double> trajectories(const std::vector<double>&, int, int) override { return {}; }
-  std::vector<double> parameters(const std::vector<double>&) override { return {}; }
-
-  // the minimizer of rollout b over the box
-  std::vector<double> projected_minimizer(int b) const {
-    std::vector<double> m(c_[b]);
-    for (size_t i = 0; i < m.size(); ++i) m[i] = std::min(std::max(m[i], lower_[i]), upper_[i]);
-    return m;
-  }
-
-  int evaluations = 0;
-
- private:
-  std::vector<std::vector<double>> c_;
-  std::vector<double> a_;
-};
+// the separable quadratic of optimizer_test_problems.h: its projected minimizers are the
+// per-coordinate clamps of c_b
+using steer_test_problems::QuadraticProblem;
 
 // three rollouts with different minimizers: rollout 0 inside the box, rollout 1 outside in
 // both coordinates (lower and upper bounds active), rollout 2 outside in one coordinate

@@ -66,6 +66,20 @@ struct Projectile {
     adj_w += adj_f * (k * sp + dF_dz * (-z / w));
   }
 
+  // the step's shared inputs: |v| for the drag law, and the ground force F (0 without ground)
+  template <class S, class XIn, class PIn>
+  STEER_HD void speed_and_ground_force(const XIn& x, const PIn& p, S& speed, S& F) const {
+    using std::sqrt;
+    const int D = dim;
+    S vv = S(0);
+    for (int i = 0; i < D; ++i) vv += S(x[D + i]) * S(x[D + i]);
+    speed = sqrt(vv);
+    F = S(0);
+    if (ground == kGroundPenalty)
+      F = contact_force(S(x[1]), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
+                        S(p[kGroundSmoothing]));
+  }
+
   // (x_k, u_k, θ) -> x_{k+1}; one particle, so only the leading lane works
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
@@ -76,13 +90,8 @@ struct Projectile {
     const S h = S(dt);
     const S g = p[kGravity], c = p[kDrag], m = p[kMass];
     // speed |v| for the drag law
-    S vv = S(0);
-    for (int i = 0; i < D; ++i) vv += S(x[D + i]) * S(x[D + i]);
-    const S speed = sqrt(vv);
-    S F = S(0);
-    if (ground == kGroundPenalty)
-      F = contact_force(S(x[1]), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]));
+    S speed, F;
+    speed_and_ground_force<S>(x, p, speed, F);
     for (int i = 0; i < D; ++i) {
       const S vi = x[D + i];
       S a = S(u[i]) / m - c * speed * vi;
@@ -104,13 +113,8 @@ struct Projectile {
     const S h = S(dt);
     const S g = p[kGravity], c = p[kDrag], m = p[kMass];
     (void)g;
-    S vv = S(0);
-    for (int i = 0; i < D; ++i) vv += S(x[D + i]) * S(x[D + i]);
-    const S speed = sqrt(vv);
-    S F = S(0);
-    if (ground == kGroundPenalty)
-      F = contact_force(S(x[1]), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]));
+    S speed, F;
+    speed_and_ground_force<S>(x, p, speed, F);
     // reverse of x' = x + h v', v' = v + h a: adj_a = h (adj_v' + h adj_x')
     S adj_a[kMaxControl] = {};
     S adj_c = S(0), adj_m = S(0), adj_F = S(0), a_dot_v = S(0);
