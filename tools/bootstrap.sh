@@ -17,7 +17,7 @@ build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
 # build dependencies from Debian's packages; only the missing ones are installed
-pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev liblbfgspp-dev)
+pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev liblbfgspp-dev libmujoco-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
