@@ -219,12 +219,15 @@ def main():
 
     def timed(fn):
         fn()  # warm-up
-        ws = []
+        ws, cs = [], []
         while sum(ws) < args.min_time or len(ws) < args.min_reps:
+            c0 = time.process_time()
             t0 = time.perf_counter()
             fn()
             ws.append(time.perf_counter() - t0)
+            cs.append(time.process_time() - c0)
         return {"best_s": min(ws), "median_s": statistics.median(ws), "reps": len(ws),
+                "cpu_best_s": min(cs), "per_rollout_cpu_best_s": min(cs) / B,
                 "per_rollout_best_s": min(ws) / B, "per_rollout_median_s": statistics.median(ws) / B}
 
     fwd = timed(run_fwd)

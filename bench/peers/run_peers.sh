@@ -22,7 +22,7 @@ OUT=${OUT:-$(mktemp -d /tmp/steer_peers.XXXXXX)}
 mkdir -p "$OUT"
 cd "$root"
 
-if [ ! -x "$py" ] || ! "$py" -c "import taichi, warp" 2>/dev/null; then
+if [ ! -x "$py" ] || ! "$py" -c "import taichi, warp" >/dev/null 2>&1; then
   echo "run_peers: creating $venv (taichi 1.7.x, warp-lang 1.9.x)" >&2
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "taichi==1.7.*" "warp-lang==1.9.*"

@@ -1,8 +1,11 @@
 """Reads the JSON files run_peers.sh wrote into one folder and prints the Markdown tables.
 
-Files: <case>.<rep>.json, one per case and repeat; a case's time is the best over its
-repeats of each run's best call (the machine is shared, so the least disturbed run is the
-figure that measures the code). Gradient checks are taken from rep 1 (*.grad.json files).
+Files: <case>.<rep>.json, one per case and repeat, and <case>.grad.json for the gradient
+checks. A case's figure is the best over its repeats of each run's best call: wall time, and
+process CPU time (summed over threads). On a shared machine the CPU time of a one-thread run
+is the figure least disturbed by other processes (a preempted call keeps its CPU time but
+not its wall time), so the ratios are given for both; with 2 threads CPU time is the sum
+over both threads.
 """
 import glob
 import json
@@ -20,18 +23,61 @@ def load(folder, case):
     return runs
 
 
-def best(runs, key, per_rollout=True):
-    field = "per_rollout_best_s" if per_rollout and "per_rollout_best_s" in runs[0][key] else "best_s"
-    return min(r[key][field] for r in runs)
+def per_rollout(r, key, field):
+    """field of r[key] per rollout: the per_rollout_ value where written, else divided by B."""
+    d = r[key]
+    if "per_rollout_" + field in d:
+        return d["per_rollout_" + field]
+    return d[field] / r.get("batch", 1)
 
 
-def med(runs, key):
-    field = "per_rollout_median_s" if "per_rollout_median_s" in runs[0][key] else "median_s"
-    return min(r[key][field] for r in runs)
+def figures(runs):
+    return {
+        "fwd": min(per_rollout(r, "forward", "best_s") for r in runs),
+        "fb": min(per_rollout(r, "forward_backward", "best_s") for r in runs),
+        "fb_med": min(per_rollout(r, "forward_backward", "median_s") for r in runs),
+        "fwd_cpu": min(per_rollout(r, "forward", "cpu_best_s") for r in runs),
+        "fb_cpu": min(per_rollout(r, "forward_backward", "cpu_best_s") for r in runs),
+        "n": len(runs),
+    }
 
 
 def ms(s):
     return "%.3g" % (s * 1e3)
+
+
+def ratio(a, b):
+    r = a / b
+    return ("%.0f×" % r) if r >= 100 else ("%.3g×" % r)
+
+
+def table(folder, cases, refs, title, ref_names):
+    out = [title, ""]
+    head = "| simulator | precision | B | threads | fwd wall [ms] | fwd CPU [ms] | fwd+bwd wall [ms] (median) | fwd+bwd CPU [ms] |"
+    for n in ref_names:
+        head += " %s / this: wall, CPU |" % n
+    out.append(head + " repeats |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(ref_names) + "---:|")
+    rows = {}
+    for case, who, prec, B, th in cases:
+        runs = load(folder, case)
+        if runs:
+            rows[case] = figures(runs)
+    for case, who, prec, B, th in cases:
+        if case not in rows:
+            continue
+        f = rows[case]
+        line = "| %s | %s | %d | %d | %s | %s | %s (%s) | %s |" % (
+            who, prec, B, th, ms(f["fwd"]), ms(f["fwd_cpu"]), ms(f["fb"]), ms(f["fb_med"]), ms(f["fb_cpu"]))
+        for ref_of in refs:
+            ref = rows.get(ref_of(case, prec, B, th))
+            if ref and case.startswith("st_"):
+                line += " %s, %s |" % (ratio(ref["fb"], f["fb"]), ratio(ref["fb_cpu"], f["fb_cpu"]))
+            else:
+                line += " — |"
+        out.append(line + " %d |" % f["n"])
+    out.append("")
+    return out
 
 
 def main():
@@ -48,28 +94,15 @@ def main():
         ("st_ms_f64_b64_t1", "steer CPU", "float64", 64, 1),
         ("st_ms_f64_b64_t2", "steer CPU", "float64", 64, 2),
     ]
-    rows = {}
-    for case, who, prec, B, th in ms_cases:
-        runs = load(folder, case)
-        if runs:
-            rows[case] = (who, prec, B, th, best(runs, "forward"), best(runs, "forward_backward"),
-                          med(runs, "forward_backward"), len(runs))
-    ti_ref = {c[2:5]: c[0] for c in ms_cases if c[0].startswith("ti_")}  # (precision, B, threads)
-    out.append("Mass-spring robot A (6 particles, 11 springs, 11 actuators × 10 phases), T = 681, dt = 0.004 s; "
-               "times per rollout, best over repeats (median in brackets: best run's median)")
-    out.append("")
-    out.append("| simulator | precision | B | threads | fwd [ms] | fwd+bwd [ms] | Taichi fwd+bwd / this (same precision, B, threads) | repeats |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
-    for case, (who, prec, B, th, f, fb, fbm, n) in rows.items():
-        ref = rows.get(ti_ref.get((prec, B, th), ""))
-        ratio = "%.1f×" % (ref[5] / fb) if ref and not case.startswith("ti_") else "—"
-        out.append("| %s | %s | %d | %d | %s | %s (%s) | %s | %d |" % (who, prec, B, th, ms(f), ms(fb), ms(fbm), ratio, n))
-    out.append("")
-    # gradient agreement Taichi vs steer
-    tg = glob.glob(os.path.join(folder, "ti_f64_b1_t1.1.json"))
-    sg = glob.glob(os.path.join(folder, "st_ms_grad.grad.json"))
-    if tg and sg:
-        t, s = json.load(open(tg[0])), json.load(open(sg[0]))
+    ti_of = {c[2:5]: c[0] for c in ms_cases if c[0].startswith("ti_")}
+    out += table(folder, ms_cases, [lambda c, p, B, t: ti_of.get((p, B, t))],
+                 "Mass-spring robot A (6 particles, 11 springs, 11 actuators × 10 phases), T = 681, dt = 0.004 s; "
+                 "per rollout, best over repeats; the ratio compares the same precision, B and threads",
+                 ["Taichi fwd+bwd"])
+    tg = os.path.join(folder, "ti_f64_b1_t1.1.json")
+    sg = os.path.join(folder, "st_ms_grad.grad.json")
+    if os.path.exists(tg) and os.path.exists(sg):
+        t, s = json.load(open(tg)), json.load(open(sg))
         gmax = max(abs(g) for g in s["grad"])
         rel = max(abs(t["grad"][n] - g) / max(abs(g), 1e-300) for n, g in zip(s["var_names"], s["grad"]))
         absd = max(abs(t["grad"][n] - g) for n, g in zip(s["var_names"], s["grad"])) / gmax
@@ -87,26 +120,9 @@ def main():
         ("st_bounce_f64_b4096_t1", "steer CPU (configs/warp_bounce.json)", "float64", 4096, 1),
         ("st_bounce_f64_b4096_t2", "steer CPU (configs/warp_bounce.json)", "float64", 4096, 2),
     ]
-    brow = {}
-    for case, who, prec, B, th in b_cases:
-        runs = load(folder, case)
-        if runs:
-            brow[case] = (who, prec, B, th, best(runs, "forward"), best(runs, "forward_backward"),
-                          med(runs, "forward_backward"), len(runs))
-    out.append("Bounce, one particle, T = 288, dt = 1/480 s; times per rollout, best over repeats (median in brackets)")
-    out.append("")
-    out.append("| simulator | precision | B | threads | fwd [ms] | fwd+bwd [ms] | Warp example / this | Warp ground-only / this | repeats |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for case, (who, prec, B, th, f, fb, fbm, n) in brow.items():
-        r1 = r2 = "—"
-        if case.startswith("st_"):
-            if "wp_example" in brow:
-                r1 = "%.0f×" % (brow["wp_example"][5] / fb)
-            if "wp_ground" in brow:
-                r2 = "%.0f×" % (brow["wp_ground"][5] / fb)
-        out.append("| %s | %s | %d | %d | %s | %s (%s) | %s | %s | %d |" % (who, prec, B, th, ms(f), ms(fb), ms(fbm), r1, r2, n))
-    out.append("")
-    # gradient checks
+    out += table(folder, b_cases, [lambda *a: "wp_example", lambda *a: "wp_example_tuned", lambda *a: "wp_ground"],
+                 "Bounce, one particle, T = 288, dt = 1/480 s; per rollout, best over repeats",
+                 ["Warp example", "Warp tuned", "Warp ground-only"])
     for case in ["wp_example", "wp_ground", "wp_ground_kd0"]:
         p = os.path.join(folder, case + ".grad.json")
         if os.path.exists(p):
