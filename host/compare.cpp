@@ -5,7 +5,10 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <random>
 #include <sstream>
+
+#include <time.h>
 
 #include "artifact.h"
 #include "cmaes.h"
@@ -77,6 +80,59 @@ std::string svg_plot(const std::vector<CompareCurve>& curves, const std::string&
   return s.str();
 }
 
+namespace {
+
+// seconds of work one evaluation of p takes (median of `reps`, interleaved so both kinds see
+// the same machine load): the calling thread's CPU time on the CPU backend, where a batch of
+// one rollout runs on that thread and a contended machine would otherwise bill the
+// scheduler's time slices to the shorter pass; wall time on a GPU
+struct PassTimes {
+  double forward = 0, gradient = 0;  // per call of evaluate(·, false / true)
+};
+
+double now_seconds(bool cpu_time) {
+  if (cpu_time) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<PassTimes> time_passes(const std::vector<Problem*>& ps, bool cpu_time, int reps) {
+  std::vector<std::vector<double>> tf(ps.size()), tg(ps.size());
+  Evaluation e;
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const double t0 = now_seconds(cpu_time);
+      ps[i]->evaluate(ps[i]->initial(), false, e);
+      const double t1 = now_seconds(cpu_time);
+      ps[i]->evaluate(ps[i]->initial(), true, e);
+      const double t2 = now_seconds(cpu_time);
+      tf[i].push_back(t1 - t0);
+      tg[i].push_back(t2 - t1);
+    }
+  std::vector<PassTimes> out(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    std::sort(tf[i].begin(), tf[i].end());
+    std::sort(tg[i].begin(), tg[i].end());
+    out[i] = {tf[i][tf[i].size() / 2], tg[i][tg[i].size() / 2]};
+  }
+  return out;
+}
+
+// the compared problem with another horizon and ground smoothing, as a batch of `size`
+// copies of rollout 0 in normalized variables
+std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, int size, int steps, double smoothing,
+                                                   BackendKind backend, int threads) {
+  ExperimentConfig v = replicate_rollout0(c, size);
+  if (steps > 0) v.steps = steps;
+  if (smoothing > 0) v.theta[v.info.param_index("ground.smoothing")] = smoothing;
+  return std::make_unique<NormalizedProblem>(make_problem(v, backend, threads));
+}
+
+}  // namespace
+
 RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
   using clock = std::chrono::steady_clock;
   if (!c.has_compare) throw ConfigError("config: compare: missing; steer compare needs a compare section");
@@ -85,45 +141,137 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
   const BackendKind backend = resolve_backend(c.backend, &note);
   if (!note.empty()) std::cerr << "steer: " << note << "\n";
 
-  // gradient side: one rollout
+  // one rollout of the real problem: the cost model's yardstick and the best design's report
   ExperimentConfig c1 = replicate_rollout0(c, 1);
   NormalizedProblem pg(make_problem(c1, backend, c.threads));
   const int nv = pg.num_vars();
+  const int B = k.starts;
 
-  // r = t_backward / t_forward on this rollout, measured here (median of repeated timings)
-  auto time_eval = [&](bool grad) {
-    std::vector<double> t;
-    Evaluation e;
-    for (int rep = 0; rep < 7; ++rep) {
-      auto t0 = clock::now();
-      pg.evaluate(pg.initial(), grad, e);
-      t.push_back(std::chrono::duration<double>(clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
-  const double t_fwd = time_eval(false), t_grad = time_eval(true);
+  // the cost model: every pass in forward rollouts of the real problem, r = t_backward /
+  // t_forward measured here on one rollout (median of 7); a continuation phase's gradient
+  // evaluation costs t_gradient(phase) / t_forward(real)
+  std::vector<std::unique_ptr<NormalizedProblem>> phase1;
+  std::vector<Problem*> timed = {&pg};
+  for (const auto& ph : k.continuation) {
+    phase1.push_back(variant_problem(c, 1, ph.steps, ph.ground_smoothing, backend, c.threads));
+    timed.push_back(phase1.back().get());
+  }
+  const bool cpu_time = backend == BackendKind::kCpu;
+  const std::vector<PassTimes> times = time_passes(timed, cpu_time, 7);
+  const double t_fwd = times[0].forward, t_grad = times[0].gradient;
   const double ratio = std::max(0.0, t_grad / t_fwd - 1.0);
   const double grad_cost = 1.0 + ratio;  // forward-rollout equivalents per gradient evaluation
+  std::vector<double> phase_cost;
+  for (size_t i = 1; i < times.size(); ++i) phase_cost.push_back(times[i].gradient / t_fwd);
 
   OptimizerConfig oc;
   oc.method = k.gradient_method;
   oc.learning_rate = k.learning_rate;
   oc.iterations = k.iterations;
+  oc.beta1 = k.beta1;
+  oc.beta2 = k.beta2;
+  oc.gradient_clip = k.gradient_clip;
   oc.log_every = 1;
-  if (o.progress) std::cerr << "steer: " << k.gradient_method << " on the adjoint gradient, " << k.iterations << " iterations\n";
-  auto tg0 = clock::now();
-  OptimizationResult rg = k.gradient_method == "lbfgsb" ? lbfgsb_optimize(pg, oc, pg.initial(), nullptr)
-                                                        : optimize(pg, oc, pg.initial(), nullptr);
-  const double secs_grad = std::chrono::duration<double>(clock::now() - tg0).count();
-  CompareCurve cg;
-  cg.method = "steer " + k.gradient_method + " (adjoint gradient)";
-  double best = INFINITY;
-  for (size_t i = 0; i < rg.trace.loss_min.size(); ++i) {
-    best = std::min(best, rg.trace.loss_min[i]);
-    cg.rollouts.push_back(double(i + 1) * grad_cost);
-    cg.best_loss.push_back(best);
+  if (o.progress)
+    std::cerr << "steer: " << k.gradient_method << " on the adjoint gradient, " << B << " start(s), "
+              << k.continuation.size() << " continuation phase(s), " << k.iterations << " iterations\n";
+
+  // the starts: row 0 is CMA-ES's start, rows 1.. are drawn uniformly in start ± spread
+  NormalizedProblem pr(make_problem(replicate_rollout0(c, B), backend, c.threads));
+  std::vector<double> z(size_t(B) * nv);
+  {
+    std::mt19937_64 rng(k.seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < nv; ++i)
+        z[size_t(b) * nv + i] = b == 0 ? pg.initial()[i] : std::clamp(pg.initial()[i] + k.start_spread * u(rng), 0.0, 1.0);
   }
+
+  // the gradient side's curve: cumulative cost against the best REAL loss over all starts so
+  // far; continuation phases add cost, and their iterates count once scored on the real problem
+  auto tg0 = clock::now();
+  CompareCurve cg;
+  cg.method = "steer " + k.gradient_method + " (adjoint gradient" + (B > 1 ? ", " + std::to_string(B) + " starts" : "") + ")";
+  double cost = 0, best = INFINITY, l0 = NAN;
+  std::vector<double> best_z(pg.initial().begin(), pg.initial().begin() + nv), start_best(B, INFINITY);
+  long long clipped = 0, steps_taken = 0;
+  auto score = [&](const std::vector<double>& loss, const std::vector<double>& zz) {
+    if (std::isnan(l0)) l0 = loss[0];
+    for (int b = 0; b < B; ++b) {
+      if (!std::isfinite(loss[b])) continue;
+      start_best[b] = std::min(start_best[b], loss[b]);
+      if (loss[b] < best) {
+        best = loss[b];
+        best_z.assign(zz.begin() + size_t(b) * nv, zz.begin() + size_t(b + 1) * nv);
+      }
+    }
+  };
+  auto mark = [&] {
+    cg.rollouts.push_back(cost);
+    cg.best_loss.push_back(best);
+  };
+  Evaluation ev, er;
+  int gradient_evaluations = 0;
+  if (k.gradient_method == "lbfgsb") {
+    OptimizationResult rg = lbfgsb_optimize(pr, oc, z, nullptr);
+    // one trace entry per batched evaluation (each start's best so far), the last one the
+    // final evaluation at each start's best point (rg.vars)
+    l0 = rg.trace.loss_rollouts.front().front();
+    for (size_t i = 0; i < rg.trace.loss_min.size(); ++i) {
+      cost += B * grad_cost;
+      best = std::min(best, rg.trace.loss_min[i]);
+      mark();
+    }
+    gradient_evaluations = int(rg.trace.loss_min.size());
+    best = INFINITY;
+    score(rg.final.loss, rg.vars);
+  } else {
+    if (!k.continuation.empty()) {
+      // the start's real loss (the levels are fractions of the improvement from it)
+      pr.evaluate(z, false, er);
+      cost += B;
+      score(er.loss, z);
+      mark();
+    }
+    for (size_t f = 0; f < k.continuation.size(); ++f) {
+      const ContinuationPhase& ph = k.continuation[f];
+      auto pp = variant_problem(c, B, ph.steps, ph.ground_smoothing, backend, c.threads);
+      GradientStepper st(oc, B, nv);
+      for (int it = 0; it < ph.iterations; ++it) {
+        pp->evaluate(z, true, ev);
+        cost += B * phase_cost[f];
+        ++gradient_evaluations;
+        st.step(*pp, z, ev.grad);
+        if ((it + 1) % ph.evaluate_every == 0 || it + 1 == ph.iterations) {
+          pr.evaluate(z, false, er);
+          cost += B;
+          score(er.loss, z);
+        }
+        mark();
+      }
+      clipped += st.clipped_rows();
+      steps_taken += (long long)st.steps_taken() * B;
+    }
+    GradientStepper st(oc, B, nv);
+    for (int it = 0; it < k.iterations; ++it) {
+      pr.evaluate(z, true, ev);
+      cost += B * grad_cost;
+      ++gradient_evaluations;
+      score(ev.loss, z);
+      mark();
+      st.step(pr, z, ev.grad);
+    }
+    clipped += st.clipped_rows();
+    steps_taken += (long long)st.steps_taken() * B;
+    // the last iterate is scored by a forward pass
+    pr.evaluate(z, false, er);
+    cost += B;
+    score(er.loss, z);
+    mark();
+  }
+  const double secs_grad = std::chrono::duration<double>(clock::now() - tg0).count();
+  OptimizationResult rg;
+  rg.vars = best_z;
 
   // CMA-ES side: a batch of λ copies of the same rollout, one generation per batched pass
   CmaesOptions co;
@@ -156,8 +304,8 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
     cc.best_loss.push_back(hist.best_f[i]);
   }
 
-  // loss levels: fractions of CMA-ES's improvement, ending at its loss after the budget
-  const double l0 = cg.best_loss.empty() ? 0 : rg.trace.loss_min.front();
+  // loss levels, all of the real problem: fractions of CMA-ES's improvement from the common
+  // start, ending at its loss after the budget
   const double cma_final = cc.best_loss.empty() ? INFINITY : cc.best_loss.back();
   std::vector<double> levels;
   for (double f : {0.25, 0.5, 0.75, 0.9, 1.0}) levels.push_back(l0 + f * (cma_final - l0));
@@ -166,6 +314,22 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
     const double rgr = rollouts_to_reach(cg, lv), rcm = rollouts_to_reach(cc, lv);
     table.push_back({{"loss_level", lv}, {"steer_rollouts", rgr}, {"cmaes_rollouts", rcm},
                      {"ratio_steer_over_cmaes", (rgr > 0 && rcm > 0) ? rgr / rcm : -1.0}});
+  }
+  // CMA-ES's best loss after N rollouts, and the rollouts steer needs to reach it
+  nlohmann::json budget_table = nlohmann::json::array();
+  {
+    std::vector<double> budgets;
+    for (double n : {100.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0, 100000.0, 1e6})
+      if (!cc.rollouts.empty() && n < cc.rollouts.back()) budgets.push_back(n);
+    if (!cc.rollouts.empty()) budgets.push_back(cc.rollouts.back());
+    for (double n : budgets) {
+      double lv = INFINITY;
+      for (size_t i = 0; i < cc.rollouts.size() && cc.rollouts[i] <= n; ++i) lv = cc.best_loss[i];
+      if (!std::isfinite(lv)) continue;
+      const double rgr = rollouts_to_reach(cg, lv);
+      budget_table.push_back({{"cmaes_rollouts", n}, {"cmaes_loss", lv}, {"steer_rollouts", rgr},
+                              {"ratio_steer_over_cmaes", rgr > 0 ? rgr / n : -1.0}});
+    }
   }
 
   // artifact: curves as CSV and SVG, the table and the settings
@@ -185,16 +349,30 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
                        {"forward_backward_seconds_per_rollout", t_grad},
                        {"backward_over_forward", ratio},
                        {"rollouts_per_gradient_evaluation", grad_cost},
-                       {"note", "a gradient evaluation is counted as 1 + t_backward/t_forward forward rollouts, timed on this machine in this run (median of 7)"}};
+                       {"clock", cpu_time ? "thread CPU time (one rollout runs on the calling thread)" : "wall time"},
+                       {"continuation_rollouts_per_gradient_evaluation", phase_cost},
+                       {"note", "a gradient evaluation is counted as 1 + t_backward/t_forward forward rollouts, a continuation phase's as t_gradient(phase)/t_forward(real), a scoring pass as 1; timed on one rollout on this machine in this run (median of 7, interleaved); every start of a batch pays in full"}};
+  nlohmann::json phases = nlohmann::json::array();
+  for (size_t f = 0; f < k.continuation.size(); ++f)
+    phases.push_back({{"steps", k.continuation[f].steps > 0 ? k.continuation[f].steps : c.steps},
+                      {"ground_smoothing", k.continuation[f].ground_smoothing},
+                      {"iterations", k.continuation[f].iterations},
+                      {"evaluate_every", k.continuation[f].evaluate_every},
+                      {"rollouts_per_gradient_evaluation", phase_cost[f]}});
   art["gradient"] = {{"method", k.gradient_method}, {"learning_rate_normalized", k.learning_rate},
-                     {"iterations", rg.iterations}, {"seconds", secs_grad},
-                     {"loss_start", l0}, {"loss_best", cg.best_loss.empty() ? l0 : cg.best_loss.back()},
-                     {"rollouts_total", cg.rollouts.empty() ? 0.0 : cg.rollouts.back()}};
+                     {"beta1", k.beta1}, {"beta2", k.beta2}, {"gradient_clip", k.gradient_clip},
+                     {"starts", B}, {"start_spread", k.start_spread}, {"continuation", phases},
+                     {"iterations", k.iterations}, {"gradient_evaluations", gradient_evaluations},
+                     {"clipped_fraction", steps_taken > 0 ? double(clipped) / double(steps_taken) : 0.0},
+                     {"seconds", secs_grad}, {"loss_start", l0}, {"loss_best", best},
+                     {"loss_best_per_start", start_best},
+                     {"rollouts_total", cost}};
   art["cmaes"] = {{"lambda", co.lambda}, {"sigma0_normalized", co.sigma0}, {"budget_rollouts", k.cmaes_rollouts},
                   {"rollouts_used", cc.rollouts.empty() ? 0.0 : cc.rollouts.back()}, {"seconds", secs_cma},
                   {"loss_best", cma_final}, {"bounds", Cmaes::method()}, {"seed", k.seed}};
   art["variables"] = {{"count", nv}, {"normalization", "z = (v - lower) / (upper - lower), both methods optimize z in [0, 1]"}};
   art["levels"] = table;
+  art["levels_at_cmaes_budgets"] = budget_table;
   art["curves"] = {{"sidecar_csv", "compare.csv"}, {"plot_svg", "compare.svg"}};
   {
     // the best designs found, in variable units
@@ -216,9 +394,12 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
   std::ostringstream s;
   s << "steer compare: " << c.name << " (" << c.model_type << ", " << nv << " variables, T = " << c.steps << ", backend "
     << backend_name(backend) << ")\n";
-  s << "  cost model: backward/forward = " << fmt(ratio, 3) << ", one gradient evaluation = " << fmt(grad_cost, 3) << " rollouts\n";
-  s << "  steer " << k.gradient_method << ": loss " << fmt(l0, 8) << " -> " << fmt(cg.best_loss.back(), 8) << " in "
-    << fmt(cg.rollouts.back(), 6) << " rollouts (" << fmt(secs_grad, 3) << " s)\n";
+  s << "  cost model: backward/forward = " << fmt(ratio, 3) << ", one gradient evaluation = " << fmt(grad_cost, 3) << " rollouts";
+  for (size_t f = 0; f < phase_cost.size(); ++f) s << (f == 0 ? " (continuation: " : ", ") << fmt(phase_cost[f], 3);
+  s << (phase_cost.empty() ? "" : ")") << "\n";
+  s << "  steer " << k.gradient_method << " (" << B << " start" << (B > 1 ? "s" : "") << ", clip " << fmt(k.gradient_clip, 3)
+    << ", " << k.continuation.size() << " continuation phase" << (k.continuation.size() == 1 ? "" : "s") << "): loss " << fmt(l0, 8)
+    << " -> " << fmt(best, 8) << " in " << fmt(cost, 6) << " rollouts (" << fmt(secs_grad, 3) << " s)\n";
   s << "  CMA-ES: loss -> " << fmt(cma_final, 8) << " in " << fmt(cc.rollouts.empty() ? 0 : cc.rollouts.back(), 8) << " rollouts ("
     << fmt(secs_cma, 3) << " s)\n";
   s << "  rollouts to reach a loss level (steer / CMA-ES):\n";
@@ -227,6 +408,14 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
     s << "    " << std::setw(12) << fmt(row["loss_level"].get<double>(), 6) << ": " << (a < 0 ? std::string("not reached") : fmt(a, 6))
       << " / " << (b < 0 ? std::string("not reached") : fmt(b, 6));
     if (a > 0 && b > 0) s << "  (ratio " << fmt(a / b, 3) << ")";
+    s << "\n";
+  }
+  s << "  rollouts steer needs to reach CMA-ES's best loss after N rollouts:\n";
+  for (const auto& row : budget_table) {
+    const double a = row["steer_rollouts"];
+    s << "    N = " << std::setw(6) << fmt(row["cmaes_rollouts"].get<double>(), 6) << " (" << fmt(row["cmaes_loss"].get<double>(), 5)
+      << "): " << (a < 0 ? std::string("not reached") : fmt(a, 6));
+    if (a > 0) s << "  (ratio " << fmt(row["ratio_steer_over_cmaes"].get<double>(), 3) << ")";
     s << "\n";
   }
   RunOutcome out;

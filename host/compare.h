@@ -2,7 +2,10 @@
 // the adjoint gradient) against CMA-ES on the same robot, horizon and loss, with the cost of
 // both counted in simulated rollouts: a CMA-ES candidate is one forward rollout; a gradient
 // evaluation is one forward plus one backward pass, counted as 1 + r rollouts with
-// r = t_backward / t_forward measured on this machine in the same run.
+// r = t_backward / t_forward measured on this machine in the same run (thread CPU time on the
+// CPU backend). The gradient side may run several starts as one batch and continuation
+// phases (shorter horizon, smoother ground) before the real problem: every start pays for
+// every pass, and its curve is the best real loss over all starts against the total cost.
 #pragma once
 
 #include <string>

@@ -380,6 +380,7 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   op.beta1 = o.number("beta1", 0.9, Range{0, 1, false, true});
   op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
   op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
+  op.gradient_clip = o.number("gradient_clip", 0, Range{0, 1e300, false, false});
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
   // CMA-ES: σ0 and λ in the variables' own units; the batch must be one rollout (the
   // population is built from it)
@@ -535,6 +536,34 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
     k.gradient_method = cp.choice("gradient_method", k.gradient_method, {"adam", "gd", "lbfgsb"});
     k.learning_rate = cp.number("learning_rate", k.learning_rate, Range{0, 1e3, true, false});
     k.iterations = int(cp.integer("iterations", k.iterations, 1, 10000000));
+    k.beta1 = cp.number("beta1", k.beta1, Range{0, 1, false, true});
+    k.beta2 = cp.number("beta2", k.beta2, Range{0, 1, false, true});
+    k.gradient_clip = cp.number("gradient_clip", k.gradient_clip, Range{0, 1e300, false, false});
+    if (k.gradient_clip > 0 && k.gradient_method == "lbfgsb")
+      config_fail(cp.key_path("gradient_clip"), "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
+    k.starts = int(cp.integer("starts", k.starts, 1, 100000));
+    k.start_spread = cp.number("start_spread", k.start_spread, Range{0, 1, true, false});
+    if (cp.has("continuation")) {
+      // phases on an easier problem before the real one (horizon, ground smoothing)
+      const auto& arr = cp.raw("continuation");
+      const std::string path = cp.key_path("continuation");
+      if (!arr.is_array()) config_fail(path, "expected an array of {steps, ground_smoothing, iterations, evaluate_every}, got " + json_type_name(arr));
+      if (!arr.empty() && k.gradient_method == "lbfgsb")
+        config_fail(path, "continuation phases run adam or gd; set gradient_method to one of them");
+      const int smooth_slot = c.info.param_index("ground.smoothing");
+      for (size_t i = 0; i < arr.size(); ++i) {
+        JsonObject ph(arr[i], path + "[" + std::to_string(i) + "]");
+        ContinuationPhase f;
+        f.steps = int(ph.integer("steps", 0, 0, c.steps));
+        if (ph.has("ground_smoothing") && smooth_slot < 0)
+          config_fail(ph.key_path("ground_smoothing"), "model " + c.info.type + " has no ground.smoothing");
+        f.ground_smoothing = ph.number("ground_smoothing", 0, smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
+        f.iterations = int(ph.integer("iterations", f.iterations, 1, 10000000));
+        f.evaluate_every = int(ph.integer("evaluate_every", f.evaluate_every, 1, 10000000));
+        ph.finish();
+        k.continuation.push_back(f);
+      }
+    }
     k.cmaes_rollouts = cp.integer("cmaes_rollouts", k.cmaes_rollouts, 1, 1000000000L);
     k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
     k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
@@ -631,6 +660,7 @@ nlohmann::json ExperimentConfig::to_json() const {
   j["optimizer"] = {{"method", optimizer.method}, {"learning_rate", optimizer.learning_rate},
                     {"iterations", optimizer.iterations}, {"beta1", optimizer.beta1},
                     {"beta2", optimizer.beta2}, {"epsilon", optimizer.adam_eps},
+                    {"gradient_clip", optimizer.gradient_clip},
                     {"bounds", "projected onto [lower, upper] after every step"}};
   j["validation"] = {{"enabled", validation.enabled}, {"at", validation.at}, {"epsilon", validation.epsilon},
                      {"epsilon_sweep", validation.epsilon_sweep}, {"tolerance", validation.tolerance},

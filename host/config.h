@@ -91,6 +91,9 @@ struct OptimizerConfig {
   double learning_rate = 0.01;
   int iterations = 0;
   double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
+  // gd/adam: a rollout's gradient longer than this (L2, in the optimized variables) is
+  // scaled down to it before the step; 0 = no clipping
+  double gradient_clip = 0;
   int log_every = 10;  // loss history sampling
   // optimize z = (v − lower)/(upper − lower) ∈ [0, 1] instead of v, so one step size suits
   // variables of different units (stiffness in N/m next to actuation weights)
@@ -110,10 +113,24 @@ struct OutputConfig {
 
 // `steer compare`: gradient-based optimization against CMA-ES on the same rollout, both in
 // variables normalized to [0, 1] by their bounds
+// a continuation phase of `steer compare`'s gradient side: the same robot and loss on an
+// easier problem (a shorter horizon, a smoother ground) before the real one
+struct ContinuationPhase {
+  int steps = 0;                // horizon [steps]; 0 = simulation.steps
+  double ground_smoothing = 0;  // ground smoothing width [m]; 0 = the model's
+  int iterations = 1;           // gradient steps in this phase (per start)
+  int evaluate_every = 5;       // the iterate is scored on the real problem every n steps
+};
+
 struct CompareConfig {
   std::string gradient_method = "adam";  // adam | gd | lbfgsb
   double learning_rate = 0.02;           // in normalized units
-  int iterations = 200;
+  int iterations = 200;                  // gradient steps per start on the real problem
+  double beta1 = 0.9, beta2 = 0.999;     // Adam's moment decays
+  double gradient_clip = 0;              // per start, L2 in normalized units; 0 = off
+  int starts = 1;                        // gradient starts run as one batch; costs add up
+  double start_spread = 0.3;             // starts 1.. drawn in start ± spread (normalized)
+  std::vector<ContinuationPhase> continuation;  // run in order before the real problem
   long long cmaes_rollouts = 50000;
   double cmaes_sigma0 = 0.2;             // normalized units
   int cmaes_population = 0;              // 0 = 4 + ⌊3 ln n⌋

@@ -33,14 +33,54 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
 }
 
 
+GradientStepper::GradientStepper(const OptimizerConfig& cfg, int batch, int nv)
+    : cfg_(cfg), batch_(batch), nv_(nv) {
+  if (cfg.method == "adam") m1_.assign(size_t(batch) * nv, 0.0), m2_.assign(size_t(batch) * nv, 0.0);
+}
+
+void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector<double>& grad) {
+  ++t_;
+  const double eta = cfg_.learning_rate;
+  // Adam's bias corrections 1 − β^t
+  const double c1 = 1.0 - std::pow(cfg_.beta1, t_), c2 = 1.0 - std::pow(cfg_.beta2, t_);
+  for (int b = 0; b < batch_; ++b) {
+    double* g = grad.data() + size_t(b) * nv_;
+    double n2 = 0;
+    for (int i = 0; i < nv_; ++i) n2 += g[i] * g[i];
+    if (!std::isfinite(n2)) continue;  // a non-finite gradient: no step for this row
+    // on a chaotic rollout a contact event can make one gradient 1e2–1e4 times the usual
+    // norm; clipping keeps it from throwing the iterate away and from inflating Adam's
+    // second moment (which would freeze the row for ~1/(1 − β2) steps)
+    if (cfg_.gradient_clip > 0 && n2 > cfg_.gradient_clip * cfg_.gradient_clip) {
+      const double s = cfg_.gradient_clip / std::sqrt(n2);
+      for (int i = 0; i < nv_; ++i) g[i] *= s;
+      ++clipped_;
+    }
+    double* x = v.data() + size_t(b) * nv_;
+    if (cfg_.method == "gd") {
+      // v ← P(v − η g)
+      for (int i = 0; i < nv_; ++i) x[i] -= eta * g[i];
+    } else {
+      // Kingma & Ba: m ← β1 m + (1−β1) g, s ← β2 s + (1−β2) g², v ← P(v − η m̂/(√ŝ + ε))
+      double* m1 = m1_.data() + size_t(b) * nv_;
+      double* m2 = m2_.data() + size_t(b) * nv_;
+      for (int i = 0; i < nv_; ++i) {
+        m1[i] = cfg_.beta1 * m1[i] + (1 - cfg_.beta1) * g[i];
+        m2[i] = cfg_.beta2 * m2[i] + (1 - cfg_.beta2) * g[i] * g[i];
+        x[i] -= eta * (m1[i] / c1) / (std::sqrt(m2[i] / c2) + cfg_.adam_eps);
+      }
+    }
+  }
+  project_to_bounds(p, v);
+}
+
 OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
                             const std::function<void(int, double)>& progress) {
   OptimizationResult res;
   auto t0 = std::chrono::steady_clock::now();
   std::vector<double> v = start;
   project_to_bounds(p, v);
-  const size_t n = v.size();
-  std::vector<double> m1(n, 0.0), m2(n, 0.0);  // Adam moments
+  GradientStepper stepper(cfg, p.batch_size(), p.num_vars());
   Evaluation ev;
   // each rollout's best iterate so far: on contact-rich (chaotic) landscapes a step can make
   // the loss worse, and the result should be the best design seen, not the last one
@@ -62,20 +102,7 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
       record_losses(res.trace, it, ev.loss);
       if (progress) progress(it, res.trace.loss_mean.back());
     }
-    if (cfg.method == "gd") {
-      // v ← P(v − η ∇L)
-      for (size_t i = 0; i < n; ++i) v[i] -= cfg.learning_rate * ev.grad[i];
-    } else if (cfg.method == "adam") {
-      // Kingma & Ba: m ← β1 m + (1−β1) g, s ← β2 s + (1−β2) g², v ← P(v − η m̂/(√ŝ + ε))
-      const double c1 = 1.0 - std::pow(cfg.beta1, it + 1), c2 = 1.0 - std::pow(cfg.beta2, it + 1);
-      for (size_t i = 0; i < n; ++i) {
-        const double g = ev.grad[i];
-        m1[i] = cfg.beta1 * m1[i] + (1 - cfg.beta1) * g;
-        m2[i] = cfg.beta2 * m2[i] + (1 - cfg.beta2) * g * g;
-        v[i] -= cfg.learning_rate * (m1[i] / c1) / (std::sqrt(m2[i] / c2) + cfg.adam_eps);
-      }
-    }
-    project_to_bounds(p, v);
+    if (cfg.method == "gd" || cfg.method == "adam") stepper.step(p, v, ev.grad);
     res.iterations = it + 1;
   }
   p.evaluate(v, true, res.final);

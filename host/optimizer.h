@@ -32,6 +32,25 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
 // clamps every variable into [lower_i, upper_i]
 void project_to_bounds(const Problem& p, std::vector<double>& vars);
 
+// the step rule of optimize(), one batched step at a time, so that callers can run it on
+// several problems in turn (continuation) with their own evaluation and cost accounting:
+// gd (v ← P(v − η g)) or Adam (Kingma & Ba) on each rollout's row, after scaling a row
+// whose L2 norm exceeds cfg.gradient_clip down to that norm (0 = no clipping). A row whose
+// gradient is not finite takes no step (its Adam moments are kept).
+class GradientStepper {
+ public:
+  GradientStepper(const OptimizerConfig& cfg, int batch, int nv);
+  // v ← P(v − step(grad)); grad [B·nv] is clipped in place
+  void step(const Problem& p, std::vector<double>& v, std::vector<double>& grad);
+  int steps_taken() const { return t_; }
+  int clipped_rows() const { return clipped_; }  // rows scaled down so far
+
+ private:
+  OptimizerConfig cfg_;
+  int batch_, nv_, t_ = 0, clipped_ = 0;
+  std::vector<double> m1_, m2_;  // Adam moments
+};
+
 // runs cfg.iterations steps from start and returns each rollout's best iterate (the last one
 // unless a step made the loss worse); progress(it, mean loss) is called on every logged
 // iteration (may be empty)

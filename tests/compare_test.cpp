@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -61,11 +62,16 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
   const double per_grad = a["cost_model"]["rollouts_per_gradient_evaluation"];
   EXPECT_GE(per_grad, 1.0);
   EXPECT_NEAR(a["cost_model"]["backward_over_forward"].get<double>() + 1.0, per_grad, 1e-12);
-  // 8 iterations and the final evaluation: 9 gradient evaluations
-  EXPECT_NEAR(a["gradient"]["rollouts_total"].get<double>(), 9 * per_grad, 1e-9);
+  // 8 gradient evaluations and a forward pass scoring the last iterate
+  EXPECT_NEAR(a["gradient"]["rollouts_total"].get<double>(), 8 * per_grad + 1, 1e-9);
+  EXPECT_EQ(a["gradient"]["gradient_evaluations"], 8);
   EXPECT_LE(a["cmaes"]["rollouts_used"].get<double>(), 200.0);
   EXPECT_GT(a["cmaes"]["rollouts_used"].get<double>(), 100.0);
   EXPECT_EQ(a["levels"].size(), 5u);
+  // CMA-ES's loss after 100 rollouts and after its whole budget, each with steer's cost to reach it
+  ASSERT_EQ(a["levels_at_cmaes_budgets"].size(), 2u);
+  EXPECT_EQ(a["levels_at_cmaes_budgets"][0]["cmaes_rollouts"], 100.0);
+  EXPECT_EQ(a["levels_at_cmaes_budgets"][1]["cmaes_loss"], a["cmaes"]["loss_best"]);
   // both methods improve on the start (the loss is −displacement)
   EXPECT_LT(a["gradient"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
   EXPECT_LT(a["cmaes"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
@@ -75,6 +81,83 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
   EXPECT_EQ(read_artifact(r.artifact_dir)["command"], "compare");
   std::error_code ec;
   fs::remove_all(out, ec);
+}
+
+// the soft walker's config with a short horizon and small budgets, and these compare keys
+ExperimentConfig small_walker(const nlohmann::json& compare_keys) {
+  nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  j["simulation"]["steps"] = 120;
+  j["compare"]["iterations"] = 4;
+  j["compare"]["cmaes_rollouts"] = 40;
+  for (auto it = compare_keys.begin(); it != compare_keys.end(); ++it) j["compare"][it.key()] = it.value();
+  return parse_config(j);
+}
+
+// multi-start and continuation: every start pays for every pass, a continuation phase's
+// gradient at its measured cost, each scoring on the real problem as one forward rollout
+TEST(Compare, StartsAndContinuationAreCountedInFull) {
+  ExperimentConfig c = small_walker({{"starts", 3},
+                                     {"start_spread", 0.2},
+                                     {"gradient_clip", 0.25},
+                                     {"continuation", {{{"steps", 60}, {"iterations", 3}, {"evaluate_every", 2}},
+                                                       {{"ground_smoothing", 0.03}, {"iterations", 1}}}}});
+  RunOptions o;
+  o.backend = "cpu";
+  o.progress = false;
+  o.write = false;
+  apply_overrides(c, o);
+  const nlohmann::json a = run_compare(c, o).artifact;
+  const double g = a["cost_model"]["rollouts_per_gradient_evaluation"];
+  const auto& pc = a["cost_model"]["continuation_rollouts_per_gradient_evaluation"];
+  ASSERT_EQ(pc.size(), 2u);
+  // a 60-step gradient costs about half a 120-step one (measured: loose bounds)
+  EXPECT_GT(pc[0].get<double>(), 0.2 * g);
+  EXPECT_LT(pc[0].get<double>(), 0.9 * g);
+  // 3 starts × (scoring of the start + phase 1: 3 gradients, scored after steps 2 and 3 +
+  // phase 2: 1 gradient, scored + 4 real gradients + the final scoring)
+  const double expect = 3 * (1 + 3 * pc[0].get<double>() + 2 + 1 * pc[1].get<double>() + 1 + 4 * g + 1);
+  EXPECT_NEAR(a["gradient"]["rollouts_total"].get<double>(), expect, 1e-9 * expect);
+  EXPECT_EQ(a["gradient"]["gradient_evaluations"], 3 + 1 + 4);
+  EXPECT_EQ(a["gradient"]["continuation"][0]["steps"], 60);
+  EXPECT_EQ(a["gradient"]["continuation"][1]["steps"], 120);
+  // the best loss is the best start's, and it improves on the common start
+  const auto& per_start = a["gradient"]["loss_best_per_start"];
+  ASSERT_EQ(per_start.size(), 3u);
+  double m = INFINITY;
+  for (const auto& v : per_start) m = std::min(m, v.get<double>());
+  EXPECT_EQ(a["gradient"]["loss_best"].get<double>(), m);
+  EXPECT_LT(m, a["gradient"]["loss_start"].get<double>());
+  EXPECT_EQ(a["gradient"]["starts"], 3);
+}
+
+// the compare keys are validated, the offending key named (the CLI exits 2 on ConfigError)
+TEST(Compare, OptionsAreValidated) {
+  auto fails_naming = [](const nlohmann::json& keys, const std::string& path) {
+    try {
+      small_walker(keys);
+      ADD_FAILURE() << keys.dump() << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  };
+  fails_naming({{"gradient_clip", -0.1}}, "compare.gradient_clip");
+  fails_naming({{"gradient_method", "lbfgsb"}, {"gradient_clip", 0.5}}, "compare.gradient_clip");
+  fails_naming({{"starts", 0}}, "compare.starts");
+  fails_naming({{"start_spread", 0.0}}, "compare.start_spread");
+  fails_naming({{"beta2", 1.0}}, "compare.beta2");
+  fails_naming({{"continuation", 3}}, "compare.continuation");
+  fails_naming({{"continuation", {{{"steps", 500}}}}}, "compare.continuation[0].steps");
+  fails_naming({{"continuation", {{{"iterations", 2}}, {{"ground_smoothing", -1.0}}}}}, "compare.continuation[1].ground_smoothing");
+  fails_naming({{"continuation", {{{"iterations", 0}}}}}, "compare.continuation[0].iterations");
+  fails_naming({{"continuation", {{{"horizon", 10}}}}}, "compare.continuation[0].horizon");
+  fails_naming({{"gradient_method", "lbfgsb"}, {"gradient_clip", 0.0}, {"continuation", {{{"iterations", 2}}}}}, "compare.continuation");
+  // and good values are read
+  const ExperimentConfig c = small_walker({{"starts", 4}, {"beta1", 0.5}, {"continuation", {{{"steps", 60}, {"iterations", 2}}}}});
+  EXPECT_EQ(c.compare.starts, 4);
+  EXPECT_EQ(c.compare.beta1, 0.5);
+  ASSERT_EQ(c.compare.continuation.size(), 1u);
+  EXPECT_EQ(c.compare.continuation[0].steps, 60);
+  EXPECT_EQ(c.compare.continuation[0].evaluate_every, 5);
 }
 
 TEST(Compare, NeedsACompareSection) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "config.h"
 #include "optimizer.h"
 #include "optimizer_test_problems.h"
 #include "problem.h"
@@ -160,4 +161,96 @@ TEST(OptimizerTest, MethodNoneDoesNotMove) {
   c.iterations = 5;
   const steer::OptimizationResult r = steer::optimize(p, c, p.initial(), nullptr);
   EXPECT_EQ(r.vars, p.initial());
+}
+
+// a gradient longer than gradient_clip is scaled to that length before the step: on the
+// quadratic at v = (0, 0.5) rollout 1's gradient is a (v − c) = (−3, 10), norm √109; one gd
+// step of η = 1 with clip 0.5 moves it by exactly 0.5 along −g, while rollout 0 (gradient
+// (−0.5, −2), norm √4.25 ≈ 2.06) is clipped too and a clip above every norm changes nothing
+TEST(OptimizerTest, GradientClipScalesLongGradientsToTheClipNorm) {
+  QuadraticProblem p({{0.5, 1.0}, {3.0, -2.0}}, {1.0, 4.0}, {-10.0, -10.0}, {10.0, 10.0}, {0.0, 0.5});
+  steer::OptimizerConfig c = gd(1);
+  c.learning_rate = 1.0;
+  c.gradient_clip = 0.5;
+  steer::Evaluation ev;
+  std::vector<double> v = p.initial();
+  p.evaluate(v, true, ev);
+  steer::GradientStepper st(c, p.batch_size(), p.num_vars());
+  st.step(p, v, ev.grad);
+  EXPECT_EQ(st.clipped_rows(), 2);
+  const double n1 = std::sqrt(109.0), n0 = std::sqrt(4.25);
+  EXPECT_NEAR(v[2], 0.0 + 0.5 * 3.0 / n1, 1e-15);
+  EXPECT_NEAR(v[3], 0.5 - 0.5 * 10.0 / n1, 1e-15);
+  EXPECT_NEAR(v[0], 0.0 + 0.5 * 0.5 / n0, 1e-15);
+  EXPECT_NEAR(v[1], 0.5 + 0.5 * 2.0 / n0, 1e-15);
+  // the clipped gradient is handed back: norm 0.5 per row
+  EXPECT_NEAR(std::hypot(ev.grad[2], ev.grad[3]), 0.5, 1e-15);
+
+  // a clip above every gradient norm: the plain gd step, bitwise
+  c.gradient_clip = 100.0;
+  std::vector<double> w = p.initial();
+  p.evaluate(w, true, ev);
+  steer::GradientStepper loose(c, p.batch_size(), p.num_vars());
+  loose.step(p, w, ev.grad);
+  EXPECT_EQ(loose.clipped_rows(), 0);
+  EXPECT_EQ(w, (std::vector<double>{0.5, 2.5, 3.0, -9.5}));
+}
+
+// with clipping, Adam still converges on the quadratic (a clipped gradient keeps its sign,
+// and near the minimum no gradient is clipped), and optimize() with clip 0 equals the
+// stepper run by hand
+TEST(OptimizerTest, ClippedAdamConvergesAndStepperMatchesOptimize) {
+  QuadraticProblem p = make_problem();
+  steer::OptimizerConfig c = adam(3000);
+  c.gradient_clip = 0.1;  // below every starting gradient norm (the smallest is √4.25)
+  const steer::OptimizationResult r = steer::optimize(p, c, p.initial(), nullptr);
+  for (int b = 0; b < 3; ++b) {
+    const std::vector<double> m = p.projected_minimizer(b);
+    for (int i = 0; i < 2; ++i) EXPECT_NEAR(r.vars[size_t(b) * 2 + i], m[i], 1e-9) << "rollout " << b << " var " << i;
+  }
+  // the same 7 steps by hand and through optimize(): bitwise equal (gd's path only decreases
+  // the loss on this convex problem, so optimize() keeps its last iterate)
+  steer::OptimizerConfig g = gd(7);
+  const steer::OptimizationResult ro = steer::optimize(p, g, p.initial(), nullptr);
+  std::vector<double> v = p.initial();
+  steer::Evaluation ev;
+  steer::GradientStepper st(g, p.batch_size(), p.num_vars());
+  for (int it = 0; it < 7; ++it) {
+    p.evaluate(v, true, ev);
+    st.step(p, v, ev.grad);
+  }
+  EXPECT_EQ(ro.vars, v);
+  EXPECT_EQ(st.steps_taken(), 7);
+}
+
+// a rollout whose gradient is not finite takes no step; the others move
+TEST(OptimizerTest, NonfiniteGradientRowTakesNoStep) {
+  QuadraticProblem p = make_problem();
+  steer::OptimizerConfig c = adam(1);
+  steer::GradientStepper st(c, p.batch_size(), p.num_vars());
+  std::vector<double> v = p.initial();
+  std::vector<double> g = {1.0, 1.0, NAN, 2.0, -1.0, INFINITY};
+  st.step(p, v, g);
+  EXPECT_EQ(v[2], p.initial()[2]);
+  EXPECT_EQ(v[3], p.initial()[3]);
+  EXPECT_EQ(v[4], p.initial()[4]);
+  EXPECT_EQ(v[5], p.initial()[5]);
+  // Adam's first step moves every coordinate by η (m̂/√ŝ = sign g) against the gradient
+  EXPECT_NEAR(v[0], p.initial()[0] - 0.01, 1e-9);
+  EXPECT_NEAR(v[1], p.initial()[1] - 0.01, 1e-9);
+}
+
+// optimizer.gradient_clip is read and range-checked, the key named in the error
+TEST(OptimizerTest, GradientClipConfigKey) {
+  nlohmann::json j = steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  j["optimizer"]["gradient_clip"] = 0.75;
+  EXPECT_EQ(steer::parse_config(j).optimizer.gradient_clip, 0.75);
+  EXPECT_EQ(steer::parse_config(j).to_json()["optimizer"]["gradient_clip"], 0.75);
+  j["optimizer"]["gradient_clip"] = -1.0;
+  try {
+    steer::parse_config(j);
+    ADD_FAILURE() << "negative gradient_clip accepted";
+  } catch (const steer::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("optimizer.gradient_clip"), std::string::npos) << e.what();
+  }
 }
