@@ -1,5 +1,10 @@
 // bench_rollout: throughput of batched rollouts, forward and forward+backward, on the CPU or
-// CUDA backend, over batch sizes, precisions and checkpoint intervals.
+// CUDA backend, over batch sizes, precisions and checkpoint schedules: uniform intervals
+// (--checkpoint K), binomial snapshot counts (--snapshots s), and per-rollout memory budgets
+// (--memory-mb: the uniform ⌈√T⌉ schedule when it fits, else the binomial one with the most
+// snapshots that fit, as simulation.checkpoint_memory_mb chooses). Each row reports the
+// recompute factor (forward steps the backward sweep executed / T, from the rollouts'
+// diagnostics) and the scratch bytes per rollout of its schedule.
 //
 // --model projectile (the worked example): dim 2, dt 0.01 s, g 9.81 m/s², no drag, no ground,
 // mass 1 kg, zero controls, terminal loss ½(x_T − 6)², x0 = (0, 0, v0) with v0 drawn per
@@ -10,6 +15,9 @@
 // and biases drawn per rollout; compliant ground (y_g 0.1 m, k_g 3000 N/m, d_g 20 N·s/m, w_g
 // 0.01 m, μ 0.3, v_ε 0.2 m/s), velocity damping 2 /s; dt 0.004 s, T = 681 unless --steps;
 // CoM loss −(c_x(x_T) − c_x(x_0)). One warp per rollout on CUDA.
+// --config FILE (projectile or mass_spring, e.g. configs/difftaichi_robot_a.json): the config's
+// model, loss, controls and rollout 0's x0 and θ (after its draws), replicated B times; T from
+// the config unless --steps.
 // Throughput is rollout-steps per second: B·T / wall time of one run_batch call
 // (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
 // events). Each figure repeats its measurement until it has taken ≥ --min-time seconds
@@ -21,13 +29,17 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "config.h"
 #include "mass_spring_robot.h"
+#include "problem.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
 #include "steer/models/mass_spring.h"
@@ -53,6 +65,9 @@ struct Options {
   double max_mem_gb = 8.0;
   int steps = 300;  // projectile; mass_spring: 681
   std::vector<std::string> checkpoints = {"sqrt"};
+  std::vector<int> snapshots;          // binomial snapshot counts
+  std::vector<double> memory_mb;       // per-rollout scratch budgets [MiB]
+  std::string config_path;
   int threads = 0;
   double min_time = 0.2;  // [s] per measured figure
   std::string json_path;
@@ -64,7 +79,14 @@ struct Row {
   std::string backend, precision;
   int threads = 0;
   long batch = 0;
-  int steps = 0, checkpoint = 0;
+  int steps = 0;
+  std::string schedule;    // "K=18", "s=9 r=3"
+  int checkpoint = 0;      // K (uniform), 0 for binomial
+  int snapshots = 0;       // s (binomial), 0 for uniform
+  int repetitions = 1;     // r (binomial)
+  double budget_mb = 0;    // --memory-mb that chose the schedule, 0 = none
+  double recompute = 0;    // forward steps of the backward sweep / T (measured)
+  long scratch = 0;        // [bytes per rollout] of this schedule
   double fwd_median_s = 0, fwd_best_s = 0, fb_median_s = 0, fb_best_s = 0;
   int fwd_reps = 0, fb_reps = 0;
   double kernel_fwd_s = -1, kernel_fb_s = -1, transfer_s = -1;  // CUDA only (median run)
@@ -80,7 +102,55 @@ long scratch_bytes(int T, int K, int nx) {
   RolloutShape sh;
   sh.steps = T;
   sh.checkpoint_every = K;
-  return long(sh.checkpoint_slots() + sh.segment_slots() + 2) * nx * long(sizeof(S));
+  return long(steer::rollout_scratch_bytes<S>(sh, nx));
+}
+
+// one checkpoint schedule to measure
+struct Schedule {
+  RolloutShape shape;
+  double budget_mb = 0;
+};
+
+// the schedules asked for, for precision S and nx states: uniform intervals, binomial snapshot
+// counts, and what each memory budget chooses (uniform ⌈√T⌉ if it fits, else the most
+// binomial snapshots that fit; fewer than 2 is an error, as for simulation.checkpoint_memory_mb)
+template <class S>
+std::vector<Schedule> schedules_for(const Options& opt, int nx) {
+  std::vector<Schedule> out;
+  const int T = opt.steps;
+  for (const std::string& c : opt.checkpoints) {
+    Schedule q;
+    q.shape.steps = T;
+    q.shape.checkpoint_every = c == "sqrt" ? sqrt_interval(T) : std::stoi(c);
+    if (q.shape.checkpoint_every < 1 || q.shape.checkpoint_every > T)
+      throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
+    out.push_back(q);
+  }
+  for (int sn : opt.snapshots) {
+    if (sn < 1) throw std::invalid_argument("--snapshots: " + std::to_string(sn) + " is not >= 1");
+    Schedule q;
+    q.shape.steps = T;
+    q.shape.schedule = steer::CheckpointSchedule::kBinomial;
+    q.shape.snapshots = sn;
+    out.push_back(q);
+  }
+  for (double mb : opt.memory_mb) {
+    Schedule q;
+    q.budget_mb = mb;
+    q.shape.steps = T;
+    q.shape.checkpoint_every = sqrt_interval(T);
+    const long long budget = (long long)std::floor(mb * 1048576.0);
+    if (steer::rollout_scratch_bytes<S>(q.shape, nx) > budget) {
+      const int sn = steer::binomial_snapshots_within<S>(budget, T, nx);
+      if (sn < 2 && sn < T)
+        throw std::invalid_argument("--memory-mb: " + std::to_string(mb) +
+                                    " MiB holds fewer than 2 binomial snapshots of this model");
+      q.shape.schedule = steer::CheckpointSchedule::kBinomial;
+      q.shape.snapshots = sn;
+    }
+    out.push_back(q);
+  }
+  return out;
 }
 
 // host memory of one configuration [bytes]: batch inputs + results with gradients
@@ -197,6 +267,44 @@ struct MassSpringSetup {
   }
 };
 
+// a model from a steer config: rollout 0 of its batch (x0 and θ after draws), the config's
+// constant controls and loss, replicated B times
+template <class Model>
+struct ConfigSetup {
+  std::vector<int> topo;  // a mass-spring model's topo points here: the setup is not copied
+  Model m;
+  Loss loss;
+  std::vector<double> x0, p0, u0;
+  std::string name;
+  explicit ConfigSetup(const steer::ExperimentConfig& c) : loss(c.loss), u0(c.u_init), name(c.name) {
+    const Batch<double> nominal = steer::build_batch(steer::replicate_rollout0(c, 1));
+    x0.assign(nominal.x0_of(0), nominal.x0_of(0) + nominal.nx);
+    p0.assign(nominal.theta_of(0), nominal.theta_of(0) + nominal.np);
+    if constexpr (std::is_same_v<Model, MassSpring>) {
+      m = c.mass_spring;
+      topo = c.topology;
+      m.topo = topo.data();
+    } else {
+      m = c.projectile;
+    }
+  }
+  ConfigSetup(const ConfigSetup&) = delete;
+  ConfigSetup& operator=(const ConfigSetup&) = delete;
+  template <class S>
+  Batch<S> batch(long B, int T) const {
+    Batch<S> b;
+    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
+    for (long r = 0; r < B; ++r) {
+      for (int i = 0; i < m.nx(); ++i) b.x0_of(int(r))[i] = S(x0[i]);
+      for (int q = 0; q < m.np(); ++q) b.theta_of(int(r))[q] = S(p0[q]);
+      for (int k = 0; k < T; ++k)
+        for (int j = 0; j < m.nu(); ++j) b.u_of(int(r))[size_t(k) * m.nu() + j] = S(u0[j]);
+    }
+    return b;
+  }
+  nlohmann::json describe() const { return {{"config", name}, {"nx", m.nx()}, {"nu", m.nu()}, {"np", m.np()}}; }
+};
+
 // times one call of run_batch; on CUDA also its kernel and transfer times [s]
 struct Timed {
   double wall = 0, kernel = -1, transfer = -1;
@@ -224,9 +332,10 @@ Timed run_once(BackendKind kind, const Model& m, const Loss& loss, const Rollout
 template <class Model, class S>
 std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
                            const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
-                           int threads, double min_time) {
+                           int threads, double min_time, long long* recompute_steps = nullptr) {
   BatchResult<S> out;
   run_once(kind, m, loss, sh, batch, want_grad, out, threads);  // page faults, CUDA context
+  if (recompute_steps) *recompute_steps = out.diag.empty() ? 0 : out.diag[0].recompute_steps;
   std::vector<Timed> runs;
   double total = 0;
   while (total < min_time || runs.empty()) {
@@ -237,12 +346,10 @@ std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
 }
 
 template <class Setup, class S>
-Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, int K) {
+Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, const Schedule& q) {
   const auto& m = setup.m;
   const Loss& loss = setup.loss;
-  RolloutShape sh;
-  sh.steps = opt.steps;
-  sh.checkpoint_every = K;
+  const RolloutShape& sh = q.shape;
   const Batch<S> batch = setup.template batch<S>(B, opt.steps);
 
   Row r;
@@ -253,7 +360,16 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
                   : 0;
   r.batch = B;
   r.steps = opt.steps;
-  r.checkpoint = K;
+  if (sh.binomial()) {
+    r.snapshots = sh.snapshot_slots();
+    r.repetitions = steer::binomial_reach(opt.steps, r.snapshots).r;
+    r.schedule = "s=" + std::to_string(r.snapshots) + " r=" + std::to_string(r.repetitions);
+  } else {
+    r.checkpoint = sh.checkpoint_every;
+    r.schedule = "K=" + std::to_string(r.checkpoint);
+  }
+  r.budget_mb = q.budget_mb;
+  r.scratch = long(steer::rollout_scratch_bytes<S>(sh, m.nx()));
   auto summarize = [](const std::vector<Timed>& runs, double& med, double& best, int& reps) {
     std::vector<double> w;
     for (const auto& t : runs) w.push_back(t.wall);
@@ -263,7 +379,9 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
   };
   const auto fwd = measure(kind, m, loss, sh, batch, false, opt.threads, opt.min_time);
   summarize(fwd, r.fwd_median_s, r.fwd_best_s, r.fwd_reps);
-  const auto fb = measure(kind, m, loss, sh, batch, true, opt.threads, opt.min_time);
+  long long recompute_steps = 0;
+  const auto fb = measure(kind, m, loss, sh, batch, true, opt.threads, opt.min_time, &recompute_steps);
+  r.recompute = double(recompute_steps) / opt.steps;
   summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
   if (kind == BackendKind::kCuda) {
     std::vector<double> kf, kfb, tr;
@@ -292,6 +410,13 @@ nlohmann::json to_json(const Row& r) {
       {"batch", r.batch},
       {"steps", r.steps},
       {"checkpoint_every", r.checkpoint},
+      {"schedule", r.snapshots > 0 ? "binomial" : "uniform"},
+      {"snapshots", r.snapshots},
+      {"repetitions", r.repetitions},
+      {"memory_budget_mb", r.budget_mb},
+      {"recompute_factor", r.recompute},
+      {"scratch_bytes_per_rollout_schedule", r.scratch},
+      {"forward_backward_ms_per_rollout", 1e3 * r.fb_median_s / double(r.batch)},
       {"forward",
        {{"median_s", r.fwd_median_s},
         {"best_s", r.fwd_best_s},
@@ -326,21 +451,23 @@ std::string fmt(const char* f, double v) {
 void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
   const bool cuda =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel_fwd_s >= 0; });
-  os << "| backend | precision | threads | B | T | K | fwd Msteps/s (median / best) | fwd+bwd "
-        "Msteps/s (median / best) | bwd/fwd |";
+  os << "| backend | precision | threads | B | T | schedule | budget [MiB] | fwd Msteps/s (median / best) | fwd+bwd "
+        "Msteps/s (median / best) | bwd/fwd | recompute | fwd+bwd [ms/rollout] |";
   if (cuda) os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] |";
-  os << " scratch/rollout K=1 [B] | scratch/rollout K=⌈√T⌉ [B] | peak RSS [MiB] |\n";
-  os << "|---|---|---:|---:|---:|---:|---:|---:|---:|";
+  os << " scratch/rollout [B] | scratch/rollout K=1 [B] | peak RSS [MiB] |\n";
+  os << "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|";
   if (cuda) os << "---:|---:|---:|";
   os << "---:|---:|---:|\n";
   for (const Row& r : rows) {
     os << "| " << r.backend << " | " << r.precision << " | "
        << (r.threads > 0 ? std::to_string(r.threads) : "—") << " | " << r.batch << " | " << r.steps
-       << " | " << r.checkpoint << " | " << fmt("%.3g", steps_per_s(r, r.fwd_median_s) * 1e-6)
+       << " | " << r.schedule << " | " << (r.budget_mb > 0 ? fmt("%.4g", r.budget_mb) : "—") << " | "
+       << fmt("%.3g", steps_per_s(r, r.fwd_median_s) * 1e-6)
        << " / " << fmt("%.3g", steps_per_s(r, r.fwd_best_s) * 1e-6) << " | "
        << fmt("%.3g", steps_per_s(r, r.fb_median_s) * 1e-6) << " / "
        << fmt("%.3g", steps_per_s(r, r.fb_best_s) * 1e-6) << " | "
-       << fmt("%.2f", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s) << " |";
+       << fmt("%.2f", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s) << " | "
+       << fmt("%.3f", r.recompute) << " | " << fmt("%.3g", 1e3 * r.fb_median_s / double(r.batch)) << " |";
     if (cuda) {
       if (r.kernel_fwd_s >= 0)
         os << " " << fmt("%.3g", steps_per_s(r, r.kernel_fwd_s) * 1e-6) << " | "
@@ -349,7 +476,7 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
       else
         os << " — | — | — |";
     }
-    os << " " << r.scratch_k1 << " | " << r.scratch_ksqrt << " | "
+    os << " " << r.scratch << " | " << r.scratch_k1 << " | "
        << fmt("%.0f", r.peak_rss_kb / 1024.0) << " |\n";
   }
 }
@@ -365,14 +492,12 @@ void bench_precision(const Options& opt, const Setup& setup, BackendKind kind,
                 << " GB of host memory > --max-mem-gb " << opt.max_mem_gb << "\n";
       break;
     }
-    for (const std::string& c : opt.checkpoints) {
-      const int K = c == "sqrt" ? sqrt_interval(opt.steps) : std::stoi(c);
-      if (K < 1 || K > opt.steps)
-        throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
-      Row r = bench_one<Setup, S>(opt, setup, kind, B, K);
-      std::cerr << r.backend << " " << r.precision << " B=" << B << " K=" << K << ": fwd "
+    for (const Schedule& q : schedules_for<S>(opt, m.nx())) {
+      Row r = bench_one<Setup, S>(opt, setup, kind, B, q);
+      std::cerr << r.backend << " " << r.precision << " B=" << B << " " << r.schedule << ": fwd "
                 << fmt("%.3g", steps_per_s(r, r.fwd_median_s)) << " fwd+bwd "
-                << fmt("%.3g", steps_per_s(r, r.fb_median_s)) << " rollout-steps/s\n";
+                << fmt("%.3g", steps_per_s(r, r.fb_median_s)) << " rollout-steps/s, recompute "
+                << fmt("%.3f", r.recompute) << "\n";
       rows.push_back(r);
     }
   }
@@ -394,16 +519,39 @@ int main(int argc, char** argv) {
   auto* steps_opt =
       app.add_option("--steps", opt.steps, "horizon T (projectile 300, mass_spring 681)")
           ->check(CLI::PositiveNumber);
-  app.add_option("--checkpoint", opt.checkpoints,
-                 "checkpoint intervals K: sqrt or a number, comma separated")
+  auto* checkpoint_opt = app.add_option("--checkpoint", opt.checkpoints,
+                                        "checkpoint intervals K: sqrt or a number, comma separated")
+                             ->delimiter(',');
+  app.add_option("--snapshots", opt.snapshots, "binomial schedules: snapshot counts s, comma separated")
       ->delimiter(',');
+  app.add_option("--memory-mb", opt.memory_mb,
+                 "per-rollout scratch budgets [MiB], comma separated: uniform sqrt(T) if it fits, else binomial")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--config", opt.config_path, "take model, loss, x0 and θ from this steer config")
+      ->check(CLI::ExistingFile);
   app.add_option("--threads", opt.threads, "CPU threads (0 = default)");
   app.add_option("--min-time", opt.min_time, "seconds of repeats per figure");
   app.add_option("--json", opt.json_path, "write results as JSON to this file");
   app.add_flag("--markdown", opt.markdown, "print a Markdown table on stdout");
   CLI11_PARSE(app, argc, argv);
+  // --snapshots / --memory-mb alone measure only those schedules
+  if (checkpoint_opt->count() == 0 && (!opt.snapshots.empty() || !opt.memory_mb.empty()))
+    opt.checkpoints.clear();
   if (opt.model == "mass_spring") {
     if (steps_opt->count() == 0) opt.steps = 681;
+    if (batches_opt->count() == 0) opt.batches = {1, 64, 1024};
+  }
+  std::unique_ptr<steer::ExperimentConfig> cfg;
+  if (!opt.config_path.empty()) {
+    try {
+      cfg = std::make_unique<steer::ExperimentConfig>(steer::load_config(opt.config_path));
+    } catch (const std::exception& e) {
+      std::cerr << "bench_rollout: " << e.what() << "\n";
+      return 1;
+    }
+    opt.model = cfg->model_type;
+    if (steps_opt->count() == 0) opt.steps = cfg->steps;
     if (batches_opt->count() == 0) opt.batches = {1, 64, 1024};
   }
 
@@ -418,10 +566,19 @@ int main(int argc, char** argv) {
       if (opt.precision != "float64") bench_precision<float>(opt, setup, kind, rows);
       if (opt.precision != "float32") bench_precision<double>(opt, setup, kind, rows);
     };
-    if (opt.model == "mass_spring")
+    if (cfg && opt.model == "mass_spring") {
+      const ConfigSetup<MassSpring> setup(*cfg);
+      run_all(setup);
+    } else if (cfg && opt.model == "projectile") {
+      const ConfigSetup<Projectile> setup(*cfg);
+      run_all(setup);
+    } else if (cfg) {
+      throw std::invalid_argument("--config: model type '" + opt.model + "' is not benchmarked");
+    } else if (opt.model == "mass_spring") {
       run_all(MassSpringSetup{});
-    else
+    } else {
       run_all(ProjectileSetup{});
+    }
 
     std::ostringstream cmd;
     for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << argv[i];
@@ -430,6 +587,7 @@ int main(int argc, char** argv) {
       const steer::CudaStatus cs = steer::cuda_status();
       nlohmann::json j = {{"command", cmd.str()},
                           {"model", opt.model},
+                          {"config", opt.config_path},
                           {"model_info", model_info},
                           {"cpu", cpu_model()},
                           {"cuda_device", cs.available ? cs.device : cs.reason},

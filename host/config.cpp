@@ -47,6 +47,10 @@ void parse_projectile(const JsonObject& m, ExperimentConfig& c) {
 }
 
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  if (c.model_type == "articulated") {
+    parse_articulated_initial_state(s, c);
+    return;
+  }
   if (c.model_type == "mass_spring") {
     // the robot starts at rest in its rest shape, optionally shifted and moving as a whole
     const MassSpring& m = c.mass_spring;
@@ -176,10 +180,21 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
       const int idx = c.info.state_index(st);
       if (idx < 0) config_fail(term.key_path("state"), "'" + st + "' is not a state of model " + c.info.type + "; accepted: " + join(c.info.state_names));
       loss.terminal_index[t] = idx;
-      loss.terminal_target[t] = term.number_required("target", Range::closed(-1e12, 1e12));
+      // the target is a number, or a parameter slot ("theta.<name>") so that each rollout
+      // can have its own (drawn) target and the target can itself be a variable
+      if (term.has("target") && term.raw("target").is_string()) {
+        const std::string tn = term.raw("target").get<std::string>();
+        const int pi = tn.rfind("theta.", 0) == 0 ? c.info.param_index(tn.substr(6)) : -1;
+        if (pi < 0) config_fail(term.key_path("target"), "'" + tn + "' is not a number or a parameter theta.<name> of model " + c.info.type);
+        loss.terminal_param[t] = pi;
+      } else {
+        loss.terminal_target[t] = term.number_required("target", Range::closed(-1e12, 1e12));
+      }
       loss.terminal_weight[t] = term.number("weight", 1.0, Range::nonnegative());
       term.finish();
-      terms.push_back({{"state", st}, {"target", loss.terminal_target[t]}, {"weight", loss.terminal_weight[t]},
+      nlohmann::json tgt = loss.terminal_param[t] >= 0 ? nlohmann::json("theta." + c.info.param_names[loss.terminal_param[t]])
+                                                       : nlohmann::json(loss.terminal_target[t]);
+      terms.push_back({{"state", st}, {"target", tgt}, {"weight", loss.terminal_weight[t]},
                        {"unit", c.info.state_units[idx]}, {"term", "0.5 * weight * (x_T[state] - target)^2"}});
     }
     loss.n_terminal = int(arr.size());
@@ -212,7 +227,9 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     const std::string axis = cd.choice("axis", "x", {"x", "y", "z"});
     loss.com = true;
     loss.com_axis = axis == "x" ? 0 : axis == "y" ? 1 : 2;
-    if (loss.com_axis >= (c.model_type == "projectile" ? c.projectile.dim : c.mass_spring.dim))
+    if (c.model_type == "articulated" && loss.com_axis != 2)
+      config_fail(cd.key_path("axis"), "'" + axis + "': for model articulated only the vertical axis z is offered");
+    if (c.model_type != "articulated" && loss.com_axis >= (c.model_type == "projectile" ? c.projectile.dim : c.mass_spring.dim))
       config_fail(cd.key_path("axis"), "'" + axis + "' is not an axis of this " + std::to_string(loss.com_axis) + "-D model");
     loss.com_weight = cd.number("weight", -1.0, Range::closed(-1e12, 1e12));
     cd.finish();
@@ -366,10 +383,12 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
     else
       c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
   }
+  c.checkpoint_memory_mb = s.number("checkpoint_memory_mb", 0.0, Range{0, 1e6, true, false});  // absent: 0, no budget
   c.backend = s.choice("backend", "auto", {"auto", "cpu", "cuda"});
   c.threads = int(s.integer("threads", 0, 0, 4096));
   c.memory_limit_gb = s.number("memory_limit_gb", 0.0, Range::closed(0, 1e6));
   s.finish();
+  c.checkpoint_plan();  // a budget too small for any schedule is refused here
 }
 
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
@@ -422,6 +441,12 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.seed = std::uint64_t(v.integer("seed", long(vc.seed), 0, (1L << 62)));
   vc.energy_drift_bound = v.number("energy_drift_bound", vc.energy_drift_bound, Range::positive());
   vc.horizon_ratio_bound = v.number("horizon_ratio_bound", vc.horizon_ratio_bound, Range{1, 1e300, true, false});
+  vc.horizon_measure = v.choice("horizon_measure", vc.horizon_measure, {"state", "controls"});
+  if (vc.horizon_measure == "controls" && c.info.nu() == 0)
+    config_fail(v.key_path("horizon_measure"), "\"controls\" needs a model with controls; use \"state\"");
+  vc.penetration_bound = v.number("penetration_bound", 0.0, Range::closed(0, 1e3));
+  if (vc.penetration_bound > 0 && c.model_type != "articulated")
+    config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model articulated only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
   v.finish();
   if (vc.enabled && c.variables.empty())
@@ -499,12 +524,14 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
   // model first: everything else refers to its slots
-  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile, mass_spring)");
+  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile, mass_spring, articulated)");
   JsonObject m = root.object("model");
-  c.model_type = m.choice("type", "", {"projectile", "mass_spring"});
-  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile, mass_spring");
+  c.model_type = m.choice("type", "", {"projectile", "mass_spring", "articulated"});
+  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile, mass_spring, articulated");
   if (c.model_type == "projectile")
     parse_projectile(m, c);
+  else if (c.model_type == "articulated")
+    parse_articulated_model(m, c);
   else
     parse_mass_spring_model(m, c);
   m.finish();
@@ -512,6 +539,7 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   parse_simulation(root.object("simulation"), c);
   c.projectile.dt = c.dt;
   c.mass_spring.dt = c.dt;
+  c.articulated.dt = c.dt;
   {
     JsonObject st = root.object("initial_state");
     parse_initial_state(st, c);
@@ -574,23 +602,80 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
       if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
         config_fail("variables." + v.name, "compare normalizes variables by their bounds: give finite lower < upper");
   }
+  if (root.has("perturb")) {
+    JsonObject pt = root.object("perturb");
+    PerturbConfig& k = c.perturb;
+    k.enabled = true;
+    k.name = pt.string("parameter", "");
+    bool is_state = false;
+    if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + k.name + "'");
+    k.indices = resolve_slots(c.info, pt.key_path("parameter"), k.name, is_state);
+    k.relative = pt.numbers("relative", k.relative, Range{-1, 10, true, false});
+    k.factor = pt.number("factor", k.factor, Range{1, 1e300, false, false});
+    k.absolute = pt.number("absolute", k.absolute, Range::nonnegative());
+    pt.finish();
+    for (const auto& v : c.variables)
+      if (v.kind == VariableSpec::kParameter && std::find(k.indices.begin(), k.indices.end(), v.index) != k.indices.end())
+        config_fail("perturb.parameter", "'" + v.name + "' is a variable: perturb a parameter the optimizer does not set");
+    for (double r : k.relative)
+      for (int i : k.indices)
+        if (!c.info.param_ranges[i].contains(c.theta[i] * (1 + r)))
+          config_fail("perturb.relative", "scaling " + c.info.param_names[i] + " by " + std::to_string(1 + r) + " leaves its range " + c.info.param_ranges[i].describe());
+  }
+  if (root.has("horizon_sweep")) {
+    JsonObject hs = root.object("horizon_sweep");
+    c.horizon_sweep.enabled = true;
+    for (double v : hs.numbers("steps", {}, Range::closed(1, 1e7))) {
+      if (v != std::floor(v)) config_fail(hs.key_path("steps"), "expected whole step counts in [1, 1e7]");
+      c.horizon_sweep.steps.push_back(int(v));
+    }
+    if (c.horizon_sweep.steps.empty()) config_fail(hs.key_path("steps"), "expected a non-empty list of step counts");
+    hs.finish();
+  }
+  c.success_tolerance = root.number("success_tolerance", 0.0, Range::nonnegative());
+  if (c.success_tolerance > 0 && c.loss.n_terminal == 0)
+    config_fail("success_tolerance", "success is judged on the loss's terminal terms; give loss.terminal or remove it");
   root.finish();
   check_memory(c);
   return c;
 }
 
-ExperimentConfig load_config(const std::string& path) {
+namespace {
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
   std::ifstream f(path);
-  if (!f) throw ConfigError("config: cannot open '" + path + "'");
+  if (!f) throw ConfigError(what + ": cannot open '" + path + "'");
   std::stringstream ss;
   ss << f.rdbuf();
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    return nlohmann::json::parse(ss.str());
   } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError("config: '" + path + "' is not valid JSON: " + e.what());
+    throw ConfigError(what + ": '" + path + "' is not valid JSON: " + e.what());
   }
-  return parse_config(j);
+}
+}  // namespace
+
+nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir) {
+  nlohmann::json out = j;
+  if (!out.is_object() || !out.contains("model") || !out["model"].is_object() || !out["model"].contains("include"))
+    return out;
+  nlohmann::json& m = out["model"];
+  if (!m["include"].is_string()) config_fail("model.include", "expected a file name relative to the config's folder, got " + json_type_name(m["include"]));
+  const std::string rel = m["include"].get<std::string>();
+  const std::string path = (base_dir.empty() ? std::string(".") : base_dir) + "/" + rel;
+  nlohmann::json frag = read_json_file(path, "model.include");
+  if (!frag.is_object()) config_fail("model.include", "'" + rel + "' must hold a JSON object of model keys");
+  frag.erase("description");  // the fragment's own documentation (its source)
+  m.erase("include");
+  for (auto it = frag.begin(); it != frag.end(); ++it)
+    if (!m.contains(it.key())) m[it.key()] = it.value();  // the config's own keys win
+  m["included_from"] = rel;
+  return out;
+}
+
+ExperimentConfig load_config(const std::string& path) {
+  nlohmann::json j = read_json_file(path, "config");
+  const size_t slash = path.find_last_of('/');
+  return parse_config(expand_includes(j, slash == std::string::npos ? "." : path.substr(0, slash)));
 }
 
 nlohmann::json ExperimentConfig::to_json() const {
@@ -602,6 +687,8 @@ nlohmann::json ExperimentConfig::to_json() const {
     m["dim"] = projectile.dim;
     m["ground"] = projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
     m["integrator"] = "symplectic_euler";
+  } else if (model_type == "articulated") {
+    m.update(articulated_model_json(*this));
   } else {
     m["dim"] = mass_spring.dim;
     m["particles"] = mass_spring.n_particles;
@@ -633,6 +720,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
                      {"precision", precision},
                      {"checkpoint_every", resolved_checkpoint()},
+                     {"checkpoint_schedule", checkpoint_plan().shape.binomial() ? "binomial" : "uniform"},
+                     {"checkpoint_memory_mb", checkpoint_memory_mb > 0 ? nlohmann::json(checkpoint_memory_mb) : nlohmann::json()},
                      {"backend_requested", backend},
                      {"threads", threads}};
   nlohmann::json ov = nlohmann::json::array();
@@ -667,6 +756,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"abs_tolerance", validation.abs_tolerance}, {"seed", validation.seed},
                      {"energy_drift_bound", validation.energy_drift_bound},
                      {"horizon_ratio_bound", validation.horizon_ratio_bound},
+                     {"horizon_measure", validation.horizon_measure},
+                     {"penetration_bound_m", validation.penetration_bound},
                      {"max_rollouts", validation.max_rollouts}};
   j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
@@ -678,6 +769,72 @@ int ExperimentConfig::resolved_checkpoint() const {
   if (checkpoint_every > 0) return checkpoint_every;
   int k = int(std::ceil(std::sqrt(double(steps))));
   return k < 1 ? 1 : k;
+}
+
+CheckpointPlan ExperimentConfig::checkpoint_plan() const {
+  const bool f32 = precision == "float32";
+  const int nx = info.nx();
+  auto scratch = [&](const RolloutShape& sh) {
+    return f32 ? rollout_scratch_bytes<float>(sh, nx) : rollout_scratch_bytes<double>(sh, nx);
+  };
+  CheckpointPlan p;
+  p.shape.steps = steps;
+  p.shape.checkpoint_every = resolved_checkpoint();
+  p.budget_mb = checkpoint_memory_mb;
+  const double budget = std::floor(checkpoint_memory_mb * 1048576.0);  // [bytes]
+  if (checkpoint_memory_mb > 0 && double(scratch(p.shape)) > budget) {
+    const std::string key = "simulation.checkpoint_memory_mb";
+    std::ostringstream need;
+    need << "the uniform schedule with K = " << p.shape.checkpoint_every << " needs " << scratch(p.shape)
+         << " bytes per rollout (" << double(scratch(p.shape)) / 1048576.0 << " MiB)";
+    if (checkpoint_every > 0) {
+      need << ", more than " << key << " = " << checkpoint_memory_mb
+           << " MiB; drop checkpoint_every to let the budget choose the binomial schedule, or raise the budget";
+      config_fail("simulation.checkpoint_every", need.str());
+    }
+    // binomial: x_T, three working states and λ, λ_prev are fixed; each snapshot costs a state and its index
+    RolloutShape b = p.shape;
+    b.schedule = CheckpointSchedule::kBinomial;
+    b.snapshots = 0;
+    const double fixed = double(scratch(b)), per_snapshot = double(nx) * (f32 ? 4 : 8) + double(sizeof(int));
+    const long long bytes = (long long)budget;
+    const int s = f32 ? binomial_snapshots_within<float>(bytes, steps, nx) : binomial_snapshots_within<double>(bytes, steps, nx);
+    if (double(bytes) < fixed + 2 * per_snapshot) {
+      const double least_mb = (fixed + 2 * per_snapshot) / 1048576.0;
+      std::ostringstream m;
+      m << checkpoint_memory_mb << " MiB holds fewer than the 2 snapshots of the smallest binomial schedule (" << need.str()
+        << "; the binomial one needs " << fixed << " bytes for x_T, 3 working states and 2 adjoint vectors plus "
+        << per_snapshot << " bytes per snapshot: a state of " << nx << " " << precision << " values and its step index); accepted range ["
+        << least_mb << ", 1e6] MiB";
+      config_fail(key, m.str());
+    }
+    b.snapshots = s;
+    p.shape = b;
+  }
+  if (p.shape.binomial()) {
+    p.repetitions = binomial_reach(steps, p.shape.snapshot_slots()).r;
+    p.recompute_steps = binomial_forward_steps(steps, p.shape.snapshot_slots());
+  } else {
+    p.repetitions = 1;
+    p.recompute_steps = steps;  // each segment recomputed once from its checkpoint
+  }
+  p.recompute_factor = double(p.recompute_steps) / double(steps);
+  p.scratch_bytes = scratch(p.shape);
+  return p;
+}
+
+nlohmann::json CheckpointPlan::to_json() const {
+  nlohmann::json j = {{"schedule", shape.binomial() ? "binomial" : "uniform"},
+                      {"repetitions", repetitions},
+                      {"recompute_steps", recompute_steps},
+                      {"recompute_factor", recompute_factor},
+                      {"scratch_bytes_per_rollout", scratch_bytes},
+                      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()}};
+  if (shape.binomial())
+    j["snapshots"] = shape.snapshot_slots();
+  else
+    j["checkpoint_every"] = shape.checkpoint_every;
+  return j;
 }
 
 }  // namespace steer

@@ -4,9 +4,11 @@
 // to_json() dumps the effective config into the artifact.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +16,10 @@
 #include "json_reader.h"
 #include "steer/loss.h"
 #include "mass_spring_robot.h"
+#include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
+#include "steer/rollout.h"
 
 namespace steer {
 
@@ -40,6 +44,14 @@ struct ModelInfo {
 
 ModelInfo projectile_info(int dim);
 ModelInfo mass_spring_info(const MassSpring& m);
+
+// an articulated model's names, joint ranges and which PD targets the config gave
+struct ArticulatedNames {
+  std::vector<std::string> bodies, joints;
+  std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
+  std::vector<bool> target_given;             // per joint
+};
+ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names);
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
 // all T steps
@@ -82,7 +94,10 @@ struct ValidationConfig {
   // max_k |E_k − E_0| / max_k KE_k in free motion: the integrator's energy error as a
   // fraction of the kinetic energy the motion exchanges (independent of the height datum)
   double energy_drift_bound = 0.01;
-  double horizon_ratio_bound = 1e3;  // ‖λ_0‖/‖λ_seed‖ outside [1/bound, bound] is labelled
+  double horizon_ratio_bound = 1e3;  // the horizon ratio outside [1/bound, bound] is labelled
+  // "state": ‖λ_0‖/‖λ_seed‖; "controls": ‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖ (models with controls)
+  std::string horizon_measure = "state";
+  double penetration_bound = 0;  // [m]; > 0: label rollouts whose contact point sinks deeper
   int max_rollouts = 4096;           // rollouts checked (the first ones of the batch)
 };
 
@@ -137,6 +152,36 @@ struct CompareConfig {
   std::uint64_t seed = 1;
 };
 
+// the checkpoint schedule of a run (DESIGN §5): uniform every K steps, or binomial with s
+// snapshots when simulation.checkpoint_memory_mb cannot hold the uniform schedule
+struct CheckpointPlan {
+  RolloutShape shape;             // steps, schedule, K (uniform) or s (binomial)
+  int repetitions = 1;            // r: most recomputes of one step in the backward sweep
+  long long recompute_steps = 0;  // forward steps one backward sweep executes
+  double recompute_factor = 0;    // recompute_steps / T
+  long long scratch_bytes = 0;    // per rollout: stored states, λ, λ_prev, index stack
+  double budget_mb = 0;           // simulation.checkpoint_memory_mb, 0 = none
+  nlohmann::json to_json() const;
+};
+
+// `perturb`: after optimization the optimum is re-evaluated with parameter slots scaled by
+// (1 + r) for each r; a rollout whose loss rises by more than (factor − 1)|L| + absolute is
+// labelled narrow_valley (the optimum lies in a valley the simulator's nominal values carve)
+struct PerturbConfig {
+  bool enabled = false;
+  std::string name;          // "theta.<param or group>"
+  std::vector<int> indices;  // θ slots
+  std::vector<double> relative = {-0.2, 0.2};
+  double factor = 2.0;
+  double absolute = 1e-12;
+};
+
+// `horizon_sweep`: the experiment's gradient and its validation at several horizons
+struct HorizonSweepConfig {
+  bool enabled = false;
+  std::vector<int> steps;
+};
+
 struct ExperimentConfig {
   nlohmann::json raw;  // the config as given
   std::string name = "experiment";
@@ -146,6 +191,8 @@ struct ExperimentConfig {
   std::string model_type = "projectile";
   Projectile projectile;
   MassSpring mass_spring;      // topo unset: problems point it at their copy of `topology`
+  Articulated articulated;
+  ArticulatedNames articulated_names;
   Robot robot;
   std::vector<int> topology;
   ModelInfo info;
@@ -158,6 +205,7 @@ struct ExperimentConfig {
   int steps = 100;
   std::string precision = "float64";
   int checkpoint_every = 0;  // 0 = ⌈√T⌉
+  double checkpoint_memory_mb = 0;  // per-rollout budget for stored states [MiB]; 0 = none
   std::string backend = "auto";
   int threads = 0;
   double memory_limit_gb = 0;  // 0 = 80% of physical memory
@@ -175,20 +223,35 @@ struct ExperimentConfig {
   OutputConfig output;
   CompareConfig compare;
   bool has_compare = false;
+  PerturbConfig perturb;
+  HorizonSweepConfig horizon_sweep;
+  // a rollout succeeds when every terminal term's |x_T[i] − target| ≤ this (0 = not reported)
+  double success_tolerance = 0;
+  // θ slots scaled after the batch is built (the perturbation check's re-evaluation)
+  std::vector<std::pair<int, double>> theta_scale;
 
   int resolved_checkpoint() const;
+  // the schedule for T, nx, precision and the memory budget; ConfigError when the budget
+  // cannot hold the smallest schedule or the given checkpoint_every
+  CheckpointPlan checkpoint_plan() const;
   nlohmann::json to_json() const;  // effective config
 };
 
 // model parsers: fill model, info, θ and x0 from the model object
 void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c);
+void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
+void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);
+nlohmann::json articulated_model_json(const ExperimentConfig& c);
 // the slots named by "x0.<name>" / "theta.<name>" (a slot or a group); ConfigError at path
 std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
                                bool& is_state);
 
 // reads and validates; throws ConfigError naming the key path and the accepted range
 ExperimentConfig parse_config(const nlohmann::json& j);
-// reads a file (ConfigError if it is missing or not JSON) and parses it
+// model.include: merges the model keys of a JSON file (relative to base_dir) into model,
+// the config's own keys winning, and records the file as model.included_from
+nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir);
+// reads a file (ConfigError if it is missing or not JSON), expands its includes and parses it
 ExperimentConfig load_config(const std::string& path);
 
 }  // namespace steer

@@ -1,5 +1,7 @@
 #include "experiment.h"
 
+#include "analyses.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,6 +131,9 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
                    {"cpu", cpu_model()},
                    {"host", hostname()},
                    {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
+  // the checkpoint schedule (DESIGN §5): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
+  // recompute_factor = forward steps one backward sweep executes / T
+  art["checkpoint"] = c.checkpoint_plan().to_json();
 
   // the batch as simulated at the start: x0 and θ of the first rollouts
   Batch<double> nominal = build_batch(c);
@@ -225,6 +230,11 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     run_validation(vfinal, "final");
   }
   art["optimization"] = optj;
+  // analyses beyond optimize-and-validate (host/analyses.h), each with its own section
+  std::ostringstream analyses;
+  if (c.horizon_sweep.enabled) art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals);
+  if (c.perturb.enabled) art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals);
+  if (c.success_tolerance > 0) art["success"] = terminal_success(c, p, vfinal, analyses);
   art["validation"] = validations;
   art["labels"] = label_totals;
 
@@ -425,6 +435,9 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
         s << "\n";
       }
     }
+  }
+  s << analyses.str();
+  {
     if (!label_totals.empty()) {
       s << "  labels:";
       for (const auto& [k, n] : label_totals) s << " " << k << " x" << n;

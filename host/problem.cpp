@@ -36,6 +36,8 @@ Batch<double> build_batch(const ExperimentConfig& c) {
       }
     }
   }
+  for (const auto& [i, f] : c.theta_scale)
+    for (int r = 0; r < c.batch_size; ++r) b.theta_of(r)[i] *= f;
   // a mass-spring robot in rest-position mode starts at rest in its (possibly drawn) rest shape
   if (c.model_type == "mass_spring" && c.mass_spring.rest_from_positions) {
     const MassSpring& m = c.mass_spring;
@@ -68,11 +70,16 @@ class SimProblem : public Problem {
       topology_ = c.topology;
       model_.topo = topology_.data();
     }
+    // the articulated adjoint differentiates only the parameters that are variables
+    if constexpr (std::is_same_v<Model, Articulated>) {
+      model_.n_grad_params = 0;
+      for (const auto& v : c.variables)
+        if (v.kind == VariableSpec::kParameter) model_.grad_params[model_.n_grad_params++] = short(v.index);
+    }
     batch_size_ = c.batch_size;
     nx_ = m.nx();
     steps_ = c.steps;
-    shape_.steps = c.steps;
-    shape_.checkpoint_every = c.resolved_checkpoint();
+    shape_ = c.checkpoint_plan().shape;  // steps, and uniform K or binomial s (DESIGN §5)
     Batch<double> nominal = build_batch(c);
     base_.resize(nominal.size, nominal.nx, nominal.nu, nominal.np, nominal.steps);
     std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(), [](double v) { return S(v); });
@@ -198,6 +205,28 @@ class SimProblem : public Problem {
     return out;
   }
 
+  std::vector<double> max_penetration(const std::vector<double>& vars, int n) override {
+    if constexpr (std::is_same_v<Model, Articulated>) {
+      if (!model_.contact) return {};
+      n = std::min(n, batch_size_);
+      const std::vector<double> traj = trajectories(vars, n, 1);  // every state
+      const std::vector<double> th = parameters(vars);
+      const int slots = steps_ + 1, np = base_.np;
+      std::vector<double> out(n, -1e300);
+      for (int b = 0; b < n; ++b) {
+        View<const double> P{th.data() + size_t(b) * np, 1};
+        for (int k = 0; k < slots; ++k) {
+          View<const double> X{traj.data() + (size_t(b) * slots + k) * nx_, 1};
+          out[b] = std::max(out[b], model_.template penetration<double>(X, P));
+        }
+      }
+      return out;
+    } else {
+      (void)vars, (void)n;
+      return {};
+    }
+  }
+
   std::vector<double> parameters(const std::vector<double>& vars) override {
     scatter(vars, work_);
     return std::vector<double>(work_.theta.begin(), work_.theta.end());
@@ -225,6 +254,10 @@ std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind bac
   if (c.model_type == "mass_spring") {
     if (c.precision == "float32") return std::make_unique<SimProblem<MassSpring, float>>(c, c.mass_spring, backend, threads);
     return std::make_unique<SimProblem<MassSpring, double>>(c, c.mass_spring, backend, threads);
+  }
+  if (c.model_type == "articulated") {
+    if (c.precision == "float32") return std::make_unique<SimProblem<Articulated, float>>(c, c.articulated, backend, threads);
+    return std::make_unique<SimProblem<Articulated, double>>(c, c.articulated, backend, threads);
   }
   throw std::invalid_argument("model.type: '" + c.model_type + "' has no simulator");
 }

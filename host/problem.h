@@ -46,6 +46,13 @@ class Problem {
     return {};
   }
 
+  // deepest penetration of the model's contact point below its surface over each of rollouts
+  // [0, n) [m] (negative: never touched); empty for models without a penetration measure
+  virtual std::vector<double> max_penetration(const std::vector<double>& vars, int n) {
+    (void)vars, (void)n;
+    return {};
+  }
+
   // cost accounting: rollout-steps simulated forward, and backward sweeps (each a
   // recompute plus an adjoint pass over T steps)
   long long forward_rollout_steps = 0;
@@ -101,6 +108,9 @@ class NormalizedProblem : public Problem {
   std::vector<double> parameters(const std::vector<double>& z) override { return inner_->parameters(to_v(z)); }
   std::vector<double> com_displacement(const std::vector<double>& z, int n, int axis) override {
     return inner_->com_displacement(to_v(z), n, axis);
+  }
+  std::vector<double> max_penetration(const std::vector<double>& z, int n) override {
+    return inner_->max_penetration(to_v(z), n);
   }
   Problem& inner() { return *inner_; }
 

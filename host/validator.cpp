@@ -41,6 +41,8 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
   // gradient at vars: one forward + backward pass
   Evaluation base;
   problem.evaluate(vars, true, base);
+  // deepest penetration per rollout, for the penetration label (models with contact points)
+  const std::vector<double> depth = cfg.penetration_bound > 0 ? problem.max_penetration(vars, n) : std::vector<double>{};
 
   // per rollout a random direction d_b = D z / |z|, z ~ N(0, I), with D = diag(max(|v_i|, 1)):
   // unit in variables scaled to their magnitude, so stiffness-sized and velocity-sized
@@ -140,15 +142,26 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
                              "contact set differs between the +ε and −ε rollouts at " + std::to_string(nsw) +
                                  " ε of the sweep, the largest being ε = " + fmt(first)});
     }
-    if (dg.adj_seed_norm > 0) {
-      rc.horizon_ratio = dg.adj_x0_norm / dg.adj_seed_norm;
+    // the horizon ratio: how much the adjoint grows or shrinks walking back over the horizon,
+    // measured on the state adjoint (‖λ_0‖/‖λ_seed‖) or on the control gradient
+    // (‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖), as validation.horizon_measure says
+    const bool by_controls = cfg.horizon_measure == "controls";
+    const double h_num = by_controls ? dg.grad_u_first_norm : dg.adj_x0_norm;
+    const double h_den = by_controls ? dg.grad_u_last_norm : dg.adj_seed_norm;
+    const std::string h_what = by_controls ? "‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖" : "‖λ_0‖/‖λ_seed‖";
+    if (h_den > 0) {
+      rc.horizon_ratio = h_num / h_den;
       if (rc.horizon_ratio < 1.0 / cfg.horizon_ratio_bound)
         rc.labels.push_back({"gradient_vanishing", rc.horizon_ratio,
-                             "‖λ_0‖/‖λ_seed‖ over the horizon, bound 1/" + fmt(cfg.horizon_ratio_bound)});
+                             h_what + " over the horizon, bound 1/" + fmt(cfg.horizon_ratio_bound)});
       if (rc.horizon_ratio > cfg.horizon_ratio_bound)
         rc.labels.push_back({"gradient_exploding", rc.horizon_ratio,
-                             "‖λ_0‖/‖λ_seed‖ over the horizon, bound " + fmt(cfg.horizon_ratio_bound)});
+                             h_what + " over the horizon, bound " + fmt(cfg.horizon_ratio_bound)});
     }
+    if (cfg.penetration_bound > 0 && size_t(b) < depth.size() && depth[b] > cfg.penetration_bound)
+      rc.labels.push_back({"penetration", depth[b],
+                           "deepest penetration of a contact point below its surface over the rollout [m], bound " +
+                               fmt(cfg.penetration_bound)});
     if (dg.conservative) {
       rc.energy_drift = dg.energy_max_dev / std::max(dg.kinetic_max, 1e-12);
       if (rc.energy_drift > cfg.energy_drift_bound)

@@ -30,6 +30,7 @@
 #include "steer/cuda_check.h"
 #include "steer/cuda_device.h"
 #include "steer/lanes_per_rollout.h"
+#include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 #include "steer/rollout.h"
@@ -75,11 +76,13 @@ template <class S>
 struct DeviceRollouts {
   long count = 0;               // rollouts in this pass, Bc
   long n_x = 0, n_u = 0, n_p = 0, n_ckpt = 0, n_seg = 0, n_traj = 0;  // elements per rollout
+  long n_stack = 0;             // ints per rollout (binomial schedule's snapshot indices)
   const S* x0 = nullptr;        // [nx][Bc]
   const S* u = nullptr;         // [T·nu][Bc]
   const S* p = nullptr;         // [np][Bc]
   S* ckpt = nullptr;            // [slots·nx][Bc]
-  S* seg = nullptr;             // [(K+1)·nx][Bc]
+  S* seg = nullptr;             // [segment_slots·nx][Bc]
+  int* stack = nullptr;         // [stack_slots][Bc] or null
   S* lam = nullptr;             // [nx][Bc]
   S* lam_prev = nullptr;        // [nx][Bc]
   S* grad_x0 = nullptr;         // [nx][Bc]
@@ -106,6 +109,7 @@ __device__ RolloutRefs<S> refs_of(const DeviceRollouts<S>& d, long b) {
   r.p = slice_of<W>(d.p, b, d.n_p, B);
   r.ckpt = slice_of<W>(d.ckpt, b, d.n_ckpt, B);
   r.seg = slice_of<W>(d.seg, b, d.n_seg, B);
+  r.stack = slice_of<W>(d.stack, b, d.n_stack, B);
   r.lam = slice_of<W>(d.lam, b, d.n_x, B);
   r.lam_prev = slice_of<W>(d.lam_prev, b, d.n_x, B);
   r.grad_x0 = slice_of<W>(d.grad_x0, b, d.n_x, B);
@@ -294,13 +298,14 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   const long n_x0 = nx, n_u = T * nu, n_p = np;
   const long n_ckpt = long(sh.checkpoint_slots()) * nx, n_seg = long(sh.segment_slots()) * nx;
   const long n_traj = tslots * nx;
+  const long n_stack = want_grad ? sh.stack_slots() : 0;  // read by the backward sweep only
   const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
   const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
   // largest array to transpose (SoA only)
   const long n_stage = soa ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
   const std::size_t per_rollout = sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg +
                                                           n_adj + n_grad + n_traj + n_stage + 1) +
-                                  sizeof(RolloutDiag);
+                                  sizeof(int) * std::size_t(n_stack) + sizeof(RolloutDiag);
 
   // rollouts per pass: the whole batch if it fits, else as many as free memory holds
   long chunk = B;
@@ -322,6 +327,7 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   DeviceBuffer d_gx0 = alloc(want_grad ? n_x0 : 0), d_gu = alloc(want_grad ? n_u : 0),
                d_gp = alloc(want_grad ? n_p : 0);
   DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(1);
+  DeviceBuffer d_stack(sizeof(int) * std::size_t(n_stack) * chunk);
   DeviceBuffer d_diag(sizeof(RolloutDiag) * std::size_t(chunk));
   DeviceBuffer d_topo;
   const Model md = device_model(m, d_topo);
@@ -340,11 +346,13 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     d.n_ckpt = n_ckpt;
     d.n_seg = n_seg;
     d.n_traj = n_traj;
+    d.n_stack = n_stack;
     d.x0 = d_x0.as<S>();
     d.u = d_u.as<S>();
     d.p = d_p.as<S>();
     d.ckpt = d_ckpt.as<S>();
     d.seg = d_seg.as<S>();
+    d.stack = n_stack > 0 ? d_stack.as<int>() : nullptr;
     d.lam = d_lam.as<S>();
     d.lam_prev = d_lam_prev.as<S>();
     d.grad_x0 = d_gx0.as<S>();
@@ -422,6 +430,8 @@ STEER_INSTANTIATE_CUDA(Projectile, float)
 STEER_INSTANTIATE_CUDA(Projectile, double)
 STEER_INSTANTIATE_CUDA(MassSpring, float)
 STEER_INSTANTIATE_CUDA(MassSpring, double)
+STEER_INSTANTIATE_CUDA(Articulated, float)
+STEER_INSTANTIATE_CUDA(Articulated, double)
 #undef STEER_INSTANTIATE_CUDA
 
 }  // namespace steer

@@ -56,7 +56,7 @@ TEST(ConfigsTest, FolderHoldsConfigs) {
 
 // runs one config file end to end and checks its result
 void run_config(const fs::path& p) {
-  json j = read_json(p);
+  json j = steer::expand_includes(read_json(p), p.parent_path().string());
   steer::ExperimentConfig c0;
   ASSERT_NO_THROW(c0 = steer::parse_config(j));
   // lowering the iteration count of a long config (see kMaxRolloutStepIterations) is the

@@ -64,8 +64,11 @@ void check_batch(const Model& m, const RolloutShape& sh, const Batch<S>& b) {
                                 std::to_string(m.nu()) + ", " + std::to_string(m.np()) + ")");
   if (b.steps != sh.steps) throw std::invalid_argument("batch: steps differ from the rollout shape");
   if (sh.steps < 1) throw std::invalid_argument("steps: must be >= 1");
-  if (sh.checkpoint_every < 1 || sh.checkpoint_every > sh.steps)
+  if (sh.binomial()) {
+    if (sh.snapshots < 1) throw std::invalid_argument("snapshots: the binomial schedule needs at least 1");
+  } else if (sh.checkpoint_every < 1 || sh.checkpoint_every > sh.steps) {
     throw std::invalid_argument("checkpoint_every: must be in [1, steps]");
+  }
   if (b.x0.size() != size_t(b.size) * b.nx || b.u.size() != size_t(b.size) * b.steps * b.nu ||
       b.theta.size() != size_t(b.size) * b.np)
     throw std::invalid_argument("batch: array sizes do not match B, nx, nu, np, T");

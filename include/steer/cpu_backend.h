@@ -40,12 +40,15 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
     out.traj.clear();
   if (threads <= 0) threads = cpu_default_threads();
   if (threads > B) threads = B;  // no idle threads for small batches
-  // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors
+  // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors, and the
+  // binomial schedule's snapshot index stack (rollout_scratch_bytes in all)
   const size_t n_ckpt = size_t(sh.checkpoint_slots()) * nx;
   const size_t n_seg = size_t(sh.segment_slots()) * nx;
+  const size_t n_stack = size_t(sh.stack_slots());
 #pragma omp parallel num_threads(threads)
   {
     std::vector<S> ckpt(n_ckpt), seg(n_seg), lam(nx), lam_prev(nx);
+    std::vector<int> stack(n_stack);
 #pragma omp for schedule(static)
     for (int b = 0; b < B; ++b) {
       RolloutRefs<S> r;
@@ -56,6 +59,7 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
       r.seg = view(seg.data());
       r.lam = view(lam.data());
       r.lam_prev = view(lam_prev.data());
+      r.stack = n_stack > 0 ? view(stack.data()) : View<int>{};
       r.traj = tslots > 0 ? view(out.traj.data() + size_t(b) * tslots * nx) : View<S>{};
       r.loss = &out.loss[b];
       r.diag = &out.diag[b];

@@ -26,6 +26,7 @@ struct Loss {
   int terminal_index[kMaxTerms] = {};
   double terminal_target[kMaxTerms] = {};
   double terminal_weight[kMaxTerms] = {};
+  int terminal_param[kMaxTerms] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   // running control effort weight w_u
   double effort_weight = 0.0;
   // landing event
@@ -53,22 +54,25 @@ struct Loss {
     m.template adj_center_of_mass<S>(x, p, com_axis, adj_x, adj_p, adj_l * S(com_weight));
   }
 
-  // ℓ(x_T)
-  template <class S, class XIn>
-  STEER_HD S terminal(const XIn& x) const {
+  // ℓ(x_T, θ); a term's target is a constant, or θ[terminal_param] when that is ≥ 0
+  template <class S, class XIn, class PIn>
+  STEER_HD S terminal(const XIn& x, const PIn& p) const {
     S l = S(0);
     for (int t = 0; t < n_terminal; ++t) {
-      S e = S(x[terminal_index[t]]) - S(terminal_target[t]);
+      const S target = terminal_param[t] >= 0 ? S(p[terminal_param[t]]) : S(terminal_target[t]);
+      S e = S(x[terminal_index[t]]) - target;
       l += S(0.5) * S(terminal_weight[t]) * e * e;
     }
     return l;
   }
-  // ∂ℓ/∂x_T
-  template <class S, class XIn, class XAdj>
-  STEER_HD void adj_terminal(const XIn& x, XAdj& adj_x, const S& adj_l) const {
+  // ∂ℓ/∂x_T and ∂ℓ/∂θ (the parameter targets)
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_terminal(const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p, const S& adj_l) const {
     for (int t = 0; t < n_terminal; ++t) {
-      S e = S(x[terminal_index[t]]) - S(terminal_target[t]);
-      adj_x[terminal_index[t]] += adj_l * S(terminal_weight[t]) * e;
+      const S target = terminal_param[t] >= 0 ? S(p[terminal_param[t]]) : S(terminal_target[t]);
+      const S g = adj_l * S(terminal_weight[t]) * (S(x[terminal_index[t]]) - target);
+      adj_x[terminal_index[t]] += g;
+      if (terminal_param[t] >= 0) adj_p[terminal_param[t]] -= g;
     }
   }
 

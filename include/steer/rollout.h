@@ -11,6 +11,16 @@
 // The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
 // same for every K (checked in tests/rollout_test.cpp).
 //
+// Binomial schedule (RolloutShape::schedule = kBinomial, DESIGN §5): memory is fixed at s
+// snapshots whatever T is. The forward pass stores only x_0 (slot 0) and x_T; the backward
+// sweep replays Griewank & Walther's binomial checkpointing ("Algorithm 799: Revolve",
+// ACM TOMS 26(1), 2000) from x_0: with s snapshots and r repetitions it reverses
+// β(s, r) = C(s + r, s) steps, and it takes the least r with β(s, r) ≥ T. It runs
+// iteratively: a stack of the step indices held in snapshot slots 0..s−1 (RolloutRefs::stack,
+// per-rollout scratch) replaces the recursion. Forward steps executed by the sweep:
+// r·T − β(s + 1, r − 1) (binomial_forward_steps), at most r·T; every step is then reversed
+// from a state recomputed by the same arithmetic, so the gradient is bitwise that of K = 1.
+//
 // Lanes: state-sized loops are lane-strided; loss terms and diagnostics are evaluated by
 // the leading lane; sync() separates a phase's writes from the next phase's reads.
 #pragma once
@@ -38,20 +48,99 @@ struct RolloutDiag {
   double adj_x0_norm = 0;        // ‖λ_0‖
   double grad_u_first_norm = 0;  // ‖∂L/∂u_0‖
   double grad_u_last_norm = 0;   // ‖∂L/∂u_{T−1}‖
+  long long recompute_steps = 0;  // forward steps executed by backward_rollout's recompute
 };
+
+// how the backward sweep gets its states back: uniform checkpoints every K steps with a
+// segment recompute, or the binomial (Revolve) schedule with s snapshots
+enum class CheckpointSchedule : int { kUniform = 0, kBinomial = 1 };
 
 struct RolloutShape {
   int steps = 1;                 // T
-  int checkpoint_every = 1;      // K
+  int checkpoint_every = 1;      // K (uniform schedule)
+  CheckpointSchedule schedule = CheckpointSchedule::kUniform;
+  int snapshots = 2;             // s (binomial schedule): snapshot slots, x_0's included, ≥ 1
   bool reference_adjoint = false;  // use the dual-number adjoint instead of the hand one
   int traj_stride = 0;           // record x_k every traj_stride steps (0 = no recording)
+  STEER_HD bool binomial() const { return schedule == CheckpointSchedule::kBinomial; }
   STEER_HD int segments() const { return (steps + checkpoint_every - 1) / checkpoint_every; }
-  // checkpoint slots: one per segment start, plus x_T
-  STEER_HD int checkpoint_slots() const { return segments() + 1; }
-  // scratch states for one segment's recompute
-  STEER_HD int segment_slots() const { return checkpoint_every + 1; }
+  // snapshot slots the binomial schedule uses: more than T are never filled
+  STEER_HD int snapshot_slots() const { return snapshots < steps ? snapshots : steps; }
+  // the checkpoint slot holding x_T (after the segment starts or the snapshots)
+  STEER_HD int final_slot() const { return binomial() ? snapshot_slots() : segments(); }
+  // checkpoint slots: one per segment start (uniform) or per snapshot (binomial), plus x_T
+  STEER_HD int checkpoint_slots() const { return final_slot() + 1; }
+  // scratch states: one segment's recompute (uniform); the two states a step reads and
+  // writes plus x_{e+1} for the landing adjoint (binomial)
+  STEER_HD int segment_slots() const { return binomial() ? 3 : checkpoint_every + 1; }
+  // ints per rollout: the step index held in each snapshot slot (binomial only)
+  STEER_HD int stack_slots() const { return binomial() ? snapshot_slots() : 0; }
   STEER_HD int traj_slots() const { return traj_stride > 0 ? steps / traj_stride + 1 : 0; }
 };
+
+// scratch memory of one rollout [bytes]: checkpoint and segment states, the two adjoint
+// vectors λ and λ_prev, and the binomial schedule's index stack
+template <class S>
+long long rollout_scratch_bytes(const RolloutShape& sh, int nx) {
+  return (long long)(sh.checkpoint_slots() + sh.segment_slots() + 2) * nx * (long long)sizeof(S) +
+         (long long)sh.stack_slots() * (long long)sizeof(int);
+}
+
+// the most binomial snapshots whose scratch fits `budget` bytes per rollout (more than T are
+// never used, so at most T); 0 when not even one fits
+template <class S>
+int binomial_snapshots_within(long long budget, int steps, int nx) {
+  RolloutShape sh;
+  sh.steps = steps;
+  sh.schedule = CheckpointSchedule::kBinomial;
+  sh.snapshots = 0;
+  const long long fixed = rollout_scratch_bytes<S>(sh, nx);  // x_T, 3 working states, λ, λ_prev
+  const long long per = (long long)nx * (long long)sizeof(S) + (long long)sizeof(int);
+  if (budget < fixed + per) return 0;
+  const long long s = (budget - fixed) / per;
+  return int(s < steps ? s : steps);
+}
+
+// ---- binomial checkpointing (Griewank & Walther 2000) ----
+// β(s, r) = C(s + r, s): the most steps s snapshots reverse when no step is advanced more
+// than r times. binomial_reach gives the least r with β(s, r) ≥ l (l ≤ 2^31, s ≥ 1), and
+// β(s, r − 1) (0 for r = 0) and β(s, r); no intermediate exceeds l·(s + r).
+struct BinomialReach {
+  int r = 0;
+  long long beta_prev = 0;  // β(s, r − 1)
+  long long beta = 1;       // β(s, r)
+};
+STEER_HD inline BinomialReach binomial_reach(long long l, int s) {
+  BinomialReach q;
+  while (q.beta < l) {
+    q.r += 1;
+    q.beta_prev = q.beta;
+    q.beta = q.beta * (s + q.r) / q.r;  // C(s + r, r) = C(s + r − 1, r − 1)·(s + r)/r, exact
+  }
+  return q;
+}
+
+// forward steps the binomial sweep executes to reverse T steps with s snapshots, x_0 held in
+// the first: r·T − β(s + 1, r − 1), with β(s + 1, r − 1) = β(s, r)·r/(s + 1); T(T − 1)/2 for
+// s = 1 (every state recomputed from x_0)
+STEER_HD inline long long binomial_forward_steps(long long T, int s) {
+  if (T <= 1) return 0;
+  if (s <= 1) return T * (T - 1) / 2;
+  const BinomialReach q = binomial_reach(T, s);
+  return q.r * T - q.beta * q.r / (s + 1);
+}
+
+// first advance of an optimal reversal of l ≥ 2 steps with s ≥ 2 snapshots: any m with
+// β(s, r − 2) < m ≤ β(s, r − 1) and β(s − 1, r − 1) ≤ l − m ≤ β(s − 1, r) keeps the count at
+// r·l − β(s + 1, r − 1) (the part after m is reversed with s − 1 snapshots and r repetitions,
+// the part before with s and r − 1); this takes the largest, min(β(s, r − 1), l − β(s − 1, r − 1))
+STEER_HD inline long long binomial_split(long long l, int s) {
+  const BinomialReach q = binomial_reach(l, s);
+  const long long b1 = q.beta_prev;                           // β(s, r − 1)
+  const long long b2 = b1 * (q.r - 1) / (s + q.r - 1);        // β(s, r − 2), 0 for r = 1
+  const long long right = l - (b1 - b2);                      // l − β(s − 1, r − 1)
+  return b1 < right ? b1 : right;
+}
 
 // views of one rollout's slices of the batch arrays
 template <class S>
@@ -67,6 +156,7 @@ struct RolloutRefs {
   View<S> grad_u;    // [T·nu]
   View<S> grad_p;    // [np]
   View<S> traj;      // [traj_slots·nx] or null
+  View<int> stack;   // [stack_slots] (binomial schedule only) or null
   S* loss = nullptr;
   RolloutDiag* diag = nullptr;
 };
@@ -105,7 +195,9 @@ template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
   const int nx = m.nx(), nu = m.nu();
-  const int T = sh.steps, K = sh.checkpoint_every;
+  const int T = sh.steps;
+  const bool binomial = sh.binomial();
+  const int K = binomial ? 1 : sh.checkpoint_every;
   RolloutDiag dg;
   View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states
   copy_state<S>(nx, r.x0, a, ln);
@@ -119,7 +211,8 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
     L -= loss.template com_term<S>(m, a, r.p);  // −w_c c(x_0)
   }
   for (int k = 0; k < T; ++k) {
-    if (k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
+    // uniform: x_{sK} in slot s; binomial: x_0 in slot 0 (the backward sweep recomputes)
+    if (binomial ? k == 0 : k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
     const View<const S> uk = control_at(r.u, k, nu);
     m.template step<S>(k, a, uk, r.p, b, ln);
     ln.sync();
@@ -154,10 +247,10 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
     b = t;
   }
   // a holds x_T
-  copy_state<S>(nx, a, r.ckpt.at(sh.segments() * nx), ln);
+  copy_state<S>(nx, a, r.ckpt.at(sh.final_slot() * nx), ln);
   ln.sync();
   if (!ln.leader()) return;
-  L += loss.template terminal<S>(a);
+  L += loss.template terminal<S>(a, r.p);
   L += loss.template com_term<S>(m, a, r.p);  // +w_c c(x_T)
   if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(a, a, false);
   bool ok = finite_value(L);
@@ -184,12 +277,101 @@ STEER_HD double view_norm(View<S> v, int n) {
   return std::sqrt(s);
 }
 
+// one adjoint step k, λ_{k+1} (lam) -> λ_k (lam_prev, then swapped into lam): the landing
+// term at the crossing step, the running cost, and (∂f/∂x_k, ∂f/∂u_k, ∂f/∂θ)ᵀ λ_{k+1}.
+// xk1 = x_{k+1} is read by the landing term only. Both schedules call this.
+template <class Model, class S>
+STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape& sh,
+                           const RolloutRefs<S>& r, const Lanes& ln, int k, int event,
+                           View<S> xk, View<S> xk1, View<S>& lam, View<S>& lam_prev,
+                           double& seed) {
+  const int nx = m.nx(), nu = m.nu();
+  const View<const S> uk = control_at(r.u, k, nu);
+  View<S> guk = r.grad_u.at(long(k) * nu);
+  fill(lam_prev, nx, S(0), ln);
+  ln.sync();
+  if (ln.leader()) {
+    if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
+    if (seed == 0.0) seed = view_norm(lam, nx);
+    loss.template adj_running<S>(uk, nu, guk, S(1));
+  }
+  ln.sync();
+  if (sh.reference_adjoint) {
+    if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+  } else {
+    m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln);
+  }
+  ln.sync();
+  View<S> t = lam;
+  lam = lam_prev;
+  lam_prev = t;
+}
+
+// the binomial sweep: reverses steps T−1..0 from x_0 in snapshot slot 0 (see the top of the
+// file). Level d of the stack holds x_top in snapshot slot d with s − d slots free from it
+// on; steps ≥ end are reversed. While the range [top, end) is longer than one step and a
+// slot is left, it advances to top + binomial_split(end − top, s − d) and pushes that state;
+// otherwise it advances from x_top to x_{end−1}, reverses step end − 1, and pops the level
+// once end reaches top. Returns the forward steps it executed.
+template <class Model, class S>
+STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const RolloutShape& sh,
+                                  const RolloutRefs<S>& r, const Lanes& ln, int event,
+                                  View<S>& lam, View<S>& lam_prev, double& seed) {
+  const int nx = m.nx(), nu = m.nu();
+  const int T = sh.steps, slots = sh.snapshot_slots();
+  View<S> a = r.seg.at(0), b = r.seg.at(nx);  // a holds x_cur; b receives the next step
+  View<S> xnext = r.seg.at(2 * nx);           // x_{e+1} for the landing adjoint at step e
+  View<S> xT = r.ckpt.at(sh.final_slot() * nx);
+  long long steps = 0;
+  int d = 0, top = 0, end = T;
+  int cur = -1;  // step index of the state in a; −1: none yet
+  while (end > 0) {
+    const int l = end - top, avail = slots - d;
+    const bool split = l >= 2 && avail >= 2;
+    const int target = split ? top + int(binomial_split(l, avail)) : end - 1;
+    // x_target from x_cur when it lies on the way, else from the snapshot of x_top
+    if (cur < top || cur > target) {
+      copy_state<S>(nx, r.ckpt.at(long(d) * nx), a, ln);
+      ln.sync();
+      cur = top;
+    }
+    for (; cur < target; ++cur) {
+      m.template step<S>(cur, a, control_at(r.u, cur, nu), r.p, b, ln);
+      ln.sync();
+      View<S> t = a;
+      a = b;
+      b = t;
+      ++steps;
+    }
+    if (split) {
+      d += 1;
+      top = target;
+      if (ln.leader()) r.stack[d] = top;
+      copy_state<S>(nx, a, r.ckpt.at(long(d) * nx), ln);
+      ln.sync();
+      continue;
+    }
+    const int k = target;
+    if (loss.landing && k == event + 1 && k < T) {
+      copy_state<S>(nx, a, xnext, ln);
+      ln.sync();
+    }
+    reverse_step<Model, S>(m, loss, sh, r, ln, k, event, a, k + 1 == T ? xT : xnext, lam, lam_prev, seed);
+    end = k;
+    if (end == top && d > 0) {
+      d -= 1;
+      top = d > 0 ? r.stack[d] : 0;  // written by the leader before a sync
+    }
+  }
+  return steps;
+}
+
 // (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
 template <class Model, class S>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                                const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
   const int nx = m.nx(), nu = m.nu(), np = m.np();
-  const int T = sh.steps, K = sh.checkpoint_every;
+  const int T = sh.steps;
   const int event = r.diag ? r.diag->event_step : -1;
   View<S> lam = r.lam, lam_prev = r.lam_prev;
   fill(lam, nx, S(0), ln);
@@ -197,47 +379,35 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
   fill(r.grad_u, long(T) * nu, S(0), ln);
   ln.sync();
   // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term
-  View<S> xT = r.ckpt.at(sh.segments() * nx);
+  View<S> xT = r.ckpt.at(sh.final_slot() * nx);
   double seed = 0;
   if (ln.leader()) {
-    loss.template adj_terminal<S>(xT, lam, S(1));
+    loss.template adj_terminal<S>(xT, r.p, lam, r.grad_p, S(1));
     loss.template adj_com_term<S>(m, xT, r.p, lam, r.grad_p, S(1));
     if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
     seed = view_norm(lam, nx);
   }
   ln.sync();
-  for (int s = sh.segments() - 1; s >= 0; --s) {
-    const int k0 = s * K;
-    const int k1 = (k0 + K < T) ? k0 + K : T;
-    // recompute x_{k0..k1} of this segment from its checkpoint
-    copy_state<S>(nx, r.ckpt.at(s * nx), r.seg.at(0), ln);
-    ln.sync();
-    for (int k = k0; k < k1; ++k) {
-      View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-      m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+  long long recomputed = 0;
+  if (sh.binomial()) {
+    recomputed = binomial_sweep<Model, S>(m, loss, sh, r, ln, event, lam, lam_prev, seed);
+  } else {
+    const int K = sh.checkpoint_every;
+    for (int s = sh.segments() - 1; s >= 0; --s) {
+      const int k0 = s * K;
+      const int k1 = (k0 + K < T) ? k0 + K : T;
+      // recompute x_{k0..k1} of this segment from its checkpoint
+      copy_state<S>(nx, r.ckpt.at(s * nx), r.seg.at(0), ln);
       ln.sync();
-    }
-    for (int k = k1 - 1; k >= k0; --k) {
-      const View<const S> uk = control_at(r.u, k, nu);
-      View<S> guk = r.grad_u.at(long(k) * nu);
-      View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-      fill(lam_prev, nx, S(0), ln);
-      ln.sync();
-      if (ln.leader()) {
-        if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
-        if (seed == 0.0) seed = view_norm(lam, nx);
-        loss.template adj_running<S>(uk, nu, guk, S(1));
+      for (int k = k0; k < k1; ++k) {
+        View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
+        m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+        ln.sync();
       }
-      ln.sync();
-      if (sh.reference_adjoint) {
-        if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
-      } else {
-        m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln);
-      }
-      ln.sync();
-      View<S> t = lam;
-      lam = lam_prev;
-      lam_prev = t;
+      recomputed += k1 - k0;
+      for (int k = k1 - 1; k >= k0; --k)
+        reverse_step<Model, S>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
+                               r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed);
     }
   }
   copy_state<S>(nx, lam, r.grad_x0, ln);
@@ -250,6 +420,7 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
     r.diag->adj_x0_norm = view_norm(lam, nx);
     r.diag->grad_u_first_norm = view_norm(r.grad_u.at(0), nu);
     r.diag->grad_u_last_norm = view_norm(r.grad_u.at(long(T - 1) * nu), nu);
+    r.diag->recompute_steps = recomputed;
   }
 }
 
