@@ -23,14 +23,9 @@
 #include <string>
 #include <vector>
 
-#if __has_include("steer/models/articulated.h")
-#define STEER_HAVE_ARTICULATED 1
 #include "config.h"
 #include "steer/models/articulated.h"
 #include "steer/reference_adjoint.h"
-#else
-#define STEER_HAVE_ARTICULATED 0
-#endif
 
 namespace {
 
@@ -295,7 +290,6 @@ TEST(MujocoCrosscheckTest, TransitionFDLayout) {
   EXPECT_LE(err, 1e-8);
 }
 
-#if STEER_HAVE_ARTICULATED
 // ---------------------------------------------------------------------------------------
 // steer against MuJoCo
 
@@ -558,6 +552,5 @@ TEST(MujocoCrosscheckTest, OneStepJacobians) {
   EXPECT_LE(err_A, 1e-6);
   EXPECT_LE(err_B, 1e-6);
 }
-#endif
 
 }  // namespace
