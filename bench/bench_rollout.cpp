@@ -15,9 +15,11 @@
 // and biases drawn per rollout; compliant ground (y_g 0.1 m, k_g 3000 N/m, d_g 20 N·s/m, w_g
 // 0.01 m, μ 0.3, v_ε 0.2 m/s), velocity damping 2 /s; dt 0.004 s, T = 681 unless --steps;
 // CoM loss −(c_x(x_T) − c_x(x_0)). One warp per rollout on CUDA.
-// --config FILE (projectile or mass_spring, e.g. configs/difftaichi_robot_a.json): the config's
-// model, loss, controls and rollout 0's x0 and θ (after its draws), replicated B times; T from
-// the config unless --steps.
+// --config FILE (projectile, mass_spring or articulated, e.g. configs/difftaichi_robot_a.json,
+// configs/panda_reach.json): the config's model, loss, controls and rollout 0's x0 and θ (after
+// its draws), replicated B times; T from the config unless --steps. An articulated model's
+// adjoint covers x, u and the config's parameter variables, as in a run. One thread per
+// rollout on CUDA.
 // Throughput is rollout-steps per second: B·T / wall time of one run_batch call
 // (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
 // events). Each figure repeats its measurement until it has taken ≥ --min-time seconds
@@ -42,6 +44,7 @@
 #include "problem.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
+#include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 
@@ -51,6 +54,7 @@ using steer::BackendKind;
 using steer::Batch;
 using steer::BatchResult;
 using steer::Loss;
+using steer::Articulated;
 using steer::MassSpring;
 using steer::Projectile;
 using steer::RolloutDiag;
@@ -284,6 +288,12 @@ struct ConfigSetup {
       m = c.mass_spring;
       topo = c.topology;
       m.topo = topo.data();
+    } else if constexpr (std::is_same_v<Model, Articulated>) {
+      // as a run differentiates: the adjoint covers x, u and the config's parameter variables
+      m = c.articulated;
+      m.n_grad_params = 0;
+      for (const auto& v : c.variables)
+        if (v.kind == steer::VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
     } else {
       m = c.projectile;
     }
@@ -568,6 +578,9 @@ int main(int argc, char** argv) {
     };
     if (cfg && opt.model == "mass_spring") {
       const ConfigSetup<MassSpring> setup(*cfg);
+      run_all(setup);
+    } else if (cfg && opt.model == "articulated") {
+      const ConfigSetup<Articulated> setup(*cfg);
       run_all(setup);
     } else if (cfg && opt.model == "projectile") {
       const ConfigSetup<Projectile> setup(*cfg);

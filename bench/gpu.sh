@@ -5,6 +5,7 @@
 # K = ⌈√T⌉ and K = 1, plus the CPU backend at B = 2^14 on all cores for the CUDA/CPU ratio.
 # mass_spring (one warp per rollout, 25 particles, T = 681): CUDA in float32 and float64 at
 # B = 2^10 .. 2^16, K = ⌈√T⌉, plus the CPU backend at B = 2^10 on all cores.
+# Panda (articulated, one thread per rollout, T = 250): CUDA float32/float64 at B = 2^14 .. 2^20.
 # Writes JSON and Markdown into OUTDIR; copy the tables into bench/RESULTS.md with the date,
 # GPU and this command.
 set -euo pipefail
@@ -19,6 +20,15 @@ for prec in float32 float64; do
 done
 "$bin" --backend cpu --precision both --batches 16384 --checkpoint sqrt,1 \
   --json "$out/bench_cpu.json" --markdown | tee "$out/bench_cpu.md"
+# the Panda arm (one thread per rollout, T = 250 at 2 ms, implicitfast, the reach config's loss;
+# dual-number adjoint over x and u): float32 and float64 at B = 2^14 .. 2^20, CPU at B = 1024
+for prec in float32 float64; do
+  "$bin" --config configs/panda_reach.json --backend cuda --precision "$prec" --batches "$batches" \
+    --checkpoint sqrt --max-mem-gb 48 --json "$out/bench_cuda_panda_$prec.json" --markdown |
+    tee "$out/bench_cuda_panda_$prec.md"
+done
+"$bin" --config configs/panda_reach.json --backend cpu --precision both --batches 1024 --checkpoint sqrt \
+  --json "$out/bench_cpu_panda.json" --markdown | tee "$out/bench_cpu_panda.md"
 ms_batches=1024,2048,4096,8192,16384,32768,65536
 for prec in float32 float64; do
   "$bin" --model mass_spring --backend cuda --precision "$prec" --batches "$ms_batches" \
