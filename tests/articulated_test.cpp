@@ -387,6 +387,34 @@ TEST(Articulated, ParameterMaskKeepsListedGradients) {
   EXPECT_NE(ap1[masked.grad_params[0]], 0.0);
 }
 
+// the centre of mass's adjoint (q by duals, masses and centres of mass analytic) against
+// centered FD of center_of_mass, for each axis
+TEST(Articulated, CenterOfMassGradientMatchesFiniteDifferences) {
+  std::vector<double> p;
+  Articulated m = panda(Articulated::kEuler, false, p);
+  std::vector<double> x = moving_state(0.2);
+  for (int ax = 0; ax < 3; ++ax) {
+    std::vector<double> gx(14, 0.0), gp(m.np(), 0.0);
+    auto GX = view(gx.data()), GP = view(gp.data());
+    m.adj_center_of_mass<double>(view(x.data()), view(p.data()), ax, GX, GP, 1.0);
+    auto com = [&](const std::vector<double>& xx, const std::vector<double>& pp) {
+      return m.center_of_mass<double>(view(const_cast<double*>(xx.data())), view(const_cast<double*>(pp.data())), ax);
+    };
+    for (int i = 0; i < 14; ++i) {
+      std::vector<double> xp = x, xm = x;
+      xp[i] += 1e-6, xm[i] -= 1e-6;
+      EXPECT_NEAR(gx[i], (com(xp, p) - com(xm, p)) / 2e-6, 1e-8) << "axis " << ax << " state " << i;
+    }
+    for (int b = 0; b < m.n_bodies; ++b)
+      for (int k = Articulated::kMass; k <= Articulated::kComZ; ++k) {
+        const int q = m.p_body(b, k);
+        std::vector<double> pp = p, pm = p;
+        pp[q] += 1e-6, pm[q] -= 1e-6;
+        EXPECT_NEAR(gp[q], (com(x, pp) - com(x, pm)) / 2e-6, 1e-8) << "axis " << ax << " parameter " << q;
+      }
+  }
+}
+
 TEST(Articulated, ConfigErrorsNameTheKey) {
   auto fails_with = [](const std::string& text, const std::string& key) {
     nlohmann::json j = nlohmann::json::parse(text);
