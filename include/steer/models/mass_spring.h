@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "steer/core.h"
 
@@ -131,27 +132,60 @@ struct MassSpring {
       sn = sn1;
     }
   }
+  // the same phases stored once per step (filled by for_each_phase, so bit-identical) for the
+  // adjoint, which needs them for every actuated spring several times over. A fixed-size
+  // register/stack array: no allocation, per lane; used only for floating-point S and
+  // n_phases <= kPhaseCache (otherwise `ok` is false and callers recompute the rotation)
+  static constexpr int kPhaseCache = 16;
+  template <class S>
+  struct PhaseBank {
+    static constexpr int kCap = std::is_floating_point<S>::value ? kPhaseCache : 1;
+    S sn[kCap], cs[kCap];
+    bool ok = false;
+  };
+  template <class S, class PIn>
+  STEER_HD void fill_phases(const S& t, const PIn& p, PhaseBank<S>& pb) const {
+    pb.ok = actuation == kSinusoid && n_phases <= PhaseBank<S>::kCap;
+    if (!pb.ok) return;
+    for_each_phase<S>(t, p, [&](int j, const S& sn, const S& cs) {
+      pb.sn[j] = sn;
+      pb.cs[j] = cs;
+    });
+  }
 
   // act_a(t) = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a), or u_a in raw mode
   template <class S, class UIn, class PIn>
-  STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p) const {
+  STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p, const PhaseBank<S>* pb = nullptr) const {
     using std::tanh;
     if (actuation == kRaw) return S(u[a]);
     S z = S(p[p_bias(a)]);
+    if (pb && pb->ok) {
+      for (int j = 0; j < n_phases; ++j) z += S(p[p_weight(a, j)]) * pb->sn[j];
+      return tanh(z);
+    }
     for_each_phase<S>(t, p, [&](int j, const S& sn, const S&) { z += S(p[p_weight(a, j)]) * sn; });
     return tanh(z);
   }
   // ∂act_a/∂(w_a·, b_a, ω, u_a) applied to adj_act
   template <class S, class UIn, class PIn, class UAdj, class PAdj>
   STEER_HD void adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u, PAdj& adj_p,
-                               bool write_frequency, S& adj_w, const S& adj_act) const {
+                               bool write_frequency, S& adj_w, const S& adj_act,
+                               const PhaseBank<S>* pb = nullptr, const S* act_known = nullptr) const {
+    // act_known: the activation the caller already has (saves recomputing it)
     if (actuation == kRaw) {
       adj_u[a] += adj_act;
       return;
     }
-    const S act = activation<S>(a, t, u, p);
+    const S act = act_known ? *act_known : activation<S>(a, t, u, p, pb);
     const S adj_z = adj_act * (S(1) - act * act);  // tanh' = 1 − tanh²
     adj_p[p_bias(a)] += adj_z;
+    if (pb && pb->ok) {
+      for (int j = 0; j < n_phases; ++j) {
+        adj_p[p_weight(a, j)] += adj_z * pb->sn[j];
+        if (write_frequency) adj_w += adj_z * S(p[p_weight(a, j)]) * pb->cs[j] * t;
+      }
+      return;
+    }
     for_each_phase<S>(t, p, [&](int j, const S& sn, const S& cs) {
       adj_p[p_weight(a, j)] += adj_z * sn;
       if (write_frequency) adj_w += adj_z * S(p[p_weight(a, j)]) * cs * t;
@@ -206,7 +240,8 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj>
   STEER_HD S adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
                               S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
-                              bool write_frequency, S& adj_w, S* nhat = nullptr) const {
+                              bool write_frequency, S& adj_w, S* nhat = nullptr,
+                              const PhaseBank<S>* pb = nullptr) const {
     // also returns the tension F_s and, into nhat, its direction: the forward values the
     // caller would otherwise recompute with spring_force
     using std::sqrt;
@@ -234,7 +269,7 @@ struct MassSpring {
     const S L0 = rest_length<S>(s, p);
     S act_v = S(0), target = L0, scale = S(1);
     if (act >= 0) {
-      act_v = activation<S>(act, t, u, p);
+      act_v = activation<S>(act, t, u, p, pb);
       scale = S(1) + S(p[p_amplitude(s)]) * act_v;
       target = L0 * scale;
     }
@@ -253,7 +288,7 @@ struct MassSpring {
       if (act >= 0) {
         adj_p[p_amplitude(s)] += adj_target * L0 * act_v;
         adj_activation<S>(act, t, u, p, adj_u, adj_p, write_frequency, adj_w,
-                          adj_target * L0 * S(p[p_amplitude(s)]));
+                          adj_target * L0 * S(p[p_amplitude(s)]), pb, &act_v);
       }
     }
     if (nhat)
@@ -500,10 +535,22 @@ struct MassSpring {
     const S zeta = S(p[p_global(kVelocityDamping)]);
     const S decay = exp(-zeta * h);
     S dummy_w = S(0);
+    // the sinusoid bank's phases depend only on k: once per step, not per spring
+    PhaseBank<S> pb;
+    fill_phases<S>(t, p, pb);
+    // one lane (the CPU, or a rollout per thread) owns every particle and spring: it writes the
+    // springs' θ from the particle gather (at each spring's a end) and sums the globals there
+    // too, instead of a spring pass and a second leader pass (the same terms; only the order
+    // of sums over springs sharing an actuator, and of ω's sum, differs: rounding)
+    const bool solo = ln.width == 1;
+    const bool solo_frequency = solo && actuation == kSinusoid;
+    S adj_globals[kNumGlobals];
+    for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
+    S adj_w = S(0);
     // per particle: integrator, mass, and the spring forces gathered back onto the particle
     for (int i = ln.lane; i < n_particles; i += ln.width) {
       S fa[3], n[3], xb[3], vb[3];
-      force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb);
+      force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb, solo ? adj_globals : nullptr);  // impact globals
       for (int c = 0; c < dim; ++c) {
         adj_x[x_pos(i) + c] += xb[c];
         adj_x[x_vel(i) + c] += decay * vb[c];  // v* = e^{−ζh} v + h a
@@ -518,7 +565,12 @@ struct MassSpring {
         const int other = end_a(s) == i ? end_b(s) : end_a(s);
         force_adjoint<S>(other, t, x, u, p, adj_xn, fb);
         for (int c = 0; c < dim; ++c) adj_g[c] = sign > S(0) ? fa[c] - fb[c] : fb[c] - fa[c];
-        const S F = adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, false, false, dummy_w, n);
+        // solo: the spring's own θ (and ω's share) are written here from its a end, where adj_g
+        // is the spring pass's f̄_a − f̄_b, and the spring pass below is skipped
+        const bool own = solo && sign > S(0);
+        const bool own_w = own && solo_frequency;
+        const S F = adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, own, own_w,
+                                        own_w ? adj_w : dummy_w, n, &pb);
         for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
         // d = x_b − x_a, Δv = v_b − v_a: particle i receives −d̄ as a, +d̄ as b
         for (int c = 0; c < dim; ++c) {
@@ -528,7 +580,7 @@ struct MassSpring {
         if (rest_from_positions) {
           // ∂F/∂L0 = −k (1 + α act): the rest-length adjoint reaches this particle's rest position
           S act_scale = S(1);
-          if (actuator(s) >= 0) act_scale = S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p);
+          if (actuator(s) >= 0) act_scale = S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb);
           S g_n = S(0), l2 = S(0), d[3];
           for (int c = 0; c < dim; ++c) {
             d[c] = S(x[x_pos(end_b(s)) + c]) - S(x[x_pos(end_a(s)) + c]);
@@ -545,7 +597,12 @@ struct MassSpring {
       S fg[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)}, unused[kNumGlobals];
       for (int q = 0; q < kNumGlobals; ++q) unused[q] = S(0);
       ground_force<S>(i, x, p, fg);
-      adj_ground_force<S>(i, x, p, fa, adj_y, adj_v, unused);
+      adj_ground_force<S>(i, x, p, fa, adj_y, adj_v, solo ? adj_globals : unused);
+      if (solo) {
+        // the leader pass's gravity and velocity-damping terms (see below)
+        adj_globals[kGravity] += -S(p[p_mass(i)]) * fa[1];
+        for (int c = 0; c < dim; ++c) adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
+      }
       adj_x[x_pos(i) + 1] += adj_y;
       for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += adj_v[c];
       S fdot = S(0);
@@ -553,17 +610,20 @@ struct MassSpring {
       adj_p[p_mass(i)] += -fdot / S(p[p_mass(i)]);
     }
     // per spring: its own parameters and its actuator's weights (one actuator per spring)
-    for (int s = ln.lane; s < n_springs; s += ln.width) {
+    for (int s = solo ? n_springs : ln.lane; s < n_springs; s += ln.width) {  // solo: done above
       S fa[3], fb[3], adj_g[3], adj_d[3], adj_dv[3];
       force_adjoint<S>(end_a(s), t, x, u, p, adj_xn, fa);
       force_adjoint<S>(end_b(s), t, x, u, p, adj_xn, fb);
       for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
-      adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w);
+      adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w, nullptr, &pb);
     }
     if (!ln.leader()) return;
+    if (solo) {
+      if (solo_frequency) adj_globals[kActuationFrequency] += adj_w;
+      for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
+      return;
+    }
     // globals, summed over all particles and springs by one lane
-    S adj_globals[kNumGlobals];
-    for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
     for (int i = 0; i < n_particles; ++i) {
       S fa[3], vb[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
       force_adjoint<S>(i, t, x, u, p, adj_xn, fa, nullptr, vb, adj_globals);  // impact globals too
@@ -575,7 +635,6 @@ struct MassSpring {
       for (int c = 0; c < dim; ++c) adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
     }
     if (actuation == kSinusoid) {
-      S adj_w = S(0);
       for (int s = 0; s < n_springs; ++s) {
         if (actuator(s) < 0) continue;
         S fa[3], fb[3], adj_g[3];
@@ -583,7 +642,7 @@ struct MassSpring {
         force_adjoint<S>(end_b(s), t, x, u, p, adj_xn, fb);
         for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
         // only ω is taken from this pass (write_params = false keeps θ_s from doubling)
-        adj_frequency<S>(s, t, x, u, p, adj_g, adj_w);
+        adj_frequency<S>(s, t, x, u, p, adj_g, adj_w, &pb);
       }
       adj_globals[kActuationFrequency] += adj_w;
     }
@@ -593,7 +652,7 @@ struct MassSpring {
   // ∂(F_s n̂)/∂ω applied to adj_g (the actuation frequency's share of spring s)
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD void adj_frequency(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
-                              S& adj_w) const {
+                              S& adj_w, const PhaseBank<S>* pb = nullptr) const {
     using std::cos;
     using std::sqrt;
     const int a = end_a(s), b = end_b(s), act = actuator(s);
@@ -606,9 +665,13 @@ struct MassSpring {
     if (!(l > S(1e-12))) return;
     S g_n = S(0);
     for (int c = 0; c < dim; ++c) g_n += adj_g[c] * d[c] / l;
-    const S act_v = activation<S>(act, t, u, p);
+    const S act_v = activation<S>(act, t, u, p, pb);
     const S adj_act = -S(p[p_stiffness(s)]) * g_n * rest_length<S>(s, p) * S(p[p_amplitude(s)]);
     const S adj_z = adj_act * (S(1) - act_v * act_v);
+    if (pb && pb->ok) {
+      for (int j = 0; j < n_phases; ++j) adj_w += adj_z * S(p[p_weight(act, j)]) * pb->cs[j] * t;
+      return;
+    }
     for_each_phase<S>(t, p, [&](int j, const S&, const S& cs) { adj_w += adj_z * S(p[p_weight(act, j)]) * cs * t; });
   }
 
