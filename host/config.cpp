@@ -488,6 +488,17 @@ void check_memory(const ExperimentConfig& c) {
 int ModelInfo::state_index(const std::string& n) const { return index_of(state_names, n); }
 int ModelInfo::control_index(const std::string& n) const { return index_of(control_names, n); }
 int ModelInfo::param_index(const std::string& n) const { return index_of(param_names, n); }
+void ModelInfo::resize_params(int np) {
+  param_names.resize(np);
+  param_units.resize(np);
+  param_ranges.resize(np);
+}
+void ModelInfo::set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
+  param_names[q] = name;
+  param_units[q] = unit;
+  param_ranges[q] = r;
+  if (!group.empty()) param_groups[group].push_back(q);
+}
 
 ModelInfo projectile_info(int dim) {
   ModelInfo m;

@@ -40,6 +40,10 @@ struct ModelInfo {
   int state_index(const std::string& n) const;    // −1 if absent
   int control_index(const std::string& n) const;  // −1 if absent
   int param_index(const std::string& n) const;    // −1 if absent
+  // sizes the parameter tables for np slots, then names slot q (and adds it to a group
+  // unless group is empty)
+  void resize_params(int np);
+  void set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group);
 };
 
 ModelInfo projectile_info(int dim);

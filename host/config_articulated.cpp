@@ -48,14 +48,9 @@ ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names) 
     info.control_names.push_back("torque." + names.joints[j]);
     info.control_units.push_back(hinge ? "N*m" : "N");
   }
-  info.param_names.resize(m.np());
-  info.param_units.resize(m.np());
-  info.param_ranges.resize(m.np());
+  info.resize_params(m.np());
   auto slot = [&](int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
-    info.param_names[q] = name;
-    info.param_units[q] = unit;
-    info.param_ranges[q] = r;
-    if (!group.empty()) info.param_groups[group].push_back(q);
+    info.set_param(q, name, unit, r, group);
   };
   for (int b = 0; b < m.n_bodies; ++b) {
     const std::string& bn = names.bodies[b];

@@ -104,14 +104,9 @@ ModelInfo mass_spring_info(const MassSpring& m) {
     info.control_names.push_back("actuator[" + std::to_string(a) + "]");
     info.control_units.push_back("1");
   }
-  info.param_names.resize(m.np());
-  info.param_units.resize(m.np());
-  info.param_ranges.resize(m.np());
+  info.resize_params(m.np());
   auto slot = [&](int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
-    info.param_names[q] = name;
-    info.param_units[q] = unit;
-    info.param_ranges[q] = r;
-    if (!group.empty()) info.param_groups[group].push_back(q);
+    info.set_param(q, name, unit, r, group);
   };
   for (int s = 0; s < S; ++s) {
     const std::string ps = "spring[" + std::to_string(s) + "].";
