@@ -37,13 +37,22 @@ STEER_HD View<S> view(S* p, long stride = 1) {
 // on the GPU a warp can share a rollout, each lane taking every width-th particle or
 // spring (`for (i = lane; i < n; i += width)`). Model code loops this way so that both
 // backends run the same loops; sync() orders the lanes' writes between phases.
+//
+// Host emulation of a warp (tests/lane_emulation_test.cpp): the width lanes of one rollout
+// run as host threads and sync() waits at a barrier they share (host_wait(host_barrier)),
+// so the warp-strided code paths the GPU takes, and their sync points, run and are checked
+// on a machine without a GPU. Device code never sets these; on the GPU sync() is __syncwarp.
 struct Lanes {
   int lane = 0;
   int width = 1;
+  void (*host_wait)(void*) = nullptr;  // host-only: barrier wait of the emulated warp
+  void* host_barrier = nullptr;
   STEER_HD bool leader() const { return lane == 0; }
   STEER_HD void sync() const {
 #if defined(__CUDA_ARCH__)
     if (width > 1) __syncwarp();
+#else
+    if (host_wait) host_wait(host_barrier);
 #endif
   }
 };
