@@ -20,6 +20,12 @@
 // its draws), replicated B times; T from the config unless --steps. An articulated model's
 // adjoint covers x, u and the config's parameter variables, as in a run. One thread per
 // rollout on CUDA.
+// Work per rollout-step (DESIGN §9) is counted, not estimated: the model's step and adj_step
+// run on Counted<S> (steer/op_count.h) at 8 states spread over rollout 0's trajectory, giving
+// flops (add, mul, div, sqrt; special functions apart) and the distinct bytes a step reads and
+// writes. A forward+backward rollout-step does (1 + recompute) forward steps and one adjoint
+// step. Achieved GFLOP/s and GB/s follow from the times; on CUDA, from the kernel times, as a
+// percentage of the device's FP32/FP64 and DRAM ceilings (CudaStatus).
 // Throughput is rollout-steps per second: B·T / wall time of one run_batch call
 // (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
 // events). Each figure repeats its measurement until it has taken ≥ --min-time seconds
@@ -47,6 +53,7 @@
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
+#include "steer/op_count.h"
 
 namespace {
 
@@ -96,6 +103,12 @@ struct Row {
   double kernel_fwd_s = -1, kernel_fb_s = -1, transfer_s = -1;  // CUDA only (median run)
   long scratch_k1 = 0, scratch_ksqrt = 0;                       // [bytes per rollout]
   long peak_rss_kb = 0;
+  // counted work per rollout-step (mean over sampled states of rollout 0)
+  double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0;  // per step
+  double bytes_fwd = 0, bytes_adj = 0;                                     // per step [B]
+  // per forward+backward rollout-step: (1 + recompute) forward steps and one adjoint step
+  double flops_fb() const { return flops_fwd * (1 + recompute) + flops_adj; }
+  double bytes_fb() const { return bytes_fwd * (1 + recompute) + bytes_adj; }
 };
 
 int sqrt_interval(int T) { return int(std::ceil(std::sqrt(double(T)))); }
@@ -355,6 +368,39 @@ std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
   return runs;
 }
 
+// counted work of one forward step and one adjoint step, averaged over 8 states spread over
+// rollout 0's trajectory (the step is run plainly in float64 to get there); the adjoint seed
+// is λ = 1 in every component (the count depends on the state's branches, not on λ)
+struct WorkCounts {
+  double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0, elements_fwd = 0, elements_adj = 0;
+};
+template <class S, class Setup>
+WorkCounts count_work(const Setup& setup, int T) {
+  const auto& m = setup.m;
+  const Batch<double> b = setup.template batch<double>(1, T);
+  std::vector<double> x(b.x0_of(0), b.x0_of(0) + m.nx()), xn(m.nx()), u(m.nu());
+  const std::vector<double> p(b.theta_of(0), b.theta_of(0) + m.np()), seed(m.nx(), 1.0);
+  const int samples = std::min(T, 8);
+  WorkCounts w;
+  for (int k = 0, taken = 0; k < T && taken < samples; ++k) {
+    for (int j = 0; j < m.nu(); ++j) u[j] = b.u_of(0)[size_t(k) * m.nu() + j];
+    if (k == long(taken) * T / samples) {
+      const steer::StepWork f = steer::count_step<S>(m, k, x, u, p);
+      const steer::StepWork a = steer::count_adj_step<S>(m, k, x, u, p, seed);
+      w.flops_fwd += double(f.ops.flops()) / samples;
+      w.special_fwd += double(f.ops.special) / samples;
+      w.elements_fwd += double(f.elements) / samples;
+      w.flops_adj += double(a.ops.flops()) / samples;
+      w.special_adj += double(a.ops.special) / samples;
+      w.elements_adj += double(a.elements) / samples;
+      ++taken;
+    }
+    m.template step<double>(k, x.data(), u.data(), p.data(), xn);
+    x.swap(xn);
+  }
+  return w;
+}
+
 template <class Setup, class S>
 Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, const Schedule& q) {
   const auto& m = setup.m;
@@ -407,6 +453,13 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
   r.scratch_k1 = scratch_bytes<S>(opt.steps, 1, m.nx());
   r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), m.nx());
   r.peak_rss_kb = peak_rss_kb();
+  const WorkCounts w = count_work<S>(setup, opt.steps);
+  r.flops_fwd = w.flops_fwd;
+  r.flops_adj = w.flops_adj;
+  r.special_fwd = w.special_fwd;
+  r.special_adj = w.special_adj;
+  r.bytes_fwd = w.elements_fwd * sizeof(S);
+  r.bytes_adj = w.elements_adj * sizeof(S);
   return r;
 }
 
@@ -443,6 +496,22 @@ nlohmann::json to_json(const Row& r) {
       {"scratch_bytes_per_rollout", {{"K=1", r.scratch_k1}, {"K=ceil(sqrt(T))", r.scratch_ksqrt}}},
       {"peak_rss_kb", r.peak_rss_kb},
   };
+  // achieved rates from the median times (kernel times on CUDA)
+  const double t_f = r.kernel_fwd_s >= 0 ? r.kernel_fwd_s : r.fwd_median_s;
+  const double t_fb = r.kernel_fb_s >= 0 ? r.kernel_fb_s : r.fb_median_s;
+  j["work_per_rollout_step"] = {{"forward_flops", r.flops_fwd},
+                                {"forward_special_functions", r.special_fwd},
+                                {"forward_bytes", r.bytes_fwd},
+                                {"adjoint_flops", r.flops_adj},
+                                {"adjoint_special_functions", r.special_adj},
+                                {"adjoint_bytes", r.bytes_adj},
+                                {"forward_backward_flops", r.flops_fb()},
+                                {"forward_backward_bytes", r.bytes_fb()}};
+  j["achieved"] = {{"forward_gflops", r.flops_fwd * steps_per_s(r, t_f) * 1e-9},
+                   {"forward_gbs", r.bytes_fwd * steps_per_s(r, t_f) * 1e-9},
+                   {"forward_backward_gflops", r.flops_fb() * steps_per_s(r, t_fb) * 1e-9},
+                   {"forward_backward_gbs", r.bytes_fb() * steps_per_s(r, t_fb) * 1e-9},
+                   {"timed", r.kernel_fwd_s >= 0 ? "cuda kernels" : "wall"}};
   if (r.kernel_fwd_s >= 0)
     j["cuda"] = {{"kernel_forward_s", r.kernel_fwd_s},
                  {"kernel_forward_backward_s", r.kernel_fb_s},
@@ -461,14 +530,30 @@ std::string fmt(const char* f, double v) {
 void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
   const bool cuda =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel_fwd_s >= 0; });
+  const steer::CudaStatus cs = steer::cuda_status();
+  // the counted work per rollout-step, once per precision
+  os << "| precision | fwd flops/step | fwd special fns/step | fwd bytes/step | adj flops/step | adj special "
+        "fns/step | adj bytes/step |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<std::string> seen;
+  for (const Row& r : rows) {
+    if (std::find(seen.begin(), seen.end(), r.precision) != seen.end()) continue;
+    seen.push_back(r.precision);
+    os << "| " << r.precision << " | " << fmt("%.0f", r.flops_fwd) << " | " << fmt("%.0f", r.special_fwd) << " | "
+       << fmt("%.0f", r.bytes_fwd) << " | " << fmt("%.0f", r.flops_adj) << " | " << fmt("%.0f", r.special_adj)
+       << " | " << fmt("%.0f", r.bytes_adj) << " |\n";
+  }
+  os << "\n";
   os << "| backend | precision | threads | B | T | schedule | budget [MiB] | fwd Msteps/s (median / best) | fwd+bwd "
-        "Msteps/s (median / best) | bwd/fwd | recompute | fwd+bwd [ms/rollout] |";
-  if (cuda) os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] |";
+        "Msteps/s (median / best) | bwd/fwd | recompute | fwd+bwd [ms/rollout] | fwd GFLOP/s, GB/s | fwd+bwd "
+        "GFLOP/s, GB/s |";
+  if (cuda) os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] | kernel fwd+bwd: % FP peak, % DRAM |";
   os << " scratch/rollout [B] | scratch/rollout K=1 [B] | peak RSS [MiB] |\n";
-  os << "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|";
-  if (cuda) os << "---:|---:|---:|";
+  os << "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+  if (cuda) os << "---:|---:|---:|---:|";
   os << "---:|---:|---:|\n";
   for (const Row& r : rows) {
+    const double t_f = r.kernel_fwd_s >= 0 ? r.kernel_fwd_s : r.fwd_median_s;
+    const double t_fb = r.kernel_fb_s >= 0 ? r.kernel_fb_s : r.fb_median_s;
     os << "| " << r.backend << " | " << r.precision << " | "
        << (r.threads > 0 ? std::to_string(r.threads) : "—") << " | " << r.batch << " | " << r.steps
        << " | " << r.schedule << " | " << (r.budget_mb > 0 ? fmt("%.4g", r.budget_mb) : "—") << " | "
@@ -477,18 +562,32 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
        << fmt("%.3g", steps_per_s(r, r.fb_median_s) * 1e-6) << " / "
        << fmt("%.3g", steps_per_s(r, r.fb_best_s) * 1e-6) << " | "
        << fmt("%.2f", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s) << " | "
-       << fmt("%.3f", r.recompute) << " | " << fmt("%.3g", 1e3 * r.fb_median_s / double(r.batch)) << " |";
+       << fmt("%.3f", r.recompute) << " | " << fmt("%.3g", 1e3 * r.fb_median_s / double(r.batch)) << " | "
+       << fmt("%.3g", r.flops_fwd * steps_per_s(r, t_f) * 1e-9) << ", "
+       << fmt("%.3g", r.bytes_fwd * steps_per_s(r, t_f) * 1e-9) << " | "
+       << fmt("%.3g", r.flops_fb() * steps_per_s(r, t_fb) * 1e-9) << ", "
+       << fmt("%.3g", r.bytes_fb() * steps_per_s(r, t_fb) * 1e-9) << " |";
     if (cuda) {
-      if (r.kernel_fwd_s >= 0)
+      if (r.kernel_fwd_s >= 0) {
+        const double peak_fp = r.precision == "float32" ? cs.peak_fp32_gflops : cs.peak_fp64_gflops;
+        const double gflops = r.flops_fb() * steps_per_s(r, r.kernel_fb_s) * 1e-9;
+        const double gbs = r.bytes_fb() * steps_per_s(r, r.kernel_fb_s) * 1e-9;
         os << " " << fmt("%.3g", steps_per_s(r, r.kernel_fwd_s) * 1e-6) << " | "
            << fmt("%.3g", steps_per_s(r, r.kernel_fb_s) * 1e-6) << " | "
-           << fmt("%.1f", r.transfer_s * 1e3) << " |";
-      else
-        os << " — | — | — |";
+           << fmt("%.1f", r.transfer_s * 1e3) << " | "
+           << (peak_fp > 0 ? fmt("%.2g", 100 * gflops / peak_fp) : std::string("?")) << ", "
+           << (cs.peak_bandwidth_gbs > 0 ? fmt("%.2g", 100 * gbs / cs.peak_bandwidth_gbs) : std::string("?")) << " |";
+      } else {
+        os << " — | — | — | — |";
+      }
     }
     os << " " << r.scratch << " | " << r.scratch_k1 << " | "
        << fmt("%.0f", r.peak_rss_kb / 1024.0) << " |\n";
   }
+  if (cuda && cs.available)
+    os << "\nDevice ceilings: " << cs.device << ", " << cs.sm_count << " SMs at " << fmt("%.3g", cs.sm_clock_ghz)
+       << " GHz: FP32 " << fmt("%.4g", cs.peak_fp32_gflops) << " GFLOP/s, FP64 " << fmt("%.4g", cs.peak_fp64_gflops)
+       << " GFLOP/s, DRAM " << fmt("%.4g", cs.peak_bandwidth_gbs) << " GB/s.\n";
 }
 
 template <class S, class Setup>
@@ -604,6 +703,12 @@ int main(int argc, char** argv) {
                           {"model_info", model_info},
                           {"cpu", cpu_model()},
                           {"cuda_device", cs.available ? cs.device : cs.reason},
+                          {"cuda_ceilings",
+                           {{"sm_count", cs.sm_count},
+                            {"sm_clock_ghz", cs.sm_clock_ghz},
+                            {"peak_fp32_gflops", cs.peak_fp32_gflops},
+                            {"peak_fp64_gflops", cs.peak_fp64_gflops},
+                            {"peak_bandwidth_gbs", cs.peak_bandwidth_gbs}}},
                           {"results", nlohmann::json::array()}};
       for (const Row& r : rows) j["results"].push_back(to_json(r));
       std::ofstream(opt.json_path) << j.dump(2) << "\n";

@@ -14,6 +14,32 @@ namespace steer {
 
 namespace {
 
+// FP32 and FP64 FMA lanes per SM, from NVIDIA's per-architecture tables (CUDA C++
+// Programming Guide, "Arithmetic Instructions" throughput table); 0 where not listed here
+void fma_lanes_per_sm(int major, int minor, int& fp32, int& fp64) {
+  fp32 = fp64 = 0;
+  if (major == 7) fp32 = 64, fp64 = minor == 0 ? 32 : 2;   // V100 (7.0), Turing (7.5)
+  if (major == 8) fp32 = minor == 0 ? 64 : 128, fp64 = minor == 0 ? 32 : 2;  // A100 / GA10x, Ada
+  if (major == 9) fp32 = 128, fp64 = 64;                    // H100, H200
+}
+
+// the ceilings of device `dev` (the clocks come from attributes: CUDA 13's cudaDeviceProp no
+// longer carries them); a query that fails leaves its ceiling at 0 (unknown)
+void set_ceilings(CudaStatus& s, int dev, int major, int minor, int sms) {
+  int sm_khz = 0, mem_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev) != cudaSuccess) sm_khz = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
+  if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
+  cudaGetLastError();
+  int fp32 = 0, fp64 = 0;
+  fma_lanes_per_sm(major, minor, fp32, fp64);
+  s.sm_count = sms;
+  s.sm_clock_ghz = sm_khz * 1e-6;
+  s.peak_bandwidth_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;
+  s.peak_fp32_gflops = double(sms) * fp32 * 2.0 * s.sm_clock_ghz;
+  s.peak_fp64_gflops = double(sms) * fp64 * 2.0 * s.sm_clock_ghz;
+}
+
 CudaStatus probe_cuda() {
   CudaStatus s;
   s.compiled = true;
@@ -43,6 +69,7 @@ CudaStatus probe_cuda() {
   s.device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
              std::to_string(prop.minor) + ", " + std::to_string(prop.totalGlobalMem >> 20) +
              " MiB)";
+  set_ceilings(s, dev, prop.major, prop.minor, prop.multiProcessorCount);
   return s;
 }
 

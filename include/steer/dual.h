@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "steer/core.h"
 
@@ -26,6 +27,12 @@ struct Dual {
     for (int j = 0; j < N; ++j) v[j] = S(0);
   }
   STEER_HD Dual(int c) : a(S(c)) {
+    for (int j = 0; j < N; ++j) v[j] = S(0);
+  }
+  // a constant of a non-arithmetic scalar (Counted<S> in op_count.h: duals whose
+  // arithmetic is tallied, to count the dual-number adjoint's work)
+  template <class T = S, class = std::enable_if_t<!std::is_arithmetic<T>::value>>
+  STEER_HD Dual(const S& c) : a(c) {
     for (int j = 0; j < N; ++j) v[j] = S(0);
   }
   // a variable seeded in direction k
