@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "mass_spring_draws.h"
 #include "mass_spring_robot.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
@@ -394,12 +395,7 @@ std::vector<int>& keep_topology(std::vector<int> t) {
 }
 
 Robot ms_robot(const MsCase& c) {
-  if (c.wide) {
-    std::vector<std::array<int, 2>> cells;
-    for (int i = 0; i < 10; ++i)
-      for (int j = 0; j < 2; ++j) cells.push_back({i, j});
-    return grid_robot(cells, 0.05, {0.1, 0.12}, 1e3, 0.15);
-  }
+  if (c.wide) return testing::wide_grid_robot();
   // a frame on two legs: cells (column, row)
   return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {3, 1}, {0, 2}, {3, 2}}, 0.1, {0.1, 0.12},
                     1e3, 0.15);
@@ -424,42 +420,9 @@ Loss ms_loss(const MsCase& c) {
 template <class S>
 Batch<S> ms_batch(const MassSpring& m, const Robot& r, int B, int T, unsigned seed) {
   std::mt19937_64 rng(seed);
-  auto uni = [&](double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng);
-  };
-  // globals: g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s]
-  const std::vector<double> globals = {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0};
-  const std::vector<double> p0 = nominal_parameters(m, r, 1.0, globals, 0.5);
-  const std::vector<double> rest = rest_state(m, r);
   Batch<S> b;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
-  for (int k = 0; k < B; ++k) {
-    S* p = b.theta_of(k);
-    for (int q = 0; q < m.np(); ++q) p[q] = S(p0[q]);
-    for (int s = 0; s < m.n_springs; ++s) {
-      p[m.p_stiffness(s)] = S(p0[m.p_stiffness(s)] * uni(0.6, 1.6));  // [N/m]
-      p[m.p_damping(s)] = S(uni(0.2, 0.8));                            // [N·s/m]
-    }
-    for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = S(uni(0.8, 1.2));  // [kg]
-    for (int a = 0; a < m.n_actuators; ++a) {
-      for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = S(uni(-0.5, 0.5));
-      p[m.p_bias(a)] = S(uni(-0.2, 0.2));
-    }
-    S* x = b.x0_of(k);
-    const double drop = uni(0.0, 0.02);  // [m] above the rest height
-    for (int i = 0; i < m.n_particles; ++i)
-      for (int c = 0; c < m.dim; ++c) {
-        x[m.x_vel(i) + c] = S(uni(-0.1, 0.1));  // [m/s]
-        x[m.x_pos(i) + c] = S(rest[m.x_pos(i) + c] + (c == 1 ? drop : 0.0));
-      }
-    // raw actuation: a sinusoid of random phase plus noise, per actuator
-    S* u = b.u_of(k);
-    std::vector<double> phase(m.nu());
-    for (double& ph : phase) ph = uni(0.0, 6.283185307179586);
-    for (int t = 0; t < T; ++t)
-      for (int a = 0; a < m.nu(); ++a)
-        u[t * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + phase[a]) + uni(-0.2, 0.2));
-  }
+  for (int k = 0; k < B; ++k) testing::draw_mass_spring_rollout<S>(m, r, T, rng, b.x0_of(k), b.u_of(k), b.theta_of(k));
   return b;
 }
 

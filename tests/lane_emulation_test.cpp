@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "mass_spring_draws.h"
 #include "mass_spring_robot.h"
 #include "steer/loss.h"
 #include "steer/models/mass_spring.h"
@@ -236,44 +237,15 @@ struct MsSetup {
 };
 
 Robot ms_robot(const MsSetup& c) {
-  if (c.wide) {
-    std::vector<std::array<int, 2>> cells;
-    for (int i = 0; i < 10; ++i)
-      for (int j = 0; j < 2; ++j) cells.push_back({i, j});
-    return grid_robot(cells, 0.05, {0.1, 0.12}, 1e3, 0.15);
-  }
+  if (c.wide) return wide_grid_robot();
   return grid_robot({{0, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}}, 0.1, {0.1, 0.1}, 1e3, 0.15);
 }
 
 template <class S>
 RolloutBuffers<S> ms_rollout(const MassSpring& m, const Robot& r, const RolloutShape& sh, unsigned seed) {
   std::mt19937_64 rng(seed);
-  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-  // globals: g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s]
-  // (friction smoothed over 0.2 m/s: stable stick-slip, see cuda_parity_test.cpp)
-  const std::vector<double> globals = {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0};
-  const std::vector<double> p0 = nominal_parameters(m, r, 1.0, globals, 0.5);
-  std::vector<S> p(p0.begin(), p0.end());
-  for (int s = 0; s < m.n_springs; ++s) {
-    p[m.p_stiffness(s)] = S(p0[m.p_stiffness(s)] * uni(0.6, 1.6));  // [N/m]
-    p[m.p_damping(s)] = S(uni(0.2, 0.8));                            // [N·s/m]
-  }
-  for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = S(uni(0.8, 1.2));  // [kg]
-  for (int a = 0; a < m.n_actuators; ++a) {
-    for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = S(uni(-0.5, 0.5));
-    p[m.p_bias(a)] = S(uni(-0.2, 0.2));
-  }
-  const std::vector<double> rest = rest_state(m, r);
-  std::vector<S> x(m.nx());
-  const double drop = uni(0.0, 0.02);  // [m] above the rest height: the robot lands
-  for (int i = 0; i < m.n_particles; ++i)
-    for (int c = 0; c < m.dim; ++c) {
-      x[m.x_vel(i) + c] = S(uni(-0.1, 0.1));  // [m/s]
-      x[m.x_pos(i) + c] = S(rest[m.x_pos(i) + c] + (c == 1 ? drop : 0.0));
-    }
-  std::vector<S> u(size_t(sh.steps) * m.nu());
-  for (int t = 0; t < sh.steps; ++t)
-    for (int a = 0; a < m.nu(); ++a) u[size_t(t) * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + a) + uni(-0.2, 0.2));
+  std::vector<S> x(m.nx()), u(size_t(sh.steps) * m.nu()), p(m.np());
+  draw_mass_spring_rollout<S>(m, r, sh.steps, rng, x.data(), u.data(), p.data());
   return RolloutBuffers<S>(m, sh, std::move(x), std::move(u), std::move(p));
 }
 
