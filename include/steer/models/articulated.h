@@ -33,10 +33,18 @@
 //   f_z = k w softplus(z) − d_c σ(z) ż_tip,   τ_c = J_tip,zᵀ f_z
 // Joint ranges are not enforced (no limit constraint); experiments keep inside them.
 //
-// Adjoint: the step is a template on the scalar, so adj_step runs it on forward-mode
-// duals (DESIGN §3, exact to rounding) over the columns that matter: x, u and the
-// parameters listed in grad_params (all of them by default). The generic suite checks it
-// against the reference adjoint and centered finite differences.
+// Adjoint: euler and implicitfast have a hand-written reverse (adj_step). It recomputes the
+// step's system A q̇⁺ = b (implicit_system), solves A λ = q̇̄⁺ + h q̄⁺ with A's Cholesky
+// factor, and differentiates φ = λᵀ (b − A q̇⁺) with λ and q̇⁺ held fixed, in reverse passes
+// over the forward's quantities: the controller and smooth saturation joint by joint
+// (adj_saturate); the dynamics λᵀ M (q̇ − q̇⁺) − h λᵀ c by virtual work, as one inward sweep
+// over the bodies (adj_dynamics_form); the fingertip contact (adj_contact_forces); and the
+// kinematics as a force/moment sweep, q̄_j = a_j · (moment of the subtree's adjoints about
+// p_j) (adj_forward_kinematics). Parameter groups not in grad_params are skipped where that
+// saves work; only the listed entries are written. rk4 keeps the forward-mode dual adjoint
+// (adj_step_dual: the step run on Dual<S, 8> over x, u and the listed parameters), which is
+// also the reference: articulated_test compares the two column by column (1e-10 relative),
+// and the generic suite checks both against centered finite differences.
 #pragma once
 
 #include <cmath>
@@ -80,7 +88,8 @@ struct Articulated {
   // contact point: body and position in that body's frame [m]
   int tip_body = -1;
   double tip_offset[3] = {};
-  // parameters whose gradient adj_step computes; −1 = all (each extra one costs 1/8 of a dual pass)
+  // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
+  // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
   short grad_params[kMaxParam] = {};
 
@@ -219,7 +228,29 @@ struct Articulated {
   // q̈ = 0 and the base accelerating upward at g (so M q̈ + c = τ)
   template <class S, class PIn>
   STEER_HD void bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c) const {
-    S w[kMaxBodies][3], al[kMaxBodies][3], ao[kMaxBodies][3], F[kMaxBodies][3], N[kMaxBodies][3];
+    RneaWork<S> W;
+    bias_forces(K, v, p, c, W);
+  }
+  // the Newton–Euler sweeps' intermediates, kept for the adjoint (adj_dynamics_form)
+  template <class S>
+  struct RneaWork {
+    S w[kMaxBodies][3];   // angular velocity ω_b [rad/s]
+    S al[kMaxBodies][3];  // angular acceleration α_b [rad/s²]
+    S ao[kMaxBodies][3];  // acceleration of the body origin p_b, gravity as an upward base acceleration [m/s²]
+    S F[kMaxBodies][3];   // after the inward sweep: force the subtree of b takes through its joint [N]
+    S N[kMaxBodies][3];   // after the inward sweep: the subtree's moment about p_b [N·m]
+    S Iw[kMaxBodies][9];  // world inertia about the centre of mass [kg·m²]
+    S ac[kMaxBodies][3];  // acceleration of the centre of mass [m/s²]
+    S Iwv[kMaxBodies][3]; // I_w ω [kg·m²/s]
+    S gyr[kMaxBodies][3]; // ω × I_w ω [N·m]
+  };
+  template <class S, class PIn>
+  STEER_HD void bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c, RneaWork<S>& W) const {
+    S(&w)[kMaxBodies][3] = W.w;
+    S(&al)[kMaxBodies][3] = W.al;
+    S(&ao)[kMaxBodies][3] = W.ao;
+    S(&F)[kMaxBodies][3] = W.F;
+    S(&N)[kMaxBodies][3] = W.N;
     const S g = p[p_global(kGravity)];
     for (int b = 0; b < n_bodies; ++b) {
       const int pa = parent[b];
@@ -257,13 +288,16 @@ struct Articulated {
       cross(w[b], u2, u3);
       for (int i = 0; i < 3; ++i) ac[i] = ao[b][i] + u1[i] + u3[i];
       const S m = p[p_body(b, kMass)];
-      S Iw[9], Ial[3], Iwv[3], gyr[3];
+      S* Iw = W.Iw[b];
+      S* Iwv = W.Iwv[b];
+      S* gyr = W.gyr[b];
+      S Ial[3];
       world_inertia(K, p, b, Iw);
       rotate(Iw, al[b], Ial);
       rotate(Iw, w[b], Iwv);
       cross(w[b], Iwv, gyr);
       S f[3], rf[3];
-      for (int i = 0; i < 3; ++i) f[i] = m * ac[i];
+      for (int i = 0; i < 3; ++i) f[i] = m * ac[i], W.ac[b][i] = ac[i];
       cross(rc, f, rf);
       for (int i = 0; i < 3; ++i) F[b][i] = f[i], N[b][i] = Ial[i] + gyr[i] + rf[i];  // moment about p_b
     }
@@ -312,21 +346,49 @@ struct Articulated {
   }
 
   // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
+  // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b) for adj_saturate)
   template <class S, class PIn>
-  STEER_HD S saturate(const PIn& p, int j, const S& raw, S& slope) const {
+  STEER_HD S saturate(const PIn& p, int j, const S& raw, S& slope, S* sig = nullptr) const {
     if (!torque_limits) {
       slope = S(1);
       return raw;
     }
     const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
     const S za = beta * (raw - lim), zb = beta * (-raw - lim);
-    slope = S(1) - sigmoid(za) - sigmoid(zb);
+    S sa, sb;
+    if (sig) {
+      sigmoid_pair(za, sig[0], sig[1]);
+      sigmoid_pair(zb, sig[2], sig[3]);
+      sa = sig[0], sb = sig[2];
+    } else {
+      sa = sigmoid(za), sb = sigmoid(zb);
+    }
+    slope = S(1) - sa - sb;
     return raw - (softplus(za) - softplus(zb)) / beta;
+  }
+  // σ(z) bit for bit as sigmoid() gives it, and 1 − σ(z) = σ(−z) from the same exponential
+  // (accurate where σ → 1, which 1 − σ is not: σ' = σ(1 − σ) needs it at a saturated joint)
+  template <class S>
+  STEER_HD static void sigmoid_pair(const S& z, S& s, S& sc) {
+    using std::exp;
+    if (value_of(z) >= 0) {
+      const S e = exp(-z);
+      s = S(1) / (S(1) + e), sc = e / (S(1) + e);
+    } else {
+      const S e = exp(z);
+      s = e / (S(1) + e), sc = S(1) / (S(1) + e);
+    }
   }
 
   // in-place Cholesky solve of A y = b (A symmetric positive definite, n×n, stride kMaxDof)
   template <class S>
   STEER_HD static void cholesky_solve(int n, S* A, S* y) {
+    cholesky_factor(n, A);
+    cholesky_substitute(n, A, y);
+  }
+  // A = L Lᵀ, L into the lower triangle and diagonal of A; the strict upper triangle is kept
+  template <class S>
+  STEER_HD static void cholesky_factor(int n, S* A) {
     using std::sqrt;
     for (int j = 0; j < n; ++j) {
       S s = A[j * kMaxDof + j];
@@ -340,15 +402,19 @@ struct Articulated {
         A[i * kMaxDof + j] = t / A[j * kMaxDof + j];
       }
     }
+  }
+  // y <- (L Lᵀ)⁻¹ y with L from cholesky_factor
+  template <class S>
+  STEER_HD static void cholesky_substitute(int n, const S* L, S* y) {
     for (int i = 0; i < n; ++i) {
       S t = y[i];
-      for (int k = 0; k < i; ++k) t -= A[i * kMaxDof + k] * y[k];
-      y[i] = t / A[i * kMaxDof + i];
+      for (int k = 0; k < i; ++k) t -= L[i * kMaxDof + k] * y[k];
+      y[i] = t / L[i * kMaxDof + i];
     }
     for (int i = n - 1; i >= 0; --i) {
       S t = y[i];
-      for (int k = i + 1; k < n; ++k) t -= A[k * kMaxDof + i] * y[k];
-      y[i] = t / A[i * kMaxDof + i];
+      for (int k = i + 1; k < n; ++k) t -= L[k * kMaxDof + i] * y[k];
+      y[i] = t / L[i * kMaxDof + i];
     }
   }
 
@@ -397,40 +463,455 @@ struct Articulated {
       return;
     }
     Kin<S> K;
-    forward_kinematics(q, p, K);
-    S M[kMaxDof * kMaxDof], c[kMaxDof], rhs[kMaxDof], tc[kMaxDof];
-    mass_matrix(K, p, M);
-    bias_forces(K, v, p, c);
-    for (int i = 0; i < n; ++i) tc[i] = S(0);
-    contact_forces(K, v, p, tc);
-    // rhs = M q̇ + h (τ − c + τ_c) (+ h s' k_v q̇ for implicitfast); M becomes the system matrix
-    for (int i = 0; i < n; ++i) {
-      S mv = S(0);
-      for (int j = 0; j < n; ++j) mv += M[i * kMaxDof + j] * v[j];
-      S slope;
-      const S kv = p[p_joint(i, kKv)];
-      const S raw = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
-      const S tau = saturate(p, i, raw, slope);
-      S implicit_gain = S(p[p_joint(i, kDamping)]);
-      S f = tau - c[i] + tc[i];
-      if (integrator == kImplicitFast) {
-        implicit_gain += slope * kv;
-        f += slope * kv * v[i];
-      }
-      rhs[i] = mv + h * f;
-      M[i * kMaxDof + i] += h * implicit_gain;
-    }
-    cholesky_solve(n, M, rhs);
+    RneaWork<S> W;
+    S A[kMaxDof * kMaxDof], rhs[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof];
+    implicit_system(q, v, u, p, K, W, A, mdiag, rhs, raw, slope);
+    cholesky_solve(n, A, rhs);
     for (int i = 0; i < n; ++i) {
       xn[n + i] = rhs[i];
       xn[i] = q[i] + h * rhs[i];
     }
   }
 
-  // vector-Jacobian product of step: adj_x, adj_u, adj_θ += Jᵀ adj_xn, by forward-mode duals
-  // over x, u and the parameters in grad_params, 8 columns per pass
+  // the linear system of the euler / implicitfast step, A q̇⁺ = rhs:
+  //   A = M + h diag(D + s' k_v [implicitfast]),  rhs = M q̇ + h (τ − c + τ_c [+ s' k_v q̇])
+  // also returns the kinematics K, the Newton–Euler intermediates W, M's diagonal (A's strict
+  // upper triangle is M's, and survives cholesky_factor), τ_raw and s' per joint
+  template <class S, class UIn, class PIn>
+  STEER_HD void implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K, RneaWork<S>& W,
+                                S* M, S* mdiag, S* rhs, S* raw, S* slope, S* sig = nullptr) const {
+    const int n = n_dof;
+    const S h = S(dt);
+    forward_kinematics(q, p, K);
+    S c[kMaxDof], tc[kMaxDof];
+    mass_matrix(K, p, M);
+    bias_forces(K, v, p, c, W);
+    for (int i = 0; i < n; ++i) tc[i] = S(0);
+    contact_forces(K, v, p, tc);
+    // rhs = M q̇ + h (τ − c + τ_c) (+ h s' k_v q̇ for implicitfast); M becomes the system matrix
+    for (int i = 0; i < n; ++i) {
+      S mv = S(0);
+      for (int j = 0; j < n; ++j) mv += M[i * kMaxDof + j] * v[j];
+      const S kv = p[p_joint(i, kKv)];
+      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
+      const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + 4 * i : nullptr);
+      S implicit_gain = S(p[p_joint(i, kDamping)]);
+      S f = tau - c[i] + tc[i];
+      if (integrator == kImplicitFast) {
+        implicit_gain += slope[i] * kv;
+        f += slope[i] * kv * v[i];
+      }
+      rhs[i] = mv + h * f;
+      mdiag[i] = M[i * kMaxDof + i];
+      M[i * kMaxDof + i] += h * implicit_gain;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The hand adjoint (euler, implicitfast). Notation: z̄ = ∂φ/∂z for the scalar φ being
+  // differentiated; every adj_* helper accumulates (+=).
+  //
+  // The adjoint of the world kinematics is kept per body as KinAdj: p̄_b, ā_b, c̄_b (the
+  // adjoints of the joint anchor, the joint axis and the centre of mass) and t̄_b, a moment
+  // about p_b that collects everything else rigidly attached to body b (its world inertia,
+  // the contact point). Every one of them moves rigidly with its body, so a hinge j turning
+  // by dq moves a point x of its subtree by a_j × (x − p_j) dq, a direction d by a_j × d dq
+  // and an inertia by [a_j]× I − I [a_j]×; hence
+  //   q̄_j = a_j · Σ_{subtree of j} [(x − p_j) × x̄ + d × d̄ + t̄]   (hinge),
+  //   q̄_j = a_j · Σ_{subtree of j} x̄                               (slide),
+  // one inward sweep of a force Σ x̄ and a moment about p_b (adj_forward_kinematics).
+  template <class S>
+  struct KinAdj {
+    S P[kMaxBodies][3];  // p̄_b; during adj_forward_kinematics: the subtree's force Σ x̄
+    S A[kMaxBodies][3];  // ā_b
+    S C[kMaxBodies][3];  // c̄_b
+    S T[kMaxBodies][3];  // t̄_b: moment about p_b; during adj_forward_kinematics: the subtree's
+  };
+
+  // ā += b × ō, b̄ += ō × a: the adjoint of o = a × b
+  template <class S>
+  STEER_HD static void adj_cross(const S* a, const S* b, S* adj_a, S* adj_b, const S* adj_o) {
+    S t[3];
+    cross(b, adj_o, t);
+    for (int i = 0; i < 3; ++i) adj_a[i] += t[i];
+    cross(adj_o, a, t);
+    for (int i = 0; i < 3; ++i) adj_b[i] += t[i];
+  }
+
+  // adjoint of forward_kinematics: KA (consumed) -> q̄ and, when want_com, the centre-of-mass
+  // parameters com̄_b = R_bᵀ c̄_b (c_b = p_b + R_b com_b). Bodies in reverse order; with F_b,
+  // T_b the force and the moment about p_b of b's subtree,
+  //   F_b = p̄_b + c̄_b + Σ_children F_ch,
+  //   T_b = t̄_b + (c_b − p_b) × c̄_b + a_b × ā_b + Σ_children [T_ch + (p_ch − p_b) × F_ch],
+  //   q̄_b = a_b · T_b (hinge) or a_b · F_b (slide).
+  template <class S>
+  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com) const {
+    for (int b = n_bodies - 1; b >= 0; --b) {
+      S* F = KA.P[b];
+      S* T = KA.T[b];
+      const S* aC = KA.C[b];
+      if (want_com)
+        for (int j = 0; j < 3; ++j)
+          adj_p[p_body(b, kComX + j)] += K.R[b][j] * aC[0] + K.R[b][3 + j] * aC[1] + K.R[b][6 + j] * aC[2];
+      const S rc[3] = {K.C[b][0] - K.P[b][0], K.C[b][1] - K.P[b][1], K.C[b][2] - K.P[b][2]};
+      S t1[3], t2[3];
+      cross(rc, aC, t1);
+      cross(K.A[b], KA.A[b], t2);
+      for (int i = 0; i < 3; ++i) F[i] += aC[i], T[i] += t1[i] + t2[i];
+      if (joint[b] == kHinge) adj_q[dof[b]] += dot(K.A[b], T);
+      if (joint[b] == kSlide) adj_q[dof[b]] += dot(K.A[b], F);
+      const int pa = parent[b];
+      if (pa < 0) continue;
+      const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
+      cross(r, F, t1);
+      for (int i = 0; i < 3; ++i) KA.P[pa][i] += F[i], KA.T[pa][i] += T[i] + t1[i];
+    }
+  }
+
+  // Ī_w += u vᵀ for the world inertia I_w = R I_b Rᵀ of body b: as a moment on the body,
+  // t̄ += axial(Ī_w I_w − I_w Ī_w) = (I_w v) × u − v × (I_w u) (I_w turning by δ changes by
+  // [δ]× I_w − I_w [δ]×; Iu = I_w u, Iv = I_w v given), and when want_inertia
+  // Ī_b += (Rᵀu)(Rᵀv)ᵀ into the six entries (off-diagonal pairs summed)
+  template <class S>
+  STEER_HD void adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu, const S* Iv,
+                                        S* adj_T, S* adj_p, bool want_inertia) const {
+    S t1[3], t2[3];
+    cross(Iv, u, t1);
+    cross(v, Iu, t2);
+    for (int i = 0; i < 3; ++i) adj_T[i] += t1[i] - t2[i];
+    if (!want_inertia) return;
+    const S* R = K.R[b];
+    S ub[3], vb[3];
+    for (int i = 0; i < 3; ++i) {
+      ub[i] = R[i] * u[0] + R[3 + i] * u[1] + R[6 + i] * u[2];
+      vb[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
+    }
+    adj_p[p_body(b, kIxx)] += ub[0] * vb[0];
+    adj_p[p_body(b, kIyy)] += ub[1] * vb[1];
+    adj_p[p_body(b, kIzz)] += ub[2] * vb[2];
+    adj_p[p_body(b, kIxy)] += ub[0] * vb[1] + ub[1] * vb[0];
+    adj_p[p_body(b, kIxz)] += ub[0] * vb[2] + ub[2] * vb[0];
+    adj_p[p_body(b, kIyz)] += ub[1] * vb[2] + ub[2] * vb[1];
+  }
+
+  // adjoint of the dynamics part of φ,
+  //   φ_d = λᵀ M(q) w − h λᵀ c(q, q̇)
+  // for fixed λ, w (dof vectors), with respect to the kinematics (KA), q̇, masses, armatures,
+  // inertias and gravity. By virtual work (c_j = a_j·N_j sums the bodies' inertial wrenches
+  // over j's subtree) λᵀ c = Σ_b m_b V_b(λ)·a_c,b + Ω_b(λ)·(I_w α_b + ω_b × I_w ω_b), and
+  // λᵀ M w = Σ_i armature_i λ_i w_i + Σ_b m_b V_b(λ)·V_b(w) + Ω_b(λ)ᵀ I_w Ω_b(w), so
+  //   φ_d = Σ_i armature_i λ_i w_i + Σ_b m_b V_b(λ)·X_b + Ω_b(λ)·Y_b,
+  //   X_b = V_b(w) − h a_c,b [m/s],  Y_b = I_w Z_b − h ω_b × I_w ω_b [kg·m²/s],  Z_b = Ω_b(w) − h α_b,
+  // where, for joint velocities λ, the angular velocity Ω, the anchor velocity o and the
+  // centre-of-mass velocity V of each body follow the outward recursion
+  //   Ω_b = Ω_pa + λ_b a_b [hinge],  o_b = o_pa + Ω_pa × (p_b − p_pa) + λ_b a_b [slide],
+  //   V_b = o_b + Ω_b × (c_b − p_b),
+  // and ω_b, α_b, a_o,b, a_c,b = a_o,b + α_b × rc + ω_b × (ω_b × rc) are bias_forces' (W).
+  // The reverse runs inward over the bodies. Per body:
+  //   m̄_b = V(λ)·X,  V̄(λ) = m X,  V̄(w) = m V(λ),  ā_c = −h m V(λ) = −h V̄(w),
+  //   Ω̄(λ) = Y,  Ω̄(w) = I_w Ω(λ),  ᾱ = −h I_w Ω(λ) = −h Ω̄(w),
+  //   ω̄ = −h [I_w ω × Ω(λ) + I_w (Ω(λ) × ω)],  Ī_w = Ω(λ) Z_bᵀ − h (Ω(λ) × ω) ωᵀ;
+  // since the w velocities (Ω(w), o(w)) and the Newton–Euler pass (α, a_o) propagate alike
+  // (α_b ∋ α_pa, a_o,b ∋ a_o,pa + α_pa × r), their adjoints stay in the ratio −h all the way
+  // in: ᾱ = −h Ω̄(w), ā_o = −h ō(w); one recursion carries both, and where a geometric
+  // adjoint pairs with Ω(w) and α it pairs with Z (e.g. r̄ += ō(w) × Z_pa). The rest — the
+  // λ velocities, ω̄ and the centripetal and Coriolis terms of a_c and a_o — reverse term by term.
+  // Bodies without a moving joint at or above them (a fixed base) carry only gravity's ā_o.
+  template <class S, class PIn>
+  STEER_HD void adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam,
+                                  const S* w, const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const {
+    for (int i = 0; i < n_dof; ++i) adj_p[p_joint(i, kArmature)] += lam[i] * w[i];
+    // outward: Ω and o under λ (l) and w (w); which bodies move
+    S Ol[kMaxBodies][3], Ow[kMaxBodies][3], ol[kMaxBodies][3], ow[kMaxBodies][3];
+    bool moving[kMaxBodies];
+    for (int b = 0; b < n_bodies; ++b) {
+      const int pa = parent[b];
+      moving[b] = joint[b] != kFixed || (pa >= 0 && moving[pa]);
+      if (pa < 0) {
+        for (int i = 0; i < 3; ++i) Ol[b][i] = Ow[b][i] = ol[b][i] = ow[b][i] = S(0);
+      } else {
+        const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
+        S tl[3], tw[3];
+        cross(Ol[pa], r, tl);
+        cross(Ow[pa], r, tw);
+        for (int i = 0; i < 3; ++i) {
+          Ol[b][i] = Ol[pa][i], Ow[b][i] = Ow[pa][i];
+          ol[b][i] = ol[pa][i] + tl[i], ow[b][i] = ow[pa][i] + tw[i];
+        }
+      }
+      if (joint[b] == kHinge)
+        for (int i = 0; i < 3; ++i) Ol[b][i] += lam[dof[b]] * K.A[b][i], Ow[b][i] += w[dof[b]] * K.A[b][i];
+      if (joint[b] == kSlide)
+        for (int i = 0; i < 3; ++i) ol[b][i] += lam[dof[b]] * K.A[b][i], ow[b][i] += w[dof[b]] * K.A[b][i];
+    }
+    // inward: Ω̄, ō under λ (l) and under w with the Newton–Euler pass (w), ω̄
+    S aOl[kMaxBodies][3], aOw[kMaxBodies][3], aol[kMaxBodies][3], aow[kMaxBodies][3], aw[kMaxBodies][3];
+    for (int b = 0; b < n_bodies; ++b)
+      for (int i = 0; i < 3; ++i) aOl[b][i] = aOw[b][i] = aol[b][i] = aow[b][i] = aw[b][i] = S(0);
+    for (int b = n_bodies - 1; b >= 0; --b) {
+      const int pa = parent[b];
+      if (!moving[b]) {
+        if (pa >= 0)
+          for (int i = 0; i < 3; ++i) aow[pa][i] += aow[b][i];
+        else
+          adj_p[p_global(kGravity)] -= h * aow[b][2];  // the base accelerates upward at g: ā_o = −h ō(w)
+        continue;
+      }
+      const S m = p[p_body(b, kMass)];
+      const S* Iw = W.Iw[b];
+      const S* om = W.w[b];
+      const S* g = W.Iwv[b];
+      const S rc[3] = {K.C[b][0] - K.P[b][0], K.C[b][1] - K.P[b][1], K.C[b][2] - K.P[b][2]};
+      // the body's term m V(λ)·X + Ω(λ)·Y
+      S Vl[3], t[3], X[3], Z[3], IZ[3], IOl[3], e[3], Ie[3];
+      cross(Ol[b], rc, Vl);
+      cross(Ow[b], rc, t);
+      for (int i = 0; i < 3; ++i) {
+        Vl[i] += ol[b][i];
+        X[i] = ow[b][i] + t[i] - h * W.ac[b][i];
+        Z[i] = Ow[b][i] - h * W.al[b][i];
+      }
+      rotate(Iw, Z, IZ);
+      rotate(Iw, Ol[b], IOl);
+      cross(Ol[b], om, e);
+      rotate(Iw, e, Ie);
+      adj_p[p_body(b, kMass)] += dot(Vl, X);
+      S aVl[3], aVw[3], aac[3], arc[3] = {S(0), S(0), S(0)}, he[3], hIe[3];
+      cross(g, Ol[b], t);
+      for (int i = 0; i < 3; ++i) {
+        aVl[i] = m * X[i], aVw[i] = m * Vl[i], aac[i] = -h * aVw[i];
+        aOl[b][i] += IZ[i] - h * W.gyr[b][i];
+        aOw[b][i] += IOl[i];
+        aw[b][i] -= h * (t[i] + Ie[i]);
+        he[i] = -h * e[i], hIe[i] = -h * Ie[i];
+        aol[b][i] += aVl[i], aow[b][i] += aVw[i];
+      }
+      adj_world_inertia_rank1(K, b, Ol[b], Z, IOl, IZ, KA.T[b], adj_p, want_inertia);
+      adj_world_inertia_rank1(K, b, he, om, hIe, g, KA.T[b], adj_p, want_inertia);
+      // V(λ) = o + Ω × rc;  V(w) − h a_c = o(w) − h a_o + Z × rc − h ω × (ω × rc)
+      adj_cross(Ol[b], rc, aOl[b], arc, aVl);
+      adj_cross(Z, rc, aOw[b], arc, aVw);
+      S u2[3], au2[3] = {S(0), S(0), S(0)};
+      cross(om, rc, u2);
+      adj_cross(om, u2, aw[b], au2, aac);
+      adj_cross(om, rc, aw[b], arc, au2);
+      for (int i = 0; i < 3; ++i) KA.C[b][i] += arc[i], KA.P[b][i] -= arc[i];
+      // the joint. Velocities: Ω_b ∋ λ_b a_b (hinge), o_b ∋ λ_b a_b (slide), and the same in w;
+      // Newton–Euler: ω = ω_p + a q̇, α = α_p + ω_p × a q̇ (hinge), a_o ∋ 2 ω_p × a q̇ (slide)
+      S wp[3], awp[3];
+      for (int i = 0; i < 3; ++i) wp[i] = pa < 0 ? S(0) : W.w[pa][i], awp[i] = aw[b][i];
+      if (joint[b] != kFixed) {
+        const S qd = v[dof[b]], lb = lam[dof[b]], wb = w[dof[b]];
+        const S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd};
+        S aav[3] = {S(0), S(0), S(0)}, ane[3];
+        if (joint[b] == kHinge) {
+          for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i], ane[i] = -h * aOw[b][i];
+        } else {
+          for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
+        }
+        adj_cross(wp, av, awp, aav, ane);
+        adj_v[dof[b]] += dot(K.A[b], aav);
+        for (int i = 0; i < 3; ++i) KA.A[b][i] += qd * aav[i];
+      }
+      if (pa < 0) {
+        adj_p[p_global(kGravity)] -= h * aow[b][2];
+        continue;
+      }
+      // to the parent: o_b = o_pa + Ω_pa × r (λ, w) and a_o = a_o,p + α_p × r + ω_p × (ω_p × r)
+      const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
+      S Zp[3], aao[3], t2[3], at2[3] = {S(0), S(0), S(0)}, ar[3] = {S(0), S(0), S(0)};
+      for (int i = 0; i < 3; ++i) Zp[i] = Ow[pa][i] - h * W.al[pa][i], aao[i] = -h * aow[b][i];
+      adj_cross(Ol[pa], r, aOl[pa], ar, aol[b]);
+      adj_cross(Zp, r, aOw[pa], ar, aow[b]);
+      cross(wp, r, t2);
+      adj_cross(wp, t2, awp, at2, aao);
+      adj_cross(wp, r, awp, ar, at2);
+      for (int i = 0; i < 3; ++i) {
+        KA.P[b][i] += ar[i], KA.P[pa][i] -= ar[i];
+        aw[pa][i] += awp[i];
+        aOl[pa][i] += aOl[b][i], aOw[pa][i] += aOw[b][i];
+        aol[pa][i] += aol[b][i], aow[pa][i] += aow[b][i];
+      }
+    }
+  }
+
+  // adjoint of φ = μᵀ τ_c = ż_μ f_z (ż_μ = Σ_e J_tip,z,e μ_e: the tip's vertical speed under
+  // joint velocities μ) with respect to the kinematics, q̇ and the contact parameters:
+  //   f_z = k w softplus(z) − d_c σ(z) ż,  z = (height − z_tip)/w
+  //   f̄_z = ż_μ,  z̄ = f̄_z (k σ(z) − d_c σ'(z) ż) [per w: k w σ/w],  ż̄ = −f̄_z d_c σ(z),
+  //   J̄_z,e = f_z μ_e + ż̄ q̇_e
+  template <class S, class PIn>
+  STEER_HD void adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu, KinAdj<S>& KA, S* adj_v,
+                                   S* adj_p) const {
+    if (!contact) return;
+    S x[3];
+    tip_position(K, x);
+    S jz[kMaxDof];
+    int es[kMaxDof], nd = 0;
+    S zdot = S(0), zmu = S(0);
+    for (int e = tip_body; e >= 0; e = parent[e]) {
+      if (joint[e] == kFixed) continue;
+      S jv[3];
+      point_jacobian(K, e, x, jv);
+      jz[nd] = jv[2];
+      es[nd] = e;
+      zdot += jv[2] * v[dof[e]];
+      zmu += jv[2] * mu[dof[e]];
+      ++nd;
+    }
+    const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
+    const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
+    const S sp = softplus(z), sg = sigmoid(z);
+    const S fz = k * wd * sp - dc * sg * zdot;
+    const S afz = zmu;
+    const S az = afz * (k * wd * sg - dc * sg * (S(1) - sg) * zdot) / wd;  // ∂φ/∂(height − z_tip)
+    const S azdot = -afz * dc * sg;
+    adj_p[p_global(kContactStiffness)] += afz * wd * sp;
+    adj_p[p_global(kContactDamping)] -= afz * sg * zdot;
+    adj_p[p_global(kContactSmoothing)] += afz * k * sp - az * z;
+    adj_p[p_global(kPlaneHeight)] += az;
+    S ax[3] = {S(0), S(0), -az};
+    for (int r = 0; r < nd; ++r) {
+      const int e = es[r];
+      const S ajz = fz * mu[dof[e]] + azdot * v[dof[e]];
+      adj_v[dof[e]] += azdot * jz[r];
+      const S aj[3] = {S(0), S(0), ajz};
+      if (joint[e] == kSlide) {
+        KA.A[e][2] += ajz;
+        continue;
+      }
+      const S rr[3] = {x[0] - K.P[e][0], x[1] - K.P[e][1], x[2] - K.P[e][2]};
+      S arr[3] = {S(0), S(0), S(0)};
+      adj_cross(K.A[e], rr, KA.A[e], arr, aj);
+      for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
+    }
+    // x = p_tip + R_tip o: a point of the tip body, a force x̄ and a moment (x − p_tip) × x̄
+    const S rx[3] = {x[0] - K.P[tip_body][0], x[1] - K.P[tip_body][1], x[2] - K.P[tip_body][2]};
+    S mx[3];
+    cross(rx, ax, mx);
+    for (int i = 0; i < 3; ++i) KA.P[tip_body][i] += ax[i], KA.T[tip_body][i] += mx[i];
+  }
+
+  // adjoint of τ = sat(τ_raw) and s' = ∂τ/∂τ_raw (saturate) given τ̄, s̄'; with z_a = β(τ_raw − τ_max),
+  // z_b = β(−τ_raw − τ_max), σ_a = σ(z_a), σ'_a = σ_a(1 − σ_a):
+  //   ∂τ/∂τ_raw = s' = 1 − σ_a − σ_b,  ∂τ/∂τ_max = σ_a − σ_b,
+  //   ∂τ/∂β = −[(σ_a (τ_raw − τ_max) − σ_b (−τ_raw − τ_max))/β − (softplus(z_a) − softplus(z_b))/β²],
+  //   ∂s'/∂τ_raw = β(σ'_b − σ'_a),  ∂s'/∂τ_max = β(σ'_a + σ'_b),
+  //   ∂s'/∂β = −σ'_a (τ_raw − τ_max) − σ'_b (−τ_raw − τ_max).  Returns τ̄_raw.
+  //   sig = σ_a, 1 − σ_a, σ_b, 1 − σ_b from saturate; s' is taken as (1 − σ_a) − σ_b or
+  //   (1 − σ_b) − σ_a on the saturated side, which keeps its digits there; ∂τ/∂β (two
+  //   softplus) only when want_beta.
+  template <class S, class PIn>
+  STEER_HD S adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p, const S& adj_tau,
+                          const S& adj_slope, bool want_beta) const {
+    if (!torque_limits) return adj_tau;
+    const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
+    const S a = raw - lim, b = -raw - lim;
+    const S sa = sig[0], ca = sig[1], sb = sig[2], cb = sig[3];
+    const S da = sa * ca, db = sb * cb;
+    const S slope = sa >= S(0.5) ? ca - sb : (sb >= S(0.5) ? cb - sa : S(1) - sa - sb);
+    adj_p[p_joint(j, kForceLimit)] += adj_tau * (sa - sb) + adj_slope * beta * (da + db);
+    if (want_beta)
+      adj_p[p_global(kSharpness)] += adj_tau * ((softplus(beta * a) - softplus(beta * b)) / (beta * beta) - (sa * a - sb * b) / beta) -
+                                     adj_slope * (da * a + db * b);
+    return adj_tau * slope + adj_slope * beta * (db - da);
+  }
+
+  // vector-Jacobian product of step: adj_x, adj_u, adj_θ += Jᵀ adj_xn. euler and implicitfast
+  // by hand (the reverse of implicit_system and the solve), rk4 by forward-mode duals.
+  //
+  // With A(z) q̇⁺ = b(z) (implicit_system) and q⁺ = q + h q̇⁺, for a cotangent (q̄⁺, q̇̄⁺):
+  //   q̄ += q̄⁺;  g = q̇̄⁺ + h q̄⁺ (the cotangent of q̇⁺);  A λ = g (A's Cholesky factor, reused);
+  //   z̄ += ∂φ/∂z  for every input z (q, q̇, u, θ), where φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ,
+  //   q̇⁺ held fixed. With μ = h λ [N·m per unit cotangent · s] that scalar is
+  //   φ = λᵀ M(q) (q̇ − q̇⁺) + Σ_i μ_i (τ_i − D_i q̇⁺_i [+ s'_i k_v,i (q̇_i − q̇⁺_i)]) − μᵀ c(q, q̇) + μᵀ τ_c(q, q̇)
+  //   and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
+  //   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
+  //   adj_forward_kinematics takes those back to q and the centres of mass.
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    if (!ln.leader()) return;
+    if (integrator == kRk4) {
+      adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+      return;
+    }
+    const int n = n_dof, npv = np();
+    const S h = S(dt);
+    S q[kMaxDof] = {}, v[kMaxDof] = {};
+    for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+    // recompute the forward step, keeping its factor and intermediates
+    Kin<S> K;
+    RneaWork<S> W;
+    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[4 * kMaxDof];
+    implicit_system(q, v, u, p, K, W, A, mdiag, vp, raw, slope, sig);
+    cholesky_factor(n, A);
+    cholesky_substitute(n, A, vp);  // q̇⁺
+    // λ = A⁻¹ (q̇̄⁺ + h q̄⁺)
+    S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxDof], av[kMaxDof];
+    for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[n + i]) + h * S(adj_xn[i]);
+    cholesky_substitute(n, A, lam);
+    for (int i = 0; i < n; ++i) {
+      mu[i] = h * lam[i];
+      wv[i] = v[i] - vp[i];
+      aq[i] = S(adj_xn[i]);
+      // q̇̄ += M λ (M's strict upper triangle survives in A)
+      S ml = mdiag[i] * lam[i];
+      for (int j = 0; j < n; ++j)
+        if (j != i) ml += A[(i < j ? i : j) * kMaxDof + (i < j ? j : i)] * lam[j];
+      av[i] = ml;
+    }
+    S ap[kMaxParam];
+    for (int qq = 0; qq < npv; ++qq) ap[qq] = S(0);
+    // which parameter groups are requested (the rest of ap is left out of the sums)
+    bool want_com = n_grad_params < 0, want_inertia = n_grad_params < 0, want_beta = n_grad_params < 0;
+    for (int g = 0; g < n_grad_params; ++g) {
+      const int qq = grad_params[g];
+      want_beta = want_beta || qq == p_global(kSharpness);
+      if (qq >= p_joint(0, 0)) continue;
+      const int kk = qq % kBodyParams;
+      want_com = want_com || (kk >= kComX && kk <= kComZ);
+      want_inertia = want_inertia || kk >= kIxx;
+    }
+    KinAdj<S> KA;
+    for (int b = 0; b < n_bodies; ++b)
+      for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+    // the controller and the implicit joint terms, joint by joint
+    for (int i = 0; i < n; ++i) {
+      const S kp = p[p_joint(i, kKp)], kv = p[p_joint(i, kKv)];
+      ap[p_joint(i, kDamping)] -= mu[i] * vp[i];
+      S aslope = S(0);
+      if (integrator == kImplicitFast) {
+        // μ_i s'_i k_v,i (q̇_i − q̇⁺_i)
+        aslope = mu[i] * kv * wv[i];
+        ap[p_joint(i, kKv)] += mu[i] * slope[i] * wv[i];
+        av[i] += mu[i] * slope[i] * kv;
+      }
+      const S araw = adj_saturate(p, i, raw[i], sig + 4 * i, ap, mu[i], aslope, want_beta);
+      // τ_raw = k_p (q* − q) − k_v q̇ + u_ff
+      const S tgt = p[p_joint(i, kTarget)];
+      ap[p_joint(i, kKp)] += araw * (tgt - q[i]);
+      ap[p_joint(i, kTarget)] += araw * kp;
+      ap[p_joint(i, kKv)] -= araw * v[i];
+      aq[i] -= araw * kp;
+      av[i] -= araw * kv;
+      adj_u[i] += araw;
+    }
+    adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
+    adj_contact_forces(K, v, p, mu, KA, av, ap);
+    adj_forward_kinematics(K, aq, ap, KA, want_com);
+    for (int i = 0; i < n; ++i) adj_x[i] += aq[i], adj_x[n + i] += av[i];
+    if (n_grad_params < 0) {
+      for (int qq = 0; qq < npv; ++qq) adj_p[qq] += ap[qq];
+    } else {
+      for (int g = 0; g < n_grad_params; ++g) adj_p[grad_params[g]] += ap[grad_params[g]];
+    }
+  }
+
+  // the reference: vector-Jacobian product of step by forward-mode duals over x, u and the
+  // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                          PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
     if (!ln.leader()) return;
     constexpr int N = 8;
