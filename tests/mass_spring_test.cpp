@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <deque>
+#include <random>
 
 #include "gradient_suite.h"
 #include "mass_spring_robot.h"
@@ -308,6 +310,94 @@ TEST(MassSpring, ImpactGroundReflectsAndHolds) {
     EXPECT_LT(a[mg.x_pos(i) + 1], 0.1 + 1e-3) << "particle " << i;
     EXPECT_LT(std::fabs(a[mg.x_vel(i) + 1]), 0.05) << "particle " << i;
   }
+}
+
+// the cases of the lanes comparisons below: every step case, plus the same robots without a ground
+std::vector<StepCase<MassSpring>> lane_cases() {
+  std::vector<StepCase<MassSpring>> out = MassSpringCases::step_cases();
+  const size_t n = out.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i].model.impact) continue;
+    StepCase<MassSpring> c = out[i];
+    c.name += ", no ground";
+    c.model.ground = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// xn of one step taken by W lanes one after the other (as a warp's lanes would, each writing
+// only its own particles)
+std::vector<double> strided_step(const StepCase<MassSpring>& c, int W) {
+  std::vector<double> x = c.x, u = c.u, p = c.p, xn(c.model.nx(), -7.0);
+  auto XN = view(xn.data());
+  for (int l = 0; l < W; ++l) c.model.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XN, Lanes{l, W});
+  return xn;
+}
+
+// the one-lane step (springs once, scattered onto both ends; the CPU backend's) is bitwise the
+// lane-strided step the CUDA kernels run (every spring at both ends, gathered per particle)
+TEST(MassSpring, OneLaneStepIsBitwiseTheStridedStep) {
+  for (const auto& c : lane_cases()) {
+    const std::vector<double> solo = strided_step(c, 1);
+    for (int W : {2, 3, 32}) {
+      const std::vector<double> lanes = strided_step(c, W);
+      for (size_t i = 0; i < solo.size(); ++i) EXPECT_EQ(solo[i], lanes[i]) << c.name << " W " << W << " x' " << i;
+    }
+  }
+}
+
+// the one-lane adjoint equals the lane-strided one (the same terms, summed in another order:
+// rounding) and, like it, adds to what adj_x, adj_u, adj_θ already hold
+TEST(MassSpring, OneLaneAdjointMatchesStridedLanes) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> g(0, 1);
+  for (const auto& c : lane_cases()) {
+    const MassSpring& m = c.model;
+    std::vector<double> adj_xn(m.nx());
+    for (auto& a : adj_xn) a = g(rng);
+    std::vector<double> prior(m.nx() + m.nu() + m.np());
+    for (auto& a : prior) a = g(rng);
+    auto run = [&](int W) {
+      std::vector<double> x = c.x, u = c.u, p = c.p, a = adj_xn;
+      std::vector<double> ax(prior.begin(), prior.begin() + m.nx());
+      std::vector<double> au(prior.begin() + m.nx(), prior.begin() + m.nx() + m.nu());
+      std::vector<double> ap(prior.begin() + m.nx() + m.nu(), prior.end());
+      auto AX = view(ax.data()), AU = view(au.data()), AP = view(ap.data());
+      for (int l = 0; l < W; ++l)
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(a.data()), Lanes{l, W});
+      ax.insert(ax.end(), au.begin(), au.end());
+      ax.insert(ax.end(), ap.begin(), ap.end());
+      return ax;
+    };
+    const std::vector<double> solo = run(1);
+    for (int W : {2, 3, 32}) {
+      const std::vector<double> lanes = run(W);
+      const double scale = std::max(1.0, inf_norm(lanes));
+      for (size_t i = 0; i < solo.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(solo[i])) << c.name;
+        EXPECT_NEAR(solo[i], lanes[i], 1e-13 * scale) << c.name << " W " << W << " input " << i;
+      }
+    }
+  }
+}
+
+// a robot over MassSpring::kSoloParticles takes the lane-strided adjoint with one lane; it too
+// matches the dual reference
+TEST(MassSpring, LargeRobotAdjointMatchesDual) {
+  std::vector<std::array<int, 2>> cells;
+  for (int col = 0; col < 130; ++col) cells.push_back({col, 0});  // 262 particles, 521 springs
+  const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
+  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  ASSERT_GT(m.n_particles, MassSpring::kSoloParticles);
+  StepCase<MassSpring> c{"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5};
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0, 1);
+  std::vector<double> adj(m.nx()), hand, dual;
+  for (auto& a : adj) a = g(rng);
+  step_vjps<MassSpring>(c, adj, hand, dual);
+  const double scale = std::max(1.0, inf_norm(dual));
+  for (size_t i = 0; i < hand.size(); ++i) EXPECT_NEAR(hand[i], dual[i], 1e-12 * scale) << "input " << i;
 }
 
 // the grid generator: 2 cells share one edge -> 6 particles, 11 springs, 3 vertical (actuated)

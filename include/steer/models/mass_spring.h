@@ -41,7 +41,10 @@
 // Lanes: forces are gathered per particle through a CSR adjacency (particle -> springs),
 // so every lane writes only its own particles: no atomics, deterministic, and the adjoint
 // is the same gather reversed. Per-spring adjoints are written by the spring's lane;
-// global parameters' adjoints by the leading lane.
+// global parameters' adjoints by the leading lane. With one lane per rollout (the CPU
+// backend) step and adj_step take step_solo / adj_step_solo instead: every spring once per
+// step, scattered onto both ends (no lane to race with), the phase bank and e^{−ζh} once per
+// step; the forward is bitwise the gather's (see step_solo).
 #pragma once
 
 #include <cmath>
@@ -133,7 +136,7 @@ struct MassSpring {
     }
   }
   // the same phases stored once per step (filled by for_each_phase, so bit-identical) for the
-  // adjoint, which needs them for every actuated spring several times over. A fixed-size
+  // one-lane step and the adjoint, which need them for every actuated spring. A fixed-size
   // register/stack array: no allocation, per lane; used only for floating-point S and
   // n_phases <= kPhaseCache (otherwise `ok` is false and callers recompute the rotation)
   static constexpr int kPhaseCache = 16;
@@ -180,10 +183,11 @@ struct MassSpring {
     const S adj_z = adj_act * (S(1) - act * act);  // tanh' = 1 − tanh²
     adj_p[p_bias(a)] += adj_z;
     if (pb && pb->ok) {
-      for (int j = 0; j < n_phases; ++j) {
-        adj_p[p_weight(a, j)] += adj_z * pb->sn[j];
-        if (write_frequency) adj_w += adj_z * S(p[p_weight(a, j)]) * pb->cs[j] * t;
-      }
+      // w̄_aj += z̄ sin(ω t + 2πj/n);  ω̄ += z̄ Σ_j w_aj cos(ω t + 2πj/n) t  (the same terms
+      // in the same order as one loop with the flag inside; two loops keep the branch out)
+      for (int j = 0; j < n_phases; ++j) adj_p[p_weight(a, j)] += adj_z * pb->sn[j];
+      if (write_frequency)
+        for (int j = 0; j < n_phases; ++j) adj_w += adj_z * S(p[p_weight(a, j)]) * pb->cs[j] * t;
       return;
     }
     for_each_phase<S>(t, p, [&](int j, const S& sn, const S& cs) {
@@ -209,7 +213,8 @@ struct MassSpring {
   // tension of spring s and its direction n̂ (from a to b); zero force at zero length,
   // where the direction is undefined
   template <class S, class XIn, class UIn, class PIn>
-  STEER_HD S spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat) const {
+  STEER_HD S spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat,
+                          const PhaseBank<S>* pb = nullptr) const {
     using std::sqrt;
     const int a = end_a(s), b = end_b(s);
     S l2 = S(0);
@@ -230,7 +235,7 @@ struct MassSpring {
     }
     const int act = actuator(s);
     S target = rest_length<S>(s, p);
-    if (act >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(act, t, u, p));
+    if (act >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(act, t, u, p, pb));
     return S(p[p_stiffness(s)]) * (l - target) + S(p[p_damping(s)]) * dv_n;
   }
   // ∂(F_s n̂)/∂(x_a, x_b, v_a, v_b, θ_s, actuator) applied to adj_g, the adjoint of the force
@@ -241,13 +246,15 @@ struct MassSpring {
   STEER_HD S adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
                               S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
                               bool write_frequency, S& adj_w, S* nhat = nullptr,
-                              const PhaseBank<S>* pb = nullptr) const {
+                              const PhaseBank<S>* pb = nullptr, S* adj_rest = nullptr) const {
     // also returns the tension F_s and, into nhat, its direction: the forward values the
-    // caller would otherwise recompute with spring_force
+    // caller would otherwise recompute with spring_force; adj_rest (optional) receives the
+    // adjoint of the rest length L0_s (what rest-position mode spreads onto P_a, P_b)
     using std::sqrt;
     for (int c = 0; c < dim; ++c) adj_d[c] = adj_dv[c] = S(0);
     if (nhat)
       for (int c = 0; c < dim; ++c) nhat[c] = S(0);
+    if (adj_rest) *adj_rest = S(0);
     const int a = end_a(s), b = end_b(s);
     S l2 = S(0);
     S d[3], n[3], dv[3];
@@ -281,6 +288,7 @@ struct MassSpring {
     }
     // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
     const S adj_target = -k * g_n;
+    if (adj_rest) *adj_rest = adj_target * scale;  // ∂F/∂L0 = −k (1 + α act)
     if (write_params) {
       adj_p[p_stiffness(s)] += g_n * (l - target);
       adj_p[p_damping(s)] += g_n * dv_n;
@@ -312,6 +320,21 @@ struct MassSpring {
     for (int c = 0; c < dim; ++c) adj_p[p_rest_position(owner) + c] += sign * adj_l0 * r[c] / l;
   }
 
+  // softplus(z) and σ(z) from one exponential e = exp(−|z|):
+  //   z > 0: softplus = z + log1p(e), σ = 1/(1 + e);   z ≤ 0: softplus = log1p(e), σ = e/(1 + e)
+  // the branches and arguments of core.h's softplus and sigmoid (at z = 0 both σ forms give
+  // exactly ½, and the dual derivative follows the e = exp(z) branch as softplus's does), so
+  // the values are bitwise theirs at two transcendental calls instead of three
+  template <class S>
+  STEER_HD static void softplus_sigmoid(const S& z, S& sp, S& sg) {
+    using std::exp;
+    using std::log1p;
+    const bool pos = value_of(z) > 0;
+    const S e = exp(pos ? S(-z) : z);
+    sp = pos ? S(z + log1p(e)) : S(log1p(e));
+    sg = pos ? S(S(1) / (S(1) + e)) : S(e / (S(1) + e));
+  }
+
   // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
   template <class S, class XIn, class PIn>
   STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const {
@@ -322,8 +345,10 @@ struct MassSpring {
     const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
     const S ve = S(p[p_global(kFrictionSmoothing)]);
     const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
-    const S elastic = kg * wg * softplus(z);
-    out[1] = elastic - dg * sigmoid(z) * S(x[x_vel(i) + 1]);
+    S sp, sg;
+    softplus_sigmoid(z, sp, sg);
+    const S elastic = kg * wg * sp;
+    out[1] = elastic - dg * sg * S(x[x_vel(i) + 1]);
     S vt2 = ve * ve;
     for (int c = 0; c < dim; ++c)
       if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
@@ -333,16 +358,21 @@ struct MassSpring {
   }
   // ∂(ground force)/∂(y, v, ground θ) applied to adj_f: particle terms into adj_y, adj_v;
   // global parameter terms into adj_globals[kGroundHeight .. kFrictionSmoothing]
+  // force_out (optional): the ground force itself, bitwise ground_force's, from the same
+  // exponentials (the one-lane adjoint needs it for the mass adjoint)
   template <class S, class XIn, class PIn>
   STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
-                                 S* adj_globals) const {
+                                 S* adj_globals, S* force_out = nullptr) const {
     using std::sqrt;
+    if (force_out)
+      for (int c = 0; c < dim; ++c) force_out[c] = S(0);
     if (!ground || impact) return;
     const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
     const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
     const S ve = S(p[p_global(kFrictionSmoothing)]);
     const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
-    const S sp = softplus(z), sg = sigmoid(z);
+    S sp, sg;
+    softplus_sigmoid(z, sp, sg);
     const S elastic = kg * wg * sp;
     const S vy = S(x[x_vel(i) + 1]);
     S vt2 = ve * ve, vdotf = S(0);
@@ -352,6 +382,12 @@ struct MassSpring {
         vdotf += S(x[x_vel(i) + c]) * adj_f[c];
       }
     const S q = sqrt(vt2), q3 = q * q * q;
+    if (force_out) {
+      // ground_force's expressions: F_n = E − d_g σ v_y, F_t = −μ E v_t / q
+      force_out[1] = elastic - dg * sg * vy;
+      for (int c = 0; c < dim; ++c)
+        if (c != 1) force_out[c] = -mu * elastic * S(x[x_vel(i) + c]) / q;
+    }
     // friction F_t = −μ E v_t / q
     S adj_elastic = -mu * vdotf / q;
     adj_globals[kFriction] += -elastic * vdotf / q;
@@ -388,6 +424,13 @@ struct MassSpring {
       for (int c = 0; c < dim; ++c) f[c] += sign * F * n[c];
     }
     ground_force<S>(i, x, p, fg);
+    finish_velocity<S>(i, decay, x, p, f, fg, vstar);
+  }
+  // v* = e^{−ζh} v + h ((f + f_ground)/m − g ŷ) from the gathered forces; decay = e^{−ζh}
+  template <class S, class XIn, class PIn>
+  STEER_HD void finish_velocity(int i, const S& decay, const XIn& x, const PIn& p, const S* f, const S* fg,
+                                S* vstar) const {
+    const S h = S(dt);
     const S m = S(p[p_mass(i)]);
     for (int c = 0; c < dim; ++c) {
       S a = (f[c] + fg[c]) / m;
@@ -498,12 +541,139 @@ struct MassSpring {
   // (k, x_k, u_k, θ) -> x_{k+1}
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+#if !defined(__CUDA_ARCH__)
+    if (ln.width == 1) {
+      step_solo<S>(k, x, u, p, xn);
+      return;
+    }
+#endif
+    // lanes of a warp: each gathers its own particles' springs (every spring evaluated at
+    // both ends, each end by the lane that owns it: no atomics)
     const S t = S(dt * k);
     for (int i = ln.lane; i < n_particles; i += ln.width) {
       S f[3], fg[3], vstar[3] = {S(0), S(0), S(0)};
       free_velocity<S>(i, t, x, u, p, f, fg, vstar);
       integrate<S>(i, x, p, vstar, xn);
     }
+  }
+
+  // ---- one lane per rollout (Lanes::width == 1: the CPU backend, host only) ----
+  // One lane owns the whole robot, so the per-step work need not be split by owner: e^{−ζh}
+  // and the phase bank sin/cos(ω t + 2πj/n) are computed once per step, and every spring once
+  // (its tension, activation tanh and sqrt), scattered onto both ends, instead of once per end
+  // with its own sin/cos and tanh. The lane-strided gather above evaluates 2S springs, 2S
+  // sin/cos pairs and tanhs and N exponentials of ζ per step; this path S springs, S tanhs,
+  // one sin/cos pair, one exponential of ζ.
+  //
+  // step_solo is bitwise the lane-strided step: the springs' forces accumulate in xn's
+  // velocity slots (zeroed first) in increasing spring order, which is the CSR order of
+  // every particle's gather (pack_topology lists a particle's springs in increasing order),
+  // F n̂ is added at a and subtracted at b (x − y == x + (−1·y) exactly), and the phase bank
+  // holds the rotation's values. xn must not alias x (as for the strided step).
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+    using std::exp;
+    const S t = S(dt * k);
+    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
+    PhaseBank<S> pb;
+    fill_phases<S>(t, p, pb);  // (dual numbers: pb.ok is false, each activation rotates its own)
+    for (int i = 0; i < n_particles; ++i)
+      for (int c = 0; c < dim; ++c) xn[x_vel(i) + c] = S(0);
+    for (int s = 0; s < n_springs; ++s) {
+      S n[3];
+      const S F = spring_force<S>(s, t, x, u, p, n, &pb);  // tension [N] along n̂ from a to b
+      const int a = end_a(s), b = end_b(s);
+      for (int c = 0; c < dim; ++c) {
+        const S g = F * n[c];  // force on a [N]; −g on b
+        xn[x_vel(a) + c] += g;
+        xn[x_vel(b) + c] -= g;
+      }
+    }
+    for (int i = 0; i < n_particles; ++i) {
+      S f[3], fg[3], vstar[3] = {S(0), S(0), S(0)};
+      for (int c = 0; c < dim; ++c) f[c] = S(xn[x_vel(i) + c]);
+      ground_force<S>(i, x, p, fg);
+      finish_velocity<S>(i, decay, x, p, f, fg, vstar);
+      integrate<S>(i, x, p, vstar, xn);  // overwrites the force accumulator of particle i only
+    }
+  }
+
+  // the adjoint of step_solo for the penalty ground (or none) with at most kSoloParticles
+  // particles; the impact ground and larger robots take the lane-strided adj_step with one lane.
+  // Three passes, each element once:
+  //   particles: v̄* = v̄' + h x̄' (x' = x + h v*, v' = v*), x̄ += x̄', v̄ += e^{−ζh} v̄*,
+  //              f̄_i = h v̄*_i / m_i (force adjoint), ḡ −= m_i f̄_i,y, ζ̄ −= h e^{−ζh} v·v̄*
+  //   springs:   ḡ_s = f̄_a − f̄_b (the force on a is g_s = F n̂, on b −g_s): adj_spring_force
+  //              gives d̄ (d = x_b − x_a) and Δv̄ (Δv = v_b − v_a), θ_s, the actuator's w, b
+  //              and ω's share; the tension is summed per particle for the mass adjoint
+  //   particles: ground force and its adjoint (one softplus/sigmoid pair), m̄_i = −f_i·f̄_i/m_i
+  // The terms are the strided adj_step's; only the order of some sums differs (rounding).
+  static constexpr int kSoloParticles = 256;
+  template <class S>
+  bool solo_adjoint_fits() const {
+    return std::is_floating_point<S>::value && !(ground && impact) && n_particles <= kSoloParticles && dim <= 3;
+  }
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  void adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                     const XnAdj& adj_xn) const {
+    using std::exp;
+    const S h = S(dt), t = S(dt * k);
+    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * h);
+    PhaseBank<S> pb;
+    fill_phases<S>(t, p, pb);
+    S adj_globals[kNumGlobals];
+    for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
+    S fbar[3 * kSoloParticles];  // f̄_i [1/N · loss units], particle i at 3i
+    S fsum[3 * kSoloParticles];  // Σ of spring forces on particle i [N]
+    for (int i = 0; i < n_particles; ++i) {
+      const S m = S(p[p_mass(i)]);
+      for (int c = 0; c < dim; ++c) {
+        const S xb = S(adj_xn[x_pos(i) + c]);
+        const S vb = S(adj_xn[x_vel(i) + c]) + h * xb;  // v̄*
+        adj_x[x_pos(i) + c] += xb;
+        adj_x[x_vel(i) + c] += decay * vb;
+        fbar[3 * i + c] = h * vb / m;
+        fsum[3 * i + c] = S(0);
+        adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb;
+      }
+      adj_globals[kGravity] += -m * fbar[3 * i + 1];  // a_y = … − g:  ḡ = −h v̄*_y = −m f̄_y
+    }
+    const bool sinusoid = actuation == kSinusoid;
+    S adj_w = S(0);
+    for (int s = 0; s < n_springs; ++s) {
+      const int a = end_a(s), b = end_b(s);
+      S adj_g[3], adj_d[3], adj_dv[3], n[3], adj_rest;
+      for (int c = 0; c < dim; ++c) adj_g[c] = fbar[3 * a + c] - fbar[3 * b + c];
+      const S F = adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, sinusoid, adj_w, n,
+                                      &pb, rest_from_positions ? &adj_rest : nullptr);
+      for (int c = 0; c < dim; ++c) {
+        adj_x[x_pos(a) + c] -= adj_d[c];
+        adj_x[x_pos(b) + c] += adj_d[c];
+        adj_x[x_vel(a) + c] -= adj_dv[c];
+        adj_x[x_vel(b) + c] += adj_dv[c];
+        const S g = F * n[c];
+        fsum[3 * a + c] += g;
+        fsum[3 * b + c] -= g;
+      }
+      if (rest_from_positions) {
+        // L0_s = |P_b − P_a|: L̄0 spread onto both rest positions
+        adj_rest_length_at<S>(s, a, p, adj_p, adj_rest);
+        adj_rest_length_at<S>(s, b, p, adj_p, adj_rest);
+      }
+    }
+    for (int i = 0; i < n_particles; ++i) {
+      S fg[3], adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
+      const S* fb = fbar + 3 * i;
+      adj_ground_force<S>(i, x, p, fb, adj_y, adj_v, adj_globals, fg);
+      adj_x[x_pos(i) + 1] += adj_y;
+      for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += adj_v[c];
+      // m̄_i = −(f_i · f̄_i)/m_i, with f_i the non-gravity force (gravity enters as −g ŷ)
+      S fdot = S(0);
+      for (int c = 0; c < dim; ++c) fdot += (fsum[3 * i + c] + fg[c]) * fb[c];
+      adj_p[p_mass(i)] += -fdot / S(p[p_mass(i)]);
+    }
+    if (sinusoid) adj_globals[kActuationFrequency] += adj_w;
+    for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
   }
 
   // the adjoint of v*_j (vbar) and of the force on particle j (f̄_j = h v̄*_j / m_j). With the
@@ -530,6 +700,12 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                          const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+#if !defined(__CUDA_ARCH__)
+    if (ln.width == 1 && solo_adjoint_fits<S>()) {
+      adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
+      return;
+    }
+#endif
     using std::exp;
     const S h = S(dt), t = S(dt * k);
     const S zeta = S(p[p_global(kVelocityDamping)]);
