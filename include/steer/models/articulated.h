@@ -525,7 +525,8 @@ struct Articulated {
     S P[kMaxBodies][3];  // p̄_b; during adj_forward_kinematics: the subtree's force Σ x̄
     S A[kMaxBodies][3];  // ā_b
     S C[kMaxBodies][3];  // c̄_b
-    S T[kMaxBodies][3];  // t̄_b: moment about p_b; during adj_forward_kinematics: the subtree's
+    S T[kMaxBodies][3];  // t̄_b, a moment about p_b; during adj_forward_kinematics: the subtree's
+                         // moment about p_b
   };
 
   // ā += b × ō, b̄ += ō × a: the adjoint of o = a × b
