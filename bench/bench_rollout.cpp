@@ -24,7 +24,8 @@
 // run on Counted<S> (steer/op_count.h) at 8 states spread over rollout 0's trajectory, giving
 // flops (add, mul, div, sqrt; special functions apart) and the distinct bytes a step reads and
 // writes. A forward+backward rollout-step does (1 + recompute) forward steps and one adjoint
-// step. Achieved GFLOP/s and GB/s follow from the times; on CUDA, from the kernel times, as a
+// step (on the CPU with the uniform schedule, a model's taped adjoint: rollout.h). Achieved
+// GFLOP/s and GB/s follow from the times; on CUDA, from the kernel times, as a
 // percentage of the device's FP32/FP64 and DRAM ceilings (CudaStatus).
 // Throughput is rollout-steps per second: B·T / wall time of one run_batch call
 // (on CUDA this includes the host<->device copies; kernel-only figures come from CUDA
@@ -374,8 +375,10 @@ std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
 struct WorkCounts {
   double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0, elements_fwd = 0, elements_adj = 0;
 };
+// taped: count the adjoint as the CPU backend's uniform schedule runs it for a model with a
+// step tape (rollout.h: from the recompute's tape, without computing the step again)
 template <class S, class Setup>
-WorkCounts count_work(const Setup& setup, int T) {
+WorkCounts count_work(const Setup& setup, int T, bool taped) {
   const auto& m = setup.m;
   const Batch<double> b = setup.template batch<double>(1, T);
   std::vector<double> x(b.x0_of(0), b.x0_of(0) + m.nx()), xn(m.nx()), u(m.nu());
@@ -386,7 +389,14 @@ WorkCounts count_work(const Setup& setup, int T) {
     for (int j = 0; j < m.nu(); ++j) u[j] = b.u_of(0)[size_t(k) * m.nu() + j];
     if (k == long(taken) * T / samples) {
       const steer::StepWork f = steer::count_step<S>(m, k, x, u, p);
-      const steer::StepWork a = steer::count_adj_step<S>(m, k, x, u, p, seed);
+      steer::StepWork a;
+      using Model = std::decay_t<decltype(m)>;
+      if constexpr (steer::has_step_tape<Model>::value) {
+        a = taped ? steer::count_adj_step_taped<S>(m, k, x, u, p, seed) : steer::count_adj_step<S>(m, k, x, u, p, seed);
+      } else {
+        (void)taped;
+        a = steer::count_adj_step<S>(m, k, x, u, p, seed);
+      }
       w.flops_fwd += double(f.ops.flops()) / samples;
       w.special_fwd += double(f.ops.special) / samples;
       w.elements_fwd += double(f.elements) / samples;
@@ -453,7 +463,7 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
   r.scratch_k1 = scratch_bytes<S>(opt.steps, 1, m.nx());
   r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), m.nx());
   r.peak_rss_kb = peak_rss_kb();
-  const WorkCounts w = count_work<S>(setup, opt.steps);
+  const WorkCounts w = count_work<S>(setup, opt.steps, kind == BackendKind::kCpu && !sh.binomial());
   r.flops_fwd = w.flops_fwd;
   r.flops_adj = w.flops_adj;
   r.special_fwd = w.special_fwd;

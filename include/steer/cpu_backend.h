@@ -45,10 +45,16 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   const size_t n_ckpt = size_t(sh.checkpoint_slots()) * nx;
   const size_t n_seg = size_t(sh.segment_slots()) * nx;
   const size_t n_stack = size_t(sh.stack_slots());
+  // a model with a step tape keeps one segment's step intermediates for its adjoint (rollout.h)
+  using Tape = typename StepTapeOf<Model, S>::type;
+  const size_t n_tape = has_step_tape<Model>::value && want_grad && !sh.binomial() && !sh.reference_adjoint
+                            ? size_t(sh.checkpoint_every)
+                            : 0;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<S> ckpt(n_ckpt), seg(n_seg), lam(nx), lam_prev(nx);
     std::vector<int> stack(n_stack);
+    std::vector<Tape> tape(n_tape);
 #pragma omp for schedule(static)
     for (int b = 0; b < B; ++b) {
       RolloutRefs<S> r;
@@ -68,7 +74,7 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
         r.grad_x0 = view(out.grad_x0.data() + size_t(b) * nx);
         r.grad_u = view(out.grad_u.data() + size_t(b) * T * nu);
         r.grad_p = view(out.grad_theta.data() + size_t(b) * np);
-        backward_rollout<Model, S>(m, loss, sh, r);
+        backward_rollout<Model, S>(m, loss, sh, r, Lanes{}, n_tape > 0 ? tape.data() : nullptr);
       }
     }
   }

@@ -25,6 +25,8 @@
 // the leading lane; sync() separates a phase's writes from the next phase's reads.
 #pragma once
 
+#include <type_traits>
+
 #include <cmath>
 #include <cstdint>
 
@@ -161,6 +163,29 @@ struct RolloutRefs {
   RolloutDiag* diag = nullptr;
 };
 
+// Optional per-step tape. A model that defines
+//   template <class S> struct StepTape;                     what its adjoint needs of a step
+//   step_taped<S>(k, x, u, θ, x⁺, StepTape<S>&)             = step, bit for bit, and fills it
+//   adj_step_taped<S>(k, x, u, θ, const StepTape<S>&, x̄, ū, θ̄, x̄⁺)   = adj_step, from the tape
+// lets the uniform schedule's backward sweep keep each recomputed step's intermediates for
+// the adjoint of that step, instead of having adj_step compute the step once more: the
+// backward pass then costs (recompute + reverse) instead of (recompute + step + reverse).
+// The tape holds one segment, K steps, per thread (the CPU backend passes it; on the GPU,
+// where every rollout in flight would need its own K tapes, it is not used).
+template <class Model, class = void>
+struct has_step_tape : std::false_type {};
+template <class Model>
+struct has_step_tape<Model, std::void_t<typename Model::template StepTape<double>>> : std::true_type {};
+struct NoStepTape {};
+template <class Model, class S, bool = has_step_tape<Model>::value>
+struct StepTapeOf {
+  using type = NoStepTape;
+};
+template <class Model, class S>
+struct StepTapeOf<Model, S, true> {
+  using type = typename Model::template StepTape<S>;
+};
+
 STEER_HD inline std::uint64_t fnv1a_mix(std::uint64_t h, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) {
     h ^= (v >> (8 * i)) & 0xffu;
@@ -280,11 +305,12 @@ STEER_HD double view_norm(View<S> v, int n) {
 // one adjoint step k, λ_{k+1} (lam) -> λ_k (lam_prev, then swapped into lam): the landing
 // term at the crossing step, the running cost, and (∂f/∂x_k, ∂f/∂u_k, ∂f/∂θ)ᵀ λ_{k+1}.
 // xk1 = x_{k+1} is read by the landing term only. Both schedules call this.
+// tape: step k's tape from the segment recompute, or null (adj_step recomputes the step)
 template <class Model, class S>
 STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape& sh,
                            const RolloutRefs<S>& r, const Lanes& ln, int k, int event,
                            View<S> xk, View<S> xk1, View<S>& lam, View<S>& lam_prev,
-                           double& seed) {
+                           double& seed, const typename StepTapeOf<Model, S>::type* tape = nullptr) {
   const int nx = m.nx(), nu = m.nu();
   const View<const S> uk = control_at(r.u, k, nu);
   View<S> guk = r.grad_u.at(long(k) * nu);
@@ -299,7 +325,14 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
   if (sh.reference_adjoint) {
     if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
   } else {
-    m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln);
+    bool taped = false;
+    if constexpr (has_step_tape<Model>::value) {
+      if (tape) {
+        m.template adj_step_taped<S>(k, xk, uk, r.p, *tape, lam_prev, guk, r.grad_p, lam, ln);
+        taped = true;
+      }
+    }
+    if (!taped) m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln);
   }
   ln.sync();
   View<S> t = lam;
@@ -367,9 +400,11 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
 }
 
 // (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
+// tape: room for checkpoint_every step tapes (uniform schedule, one lane), or null
 template <class Model, class S>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
-                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
+                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
+                               typename StepTapeOf<Model, S>::type* tape = nullptr) {
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   const int T = sh.steps;
   const int event = r.diag ? r.diag->event_step : -1;
@@ -401,13 +436,20 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
       ln.sync();
       for (int k = k0; k < k1; ++k) {
         View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-        m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+        bool taped = false;
+        if constexpr (has_step_tape<Model>::value) {
+          if (tape) {
+            m.template step_taped<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, tape[k - k0], ln);
+            taped = true;
+          }
+        }
+        if (!taped) m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
         ln.sync();
       }
       recomputed += k1 - k0;
       for (int k = k1 - 1; k >= k0; --k)
         reverse_step<Model, S>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
-                               r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed);
+                               r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed, tape ? tape + (k - k0) : nullptr);
     }
   }
   copy_state<S>(nx, lam, r.grad_x0, ln);

@@ -462,14 +462,49 @@ struct Articulated {
       }
       return;
     }
+    StepTape<S> t;
+    fill_tape(q, v, u, p, t);
+    for (int i = 0; i < n; ++i) {
+      xn[n + i] = t.vp[i];
+      xn[i] = q[i] + h * t.vp[i];
+    }
+  }
+
+  // What the hand adjoint needs of one euler / implicitfast step (rollout.h's step tape):
+  // the kinematics, the Newton–Euler intermediates, A = L Lᵀ (L in the lower triangle, M's
+  // strict upper triangle above it), M's diagonal, q̇⁺, and per joint τ_raw, s' and the
+  // saturation's sigmoids. About 5 kB per step in float64 for the Panda.
+  template <class S>
+  struct StepTape {
     Kin<S> K;
     RneaWork<S> W;
-    S A[kMaxDof * kMaxDof], rhs[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof];
-    implicit_system(q, v, u, p, K, W, A, mdiag, rhs, raw, slope);
-    cholesky_solve(n, A, rhs);
+    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[4 * kMaxDof];
+  };
+  // the euler / implicitfast step up to q̇⁺ (step() and the adjoint both run exactly this, so
+  // the taped and the untaped sweeps give the same bits)
+  template <class S, class UIn, class PIn>
+  STEER_HD void fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const {
+    implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
+    cholesky_factor(n_dof, t.A);
+    cholesky_substitute(n_dof, t.A, t.vp);  // q̇⁺
+  }
+  // step, keeping its tape (rk4 has no tape: its adjoint is the dual path)
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t,
+                           const Lanes& ln = Lanes{}) const {
+    if (!ln.leader()) return;
+    if (integrator == kRk4) {
+      step<S>(k, x, u, p, xn, ln);
+      return;
+    }
+    const int n = n_dof;
+    const S h = S(dt);
+    S q[kMaxDof] = {}, v[kMaxDof] = {};
+    for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+    fill_tape(q, v, u, p, t);
     for (int i = 0; i < n; ++i) {
-      xn[n + i] = rhs[i];
-      xn[i] = q[i] + h * rhs[i];
+      xn[n + i] = t.vp[i];
+      xn[i] = q[i] + h * t.vp[i];
     }
   }
 
@@ -837,17 +872,31 @@ struct Articulated {
       adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
       return;
     }
+    // recompute the forward step, keeping its factor and intermediates
+    const int n = n_dof;
+    S q[kMaxDof] = {}, v[kMaxDof] = {};
+    for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+    StepTape<S> t;
+    fill_tape(q, v, u, p, t);
+    adj_step_taped<S>(k, x, u, p, t, adj_x, adj_u, adj_p, adj_xn, ln);
+  }
+
+  // adj_step from the step's tape (rollout.h keeps it from the segment recompute)
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    if (!ln.leader()) return;
+    if (integrator == kRk4) {
+      adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+      return;
+    }
     const int n = n_dof, npv = np();
     const S h = S(dt);
     S q[kMaxDof] = {}, v[kMaxDof] = {};
     for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
-    // recompute the forward step, keeping its factor and intermediates
-    Kin<S> K;
-    RneaWork<S> W;
-    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[4 * kMaxDof];
-    implicit_system(q, v, u, p, K, W, A, mdiag, vp, raw, slope, sig);
-    cholesky_factor(n, A);
-    cholesky_substitute(n, A, vp);  // q̇⁺
+    const Kin<S>& K = t.K;
+    const RneaWork<S>& W = t.W;
+    const S *A = t.A, *vp = t.vp, *mdiag = t.mdiag, *raw = t.raw, *slope = t.slope, *sig = t.sig;
     // λ = A⁻¹ (q̇̄⁺ + h q̄⁺)
     S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxDof], av[kMaxDof];
     for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[n + i]) + h * S(adj_xn[i]);
