@@ -9,8 +9,12 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
+#include <memory>
 #include <random>
+#include <string>
 
 #include "gradient_suite.h"
 #include "mass_spring_robot.h"
@@ -409,6 +413,168 @@ TEST(MassSpring, GridRobotSharesEdges) {
   const std::vector<int> t = pack_topology(r);
   // every spring listed under both of its ends
   EXPECT_EQ(t[3 * 11 + 6], 22);
+}
+
+// the bit patterns of a and b agree (EXPECT_EQ would let −0 pass for +0)
+void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::uint64_t ba, bb;
+    std::memcpy(&ba, &a[i], sizeof ba);
+    std::memcpy(&bb, &b[i], sizeof bb);
+    EXPECT_EQ(ba, bb) << what << " [" << i << "]: " << a[i] << " vs " << b[i];
+  }
+}
+
+// step_taped is bitwise step, and adj_step_taped from its tape bitwise adj_step (one lane),
+// adding to what the adjoints already hold; also where the tape is not used (the impact
+// ground, no ground, more phases than kPhaseCache, a robot over kTapeParticles)
+TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
+  std::vector<StepCase<MassSpring>> cases = lane_cases();
+  {
+    StepCase<MassSpring> c = cases[0];
+    const Robot r = two_cells();
+    c.model = bind(make_mass_spring(r, MassSpring::kPhaseCache + 2, MassSpring::kSinusoid, true, 0.004), r);
+    c.p = params_for(c.model, r);
+    c.name = "2d robot, 18 phases (untaped)";
+    ASSERT_FALSE(c.model.tape_fits<double>());
+    cases.push_back(c);
+  }
+  {
+    std::vector<std::array<int, 2>> cells;
+    for (int col = 0; col < 130; ++col) cells.push_back({col, 0});  // 262 particles (untaped)
+    const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
+    MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+    ASSERT_FALSE(m.tape_fits<double>());
+    cases.push_back({"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5});
+  }
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> g(0, 1);
+  auto tape = std::make_unique<MassSpring::StepTape<double>>();
+  int taped = 0;
+  for (const auto& c : cases) {
+    const MassSpring& m = c.model;
+    taped += m.tape_fits<double>();
+    std::vector<double> x = c.x, u = c.u, p = c.p, xa(m.nx(), -7.0), xb(m.nx(), -7.0);
+    auto XA = view(xa.data()), XB = view(xb.data());
+    m.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XA);
+    m.step_taped<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XB, *tape);
+    expect_same_bits(xa, xb, c.name + ": x'");
+    std::vector<double> adj_xn(m.nx()), prior(m.nx() + m.nu() + m.np());
+    for (auto& a : adj_xn) a = g(rng);
+    for (auto& a : prior) a = g(rng);
+    auto run = [&](bool use_tape) {
+      std::vector<double> ax(prior.begin(), prior.begin() + m.nx());
+      std::vector<double> au(prior.begin() + m.nx(), prior.begin() + m.nx() + m.nu());
+      std::vector<double> ap(prior.begin() + m.nx() + m.nu(), prior.end());
+      auto AX = view(ax.data()), AU = view(au.data()), AP = view(ap.data());
+      if (use_tape)
+        m.adj_step_taped<double>(c.k, view(x.data()), view(u.data()), view(p.data()), *tape, AX, AU, AP,
+                                 view(adj_xn.data()));
+      else
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(adj_xn.data()));
+      ax.insert(ax.end(), au.begin(), au.end());
+      ax.insert(ax.end(), ap.begin(), ap.end());
+      return ax;
+    };
+    expect_same_bits(run(false), run(true), c.name + ": adjoint");
+  }
+  EXPECT_GE(taped, 8) << "most cases must take the taped path";
+}
+
+// taped and untaped backward sweeps of the uniform schedule give the same bits: DiffTaichi-like
+// robots walking with ground contact and friction, sinusoid and raw actuation, rest-position
+// morphology, 3D; and the cases the tape leaves to step / adj_step (the impact ground)
+TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
+  struct Case {
+    std::string name;
+    MassSpring m;
+    std::vector<double> x0, u, p;
+  };
+  std::vector<Case> cases;
+  const Robot r2 = two_cells(), r3 = tetrahedron();
+  const Robot r4 = grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, 2e4, 0.15);  // a 4-cell walker
+  const int T = 70;
+  auto add = [&](const std::string& name, MassSpring m, const Robot& r) {
+    Case c{name, m, moving_state(m, r, 0.003), {}, params_for(m, r)};
+    c.u.resize(size_t(T) * m.nu());
+    for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.6 * std::sin(0.3 * double(i));
+    cases.push_back(c);
+  };
+  add("2d two cells, sinusoid", bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2), r2);
+  add("2d four-cell walker, sinusoid", bind(make_mass_spring(r4, 10, MassSpring::kSinusoid, true, 0.004), r4), r4);
+  add("2d two cells, raw actuation", bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2), r2);
+  {
+    MassSpring m = bind(make_mass_spring(r2, 6, MassSpring::kSinusoid, true, 0.004), r2);
+    m.rest_from_positions = true;
+    add("2d two cells, rest-position morphology", m, r2);
+  }
+  add("3d tetrahedron, sinusoid", bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3), r3);
+  {
+    MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+    m.impact = true;
+    add("2d two cells, impact ground (untaped)", m, r2);
+    for (int i = 0; i < m.n_particles; ++i) cases.back().x0[m.x_pos(i) + 1] += 0.01;
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const MassSpring& m = c.m;
+    const int K = 9, nx = m.nx(), np = m.np();
+    RolloutShape sh;
+    sh.steps = T;
+    sh.checkpoint_every = K;
+    Loss loss;
+    loss.com = true;
+    loss.com_axis = 0;
+    loss.com_weight = -1.0;
+    loss.effort_weight = 1e-3;
+    struct Out {
+      std::vector<double> ckpt, seg, lam, lam_prev, gx0, gu, gp;
+      double loss = 0;
+      RolloutDiag diag{};
+    };
+    auto run = [&](bool taped) {
+      Out o;
+      o.ckpt.assign(size_t(sh.checkpoint_slots()) * nx, 0.0);
+      o.seg.assign(size_t(sh.segment_slots()) * nx, 0.0);
+      o.lam.assign(nx, 0.0);
+      o.lam_prev.assign(nx, 0.0);
+      o.gx0.assign(nx, 0.0);
+      o.gu.assign(c.u.size(), 0.0);
+      o.gp.assign(np, 0.0);
+      RolloutRefs<double> r;
+      r.x0 = {c.x0.data(), 1};
+      r.u = {c.u.data(), 1};
+      r.p = {c.p.data(), 1};
+      r.ckpt = view(o.ckpt.data());
+      r.seg = view(o.seg.data());
+      r.lam = view(o.lam.data());
+      r.lam_prev = view(o.lam_prev.data());
+      r.grad_x0 = view(o.gx0.data());
+      r.grad_u = view(o.gu.data());
+      r.grad_p = view(o.gp.data());
+      r.loss = &o.loss;
+      r.diag = &o.diag;
+      std::vector<MassSpring::StepTape<double>> tape(taped ? K : 0);
+      forward_rollout<MassSpring, double>(m, loss, sh, r);
+      backward_rollout<MassSpring, double>(m, loss, sh, r, Lanes{}, taped ? tape.data() : nullptr);
+      return o;
+    };
+    const Out a = run(false), b = run(true);
+    EXPECT_EQ(a.loss, b.loss);
+    expect_same_bits(a.gx0, b.gx0, "dL/dx0");
+    expect_same_bits(a.gu, b.gu, "dL/du");
+    expect_same_bits(a.gp, b.gp, "dL/dθ");
+    EXPECT_GT(b.diag.contact_steps, 0) << "the robot must touch the ground";
+    double gmax = 0;
+    for (double v : a.gp) gmax = std::max(gmax, std::fabs(v));
+    EXPECT_GT(gmax, 0.0);
+    // the ground and friction parameters' gradients are live (penalty ground)
+    if (!m.impact) {
+      EXPECT_NE(a.gp[m.p_global(MassSpring::kFriction)], 0.0);
+      EXPECT_NE(a.gp[m.p_global(MassSpring::kGroundStiffness)], 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -210,11 +210,45 @@ struct MassSpring {
     return sqrt(l2);
   }
 
+  // ---- step tape (rollout.h's optional per-step tape; the CPU backend's uniform schedule) ----
+  // What adj_step_solo would otherwise recompute of step k, kept by the segment recompute's
+  // step_taped for that step's adj_step_taped. Per spring: ℓ [m], n̂ [1], Δv·n̂ [m/s], the
+  // tension F [N], act [1] and L0 [m] (one sqrt, dim divisions, a tanh over the phase bank
+  // and, in rest-position mode, another sqrt saved). Per particle: the total force f_i =
+  // springs + ground [N] (the mass adjoint's), and the ground's z = (y_g − y)/w_g [1],
+  // softplus(z), σ(z) and q = sqrt(|v_t|² + v_ε²) [m/s] (an exp, a log1p, a sqrt and three
+  // divisions saved). Per step: e^{−ζh} and the phases sin/cos(ω t + 2πj/n).
+  // The arrays are fixed (no allocation; the CPU backend keeps K = checkpoint_every tapes per
+  // thread): kTapeSprings · 64 B + kTapeParticles · 56 B + 264 B ≈ 78.6 kB per step in float64,
+  // of which a robot touches only its prefix (robot A: 11 springs, 6 particles, ≈ 1.3 kB).
+  // Robots over the bounds, the impact ground, more than kPhaseCache phases, and lanes > 1
+  // take step / adj_step instead (tape_fits).
+  template <class S>
+  struct SpringTape {
+    S l, n[3], dv_n, F, act, L0;  // 8 scalars: one 64 B cache line in float64
+  };
+  template <class S>
+  struct ParticleTape {
+    S f[3], z, sp, sg, q;
+  };
+  static constexpr int kTapeSprings = 1024;
+  static constexpr int kTapeParticles = 256;  // = kSoloParticles (the one-lane adjoint's bound)
+  template <class S>
+  struct StepTape {
+    StepTape() {}  // left uninitialized (std::vector value-initialization would zero ~79 kB per tape);
+                   // step_taped writes every field adj_step_taped reads
+    S decay;       // e^{−ζh} [1]
+    S sn[kPhaseCache], cs[kPhaseCache];  // sin, cos(ω t + 2πj/n), sinusoid mode
+    ParticleTape<S> particle[kTapeParticles];
+    SpringTape<S> spring[kTapeSprings];
+  };
+
   // tension of spring s and its direction n̂ (from a to b); zero force at zero length,
-  // where the direction is undefined
+  // where the direction is undefined. keep (optional): the step tape's ℓ, Δv·n̂, act, L0
+  // (only ℓ at zero length, where the adjoint stops at ℓ)
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD S spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat,
-                          const PhaseBank<S>* pb = nullptr) const {
+                          const PhaseBank<S>* pb = nullptr, SpringTape<S>* keep = nullptr) const {
     using std::sqrt;
     const int a = end_a(s), b = end_b(s);
     S l2 = S(0);
@@ -224,6 +258,7 @@ struct MassSpring {
       l2 += d[c] * d[c];
     }
     const S l = sqrt(l2);
+    if (keep) keep->l = l;
     if (!(l > S(1e-12))) {
       for (int c = 0; c < dim; ++c) nhat[c] = S(0);
       return S(0);
@@ -235,7 +270,16 @@ struct MassSpring {
     }
     const int act = actuator(s);
     S target = rest_length<S>(s, p);
-    if (act >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(act, t, u, p, pb));
+    if (keep) {
+      keep->dv_n = dv_n;
+      keep->L0 = target;
+      keep->act = S(0);
+    }
+    if (act >= 0) {
+      const S act_v = activation<S>(act, t, u, p, pb);
+      if (keep) keep->act = act_v;
+      target = target * (S(1) + S(p[p_amplitude(s)]) * act_v);
+    }
     return S(p[p_stiffness(s)]) * (l - target) + S(p[p_damping(s)]) * dv_n;
   }
   // ∂(F_s n̂)/∂(x_a, x_b, v_a, v_b, θ_s, actuator) applied to adj_g, the adjoint of the force
@@ -336,8 +380,9 @@ struct MassSpring {
   }
 
   // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
+  // keep (optional): the step tape's z, softplus(z), σ(z), q (penalty ground only)
   template <class S, class XIn, class PIn>
-  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const {
+  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out, ParticleTape<S>* keep = nullptr) const {
     using std::sqrt;
     for (int c = 0; c < dim; ++c) out[c] = S(0);
     if (!ground || impact) return;
@@ -353,6 +398,12 @@ struct MassSpring {
     for (int c = 0; c < dim; ++c)
       if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
     const S q = sqrt(vt2);
+    if (keep) {
+      keep->z = z;
+      keep->sp = sp;
+      keep->sg = sg;
+      keep->q = q;
+    }
     for (int c = 0; c < dim; ++c)
       if (c != 1) out[c] = -mu * elastic * S(x[x_vel(i) + c]) / q;
   }
@@ -570,18 +621,41 @@ struct MassSpring {
   // every particle's gather (pack_topology lists a particle's springs in increasing order),
   // F n̂ is added at a and subtracted at b (x − y == x + (−1·y) exactly), and the phase bank
   // holds the rotation's values. xn must not alias x (as for the strided step).
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+  //
+  // tp (step_taped; tape_fits): also keeps the step's intermediates in *tp. The taped and the
+  // plain step are this one function (the tape only stores values it computes anyway, at
+  // compile time removed when tp is nullptr), so x_{k+1} is the same bits either way.
+  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
+  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const {
     using std::exp;
+    constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
     const S t = S(dt * k);
     const S decay = exp(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
     PhaseBank<S> pb;
     fill_phases<S>(t, p, pb);  // (dual numbers: pb.ok is false, each activation rotates its own)
+    if constexpr (taped) {
+      tp->decay = decay;
+      // the adjoint's phases for every S (PhaseBank holds them for floating-point S only);
+      // the same rotation, so the same values as pb's
+      if (actuation == kSinusoid) {
+        if (pb.ok) {
+          for (int j = 0; j < n_phases; ++j) tp->sn[j] = pb.sn[j], tp->cs[j] = pb.cs[j];
+        } else {
+          for_each_phase<S>(t, p, [&](int j, const S& sn, const S& cs) { tp->sn[j] = sn, tp->cs[j] = cs; });
+        }
+      }
+    }
     for (int i = 0; i < n_particles; ++i)
       for (int c = 0; c < dim; ++c) xn[x_vel(i) + c] = S(0);
     for (int s = 0; s < n_springs; ++s) {
       S n[3];
-      const S F = spring_force<S>(s, t, x, u, p, n, &pb);  // tension [N] along n̂ from a to b
+      SpringTape<S>* keep = nullptr;
+      if constexpr (taped) keep = &tp->spring[s];
+      const S F = spring_force<S>(s, t, x, u, p, n, &pb, keep);  // tension [N] along n̂ from a to b
+      if constexpr (taped) {
+        keep->F = F;
+        for (int c = 0; c < dim; ++c) keep->n[c] = n[c];
+      }
       const int a = end_a(s), b = end_b(s);
       for (int c = 0; c < dim; ++c) {
         const S g = F * n[c];  // force on a [N]; −g on b
@@ -592,7 +666,11 @@ struct MassSpring {
     for (int i = 0; i < n_particles; ++i) {
       S f[3], fg[3], vstar[3] = {S(0), S(0), S(0)};
       for (int c = 0; c < dim; ++c) f[c] = S(xn[x_vel(i) + c]);
-      ground_force<S>(i, x, p, fg);
+      ParticleTape<S>* keep = nullptr;
+      if constexpr (taped) keep = &tp->particle[i];
+      ground_force<S>(i, x, p, fg, keep);
+      if constexpr (taped)
+        for (int c = 0; c < dim; ++c) keep->f[c] = f[c] + fg[c];  // finish_velocity's sum, same bits
       finish_velocity<S>(i, decay, x, p, f, fg, vstar);
       integrate<S>(i, x, p, vstar, xn);  // overwrites the force accumulator of particle i only
     }
@@ -674,6 +752,196 @@ struct MassSpring {
     }
     if (sinusoid) adj_globals[kActuationFrequency] += adj_w;
     for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
+  }
+
+  // ---- the step tape's adjoint (one lane, host) ----
+  // The taped path: one lane, the penalty ground (or none), at most kTapeParticles particles
+  // and kTapeSprings springs, at most kPhaseCache phases. For floating-point S this implies
+  // solo_adjoint_fits, and adj_step_taped is then adj_step_solo with the recomputed values read
+  // from the tape: the same operations on the same operands in the same order, so the same
+  // bits. (Other S, e.g. op_count's Counted<S>, also take it; their adj_step is the strided one,
+  // whose sums run in another order.)
+  template <class S>
+  bool tape_fits() const {
+    return !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
+           !(actuation == kSinusoid && n_phases > kPhaseCache);
+  }
+  // adj_spring_force (write_params, write_frequency = sinusoid) from spring s's tape entry:
+  // the same expressions, with ℓ, n̂, Δv·n̂, F, act and L0 read instead of recomputed; n̂ into
+  // nhat (zero at zero length)
+  template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj>
+  void adj_spring_taped(int s, const S& t, const XIn& x, const StepTape<S>& tp, const UIn& u, const PIn& p,
+                        const S* adj_g, S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, S& adj_w, S* nhat,
+                        S* adj_rest) const {
+    (void)u;
+    const SpringTape<S>& e = tp.spring[s];
+    for (int c = 0; c < dim; ++c) adj_d[c] = adj_dv[c] = S(0);
+    for (int c = 0; c < dim; ++c) nhat[c] = S(0);
+    if (adj_rest) *adj_rest = S(0);
+    const S l = e.l;
+    if (!(l > S(1e-12))) return;  // zero force and derivative (spring_force's branch)
+    const int a = end_a(s), b = end_b(s);
+    S dv[3], g_n = S(0);
+    const S* n = e.n;
+    for (int c = 0; c < dim; ++c) {
+      dv[c] = S(x[x_vel(b) + c]) - S(x[x_vel(a) + c]);
+      g_n += adj_g[c] * n[c];
+    }
+    const S dv_n = e.dv_n, F = e.F;
+    const int act = actuator(s);
+    const S k = S(p[p_stiffness(s)]), cs = S(p[p_damping(s)]);
+    const S L0 = e.L0;
+    S act_v = S(0), target = L0, scale = S(1);
+    if (act >= 0) {
+      act_v = e.act;
+      scale = S(1) + S(p[p_amplitude(s)]) * act_v;
+      target = L0 * scale;
+    }
+    // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
+    for (int c = 0; c < dim; ++c) {
+      adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l);
+      adj_dv[c] = g_n * cs * n[c];
+    }
+    // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
+    const S adj_target = -k * g_n;
+    if (adj_rest) *adj_rest = adj_target * scale;
+    adj_p[p_stiffness(s)] += g_n * (l - target);
+    adj_p[p_damping(s)] += g_n * dv_n;
+    if (!rest_from_positions) adj_p[p_rest_length(s)] += adj_target * scale;
+    if (act >= 0) {
+      adj_p[p_amplitude(s)] += adj_target * L0 * act_v;
+      const S adj_act = adj_target * L0 * S(p[p_amplitude(s)]);
+      if (actuation == kRaw) {
+        adj_u[act] += adj_act;
+      } else {
+        // act = tanh(z), z = Σ_j w_aj sin(ω t + 2πj/n) + b_a (adj_activation's phase-bank path)
+        const S adj_z = adj_act * (S(1) - act_v * act_v);
+        adj_p[p_bias(act)] += adj_z;
+        for (int j = 0; j < n_phases; ++j) adj_p[p_weight(act, j)] += adj_z * tp.sn[j];
+        for (int j = 0; j < n_phases; ++j) adj_w += adj_z * S(p[p_weight(act, j)]) * tp.cs[j] * t;
+      }
+    }
+    for (int c = 0; c < dim; ++c) nhat[c] = n[c];
+  }
+  // adj_ground_force from particle i's tape entry (z, softplus, σ, q read instead of recomputed)
+  template <class S, class XIn, class PIn>
+  void adj_ground_taped(int i, const XIn& x, const PIn& p, const ParticleTape<S>& e, const S* adj_f, S& adj_y,
+                        S* adj_v, S* adj_globals) const {
+    if (!ground || impact) return;
+    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+    const S ve = S(p[p_global(kFrictionSmoothing)]);
+    const S z = e.z, sp = e.sp, sg = e.sg;
+    const S elastic = kg * wg * sp;
+    const S vy = S(x[x_vel(i) + 1]);
+    S vdotf = S(0);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) vdotf += S(x[x_vel(i) + c]) * adj_f[c];
+    const S q = e.q, q3 = q * q * q;
+    // friction F_t = −μ E v_t / q
+    S adj_elastic = -mu * vdotf / q;
+    adj_globals[kFriction] += -elastic * vdotf / q;
+    adj_globals[kFrictionSmoothing] += mu * elastic * vdotf * ve / q3;
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) adj_v[c] += -mu * elastic * (adj_f[c] / q - S(x[x_vel(i) + c]) * vdotf / q3);
+    // normal F_n = E − d_g σ(z) v_y
+    const S adj_n = adj_f[1];
+    adj_elastic += adj_n;
+    adj_v[1] += -adj_n * dg * sg;
+    adj_globals[kGroundDamping] += -adj_n * sg * vy;
+    // z-dependence: ∂E/∂z = k_g w_g σ, ∂(σ v_y)/∂z = σ(1 − σ) v_y
+    const S adj_z = adj_elastic * kg * wg * sg - adj_n * dg * sg * (S(1) - sg) * vy;
+    adj_globals[kGroundStiffness] += adj_elastic * wg * sp;
+    // E = k_g w sp(z) at fixed p: ∂/∂w = k_g sp + ∂/∂z · (−z/w)
+    adj_globals[kGroundSmoothing] += adj_elastic * kg * sp + adj_z * (-z / wg);
+    adj_y += -adj_z / wg;
+    adj_globals[kGroundHeight] += adj_z / wg;
+  }
+  // adj_step_solo reading step k's tape: per step no exp of ζ, no phase rotation; per spring
+  // no sqrt, division by ℓ for n̂, nor tanh; per particle no softplus/sigmoid exp and log1p,
+  // no sqrt of the friction norm, and the mass adjoint's force f_i = Σ ±F n̂ + f_ground read.
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  void adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp, XAdj& adj_x,
+                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
+    const S h = S(dt), t = S(dt * k);
+    const S decay = tp.decay;
+    S adj_globals[kNumGlobals];
+    for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
+    S fbar[3 * kTapeParticles];  // f̄_i [1/N · loss units], particle i at 3i
+    for (int i = 0; i < n_particles; ++i) {
+      const S m = S(p[p_mass(i)]);
+      for (int c = 0; c < dim; ++c) {
+        const S xb = S(adj_xn[x_pos(i) + c]);
+        const S vb = S(adj_xn[x_vel(i) + c]) + h * xb;  // v̄*
+        adj_x[x_pos(i) + c] += xb;
+        adj_x[x_vel(i) + c] += decay * vb;
+        fbar[3 * i + c] = h * vb / m;
+        adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb;
+      }
+      adj_globals[kGravity] += -m * fbar[3 * i + 1];  // a_y = … − g:  ḡ = −h v̄*_y = −m f̄_y
+    }
+    S adj_w = S(0);
+    for (int s = 0; s < n_springs; ++s) {
+      const int a = end_a(s), b = end_b(s);
+      S adj_g[3], adj_d[3], adj_dv[3], n[3], adj_rest;
+      for (int c = 0; c < dim; ++c) adj_g[c] = fbar[3 * a + c] - fbar[3 * b + c];
+      adj_spring_taped<S>(s, t, x, tp, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, adj_w, n,
+                          rest_from_positions ? &adj_rest : nullptr);
+      for (int c = 0; c < dim; ++c) {
+        adj_x[x_pos(a) + c] -= adj_d[c];
+        adj_x[x_pos(b) + c] += adj_d[c];
+        adj_x[x_vel(a) + c] -= adj_dv[c];
+        adj_x[x_vel(b) + c] += adj_dv[c];
+      }
+      if (rest_from_positions) {
+        adj_rest_length_at<S>(s, a, p, adj_p, adj_rest);
+        adj_rest_length_at<S>(s, b, p, adj_p, adj_rest);
+      }
+    }
+    for (int i = 0; i < n_particles; ++i) {
+      S adj_y = S(0), adj_v[3] = {S(0), S(0), S(0)};
+      const S* fb = fbar + 3 * i;
+      const ParticleTape<S>& e = tp.particle[i];
+      adj_ground_taped<S>(i, x, p, e, fb, adj_y, adj_v, adj_globals);
+      adj_x[x_pos(i) + 1] += adj_y;
+      for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += adj_v[c];
+      // m̄_i = −(f_i · f̄_i)/m_i, with f_i the non-gravity force (gravity enters as −g ŷ)
+      S fdot = S(0);
+      for (int c = 0; c < dim; ++c) fdot += e.f[c] * fb[c];
+      adj_p[p_mass(i)] += -fdot / S(p[p_mass(i)]);
+    }
+    if (actuation == kSinusoid) adj_globals[kActuationFrequency] += adj_w;
+    for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
+  }
+
+  // rollout.h's step-tape protocol. step_taped = step (bit for bit) and keeps the tape;
+  // adj_step_taped = adj_step from it. One lane on the host with tape_fits takes the taped
+  // one-lane path; everything else (lanes > 1, the device, the impact ground, large robots)
+  // runs step / adj_step and leaves the tape unused (the same predicate on both sides, so an
+  // unfilled tape is never read).
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& tp,
+                           const Lanes& ln = Lanes{}) const {
+#if !defined(__CUDA_ARCH__)
+    if (ln.width == 1 && tape_fits<S>()) {
+      step_solo<S>(k, x, u, p, xn, &tp);
+      return;
+    }
+#endif
+    (void)tp;
+    step<S>(k, x, u, p, xn, ln);
+  }
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp, XAdj& adj_x,
+                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+#if !defined(__CUDA_ARCH__)
+    if (ln.width == 1 && tape_fits<S>()) {
+      adj_step_solo_taped<S>(k, x, u, p, tp, adj_x, adj_u, adj_p, adj_xn);
+      return;
+    }
+#endif
+    (void)tp;
+    adj_step<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
   }
 
   // the adjoint of v*_j (vbar) and of the force on particle j (f̄_j = h v̄*_j / m_j). With the
