@@ -231,6 +231,13 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   const double cdamp = ct.number("damping", 10.0, Range::closed(0, 1e9));
   const double smooth = ct.number("smoothing", 1e-3, Range{0, 1e3, true, false});
   ct.finish();
+  // joint limits: a smooth penalty torque outside each joint's range (articulated.h)
+  JsonObject jl = m.object("joint_limits");
+  a.joint_limits = jl.boolean("enabled", false);
+  a.limit_stiffness = jl.number("stiffness", 1e4, Range{0, 1e9, true, false});
+  a.limit_smoothing = jl.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  jl.finish();
+  for (int j = 0; j < a.n_dof; ++j) a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
   const double gravity = m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
 
   c.info = articulated_info(a, names);
@@ -276,6 +283,12 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";
   m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - softplus(beta (-tau - lim)))/beta" : "off";
   m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
+  if (a.joint_limits)
+    m["joint_limits"] = {{"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},
+                         {"stiffness", a.limit_stiffness},
+                         {"smoothing", a.limit_smoothing}};
+  else
+    m["joint_limits"] = "off";
   m["dof"] = a.n_dof;
   nlohmann::json bs = nlohmann::json::array();
   for (int b = 0; b < a.n_bodies; ++b) {

@@ -107,6 +107,25 @@ struct ArticulatedProvider {
       StepCase<Articulated> c{"panda at rest at home", m, moving_state(0.0), std::vector<double>(7, 0.0), p, 1.0, 0};
       out.push_back(c);
     }
+    for (int integ = 0; integ < 3; ++integ) {
+      // joint limits on: joint 2 half a smoothing width past its upper limit, joint 4 at its
+      // lower limit, joint 6 two widths inside its upper limit, the rest inside
+      std::vector<double> p;
+      Articulated m = panda(integ, false, p);
+      // PD targets as in the first cases: the saturation is away from its knee, where
+      // centered FD in the targets loses accuracy (the clamp's curvature is β k_p²)
+      for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.01 * (j + 1);
+      m.joint_limits = true;
+      m.limit_stiffness = 1e4;  // [N·m/rad]
+      m.limit_smoothing = 2e-3; // [rad]
+      for (int j = 0; j < 7; ++j) m.limit_lower[j] = -2.8, m.limit_upper[j] = 2.8;
+      std::vector<double> x = moving_state(0.4);
+      m.limit_upper[1] = x[1] - 0.5 * m.limit_smoothing;
+      m.limit_lower[3] = x[3];
+      m.limit_upper[5] = x[5] + 2 * m.limit_smoothing;
+      StepCase<Articulated> c{std::string("panda past its joint limits ") + names[integ], m, x, u, p, 1.0, 2};
+      out.push_back(c);
+    }
     {
       ExperimentConfig hs = hinge_slide_config();
       for (int integ = 0; integ < 3; ++integ) {
@@ -548,6 +567,52 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
   }
 }
 
+// joint limits: with no gravity, gains or saturation and a damped arm, constant torques u_j
+// drive every joint past a limit and the arm comes to rest where each joint's limit torque
+// balances its applied torque exactly (at rest M q̈ = 0 and c = 0, so joint by joint
+// u_j + τ_l,j(q_j) = 0): k w softplus((q_j − hi_j)/w) = u_j above, the mirror below
+TEST(Articulated, JointLimitHoldsAgainstATorque) {
+  std::vector<double> p;
+  Articulated m = panda(Articulated::kImplicitFast, false, p);
+  m.joint_limits = true;
+  m.limit_stiffness = 2e3;    // [N·m/rad]
+  m.limit_smoothing = 1e-3;   // [rad]
+  m.torque_limits = false;
+  p[m.p_global(Articulated::kGravity)] = 0.0;
+  std::vector<double> x = moving_state(0.0), u(7);
+  for (int j = 0; j < 7; ++j) {
+    p[m.p_joint(j, Articulated::kKp)] = 0.0;
+    p[m.p_joint(j, Articulated::kKv)] = 0.0;
+    p[m.p_joint(j, Articulated::kDamping)] = 20.0;  // [N·m·s/rad]
+    u[j] = (j % 2 ? -1.0 : 1.0) * (2.0 + j);         // [N·m]
+    m.limit_lower[j] = x[j] - 0.05;
+    m.limit_upper[j] = x[j] + 0.05;
+  }
+  std::vector<double> xn(14);
+  // 30 s: the slowest mode of the damped arm decays by ~1e-9 only after ~20 s
+  for (int k = 0; k < 15000; ++k) {
+    m.step<double>(k, x.data(), u.data(), p.data(), xn);
+    x = xn;
+  }
+  const double k_l = m.limit_stiffness, w = m.limit_smoothing;
+  for (int j = 0; j < 7; ++j) {
+    // softplus(z) = a  <=>  z = log(e^a − 1)
+    const double a = std::fabs(u[j]) / (k_l * w), pen = w * std::log(std::expm1(a));
+    const double expected = u[j] > 0 ? m.limit_upper[j] + pen : m.limit_lower[j] - pen;
+    EXPECT_NEAR(x[j], expected, 1e-9) << "joint " << j + 1;
+    EXPECT_NEAR(x[7 + j], 0.0, 1e-9) << "joint " << j + 1 << " at rest";
+    EXPECT_GT(pen, 0.0);
+  }
+  // off, the same torques carry the joints far past the range
+  m.joint_limits = false;
+  x = moving_state(0.0);
+  for (int k = 0; k < 1500; ++k) {
+    m.step<double>(k, x.data(), u.data(), p.data(), xn);
+    x = xn;
+  }
+  EXPECT_GT(std::fabs(x[0] - moving_state(0.0)[0]), 0.1);
+}
+
 TEST(Articulated, ParameterMaskKeepsListedGradients) {
   std::vector<double> p;
   Articulated full = panda(Articulated::kImplicitFast, false, p);
@@ -626,6 +691,20 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
   fails_with(head + R"("bodies": [{"name": "a", "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})", "model.bodies");
   fails_with(head + R"("bodies": [{"name": "a", "joint": {"range": [1, -1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
              "model.bodies[0].joint.range");
+  fails_with(head + R"("joint_limits": {"enabled": true, "smoothing": 0}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+             "model.joint_limits.smoothing");
+  fails_with(head + R"("joint_limits": {"enabled": true, "stiffnes": 10}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+             "stiffnes");
+  {
+    // accepted: the limits take each joint's range
+    const ExperimentConfig ok = parse_config(nlohmann::json::parse(
+        head + R"("joint_limits": {"enabled": true, "stiffness": 500}, "bodies": [{"name": "a", "joint": {"range": [-0.5, 0.7]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})"));
+    EXPECT_TRUE(ok.articulated.joint_limits);
+    EXPECT_EQ(ok.articulated.limit_stiffness, 500.0);
+    EXPECT_EQ(ok.articulated.limit_smoothing, 1e-3);
+    EXPECT_EQ(ok.articulated.limit_lower[0], -0.5);
+    EXPECT_EQ(ok.articulated.limit_upper[0], 0.7);
+  }
   fails_with(head + R"("integrator": "verlet", "bodies": []}})", "model.integrator");
   fails_with(head + R"("integrator": "euler"}})", "model.bodies");
   try {

@@ -31,7 +31,12 @@
 // Contact (optional): one point on a body (the fingertip) against the plane z = height,
 // penetration d = height − z_tip, z = d/w:
 //   f_z = k w softplus(z) − d_c σ(z) ż_tip,   τ_c = J_tip,zᵀ f_z
-// Joint ranges are not enforced (no limit constraint); experiments keep inside them.
+// Joint limits (optional, joint_limits): a smooth penalty torque outside each joint's range
+// [lo_j, hi_j], τ_l,j = k_l w_l [softplus((lo_j − q_j)/w_l) − softplus((q_j − hi_j)/w_l)],
+// which tends to k_l (lo_j − q_j) below the range and −k_l (q_j − hi_j) above it as w_l → 0
+// and is ~k_l w_l e^{−d/w_l} a distance d inside. It enters the step explicitly, like the
+// contact force; k_l, w_l and the ranges are model constants (not differentiable θ). Off by
+// default, as in MuJoCo's compiler when limited is unset.
 //
 // Adjoint: euler and implicitfast have a hand-written reverse (adj_step). It recomputes the
 // step's system A q̇⁺ = b (implicit_system), solves A λ = q̇̄⁺ + h q̄⁺ with A's Cholesky
@@ -81,6 +86,10 @@ struct Articulated {
   int integrator = kEuler;
   bool torque_limits = true;
   bool contact = false;
+  bool joint_limits = false;
+  double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // [rad or m]
+  double limit_stiffness = 0;                                    // k_l [N·m/rad or N/m]
+  double limit_smoothing = 0.01;                                 // w_l [rad or m], > 0
   // tree, bodies in topological order
   int parent[kMaxBodies] = {};      // −1 = world
   int joint[kMaxBodies] = {};       // JointType
@@ -349,6 +358,20 @@ struct Articulated {
     for (int r = 0; r < nd; ++r) tc[ds[r]] += jz[r] * fz;
   }
 
+  // the joint-limit torque τ_l,j(q_j) [N·m or N] (0 when joint_limits is off)
+  template <class S>
+  STEER_HD S limit_torque(int j, const S& qj) const {
+    if (!joint_limits) return S(0);
+    const S w = S(limit_smoothing), k = S(limit_stiffness);
+    return k * w * (softplus((S(limit_lower[j]) - qj) / w) - softplus((qj - S(limit_upper[j])) / w));
+  }
+  // ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
+  template <class S>
+  STEER_HD S limit_slope(int j, const S& qj) const {
+    const S w = S(limit_smoothing), k = S(limit_stiffness);
+    return -k * (sigmoid((S(limit_lower[j]) - qj) / w) + sigmoid((qj - S(limit_upper[j])) / w));
+  }
+
   // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
   // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b) for adj_saturate)
   template <class S, class PIn>
@@ -436,6 +459,8 @@ struct Articulated {
       qdd[j] = saturate(p, j, raw, slope) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
     }
     contact_forces(K, v, p, qdd);
+    if (joint_limits)
+      for (int j = 0; j < n_dof; ++j) qdd[j] += limit_torque(j, q[j]);
     cholesky_solve(n_dof, M, qdd);
   }
 
@@ -536,6 +561,7 @@ struct Articulated {
       const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + 4 * i : nullptr);
       S implicit_gain = S(p[p_joint(i, kDamping)]);
       S f = tau - c[i] + tc[i];
+      if (joint_limits) f += limit_torque(i, q[i]);
       if (integrator == kImplicitFast) {
         implicit_gain += slope[i] * kv;
         f += slope[i] * kv * v[i];
@@ -942,6 +968,8 @@ struct Articulated {
         av[i] += mu[i] * slope[i] * kv;
       }
       const S araw = adj_saturate(p, i, raw[i], sig + 4 * i, ap, mu[i], aslope, want_beta);
+      // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
+      if (joint_limits) aq[i] += mu[i] * limit_slope(i, q[i]);
       // τ_raw = k_p (q* − q) − k_v q̇ + u_ff
       const S tgt = p[p_joint(i, kTarget)];
       ap[p_joint(i, kKp)] += araw * (tgt - q[i]);
@@ -1090,7 +1118,8 @@ struct Articulated {
   // an energy change is the integrator's error
   template <class S, class PIn>
   STEER_HD bool conservative(const PIn& p) const {
-    if (contact) return false;
+    // the limit and contact forces have potentials, but energy() does not include them
+    if (contact || joint_limits) return false;
     for (int j = 0; j < n_dof; ++j)
       if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) && S(p[p_joint(j, kKv)]) == S(0)))
         return false;
