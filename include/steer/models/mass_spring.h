@@ -45,6 +45,12 @@
 // backend) step and adj_step take step_solo / adj_step_solo instead: every spring once per
 // step, scattered onto both ends (no lane to race with), the phase bank and e^{−ζh} once per
 // step; the forward is bitwise the gather's (see step_solo).
+//
+// Step tape (rollout.h): on the CPU backend's uniform schedule the segment recompute runs
+// step_taped, which is step_solo keeping each spring's ℓ, n̂, Δv·n̂, F, act, L0, each particle's
+// force and ground terms, e^{−ζh} and the phase bank in a StepTape; adj_step_taped is
+// adj_step_solo reading them instead of computing the step again (bitwise the same gradient;
+// robot A's backward/forward 3.2 → 2.0–2.3). Other paths fall back to step / adj_step.
 #pragma once
 
 #include <cmath>
@@ -219,8 +225,8 @@ struct MassSpring {
   // softplus(z), σ(z) and q = sqrt(|v_t|² + v_ε²) [m/s] (an exp, a log1p, a sqrt and three
   // divisions saved). Per step: e^{−ζh} and the phases sin/cos(ω t + 2πj/n).
   // The arrays are fixed (no allocation; the CPU backend keeps K = checkpoint_every tapes per
-  // thread): kTapeSprings · 64 B + kTapeParticles · 56 B + 264 B ≈ 78.6 kB per step in float64,
-  // of which a robot touches only its prefix (robot A: 11 springs, 6 particles, ≈ 1.3 kB).
+  // thread): kTapeSprings · 64 B + kTapeParticles · 56 B + 264 B = 80.1 kB per step in float64,
+  // of which a robot touches only its prefix (robot A: 11 springs, 6 particles, 10 phases: 1.2 kB).
   // Robots over the bounds, the impact ground, more than kPhaseCache phases, and lanes > 1
   // take step / adj_step instead (tape_fits).
   template <class S>
@@ -235,7 +241,7 @@ struct MassSpring {
   static constexpr int kTapeParticles = 256;  // = kSoloParticles (the one-lane adjoint's bound)
   template <class S>
   struct StepTape {
-    StepTape() {}  // left uninitialized (std::vector value-initialization would zero ~79 kB per tape);
+    StepTape() {}  // left uninitialized (std::vector value-initialization would zero 80 kB per tape);
                    // step_taped writes every field adj_step_taped reads
     S decay;       // e^{−ζh} [1]
     S sn[kPhaseCache], cs[kPhaseCache];  // sin, cos(ω t + 2πj/n), sinusoid mode
