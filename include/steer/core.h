@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define STEER_HD __host__ __device__
@@ -56,6 +57,11 @@ struct Lanes {
 #endif
   }
 };
+
+// floating-point scalars, and wrappers that compute exactly as one (op_count.h's Counted):
+// the models' one-lane fast paths, written for plain scalars rather than duals, test this
+template <class S>
+struct is_real_scalar : std::is_floating_point<S> {};
 
 // plain value of a scalar: identity for float/double, overloaded for Dual
 STEER_HD inline double value_of(double a) { return a; }

@@ -67,6 +67,10 @@ struct Counted {
   Counted& operator/=(const Counted& o) { return tick(&OpTally::div), v /= o.v, *this; }
 };
 
+// Counted computes as S, so the models' plain-scalar paths (is_real_scalar) are the ones counted
+template <class S>
+struct is_real_scalar<Counted<S>> : std::true_type {};
+
 template <class S>
 S value_of(const Counted<S>& c) {
   return c.v;

@@ -148,7 +148,7 @@ struct MassSpring {
   static constexpr int kPhaseCache = 16;
   template <class S>
   struct PhaseBank {
-    static constexpr int kCap = std::is_floating_point<S>::value ? kPhaseCache : 1;
+    static constexpr int kCap = is_real_scalar<S>::value ? kPhaseCache : 1;
     S sn[kCap], cs[kCap];
     bool ok = false;
   };
@@ -695,7 +695,7 @@ struct MassSpring {
   static constexpr int kSoloParticles = 256;
   template <class S>
   bool solo_adjoint_fits() const {
-    return std::is_floating_point<S>::value && !(ground && impact) && n_particles <= kSoloParticles && dim <= 3;
+    return is_real_scalar<S>::value && !(ground && impact) && n_particles <= kSoloParticles && dim <= 3;
   }
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   void adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
