@@ -511,7 +511,7 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
       SCOPED_TRACE("integrator " + std::to_string(integrator) + (contact ? ", contact" : ""));
       std::vector<double> theta;
       Articulated m = panda(integrator, contact, theta);
-      const int T = 60, K = 7, nx = m.nx(), nu = m.nu(), np = m.np();
+      const int T = 60, K = 7, nu = m.nu();
       ExperimentConfig c = panda_config();
       RolloutShape sh;
       sh.steps = T;
@@ -522,39 +522,8 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
         theta[m.p_global(Articulated::kPlaneHeight)] += 0.005;
       }
       for (size_t i = 0; i < u.size(); ++i) u[i] = 4.0 * std::sin(0.07 * double(i));
-      struct Out {
-        std::vector<double> ckpt, seg, lam, lam_prev, gx0, gu, gp;
-        double loss = 0;
-        RolloutDiag diag{};
-      };
-      auto run = [&](bool taped) {
-        Out o;
-        o.ckpt.assign(size_t(sh.checkpoint_slots()) * nx, 0.0);
-        o.seg.assign(size_t(sh.segment_slots()) * nx, 0.0);
-        o.lam.assign(nx, 0.0);
-        o.lam_prev.assign(nx, 0.0);
-        o.gx0.assign(nx, 0.0);
-        o.gu.assign(u.size(), 0.0);
-        o.gp.assign(np, 0.0);
-        RolloutRefs<double> r;
-        r.x0 = {x0.data(), 1};
-        r.u = {u.data(), 1};
-        r.p = {theta.data(), 1};
-        r.ckpt = view(o.ckpt.data());
-        r.seg = view(o.seg.data());
-        r.lam = view(o.lam.data());
-        r.lam_prev = view(o.lam_prev.data());
-        r.grad_x0 = view(o.gx0.data());
-        r.grad_u = view(o.gu.data());
-        r.grad_p = view(o.gp.data());
-        r.loss = &o.loss;
-        r.diag = &o.diag;
-        std::vector<Articulated::StepTape<double>> tape(K);
-        forward_rollout<Articulated, double>(m, c.loss, sh, r);
-        backward_rollout<Articulated, double>(m, c.loss, sh, r, Lanes{}, taped ? tape.data() : nullptr);
-        return o;
-      };
-      const Out a = run(false), b = run(true);
+      const SweepOut a = forward_backward_sweep(m, c.loss, sh, x0, u, theta, false),
+                     b = forward_backward_sweep(m, c.loss, sh, x0, u, theta, true);
       EXPECT_EQ(a.loss, b.loss);
       EXPECT_EQ(a.gx0, b.gx0);
       EXPECT_EQ(a.gu, b.gu);
@@ -562,7 +531,9 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
       double gmax = 0;
       for (double g : a.gu) gmax = std::max(gmax, std::fabs(g));
       EXPECT_GT(gmax, 0.0) << "the loss must depend on the controls";
-      if (contact) EXPECT_GT(b.diag.contact_steps, 0) << "the hand must reach the plane";
+      if (contact) {
+        EXPECT_GT(b.diag.contact_steps, 0) << "the hand must reach the plane";
+      }
     }
   }
 }

@@ -91,6 +91,44 @@ std::vector<double> step_value(const Model& m, int k, const std::vector<double>&
   return y;
 }
 
+// one rollout's forward and backward sweep on plain vectors (one lane), with the model's step
+// tape (K = sh.checkpoint_every tapes) or without it: the taped-vs-untaped bit tests
+struct SweepOut {
+  std::vector<double> ckpt, seg, lam, lam_prev, gx0, gu, gp;
+  double loss = 0;
+  RolloutDiag diag{};
+};
+template <class Model>
+SweepOut forward_backward_sweep(const Model& m, const Loss& loss, const RolloutShape& sh, const std::vector<double>& x0,
+                                const std::vector<double>& u, const std::vector<double>& p, bool taped) {
+  const int nx = m.nx();
+  SweepOut o;
+  o.ckpt.assign(size_t(sh.checkpoint_slots()) * nx, 0.0);
+  o.seg.assign(size_t(sh.segment_slots()) * nx, 0.0);
+  o.lam.assign(nx, 0.0);
+  o.lam_prev.assign(nx, 0.0);
+  o.gx0.assign(nx, 0.0);
+  o.gu.assign(u.size(), 0.0);
+  o.gp.assign(m.np(), 0.0);
+  RolloutRefs<double> r;
+  r.x0 = {x0.data(), 1};
+  r.u = {u.data(), 1};
+  r.p = {p.data(), 1};
+  r.ckpt = view(o.ckpt.data());
+  r.seg = view(o.seg.data());
+  r.lam = view(o.lam.data());
+  r.lam_prev = view(o.lam_prev.data());
+  r.grad_x0 = view(o.gx0.data());
+  r.grad_u = view(o.gu.data());
+  r.grad_p = view(o.gp.data());
+  r.loss = &o.loss;
+  r.diag = &o.diag;
+  std::vector<typename Model::template StepTape<double>> tape(taped ? sh.checkpoint_every : 0);
+  forward_rollout<Model, double>(m, loss, sh, r);
+  backward_rollout<Model, double>(m, loss, sh, r, Lanes{}, taped ? tape.data() : nullptr);
+  return o;
+}
+
 // the full rollout gradient (x0, u, θ) of a case, on the CPU
 template <class Model>
 std::vector<double> rollout_gradient(const RolloutCase<Model>& c, bool reference, int K, double* loss = nullptr) {

@@ -519,7 +519,7 @@ TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const MassSpring& m = c.m;
-    const int K = 9, nx = m.nx(), np = m.np();
+    const int K = 9;
     RolloutShape sh;
     sh.steps = T;
     sh.checkpoint_every = K;
@@ -528,39 +528,8 @@ TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
     loss.com_axis = 0;
     loss.com_weight = -1.0;
     loss.effort_weight = 1e-3;
-    struct Out {
-      std::vector<double> ckpt, seg, lam, lam_prev, gx0, gu, gp;
-      double loss = 0;
-      RolloutDiag diag{};
-    };
-    auto run = [&](bool taped) {
-      Out o;
-      o.ckpt.assign(size_t(sh.checkpoint_slots()) * nx, 0.0);
-      o.seg.assign(size_t(sh.segment_slots()) * nx, 0.0);
-      o.lam.assign(nx, 0.0);
-      o.lam_prev.assign(nx, 0.0);
-      o.gx0.assign(nx, 0.0);
-      o.gu.assign(c.u.size(), 0.0);
-      o.gp.assign(np, 0.0);
-      RolloutRefs<double> r;
-      r.x0 = {c.x0.data(), 1};
-      r.u = {c.u.data(), 1};
-      r.p = {c.p.data(), 1};
-      r.ckpt = view(o.ckpt.data());
-      r.seg = view(o.seg.data());
-      r.lam = view(o.lam.data());
-      r.lam_prev = view(o.lam_prev.data());
-      r.grad_x0 = view(o.gx0.data());
-      r.grad_u = view(o.gu.data());
-      r.grad_p = view(o.gp.data());
-      r.loss = &o.loss;
-      r.diag = &o.diag;
-      std::vector<MassSpring::StepTape<double>> tape(taped ? K : 0);
-      forward_rollout<MassSpring, double>(m, loss, sh, r);
-      backward_rollout<MassSpring, double>(m, loss, sh, r, Lanes{}, taped ? tape.data() : nullptr);
-      return o;
-    };
-    const Out a = run(false), b = run(true);
+    const SweepOut a = forward_backward_sweep(m, loss, sh, c.x0, c.u, c.p, false),
+                   b = forward_backward_sweep(m, loss, sh, c.x0, c.u, c.p, true);
     EXPECT_EQ(a.loss, b.loss);
     expect_same_bits(a.gx0, b.gx0, "dL/dx0");
     expect_same_bits(a.gu, b.gu, "dL/du");
