@@ -17,15 +17,24 @@ namespace steer {
 
 namespace detail {
 
-// seeds inputs c0 .. c0+N−1 (ordered x, u, θ) and evaluates one step on duals
+// seeds inputs c0 .. c0+N−1 (ordered x, u, then θ: every slot, or only the n_pcols slots
+// listed in pcols) and evaluates one step on duals
 template <class Model, class S, int N, class XIn, class UIn, class PIn, class DX, class DU, class DP, class DY>
 STEER_HD void dual_step_chunk(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p, int c0, DX& xd,
-                              DU& ud, DP& pd, DY& yd) {
+                              DU& ud, DP& pd, DY& yd, const short* pcols = nullptr, int n_pcols = 0) {
   using D = Dual<S, N>;
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   for (int i = 0; i < nx; ++i) xd[i] = D::variable(S(x[i]), i - c0);
   for (int j = 0; j < nu; ++j) ud[j] = D::variable(S(u[j]), nx + j - c0);
-  for (int q = 0; q < np; ++q) pd[q] = D::variable(S(p[q]), nx + nu + q - c0);
+  if (!pcols) {
+    for (int q = 0; q < np; ++q) pd[q] = D::variable(S(p[q]), nx + nu + q - c0);
+  } else {
+    for (int q = 0; q < np; ++q) pd[q] = D(S(p[q]));
+    for (int c = 0; c < N; ++c) {
+      const int g = c0 + c - nx - nu;
+      if (g >= 0 && g < n_pcols) pd[pcols[g]].v[c] = S(1);
+    }
+  }
   m.template step<D>(k, xd, ud, pd, yd);
 }
 
@@ -50,15 +59,17 @@ STEER_HD void with_dual_arrays(const Model& m, Body&& body) {
 
 }  // namespace detail
 
-// accumulates adj_x += (∂f/∂x)ᵀ adj_xn, adj_u += (∂f/∂u)ᵀ adj_xn, adj_p += (∂f/∂θ)ᵀ adj_xn
+// accumulates adj_x += (∂f/∂x)ᵀ adj_xn, adj_u += (∂f/∂u)ᵀ adj_xn, adj_p += (∂f/∂θ)ᵀ adj_xn;
+// with pcols, adj_p only for the n_pcols θ slots listed there (the rest cost no dual column)
 template <class Model, class S, int N = 8, class XIn, class UIn, class PIn, class XAdj, class UAdj,
           class PAdj, class XnAdj>
 STEER_HD void dual_adj_step(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) {
-  const int nx = m.nx(), nu = m.nu(), n = m.nx() + m.nu() + m.np();
+                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const short* pcols = nullptr,
+                            int n_pcols = 0) {
+  const int nx = m.nx(), nu = m.nu(), n = m.nx() + m.nu() + (pcols ? n_pcols : m.np());
   detail::with_dual_arrays<Model, S, N>(m, [&](auto& xd, auto& ud, auto& pd, auto& yd) {
     for (int c0 = 0; c0 < n; c0 += N) {
-      detail::dual_step_chunk<Model, S, N>(m, k, x, u, p, c0, xd, ud, pd, yd);
+      detail::dual_step_chunk<Model, S, N>(m, k, x, u, p, c0, xd, ud, pd, yd, pcols, n_pcols);
       for (int c = 0; c < N && c0 + c < n; ++c) {
         // column c of the Jacobian, contracted with adj_xn
         S acc = S(0);
@@ -69,7 +80,7 @@ STEER_HD void dual_adj_step(const Model& m, int k, const XIn& x, const UIn& u, c
         else if (in < nx + nu)
           adj_u[in - nx] += acc;
         else
-          adj_p[in - nx - nu] += acc;
+          adj_p[pcols ? pcols[in - nx - nu] : in - nx - nu] += acc;
       }
     }
   });

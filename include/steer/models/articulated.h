@@ -60,6 +60,7 @@
 
 #include "steer/core.h"
 #include "steer/dual.h"
+#include "steer/reference_adjoint.h"
 
 namespace steer {
 
@@ -994,42 +995,10 @@ struct Articulated {
   // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   STEER_HD void adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+                              PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
     if (!ln.leader()) return;
-    constexpr int N = 8;
-    using D = Dual<S, N>;
-    const int nxv = nx(), nuv = nu(), npv = np();
-    const int ngp = n_grad_params < 0 ? npv : n_grad_params;
-    const int ncols = nxv + nuv + ngp;
-    D xd[kMaxState], ud[kMaxControl], pd[kMaxParam], yd[kMaxState];
-    for (int i = 0; i < nxv; ++i) xd[i] = D(S(x[i]));
-    for (int j = 0; j < nuv; ++j) ud[j] = D(S(u[j]));
-    for (int q = 0; q < npv; ++q) pd[q] = D(S(p[q]));
-    for (int c0 = 0; c0 < ncols; c0 += N) {
-      // seed columns c0 .. c0+N−1, run the step, contract each column with adj_xn, unseed
-      for (int c = 0; c < N && c0 + c < ncols; ++c) column_input(c0 + c, xd, ud, pd).v[c] = S(1);
-      step<D>(k, xd, ud, pd, yd);
-      for (int c = 0; c < N && c0 + c < ncols; ++c) {
-        S acc = S(0);
-        for (int i = 0; i < nxv; ++i) acc += yd[i].v[c] * S(adj_xn[i]);
-        const int col = c0 + c;
-        if (col < nxv)
-          adj_x[col] += acc;
-        else if (col < nxv + nuv)
-          adj_u[col - nxv] += acc;
-        else
-          adj_p[n_grad_params < 0 ? col - nxv - nuv : grad_params[col - nxv - nuv]] += acc;
-        column_input(col, xd, ud, pd).v[c] = S(0);
-      }
-    }
-  }
-  template <class D>
-  STEER_HD D& column_input(int col, D* xd, D* ud, D* pd) const {
-    const int nxv = nx(), nuv = nu();
-    if (col < nxv) return xd[col];
-    if (col < nxv + nuv) return ud[col - nxv];
-    const int q = col - nxv - nuv;
-    return pd[n_grad_params < 0 ? q : grad_params[q]];
+    dual_adj_step<Articulated, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
+                                  n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
   }
 
   // the contact point's penetration below the plane [m] (≤ 0 when clear)

@@ -430,21 +430,34 @@ struct MassSpring {
     const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
     S sp, sg;
     softplus_sigmoid(z, sp, sg);
-    const S elastic = kg * wg * sp;
-    const S vy = S(x[x_vel(i) + 1]);
-    S vt2 = ve * ve, vdotf = S(0);
+    S vt2 = ve * ve;
     for (int c = 0; c < dim; ++c)
-      if (c != 1) {
-        vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
-        vdotf += S(x[x_vel(i) + c]) * adj_f[c];
-      }
-    const S q = sqrt(vt2), q3 = q * q * q;
+      if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+    const S q = sqrt(vt2);
     if (force_out) {
       // ground_force's expressions: F_n = E − d_g σ v_y, F_t = −μ E v_t / q
-      force_out[1] = elastic - dg * sg * vy;
+      const S elastic = kg * wg * sp;
+      force_out[1] = elastic - dg * sg * S(x[x_vel(i) + 1]);
       for (int c = 0; c < dim; ++c)
         if (c != 1) force_out[c] = -mu * elastic * S(x[x_vel(i) + c]) / q;
     }
+    adj_ground_terms(i, x, p, z, sp, sg, q, adj_f, adj_y, adj_v, adj_globals);
+  }
+  // the ground adjoint given particle i's z = (y_g − y)/w_g, softplus(z), σ(z) and the
+  // friction norm q = sqrt(|v_t|² + v_ε²), computed (adj_ground_force) or read from the step
+  // tape (adj_ground_taped)
+  template <class S, class XIn, class PIn>
+  STEER_HD void adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp, const S& sg, const S& q,
+                                 const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const {
+    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+    const S ve = S(p[p_global(kFrictionSmoothing)]);
+    const S elastic = kg * wg * sp;
+    const S vy = S(x[x_vel(i) + 1]);
+    S vdotf = S(0);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) vdotf += S(x[x_vel(i) + c]) * adj_f[c];
+    const S q3 = q * q * q;
     // friction F_t = −μ E v_t / q
     S adj_elastic = -mu * vdotf / q;
     adj_globals[kFriction] += -elastic * vdotf / q;
@@ -834,34 +847,7 @@ struct MassSpring {
   void adj_ground_taped(int i, const XIn& x, const PIn& p, const ParticleTape<S>& e, const S* adj_f, S& adj_y,
                         S* adj_v, S* adj_globals) const {
     if (!ground || impact) return;
-    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
-    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
-    const S ve = S(p[p_global(kFrictionSmoothing)]);
-    const S z = e.z, sp = e.sp, sg = e.sg;
-    const S elastic = kg * wg * sp;
-    const S vy = S(x[x_vel(i) + 1]);
-    S vdotf = S(0);
-    for (int c = 0; c < dim; ++c)
-      if (c != 1) vdotf += S(x[x_vel(i) + c]) * adj_f[c];
-    const S q = e.q, q3 = q * q * q;
-    // friction F_t = −μ E v_t / q
-    S adj_elastic = -mu * vdotf / q;
-    adj_globals[kFriction] += -elastic * vdotf / q;
-    adj_globals[kFrictionSmoothing] += mu * elastic * vdotf * ve / q3;
-    for (int c = 0; c < dim; ++c)
-      if (c != 1) adj_v[c] += -mu * elastic * (adj_f[c] / q - S(x[x_vel(i) + c]) * vdotf / q3);
-    // normal F_n = E − d_g σ(z) v_y
-    const S adj_n = adj_f[1];
-    adj_elastic += adj_n;
-    adj_v[1] += -adj_n * dg * sg;
-    adj_globals[kGroundDamping] += -adj_n * sg * vy;
-    // z-dependence: ∂E/∂z = k_g w_g σ, ∂(σ v_y)/∂z = σ(1 − σ) v_y
-    const S adj_z = adj_elastic * kg * wg * sg - adj_n * dg * sg * (S(1) - sg) * vy;
-    adj_globals[kGroundStiffness] += adj_elastic * wg * sp;
-    // E = k_g w sp(z) at fixed p: ∂/∂w = k_g sp + ∂/∂z · (−z/w)
-    adj_globals[kGroundSmoothing] += adj_elastic * kg * sp + adj_z * (-z / wg);
-    adj_y += -adj_z / wg;
-    adj_globals[kGroundHeight] += adj_z / wg;
+    adj_ground_terms(i, x, p, e.z, e.sp, e.sg, e.q, adj_f, adj_y, adj_v, adj_globals);
   }
   // adj_step_solo reading step k's tape: per step no exp of ζ, no phase rotation; per spring
   // no sqrt, division by ℓ for n̂, nor tanh; per particle no softplus/sigmoid exp and log1p,
