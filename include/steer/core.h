@@ -63,6 +63,20 @@ struct Lanes {
 template <class S>
 struct is_real_scalar : std::is_floating_point<S> {};
 
+// SIMD packs of rollouts (simd.h, host only) specialize this; model code that branches on a
+// value writes the branch as a select so that a pack's lanes can take different arms
+template <class S>
+struct is_pack : std::false_type {};
+
+// lane-wise choice and mask tests: for a scalar the condition is a bool (simd.h overloads
+// them for its lane masks). select computes nothing itself: both arms are already values.
+template <class S>
+STEER_HD S select(bool c, const S& a, const S& b) {
+  return c ? a : b;
+}
+STEER_HD inline bool any_lane(bool c) { return c; }
+STEER_HD inline bool all_lanes(bool c) { return c; }
+
 // plain value of a scalar: identity for float/double, overloaded for Dual
 STEER_HD inline double value_of(double a) { return a; }
 STEER_HD inline float value_of(float a) { return a; }

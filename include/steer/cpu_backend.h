@@ -3,6 +3,8 @@
 // allocated once per thread per call, never inside the time loop.
 #pragma once
 
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "steer/batch.h"
@@ -16,6 +18,33 @@ namespace steer {
 
 // number of threads the CPU backend uses when the caller passes 0
 int cpu_default_threads();
+
+// ---- the SIMD path (cpu_packed.h) ----
+// A model with a packed path defines packable() (MassSpring); the path itself is compiled once,
+// in host/cpu_packed.cpp, for the build machine's vector width.
+template <class Model, class = void>
+struct has_packed_path : std::false_type {};
+template <class Model>
+struct has_packed_path<Model, std::void_t<decltype(std::declval<const Model&>().packable())>> : std::true_type {};
+
+// whether cpu_run_batch sends this batch to the packed path: a model that opts in and can,
+// float64, the uniform schedule with the hand adjoint (the tape), and more than one rollout
+template <class Model, class S>
+bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
+  if constexpr (has_packed_path<Model>::value && std::is_same<S, double>::value) {
+    return B > 1 && m.packable() && !sh.binomial() && !sh.reference_adjoint;
+  } else {
+    (void)m, (void)sh, (void)B;
+    return false;
+  }
+}
+
+struct MassSpring;
+// the batch as groups of cpu_pack_width() rollouts, parallel over groups; out is sized by the caller
+void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                    bool want_grad, BatchResult<double>& out, int threads);
+// rollouts per pack in the packed path (8 with AVX-512, 4 with AVX, else 2)
+int cpu_pack_width();
 
 template <class Model, class S>
 void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
@@ -39,6 +68,14 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   else
     out.traj.clear();
   if (threads <= 0) threads = cpu_default_threads();
+  // float64 batches of a model with a SIMD path run cpu_pack_width() rollouts per pass
+  // (cpu_packed.h, compiled in host/cpu_packed.cpp), with the same results bit for bit
+  if constexpr (std::is_same<S, double>::value && has_packed_path<Model>::value) {
+    if (use_packed_path<Model, S>(m, sh, B)) {
+      cpu_run_packed(m, loss, sh, batch, want_grad, out, threads);
+      return;
+    }
+  }
   if (threads > B) threads = B;  // no idle threads for small batches
   // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors, and the
   // binomial schedule's snapshot index stack (rollout_scratch_bytes in all)

@@ -215,6 +215,68 @@ STEER_HD View<const S> control_at(const View<const S>& u, int k, int nu) {
   return View<const S>{u.p + long(k) * nu * u.stride, u.stride};
 }
 
+// The per-rollout bookkeeping of a forward pass (the loss and the diagnostics), run by the
+// leading lane: forward_rollout calls these, and so does cpu_packed.h lane by lane.
+// before step 0: x0 = x_0
+template <class Model, class S, class X, class P>
+STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const P& p, RolloutDiag& dg, S& L) {
+  dg.conservative = m.template conservative<S>(p) ? 1 : 0;
+  dg.energy0 = double(m.template energy<S>(x0, p));
+  dg.kinetic_max = double(m.template kinetic_energy<S>(x0, p));
+  L -= loss.template com_term<S>(m, x0, p);  // −w_c c(x_0)
+}
+// after step k: a = x_k, b = x_{k+1}, uk = u_k
+template <class Model, class S, class X, class U, class P>
+STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const X& a, const X& b, const U& uk,
+                                 const P& p, RolloutDiag& dg, S& L) {
+  const int nu = m.nu();
+  // applied forces do work, so the motion is conservative only with zero controls
+  for (int j = 0; j < nu; ++j)
+    if (!(uk[j] == S(0))) dg.conservative = 0;
+  L += loss.template running<S>(uk, nu);
+  for (int c = 0; c < m.num_contacts(); ++c) {
+    if (!m.template in_contact<S>(b, p, c)) continue;
+    dg.contact_steps += 1;
+    dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
+                                (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
+  }
+  if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
+    dg.event_step = k;
+    L += loss.template landing_loss<S>(a, b, true);
+  }
+  // the energy drift is a diagnostic of free motion only; skip its cost otherwise
+  if (dg.conservative) {
+    const double dev = double(m.template energy<S>(b, p)) - dg.energy0;
+    const double adev = dev < 0 ? -dev : dev;
+    if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
+    const double ke = double(m.template kinetic_energy<S>(b, p));
+    if (ke > dg.kinetic_max) dg.kinetic_max = ke;
+  }
+}
+// after the last step: xT = x_T; writes *loss_out and the forward's fields of *diag_out
+template <class Model, class S, class X, class P>
+STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P& p, RolloutDiag& dg, S& L,
+                          S* loss_out, RolloutDiag* diag_out) {
+  L += loss.template terminal<S>(xT, p);
+  L += loss.template com_term<S>(m, xT, p);  // +w_c c(x_T)
+  if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(xT, xT, false);
+  bool ok = finite_value(L);
+  for (int i = 0; i < m.nx(); ++i) ok = ok && finite_value(xT[i]);
+  dg.nonfinite = ok ? 0 : 1;
+  *loss_out = L;
+  if (diag_out) {
+    // the adjoint norms belong to backward_rollout and are left as they are
+    diag_out->event_step = dg.event_step;
+    diag_out->contact_steps = dg.contact_steps;
+    diag_out->contact_hash = dg.contact_hash;
+    diag_out->nonfinite = dg.nonfinite;
+    diag_out->energy0 = dg.energy0;
+    diag_out->energy_max_dev = dg.energy_max_dev;
+    diag_out->kinetic_max = dg.kinetic_max;
+    diag_out->conservative = dg.conservative;
+  }
+}
+
 // (x0, u, θ) -> (checkpoints, L, diagnostics)
 template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
@@ -229,42 +291,14 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
   if (sh.traj_stride > 0) copy_state<S>(nx, r.x0, r.traj.at(0), ln);
   ln.sync();
   S L = S(0);
-  if (ln.leader()) {
-    dg.conservative = m.template conservative<S>(r.p) ? 1 : 0;
-    dg.energy0 = double(m.template energy<S>(a, r.p));
-    dg.kinetic_max = double(m.template kinetic_energy<S>(a, r.p));
-    L -= loss.template com_term<S>(m, a, r.p);  // −w_c c(x_0)
-  }
+  if (ln.leader()) forward_begin<Model, S>(m, loss, a, r.p, dg, L);
   for (int k = 0; k < T; ++k) {
     // uniform: x_{sK} in slot s; binomial: x_0 in slot 0 (the backward sweep recomputes)
     if (binomial ? k == 0 : k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
     const View<const S> uk = control_at(r.u, k, nu);
     m.template step<S>(k, a, uk, r.p, b, ln);
     ln.sync();
-    if (ln.leader()) {
-      // applied forces do work, so the motion is conservative only with zero controls
-      for (int j = 0; j < nu; ++j)
-        if (!(uk[j] == S(0))) dg.conservative = 0;
-      L += loss.template running<S>(uk, nu);
-      for (int c = 0; c < m.num_contacts(); ++c) {
-        if (!m.template in_contact<S>(b, r.p, c)) continue;
-        dg.contact_steps += 1;
-        dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
-                                    (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
-      }
-      if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
-        dg.event_step = k;
-        L += loss.template landing_loss<S>(a, b, true);
-      }
-      // the energy drift is a diagnostic of free motion only; skip its cost otherwise
-      if (dg.conservative) {
-        const double dev = double(m.template energy<S>(b, r.p)) - dg.energy0;
-        const double adev = dev < 0 ? -dev : dev;
-        if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
-        const double ke = double(m.template kinetic_energy<S>(b, r.p));
-        if (ke > dg.kinetic_max) dg.kinetic_max = ke;
-      }
-    }
+    if (ln.leader()) forward_after_step<Model, S>(m, loss, k, a, b, uk, r.p, dg, L);
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
       copy_state<S>(nx, b, r.traj.at(((k + 1) / sh.traj_stride) * nx), ln);
     View<S> t = a;
@@ -275,31 +309,52 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
   copy_state<S>(nx, a, r.ckpt.at(sh.final_slot() * nx), ln);
   ln.sync();
   if (!ln.leader()) return;
-  L += loss.template terminal<S>(a, r.p);
-  L += loss.template com_term<S>(m, a, r.p);  // +w_c c(x_T)
-  if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(a, a, false);
-  bool ok = finite_value(L);
-  for (int i = 0; i < nx; ++i) ok = ok && finite_value(a[i]);
-  dg.nonfinite = ok ? 0 : 1;
-  *r.loss = L;
-  if (r.diag) {
-    // the adjoint norms belong to backward_rollout and are left as they are
-    r.diag->event_step = dg.event_step;
-    r.diag->contact_steps = dg.contact_steps;
-    r.diag->contact_hash = dg.contact_hash;
-    r.diag->nonfinite = dg.nonfinite;
-    r.diag->energy0 = dg.energy0;
-    r.diag->energy_max_dev = dg.energy_max_dev;
-    r.diag->kinetic_max = dg.kinetic_max;
-    r.diag->conservative = dg.conservative;
-  }
+  forward_end<Model, S>(m, loss, a, r.p, dg, L, r.loss, r.diag);
 }
+
 
 template <class S>
 STEER_HD double view_norm(View<S> v, int n) {
   double s = 0;
   for (int i = 0; i < n; ++i) s += double(v[i]) * double(v[i]);
   return std::sqrt(s);
+}
+
+// The per-rollout loss terms of the backward pass, run by the leading lane: backward_rollout
+// calls these, and so does cpu_packed.h lane by lane.
+// λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term; returns ‖λ_T‖
+template <class Model, class S, class X, class P, class XAdj, class PAdj>
+STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, const X& xT, const P& p, XAdj& lam,
+                               PAdj& grad_p) {
+  loss.template adj_terminal<S>(xT, p, lam, grad_p, S(1));
+  loss.template adj_com_term<S>(m, xT, p, lam, grad_p, S(1));
+  if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
+  return view_norm(lam, m.nx());
+}
+// step k's loss terms: the landing term at the crossing step into λ_k (lam_prev, zeroed by the
+// caller), the running cost's ū_k, and the seed norm ‖λ‖ where the adjoint first becomes nonzero
+template <class S, class X, class U, class XAdj, class UAdj>
+STEER_HD void reverse_loss_terms(const Loss& loss, int k, int event, int nx, int nu, const X& xk, const X& xk1,
+                                 const U& uk, XAdj& lam, XAdj& lam_prev, UAdj& guk, double& seed) {
+  if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
+  if (seed == 0.0) seed = view_norm(lam, nx);
+  loss.template adj_running<S>(uk, nu, guk, S(1));
+}
+// after step 0's adjoint: lam = λ_0; the CoM term's direct x_0 and θ parts, and the diagnostics
+template <class Model, class S, class X, class P, class XAdj, class UAdj, class PAdj>
+STEER_HD void backward_end(const Model& m, const Loss& loss, int T, const X& x0, const P& p, const XAdj& lam,
+                           XAdj& grad_x0, const UAdj& grad_u, PAdj& grad_p, double seed, long long recomputed,
+                           RolloutDiag* diag) {
+  const int nx = m.nx(), nu = m.nu();
+  // the CoM displacement's −w_c c(x_0) term reaches x_0 and θ directly
+  loss.template adj_com_term<S>(m, x0, p, grad_x0, grad_p, S(-1));
+  if (diag) {
+    diag->adj_seed_norm = seed;
+    diag->adj_x0_norm = view_norm(lam, nx);
+    diag->grad_u_first_norm = view_norm(grad_u.at(0), nu);
+    diag->grad_u_last_norm = view_norm(grad_u.at(long(T - 1) * nu), nu);
+    diag->recompute_steps = recomputed;
+  }
 }
 
 // one adjoint step k, λ_{k+1} (lam) -> λ_k (lam_prev, then swapped into lam): the landing
@@ -316,11 +371,7 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
   View<S> guk = r.grad_u.at(long(k) * nu);
   fill(lam_prev, nx, S(0), ln);
   ln.sync();
-  if (ln.leader()) {
-    if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
-    if (seed == 0.0) seed = view_norm(lam, nx);
-    loss.template adj_running<S>(uk, nu, guk, S(1));
-  }
+  if (ln.leader()) reverse_loss_terms<S>(loss, k, event, nx, nu, xk, xk1, uk, lam, lam_prev, guk, seed);
   ln.sync();
   if (sh.reference_adjoint) {
     if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
@@ -416,12 +467,7 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
   // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term
   View<S> xT = r.ckpt.at(sh.final_slot() * nx);
   double seed = 0;
-  if (ln.leader()) {
-    loss.template adj_terminal<S>(xT, r.p, lam, r.grad_p, S(1));
-    loss.template adj_com_term<S>(m, xT, r.p, lam, r.grad_p, S(1));
-    if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
-    seed = view_norm(lam, nx);
-  }
+  if (ln.leader()) seed = backward_begin<Model, S>(m, loss, event, xT, r.p, lam, r.grad_p);
   ln.sync();
   long long recomputed = 0;
   if (sh.binomial()) {
@@ -455,15 +501,8 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
   copy_state<S>(nx, lam, r.grad_x0, ln);
   ln.sync();
   if (!ln.leader()) return;
-  // the CoM displacement's −w_c c(x_0) term reaches x_0 and θ directly
-  loss.template adj_com_term<S>(m, r.x0, r.p, r.grad_x0, r.grad_p, S(-1));
-  if (r.diag) {
-    r.diag->adj_seed_norm = seed;
-    r.diag->adj_x0_norm = view_norm(lam, nx);
-    r.diag->grad_u_first_norm = view_norm(r.grad_u.at(0), nu);
-    r.diag->grad_u_last_norm = view_norm(r.grad_u.at(long(T - 1) * nu), nu);
-    r.diag->recompute_steps = recomputed;
-  }
+  View<S> grad_x0 = r.grad_x0;
+  backward_end<Model, S>(m, loss, T, r.x0, r.p, lam, grad_x0, r.grad_u, r.grad_p, seed, recomputed, r.diag);
 }
 
 }  // namespace steer

@@ -57,6 +57,7 @@
 #include <type_traits>
 
 #include "steer/core.h"
+#include "steer/model_math.h"
 
 namespace steer {
 
@@ -165,15 +166,14 @@ struct MassSpring {
   // act_a(t) = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a), or u_a in raw mode
   template <class S, class UIn, class PIn>
   STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p, const PhaseBank<S>* pb = nullptr) const {
-    using std::tanh;
     if (actuation == kRaw) return S(u[a]);
     S z = S(p[p_bias(a)]);
     if (pb && pb->ok) {
       for (int j = 0; j < n_phases; ++j) z += S(p[p_weight(a, j)]) * pb->sn[j];
-      return tanh(z);
+      return tanh_of(z);
     }
     for_each_phase<S>(t, p, [&](int j, const S& sn, const S&) { z += S(p[p_weight(a, j)]) * sn; });
-    return tanh(z);
+    return tanh_of(z);
   }
   // ∂act_a/∂(w_a·, b_a, ω, u_a) applied to adj_act
   template <class S, class UIn, class PIn, class UAdj, class PAdj>
@@ -265,13 +265,17 @@ struct MassSpring {
     }
     const S l = sqrt(l2);
     if (keep) keep->l = l;
-    if (!(l > S(1e-12))) {
+    // zero length: no force, no direction. A pack whose lanes differ computes the rest with
+    // ℓ := 1 in its zero-length lanes (finite values) and zeroes their F and n̂ at the end.
+    const auto live = l > S(1e-12);
+    if (!any_lane(live)) {
       for (int c = 0; c < dim; ++c) nhat[c] = S(0);
       return S(0);
     }
+    const S l_div = select(live, l, S(1));
     S dv_n = S(0);
     for (int c = 0; c < dim; ++c) {
-      nhat[c] = d[c] / l;
+      nhat[c] = d[c] / l_div;
       dv_n += (S(x[x_vel(b) + c]) - S(x[x_vel(a) + c])) * nhat[c];
     }
     const int act = actuator(s);
@@ -286,7 +290,12 @@ struct MassSpring {
       if (keep) keep->act = act_v;
       target = target * (S(1) + S(p[p_amplitude(s)]) * act_v);
     }
-    return S(p[p_stiffness(s)]) * (l - target) + S(p[p_damping(s)]) * dv_n;
+    const S F = S(p[p_stiffness(s)]) * (l - target) + S(p[p_damping(s)]) * dv_n;
+    if constexpr (is_pack<S>::value) {
+      for (int c = 0; c < dim; ++c) nhat[c] = select(live, nhat[c], S(0));
+      return select(live, F, S(0));
+    }
+    return F;
   }
   // ∂(F_s n̂)/∂(x_a, x_b, v_a, v_b, θ_s, actuator) applied to adj_g, the adjoint of the force
   // on a. Writes the spring's own θ slots (and actuator weights) and returns the adjoints of
@@ -365,24 +374,30 @@ struct MassSpring {
       l2 += r[c] * r[c];
     }
     const S l = sqrt(l2);
-    if (!(l > S(1e-12))) return;
+    const auto live = l > S(1e-12);  // no direction at zero rest length (a pack: per lane)
+    if (!any_lane(live)) return;
+    const S l_div = select(live, l, S(1));
     const S sign = owner == b ? S(1) : S(-1);
-    for (int c = 0; c < dim; ++c) adj_p[p_rest_position(owner) + c] += sign * adj_l0 * r[c] / l;
+    for (int c = 0; c < dim; ++c) {
+      const S term = sign * adj_l0 * r[c] / l_div;
+      adj_p[p_rest_position(owner) + c] += is_pack<S>::value ? select(live, term, S(0)) : term;
+    }
   }
 
   // softplus(z) and σ(z) from one exponential e = exp(−|z|):
   //   z > 0: softplus = z + log1p(e), σ = 1/(1 + e);   z ≤ 0: softplus = log1p(e), σ = e/(1 + e)
   // the branches and arguments of core.h's softplus and sigmoid (at z = 0 both σ forms give
-  // exactly ½, and the dual derivative follows the e = exp(z) branch as softplus's does), so
-  // the values are bitwise theirs at two transcendental calls instead of three
+  // exactly ½, and the dual derivative follows the e = exp(z) branch as softplus's does), at
+  // two transcendental calls instead of three (model_math.h's: float64 takes vmath's)
+  // The branch is a select (a pack's lanes may differ in sign; each lane keeps its arm).
   template <class S>
   STEER_HD static void softplus_sigmoid(const S& z, S& sp, S& sg) {
-    using std::exp;
-    using std::log1p;
-    const bool pos = value_of(z) > 0;
-    const S e = exp(pos ? S(-z) : z);
-    sp = pos ? S(z + log1p(e)) : S(log1p(e));
-    sg = pos ? S(S(1) / (S(1) + e)) : S(e / (S(1) + e));
+    const auto pos = z > S(0);
+    const S e = exp_of(select(pos, S(-z), z));
+    const S l = log1p_of(e);
+    const S one_e = S(1) + e;
+    sp = select(pos, S(z + l), l);
+    sg = select(pos, S(S(1) / one_e), S(e / one_e));
   }
 
   // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
@@ -482,9 +497,8 @@ struct MassSpring {
   // v* = e^{−ζh} v + h (f/m − g ŷ)
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD void free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p, S* f, S* fg, S* vstar) const {
-    using std::exp;
     const S h = S(dt);
-    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * h);
+    const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h);
     S n[3];
     for (int c = 0; c < dim; ++c) f[c] = S(0);
     for (int e = adj_begin(i); e < adj_end(i); ++e) {
@@ -512,16 +526,27 @@ struct MassSpring {
   // (x_i, v*_i) -> (x'_i, v'_i): free flight, or the time-of-impact projection
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
-    using std::sqrt;
     const S h = S(dt);
-    const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
-    if (!(ground && impact) || !(y + h * vstar[1] < yg)) {
+    bool free_flight = !(ground && impact);
+    if constexpr (!is_pack<S>::value) {
+      const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
+      if (!free_flight) free_flight = !(y + h * vstar[1] < yg);
+    }
+    if (free_flight) {
       for (int c = 0; c < dim; ++c) {
         xn[x_vel(i) + c] = vstar[c];
         xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + h * vstar[c];
       }
       return;
     }
+    // (simd.h packs take only the penalty ground: MassSpring::packable)
+    if constexpr (!is_pack<S>::value) integrate_impact<S>(i, x, p, vstar, xn);
+  }
+  template <class S, class XIn, class PIn, class XOut>
+  STEER_HD void integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
+    using std::sqrt;
+    const S h = S(dt);
+    const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
     const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
     const S s = y > yg ? (y - yg) / (-h * vstar[1]) : S(0);
     const S vy = -e * vstar[1];
@@ -646,10 +671,9 @@ struct MassSpring {
   // compile time removed when tp is nullptr), so x_{k+1} is the same bits either way.
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
   void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const {
-    using std::exp;
     constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
     const S t = S(dt * k);
-    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
+    const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
     PhaseBank<S> pb;
     fill_phases<S>(t, p, pb);  // (dual numbers: pb.ok is false, each activation rotates its own)
     if constexpr (taped) {
@@ -713,9 +737,8 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   void adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                      const XnAdj& adj_xn) const {
-    using std::exp;
     const S h = S(dt), t = S(dt * k);
-    const S decay = exp(-S(p[p_global(kVelocityDamping)]) * h);
+    const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h);
     PhaseBank<S> pb;
     fill_phases<S>(t, p, pb);
     S adj_globals[kNumGlobals];
@@ -785,6 +808,9 @@ struct MassSpring {
     return !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
            !(actuation == kSinusoid && n_phases > kPhaseCache);
   }
+  // simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step_solo (with its
+  // tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits
+  bool packable() const { return tape_fits<double>(); }
   // adj_spring_force (write_params, write_frequency = sinusoid) from spring s's tape entry:
   // the same expressions, with ℓ, n̂, Δv·n̂, F, act and L0 read instead of recomputed; n̂ into
   // nhat (zero at zero length)
@@ -798,7 +824,12 @@ struct MassSpring {
     for (int c = 0; c < dim; ++c) nhat[c] = S(0);
     if (adj_rest) *adj_rest = S(0);
     const S l = e.l;
-    if (!(l > S(1e-12))) return;  // zero force and derivative (spring_force's branch)
+    // zero force and derivative at zero length (spring_force's branch). In a pack's zero-length
+    // lanes the tape holds F = 0 and n̂ = 0, ℓ is replaced by 1 in the divisions and ḡ·n̂ by 0,
+    // so every term below is 0 there (its scalar run adds nothing).
+    const auto live = l > S(1e-12);
+    if (!any_lane(live)) return;
+    const S l_div = select(live, l, S(1));
     const int a = end_a(s), b = end_b(s);
     S dv[3], g_n = S(0);
     const S* n = e.n;
@@ -806,6 +837,7 @@ struct MassSpring {
       dv[c] = S(x[x_vel(b) + c]) - S(x[x_vel(a) + c]);
       g_n += adj_g[c] * n[c];
     }
+    if constexpr (is_pack<S>::value) g_n = select(live, g_n, S(0));
     const S dv_n = e.dv_n, F = e.F;
     const int act = actuator(s);
     const S k = S(p[p_stiffness(s)]), cs = S(p[p_damping(s)]);
@@ -818,7 +850,7 @@ struct MassSpring {
     }
     // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
     for (int c = 0; c < dim; ++c) {
-      adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l);
+      adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l_div + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l_div);
       adj_dv[c] = g_n * cs * n[c];
     }
     // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
@@ -966,10 +998,9 @@ struct MassSpring {
       return;
     }
 #endif
-    using std::exp;
     const S h = S(dt), t = S(dt * k);
     const S zeta = S(p[p_global(kVelocityDamping)]);
-    const S decay = exp(-zeta * h);
+    const S decay = exp_of(-zeta * h);
     S dummy_w = S(0);
     // the sinusoid bank's phases depend only on k: once per step, not per spring
     PhaseBank<S> pb;

@@ -1,0 +1,191 @@
+// The CPU backend's SIMD path: W rollouts of a batch run as one, each model value a
+// PackD<W> (simd.h) holding that value for every rollout of the group, so that one pass over
+// the model's one-lane code does W rollouts' work in vector registers. A model opts in with
+//   bool packable() const                 this configuration runs on packs
+//   step_solo<P>(k, x, u, θ, x⁺, &tape)   and   adj_step_solo_taped<P>(k, x, u, θ, tape, x̄, ū, θ̄, x̄⁺)
+// (MassSpring); the uniform schedule with its step tape is the only one it runs.
+//
+// Results are those of the scalar path bit for bit: every lane performs the operations its
+// scalar run performs (simd.h), and the loss and the diagnostics are computed lane by lane by
+// rollout.h's own forward_begin / forward_after_step / forward_end and backward_begin /
+// reverse_loss_terms / backward_end on strided views of one lane. A group with fewer than W
+// rollouts (the batch's tail) fills its spare lanes with copies of its last rollout and
+// discards their results.
+//
+// Layout: the batch's arrays are rollout-major; a group's inputs are transposed into packs
+// once per call (x_0, u, θ: [n] packs, lane j = rollout b0 + j), the time loop reads and
+// writes packs only, and the outputs are transposed back at the end.
+#pragma once
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "steer/batch.h"
+#include "steer/cpu_backend.h"
+#include "steer/rollout.h"
+#include "steer/simd.h"
+
+namespace steer {
+
+// lane j of a pack array as a strided double view (PackD<W> is W contiguous doubles)
+template <int W>
+View<double> lane_view(View<PackD<W>> v, int j) {
+  return View<double>{reinterpret_cast<double*>(v.p) + j, long(W) * v.stride};
+}
+template <int W>
+View<const double> lane_view(View<const PackD<W>> v, int j) {
+  return View<const double>{reinterpret_cast<const double*>(v.p) + j, long(W) * v.stride};
+}
+
+// one thread's buffers for a group of W rollouts (allocated once per call and thread)
+template <class Model, int W>
+struct PackedScratch {
+  using P = PackD<W>;
+  using Tape = typename Model::template StepTape<P>;
+  std::vector<P> x0, u, p, ckpt, seg, lam, lam_prev, grad_x0, grad_u, grad_p;
+  std::vector<Tape> tape;
+  PackedScratch(const Model& m, const RolloutShape& sh, bool want_grad)
+      : x0(m.nx()), u(size_t(sh.steps) * m.nu()), p(m.np()), ckpt(size_t(sh.checkpoint_slots()) * m.nx()),
+        seg(size_t(sh.segment_slots()) * m.nx()) {
+    if (!want_grad) return;
+    lam.resize(m.nx());
+    lam_prev.resize(m.nx());
+    grad_x0.resize(m.nx());
+    grad_u.resize(size_t(sh.steps) * m.nu());
+    grad_p.resize(m.np());
+    tape.resize(size_t(sh.checkpoint_every));
+  }
+};
+
+// src rows b0..b0+nb−1 of a rollout-major array with n values per rollout -> n packs; spare
+// lanes repeat row b0+nb−1
+template <int W>
+void pack_rows(const double* src, int n, int nb, PackD<W>* dst) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < W; ++j) dst[i].set(j, src[size_t(j < nb ? j : nb - 1) * n + i]);
+}
+// the first nb lanes of n packs -> rows of a rollout-major array
+template <int W>
+void unpack_rows(const PackD<W>* src, int n, int nb, double* dst) {
+  for (int j = 0; j < nb; ++j)
+    for (int i = 0; i < n; ++i) dst[size_t(j) * n + i] = src[i][j];
+}
+
+// rollouts b0..b0+nb−1 (1 ≤ nb ≤ W): forward, and with want_grad the adjoint sweep
+template <class Model, int W>
+void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                  bool want_grad, BatchResult<double>& out, int b0, int nb, PackedScratch<Model, W>& sc) {
+  using P = PackD<W>;
+  const int nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps, K = sh.checkpoint_every;
+  pack_rows<W>(batch.x0_of(b0), nx, nb, sc.x0.data());
+  pack_rows<W>(batch.u_of(b0), T * nu, nb, sc.u.data());
+  pack_rows<W>(batch.theta_of(b0), np, nb, sc.p.data());
+  const View<const P> x0{sc.x0.data(), 1}, u{sc.u.data(), 1}, p{sc.p.data(), 1};
+  const View<P> ckpt{sc.ckpt.data(), 1}, seg{sc.seg.data(), 1};
+  const int tslots = sh.traj_slots();
+
+  // ---- forward: x_{sK} into checkpoint slot s, x_T into the last ----
+  RolloutDiag dg[W];
+  double L[W];
+  View<P> a = seg.at(0), b = seg.at(nx);
+  for (int i = 0; i < nx; ++i) a[i] = x0[i];
+  for (int j = 0; j < nb; ++j) {
+    L[j] = 0;
+    forward_begin<Model, double>(m, loss, lane_view<W>(a, j), lane_view<W>(p, j), dg[j], L[j]);
+  }
+  auto record = [&](View<P> x, int slot) {  // trajectory slot of every real lane
+    for (int j = 0; j < nb; ++j) {
+      double* row = out.traj.data() + (size_t(b0 + j) * tslots + slot) * nx;
+      for (int i = 0; i < nx; ++i) row[i] = x[i][j];
+    }
+  };
+  if (sh.traj_stride > 0) record(a, 0);
+  for (int k = 0; k < T; ++k) {
+    if (k % K == 0)
+      for (int i = 0; i < nx; ++i) ckpt[(k / K) * nx + i] = a[i];
+    const View<const P> uk = control_at(u, k, nu);
+    m.template step_solo<P>(k, a, uk, p, b);
+    for (int j = 0; j < nb; ++j)
+      forward_after_step<Model, double>(m, loss, k, lane_view<W>(a, j), lane_view<W>(b, j), lane_view<W>(uk, j),
+                                        lane_view<W>(p, j), dg[j], L[j]);
+    if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0) record(b, (k + 1) / sh.traj_stride);
+    const View<P> t = a;
+    a = b;
+    b = t;
+  }
+  const View<P> xT = ckpt.at(sh.final_slot() * nx);
+  for (int i = 0; i < nx; ++i) xT[i] = a[i];
+  for (int j = 0; j < nb; ++j)
+    forward_end<Model, double>(m, loss, lane_view<W>(xT, j), lane_view<W>(p, j), dg[j], L[j], &out.loss[b0 + j],
+                               &out.diag[b0 + j]);
+  if (!want_grad) return;
+
+  // ---- backward: per segment, recompute with the tape, then reverse its steps ----
+  View<P> lam{sc.lam.data(), 1}, lam_prev{sc.lam_prev.data(), 1};
+  const View<P> grad_u{sc.grad_u.data(), 1}, grad_p{sc.grad_p.data(), 1}, grad_x0{sc.grad_x0.data(), 1};
+  for (int i = 0; i < nx; ++i) lam[i] = P(0.0);
+  for (int i = 0; i < np; ++i) grad_p[i] = P(0.0);
+  for (long i = 0; i < long(T) * nu; ++i) grad_u[i] = P(0.0);
+  double seed[W];
+  for (int j = 0; j < nb; ++j) {
+    View<double> lam_j = lane_view<W>(lam, j), gp_j = lane_view<W>(grad_p, j);
+    seed[j] = backward_begin<Model, double>(m, loss, out.diag[b0 + j].event_step, lane_view<W>(xT, j),
+                                            lane_view<W>(p, j), lam_j, gp_j);
+  }
+  for (int s = sh.segments() - 1; s >= 0; --s) {
+    const int k0 = s * K, k1 = (k0 + K < T) ? k0 + K : T;
+    for (int i = 0; i < nx; ++i) seg[i] = ckpt[s * nx + i];
+    for (int k = k0; k < k1; ++k) {
+      View<P> xk1 = seg.at((k - k0 + 1) * nx);
+      m.template step_solo<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, &sc.tape[k - k0]);
+    }
+    for (int k = k1 - 1; k >= k0; --k) {
+      const View<P> xk = seg.at((k - k0) * nx), xk1 = seg.at((k - k0 + 1) * nx);
+      const View<const P> uk = control_at(u, k, nu);
+      View<P> guk = grad_u.at(long(k) * nu);
+      for (int i = 0; i < nx; ++i) lam_prev[i] = P(0.0);
+      for (int j = 0; j < nb; ++j) {
+        View<double> lam_j = lane_view<W>(lam, j), lam_prev_j = lane_view<W>(lam_prev, j);
+        View<double> guk_j = lane_view<W>(guk, j);
+        reverse_loss_terms<double>(loss, k, out.diag[b0 + j].event_step, nx, nu, lane_view<W>(xk, j),
+                                   lane_view<W>(xk1, j), lane_view<W>(uk, j), lam_j, lam_prev_j, guk_j, seed[j]);
+      }
+      View<P> gp = grad_p;
+      m.template adj_step_solo_taped<P>(k, xk, uk, p, sc.tape[k - k0], lam_prev, guk, gp, lam);
+      const View<P> t = lam;
+      lam = lam_prev;
+      lam_prev = t;
+    }
+  }
+  for (int i = 0; i < nx; ++i) grad_x0[i] = lam[i];
+  for (int j = 0; j < nb; ++j) {
+    View<double> gx_j = lane_view<W>(grad_x0, j), gp_j = lane_view<W>(grad_p, j);
+    backward_end<Model, double>(m, loss, T, lane_view<W>(x0, j), lane_view<W>(p, j), lane_view<W>(lam, j), gx_j,
+                                lane_view<W>(grad_u, j), gp_j, seed[j], (long long)T, &out.diag[b0 + j]);
+  }
+  unpack_rows<W>(sc.grad_x0.data(), nx, nb, out.grad_x0.data() + size_t(b0) * nx);
+  unpack_rows<W>(sc.grad_u.data(), T * nu, nb, out.grad_u.data() + size_t(b0) * T * nu);
+  unpack_rows<W>(sc.grad_p.data(), np, nb, out.grad_theta.data() + size_t(b0) * np);
+}
+
+// the batch as groups of kPackWidth rollouts, parallel over groups; out is sized by the caller
+// (host/cpu_packed.cpp instantiates it, for the build machine's kPackWidth)
+template <class Model>
+void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                           bool want_grad, BatchResult<double>& out, int threads) {
+  constexpr int W = kPackWidth;
+  const int B = batch.size, groups = (B + W - 1) / W;
+  if (threads > groups) threads = groups;
+#pragma omp parallel num_threads(threads)
+  {
+    PackedScratch<Model, W> sc(m, sh, want_grad);
+#pragma omp for schedule(static)
+    for (int g = 0; g < groups; ++g) {
+      const int b0 = g * W, nb = B - b0 < W ? B - b0 : W;
+      packed_group<Model, W>(m, loss, sh, batch, want_grad, out, b0, nb, sc);
+    }
+  }
+}
+
+}  // namespace steer

@@ -1,0 +1,43 @@
+// exp, log1p and tanh as model code calls them: on the host, float64 takes steer's own
+// (vmath.h), the algorithm a SIMD pack of rollouts (simd.h) runs in every lane, so a rollout
+// gives the same bits alone and in a pack; every other scalar (float, dual numbers, op_count's
+// Counted, simd.h's PackD through its own overloads) and device code take the usual ones.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "steer/core.h"
+#include "steer/vmath.h"
+
+namespace steer {
+
+#define STEER_MODEL_MATH(name)                                    \
+  template <class S>                                              \
+  STEER_HD S name##_of(const S& x) {                              \
+    if constexpr (std::is_same<S, double>::value && !kOnDevice) { \
+      return host_##name(x);                                      \
+    } else {                                                      \
+      using std::name;                                            \
+      return name(x);                                             \
+    }                                                             \
+  }
+
+#if defined(__CUDA_ARCH__)
+constexpr bool kOnDevice = true;
+STEER_HD inline double host_exp(double x) { return x; }  // never called: kOnDevice
+STEER_HD inline double host_log1p(double x) { return x; }
+STEER_HD inline double host_tanh(double x) { return x; }
+#else
+constexpr bool kOnDevice = false;
+inline double host_exp(double x) { return vmath::exp(x); }
+inline double host_log1p(double x) { return vmath::log1p(x); }
+inline double host_tanh(double x) { return vmath::tanh(x); }
+#endif
+
+STEER_MODEL_MATH(exp)
+STEER_MODEL_MATH(log1p)
+STEER_MODEL_MATH(tanh)
+#undef STEER_MODEL_MATH
+
+}  // namespace steer

@@ -1,0 +1,225 @@
+// SIMD across rollouts on the CPU (host only). PackD<W> holds one float64 value of each of
+// W rollouts, and computes lane by lane with exactly the IEEE operations a double does:
+// running a model's one-lane step on PackD<W> advances W rollouts in lockstep, and every
+// lane's bits equal those of the same step run on double (tests/simd_test.cpp,
+// tests/packed_rollout_test.cpp). What makes that hold:
+//   - +, −, ×, ÷ and sqrt are correctly rounded, lane-wise as in scalar code;
+//   - the build disables floating-point contraction (-ffp-contract=off, CMakeLists.txt), so
+//     neither side fuses a multiply-add the other does not;
+//   - branches on values become selects (MaskD, select): both arms are computed and each lane
+//     keeps the arm its scalar run would take;
+//   - exp, log1p and tanh are steer's own (vmath.h), one algorithm for double and PackD;
+//     sin and cos call libm lane by lane (the models need one pair per step).
+// The width follows the instruction set the compiler targets: 8 doubles with AVX-512, 4 with
+// AVX, 2 otherwise (GCC's vector extensions lower wider vectors to what exists, so any W
+// compiles everywhere; the results do not depend on W).
+#pragma once
+
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#error "steer/simd.h is host-only"
+#endif
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "steer/core.h"
+
+// GCC notes that passing a 64-byte vector by value has another ABI without AVX-512; these are
+// inline templates within one build, so the note does not apply
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace steer {
+
+#if defined(__AVX512F__)
+constexpr int kPackWidth = 8;
+#elif defined(__AVX__)
+constexpr int kPackWidth = 4;
+#else
+constexpr int kPackWidth = 2;
+#endif
+
+template <int W>
+struct MaskD;
+
+// GCC vector types of W doubles and W int64 (a dependent vector_size in a template is not
+// applied, so each width is spelled out); may_alias: a lane is also read as a plain double
+template <int W>
+struct VecOf;
+#define STEER_VEC_OF(w)                                                                       \
+  template <>                                                                                 \
+  struct VecOf<w> {                                                                           \
+    typedef double d __attribute__((vector_size(w * sizeof(double)), may_alias));             \
+    typedef std::int64_t i __attribute__((vector_size(w * sizeof(std::int64_t)), may_alias)); \
+  };
+STEER_VEC_OF(1)
+STEER_VEC_OF(2)
+STEER_VEC_OF(4)
+STEER_VEC_OF(8)
+STEER_VEC_OF(16)
+#undef STEER_VEC_OF
+
+template <int W>
+struct PackD {
+  typedef typename VecOf<W>::d vec;
+  vec v;
+  static constexpr int width = W;
+  PackD() = default;  // uninitialized, as a double is (tapes are large and written before read)
+  PackD(double a) { v = vec{} + a; }  // broadcast: the same value in every lane
+  PackD(int a) : PackD(double(a)) {}
+  static PackD from(vec x) {
+    PackD r;
+    r.v = x;
+    return r;
+  }
+  static PackD load(const double* p) {
+    PackD r;
+    std::memcpy(&r.v, p, sizeof(vec));
+    return r;
+  }
+  void store(double* p) const { std::memcpy(p, &v, sizeof(vec)); }
+  double operator[](int i) const { return v[i]; }
+  void set(int i, double a) { v[i] = a; }
+  PackD& operator+=(const PackD& o) { return v += o.v, *this; }
+  PackD& operator-=(const PackD& o) { return v -= o.v, *this; }
+  PackD& operator*=(const PackD& o) { return v *= o.v, *this; }
+  PackD& operator/=(const PackD& o) { return v /= o.v, *this; }
+};
+
+// a lane mask: all bits set where the comparison holds (GCC vector comparison result)
+template <int W>
+struct MaskD {
+  typedef typename VecOf<W>::i ivec;
+  ivec m;
+  bool operator[](int i) const { return m[i] != 0; }
+};
+
+template <int W>
+inline PackD<W> operator+(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v + b.v); }
+template <int W>
+inline PackD<W> operator-(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v - b.v); }
+template <int W>
+inline PackD<W> operator*(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v * b.v); }
+template <int W>
+inline PackD<W> operator/(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v / b.v); }
+template <int W>
+inline PackD<W> operator-(const PackD<W>& a) { return PackD<W>::from(-a.v); }
+// mixed with a double: the double is broadcast (as S(c) would)
+#define STEER_PACK_MIXED(op)                                                              \
+  template <int W>                                                                        \
+  inline PackD<W> operator op(const PackD<W>& a, double b) { return a op PackD<W>(b); } \
+  template <int W>                                                                        \
+  inline PackD<W> operator op(double a, const PackD<W>& b) { return PackD<W>(a) op b; }
+STEER_PACK_MIXED(+)
+STEER_PACK_MIXED(-)
+STEER_PACK_MIXED(*)
+STEER_PACK_MIXED(/)
+#undef STEER_PACK_MIXED
+
+#define STEER_PACK_CMP(op)                                                    \
+  template <int W>                                                            \
+  inline MaskD<W> operator op(const PackD<W>& a, const PackD<W>& b) {        \
+    MaskD<W> r;                                                               \
+    r.m = (typename MaskD<W>::ivec)(a.v op b.v);                              \
+    return r;                                                                 \
+  }                                                                           \
+  template <int W>                                                            \
+  inline MaskD<W> operator op(const PackD<W>& a, double b) { return a op PackD<W>(b); }
+STEER_PACK_CMP(<)
+STEER_PACK_CMP(>)
+STEER_PACK_CMP(<=)
+STEER_PACK_CMP(>=)
+STEER_PACK_CMP(==)
+STEER_PACK_CMP(!=)
+#undef STEER_PACK_CMP
+
+template <int W>
+inline MaskD<W> operator!(const MaskD<W>& a) {
+  MaskD<W> r;
+  r.m = ~a.m;
+  return r;
+}
+template <int W>
+inline MaskD<W> operator&&(const MaskD<W>& a, const MaskD<W>& b) {
+  MaskD<W> r;
+  r.m = a.m & b.m;
+  return r;
+}
+template <int W>
+inline MaskD<W> operator||(const MaskD<W>& a, const MaskD<W>& b) {
+  MaskD<W> r;
+  r.m = a.m | b.m;
+  return r;
+}
+template <int W>
+inline bool any_lane(const MaskD<W>& a) {
+  for (int i = 0; i < W; ++i)
+    if (a.m[i]) return true;
+  return false;
+}
+template <int W>
+inline bool all_lanes(const MaskD<W>& a) {
+  for (int i = 0; i < W; ++i)
+    if (!a.m[i]) return false;
+  return true;
+}
+// lane i: c ? a : b (both computed; the lane's scalar run computes only its own arm)
+template <int W>
+inline PackD<W> select(const MaskD<W>& c, const PackD<W>& a, const PackD<W>& b) {
+  return PackD<W>::from(c.m ? a.v : b.v);
+}
+
+template <int W>
+inline PackD<W> sqrt(const PackD<W>& a) {
+  PackD<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);  // vsqrtpd at -O2 (no errno: -fno-math-errno)
+  return r;
+}
+template <int W>
+inline PackD<W> fabs(const PackD<W>& a) {
+  PackD<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_fabs(a.v[i]);
+  return r;
+}
+// libm lane by lane, as the scalar path calls it
+template <int W>
+inline PackD<W> sin(const PackD<W>& a) {
+  PackD<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = std::sin(a.v[i]);
+  return r;
+}
+template <int W>
+inline PackD<W> cos(const PackD<W>& a) {
+  PackD<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = std::cos(a.v[i]);
+  return r;
+}
+
+template <int W>
+struct is_real_scalar<PackD<W>> : std::true_type {};
+
+template <int W>
+struct is_pack<PackD<W>> : std::true_type {};
+
+}  // namespace steer
+
+#include "steer/vmath.h"
+
+namespace steer {
+template <int W>
+inline PackD<W> exp(const PackD<W>& a) {
+  return vmath::exp(a);
+}
+template <int W>
+inline PackD<W> log1p(const PackD<W>& a) {
+  return vmath::log1p(a);
+}
+template <int W>
+inline PackD<W> tanh(const PackD<W>& a) {
+  return vmath::tanh(a);
+}
+}  // namespace steer
+
+#pragma GCC diagnostic pop
