@@ -24,6 +24,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "steer/core.h"
 
 // GCC notes that passing a 64-byte vector by value has another ABI without AVX-512; these are
@@ -171,10 +175,46 @@ inline PackD<W> select(const MaskD<W>& c, const PackD<W>& a, const PackD<W>& b) 
   return PackD<W>::from(c.m ? a.v : b.v);
 }
 
+// sqrt is correctly rounded in every lane, as the scalar sqrt is. GCC does not vectorize a lane
+// loop of __builtin_sqrt here (it extracts and reinserts the lanes), so the widths the target
+// has take the vector instruction itself.
 template <int W>
 inline PackD<W> sqrt(const PackD<W>& a) {
   PackD<W> r;
-  for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);  // vsqrtpd at -O2 (no errno: -fno-math-errno)
+#if defined(__AVX512F__)
+  if constexpr (W % 8 == 0) {
+    for (int i = 0; i < W; i += 8) {
+      __m512d x;
+      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
+      x = _mm512_sqrt_pd(x);
+      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
+    }
+    return r;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (W % 4 == 0) {
+    for (int i = 0; i < W; i += 4) {
+      __m256d x;
+      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
+      x = _mm256_sqrt_pd(x);
+      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
+    }
+    return r;
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (W % 2 == 0) {
+    for (int i = 0; i < W; i += 2) {
+      __m128d x;
+      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
+      x = _mm_sqrt_pd(x);
+      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
+    }
+    return r;
+  }
+#endif
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
   return r;
 }
 template <int W>
