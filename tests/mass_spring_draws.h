@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <random>
 #include <vector>
 
@@ -12,6 +13,15 @@
 #include "steer/models/mass_spring.h"
 
 namespace steer::testing {
+
+// m with the CSR topology of r bound; the topology arrays are kept for the whole test program
+// (they must outlive the models that point at them)
+inline MassSpring bind_topology(MassSpring m, const Robot& r) {
+  static std::deque<std::vector<int>> kept;
+  kept.push_back(pack_topology(r));
+  m.topo = kept.back().data();
+  return m;
+}
 
 // 10 × 2 cells of 5 cm: 33 particles, more than a warp's 32 lanes
 inline Robot wide_grid_robot() {

@@ -11,28 +11,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <random>
 #include <string>
 
 #include "gradient_suite.h"
+#include "mass_spring_draws.h"
 #include "mass_spring_robot.h"
 
 namespace steer::testing {
 namespace {
-
-// topology arrays must outlive the models that point at them
-std::deque<std::vector<int>>& topologies() {
-  static std::deque<std::vector<int>> t;
-  return t;
-}
-
-MassSpring bind(MassSpring m, const Robot& r) {
-  topologies().push_back(pack_topology(r));
-  m.topo = topologies().back().data();
-  return m;
-}
 
 // globals: g, ζ, y_g, k_g, d_g, w_g, μ, v_ε, ω
 std::vector<double> globals(double ground_height = 0.1) {
@@ -86,7 +74,7 @@ struct MassSpringCases {
     std::vector<StepCase<MassSpring>> out;
     const Robot r2 = two_cells(), r3 = tetrahedron();
     {
-      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
       out.push_back({"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
       out.push_back({"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
       // zero tangential velocity under friction: the smoothed sign has a finite slope there
@@ -100,24 +88,24 @@ struct MassSpringCases {
       out.push_back(z);
     }
     {
-      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
       std::vector<double> u(m.nu());
       for (int a = 0; a < m.nu(); ++a) u[a] = 0.5 * std::sin(2.0 * a + 1);
       out.push_back({"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
     }
     {
-      MassSpring m = bind(make_mass_spring(r2, 4, MassSpring::kSinusoid, true, 0.004), r2);
+      MassSpring m = bind_topology(make_mass_spring(r2, 4, MassSpring::kSinusoid, true, 0.004), r2);
       m.rest_from_positions = true;
       out.push_back({"2d robot rest-position morphology", m, moving_state(m, r2, 0.003), {}, params_for(m, r2), 1.0, 11});
     }
     {
-      MassSpring m = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      MassSpring m = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
       out.push_back({"3d tetrahedron in contact", m, moving_state(m, r3, 0.004), {}, params_for(m, r3), 1.0, 8});
     }
     {
       // the time-of-impact ground: particles 0, 2, 4 land within the step (1 mm above, falling
       // at 1 m/s), particle 1 starts below it (s = 0), the rest fly free; restitution 0.3
-      MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
       m.impact = true;
       StepCase<MassSpring> c{"2d robot landing on the impact ground", m, moving_state(m, r2, -0.001), {}, params_for(m, r2), 1.0, 6};
       c.p[m.p_global(MassSpring::kRestitution)] = 0.3;
@@ -125,7 +113,7 @@ struct MassSpringCases {
       c.x[m.x_pos(1) + 1] = 0.1 - 0.002;
       c.x[m.x_vel(1) + 1] = -0.5;
       out.push_back(c);
-      MassSpring m3 = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      MassSpring m3 = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
       m3.impact = true;
       StepCase<MassSpring> d{"3d tetrahedron landing on the impact ground", m3, moving_state(m3, r3, -0.001), {}, params_for(m3, r3), 1.0, 2};
       for (int i = 0; i < m3.n_particles; i += 2) d.x[m3.x_vel(i) + 1] = -1.0;
@@ -146,7 +134,7 @@ struct MassSpringCases {
     {
       RolloutCase<MassSpring> c;
       c.name = "2d robot walking, CoM loss";
-      c.model = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
       c.loss = com_loss();
       c.steps = 60;
       c.checkpoint_every = 8;
@@ -157,7 +145,7 @@ struct MassSpringCases {
     {
       RolloutCase<MassSpring> c;
       c.name = "2d robot, raw actuation, rest-position morphology";
-      c.model = bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
       c.model.rest_from_positions = true;
       c.loss = com_loss();
       c.loss.effort_weight = 1e-3;
@@ -173,7 +161,7 @@ struct MassSpringCases {
       // dropped from 2 cm onto the impact ground with restitution 0.2
       RolloutCase<MassSpring> c;
       c.name = "2d robot on the impact ground, CoM loss";
-      c.model = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
       c.model.impact = true;
       c.loss = com_loss();
       c.steps = 60;
@@ -187,7 +175,7 @@ struct MassSpringCases {
     {
       RolloutCase<MassSpring> c;
       c.name = "3d tetrahedron, CoM loss";
-      c.model = bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      c.model = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
       c.loss = com_loss();
       c.steps = 50;
       c.checkpoint_every = 9;
@@ -208,7 +196,7 @@ namespace {
 // the per-particle gather over the CSR adjacency equals a scatter over springs
 TEST(MassSpring, GatherEqualsScatter) {
   const Robot r = two_cells();
-  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.004), r);
+  MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.004), r);
   std::vector<double> x = moving_state(m, r, 0.0), p = params_for(m, r), u;
   std::vector<double> xn(m.nx());
   auto X = view(x.data()), P = view(p.data()), U = view(u.data()), XN = view(xn.data());
@@ -236,7 +224,7 @@ TEST(MassSpring, SpringAtRestLengthIsForceFree) {
   Robot r;
   r.particles = {{0.0, 1.0, 0.0}, {0.2, 1.0, 0.0}};
   r.springs = {{0, 1, 0.2, 500.0, 0.0}};
-  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.01), r);
+  MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.01), r);
   std::vector<double> x = rest_state(m, r), p = nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0}, 0.0), u;
   double n[3];
   EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n), 0.0, 1e-12);
@@ -249,7 +237,7 @@ TEST(MassSpring, SpringAtRestLengthIsForceFree) {
 TEST(MassSpring, SingularInputsStayFinite) {
   const Robot r = two_cells();
   RolloutCase<MassSpring> c;
-  c.model = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  c.model = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
   c.loss.com = true;
   c.steps = 30;
   c.checkpoint_every = 5;
@@ -266,7 +254,7 @@ TEST(MassSpring, SingularInputsStayFinite) {
 // ∂c/∂x_i = m_i / M and ∂c/∂m_i = (x_i − c)/M for the centre of mass
 TEST(MassSpring, CenterOfMassGradient) {
   const Robot r = two_cells();
-  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
   std::vector<double> x = moving_state(m, r, 0.0), p = params_for(m, r);
   std::vector<double> gx(m.nx(), 0.0), gp(m.np(), 0.0);
   auto GX = view(gx.data()), GP = view(gp.data());
@@ -287,7 +275,7 @@ TEST(MassSpring, ImpactGroundReflectsAndHolds) {
   Robot r;
   r.particles = {{0.0, 0.1005, 0.0}, {0.5, 1.0, 0.0}};
   r.springs = {{0, 1, 1.0, 1e-3, 0.0}};  // a negligible spring: particle 0 is nearly free
-  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.01), r);
+  MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.01), r);
   m.impact = true;
   std::vector<double> p = nominal_parameters(m, r, 1.0, {0.0, 0.0, 0.1, 1e4, 0.0, 1e-3, 0.0, 0.05, 0.0, 0.5}, 0.0);
   std::vector<double> x = rest_state(m, r), xn(m.nx()), u;
@@ -298,7 +286,7 @@ TEST(MassSpring, ImpactGroundReflectsAndHolds) {
   EXPECT_NEAR(xn[m.x_pos(0) + 1], 0.1 + 0.5 * 0.01 * 0.05, 1e-6);  // y_g + (1 − s) h v'_y
   // a grid robot dropped from 5 cm with e = 0 rests on the ground after 1 s
   const Robot g = two_cells();
-  MassSpring mg = bind(make_mass_spring(g, 10, MassSpring::kSinusoid, true, 0.004), g);
+  MassSpring mg = bind_topology(make_mass_spring(g, 10, MassSpring::kSinusoid, true, 0.004), g);
   mg.impact = true;
   std::vector<double> pg = nominal_parameters(mg, g, 1.0, {9.81, 2.0, 0.1, 1e4, 0.0, 1e-3, 0.8, 0.05, 10.0, 0.0}, 0.5);
   std::vector<double> a = rest_state(mg, g), b(mg.nx());
@@ -392,7 +380,7 @@ TEST(MassSpring, LargeRobotAdjointMatchesDual) {
   std::vector<std::array<int, 2>> cells;
   for (int col = 0; col < 130; ++col) cells.push_back({col, 0});  // 262 particles, 521 springs
   const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
-  MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+  MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
   ASSERT_GT(m.n_particles, MassSpring::kSoloParticles);
   StepCase<MassSpring> c{"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5};
   std::mt19937_64 rng(3);
@@ -434,7 +422,7 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
   {
     StepCase<MassSpring> c = cases[0];
     const Robot r = two_cells();
-    c.model = bind(make_mass_spring(r, MassSpring::kPhaseCache + 2, MassSpring::kSinusoid, true, 0.004), r);
+    c.model = bind_topology(make_mass_spring(r, MassSpring::kPhaseCache + 2, MassSpring::kSinusoid, true, 0.004), r);
     c.p = params_for(c.model, r);
     c.name = "2d robot, 18 phases (untaped)";
     ASSERT_FALSE(c.model.tape_fits<double>());
@@ -444,7 +432,7 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
     std::vector<std::array<int, 2>> cells;
     for (int col = 0; col < 130; ++col) cells.push_back({col, 0});  // 262 particles (untaped)
     const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
-    MassSpring m = bind(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
+    MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
     ASSERT_FALSE(m.tape_fits<double>());
     cases.push_back({"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5});
   }
@@ -501,17 +489,17 @@ TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
     for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.6 * std::sin(0.3 * double(i));
     cases.push_back(c);
   };
-  add("2d two cells, sinusoid", bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2), r2);
-  add("2d four-cell walker, sinusoid", bind(make_mass_spring(r4, 10, MassSpring::kSinusoid, true, 0.004), r4), r4);
-  add("2d two cells, raw actuation", bind(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2), r2);
+  add("2d two cells, sinusoid", bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2), r2);
+  add("2d four-cell walker, sinusoid", bind_topology(make_mass_spring(r4, 10, MassSpring::kSinusoid, true, 0.004), r4), r4);
+  add("2d two cells, raw actuation", bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2), r2);
   {
-    MassSpring m = bind(make_mass_spring(r2, 6, MassSpring::kSinusoid, true, 0.004), r2);
+    MassSpring m = bind_topology(make_mass_spring(r2, 6, MassSpring::kSinusoid, true, 0.004), r2);
     m.rest_from_positions = true;
     add("2d two cells, rest-position morphology", m, r2);
   }
-  add("3d tetrahedron, sinusoid", bind(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3), r3);
+  add("3d tetrahedron, sinusoid", bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3), r3);
   {
-    MassSpring m = bind(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+    MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
     m.impact = true;
     add("2d two cells, impact ground (untaped)", m, r2);
     for (int i = 0; i < m.n_particles; ++i) cases.back().x0[m.x_pos(i) + 1] += 0.01;

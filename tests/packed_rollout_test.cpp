@@ -12,7 +12,6 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,16 +23,6 @@
 
 namespace steer::testing {
 namespace {
-
-std::deque<std::vector<int>>& topologies() {
-  static std::deque<std::vector<int>> t;
-  return t;
-}
-MassSpring bind(MassSpring m, const Robot& r) {
-  topologies().push_back(pack_topology(r));
-  m.topo = topologies().back().data();
-  return m;
-}
 
 Robot tetrahedron() {
   Robot r;
@@ -102,18 +91,18 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   const Robot wide = wide_grid_robot(), tet = tetrahedron();
   const Robot two = grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, 1e3, 0.15);
-  out.push_back({"wide grid, sinusoid", bind(make_mass_spring(wide, 10, MassSpring::kSinusoid, true, 0.004), wide), wide});
-  out.push_back({"two cells, raw actuation", bind(make_mass_spring(two, 10, MassSpring::kRaw, true, 0.004), two), two});
+  out.push_back({"wide grid, sinusoid", bind_topology(make_mass_spring(wide, 10, MassSpring::kSinusoid, true, 0.004), wide), wide});
+  out.push_back({"two cells, raw actuation", bind_topology(make_mass_spring(two, 10, MassSpring::kRaw, true, 0.004), two), two});
   {
     Case c{"two cells, rest-position morphology, a zero-length spring in one lane",
-           bind(make_mass_spring(two, 6, MassSpring::kSinusoid, true, 0.004), two), two};
+           bind_topology(make_mass_spring(two, 6, MassSpring::kSinusoid, true, 0.004), two), two};
     c.m.rest_from_positions = true;
     c.zero_length = true;
     out.push_back(c);
   }
-  out.push_back({"3d tetrahedron, sinusoid", bind(make_mass_spring(tet, 10, MassSpring::kSinusoid, true, 0.004), tet), tet});
+  out.push_back({"3d tetrahedron, sinusoid", bind_topology(make_mass_spring(tet, 10, MassSpring::kSinusoid, true, 0.004), tet), tet});
   {
-    Case c{"two cells, no ground, conservative", bind(make_mass_spring(two, 10, MassSpring::kSinusoid, false, 0.004), two),
+    Case c{"two cells, no ground, conservative", bind_topology(make_mass_spring(two, 10, MassSpring::kSinusoid, false, 0.004), two),
            two};
     c.conservative = true;
     out.push_back(c);
@@ -219,7 +208,7 @@ TEST(PackedRollout, ZeroLengthSpringLaneStaysFinite) {
 // dual-number adjoint, the impact ground
 TEST(PackedRollout, TakenOnlyWhereItApplies) {
   const Robot two = grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, 1e3, 0.15);
-  MassSpring m = bind(make_mass_spring(two, 10, MassSpring::kSinusoid, true, 0.004), two);
+  MassSpring m = bind_topology(make_mass_spring(two, 10, MassSpring::kSinusoid, true, 0.004), two);
   RolloutShape sh;
   sh.steps = 10;
   sh.checkpoint_every = 3;

@@ -175,45 +175,33 @@ inline PackD<W> select(const MaskD<W>& c, const PackD<W>& a, const PackD<W>& b) 
   return PackD<W>::from(c.m ? a.v : b.v);
 }
 
+// f applied to each N-lane chunk of a, as the instruction set's vector type V
+template <class V, int N, int W, class F>
+inline PackD<W> by_chunks(const PackD<W>& a, F f) {
+  PackD<W> r;
+  for (int i = 0; i < W; i += N) {
+    V x;
+    std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
+    x = f(x);
+    std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
+  }
+  return r;
+}
 // sqrt is correctly rounded in every lane, as the scalar sqrt is. GCC does not vectorize a lane
 // loop of __builtin_sqrt here (it extracts and reinserts the lanes), so the widths the target
 // has take the vector instruction itself.
 template <int W>
 inline PackD<W> sqrt(const PackD<W>& a) {
-  PackD<W> r;
 #if defined(__AVX512F__)
-  if constexpr (W % 8 == 0) {
-    for (int i = 0; i < W; i += 8) {
-      __m512d x;
-      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
-      x = _mm512_sqrt_pd(x);
-      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
-    }
-    return r;
-  }
+  if constexpr (W % 8 == 0) return by_chunks<__m512d, 8>(a, [](__m512d x) { return _mm512_sqrt_pd(x); });
 #endif
 #if defined(__AVX__)
-  if constexpr (W % 4 == 0) {
-    for (int i = 0; i < W; i += 4) {
-      __m256d x;
-      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
-      x = _mm256_sqrt_pd(x);
-      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
-    }
-    return r;
-  }
+  if constexpr (W % 4 == 0) return by_chunks<__m256d, 4>(a, [](__m256d x) { return _mm256_sqrt_pd(x); });
 #endif
 #if defined(__SSE2__)
-  if constexpr (W % 2 == 0) {
-    for (int i = 0; i < W; i += 2) {
-      __m128d x;
-      std::memcpy(&x, reinterpret_cast<const double*>(&a.v) + i, sizeof x);
-      x = _mm_sqrt_pd(x);
-      std::memcpy(reinterpret_cast<double*>(&r.v) + i, &x, sizeof x);
-    }
-    return r;
-  }
+  if constexpr (W % 2 == 0) return by_chunks<__m128d, 2>(a, [](__m128d x) { return _mm_sqrt_pd(x); });
 #endif
+  PackD<W> r;
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
   return r;
 }
