@@ -1,4 +1,4 @@
-// exp, log1p and tanh as model code calls them: on the host, float64 takes steer's own
+// exp, log1p, tanh, sin and cos as model code calls them: on the host, float64 takes steer's own
 // (vmath.h), the algorithm a SIMD pack of rollouts (simd.h) runs in every lane, so a rollout
 // gives the same bits alone and in a pack; every other scalar (float, dual numbers, op_count's
 // Counted, simd.h's PackD through its own overloads) and device code take the usual ones.
@@ -28,16 +28,36 @@ constexpr bool kOnDevice = true;
 STEER_HD inline double host_exp(double x) { return x; }  // never called: kOnDevice
 STEER_HD inline double host_log1p(double x) { return x; }
 STEER_HD inline double host_tanh(double x) { return x; }
+template <class S>
+STEER_HD void host_sincos(const S&, S&, S&) {}
 #else
 constexpr bool kOnDevice = false;
 inline double host_exp(double x) { return vmath::exp(x); }
 inline double host_log1p(double x) { return vmath::log1p(x); }
 inline double host_tanh(double x) { return vmath::tanh(x); }
+template <class S>
+inline void host_sincos(const S& x, S& s, S& c) {
+  vmath::sincos(x, &s, &c);
+}
 #endif
 
 STEER_MODEL_MATH(exp)
 STEER_MODEL_MATH(log1p)
 STEER_MODEL_MATH(tanh)
 #undef STEER_MODEL_MATH
+
+// sin x and cos x: vmath's one reduction for both on the host for float64 and for packs
+// (simd.h's PackD), whose lanes get the bits the double path gets; std (or ADL) otherwise
+template <class S>
+STEER_HD void sincos_of(const S& x, S& s, S& c) {
+  if constexpr ((std::is_same<S, double>::value || is_pack<S>::value) && !kOnDevice) {
+    host_sincos(x, s, c);
+  } else {
+    using std::cos;
+    using std::sin;
+    s = sin(x);
+    c = cos(x);
+  }
+}
 
 }  // namespace steer

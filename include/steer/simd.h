@@ -8,8 +8,8 @@
 //     neither side fuses a multiply-add the other does not;
 //   - branches on values become selects (MaskD, select): both arms are computed and each lane
 //     keeps the arm its scalar run would take;
-//   - exp, log1p and tanh are steer's own (vmath.h), one algorithm for double and PackD;
-//     sin and cos call libm lane by lane (the models need one pair per step).
+//   - exp, log1p, tanh, sin and cos are steer's own (vmath.h), one algorithm for double and
+//     PackD (model code calls them through model_math.h).
 // The width follows the instruction set the compiler targets: 8 doubles with AVX-512, 4 with
 // AVX, 2 otherwise (GCC's vector extensions lower wider vectors to what exists, so any W
 // compiles everywhere; the results do not depend on W).
@@ -211,20 +211,6 @@ inline PackD<W> fabs(const PackD<W>& a) {
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_fabs(a.v[i]);
   return r;
 }
-// libm lane by lane, as the scalar path calls it
-template <int W>
-inline PackD<W> sin(const PackD<W>& a) {
-  PackD<W> r;
-  for (int i = 0; i < W; ++i) r.v[i] = std::sin(a.v[i]);
-  return r;
-}
-template <int W>
-inline PackD<W> cos(const PackD<W>& a) {
-  PackD<W> r;
-  for (int i = 0; i < W; ++i) r.v[i] = std::cos(a.v[i]);
-  return r;
-}
-
 template <int W>
 struct is_real_scalar<PackD<W>> : std::true_type {};
 
@@ -247,6 +233,14 @@ inline PackD<W> log1p(const PackD<W>& a) {
 template <int W>
 inline PackD<W> tanh(const PackD<W>& a) {
   return vmath::tanh(a);
+}
+template <int W>
+inline PackD<W> sin(const PackD<W>& a) {
+  return vmath::sin(a);
+}
+template <int W>
+inline PackD<W> cos(const PackD<W>& a) {
+  return vmath::cos(a);
 }
 }  // namespace steer
 

@@ -129,10 +129,9 @@ struct MassSpring {
   // through φ = 2π/n: two trigonometric calls per actuator instead of n
   template <class S, class PIn, class F>
   STEER_HD void for_each_phase(const S& t, const PIn& p, F&& f) const {
-    using std::cos;
-    using std::sin;
     const S wt = S(p[p_global(kActuationFrequency)]) * t;
-    S sn = sin(wt), cs = cos(wt);
+    S sn, cs;
+    sincos_of(wt, sn, cs);
     const double phi = 6.283185307179586 / n_phases;
     const S cp = S(std::cos(phi)), spp = S(std::sin(phi));
     for (int j = 0; j < n_phases; ++j) {
