@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.h"
+#include "config_errors.h"
 #include "problem.h"
 #include "steer/backend.h"
 #include "steer/models/mass_spring.h"
@@ -323,17 +324,6 @@ nlohmann::json projectile_config(int steps) {
   })");
 }
 
-void expect_config_error(const nlohmann::json& j, const std::vector<std::string>& needles) {
-  try {
-    parse_config(j);
-  } catch (const ConfigError& e) {
-    const std::string msg = e.what();
-    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nmissing: " << n;
-    return;
-  }
-  ADD_FAILURE() << "expected ConfigError for " << j["simulation"].dump();
-}
-
 TEST(CheckpointBudget, WithoutABudgetTheUniformSquareRootScheduleRuns) {
   const ExperimentConfig c = parse_config(projectile_config(10000));
   const CheckpointPlan p = c.checkpoint_plan();
@@ -391,27 +381,27 @@ TEST(CheckpointBudget, BudgetsBelowTwoSnapshotsAreRefusedByName) {
   // each snapshot 36: the least budget is 264 bytes = 0.000251770 MiB
   nlohmann::json j = projectile_config(1000);
   j["simulation"]["checkpoint_memory_mb"] = 0.0002;  // 209 bytes
-  expect_config_error(j, {"config: simulation.checkpoint_memory_mb", "2 snapshots", "accepted range [0.00025177, 1e6] MiB"});
+  testing::expect_config_error(j, {"config: simulation.checkpoint_memory_mb", "2 snapshots", "accepted range [0.00025177, 1e6] MiB"});
   j["simulation"]["checkpoint_memory_mb"] = 263.0 / 1048576.0;
-  expect_config_error(j, {"simulation.checkpoint_memory_mb", "accepted range"});
+  testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "accepted range"});
   j["simulation"]["checkpoint_memory_mb"] = 264.0 / 1048576.0;  // the edge is accepted
   const CheckpointPlan p = parse_config(j).checkpoint_plan();
   EXPECT_TRUE(p.shape.binomial());
   EXPECT_EQ(p.shape.snapshots, 2);
   EXPECT_EQ(p.scratch_bytes, 264);
   j["simulation"]["checkpoint_memory_mb"] = 0;
-  expect_config_error(j, {"simulation.checkpoint_memory_mb", "out of range", "(0, 1e+06]"});
+  testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "out of range", "(0, 1e+06]"});
   j["simulation"]["checkpoint_memory_mb"] = "1";
-  expect_config_error(j, {"simulation.checkpoint_memory_mb", "expected a number"});
+  testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "expected a number"});
 }
 
 TEST(CheckpointBudget, AnExplicitIntervalThatDoesNotFitIsRefused) {
   nlohmann::json j = projectile_config(1000);
   j["simulation"]["checkpoint_memory_mb"] = 0.001;  // 1048 bytes = 32 states
   j["simulation"]["checkpoint_every"] = 10;         // 101 + 11 + 2 states
-  expect_config_error(j, {"config: simulation.checkpoint_every", "K = 10", "simulation.checkpoint_memory_mb"});
+  testing::expect_config_error(j, {"config: simulation.checkpoint_every", "K = 10", "simulation.checkpoint_memory_mb"});
   j["simulation"]["checkpoint_every"] = 1000;  // 2 + 1001 + 2 states
-  expect_config_error(j, {"simulation.checkpoint_every"});
+  testing::expect_config_error(j, {"simulation.checkpoint_every"});
 }
 
 // end to end through the Problem: the binomial config's gradient is bitwise the uniform one's

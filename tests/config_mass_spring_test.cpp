@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config.h"
+#include "config_errors.h"
 #include "problem.h"
 
 namespace steer {
@@ -24,17 +25,6 @@ json base() {
     "variables": {"theta.spring.stiffness": {"lower": 100, "upper": 1e4}},
     "validation": {"enabled": false}
   })");
-}
-
-void expect_error(const json& j, std::initializer_list<std::string> needles) {
-  try {
-    parse_config(j);
-  } catch (const ConfigError& e) {
-    const std::string m = e.what();
-    for (const auto& n : needles) EXPECT_NE(m.find(n), std::string::npos) << m << "\nmissing: " << n;
-    return;
-  }
-  ADD_FAILURE() << "no ConfigError for " << j.dump();
 }
 
 TEST(ConfigMassSpring, ExplicitRobotAndGroups) {
@@ -66,22 +56,22 @@ TEST(ConfigMassSpring, GridRobot) {
 TEST(ConfigMassSpring, RobotErrorsNameTheKey) {
   json j = base();
   j["model"]["robot"]["springs"][1] = {1, 7, 0.1, 1000, 0.0};
-  expect_error(j, {"model.robot.springs[1]", "[0, 2]"});
+  testing::expect_config_error(j, {"model.robot.springs[1]", "[0, 2]"});
   json k = base();
   k["model"]["robot"]["particles"][2] = {0.1};
-  expect_error(k, {"model.robot.particles[2]", "2 numbers"});
+  testing::expect_config_error(k, {"model.robot.particles[2]", "2 numbers"});
   json g = base();
   g["model"]["robot"] = {{"grid", {{"cells", {{0, 0}, {0, 0}}}}}};
-  expect_error(g, {"model.robot.grid.cells[1]", "twice"});
+  testing::expect_config_error(g, {"model.robot.grid.cells[1]", "twice"});
   json s = base();
   s["model"]["robot"]["springs"][0] = {0, 1, 0.1, -5, 0.0};
-  expect_error(s, {"model.robot.springs[0]", "stiffness"});
+  testing::expect_config_error(s, {"model.robot.springs[0]", "stiffness"});
   json u = base();
   u["model"]["ground"] = {{"friction", 20.0}};
-  expect_error(u, {"model.ground.friction", "[0, 10]"});
+  testing::expect_config_error(u, {"model.ground.friction", "[0, 10]"});
   json v = base();
   v["variables"] = {{"theta.spring.stifness", json::object()}};
-  expect_error(v, {"variables.theta.spring.stifness", "theta.spring.stiffness"});
+  testing::expect_config_error(v, {"variables.theta.spring.stifness", "theta.spring.stiffness"});
 }
 
 // draws around the nominal value: relative for stiffness, additive jitter for positions
@@ -107,7 +97,7 @@ TEST(ConfigMassSpring, RelativeAndJitterDraws) {
   // a relative draw that could make a stiffness non-positive is refused
   json k = base();
   k["batch"] = {{"size", 2}, {"randomize", {{"theta.spring.stiffness", {{"relative", 1.0}}}}}};
-  expect_error(k, {"batch.randomize.theta.spring.stiffness.relative", "[0, 1)"});
+  testing::expect_config_error(k, {"batch.randomize.theta.spring.stiffness.relative", "[0, 1)"});
 }
 
 // rest-position morphology: a rest-position variable also sets the initial position, and
@@ -145,7 +135,7 @@ TEST(ConfigMassSpring, NormalizedNeedsFiniteBounds) {
   json k = base();
   k["variables"] = {{"x0.particle.velocity", {{"lower", 0.0}, {"upper", 0.0}}}};  // an empty box
   k["optimizer"] = {{"method", "adam"}, {"normalized", true}};
-  expect_error(k, {"optimizer.normalized", "lower < upper"});
+  testing::expect_config_error(k, {"optimizer.normalized", "lower < upper"});
 }
 
 }  // namespace

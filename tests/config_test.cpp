@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_errors.h"
 #include "json_reader.h"
 
 using nlohmann::json;
 using steer::ConfigError;
 using steer::parse_config;
+using steer::testing::expect_config_error;
 
 namespace fs = std::filesystem;
 
@@ -55,20 +57,6 @@ json base() {
 }
 
 // parses j, expects a ConfigError whose message contains every needle
-void expect_error(const json& j, std::initializer_list<std::string> needles) {
-  try {
-    parse_config(j);
-  } catch (const ConfigError& e) {
-    const std::string msg = e.what();
-    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nmissing: " << n;
-    return;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what() << "\nconfig: " << j.dump();
-    return;
-  }
-  ADD_FAILURE() << "expected ConfigError, parse succeeded for config: " << j.dump();
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -127,56 +115,56 @@ TEST(ConfigTest, LoadConfigReadsAValidFile) {
 TEST(ConfigTest, UnknownKeyAtRoot) {
   json j = base();
   j["simulaton"] = {{"dt", 0.01}};
-  expect_error(j, {"config: simulaton:", "unknown key"});
+  expect_config_error(j, {"config: simulaton:", "unknown key"});
 }
 
 TEST(ConfigTest, UnknownKeyNested) {
   json j = base();
   j["model"]["ground"]["stifness"] = 5.0;
-  expect_error(j, {"model.ground.stifness", "unknown key", "stiffness"});
+  expect_config_error(j, {"model.ground.stifness", "unknown key", "stiffness"});
   json k = base();
   k["loss"]["terminal"][0]["wieght"] = 1.0;
-  expect_error(k, {"loss.terminal[0].wieght", "unknown key"});
+  expect_config_error(k, {"loss.terminal[0].wieght", "unknown key"});
   json l = base();
   l["variables"]["x0.velocity.x"]["uper"] = 3.0;
-  expect_error(l, {"variables.x0.velocity.x.uper", "unknown key"});
+  expect_config_error(l, {"variables.x0.velocity.x.uper", "unknown key"});
 }
 
-TEST(ConfigTest, RootMustBeAnObject) { expect_error(json::array({1, 2}), {"(root)", "expected an object"}); }
+TEST(ConfigTest, RootMustBeAnObject) { expect_config_error(json::array({1, 2}), {"(root)", "expected an object"}); }
 
 // ---- wrong types
 
 TEST(ConfigTest, StringWhereNumberExpected) {
   json j = base();
   j["simulation"]["dt"] = "0.01";
-  expect_error(j, {"simulation.dt", "expected a number", "a string"});
+  expect_config_error(j, {"simulation.dt", "expected a number", "a string"});
   json k = base();
   k["model"]["ground"]["stiffness"] = "1000";
-  expect_error(k, {"model.ground.stiffness", "expected a number", "a string"});
+  expect_config_error(k, {"model.ground.stiffness", "expected a number", "a string"});
 }
 
 TEST(ConfigTest, NumberWhereArrayExpected) {
   json j = base();
   j["initial_state"]["position"] = 1.0;
-  expect_error(j, {"initial_state.position", "expected an array", "a number"});
+  expect_config_error(j, {"initial_state.position", "expected an array", "a number"});
 }
 
 TEST(ConfigTest, WrongTypeInsideArray) {
   json j = base();
   j["initial_state"]["velocity"] = {2.5, "fast"};
-  expect_error(j, {"initial_state.velocity[1]", "expected a number"});
+  expect_config_error(j, {"initial_state.velocity[1]", "expected a number"});
 }
 
 TEST(ConfigTest, FractionalWhereIntegerExpected) {
   json j = base();
   j["simulation"]["steps"] = 100.5;
-  expect_error(j, {"simulation.steps", "expected an integer"});
+  expect_config_error(j, {"simulation.steps", "expected an integer"});
 }
 
 TEST(ConfigTest, ObjectExpected) {
   json j = base();
   j["model"]["ground"] = "penalty";
-  expect_error(j, {"model.ground", "expected an object"});
+  expect_config_error(j, {"model.ground", "expected an object"});
 }
 
 // ---- out of range
@@ -184,27 +172,27 @@ TEST(ConfigTest, ObjectExpected) {
 TEST(ConfigTest, DtNotPositive) {
   json j = base();
   j["simulation"]["dt"] = 0.0;
-  expect_error(j, {"simulation.dt", "out of range", "(0, 10]"});
+  expect_config_error(j, {"simulation.dt", "out of range", "(0, 10]"});
   j["simulation"]["dt"] = -0.01;
-  expect_error(j, {"simulation.dt", "out of range", "(0, 10]"});
+  expect_config_error(j, {"simulation.dt", "out of range", "(0, 10]"});
 }
 
 TEST(ConfigTest, StepsZero) {
   json j = base();
   j["simulation"]["steps"] = 0;
-  expect_error(j, {"simulation.steps", "out of range", "[1, 100000000]"});
+  expect_config_error(j, {"simulation.steps", "out of range", "[1, 100000000]"});
 }
 
 TEST(ConfigTest, NegativeStiffness) {
   json j = base();
   j["model"]["ground"]["stiffness"] = -5.0;
-  expect_error(j, {"model.ground.stiffness", "out of range", "(0, 1e+12]"});
+  expect_config_error(j, {"model.ground.stiffness", "out of range", "(0, 1e+12]"});
 }
 
 TEST(ConfigTest, CheckpointEveryAboveSteps) {
   json j = base();
   j["simulation"]["checkpoint_every"] = 101;
-  expect_error(j, {"simulation.checkpoint_every", "out of range", "[1, 100]"});
+  expect_config_error(j, {"simulation.checkpoint_every", "out of range", "[1, 100]"});
   j["simulation"]["checkpoint_every"] = 100;  // the edge is accepted
   EXPECT_EQ(parse_config(j).resolved_checkpoint(), 100);
 }
@@ -212,7 +200,7 @@ TEST(ConfigTest, CheckpointEveryAboveSteps) {
 TEST(ConfigTest, CheckpointEveryStringOtherThanSqrt) {
   json j = base();
   j["simulation"]["checkpoint_every"] = "auto";
-  expect_error(j, {"simulation.checkpoint_every", "'auto'", "\"sqrt\"", "[1, 100]"});
+  expect_config_error(j, {"simulation.checkpoint_every", "'auto'", "\"sqrt\"", "[1, 100]"});
   j["simulation"]["checkpoint_every"] = "sqrt";
   EXPECT_EQ(parse_config(j).resolved_checkpoint(), 10);  // ⌈√100⌉
 }
@@ -221,7 +209,7 @@ TEST(ConfigTest, HugeUnsignedIntegerReportedAsGiven) {
   // 2^64 − 1 must not wrap to −1 in the message
   json j = base();
   j["batch"]["seed"] = 18446744073709551615ULL;
-  expect_error(j, {"batch.seed", "value 18446744073709551615 is out of range", "[0, 4611686018427387904]"});
+  expect_config_error(j, {"batch.seed", "value 18446744073709551615 is out of range", "[0, 4611686018427387904]"});
   j["batch"]["seed"] = 4611686018427387904ULL;  // the upper edge is accepted
   EXPECT_EQ(parse_config(j).seed, 4611686018427387904ULL);
 }
@@ -229,7 +217,7 @@ TEST(ConfigTest, HugeUnsignedIntegerReportedAsGiven) {
 TEST(ConfigTest, NegativeMass) {
   json j = base();
   j["model"]["mass"] = 0.0;
-  expect_error(j, {"model.mass", "out of range", "(0, 1e+09]"});
+  expect_config_error(j, {"model.mass", "out of range", "(0, 1e+09]"});
 }
 
 // ---- inconsistent sizes
@@ -237,23 +225,23 @@ TEST(ConfigTest, NegativeMass) {
 TEST(ConfigTest, InitialPositionWrongLengthForDim) {
   json j = base();
   j["initial_state"]["position"] = {0.0, 1.0, 2.0};
-  expect_error(j, {"initial_state.position", "expected 2 numbers, got 3"});
+  expect_config_error(j, {"initial_state.position", "expected 2 numbers, got 3"});
   json k = base();
   k["model"]["dim"] = 3;  // the 2-vectors of the base no longer fit
-  expect_error(k, {"initial_state.position", "expected 3 numbers, got 2"});
+  expect_config_error(k, {"initial_state.position", "expected 3 numbers, got 2"});
 }
 
 TEST(ConfigTest, SweepLengthDiffersFromBatchSize) {
   json j = base();
   j["batch"]["size"] = 3;
   j["batch"]["sweep"] = {{"theta.ground.stiffness", {100.0, 1000.0}}};
-  expect_error(j, {"batch.sweep.theta.ground.stiffness", "expected 3 numbers, got 2"});
+  expect_config_error(j, {"batch.sweep.theta.ground.stiffness", "expected 3 numbers, got 2"});
 }
 
 TEST(ConfigTest, LandingTargetLength) {
   json j = base();
   j["loss"] = {{"landing", {{"target", {1.0, 2.0}}}}};
-  expect_error(j, {"loss.landing.target", "expected 1 numbers, got 2"});
+  expect_config_error(j, {"loss.landing.target", "expected 1 numbers, got 2"});
 }
 
 // ---- missing required
@@ -261,25 +249,25 @@ TEST(ConfigTest, LandingTargetLength) {
 TEST(ConfigTest, MissingModel) {
   json j = base();
   j.erase("model");
-  expect_error(j, {"config: model:", "missing"});
+  expect_config_error(j, {"config: model:", "missing"});
 }
 
 TEST(ConfigTest, MissingDt) {
   json j = base();
   j["simulation"].erase("dt");
-  expect_error(j, {"simulation.dt", "missing", "(0, 10]"});
+  expect_config_error(j, {"simulation.dt", "missing", "(0, 10]"});
 }
 
 TEST(ConfigTest, TerminalTermWithoutTarget) {
   json j = base();
   j["loss"]["terminal"][0].erase("target");
-  expect_error(j, {"loss.terminal[0].target", "missing"});
+  expect_config_error(j, {"loss.terminal[0].target", "missing"});
 }
 
 TEST(ConfigTest, LossWithoutTerms) {
   json j = base();
   j["loss"] = json::object();
-  expect_error(j, {"loss", "no terms"});
+  expect_config_error(j, {"loss", "no terms"});
 }
 
 // ---- bad names
@@ -287,22 +275,22 @@ TEST(ConfigTest, LossWithoutTerms) {
 TEST(ConfigTest, UnknownStateInLoss) {
   json j = base();
   j["loss"]["terminal"][0]["state"] = "position.w";
-  expect_error(j, {"loss.terminal[0].state", "'position.w'", "position.x"});
+  expect_config_error(j, {"loss.terminal[0].state", "'position.w'", "position.x"});
 }
 
 TEST(ConfigTest, UnknownVariableSlot) {
   json j = base();
   j["variables"]["x0.velocity.q"] = {{"lower", -1.0}, {"upper", 1.0}};
-  expect_error(j, {"variables.x0.velocity.q", "not a slot", "x0.velocity.x"});
+  expect_config_error(j, {"variables.x0.velocity.q", "not a slot", "x0.velocity.x"});
   json k = base();
   k["variables"]["controls.torque"] = json::object();
-  expect_error(k, {"variables.controls.torque", "not a control"});
+  expect_config_error(k, {"variables.controls.torque", "not a control"});
 }
 
 TEST(ConfigTest, UnknownSweepSlot) {
   json j = base();
   j["batch"]["sweep"] = {{"theta.friction", {1.0}}};
-  expect_error(j, {"batch.sweep.theta.friction", "not a slot"});
+  expect_config_error(j, {"batch.sweep.theta.friction", "not a slot"});
 }
 
 // ---- bounds
@@ -310,22 +298,22 @@ TEST(ConfigTest, UnknownSweepSlot) {
 TEST(ConfigTest, LowerAboveUpper) {
   json j = base();
   j["variables"]["x0.velocity.x"] = {{"lower", 5.0}, {"upper", -5.0}};
-  expect_error(j, {"variables.x0.velocity.x", "lower", "upper"});
+  expect_config_error(j, {"variables.x0.velocity.x", "lower", "upper"});
 }
 
 TEST(ConfigTest, StartValueOutsideBounds) {
   json j = base();
   j["variables"]["x0.velocity.x"] = {{"lower", 3.0}, {"upper", 10.0}};  // v0.x = 2.5
-  expect_error(j, {"variables.x0.velocity.x", "starting value", "outside the bounds"});
+  expect_config_error(j, {"variables.x0.velocity.x", "starting value", "outside the bounds"});
 }
 
 TEST(ConfigTest, MassVariableLowerNotPositive) {
   json j = base();
   j["variables"]["theta.mass"] = {{"lower", 0.0}, {"upper", 10.0}};
-  expect_error(j, {"variables.theta.mass.lower", "(0, 1e+09]"});
+  expect_config_error(j, {"variables.theta.mass.lower", "(0, 1e+09]"});
   json k = base();
   k["variables"]["theta.mass"] = {{"upper", 10.0}};  // an open range needs an explicit lower bound
-  expect_error(k, {"variables.theta.mass.lower", "required", "> 0"});
+  expect_config_error(k, {"variables.theta.mass.lower", "required", "> 0"});
   json ok = base();
   ok["variables"]["theta.mass"] = {{"lower", 0.1}, {"upper", 10.0}};
   EXPECT_EQ(parse_config(ok).variables.size(), 2u);
@@ -335,7 +323,7 @@ TEST(ConfigTest, MassVariableLowerNotPositive) {
 TEST(ConfigTest, ParameterBoundsOutsidePhysicalRange) {
   json j = base();
   j["variables"]["theta.drag"] = {{"lower", -10.0}, {"upper", 1.0}};
-  expect_error(j, {"variables.theta.drag.lower", "[0, 1000]"});
+  expect_config_error(j, {"variables.theta.drag.lower", "[0, 1000]"});
   json k = base();
   k["variables"]["theta.drag"] = json::object();  // defaults to the physical range
   steer::ExperimentConfig c = steer::parse_config(k);
@@ -349,10 +337,10 @@ TEST(ConfigTest, ParameterBoundsOutsidePhysicalRange) {
 TEST(ConfigTest, SweptParameterOutsidePhysicalRange) {
   json j = base();
   j["batch"] = {{"size", 2}, {"sweep", {{"theta.mass", {1.0, 0.0}}}}};
-  expect_error(j, {"batch.sweep.theta.mass[1]", "(0, 1e+09]"});
+  expect_config_error(j, {"batch.sweep.theta.mass[1]", "(0, 1e+09]"});
   json k = base();
   k["batch"] = {{"size", 2}, {"randomize", {{"theta.ground.smoothing", {-1.0, 1.0}}}}};
-  expect_error(k, {"batch.randomize.theta.ground.smoothing[0]", "(0, 1000]"});
+  expect_config_error(k, {"batch.randomize.theta.ground.smoothing[0]", "(0, 1000]"});
 }
 
 // per-rollout start values of a variable must lie inside its bounds
@@ -360,14 +348,14 @@ TEST(ConfigTest, SweptStartOutsideVariableBounds) {
   json j = base();
   j["variables"]["x0.velocity.x"] = {{"lower", -100.0}, {"upper", 100.0}};
   j["batch"] = {{"size", 2}, {"sweep", {{"x0.velocity.x", {1.0, 500.0}}}}};
-  expect_error(j, {"batch.sweep.x0.velocity.x", "outside the bounds"});
+  expect_config_error(j, {"batch.sweep.x0.velocity.x", "outside the bounds"});
 }
 
 // iterations with method none would be silently ignored
 TEST(ConfigTest, IterationsWithoutMethod) {
   json j = base();
   j["optimizer"] = {{"method", "none"}, {"iterations", 10}};
-  expect_error(j, {"optimizer.iterations", "method none"});
+  expect_config_error(j, {"optimizer.iterations", "method none"});
 }
 
 // a run whose host arrays cannot fit is refused up front, naming the keys to lower
@@ -376,14 +364,14 @@ TEST(ConfigTest, RunTooLargeForMemory) {
   j["simulation"]["steps"] = 100000000;
   j["simulation"]["memory_limit_gb"] = 1.0;
   j["batch"] = {{"size", 4}};
-  expect_error(j, {"simulation.steps", "batch.size", "GB"});
+  expect_config_error(j, {"simulation.steps", "batch.size", "GB"});
 }
 
 TEST(ConfigTest, VariableNamedTwice) {
   json j = base();
   j["variables"]["controls"] = json::object();
   j["variables"]["controls.force.x"] = json::object();
-  expect_error(j, {"variables.controls", "named twice"});
+  expect_config_error(j, {"variables.controls", "named twice"});
 }
 
 // ---- optimizer and validation need variables
@@ -392,14 +380,14 @@ TEST(ConfigTest, GradientDescentWithoutVariables) {
   json j = base();
   j.erase("variables");
   j["validation"]["enabled"] = false;
-  expect_error(j, {"optimizer.method", "'gd'", "variables"});
+  expect_config_error(j, {"optimizer.method", "'gd'", "variables"});
 }
 
 TEST(ConfigTest, ValidationWithoutVariables) {
   json j = base();
   j.erase("variables");
   j["optimizer"] = {{"method", "none"}};
-  expect_error(j, {"validation.enabled", "variables"});
+  expect_config_error(j, {"validation.enabled", "variables"});
   j["validation"]["enabled"] = false;  // nothing to optimize or check is fine: a plain simulation
   EXPECT_TRUE(parse_config(j).variables.empty());
 }
@@ -409,25 +397,25 @@ TEST(ConfigTest, ValidationWithoutVariables) {
 TEST(ConfigTest, BadPrecision) {
   json j = base();
   j["simulation"]["precision"] = "float16";
-  expect_error(j, {"simulation.precision", "'float16'", "float64, float32"});
+  expect_config_error(j, {"simulation.precision", "'float16'", "float64, float32"});
 }
 
 TEST(ConfigTest, BadBackend) {
   json j = base();
   j["simulation"]["backend"] = "tpu";
-  expect_error(j, {"simulation.backend", "'tpu'", "auto, cpu, cuda"});
+  expect_config_error(j, {"simulation.backend", "'tpu'", "auto, cpu, cuda"});
 }
 
 TEST(ConfigTest, BadModelType) {
   json j = base();
   j["model"]["type"] = "pendulum";
-  expect_error(j, {"model.type", "'pendulum'", "projectile"});
+  expect_config_error(j, {"model.type", "'pendulum'", "projectile"});
 }
 
 TEST(ConfigTest, BadOptimizerMethod) {
   json j = base();
   j["optimizer"]["method"] = "lbfgs";
-  expect_error(j, {"optimizer.method", "'lbfgs'", "none, gd, adam"});
+  expect_config_error(j, {"optimizer.method", "'lbfgs'", "none, gd, adam"});
 }
 
 // ---- the shipped worked example
