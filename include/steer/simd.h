@@ -222,26 +222,18 @@ struct is_pack<PackD<W>> : std::true_type {};
 #include "steer/vmath.h"
 
 namespace steer {
-template <int W>
-inline PackD<W> exp(const PackD<W>& a) {
-  return vmath::exp(a);
-}
-template <int W>
-inline PackD<W> log1p(const PackD<W>& a) {
-  return vmath::log1p(a);
-}
-template <int W>
-inline PackD<W> tanh(const PackD<W>& a) {
-  return vmath::tanh(a);
-}
-template <int W>
-inline PackD<W> sin(const PackD<W>& a) {
-  return vmath::sin(a);
-}
-template <int W>
-inline PackD<W> cos(const PackD<W>& a) {
-  return vmath::cos(a);
-}
+// the model's transcendental functions on packs: vmath's, found by argument-dependent lookup
+#define STEER_PACK_VMATH(name)                   \
+  template <int W>                               \
+  inline PackD<W> name(const PackD<W>& a) {      \
+    return vmath::name(a);                       \
+  }
+STEER_PACK_VMATH(exp)
+STEER_PACK_VMATH(log1p)
+STEER_PACK_VMATH(tanh)
+STEER_PACK_VMATH(sin)
+STEER_PACK_VMATH(cos)
+#undef STEER_PACK_VMATH
 }  // namespace steer
 
 #pragma GCC diagnostic pop
