@@ -75,7 +75,6 @@ STEER_HD S select(bool c, const S& a, const S& b) {
   return c ? a : b;
 }
 STEER_HD inline bool any_lane(bool c) { return c; }
-STEER_HD inline bool all_lanes(bool c) { return c; }
 
 // plain value of a scalar: identity for float/double, overloaded for Dual
 STEER_HD inline double value_of(double a) { return a; }

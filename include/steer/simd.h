@@ -163,12 +163,6 @@ inline bool any_lane(const MaskD<W>& a) {
     if (a.m[i]) return true;
   return false;
 }
-template <int W>
-inline bool all_lanes(const MaskD<W>& a) {
-  for (int i = 0; i < W; ++i)
-    if (!a.m[i]) return false;
-  return true;
-}
 // lane i: c ? a : b (both computed; the lane's scalar run computes only its own arm)
 template <int W>
 inline PackD<W> select(const MaskD<W>& c, const PackD<W>& a, const PackD<W>& b) {
@@ -203,12 +197,6 @@ inline PackD<W> sqrt(const PackD<W>& a) {
 #endif
   PackD<W> r;
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
-  return r;
-}
-template <int W>
-inline PackD<W> fabs(const PackD<W>& a) {
-  PackD<W> r;
-  for (int i = 0; i < W; ++i) r.v[i] = __builtin_fabs(a.v[i]);
   return r;
 }
 template <int W>
