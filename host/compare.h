@@ -19,6 +19,7 @@ namespace steer {
 
 struct CompareCurve {
   std::string method;
+  int group = 0;                  // plot colour and legend entry: 0 the gradient side, 1 CMA-ES
   std::vector<double> rollouts;   // cumulative forward-rollout equivalents
   std::vector<double> best_loss;  // best loss so far
 };

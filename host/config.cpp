@@ -607,6 +607,7 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
     k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
     k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
     k.seed = std::uint64_t(cp.integer("seed", 1, 0, (1L << 62)));
+    k.repeats = int(cp.integer("repeats", k.repeats, 1, 1000));
     cp.finish();
     if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
     for (const auto& v : c.variables)

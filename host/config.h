@@ -154,6 +154,10 @@ struct CompareConfig {
   double cmaes_sigma0 = 0.2;             // normalized units
   int cmaes_population = 0;              // 0 = 4 + ⌊3 ln n⌋
   std::uint64_t seed = 1;
+  // independent repetitions of the whole comparison: repeat r draws the batch with
+  // batch.seed + r (its rollout 0 is both methods' start) and seeds CMA-ES with seed + r, so
+  // one chaotic run does not decide the ratio; the report gives each repeat and the median
+  int repeats = 1;
 };
 
 // the checkpoint schedule of a run (DESIGN §5): uniform every K steps, or binomial with s

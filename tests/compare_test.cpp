@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -26,19 +27,29 @@ TEST(Compare, RolloutsToReachFindsTheFirstCrossing) {
   EXPECT_EQ(rollouts_to_reach(c, 0.05), -1);
 }
 
-TEST(Compare, PlotHasOneLinePerCurve) {
-  CompareCurve a, b;
+TEST(Compare, PlotHasOneLinePerCurveAndOneLegendPerMethod) {
+  CompareCurve a, b, a2;
   a.method = "a";
   a.rollouts = {1, 10, 100};
   a.best_loss = {0, -1, -2};
   b.method = "b";
+  b.group = 1;
   b.rollouts = {10, 1000};
   b.best_loss = {0, -3};
-  const std::string svg = svg_plot({a, b}, "t");
+  a2 = a;  // a repeat of method a: its own line, a's colour, no second legend entry
+  a2.best_loss = {0, -0.5, -2.5};
+  auto count = [](const std::string& svg, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = svg.find(what); p != std::string::npos; p = svg.find(what, p + 1)) ++n;
+    return n;
+  };
+  const std::string svg = svg_plot({a, b, a2}, "t");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  size_t n = 0;
-  for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++n;
-  EXPECT_EQ(n, 2u);
+  EXPECT_EQ(count(svg, "<polyline"), 3u);
+  EXPECT_EQ(count(svg, ">a</text>"), 1u);
+  EXPECT_EQ(count(svg, ">b</text>"), 1u);
+  EXPECT_EQ(count(svg, "stroke=\"#1f77b4\""), 2u);
+  EXPECT_EQ(count(svg, "stroke=\"#d62728\""), 1u);
 }
 
 // the soft walker with a tiny budget: both methods run from the same start, the cost model
@@ -50,6 +61,7 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
   j["simulation"]["steps"] = 120;
   j["compare"]["iterations"] = 8;
   j["compare"]["cmaes_rollouts"] = 200;
+  j["compare"]["repeats"] = 1;
   const fs::path out = fs::temp_directory_path() / ("steer_compare_test_" + std::to_string(getpid()));
   j["output"]["dir"] = out.string();
   c = parse_config(j);
@@ -89,6 +101,7 @@ ExperimentConfig small_walker(const nlohmann::json& compare_keys) {
   j["simulation"]["steps"] = 120;
   j["compare"]["iterations"] = 4;
   j["compare"]["cmaes_rollouts"] = 40;
+  j["compare"]["repeats"] = 1;
   for (auto it = compare_keys.begin(); it != compare_keys.end(); ++it) j["compare"][it.key()] = it.value();
   return parse_config(j);
 }
@@ -130,6 +143,58 @@ TEST(Compare, StartsAndContinuationAreCountedInFull) {
   EXPECT_EQ(a["gradient"]["starts"], 3);
 }
 
+// repeats: each repeat draws its own start (batch.seed + r) and seeds CMA-ES with seed + r;
+// repeat 0 is the single run, and the median over repeats treats "not reached" as +infinity
+TEST(Compare, RepeatsRunIndependentStartsAndReportTheMedian) {
+  RunOptions o;
+  o.backend = "cpu";
+  o.progress = false;
+  o.write = false;
+  ExperimentConfig one = small_walker({{"gradient_clip", 0.25}});
+  apply_overrides(one, o);
+  const nlohmann::json a1 = run_compare(one, o).artifact;
+  ExperimentConfig three = small_walker({{"gradient_clip", 0.25}, {"repeats", 3}});
+  apply_overrides(three, o);
+  const nlohmann::json a3 = run_compare(three, o).artifact;
+  const auto& reps = a3["repeats"];
+  ASSERT_EQ(reps.size(), 3u);
+  // repeat 0 of three is the single run: same start, same gradient path, same CMA-ES
+  EXPECT_EQ(reps[0]["loss_start"], a1["gradient"]["loss_start"]);
+  EXPECT_EQ(reps[0]["steer_loss_best"], a1["gradient"]["loss_best"]);
+  EXPECT_EQ(reps[0]["cmaes_loss_best"], a1["cmaes"]["loss_best"]);
+  EXPECT_EQ(a3["gradient"]["loss_best"], a1["gradient"]["loss_best"]);
+  // the soft walker's batch jitters the actuator weights: other seeds, other starts
+  const std::uint64_t s0 = reps[0]["batch_seed"];
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_EQ(reps[r]["batch_seed"].get<std::uint64_t>(), s0 + std::uint64_t(r));
+    EXPECT_EQ(reps[r]["cmaes_seed"].get<std::uint64_t>(), three.compare.seed + std::uint64_t(r));
+    EXPECT_NE(reps[r]["loss_start"], reps[0]["loss_start"]);
+  }
+  // the median row of each budget agrees with its per-repeat ratios
+  const auto& over = a3["over_repeats"]["at_cmaes_budgets"];
+  ASSERT_FALSE(over.empty());
+  for (const auto& row : over) {
+    std::vector<double> r;
+    int reached = 0;
+    for (double x : row["ratio_per_repeat"]) {
+      r.push_back(x < 0 ? INFINITY : x);
+      reached += x >= 0;
+    }
+    ASSERT_EQ(r.size(), 3u);
+    std::sort(r.begin(), r.end());
+    EXPECT_EQ(row["reached"].get<int>(), reached);
+    if (std::isfinite(r[1]))
+      EXPECT_DOUBLE_EQ(row["median_ratio"].get<double>(), r[1]);
+    else
+      EXPECT_EQ(row["median_ratio"].get<double>(), -1.0);
+    // a repeat's ratio is its steer rollouts over N
+    for (int k = 0; k < 3; ++k) {
+      const double st = row["steer_rollouts_per_repeat"][k], x = row["ratio_per_repeat"][k];
+      if (st > 0) EXPECT_DOUBLE_EQ(x, st / row["cmaes_rollouts"].get<double>());
+    }
+  }
+}
+
 // the compare keys are validated, the offending key named (the CLI exits 2 on ConfigError)
 TEST(Compare, OptionsAreValidated) {
   auto fails_naming = [](const nlohmann::json& keys, const std::string& path) {
@@ -145,6 +210,7 @@ TEST(Compare, OptionsAreValidated) {
   fails_naming({{"starts", 0}}, "compare.starts");
   fails_naming({{"start_spread", 0.0}}, "compare.start_spread");
   fails_naming({{"beta2", 1.0}}, "compare.beta2");
+  fails_naming({{"repeats", 0}}, "compare.repeats");
   fails_naming({{"continuation", 3}}, "compare.continuation");
   fails_naming({{"continuation", {{{"steps", 500}}}}}, "compare.continuation[0].steps");
   fails_naming({{"continuation", {{{"iterations", 2}}, {{"ground_smoothing", -1.0}}}}}, "compare.continuation[1].ground_smoothing");
