@@ -170,6 +170,8 @@ RepeatOutcome compare_once(const ExperimentConfig& c, BackendKind backend, doubl
   oc.beta1 = k.beta1;
   oc.beta2 = k.beta2;
   oc.gradient_clip = k.gradient_clip;
+  oc.lr_schedule = k.lr_schedule;
+  oc.learning_rate_final = k.learning_rate_final;
   oc.log_every = 1;
   if (o.progress)
     std::cerr << "steer: " << k.gradient_method << " on the adjoint gradient, " << B << " start(s), "
@@ -237,7 +239,9 @@ RepeatOutcome compare_once(const ExperimentConfig& c, BackendKind backend, doubl
     for (size_t f = 0; f < k.continuation.size(); ++f) {
       const ContinuationPhase& ph = k.continuation[f];
       auto pp = variant_problem(c, B, ph.steps, ph.ground_smoothing, backend, c.threads);
-      GradientStepper st(oc, B, nv);
+      OptimizerConfig op = oc;  // a phase steps at the constant learning_rate
+      op.lr_schedule = "constant";
+      GradientStepper st(op, B, nv);
       for (int it = 0; it < ph.iterations; ++it) {
         pp->evaluate(z, true, ev);
         cost += B * phase_cost[f];
@@ -464,6 +468,7 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
                       {"rollouts_per_gradient_evaluation", phase_cost[f]}});
   // the top-level gradient, cmaes, levels and best-design entries are repeat 0's
   art["gradient"] = {{"method", k.gradient_method}, {"learning_rate_normalized", k.learning_rate},
+                     {"learning_rate_schedule", k.lr_schedule}, {"learning_rate_final_normalized", k.learning_rate_final},
                      {"beta1", k.beta1}, {"beta2", k.beta2}, {"gradient_clip", k.gradient_clip},
                      {"starts", B}, {"start_spread", k.start_spread}, {"continuation", phases},
                      {"iterations", k.iterations}, {"gradient_evaluations", R0.gradient_evaluations},

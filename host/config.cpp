@@ -391,6 +391,21 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
   c.checkpoint_plan();  // a budget too small for any schedule is refused here
 }
 
+// learning_rate_schedule / learning_rate_final of an optimizer or compare section: the step
+// size decays from learning_rate to learning_rate_final over the run's iterations
+void parse_lr_schedule(const JsonObject& o, double learning_rate, std::string& schedule, double& final_rate) {
+  schedule = o.choice("learning_rate_schedule", "constant", {"constant", "cosine", "exponential"});
+  if (schedule == "constant") {
+    if (o.has("learning_rate_final"))
+      config_fail(o.key_path("learning_rate_final"), "applies to learning_rate_schedule cosine or exponential; the schedule is constant");
+    final_rate = learning_rate;
+    return;
+  }
+  if (!o.has("learning_rate_final"))
+    config_fail(o.key_path("learning_rate_final"), "missing; learning_rate_schedule " + schedule + " decays to it (a number in [0, learning_rate])");
+  final_rate = o.number("learning_rate_final", 0, schedule == "exponential" ? Range{0, learning_rate, true, false} : Range::closed(0, learning_rate));
+}
+
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
   op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes"});
@@ -399,6 +414,9 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   op.beta1 = o.number("beta1", 0.9, Range{0, 1, false, true});
   op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
   op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
+  parse_lr_schedule(o, op.learning_rate, op.lr_schedule, op.learning_rate_final);
+  if (op.lr_schedule != "constant" && op.method != "gd" && op.method != "adam")
+    config_fail(o.key_path("learning_rate_schedule"), "applies to methods gd and adam; method is " + op.method);
   op.gradient_clip = o.number("gradient_clip", 0, Range{0, 1e300, false, false});
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
   // CMA-ES: σ0 and λ in the variables' own units; the batch must be one rollout (the
@@ -577,6 +595,9 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
     k.iterations = int(cp.integer("iterations", k.iterations, 1, 10000000));
     k.beta1 = cp.number("beta1", k.beta1, Range{0, 1, false, true});
     k.beta2 = cp.number("beta2", k.beta2, Range{0, 1, false, true});
+    parse_lr_schedule(cp, k.learning_rate, k.lr_schedule, k.learning_rate_final);
+    if (k.lr_schedule != "constant" && k.gradient_method == "lbfgsb")
+      config_fail(cp.key_path("learning_rate_schedule"), "applies to adam and gd; L-BFGS-B chooses its steps by line search");
     k.gradient_clip = cp.number("gradient_clip", k.gradient_clip, Range{0, 1e300, false, false});
     if (k.gradient_clip > 0 && k.gradient_method == "lbfgsb")
       config_fail(cp.key_path("gradient_clip"), "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
@@ -762,6 +783,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                     {"iterations", optimizer.iterations}, {"beta1", optimizer.beta1},
                     {"beta2", optimizer.beta2}, {"epsilon", optimizer.adam_eps},
                     {"gradient_clip", optimizer.gradient_clip},
+                    {"learning_rate_schedule", optimizer.lr_schedule},
+                    {"learning_rate_final", optimizer.learning_rate_final},
                     {"bounds", "projected onto [lower, upper] after every step"}};
   j["validation"] = {{"enabled", validation.enabled}, {"at", validation.at}, {"epsilon", validation.epsilon},
                      {"epsilon_sweep", validation.epsilon_sweep}, {"tolerance", validation.tolerance},

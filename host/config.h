@@ -110,6 +110,11 @@ struct OptimizerConfig {
   double learning_rate = 0.01;
   int iterations = 0;
   double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
+  // gd/adam step size over the run, from learning_rate at step 0 to learning_rate_final at
+  // the last of `iterations` steps: constant (learning_rate_final unused), cosine
+  // η_t = η_f + (η_0 − η_f)·½(1 + cos(π t/(N−1))), or exponential η_t = η_0 (η_f/η_0)^(t/(N−1))
+  std::string lr_schedule = "constant";
+  double learning_rate_final = 0;
   // gd/adam: a rollout's gradient longer than this (L2, in the optimized variables) is
   // scaled down to it before the step; 0 = no clipping
   double gradient_clip = 0;
@@ -146,6 +151,8 @@ struct CompareConfig {
   double learning_rate = 0.02;           // in normalized units
   int iterations = 200;                  // gradient steps per start on the real problem
   double beta1 = 0.9, beta2 = 0.999;     // Adam's moment decays
+  std::string lr_schedule = "constant";  // constant | cosine | exponential, over `iterations`
+  double learning_rate_final = 0;        // the schedule's last step size (normalized units)
   double gradient_clip = 0;              // per start, L2 in normalized units; 0 = off
   int starts = 1;                        // gradient starts run as one batch; costs add up
   double start_spread = 0.3;             // starts 1.. drawn in start ± spread (normalized)

@@ -33,14 +33,24 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
 }
 
 
+double scheduled_learning_rate(const OptimizerConfig& cfg, int t) {
+  const double e0 = cfg.learning_rate, ef = cfg.learning_rate_final;
+  if (cfg.lr_schedule == "constant" || cfg.iterations <= 1) return e0;
+  // s ∈ [0, 1]: the fraction of the schedule done; step 0 takes η_0, step N−1 takes η_f
+  const double s = std::min(1.0, double(std::max(t, 0)) / double(cfg.iterations - 1));
+  if (cfg.lr_schedule == "cosine") return ef + (e0 - ef) * 0.5 * (1.0 + std::cos(M_PI * s));
+  if (cfg.lr_schedule == "exponential") return e0 * std::pow(ef / e0, s);  // ef > 0 (config check)
+  return e0;
+}
+
 GradientStepper::GradientStepper(const OptimizerConfig& cfg, int batch, int nv)
     : cfg_(cfg), batch_(batch), nv_(nv) {
   if (cfg.method == "adam") m1_.assign(size_t(batch) * nv, 0.0), m2_.assign(size_t(batch) * nv, 0.0);
 }
 
 void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector<double>& grad) {
+  const double eta = scheduled_learning_rate(cfg_, t_);
   ++t_;
-  const double eta = cfg_.learning_rate;
   // Adam's bias corrections 1 − β^t
   const double c1 = 1.0 - std::pow(cfg_.beta1, t_), c2 = 1.0 - std::pow(cfg_.beta2, t_);
   for (int b = 0; b < batch_; ++b) {

@@ -32,6 +32,10 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
 // clamps every variable into [lower_i, upper_i]
 void project_to_bounds(const Problem& p, std::vector<double>& vars);
 
+// the step size of gd/Adam step t (0-based) of cfg.iterations under cfg.lr_schedule;
+// steps past the last keep learning_rate_final
+double scheduled_learning_rate(const OptimizerConfig& cfg, int t);
+
 // the step rule of optimize(), one batched step at a time, so that callers can run it on
 // several problems in turn (continuation) with their own evaluation and cost accounting:
 // gd (v ← P(v − η g)) or Adam (Kingma & Ba) on each rollout's row, after scaling a row

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config.h"
+#include "config_errors.h"
 #include "optimizer.h"
 #include "optimizer_test_problems.h"
 #include "problem.h"
@@ -253,4 +254,88 @@ TEST(OptimizerTest, GradientClipConfigKey) {
   } catch (const steer::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("optimizer.gradient_clip"), std::string::npos) << e.what();
   }
+}
+
+// the learning-rate schedules: η_0 at step 0, η_f at step N−1, the cosine's midpoint the
+// mean of the two, the exponential's the geometric mean; steps past the end keep η_f
+TEST(OptimizerTest, LearningRateSchedules) {
+  steer::OptimizerConfig c = gd(101);
+  c.learning_rate = 0.04;
+  c.learning_rate_final = 0.01;
+  EXPECT_EQ(steer::scheduled_learning_rate(c, 0), 0.04);
+  EXPECT_EQ(steer::scheduled_learning_rate(c, 100), 0.04);  // constant
+  c.lr_schedule = "cosine";
+  EXPECT_DOUBLE_EQ(steer::scheduled_learning_rate(c, 0), 0.04);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 50), 0.025, 1e-15);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 100), 0.01, 1e-15);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 500), 0.01, 1e-15);
+  // a quarter of the way: ½(1 + cos(π/4)) of the span above η_f
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 25), 0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5)), 1e-15);
+  c.lr_schedule = "exponential";
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 0), 0.04, 1e-15);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 50), 0.02, 1e-15);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 100), 0.01, 1e-15);
+
+  // the stepper takes the scheduled size: gd with unit gradients moves by Σ η_t
+  QuadraticProblem p({{100.0, 100.0}}, {1.0, 1.0}, {-1e3, -1e3}, {1e3, 1e3}, {0.0, 0.0});
+  c.lr_schedule = "cosine";
+  c.iterations = 5;
+  steer::GradientStepper st(c, 1, 2);
+  std::vector<double> v = {0.0, 0.0}, expect = v;
+  for (int t = 0; t < 5; ++t) {
+    std::vector<double> g = {1.0, -2.0};
+    st.step(p, v, g);
+    expect[0] -= steer::scheduled_learning_rate(c, t) * 1.0;
+    expect[1] += steer::scheduled_learning_rate(c, t) * 2.0;
+  }
+  EXPECT_EQ(v, expect);
+  // η_0 + … + η_4 = 0.04 + η_1 + 0.025 + η_3 + 0.01, and η_1 + η_3 = 0.02 + 0.03 = 0.05
+  EXPECT_NEAR(v[0], -0.125, 1e-15);
+  EXPECT_NEAR(v[0], -(0.04 + 0.025 + 0.01 + (0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5))) +
+                      (0.01 + 0.03 * 0.5 * (1 - std::sqrt(0.5)))),
+              1e-15);
+}
+
+// learning_rate_schedule / learning_rate_final are read, range-checked and echoed, in the
+// optimizer and the compare sections, with the key named in the error
+TEST(OptimizerTest, LearningRateScheduleConfigKeys) {
+  using steer::testing::expect_config_error;
+  nlohmann::json j = steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  j["optimizer"]["learning_rate_schedule"] = "cosine";
+  j["optimizer"]["learning_rate_final"] = 0.003;
+  const steer::ExperimentConfig c = steer::parse_config(j);
+  EXPECT_EQ(c.optimizer.lr_schedule, "cosine");
+  EXPECT_EQ(c.optimizer.learning_rate_final, 0.003);
+  EXPECT_EQ(c.to_json()["optimizer"]["learning_rate_schedule"], "cosine");
+  EXPECT_EQ(c.to_json()["optimizer"]["learning_rate_final"], 0.003);
+
+  nlohmann::json bad = j;
+  bad["optimizer"]["learning_rate_final"] = 0.5;  // above learning_rate 0.03
+  expect_config_error(bad, {"optimizer.learning_rate_final", "0.03"});
+  bad = j;
+  bad["optimizer"].erase("learning_rate_final");
+  expect_config_error(bad, {"optimizer.learning_rate_final", "missing"});
+  bad = j;
+  bad["optimizer"]["learning_rate_schedule"] = "step";
+  expect_config_error(bad, {"optimizer.learning_rate_schedule", "cosine"});
+  bad = j;
+  bad["optimizer"]["learning_rate_schedule"] = "exponential";
+  bad["optimizer"]["learning_rate_final"] = 0.0;  // the exponential needs η_f > 0
+  expect_config_error(bad, {"optimizer.learning_rate_final"});
+  bad = j;
+  bad["optimizer"]["learning_rate_schedule"] = "constant";
+  expect_config_error(bad, {"optimizer.learning_rate_final", "constant"});
+  bad = j;
+  bad["optimizer"]["method"] = "lbfgsb";
+  bad["optimizer"].erase("gradient_clip");
+  expect_config_error(bad, {"optimizer.learning_rate_schedule", "lbfgsb"});
+
+  nlohmann::json k = j;
+  k["compare"]["learning_rate_schedule"] = "exponential";
+  k["compare"]["learning_rate_final"] = 0.001;
+  const steer::ExperimentConfig ck = steer::parse_config(k);
+  EXPECT_EQ(ck.compare.lr_schedule, "exponential");
+  EXPECT_EQ(ck.compare.learning_rate_final, 0.001);
+  k["compare"]["learning_rate_final"] = 0.05;
+  expect_config_error(k, {"compare.learning_rate_final"});
 }
