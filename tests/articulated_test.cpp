@@ -539,6 +539,83 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
   }
 }
 
+// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit, whose kernels
+// leave rk4 and its dual adjoint out. Its step and adjoint are Articulated's arithmetic, so
+// without the centre-of-mass term its sweep gives the same bits, taped or not; with the term,
+// its hand ∂c/∂q differs from the dual one by rounding only.
+TEST(Articulated, ImplicitVariantGivesArticulatedsGradient) {
+  for (int integrator : {Articulated::kEuler, Articulated::kImplicitFast}) {
+    for (bool contact : {false, true}) {
+      for (bool com : {false, true}) {
+        SCOPED_TRACE("integrator " + std::to_string(integrator) + (contact ? ", contact" : "") + (com ? ", com" : ""));
+        std::vector<double> theta;
+        const Articulated m = panda(integrator, contact, theta);
+        const ArticulatedImplicit mi(m);
+        ExperimentConfig c = panda_config();
+        c.loss.com = com;
+        c.loss.com_axis = 2;
+        RolloutShape sh;
+        sh.steps = 30;
+        sh.checkpoint_every = 7;
+        std::vector<double> x0 = moving_state(0.8), u(size_t(sh.steps) * m.nu());
+        if (contact) {  // the plane 5 mm above the fingertip: in contact from the start
+          theta[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x0.data()), view(theta.data()));
+          theta[m.p_global(Articulated::kPlaneHeight)] += 0.005;
+        }
+        for (size_t i = 0; i < u.size(); ++i) u[i] = 4.0 * std::sin(0.07 * double(i));
+        const SweepOut a = forward_backward_sweep(m, c.loss, sh, x0, u, theta, false);
+        for (bool taped : {false, true}) {
+          const SweepOut b = forward_backward_sweep(mi, c.loss, sh, x0, u, theta, taped);
+          EXPECT_EQ(a.loss, b.loss);
+          EXPECT_EQ(a.ckpt, b.ckpt);
+          if (!com) {
+            EXPECT_EQ(a.gx0, b.gx0);
+            EXPECT_EQ(a.gu, b.gu);
+            EXPECT_EQ(a.gp, b.gp);
+            continue;
+          }
+          auto close = [](const std::vector<double>& x, const std::vector<double>& ref) {
+            double d = 0, s = 0;
+            for (size_t i = 0; i < x.size(); ++i) d = std::max(d, std::fabs(x[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
+            return d <= 1e-12 * s;
+          };
+          EXPECT_TRUE(close(b.gx0, a.gx0));
+          EXPECT_TRUE(close(b.gu, a.gu));
+          EXPECT_TRUE(close(b.gp, a.gp));
+        }
+      }
+    }
+  }
+}
+
+// ArticulatedImplicit's hand centre-of-mass adjoint against Articulated's dual one, on the
+// Panda (hinges) and on the hinge + slide chain, for each axis
+TEST(Articulated, ImplicitVariantCenterOfMassAdjointMatchesDual) {
+  std::vector<double> panda_theta;
+  const Articulated arm = panda(Articulated::kEuler, false, panda_theta);
+  const ExperimentConfig hs = hinge_slide_config();
+  const std::vector<double> hs_x = {0.3, 0.1, 0.5, -0.2};
+  struct Case {
+    const Articulated& m;
+    std::vector<double> x, p;
+  };
+  for (const Case& k : {Case{arm, moving_state(0.2), panda_theta}, Case{hs.articulated, hs_x, hs.theta}}) {
+    const ArticulatedImplicit mi(k.m);
+    double gmax = 0;  // over the axes: the chain moves in the xz plane only
+    for (int ax = 0; ax < 3; ++ax) {
+      std::vector<double> gx(k.x.size(), 0.0), gp(k.p.size(), 0.0), hx = gx, hp = gp;
+      auto X = view(const_cast<double*>(k.x.data())), P = view(const_cast<double*>(k.p.data()));
+      auto GX = view(gx.data()), GP = view(gp.data()), HX = view(hx.data()), HP = view(hp.data());
+      k.m.adj_center_of_mass<double>(X, P, ax, GX, GP, 0.7);
+      mi.adj_center_of_mass<double>(X, P, ax, HX, HP, 0.7);
+      for (size_t i = 0; i < gx.size(); ++i) EXPECT_NEAR(hx[i], gx[i], 1e-14) << "axis " << ax << " state " << i;
+      for (size_t q = 0; q < gp.size(); ++q) EXPECT_EQ(hp[q], gp[q]) << "axis " << ax << " parameter " << q;
+      for (double g : gx) gmax = std::max(gmax, std::fabs(g));
+    }
+    EXPECT_GT(gmax, 0.01);
+  }
+}
+
 // joint limits: with no gravity, gains or saturation and a damped arm, constant torques u_j
 // drive every joint past a limit and the arm comes to rest where each joint's limit torque
 // balances its applied torque exactly (at rest M q̈ = 0 and c = 0, so joint by joint

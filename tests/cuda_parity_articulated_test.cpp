@@ -1,8 +1,9 @@
-// CUDA vs CPU for the articulated Panda (one thread per rollout, dual-number adjoint in
-// device code): losses and every gradient on the same batch. The step is a long chain of
-// trigonometry, 3×3 products and a Cholesky solve; nvcc contracts a·b + c into FMAs, so the
-// two differ by rounding amplified by the arm's conditioning over the horizon. Tolerances,
-// per rollout, max-norm of the difference over max-norm of the CPU array:
+// CUDA vs CPU for the articulated Panda (one thread per rollout; the hand adjoint for
+// implicitfast and euler, the dual-number adjoint for rk4, each its own kernels): losses
+// and every gradient on the same batch. The step is a long chain of trigonometry, 3×3
+// products and a Cholesky solve; nvcc contracts a·b + c into FMAs, so the two differ by
+// rounding amplified by the arm's conditioning over the horizon. Tolerances, per rollout,
+// max-norm of the difference over max-norm of the CPU array:
 //   float64: ≤ 1e-10 (50 steps of 2 ms)
 //   float32: ≤ 1e-2 against the CPU in float64 (float32 carries ~1e-7 per step, and the loss
 //            is a small difference of joint angles)
@@ -50,10 +51,13 @@ double rel_max(const std::vector<double>& a, const std::vector<double>& ref) {
   return d / std::max(s, 1e-300);
 }
 
+// integrator: the config's (implicitfast) when negative; rk4 runs its own kernels (the dual
+// adjoint), euler and implicitfast run as ArticulatedImplicit
 template <class S>
-void check(double tol) {
+void check(double tol, int integrator = -1) {
   STEER_SKIP_WITHOUT_CUDA();
   ExperimentConfig c = load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+  if (integrator >= 0) c.articulated.integrator = integrator;
   const int B = 64, T = 50;
   RolloutShape sh;
   sh.steps = T;
@@ -73,6 +77,9 @@ void check(double tol) {
 
 TEST(CudaParityArticulated, Float64) { check<double>(1e-10); }
 TEST(CudaParityArticulated, Float32) { check<float>(1e-2); }
+TEST(CudaParityArticulated, Float64Euler) { check<double>(1e-10, Articulated::kEuler); }
+TEST(CudaParityArticulated, Float64Rk4) { check<double>(1e-10, Articulated::kRk4); }
+TEST(CudaParityArticulated, Float32Rk4) { check<float>(1e-2, Articulated::kRk4); }
 
 }  // namespace
 }  // namespace steer

@@ -30,7 +30,8 @@ CudaStatus cuda_status();
 BackendKind resolve_backend(const std::string& request, std::string* note);
 
 #ifdef STEER_WITH_CUDA
-// defined in kernels/rollout_kernels.cu, instantiated per model and precision
+// defined in kernels/rollout_kernels.cuh, instantiated per model and precision in
+// kernels/rollout_<model>_<precision>.cu
 template <class Model, class S>
 void cuda_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
                     bool want_grad, BatchResult<S>& out);

@@ -357,11 +357,28 @@ STEER_HD void backward_end(const Model& m, const Loss& loss, int T, const X& x0,
   }
 }
 
+// Which adjoints the backward sweep compiles. kRunTime (the CPU backend, the reference
+// kernels) follows RolloutShape::reference_adjoint; kHand compiles the hand adjoint only,
+// so the dual-number path is not instantiated at all. The hand kernels need that:
+// reverse_step and binomial_sweep are not always inlined, and then a run-time flag, even one
+// the kernel sets to a constant, leaves the dual path (arrays of Dual<S, 8>) in the kernel,
+// where it sets every thread's stack frame.
+enum class AdjointPath : int { kRunTime = 0, kHand = 1 };
+template <AdjointPath kPath>
+STEER_HD bool use_reference_adjoint(const RolloutShape& sh) {
+  if constexpr (kPath == AdjointPath::kRunTime) {
+    return sh.reference_adjoint;
+  } else {
+    (void)sh;
+    return false;
+  }
+}
+
 // one adjoint step k, λ_{k+1} (lam) -> λ_k (lam_prev, then swapped into lam): the landing
 // term at the crossing step, the running cost, and (∂f/∂x_k, ∂f/∂u_k, ∂f/∂θ)ᵀ λ_{k+1}.
 // xk1 = x_{k+1} is read by the landing term only. Both schedules call this.
 // tape: step k's tape from the segment recompute, or null (adj_step recomputes the step)
-template <class Model, class S>
+template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape& sh,
                            const RolloutRefs<S>& r, const Lanes& ln, int k, int event,
                            View<S> xk, View<S> xk1, View<S>& lam, View<S>& lam_prev,
@@ -373,8 +390,9 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
   ln.sync();
   if (ln.leader()) reverse_loss_terms<S>(loss, k, event, nx, nu, xk, xk1, uk, lam, lam_prev, guk, seed);
   ln.sync();
-  if (sh.reference_adjoint) {
-    if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
+  if (use_reference_adjoint<kPath>(sh)) {
+    if constexpr (kPath != AdjointPath::kHand)
+      if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
   } else {
     bool taped = false;
     if constexpr (has_step_tape<Model>::value) {
@@ -397,7 +415,7 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
 // slot is left, it advances to top + binomial_split(end − top, s − d) and pushes that state;
 // otherwise it advances from x_top to x_{end−1}, reverses step end − 1, and pops the level
 // once end reaches top. Returns the forward steps it executed.
-template <class Model, class S>
+template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const RolloutShape& sh,
                                   const RolloutRefs<S>& r, const Lanes& ln, int event,
                                   View<S>& lam, View<S>& lam_prev, double& seed) {
@@ -440,7 +458,7 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
       copy_state<S>(nx, a, xnext, ln);
       ln.sync();
     }
-    reverse_step<Model, S>(m, loss, sh, r, ln, k, event, a, k + 1 == T ? xT : xnext, lam, lam_prev, seed);
+    reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, a, k + 1 == T ? xT : xnext, lam, lam_prev, seed);
     end = k;
     if (end == top && d > 0) {
       d -= 1;
@@ -452,7 +470,8 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
 
 // (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
 // tape: room for checkpoint_every step tapes (uniform schedule, one lane), or null
-template <class Model, class S>
+// kPath: the adjoint compiled in (AdjointPath); the CPU backend keeps the run-time choice
+template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                                const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
                                typename StepTapeOf<Model, S>::type* tape = nullptr) {
@@ -471,7 +490,7 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
   ln.sync();
   long long recomputed = 0;
   if (sh.binomial()) {
-    recomputed = binomial_sweep<Model, S>(m, loss, sh, r, ln, event, lam, lam_prev, seed);
+    recomputed = binomial_sweep<Model, S, kPath>(m, loss, sh, r, ln, event, lam, lam_prev, seed);
   } else {
     const int K = sh.checkpoint_every;
     for (int s = sh.segments() - 1; s >= 0; --s) {
@@ -494,8 +513,8 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
       }
       recomputed += k1 - k0;
       for (int k = k1 - 1; k >= k0; --k)
-        reverse_step<Model, S>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
-                               r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed, tape ? tape + (k - k0) : nullptr);
+        reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
+                                      r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed, tape ? tape + (k - k0) : nullptr);
     }
   }
   copy_state<S>(nx, lam, r.grad_x0, ln);

@@ -54,6 +54,9 @@
 // backward sweep keeps one per step of the segment it recomputes (rollout.h) and calls
 // adj_step_taped, so the step is not computed a third time (backward/forward 2.8 → 1.8);
 // adj_step alone fills its own tape first.
+// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit (end of file),
+// whose step and adjoint leave rk4 and the dual path out at compile time, so that its
+// kernels' stack frames are not sized by them; rk4 keeps Articulated's own kernels.
 #pragma once
 
 #include <cmath>
@@ -470,33 +473,34 @@ struct Articulated {
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
     (void)k;
     if (!ln.leader()) return;
+    if (integrator == kRk4) {
+      step_rk4<S>(x, u, p, xn);
+      return;
+    }
+    StepTape<S> t;
+    step_implicit<S>(x, u, p, xn, t);
+  }
+
+  // the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
     const int n = n_dof;
     const S h = S(dt);
     S q[kMaxDof] = {}, v[kMaxDof] = {};
     for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
-    if (integrator == kRk4) {
-      // k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
-      S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxDof] = {}, vs[kMaxDof] = {}, v2[kMaxDof] = {}, v3[kMaxDof] = {};
-      acceleration(q, v, u, p, a1);
-      for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v[i], vs[i] = v[i] + S(0.5) * h * a1[i];
-      for (int i = 0; i < n; ++i) v2[i] = vs[i];
-      acceleration(qs, vs, u, p, a2);
-      for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v2[i], vs[i] = v[i] + S(0.5) * h * a2[i];
-      for (int i = 0; i < n; ++i) v3[i] = vs[i];
-      acceleration(qs, vs, u, p, a3);
-      for (int i = 0; i < n; ++i) qs[i] = q[i] + h * v3[i], vs[i] = v[i] + h * a3[i];
-      acceleration(qs, vs, u, p, a4);
-      for (int i = 0; i < n; ++i) {
-        xn[i] = q[i] + h / S(6) * (v[i] + S(2) * v2[i] + S(2) * v3[i] + vs[i]);
-        xn[n + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
-      }
-      return;
-    }
-    StepTape<S> t;
-    fill_tape(q, v, u, p, t);
+    S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxDof] = {}, vs[kMaxDof] = {}, v2[kMaxDof] = {}, v3[kMaxDof] = {};
+    acceleration(q, v, u, p, a1);
+    for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v[i], vs[i] = v[i] + S(0.5) * h * a1[i];
+    for (int i = 0; i < n; ++i) v2[i] = vs[i];
+    acceleration(qs, vs, u, p, a2);
+    for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v2[i], vs[i] = v[i] + S(0.5) * h * a2[i];
+    for (int i = 0; i < n; ++i) v3[i] = vs[i];
+    acceleration(qs, vs, u, p, a3);
+    for (int i = 0; i < n; ++i) qs[i] = q[i] + h * v3[i], vs[i] = v[i] + h * a3[i];
+    acceleration(qs, vs, u, p, a4);
     for (int i = 0; i < n; ++i) {
-      xn[n + i] = t.vp[i];
-      xn[i] = q[i] + h * t.vp[i];
+      xn[i] = q[i] + h / S(6) * (v[i] + S(2) * v2[i] + S(2) * v3[i] + vs[i]);
+      xn[n + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
     }
   }
 
@@ -522,11 +526,17 @@ struct Articulated {
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t,
                            const Lanes& ln = Lanes{}) const {
+    (void)k;
     if (!ln.leader()) return;
     if (integrator == kRk4) {
-      step<S>(k, x, u, p, xn, ln);
+      step_rk4<S>(x, u, p, xn);
       return;
     }
+    step_implicit<S>(x, u, p, xn, t);
+  }
+  // the euler / implicitfast step: q̇⁺ from A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const {
     const int n = n_dof;
     const S h = S(dt);
     S q[kMaxDof] = {}, v[kMaxDof] = {};
@@ -903,13 +913,7 @@ struct Articulated {
       adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
       return;
     }
-    // recompute the forward step, keeping its factor and intermediates
-    const int n = n_dof;
-    S q[kMaxDof] = {}, v[kMaxDof] = {};
-    for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
-    StepTape<S> t;
-    fill_tape(q, v, u, p, t);
-    adj_step_taped<S>(k, x, u, p, t, adj_x, adj_u, adj_p, adj_xn, ln);
+    adj_step_implicit<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
   }
 
   // adj_step from the step's tape (rollout.h keeps it from the segment recompute)
@@ -921,6 +925,26 @@ struct Articulated {
       adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
       return;
     }
+    adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  }
+
+  // the hand adjoint of an euler / implicitfast step, recomputing the step first to keep its
+  // factor and intermediates
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                  const XnAdj& adj_xn) const {
+    const int n = n_dof;
+    S q[kMaxDof] = {}, v[kMaxDof] = {};
+    for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+    StepTape<S> t;
+    fill_tape(q, v, u, p, t);
+    adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  }
+
+  // the hand adjoint of an euler / implicitfast step from its tape t (u enters through the tape)
+  template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u,
+                                        PAdj& adj_p, const XnAdj& adj_xn) const {
     const int n = n_dof, npv = np();
     const S h = S(dt);
     S q[kMaxDof] = {}, v[kMaxDof] = {};
@@ -1093,6 +1117,84 @@ struct Articulated {
       if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) && S(p[p_joint(j, kKv)]) == S(0)))
         return false;
     return true;
+  }
+};
+
+// Articulated with the integrator known at compile time to be euler or implicitfast, for the
+// CUDA backend. Articulated's step and adjoint branch on `integrator` at run time, so a
+// kernel instantiated for it compiles the rk4 step (four accelerations) and rk4's dual-number
+// adjoint (Dual<S, 8> copies of the whole step) alongside the hand adjoint, and ptxas sizes
+// the per-thread stack for all of them, reserved as local memory for every resident thread.
+// This type's step and adjoint entry points leave rk4 out, and its centre-of-mass adjoint is
+// by hand, so its kernels' frames hold only what the hand path uses (sm_90, float64 backward
+// kernel: 17,344 bytes, was 192,720). Everything else is Articulated's; the CPU backend keeps
+// Articulated. The caller converts only a model whose integrator is not kRk4 (the CUDA
+// launcher checks; an rk4 model would be stepped as euler here).
+struct ArticulatedImplicit : Articulated {
+  ArticulatedImplicit() = default;
+  STEER_HD explicit ArticulatedImplicit(const Articulated& a) : Articulated(a) {}
+
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+    (void)k;
+    if (!ln.leader()) return;
+    StepTape<S> t;
+    step_implicit<S>(x, u, p, xn, t);
+  }
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t,
+                           const Lanes& ln = Lanes{}) const {
+    (void)k;
+    if (!ln.leader()) return;
+    step_implicit<S>(x, u, p, xn, t);
+  }
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    (void)k;
+    if (!ln.leader()) return;
+    adj_step_implicit<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
+  }
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+    (void)k, (void)u;
+    if (!ln.leader()) return;
+    adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  }
+
+  // Articulated's adj_center_of_mass by hand: its ∂c/∂q runs the kinematics on Dual<S, 8>
+  // (Kin<Dual> alone is ~13 kB in float64), once per call site in the backward kernel. Here
+  // c = Σ m_b c_b / Σ m_b sends c̄_b = c̄ m_b/Σm (along the axis) to each centre of mass, and
+  // adj_forward_kinematics takes those back to q: q̄_j = a_j · Σ_subtree (c_b − p_j) × c̄_b
+  // (hinge), a_j · Σ_subtree c̄_b (slide). The parameter terms are Articulated's formulas:
+  // ∂c/∂m_b = (c_b − c)/Σm, ∂c/∂com_b = m_b/Σm · R_b[axis, :]. Equal to the dual version up
+  // to rounding in q̄ (articulated_test compares them).
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
+                                   const S& adj_c) const {
+    S q[kMaxDof] = {};
+    for (int i = 0; i < n_dof; ++i) q[i] = x[i];
+    Kin<S> K;
+    forward_kinematics(q, p, K);
+    S mc = S(0), mt = S(0);
+    for (int b = 0; b < n_bodies; ++b) {
+      mc += S(p[p_body(b, kMass)]) * K.C[b][ax];
+      mt += S(p[p_body(b, kMass)]);
+    }
+    const S cm = mc / mt;
+    KinAdj<S> KA;
+    for (int b = 0; b < n_bodies; ++b) {
+      const S m = p[p_body(b, kMass)];
+      adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax] - cm) / mt;
+      for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j];
+      for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+      KA.C[b][ax] = adj_c * m / mt;
+    }
+    S aq[kMaxDof] = {};
+    // com̄_b is added above, so adj_forward_kinematics writes no parameter (want_com = false)
+    adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
+    for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
   }
 };
 

@@ -1,0 +1,69 @@
+// The rollout kernels: forward_kernel and backward_kernel run the CPU backend's
+// forward_rollout / backward_rollout for one rollout per thread (or per warp), and only index
+// and call. Included only by the kernels/*.cu files that instantiate launch_forward /
+// launch_backward (STEER_INSTANTIATE_CUDA_KERNELS), so each kernel is compiled in one file.
+#pragma once
+
+#include "rollout_device.cuh"
+#include "steer/lanes_per_rollout.h"
+
+namespace steer {
+namespace cuda_detail {
+namespace {
+
+// (x0, u, θ) -> (checkpoints, L, diag), W = LanesPerRollout lanes per rollout
+template <class Model, class S>
+__global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  const long b = rollout_index<W>();
+  if (b >= d.count) return;
+  forward_rollout<Model, S>(m, loss, sh, refs_of<W>(d, b), lanes_of<W>());
+}
+
+// (checkpoints, u, θ) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ). The adjoint choice is a template argument
+// so that the dual-number path, when not asked for, is compiled out (AdjointPath::kHand): it
+// would otherwise set the kernel's registers and stack (projectile, float64, sm_90: 250 vs
+// 128 registers; articulated: its Dual<S, 8> arrays, where reverse_step is not inlined).
+// The reference kernel keeps the run-time switch, set here: fixing it at compile time too
+// gave articulated's float64 reference kernel a larger frame (234,672 vs 187,808 bytes).
+// Models whose reference adjoint is host-only (run-time sized, kMaxState == 0) get only the
+// `false` kernel.
+template <class Model, class S, bool kReferenceAdjoint>
+__global__ void backward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  constexpr AdjointPath kPath = kReferenceAdjoint ? AdjointPath::kRunTime : AdjointPath::kHand;
+  const long b = rollout_index<W>();
+  if (b >= d.count) return;
+  sh.reference_adjoint = kReferenceAdjoint;
+  backward_rollout<Model, S, kPath>(m, loss, sh, refs_of<W>(d, b), lanes_of<W>());
+}
+
+}  // namespace
+
+template <class KModel, class S>
+void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
+  forward_kernel<KModel, S><<<grid, kRolloutThreads>>>(m, loss, sh, d);
+}
+
+template <class KModel, class S, bool kReferenceAdjoint>
+void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
+  backward_kernel<KModel, S, kReferenceAdjoint><<<grid, kRolloutThreads>>>(m, loss, sh, d);
+}
+
+}  // namespace cuda_detail
+}  // namespace steer
+
+// the forward kernel and the hand-adjoint backward kernel of KModel in S
+#define STEER_INSTANTIATE_CUDA_KERNELS(KModel, S)                                                     \
+  namespace steer::cuda_detail {                                                                    \
+  template void launch_forward<KModel, S>(const KModel&, const Loss&, const RolloutShape&,           \
+                                          const DeviceRollouts<S>&, dim3);                           \
+  template void launch_backward<KModel, S, false>(const KModel&, const Loss&, const RolloutShape&,   \
+                                                  const DeviceRollouts<S>&, dim3);                   \
+  }
+// the dual-number (reference) backward kernel of KModel in S
+#define STEER_INSTANTIATE_CUDA_REFERENCE_KERNEL(KModel, S)                                           \
+  namespace steer::cuda_detail {                                                                    \
+  template void launch_backward<KModel, S, true>(const KModel&, const Loss&, const RolloutShape&,    \
+                                                 const DeviceRollouts<S>&, dim3);                    \
+  }

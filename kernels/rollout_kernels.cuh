@@ -1,0 +1,379 @@
+// The CUDA backend's host side (cuda_run_batch_ex: layout, chunking, copies, timing) as a
+// template, instantiated per model and precision by kernels/rollout_<model>_<precision>.cu.
+// The rollout kernels themselves are defined in rollout_kernel_defs.cuh and reached through
+// cuda_detail::launch_forward / launch_backward (rollout_device.cuh), each instantiated in
+// exactly one .cu file: nvcc compiles a translation unit on one core, and the articulated
+// float64 kernels alone took 8.4 min of cicc + ptxas for sm_90 in one file, so one file per
+// kernel group lets a parallel build (the GPU machine has 16 cores) compile them side by side.
+//
+// The CUDA backend: the kernels run the same forward_rollout / backward_rollout that the CPU
+// backend runs, and only index and call. How many lanes share a rollout is fixed per model
+// at compile time (LanesPerRollout, DESIGN §4), and the device layout follows from it so
+// that the lanes of a warp always read neighbouring addresses:
+//
+//   one thread per rollout (projectile): structure-of-arrays, element i of rollout b at
+//     i*Bc + b (Bc = rollouts in this pass), so a warp's 32 rollouts read one element
+//     together. The host copies the rollout-major Batch up and transposes it on the device:
+//       host Batch [B][n] --copy--> staging [Bc][n] --transpose--> SoA [n][Bc]
+//       SoA [n][Bc] --transpose--> staging [Bc][n] --copy--> BatchResult [B][n]
+//   one warp per rollout (mass_spring): rollout-major, element i of rollout b at b*n + i,
+//     the host layout itself, so the 32 lanes' lane-strided loops read 32 neighbouring
+//     elements of one rollout; no staging, no transposes.
+//
+//   forward_kernel: (x0, u, θ) -> (ckpt, L, diag);  backward_kernel: -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ)
+//
+// Models with a topology (a `topo` member: one int array shared by the whole batch) get it
+// copied to the device once per call; the kernels receive a copy of the model whose topo
+// points at the device copy, read through the cache like any other load.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "steer/backend.h"
+#include "steer/cuda_backend.h"
+#include "steer/cuda_check.h"
+#include "steer/cuda_device.h"
+#include "steer/lanes_per_rollout.h"
+#include "steer/models/articulated.h"
+#include "steer/models/mass_spring.h"
+#include "steer/models/projectile.h"
+#include "steer/rollout.h"
+#include "rollout_device.cuh"
+
+namespace steer {
+namespace {
+
+using cuda_detail::DeviceRollouts;
+using cuda_detail::HasTopology;
+using cuda_detail::kRolloutThreads;
+using cuda_detail::kWarp;
+
+static_assert(kRolloutThreads % kWarp == 0, "a block holds whole warps");
+static_assert(HasTopology<MassSpring>::value && !HasTopology<Projectile>::value, "topology trait");
+
+// ---- launch parameters, all in one place (the rollout kernels' block: rollout_device.cuh) ----
+constexpr int kTile = 32;             // transpose tile: kTile × kTile elements
+constexpr int kTileRows = 8;          // transpose block: kTile × kTileRows threads
+constexpr long kMaxGridX = 2147483647L;
+constexpr long kMaxGridY = 65535L;
+// device memory left unclaimed when sizing chunks: a fraction of the free memory plus a
+// fixed margin for the context, kernel stacks and allocator granularity
+constexpr double kFreeFraction = 0.9;
+constexpr std::size_t kReserveBytes = std::size_t(256) << 20;
+
+// blocks for n rollouts of `lanes` threads each
+dim3 rollout_grid(long n, int lanes) {
+  return dim3(unsigned((n * lanes + kRolloutThreads - 1) / kRolloutThreads));
+}
+
+dim3 transpose_grid(long rows, long cols) {
+  const long gx = std::min((rows + kTile - 1) / kTile, kMaxGridX);
+  const long gy = std::min((cols + kTile - 1) / kTile, kMaxGridY);
+  return dim3(unsigned(gx), unsigned(gy));
+}
+
+// Calls fn(km) with the model as the rollout kernels are instantiated for it. Articulated
+// steps and reverses by its integrator, chosen at run time, so a kernel for it compiles rk4's
+// four-acceleration step and dual-number adjoint next to the hand adjoint, and ptxas sizes
+// each thread's stack for all of them (float64 backward, sm_90: 192,720 bytes of local
+// memory per thread). Euler and implicitfast models therefore run as ArticulatedImplicit,
+// whose kernels leave rk4 out (17,344 bytes); rk4 keeps the Articulated kernels and their
+// large frame (187,328 bytes).
+template <class Model, class Fn>
+void with_kernel_model(const Model& m, Fn&& fn) {
+  if constexpr (std::is_same_v<Model, Articulated>) {
+    if (m.integrator != Articulated::kRk4) {
+      fn(ArticulatedImplicit(m));
+      return;
+    }
+  }
+  fn(m);
+}
+static_assert(LanesPerRollout<ArticulatedImplicit>::value == LanesPerRollout<Articulated>::value &&
+                  HasTopology<ArticulatedImplicit>::value == HasTopology<Articulated>::value,
+              "the kernel model variant keeps its model's device layout");
+
+// out[c·rows + r] = in[r·cols + c]: [rows][cols] -> [cols][rows] through a shared tile, so
+// that both the reads and the writes of a warp touch consecutive addresses
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, long rows, long cols) {
+  __shared__ T tile[kTile][kTile + 1];  // +1 column: no shared-memory bank conflicts
+  for (long r0 = long(blockIdx.x) * kTile; r0 < rows; r0 += long(gridDim.x) * kTile) {
+    for (long c0 = long(blockIdx.y) * kTile; c0 < cols; c0 += long(gridDim.y) * kTile) {
+      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+        const long r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = in[r * cols + c];
+      }
+      __syncthreads();
+      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+        const long c = c0 + i, r = r0 + threadIdx.x;
+        if (r < rows && c < cols) out[c * rows + r] = tile[threadIdx.x][i];
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <class T>
+void launch_transpose(const T* d_in, T* d_out, long rows, long cols) {
+  if (rows == 0 || cols == 0) return;
+  transpose_kernel<T>
+      <<<transpose_grid(rows, cols), dim3(kTile, kTileRows)>>>(d_in, d_out, rows, cols);
+  STEER_CUDA_CHECK(cudaGetLastError());
+}
+
+// host rollout-major h_src [Bc][n] -> device d_dst: SoA [n][Bc] through d_stage, or a plain
+// copy when the device layout is rollout-major too
+template <class S>
+void upload_rollouts(const S* h_src, S* d_stage, S* d_dst, long Bc, long n, bool soa) {
+  if (n == 0) return;
+  if (!soa) {
+    STEER_CUDA_CHECK(cudaMemcpy(d_dst, h_src, sizeof(S) * Bc * n, cudaMemcpyHostToDevice));
+    return;
+  }
+  STEER_CUDA_CHECK(cudaMemcpy(d_stage, h_src, sizeof(S) * Bc * n, cudaMemcpyHostToDevice));
+  launch_transpose(d_stage, d_dst, Bc, n);
+}
+
+// device d_src (SoA [n][Bc] or rollout-major [Bc][n]) -> host rollout-major h_dst [Bc][n]
+template <class S>
+void download_rollouts(const S* d_src, S* d_stage, S* h_dst, long Bc, long n, bool soa) {
+  if (n == 0) return;
+  if (soa) {
+    launch_transpose(d_src, d_stage, n, Bc);
+    d_src = d_stage;
+  }
+  STEER_CUDA_CHECK(cudaMemcpy(h_dst, d_src, sizeof(S) * Bc * n, cudaMemcpyDeviceToHost));
+}
+
+// the model as the kernels see it: a copy whose topology (if it has one) points at a device
+// copy of the host array, made once per call and owned by `storage`
+template <class Model>
+Model device_model(const Model& m, DeviceBuffer& storage) {
+  Model md = m;
+  if constexpr (HasTopology<Model>::value) {
+    const long n = m.topology_size();
+    if (n > 0) {
+      storage = DeviceBuffer(sizeof(int) * std::size_t(n));
+      STEER_CUDA_CHECK(
+          cudaMemcpy(storage.as<int>(), m.topo, sizeof(int) * std::size_t(n), cudaMemcpyHostToDevice));
+      md.topo = storage.as<int>();
+    }
+  }
+  return md;
+}
+
+// elapsed time between two events [ms], after the second has completed
+float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+  STEER_CUDA_CHECK(cudaEventSynchronize(b));
+  float ms = 0;
+  STEER_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+// owns the five events that bound the four phases of one pass
+struct PhaseEvents {
+  cudaEvent_t e[5] = {};
+  PhaseEvents() {
+    for (auto& ev : e) STEER_CUDA_CHECK(cudaEventCreate(&ev));
+  }
+  ~PhaseEvents() {
+    for (auto& ev : e)
+      if (ev) cudaEventDestroy(ev);
+  }
+  PhaseEvents(const PhaseEvents&) = delete;
+  PhaseEvents& operator=(const PhaseEvents&) = delete;
+};
+
+}  // namespace
+
+template <class Model, class S>
+void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
+                       const Batch<S>& batch, bool want_grad, BatchResult<S>& out,
+                       const CudaRunOptions& opt, CudaRunStats* stats) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  constexpr bool soa = W == 1;  // device layout, see the top of the file
+  // the dual-number adjoint runs on the device only for models with fixed-size state
+  constexpr bool device_reference = Model::kMaxState > 0;
+  static_assert(W == 1 || W == kWarp, "a rollout's lanes synchronise with __syncwarp");
+  check_batch(m, sh, batch);
+  if (sh.reference_adjoint && !device_reference)
+    throw std::invalid_argument(
+        "backend cuda: the reference (dual-number) adjoint of this model is host-only (its state "
+        "is sized at run time); run it on the cpu backend or use the hand adjoint");
+  if constexpr (HasTopology<Model>::value)
+    if (m.topology_size() > 0 && m.topo == nullptr)
+      throw std::invalid_argument("backend cuda: the model's topology (topo) is not set");
+  const CudaStatus cs = cuda_status();
+  if (!cs.available) throw std::runtime_error("backend cuda: " + cs.reason);
+  const long B = batch.size;
+  const long nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
+  const long tslots = sh.traj_slots();
+
+  // result arrays exactly as cpu_run_batch lays them out
+  out.loss.assign(B, S(0));
+  out.diag.assign(B, RolloutDiag{});
+  if (want_grad) {
+    out.grad_x0.assign(std::size_t(B) * nx, S(0));
+    out.grad_u.assign(std::size_t(B) * T * nu, S(0));
+    out.grad_theta.assign(std::size_t(B) * np, S(0));
+  } else {
+    out.grad_x0.clear();
+    out.grad_u.clear();
+    out.grad_theta.clear();
+  }
+  if (tslots > 0)
+    out.traj.assign(std::size_t(B) * tslots * nx, S(0));
+  else
+    out.traj.clear();
+  CudaRunStats st;
+  if (B == 0) {
+    if (stats) *stats = st;
+    return;
+  }
+
+  // elements per rollout of each device array
+  const long n_x0 = nx, n_u = T * nu, n_p = np;
+  const long n_ckpt = long(sh.checkpoint_slots()) * nx, n_seg = long(sh.segment_slots()) * nx;
+  const long n_traj = tslots * nx;
+  const long n_stack = want_grad ? sh.stack_slots() : 0;  // read by the backward sweep only
+  const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
+  const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
+  // largest array to transpose (SoA only)
+  const long n_stage = soa ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
+  const std::size_t per_rollout = sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg +
+                                                          n_adj + n_grad + n_traj + n_stage + 1) +
+                                  sizeof(int) * std::size_t(n_stack) + sizeof(RolloutDiag);
+
+  // rollouts per pass: the whole batch if it fits, else as many as free memory holds
+  long chunk = B;
+  if (opt.max_chunk > 0) chunk = std::min(chunk, opt.max_chunk);
+  const DeviceMemory mem = device_memory();
+  const double budget = kFreeFraction * double(mem.free_bytes) - double(kReserveBytes);
+  const long fit = budget > 0 ? long(budget / double(per_rollout)) : 0;
+  if (fit < 1)
+    throw std::runtime_error("backend cuda: one rollout needs " + std::to_string(per_rollout) +
+                             " bytes of device memory, " + std::to_string(mem.free_bytes) +
+                             " bytes are free");
+  chunk = std::min(chunk, fit);
+
+  // device buffers for one pass of `chunk` rollouts, reused by every pass
+  auto alloc = [&](long n) { return DeviceBuffer(sizeof(S) * std::size_t(n) * chunk); };
+  DeviceBuffer d_x0 = alloc(n_x0), d_u = alloc(n_u), d_p = alloc(n_p);
+  DeviceBuffer d_ckpt = alloc(n_ckpt), d_seg = alloc(n_seg), d_traj = alloc(n_traj);
+  DeviceBuffer d_lam = alloc(want_grad ? nx : 0), d_lam_prev = alloc(want_grad ? nx : 0);
+  DeviceBuffer d_gx0 = alloc(want_grad ? n_x0 : 0), d_gu = alloc(want_grad ? n_u : 0),
+               d_gp = alloc(want_grad ? n_p : 0);
+  DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(1);
+  DeviceBuffer d_stack(sizeof(int) * std::size_t(n_stack) * chunk);
+  DeviceBuffer d_diag(sizeof(RolloutDiag) * std::size_t(chunk));
+  DeviceBuffer d_topo;
+  const Model md = device_model(m, d_topo);
+  PhaseEvents ev;
+
+  st.chunk_rollouts = chunk;
+  st.bytes_per_rollout = per_rollout;
+  st.device_bytes = per_rollout * std::size_t(chunk);
+  for (long b0 = 0; b0 < B; b0 += chunk) {
+    const long Bc = std::min(chunk, B - b0);
+    DeviceRollouts<S> d;
+    d.count = Bc;
+    d.n_x = nx;
+    d.n_u = n_u;
+    d.n_p = n_p;
+    d.n_ckpt = n_ckpt;
+    d.n_seg = n_seg;
+    d.n_traj = n_traj;
+    d.n_stack = n_stack;
+    d.x0 = d_x0.as<S>();
+    d.u = d_u.as<S>();
+    d.p = d_p.as<S>();
+    d.ckpt = d_ckpt.as<S>();
+    d.seg = d_seg.as<S>();
+    d.stack = n_stack > 0 ? d_stack.as<int>() : nullptr;
+    d.lam = d_lam.as<S>();
+    d.lam_prev = d_lam_prev.as<S>();
+    d.grad_x0 = d_gx0.as<S>();
+    d.grad_u = d_gu.as<S>();
+    d.grad_p = d_gp.as<S>();
+    d.traj = tslots > 0 ? d_traj.as<S>() : nullptr;
+    d.loss = d_loss.as<S>();
+    d.diag = d_diag.as<RolloutDiag>();
+    S* d_st = d_stage.as<S>();
+
+    // host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]
+    STEER_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    upload_rollouts(batch.x0.data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0, soa);
+    upload_rollouts(batch.u.data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u, soa);
+    upload_rollouts(batch.theta.data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p, soa);
+    STEER_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+
+    const dim3 grid = rollout_grid(Bc, W);
+    with_kernel_model(md, [&](const auto& km) {
+      cuda_detail::launch_forward<std::decay_t<decltype(km)>, S>(km, loss, sh, d, grid);
+    });
+    STEER_CUDA_CHECK(cudaGetLastError());
+    STEER_CUDA_CHECK(cudaEventRecord(ev.e[2]));
+    if (want_grad) {
+      bool launched = false;
+      if constexpr (device_reference) {
+        // the reference adjoint is the dual path for every integrator: the model as given
+        if (sh.reference_adjoint) {
+          cuda_detail::launch_backward<Model, S, true>(md, loss, sh, d, grid);
+          launched = true;
+        }
+      }
+      if (!launched)
+        with_kernel_model(md, [&](const auto& km) {
+          cuda_detail::launch_backward<std::decay_t<decltype(km)>, S, false>(km, loss, sh, d, grid);
+        });
+      STEER_CUDA_CHECK(cudaGetLastError());
+    }
+    STEER_CUDA_CHECK(cudaEventRecord(ev.e[3]));
+
+    // device −> host, back to rollout-major; loss and diag are per rollout already
+    STEER_CUDA_CHECK(
+        cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
+    STEER_CUDA_CHECK(
+        cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
+    if (want_grad) {
+      download_rollouts(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0, soa);
+      download_rollouts(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u, soa);
+      download_rollouts(d.grad_p, d_st, out.grad_theta.data() + b0 * n_p, Bc, n_p, soa);
+    }
+    if (tslots > 0)
+      download_rollouts(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj, soa);
+    STEER_CUDA_CHECK(cudaEventRecord(ev.e[4]));
+    // a fault inside a kernel surfaces at the first synchronizing call after it
+    STEER_CUDA_CHECK(cudaDeviceSynchronize());
+
+    st.chunks += 1;
+    st.upload_ms += elapsed_ms(ev.e[0], ev.e[1]);
+    st.forward_ms += elapsed_ms(ev.e[1], ev.e[2]);
+    st.backward_ms += elapsed_ms(ev.e[2], ev.e[3]);
+    st.download_ms += elapsed_ms(ev.e[3], ev.e[4]);
+  }
+  if (stats) *stats = st;
+}
+
+template <class Model, class S>
+void cuda_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
+                    bool want_grad, BatchResult<S>& out) {
+  cuda_run_batch_ex<Model, S>(m, loss, sh, batch, want_grad, out, CudaRunOptions{}, nullptr);
+}
+
+// ---- explicit instantiation: one line per model and precision, in its own .cu file ----
+#define STEER_INSTANTIATE_CUDA(Model, S)                                                    \
+  template void cuda_run_batch<Model, S>(const Model&, const Loss&, const RolloutShape&,    \
+                                         const Batch<S>&, bool, BatchResult<S>&);           \
+  template void cuda_run_batch_ex<Model, S>(const Model&, const Loss&, const RolloutShape&, \
+                                            const Batch<S>&, bool, BatchResult<S>&,         \
+                                            const CudaRunOptions&, CudaRunStats*);
+
+}  // namespace steer

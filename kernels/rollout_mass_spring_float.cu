@@ -1,0 +1,9 @@
+// CUDA rollouts of mass_spring in float: the launcher and the forward and hand-adjoint backward
+// kernels (the reference adjoint of a state sized at run time is host-only)
+#include "rollout_kernels.cuh"
+#include "rollout_kernel_defs.cuh"
+
+namespace steer {
+STEER_INSTANTIATE_CUDA(MassSpring, float)
+}  // namespace steer
+STEER_INSTANTIATE_CUDA_KERNELS(MassSpring, float)
