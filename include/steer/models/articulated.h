@@ -1046,11 +1046,18 @@ struct Articulated {
   // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
   template <class S, class XIn, class PIn>
   STEER_HD S center_of_mass(const XIn& x, const PIn& p, int ax) const {
+    Kin<S> K;
+    S mt = S(0);
+    return center_of_mass_kin(x, p, ax, K, mt);
+  }
+  // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const {
     S q[kMaxDof] = {};
     for (int i = 0; i < n_dof; ++i) q[i] = x[i];
-    Kin<S> K;
     forward_kinematics(q, p, K);
-    S mc = S(0), mt = S(0);
+    S mc = S(0);
+    mt = S(0);
     for (int b = 0; b < n_bodies; ++b) {
       mc += S(p[p_body(b, kMass)]) * K.C[b][ax];
       mt += S(p[p_body(b, kMass)]);
@@ -1173,16 +1180,9 @@ struct ArticulatedImplicit : Articulated {
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                    const S& adj_c) const {
-    S q[kMaxDof] = {};
-    for (int i = 0; i < n_dof; ++i) q[i] = x[i];
     Kin<S> K;
-    forward_kinematics(q, p, K);
-    S mc = S(0), mt = S(0);
-    for (int b = 0; b < n_bodies; ++b) {
-      mc += S(p[p_body(b, kMass)]) * K.C[b][ax];
-      mt += S(p[p_body(b, kMass)]);
-    }
-    const S cm = mc / mt;
+    S mt = S(0);
+    const S cm = center_of_mass_kin(x, p, ax, K, mt);
     KinAdj<S> KA;
     for (int b = 0; b < n_bodies; ++b) {
       const S m = p[p_body(b, kMass)];
