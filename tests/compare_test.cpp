@@ -190,7 +190,9 @@ TEST(Compare, RepeatsRunIndependentStartsAndReportTheMedian) {
     // a repeat's ratio is its steer rollouts over N
     for (int k = 0; k < 3; ++k) {
       const double st = row["steer_rollouts_per_repeat"][k], x = row["ratio_per_repeat"][k];
-      if (st > 0) EXPECT_DOUBLE_EQ(x, st / row["cmaes_rollouts"].get<double>());
+      if (st > 0) {
+        EXPECT_DOUBLE_EQ(x, st / row["cmaes_rollouts"].get<double>());
+      }
     }
   }
 }
