@@ -10,9 +10,11 @@
 #if defined(__CUDACC__)
 #define STEER_HD __host__ __device__
 #define STEER_INLINE __forceinline__
+#define STEER_NOINLINE __noinline__
 #else
 #define STEER_HD
 #define STEER_INLINE inline
+#define STEER_NOINLINE
 #endif
 
 namespace steer {
