@@ -4,7 +4,9 @@
 // batches with full groups and a tail group (spare lanes), and rollouts whose lanes take
 // different arms of the model's branches (ground contact in some lanes only, a zero-length
 // spring in one lane, rest-position morphology, 3D, raw actuation with a running cost, and
-// conservative motion with its energy diagnostics).
+// conservative motion with its energy diagnostics); and the same for the Panda (Articulated:
+// euler and implicitfast, torque saturation in some lanes, fingertip contact at different
+// plane heights, joint limits, a centre-of-mass loss, a parameter subset, a free swing).
 #include "steer/cpu_packed.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,8 @@
 #include "mass_spring_draws.h"
 #include "mass_spring_robot.h"
 #include "steer/cpu_backend.h"
+#include "config.h"
+#include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 
 namespace steer::testing {
@@ -126,6 +130,50 @@ void expect_same_diag(const RolloutDiag& a, const RolloutDiag& b, const std::str
   EXPECT_TRUE(same_bits(a.grad_u_last_norm, b.grad_u_last_norm)) << what;
 }
 
+// Runs the batch on the packed path and every rollout alone (B = 1: the scalar path), and
+// compares the loss, the diagnostics, the trajectory and, with grad, every gradient bit for
+// bit. Returns each rollout's contact steps from its scalar run.
+template <class Model>
+std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, const RolloutShape& sh,
+                                              const Batch<double>& batch, bool grad) {
+  const int B = batch.size, T = sh.steps;
+  EXPECT_TRUE((use_packed_path<Model, double>(m, sh, B)));
+  EXPECT_FALSE((use_packed_path<Model, double>(m, sh, 1)));
+  BatchResult<double> packed;
+  cpu_run_batch<Model, double>(m, loss, sh, batch, grad, packed, 2);
+  std::vector<int> contact_steps(B);
+  for (int b = 0; b < B; ++b) {
+    const std::string what = "rollout " + std::to_string(b) + (grad ? " (with gradients)" : " (forward)");
+    Batch<double> one;
+    one.resize(1, m.nx(), m.nu(), m.np(), T);
+    std::copy(batch.x0_of(b), batch.x0_of(b) + m.nx(), one.x0.begin());
+    std::copy(batch.u_of(b), batch.u_of(b) + T * m.nu(), one.u.begin());
+    std::copy(batch.theta_of(b), batch.theta_of(b) + m.np(), one.theta.begin());
+    BatchResult<double> alone;
+    cpu_run_batch<Model, double>(m, loss, sh, one, grad, alone, 1);
+    EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0])) << what << ": " << packed.loss[b] << " vs " << alone.loss[0];
+    EXPECT_TRUE(std::isfinite(alone.loss[0])) << what;
+    expect_same_diag(packed.diag[b], alone.diag[0], what);
+    const int ts = sh.traj_slots();
+    expect_same_bits(std::vector<double>(packed.traj.begin() + size_t(b) * ts * m.nx(),
+                                         packed.traj.begin() + size_t(b + 1) * ts * m.nx()),
+                     alone.traj, what + ": trajectory");
+    contact_steps[b] = alone.diag[0].contact_steps;
+    if (!grad) continue;
+    auto slice = [](const std::vector<double>& v, int b, size_t n) {
+      return std::vector<double>(v.begin() + size_t(b) * n, v.begin() + size_t(b + 1) * n);
+    };
+    expect_same_bits(slice(packed.grad_x0, b, m.nx()), alone.grad_x0, what + ": dL/dx0");
+    expect_same_bits(slice(packed.grad_u, b, size_t(T) * m.nu()), alone.grad_u, what + ": dL/du");
+    expect_same_bits(slice(packed.grad_theta, b, m.np()), alone.grad_theta, what + ": dL/dθ");
+    bool any_nonzero = false;
+    for (const std::vector<double>* g : {&alone.grad_x0, &alone.grad_u, &alone.grad_theta})
+      for (double v : *g) any_nonzero = any_nonzero || v != 0.0;
+    EXPECT_TRUE(any_nonzero) << what << ": all-zero gradients would make the comparison vacuous";
+  }
+  return contact_steps;
+}
+
 TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
   const int T = 60, K = 8;  // 8 segments, the last one short
   const int B = 2 * cpu_pack_width() + 3;  // full groups and a tail group with spare lanes
@@ -138,50 +186,185 @@ TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
     sh.traj_stride = 7;
     const Loss loss = com_loss();
     const Batch<double> batch = draw_batch(c, B, T, 1234);
-    ASSERT_TRUE((use_packed_path<MassSpring, double>(m, sh, B)));
     for (bool grad : {false, true}) {
-      BatchResult<double> packed;
-      cpu_run_batch<MassSpring, double>(m, loss, sh, batch, grad, packed, 2);
-      int contact_min = 1 << 30, contact_max = 0;  // contact steps over the lanes
-      for (int b = 0; b < B; ++b) {
-        const std::string what = "rollout " + std::to_string(b) + (grad ? " (with gradients)" : " (forward)");
-        // the same rollout alone: B = 1 takes the scalar path
-        Batch<double> one;
-        one.resize(1, m.nx(), m.nu(), m.np(), T);
-        std::copy(batch.x0_of(b), batch.x0_of(b) + m.nx(), one.x0.begin());
-        std::copy(batch.u_of(b), batch.u_of(b) + T * m.nu(), one.u.begin());
-        std::copy(batch.theta_of(b), batch.theta_of(b) + m.np(), one.theta.begin());
-        ASSERT_FALSE((use_packed_path<MassSpring, double>(m, sh, 1)));
-        BatchResult<double> alone;
-        cpu_run_batch<MassSpring, double>(m, loss, sh, one, grad, alone, 1);
-        EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0])) << what << ": " << packed.loss[b] << " vs " << alone.loss[0];
-        EXPECT_TRUE(std::isfinite(alone.loss[0])) << what;
-        expect_same_diag(packed.diag[b], alone.diag[0], what);
-        const int ts = sh.traj_slots();
-        expect_same_bits(std::vector<double>(packed.traj.begin() + size_t(b) * ts * m.nx(),
-                                             packed.traj.begin() + size_t(b + 1) * ts * m.nx()),
-                         alone.traj, what + ": trajectory");
-        contact_min = std::min(contact_min, alone.diag[0].contact_steps);
-        contact_max = std::max(contact_max, alone.diag[0].contact_steps);
-        if (!grad) continue;
-        auto slice = [](const std::vector<double>& v, int b, size_t n) {
-          return std::vector<double>(v.begin() + size_t(b) * n, v.begin() + size_t(b + 1) * n);
-        };
-        expect_same_bits(slice(packed.grad_x0, b, m.nx()), alone.grad_x0, what + ": dL/dx0");
-        expect_same_bits(slice(packed.grad_u, b, size_t(T) * m.nu()), alone.grad_u, what + ": dL/du");
-        expect_same_bits(slice(packed.grad_theta, b, m.np()), alone.grad_theta, what + ": dL/dθ");
-      }
+      const std::vector<int> contact = expect_packed_matches_scalar(m, loss, sh, batch, grad);
+      const int contact_min = *std::min_element(contact.begin(), contact.end());
+      const int contact_max = *std::max_element(contact.begin(), contact.end());
       // the draws must put lanes in and out of contact at different steps (the ground's select
       // arms then differ across a pack), or have no ground at all
       if (m.ground) {
         EXPECT_GT(contact_max, 0);
         EXPECT_LT(contact_min, contact_max) << "every lane touched the ground as often: the lanes never diverge";
-      } else {
-        EXPECT_EQ(packed.diag[0].conservative, 1);
-        EXPECT_GT(packed.diag[0].energy_max_dev, 0.0);
+      }
+    }
+    if (!m.ground) {
+      BatchResult<double> out;
+      cpu_run_batch<MassSpring, double>(m, loss, sh, batch, false, out, 1);
+      EXPECT_EQ(out.diag[0].conservative, 1);
+      EXPECT_GT(out.diag[0].energy_max_dev, 0.0);
+    }
+  }
+}
+
+// ---- the Panda (Articulated, euler and implicitfast) on the packed path ----
+
+struct PandaCase {
+  std::string name;
+  Articulated m;
+  std::vector<double> theta;  // nominal θ
+  Loss loss;
+  bool saturate = false;      // some lanes push joints 1-4 far past their force limits
+  bool conservative = false;  // gains, damping and controls off: the energy diagnostics run
+};
+
+std::vector<PandaCase> panda_cases() {
+  const ExperimentConfig c = load_config(std::string(STEER_SOURCE_DIR) + "/configs/panda.json");
+  std::vector<PandaCase> out;
+  PandaCase base{"", c.articulated, c.theta, c.loss};
+  base.loss.effort_weight = 1e-6;
+  {
+    PandaCase k = base;
+    k.name = "implicitfast, torque limits, saturated lanes";
+    k.saturate = true;
+    out.push_back(k);
+  }
+  {
+    // fingertip contact: the plane's height differs per lane (in contact from the start, at
+    // onset, never), and joint limits 4 mrad around the nominal PD targets (the lanes start
+    // within 5 mrad of theirs: some inside the range, some beyond)
+    PandaCase k = base;
+    k.name = "euler, fingertip contact and joint limits, centre-of-mass loss";
+    k.m.integrator = Articulated::kEuler;
+    k.m.contact = true;
+    k.m.joint_limits = true;
+    k.m.limit_stiffness = 300.0;
+    k.m.limit_smoothing = 0.01;
+    for (int j = 0; j < 7; ++j) {
+      const double target = k.theta[k.m.p_joint(j, Articulated::kTarget)];  // [rad]
+      k.m.limit_lower[j] = target - 0.004, k.m.limit_upper[j] = target + 0.004;
+    }
+    k.loss.com = true;
+    k.loss.com_axis = 2;
+    k.loss.com_weight = 0.5;
+    k.saturate = true;
+    out.push_back(k);
+  }
+  {
+    PandaCase k = out.back();
+    k.name = "implicitfast, contact and joint limits, three parameters' gradient";
+    k.m.integrator = Articulated::kImplicitFast;
+    k.m.n_grad_params = 3;
+    k.m.grad_params[0] = short(k.m.p_body(3, Articulated::kMass));
+    k.m.grad_params[1] = short(k.m.p_joint(1, Articulated::kKp));
+    k.m.grad_params[2] = short(k.m.p_global(Articulated::kSharpness));
+    out.push_back(k);
+  }
+  {
+    PandaCase k = base;
+    k.name = "implicitfast, free swing (conservative)";
+    k.m.torque_limits = false;
+    k.conservative = true;
+    for (int j = 0; j < 7; ++j)
+      for (int q : {Articulated::kDamping, Articulated::kKp, Articulated::kKv}) k.theta[k.m.p_joint(j, q)] = 0.0;
+    out.push_back(k);
+  }
+  return out;
+}
+
+Batch<double> draw_panda_batch(const PandaCase& c, int B, int T, unsigned seed) {
+  const Articulated& m = c.m;
+  Batch<double> batch;
+  batch.resize(B, m.nx(), m.nu(), m.np(), T);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> torque(0.0, 2.0);  // [N·m]
+  for (int b = 0; b < B; ++b) {
+    // near the PD targets, so that the PD torque alone stays below the force limits
+    // (k_p ≤ 4500 N·m/rad: 3 mrad and 0.02 rad/s give ≤ 25 N·m against limits of 12-87 N·m)
+    double* p = batch.theta_of(b);
+    std::copy(c.theta.begin(), c.theta.end(), p);
+    for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] += 0.002 * std::sin(3.0 + j + b);
+    double* x = batch.x0_of(b);
+    for (int j = 0; j < 7; ++j) {
+      x[j] = p[m.p_joint(j, Articulated::kTarget)] + 0.003 * std::sin(1.0 + j + 0.9 * b);  // [rad]
+      x[7 + j] = 0.02 * std::cos(2.0 + j + 0.7 * b);                                       // [rad/s]
+    }
+    if (b % 3 == 2) x[1] += 0.01;  // joint 2 beyond the test's joint-limit range (4 mrad)
+    // planes from 0.47 to 0.57 m (the fingertip sits near z = 0.52 m at home)
+    p[m.p_global(Articulated::kPlaneHeight)] = 0.47 + 0.02 * (b % 6);
+    double* u = batch.u_of(b);
+    for (int q = 0; q < T * m.nu(); ++q) u[q] = c.conservative ? 0.0 : torque(rng);
+    if (c.saturate && b % 4 == 1)
+      for (int k = 0; k < T; ++k)
+        for (int j = 0; j < 4; ++j) u[k * m.nu() + j] += (j % 2 ? -150.0 : 150.0);  // limits 87 N·m
+  }
+  return batch;
+}
+
+TEST(PackedRollout, PandaRolloutsGetTheBitsOfTheirScalarRuns) {
+  const int T = 40, K = 6;  // 7 segments, the last one short
+  const int B = 2 * cpu_pack_width() + 3;
+  for (const PandaCase& c : panda_cases()) {
+    SCOPED_TRACE(c.name);
+    RolloutShape sh;
+    sh.steps = T;
+    sh.checkpoint_every = K;
+    sh.traj_stride = 7;
+    const Batch<double> batch = draw_panda_batch(c, B, T, 4321);
+    for (bool grad : {false, true}) {
+      const std::vector<int> contact = expect_packed_matches_scalar(c.m, c.loss, sh, batch, grad);
+      if (c.m.contact) {
+        EXPECT_GT(*std::max_element(contact.begin(), contact.end()), 0);
+        EXPECT_LT(*std::min_element(contact.begin(), contact.end()), *std::max_element(contact.begin(), contact.end()));
+      }
+    }
+    if (c.m.joint_limits) {
+      // some lanes start inside every joint's range and some beyond a limit
+      int inside = 0, beyond = 0;
+      for (int b = 0; b < B; ++b) {
+        bool out_of_range = false;
+        for (int j = 0; j < 7; ++j)
+          out_of_range = out_of_range || batch.x0_of(b)[j] < c.m.limit_lower[j] || batch.x0_of(b)[j] > c.m.limit_upper[j];
+        (out_of_range ? beyond : inside) += 1;
+      }
+      EXPECT_GT(inside, 0);
+      EXPECT_GT(beyond, 0);
+    }
+    if (c.conservative) {
+      BatchResult<double> out;
+      cpu_run_batch<Articulated, double>(c.m, c.loss, sh, batch, false, out, 1);
+      EXPECT_EQ(out.diag[0].conservative, 1);
+      EXPECT_GT(out.diag[0].energy_max_dev, 0.0);
+    }
+    if (c.saturate) {
+      // at step 0 lane 1's joints 1-4 are on the saturated side of the smooth clamp (the PD
+      // torque plus u beyond the force limit by > 10/β) and lane 0's are not, so a pack's
+      // lanes take both sides of saturate()'s selects
+      const Articulated& m = c.m;
+      auto raw0 = [&](int b, int j) {
+        const double *x = batch.x0_of(b), *p = batch.theta_of(b);
+        return p[m.p_joint(j, Articulated::kKp)] * (p[m.p_joint(j, Articulated::kTarget)] - x[j]) -
+               p[m.p_joint(j, Articulated::kKv)] * x[7 + j] + batch.u_of(b)[j];
+      };
+      const double beta = batch.theta_of(0)[m.p_global(Articulated::kSharpness)];
+      for (int j = 0; j < 4; ++j) {
+        const double lim = batch.theta_of(0)[m.p_joint(j, Articulated::kForceLimit)];
+        EXPECT_GT(std::abs(raw0(1, j)), lim + 10.0 / beta) << "joint " << j;
+        EXPECT_LT(std::abs(raw0(0, j)), lim - 10.0 / beta) << "joint " << j;
       }
     }
   }
+}
+
+// rk4 (its adjoint is the dual path) stays on the scalar path
+TEST(PackedRollout, PandaRk4StaysScalar) {
+  std::vector<PandaCase> cs = panda_cases();
+  Articulated m = cs[0].m;
+  RolloutShape sh;
+  sh.steps = 10;
+  sh.checkpoint_every = 3;
+  EXPECT_TRUE((use_packed_path<Articulated, double>(m, sh, 64)));
+  m.integrator = Articulated::kRk4;
+  EXPECT_FALSE((use_packed_path<Articulated, double>(m, sh, 64)));
 }
 
 // the zero-length lane really is at zero length at step 0, and its gradient stays finite

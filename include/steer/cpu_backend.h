@@ -20,7 +20,7 @@ namespace steer {
 int cpu_default_threads();
 
 // ---- the SIMD path (cpu_packed.h) ----
-// A model with a packed path defines packable() (MassSpring); the path itself is compiled once,
+// A model with a packed path defines packable() (MassSpring, Articulated); the path itself is compiled once,
 // in host/cpu_packed.cpp, for the build machine's vector width.
 template <class Model, class = void>
 struct has_packed_path : std::false_type {};
@@ -40,8 +40,11 @@ bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
 }
 
 struct MassSpring;
+struct Articulated;
 // the batch as groups of cpu_pack_width() rollouts, parallel over groups; out is sized by the caller
 void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                    bool want_grad, BatchResult<double>& out, int threads);
+void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
                     bool want_grad, BatchResult<double>& out, int threads);
 // rollouts per pack in the packed path (8 with AVX-512, 4 with AVX, else 2)
 int cpu_pack_width();

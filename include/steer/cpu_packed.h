@@ -3,7 +3,7 @@
 // the model's one-lane code does W rollouts' work in vector registers. A model opts in with
 //   bool packable() const                 this configuration runs on packs
 //   step_solo<P>(k, x, u, θ, x⁺, &tape)   and   adj_step_solo_taped<P>(k, x, u, θ, tape, x̄, ū, θ̄, x̄⁺)
-// (MassSpring); the uniform schedule with its step tape is the only one it runs.
+// (MassSpring, Articulated); the uniform schedule with its step tape is the only one it runs.
 //
 // Results are those of the scalar path bit for bit: every lane performs the operations its
 // scalar run performs (simd.h), and the loss and the diagnostics are computed lane by lane by

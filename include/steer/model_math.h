@@ -60,4 +60,23 @@ STEER_HD void sincos_of(const S& x, S& s, S& c) {
   }
 }
 
+// softplus(z) = log(1 + e^z) and σ(z) = 1/(1 + e^−z) as core.h's softplus and sigmoid compute
+// them (the exponential taken on the side where it cannot overflow: softplus = z + log1p(e^−z)
+// for z > 0, log1p(e^z) otherwise; σ = 1/(1 + e^−z) for z ≥ 0, e^z/(1 + e^z) otherwise), with
+// the sign test a select so that a pack's lanes each keep their own side, and exp and log1p
+// from this header (vmath's on the host in float64, so a lane's bits are its scalar run's)
+template <class S>
+STEER_HD S softplus_of(const S& z) {
+  const auto pos = z > S(0);
+  const S l = log1p_of(exp_of(select(pos, S(-z), z)));
+  return select(pos, S(z + l), l);
+}
+template <class S>
+STEER_HD S sigmoid_of(const S& z) {
+  const auto pos = z >= S(0);
+  const S e = exp_of(select(pos, S(-z), z));
+  const S one_e = S(1) + e;
+  return select(pos, S(S(1) / one_e), S(e / one_e));
+}
+
 }  // namespace steer

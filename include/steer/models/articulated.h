@@ -60,9 +60,12 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
+#include <type_traits>
 
 #include "steer/core.h"
 #include "steer/dual.h"
+#include "steer/model_math.h"
 #include "steer/reference_adjoint.h"
 
 namespace steer {
@@ -144,8 +147,6 @@ struct Articulated {
   // (q, θ) -> R_b, p_b, a_b, c_b for every body
   template <class S, class PIn>
   STEER_HD void forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const {
-    using std::cos;
-    using std::sin;
     for (int b = 0; b < n_bodies; ++b) {
       const int pa = parent[b];
       S Rp[9], Pp[3];
@@ -163,7 +164,9 @@ struct Articulated {
       if (joint[b] == kHinge) {
         // Rodrigues, body frame: Rot(a, q)_ij = cos q δ_ij + sin q [a]×_ij + (1 − cos q) a_i a_j
         const S qb = q[dof[b]];
-        const S c = cos(qb), s = sin(qb), t = S(1) - c;
+        S s, c;
+        sincos_of(qb, s, c);  // model_math.h: vmath's on the host in float64 and for packs
+        const S t = S(1) - c;
         const double* a = axis[b];
         S Rl[9];
         for (int i = 0; i < 3; ++i)
@@ -358,7 +361,7 @@ struct Articulated {
     }
     const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
     const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
-    const S fz = k * wd * softplus(z) - dc * sigmoid(z) * zdot;
+    const S fz = k * wd * softplus_of(z) - dc * sigmoid_of(z) * zdot;
     for (int r = 0; r < nd; ++r) tc[ds[r]] += jz[r] * fz;
   }
 
@@ -367,13 +370,13 @@ struct Articulated {
   STEER_HD S limit_torque(int j, const S& qj) const {
     if (!joint_limits) return S(0);
     const S w = S(limit_smoothing), k = S(limit_stiffness);
-    return k * w * (softplus((S(limit_lower[j]) - qj) / w) - softplus((qj - S(limit_upper[j])) / w));
+    return k * w * (softplus_of(S((S(limit_lower[j]) - qj) / w)) - softplus_of(S((qj - S(limit_upper[j])) / w)));
   }
   // ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
   template <class S>
   STEER_HD S limit_slope(int j, const S& qj) const {
     const S w = S(limit_smoothing), k = S(limit_stiffness);
-    return -k * (sigmoid((S(limit_lower[j]) - qj) / w) + sigmoid((qj - S(limit_upper[j])) / w));
+    return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) + sigmoid_of(S((qj - S(limit_upper[j])) / w)));
   }
 
   // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
@@ -392,23 +395,21 @@ struct Articulated {
       sigmoid_pair(zb, sig[2], sig[3]);
       sa = sig[0], sb = sig[2];
     } else {
-      sa = sigmoid(za), sb = sigmoid(zb);
+      sa = sigmoid_of(za), sb = sigmoid_of(zb);
     }
     slope = S(1) - sa - sb;
-    return raw - (softplus(za) - softplus(zb)) / beta;
+    return raw - (softplus_of(za) - softplus_of(zb)) / beta;
   }
-  // σ(z) bit for bit as sigmoid() gives it, and 1 − σ(z) = σ(−z) from the same exponential
-  // (accurate where σ → 1, which 1 − σ is not: σ' = σ(1 − σ) needs it at a saturated joint)
+  // σ(z) bit for bit as sigmoid_of() gives it, and 1 − σ(z) = σ(−z) from the same exponential
+  // (accurate where σ → 1, which 1 − σ is not: σ' = σ(1 − σ) needs it at a saturated joint);
+  // the side is a select, as in sigmoid_of
   template <class S>
   STEER_HD static void sigmoid_pair(const S& z, S& s, S& sc) {
-    using std::exp;
-    if (value_of(z) >= 0) {
-      const S e = exp(-z);
-      s = S(1) / (S(1) + e), sc = e / (S(1) + e);
-    } else {
-      const S e = exp(z);
-      s = e / (S(1) + e), sc = S(1) / (S(1) + e);
-    }
+    const auto pos = z >= S(0);
+    const S e = exp_of(select(pos, S(-z), z));
+    const S one_e = S(1) + e;
+    const S r = S(1) / one_e, q = e / one_e;
+    s = select(pos, r, q), sc = select(pos, q, r);
   }
 
   // in-place Cholesky solve of A y = b (A symmetric positive definite, n×n, stride kMaxDof)
@@ -838,7 +839,7 @@ struct Articulated {
     }
     const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
     const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
-    const S sp = softplus(z), sg = sigmoid(z);
+    const S sp = softplus_of(z), sg = sigmoid_of(z);
     const S fz = k * wd * sp - dc * sg * zdot;
     const S afz = zmu;
     const S az = afz * (k * wd * sg - dc * sg * (S(1) - sg) * zdot) / wd;  // ∂φ/∂(height − z_tip)
@@ -886,10 +887,10 @@ struct Articulated {
     const S a = raw - lim, b = -raw - lim;
     const S sa = sig[0], ca = sig[1], sb = sig[2], cb = sig[3];
     const S da = sa * ca, db = sb * cb;
-    const S slope = sa >= S(0.5) ? ca - sb : (sb >= S(0.5) ? cb - sa : S(1) - sa - sb);
+    const S slope = select(sa >= S(0.5), S(ca - sb), select(sb >= S(0.5), S(cb - sa), S(S(1) - sa - sb)));
     adj_p[p_joint(j, kForceLimit)] += adj_tau * (sa - sb) + adj_slope * beta * (da + db);
     if (want_beta)
-      adj_p[p_global(kSharpness)] += adj_tau * ((softplus(beta * a) - softplus(beta * b)) / (beta * beta) - (sa * a - sb * b) / beta) -
+      adj_p[p_global(kSharpness)] += adj_tau * ((softplus_of(S(beta * a)) - softplus_of(S(beta * b))) / (beta * beta) - (sa * a - sb * b) / beta) -
                                      adj_slope * (da * a + db * b);
     return adj_tau * slope + adj_slope * beta * (db - da);
   }
@@ -925,6 +926,31 @@ struct Articulated {
       adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
       return;
     }
+    adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  }
+
+  // ---- the CPU backend's SIMD path (cpu_packed.h) ----
+  // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
+  // one rollout per lane, every lane the same topology, the value branches (saturation and
+  // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
+  // adjoint is the dual-number one).
+  bool packable() const { return integrator != kRk4; }
+  // step, and with tp its tape (step_implicit; as step() and step_taped() run it)
+  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
+  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const {
+    (void)k;
+    if constexpr (std::is_same<Tape, std::nullptr_t>::value) {
+      StepTape<S> t;
+      step_implicit<S>(x, u, p, xn, t);
+    } else {
+      step_implicit<S>(x, u, p, xn, *tp);
+    }
+  }
+  // adj_step_taped's hand adjoint (u enters through the tape)
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  void adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
+    (void)k, (void)u;
     adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
   }
 
