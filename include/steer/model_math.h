@@ -79,4 +79,22 @@ STEER_HD S sigmoid_of(const S& z) {
   return select(pos, S(S(1) / one_e), S(e / one_e));
 }
 
+// softplus(z), σ(z) and, with sg_comp, 1 − σ(z) = σ(−z) from one exponential e = exp(−|z|):
+//   z > 0: softplus = z + log1p(e), σ = 1/(1 + e), 1 − σ = e/(1 + e)
+//   z ≤ 0: softplus = log1p(e),     σ = e/(1 + e), 1 − σ = 1/(1 + e)
+// the values softplus_of and sigmoid_of return, bit for bit (at z = 0 both sides of σ give
+// exactly ½ and exp(−0) = exp(0)), at one exp instead of two; 1 − σ this way keeps its digits
+// where σ → 1 (σ' = σ(1 − σ) needs it at a saturated joint)
+template <class S>
+STEER_HD void softplus_sigmoid_of(const S& z, S& sp, S& sg, S* sg_comp = nullptr) {
+  const auto pos = z > S(0);
+  const S e = exp_of(select(pos, S(-z), z));
+  const S l = log1p_of(e);
+  const S one_e = S(1) + e;
+  const S r = S(1) / one_e, q = e / one_e;
+  sp = select(pos, S(z + l), l);
+  sg = select(pos, r, q);
+  if (sg_comp) *sg_comp = select(pos, q, r);
+}
+
 }  // namespace steer

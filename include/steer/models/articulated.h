@@ -361,7 +361,9 @@ struct Articulated {
     }
     const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
     const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
-    const S fz = k * wd * softplus_of(z) - dc * sigmoid_of(z) * zdot;
+    S sp, sg;
+    softplus_sigmoid_of(z, sp, sg);
+    const S fz = k * wd * sp - dc * sg * zdot;
     for (int r = 0; r < nd; ++r) tc[ds[r]] += jz[r] * fz;
   }
 
@@ -389,29 +391,19 @@ struct Articulated {
     }
     const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
     const S za = beta * (raw - lim), zb = beta * (-raw - lim);
-    S sa, sb;
+    // softplus and σ of each side from one exponential (model_math.h)
+    S sa, sb, spa, spb;
     if (sig) {
-      sigmoid_pair(za, sig[0], sig[1]);
-      sigmoid_pair(zb, sig[2], sig[3]);
+      softplus_sigmoid_of(za, spa, sig[0], &sig[1]);
+      softplus_sigmoid_of(zb, spb, sig[2], &sig[3]);
       sa = sig[0], sb = sig[2];
     } else {
-      sa = sigmoid_of(za), sb = sigmoid_of(zb);
+      softplus_sigmoid_of(za, spa, sa);
+      softplus_sigmoid_of(zb, spb, sb);
     }
     slope = S(1) - sa - sb;
-    return raw - (softplus_of(za) - softplus_of(zb)) / beta;
+    return raw - (spa - spb) / beta;
   }
-  // σ(z) bit for bit as sigmoid_of() gives it, and 1 − σ(z) = σ(−z) from the same exponential
-  // (accurate where σ → 1, which 1 − σ is not: σ' = σ(1 − σ) needs it at a saturated joint);
-  // the side is a select, as in sigmoid_of
-  template <class S>
-  STEER_HD static void sigmoid_pair(const S& z, S& s, S& sc) {
-    const auto pos = z >= S(0);
-    const S e = exp_of(select(pos, S(-z), z));
-    const S one_e = S(1) + e;
-    const S r = S(1) / one_e, q = e / one_e;
-    s = select(pos, r, q), sc = select(pos, q, r);
-  }
-
   // in-place Cholesky solve of A y = b (A symmetric positive definite, n×n, stride kMaxDof)
   template <class S>
   STEER_HD static void cholesky_solve(int n, S* A, S* y) {
@@ -839,7 +831,8 @@ struct Articulated {
     }
     const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
     const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
-    const S sp = softplus_of(z), sg = sigmoid_of(z);
+    S sp, sg;
+    softplus_sigmoid_of(z, sp, sg);
     const S fz = k * wd * sp - dc * sg * zdot;
     const S afz = zmu;
     const S az = afz * (k * wd * sg - dc * sg * (S(1) - sg) * zdot) / wd;  // ∂φ/∂(height − z_tip)

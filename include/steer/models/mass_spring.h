@@ -383,22 +383,6 @@ struct MassSpring {
     }
   }
 
-  // softplus(z) and σ(z) from one exponential e = exp(−|z|):
-  //   z > 0: softplus = z + log1p(e), σ = 1/(1 + e);   z ≤ 0: softplus = log1p(e), σ = e/(1 + e)
-  // the branches and arguments of core.h's softplus and sigmoid (at z = 0 both σ forms give
-  // exactly ½, and the dual derivative follows the e = exp(z) branch as softplus's does), at
-  // two transcendental calls instead of three (model_math.h's: float64 takes vmath's)
-  // The branch is a select (a pack's lanes may differ in sign; each lane keeps its arm).
-  template <class S>
-  STEER_HD static void softplus_sigmoid(const S& z, S& sp, S& sg) {
-    const auto pos = z > S(0);
-    const S e = exp_of(select(pos, S(-z), z));
-    const S l = log1p_of(e);
-    const S one_e = S(1) + e;
-    sp = select(pos, S(z + l), l);
-    sg = select(pos, S(S(1) / one_e), S(e / one_e));
-  }
-
   // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
   // keep (optional): the step tape's z, softplus(z), σ(z), q (penalty ground only)
   template <class S, class XIn, class PIn>
@@ -411,7 +395,7 @@ struct MassSpring {
     const S ve = S(p[p_global(kFrictionSmoothing)]);
     const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
     S sp, sg;
-    softplus_sigmoid(z, sp, sg);
+    softplus_sigmoid_of(z, sp, sg);  // model_math.h: one exp, the branch a select
     const S elastic = kg * wg * sp;
     out[1] = elastic - dg * sg * S(x[x_vel(i) + 1]);
     S vt2 = ve * ve;
@@ -443,7 +427,7 @@ struct MassSpring {
     const S ve = S(p[p_global(kFrictionSmoothing)]);
     const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
     S sp, sg;
-    softplus_sigmoid(z, sp, sg);
+    softplus_sigmoid_of(z, sp, sg);  // model_math.h: one exp, the branch a select
     S vt2 = ve * ve;
     for (int c = 0; c < dim; ++c)
       if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
