@@ -14,7 +14,7 @@
 // Kinematics (world frame, bodies in topological order, parent before child):
 //   R_b = R_parent · R_fixed,b · Rot(a_b, q_b)   p_b = p_parent + R_parent · offset_b (+ a q for slides)
 // Dynamics: M(q) q̈ + c(q, q̇) = τ + J_tipᵀ f_contact, with
-//   M = diag(armature) + Σ_b m_b J_v,bᵀ J_v,b + J_ω,bᵀ I_b J_ω,b   (composite of body Jacobians)
+//   M = diag(armature) + Σ_b m_b J_v,bᵀ J_v,b + J_ω,bᵀ I_b J_ω,b   (by composite rigid bodies: mass_matrix)
 //   c = Coriolis, centrifugal and gravity forces by recursive Newton–Euler with q̈ = 0
 //       (gravity enters as an upward base acceleration g ẑ).
 // Controller: τ_raw = k_p (q* − q) − k_v q̇ + u_ff, saturated smoothly when limits are on:
