@@ -80,6 +80,7 @@ struct Articulated {
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams;
   static constexpr int kMaxContacts = 1;
+  static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
   enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };
@@ -424,7 +425,8 @@ struct Articulated {
   }
 
   // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
-  // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b) for adj_saturate)
+  // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b), softplus(z_a), softplus(z_b)
+  // for adj_saturate: kSatTape values per joint)
   template <class S, class PIn>
   STEER_HD S saturate(const PIn& p, int j, const S& raw, S& slope, S* sig = nullptr) const {
     if (!torque_limits) {
@@ -438,7 +440,7 @@ struct Articulated {
     if (sig) {
       softplus_sigmoid_of(za, spa, sig[0], &sig[1]);
       softplus_sigmoid_of(zb, spb, sig[2], &sig[3]);
-      sa = sig[0], sb = sig[2];
+      sa = sig[0], sb = sig[2], sig[4] = spa, sig[5] = spb;
     } else {
       softplus_sigmoid_of(za, spa, sa);
       softplus_sigmoid_of(zb, spb, sb);
@@ -547,7 +549,7 @@ struct Articulated {
   struct StepTape {
     Kin<S> K;
     RneaWork<S> W;
-    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[4 * kMaxDof];
+    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[kSatTape * kMaxDof];
   };
   // the euler / implicitfast step up to q̇⁺ (step() and the adjoint both run exactly this, so
   // the taped and the untaped sweeps give the same bits)
@@ -604,7 +606,7 @@ struct Articulated {
       for (int j = 0; j < n; ++j) mv += M[i * kMaxDof + j] * v[j];
       const S kv = p[p_joint(i, kKv)];
       raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
-      const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + 4 * i : nullptr);
+      const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
       S implicit_gain = S(p[p_joint(i, kDamping)]);
       S f = tau - c[i] + tc[i];
       if (joint_limits) f += limit_torque(i, q[i]);
@@ -911,9 +913,10 @@ struct Articulated {
   //   ∂τ/∂β = −[(σ_a (τ_raw − τ_max) − σ_b (−τ_raw − τ_max))/β − (softplus(z_a) − softplus(z_b))/β²],
   //   ∂s'/∂τ_raw = β(σ'_b − σ'_a),  ∂s'/∂τ_max = β(σ'_a + σ'_b),
   //   ∂s'/∂β = −σ'_a (τ_raw − τ_max) − σ'_b (−τ_raw − τ_max).  Returns τ̄_raw.
-  //   sig = σ_a, 1 − σ_a, σ_b, 1 − σ_b from saturate; s' is taken as (1 − σ_a) − σ_b or
-  //   (1 − σ_b) − σ_a on the saturated side, which keeps its digits there; ∂τ/∂β (two
-  //   softplus) only when want_beta.
+  //   sig = σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus(z_a), softplus(z_b) from saturate (the step's
+  //   own values, so the adjoint computes no exponential); s' is taken as (1 − σ_a) − σ_b or
+  //   (1 − σ_b) − σ_a on the saturated side, which keeps its digits there; ∂τ/∂β only when
+  //   want_beta.
   template <class S, class PIn>
   STEER_HD S adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p, const S& adj_tau,
                           const S& adj_slope, bool want_beta) const {
@@ -925,7 +928,7 @@ struct Articulated {
     const S slope = select(sa >= S(0.5), S(ca - sb), select(sb >= S(0.5), S(cb - sa), S(S(1) - sa - sb)));
     adj_p[p_joint(j, kForceLimit)] += adj_tau * (sa - sb) + adj_slope * beta * (da + db);
     if (want_beta)
-      adj_p[p_global(kSharpness)] += adj_tau * ((softplus_of(S(beta * a)) - softplus_of(S(beta * b))) / (beta * beta) - (sa * a - sb * b) / beta) -
+      adj_p[p_global(kSharpness)] += adj_tau * ((sig[4] - sig[5]) / (beta * beta) - (sa * a - sb * b) / beta) -
                                      adj_slope * (da * a + db * b);
     return adj_tau * slope + adj_slope * beta * (db - da);
   }
@@ -1053,7 +1056,7 @@ struct Articulated {
         ap[p_joint(i, kKv)] += mu[i] * slope[i] * wv[i];
         av[i] += mu[i] * slope[i] * kv;
       }
-      const S araw = adj_saturate(p, i, raw[i], sig + 4 * i, ap, mu[i], aslope, want_beta);
+      const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
       // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
       if (joint_limits) aq[i] += mu[i] * limit_slope(i, q[i]);
       // τ_raw = k_p (q* − q) − k_v q̇ + u_ff
