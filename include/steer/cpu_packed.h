@@ -12,11 +12,17 @@
 // rollouts (the batch's tail) fills its spare lanes with copies of its last rollout and
 // discards their results.
 //
+// A model whose per-step diagnostics are pack code too (Model::kPackedDiagnostics: the
+// Articulated arm, whose contact test and energies each need the forward kinematics) has them
+// computed on the packs once per step, and the lanes' bookkeeping reads them
+// (StepObservations) instead of calling the model rollout by rollout.
+//
 // Layout: the batch's arrays are rollout-major; a group's inputs are transposed into packs
 // once per call (x_0, u, θ: [n] packs, lane j = rollout b0 + j), the time loop reads and
 // writes packs only, and the outputs are transposed back at the end.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -27,6 +33,11 @@
 #include "steer/simd.h"
 
 namespace steer {
+
+template <class Model, class = void>
+struct packed_diagnostics : std::false_type {};
+template <class Model>
+struct packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>> : std::true_type {};
 
 // lane j of a pack array as a strided double view (PackD<W> is W contiguous doubles)
 template <int W>
@@ -45,9 +56,11 @@ struct PackedScratch {
   using Tape = typename Model::template StepTape<P>;
   std::vector<P> x0, u, p, ckpt, seg, lam, lam_prev, grad_x0, grad_u, grad_p;
   std::vector<Tape> tape;
+  std::vector<std::uint8_t> contact;  // packed diagnostics: lane j's contact flags at [j · num_contacts + c]
+  std::vector<double> energies;       // and its {E, KE} at [2j], [2j + 1]
   PackedScratch(const Model& m, const RolloutShape& sh, bool want_grad)
       : x0(m.nx()), u(size_t(sh.steps) * m.nu()), p(m.np()), ckpt(size_t(sh.checkpoint_slots()) * m.nx()),
-        seg(size_t(sh.segment_slots()) * m.nx()) {
+        seg(size_t(sh.segment_slots()) * m.nx()), contact(size_t(W) * m.num_contacts()), energies(2 * W) {
     if (!want_grad) return;
     lam.resize(m.nx());
     lam_prev.resize(m.nx());
@@ -70,6 +83,31 @@ template <int W>
 void unpack_rows(const PackD<W>* src, int n, int nb, double* dst) {
   for (int j = 0; j < nb; ++j)
     for (int i = 0; i < n; ++i) dst[size_t(j) * n + i] = src[i][j];
+}
+
+// the packed diagnostics of x_{k+1} = b for lanes 0..nb−1: the contact flags, and the energies
+// where some lane still counts as conservative (forward_after_step drops a lane whose controls
+// are non-zero at this step before it reads them)
+template <class Model, int W, class XV, class PV>
+void packed_step_observations(const Model& m, const XV& b, const PV& p, const RolloutDiag* dg,
+                              int nb, PackedScratch<Model, W>& sc, StepObservations* obs) {
+  using P = PackD<W>;
+  const int nc = m.num_contacts();
+  for (int c = 0; c < nc; ++c) {
+    const auto in = m.template in_contact<P>(b, p, c);
+    for (int j = 0; j < nb; ++j) sc.contact[size_t(j) * nc + c] = in[j] ? 1 : 0;
+  }
+  bool conservative = false;
+  for (int j = 0; j < nb; ++j) conservative = conservative || dg[j].conservative;
+  if (conservative) {
+    P e, ke;
+    model_energies<P>(m, b, p, e, ke);
+    for (int j = 0; j < nb; ++j) sc.energies[2 * j] = e[j], sc.energies[2 * j + 1] = ke[j];
+  }
+  for (int j = 0; j < nb; ++j) {
+    obs[j].contact = nc > 0 ? sc.contact.data() + size_t(j) * nc : nullptr;
+    obs[j].energies = conservative ? sc.energies.data() + 2 * j : nullptr;
+  }
 }
 
 // rollouts b0..b0+nb−1 (1 ≤ nb ≤ W): forward, and with want_grad the adjoint sweep
@@ -106,9 +144,11 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int i = 0; i < nx; ++i) ckpt[(k / K) * nx + i] = a[i];
     const View<const P> uk = control_at(u, k, nu);
     m.template step_solo<P>(k, a, uk, p, b);
+    StepObservations obs[W];
+    if constexpr (packed_diagnostics<Model>::value) packed_step_observations<Model, W>(m, b, p, dg, nb, sc, obs);
     for (int j = 0; j < nb; ++j)
       forward_after_step<Model, double>(m, loss, k, lane_view<W>(a, j), lane_view<W>(b, j), lane_view<W>(uk, j),
-                                        lane_view<W>(p, j), dg[j], L[j]);
+                                        lane_view<W>(p, j), dg[j], L[j], &obs[j]);
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0) record(b, (k + 1) / sh.traj_stride);
     const View<P> t = a;
     a = b;

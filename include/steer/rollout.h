@@ -215,27 +215,54 @@ STEER_HD View<const S> control_at(const View<const S>& u, int k, int nu) {
   return View<const S>{u.p + long(k) * nu * u.stride, u.stride};
 }
 
+// E(x) and KE(x), the total and the kinetic energy of a state [J]: the model's energies()
+// where it gets both from one kinematics pass (Articulated), else energy() and kinetic_energy()
+template <class S, class Model, class X, class P>
+STEER_HD auto model_energies(const Model& m, const X& x, const P& p, S& e, S& ke, int)
+    -> decltype(m.template energies<S>(x, p, e, ke), void()) {
+  m.template energies<S>(x, p, e, ke);
+}
+template <class S, class Model, class X, class P>
+STEER_HD void model_energies(const Model& m, const X& x, const P& p, S& e, S& ke, long) {
+  e = m.template energy<S>(x, p);
+  ke = m.template kinetic_energy<S>(x, p);
+}
+template <class S, class Model, class X, class P>
+STEER_HD void model_energies(const Model& m, const X& x, const P& p, S& e, S& ke) {
+  model_energies<S>(m, x, p, e, ke, 0);
+}
+
+// What cpu_packed.h computed for one rollout of a pack on the whole pack (the bits the
+// rollout's own calls give), so that forward_after_step does not compute it again lane by
+// lane: the contact flags of x_{k+1} (num_contacts() of them) and {E, KE}(x_{k+1}); nullptr = compute
+struct StepObservations {
+  const std::uint8_t* contact = nullptr;
+  const double* energies = nullptr;
+};
+
 // The per-rollout bookkeeping of a forward pass (the loss and the diagnostics), run by the
 // leading lane: forward_rollout calls these, and so does cpu_packed.h lane by lane.
 // before step 0: x0 = x_0
 template <class Model, class S, class X, class P>
 STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const P& p, RolloutDiag& dg, S& L) {
   dg.conservative = m.template conservative<S>(p) ? 1 : 0;
-  dg.energy0 = double(m.template energy<S>(x0, p));
-  dg.kinetic_max = double(m.template kinetic_energy<S>(x0, p));
+  S e, ke;
+  model_energies<S>(m, x0, p, e, ke);
+  dg.energy0 = double(e);
+  dg.kinetic_max = double(ke);
   L -= loss.template com_term<S>(m, x0, p);  // −w_c c(x_0)
 }
-// after step k: a = x_k, b = x_{k+1}, uk = u_k
+// after step k: a = x_k, b = x_{k+1}, uk = u_k; obs: what the packed path has already computed
 template <class Model, class S, class X, class U, class P>
 STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const X& a, const X& b, const U& uk,
-                                 const P& p, RolloutDiag& dg, S& L) {
+                                 const P& p, RolloutDiag& dg, S& L, const StepObservations* obs = nullptr) {
   const int nu = m.nu();
   // applied forces do work, so the motion is conservative only with zero controls
   for (int j = 0; j < nu; ++j)
     if (!(uk[j] == S(0))) dg.conservative = 0;
   L += loss.template running<S>(uk, nu);
   for (int c = 0; c < m.num_contacts(); ++c) {
-    if (!m.template in_contact<S>(b, p, c)) continue;
+    if (!(obs && obs->contact ? obs->contact[c] : m.template in_contact<S>(b, p, c))) continue;
     dg.contact_steps += 1;
     dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
                                 (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
@@ -246,10 +273,19 @@ STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const 
   }
   // the energy drift is a diagnostic of free motion only; skip its cost otherwise
   if (dg.conservative) {
-    const double dev = double(m.template energy<S>(b, p)) - dg.energy0;
+    double e, ke;
+    if (obs && obs->energies) {
+      e = obs->energies[0];
+      ke = obs->energies[1];
+    } else {
+      S es, kes;
+      model_energies<S>(m, b, p, es, kes);
+      e = double(es);
+      ke = double(kes);
+    }
+    const double dev = e - dg.energy0;
     const double adev = dev < 0 ? -dev : dev;
     if (adev > dg.energy_max_dev) dg.energy_max_dev = adev;
-    const double ke = double(m.template kinetic_energy<S>(b, p));
     if (ke > dg.kinetic_max) dg.kinetic_max = ke;
   }
 }

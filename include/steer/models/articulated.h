@@ -973,6 +973,10 @@ struct Articulated {
   // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
   // adjoint is the dual-number one).
   bool packable() const { return integrator != kRk4; }
+  // The per-step diagnostics too run on packs (cpu_packed.h): in_contact<PackD> returns the
+  // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
+  // W rollouts instead of one per rollout
+  static constexpr bool kPackedDiagnostics = true;
   // step, and with tp its tape (step_implicit; as step() and step_taped() run it)
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
   void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const {
@@ -1101,8 +1105,9 @@ struct Articulated {
     return S(p[p_global(kPlaneHeight)]) - t[2];
   }
   STEER_HD int num_contacts() const { return contact ? 1 : 0; }
+  // (bool for a scalar S, the lanes' mask for a pack)
   template <class S, class XIn, class PIn>
-  STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
+  STEER_HD auto in_contact(const XIn& x, const PIn& p, int c) const {
     (void)c;
     return penetration<S>(x, p) > S(0);
   }
@@ -1154,28 +1159,31 @@ struct Articulated {
     }
   }
 
-  // kinetic energy ½ q̇ᵀ M(q) q̇ (armature included, as MuJoCo counts it) [J]
+  // E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b, the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
+  // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
   template <class S, class XIn, class PIn>
-  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const {
+  STEER_HD void energies(const XIn& x, const PIn& p, S& e, S& ke) const {
     S q[kMaxDof] = {}, M[kMaxDof * kMaxDof] = {};
     for (int i = 0; i < n_dof; ++i) q[i] = x[i];
     Kin<S> K;
     forward_kinematics(q, p, K);
     mass_matrix(K, p, M);
-    S e = S(0);
+    ke = S(0);
     for (int i = 0; i < n_dof; ++i)
-      for (int j = 0; j < n_dof; ++j) e += S(0.5) * S(x[n_dof + i]) * M[i * kMaxDof + j] * S(x[n_dof + j]);
-    return e;
+      for (int j = 0; j < n_dof; ++j) ke += S(0.5) * S(x[n_dof + i]) * M[i * kMaxDof + j] * S(x[n_dof + j]);
+    e = ke;
+    for (int b = 0; b < n_bodies; ++b) e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
   }
-  // kinetic plus gravitational energy Σ m_b g z_b [J]
+  template <class S, class XIn, class PIn>
+  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const {
+    S e, ke;
+    energies<S>(x, p, e, ke);
+    return ke;
+  }
   template <class S, class XIn, class PIn>
   STEER_HD S energy(const XIn& x, const PIn& p) const {
-    S q[kMaxDof] = {};
-    for (int i = 0; i < n_dof; ++i) q[i] = x[i];
-    Kin<S> K;
-    forward_kinematics(q, p, K);
-    S e = kinetic_energy<S>(x, p);
-    for (int b = 0; b < n_bodies; ++b) e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
+    S e, ke;
+    energies<S>(x, p, e, ke);
     return e;
   }
   // conservative when no damping, no PD gains and no contact: then, with zero controls,
