@@ -18,6 +18,16 @@ void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& 
   cpu_run_groups_packed<Articulated>(m, loss, sh, batch, want_grad, out, threads);
 }
 
+void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads) {
+  cpu_run_groups_packed<MassSpring>(m, loss, sh, batch, want_grad, out, threads);
+}
+
+void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads) {
+  cpu_run_groups_packed<Articulated>(m, loss, sh, batch, want_grad, out, threads);
+}
+
 int cpu_pack_width() { return kPackWidth; }
 
 }  // namespace steer

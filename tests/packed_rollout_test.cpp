@@ -1,5 +1,6 @@
-// include/steer/cpu_packed.h: the CPU backend's SIMD path runs cpu_pack_width() float64 rollouts per
-// pass and must give every rollout the bits the scalar path gives it alone: the loss, every
+// include/steer/cpu_packed.h: the CPU backend's SIMD path runs cpu_pack_width() rollouts per
+// pass, in float64 (PackD) and in float32 (PackF), and must give every rollout the bits the
+// scalar path of its precision gives it alone: the loss, every
 // gradient, the recorded trajectory and every diagnostic, compared bit for bit (memcmp), for
 // batches with full groups and a tail group (spare lanes), and rollouts whose lanes take
 // different arms of the model's branches (ground contact in some lanes only, a zero-length
@@ -37,9 +38,13 @@ Robot tetrahedron() {
   return r;
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+template <class R>
+bool same_bits(R a, R b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
-void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+template <class R>
+void expect_same_bits(const std::vector<R>& a, const std::vector<R>& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   int bad = 0;
   for (size_t i = 0; i < a.size(); ++i)
@@ -130,45 +135,57 @@ void expect_same_diag(const RolloutDiag& a, const RolloutDiag& b, const std::str
   EXPECT_TRUE(same_bits(a.grad_u_last_norm, b.grad_u_last_norm)) << what;
 }
 
-// Runs the batch on the packed path and every rollout alone (B = 1: the scalar path), and
-// compares the loss, the diagnostics, the trajectory and, with grad, every gradient bit for
-// bit. Returns each rollout's contact steps from its scalar run.
-template <class Model>
+// the batch's inputs in precision R (float32: each value rounded)
+template <class R>
+Batch<R> in_precision(const Batch<double>& b) {
+  Batch<R> r;
+  r.resize(b.size, b.nx, b.nu, b.np, b.steps);
+  std::transform(b.x0.begin(), b.x0.end(), r.x0.begin(), [](double v) { return R(v); });
+  std::transform(b.u.begin(), b.u.end(), r.u.begin(), [](double v) { return R(v); });
+  std::transform(b.theta.begin(), b.theta.end(), r.theta.begin(), [](double v) { return R(v); });
+  return r;
+}
+
+// Runs the batch in precision R on the packed path and every rollout alone (B = 1: the scalar
+// path), and compares the loss, the diagnostics, the trajectory and, with grad, every gradient
+// bit for bit. Returns each rollout's contact steps from its scalar run.
+template <class Model, class R = double>
 std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, const RolloutShape& sh,
-                                              const Batch<double>& batch, bool grad) {
+                                              const Batch<double>& batch64, bool grad) {
+  const Batch<R> batch = in_precision<R>(batch64);
   const int B = batch.size, T = sh.steps;
-  EXPECT_TRUE((use_packed_path<Model, double>(m, sh, B)));
-  EXPECT_FALSE((use_packed_path<Model, double>(m, sh, 1)));
-  BatchResult<double> packed;
-  cpu_run_batch<Model, double>(m, loss, sh, batch, grad, packed, 2);
+  EXPECT_TRUE((use_packed_path<Model, R>(m, sh, B)));
+  EXPECT_FALSE((use_packed_path<Model, R>(m, sh, 1)));
+  BatchResult<R> packed;
+  cpu_run_batch<Model, R>(m, loss, sh, batch, grad, packed, 2);
   std::vector<int> contact_steps(B);
   for (int b = 0; b < B; ++b) {
     const std::string what = "rollout " + std::to_string(b) + (grad ? " (with gradients)" : " (forward)");
-    Batch<double> one;
+    Batch<R> one;
     one.resize(1, m.nx(), m.nu(), m.np(), T);
     std::copy(batch.x0_of(b), batch.x0_of(b) + m.nx(), one.x0.begin());
     std::copy(batch.u_of(b), batch.u_of(b) + T * m.nu(), one.u.begin());
     std::copy(batch.theta_of(b), batch.theta_of(b) + m.np(), one.theta.begin());
-    BatchResult<double> alone;
-    cpu_run_batch<Model, double>(m, loss, sh, one, grad, alone, 1);
+    BatchResult<R> alone;
+    cpu_run_batch<Model, R>(m, loss, sh, one, grad, alone, 1);
     EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0])) << what << ": " << packed.loss[b] << " vs " << alone.loss[0];
     EXPECT_TRUE(std::isfinite(alone.loss[0])) << what;
     expect_same_diag(packed.diag[b], alone.diag[0], what);
     const int ts = sh.traj_slots();
-    expect_same_bits(std::vector<double>(packed.traj.begin() + size_t(b) * ts * m.nx(),
+    expect_same_bits(std::vector<R>(packed.traj.begin() + size_t(b) * ts * m.nx(),
                                          packed.traj.begin() + size_t(b + 1) * ts * m.nx()),
                      alone.traj, what + ": trajectory");
     contact_steps[b] = alone.diag[0].contact_steps;
     if (!grad) continue;
-    auto slice = [](const std::vector<double>& v, int b, size_t n) {
-      return std::vector<double>(v.begin() + size_t(b) * n, v.begin() + size_t(b + 1) * n);
+    auto slice = [](const std::vector<R>& v, int b, size_t n) {
+      return std::vector<R>(v.begin() + size_t(b) * n, v.begin() + size_t(b + 1) * n);
     };
     expect_same_bits(slice(packed.grad_x0, b, m.nx()), alone.grad_x0, what + ": dL/dx0");
     expect_same_bits(slice(packed.grad_u, b, size_t(T) * m.nu()), alone.grad_u, what + ": dL/du");
     expect_same_bits(slice(packed.grad_theta, b, m.np()), alone.grad_theta, what + ": dL/dθ");
     bool any_nonzero = false;
-    for (const std::vector<double>* g : {&alone.grad_x0, &alone.grad_u, &alone.grad_theta})
-      for (double v : *g) any_nonzero = any_nonzero || v != 0.0;
+    for (const std::vector<R>* g : {&alone.grad_x0, &alone.grad_u, &alone.grad_theta})
+      for (R v : *g) any_nonzero = any_nonzero || v != R(0);
     EXPECT_TRUE(any_nonzero) << what << ": all-zero gradients would make the comparison vacuous";
   }
   return contact_steps;
@@ -186,8 +203,11 @@ TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
     sh.traj_stride = 7;
     const Loss loss = com_loss();
     const Batch<double> batch = draw_batch(c, B, T, 1234);
-    for (bool grad : {false, true}) {
-      const std::vector<int> contact = expect_packed_matches_scalar(m, loss, sh, batch, grad);
+    for (bool grad : {false, true})
+      for (bool f32 : {false, true}) {
+      SCOPED_TRACE(f32 ? "float32" : "float64");
+      const std::vector<int> contact = f32 ? expect_packed_matches_scalar<MassSpring, float>(m, loss, sh, batch, grad)
+                                           : expect_packed_matches_scalar<MassSpring, double>(m, loss, sh, batch, grad);
       const int contact_min = *std::min_element(contact.begin(), contact.end());
       const int contact_max = *std::max_element(contact.begin(), contact.end());
       // the draws must put lanes in and out of contact at different steps (the ground's select
@@ -310,8 +330,11 @@ TEST(PackedRollout, PandaRolloutsGetTheBitsOfTheirScalarRuns) {
     sh.checkpoint_every = K;
     sh.traj_stride = 7;
     const Batch<double> batch = draw_panda_batch(c, B, T, 4321);
-    for (bool grad : {false, true}) {
-      const std::vector<int> contact = expect_packed_matches_scalar(c.m, c.loss, sh, batch, grad);
+    for (bool grad : {false, true})
+      for (bool f32 : {false, true}) {
+      SCOPED_TRACE(f32 ? "float32" : "float64");
+      const std::vector<int> contact = f32 ? expect_packed_matches_scalar<Articulated, float>(c.m, c.loss, sh, batch, grad)
+                                           : expect_packed_matches_scalar<Articulated, double>(c.m, c.loss, sh, batch, grad);
       if (c.m.contact) {
         EXPECT_GT(*std::max_element(contact.begin(), contact.end()), 0);
         EXPECT_LT(*std::min_element(contact.begin(), contact.end()), *std::max_element(contact.begin(), contact.end()));
@@ -363,8 +386,10 @@ TEST(PackedRollout, PandaRk4StaysScalar) {
   sh.steps = 10;
   sh.checkpoint_every = 3;
   EXPECT_TRUE((use_packed_path<Articulated, double>(m, sh, 64)));
+  EXPECT_TRUE((use_packed_path<Articulated, float>(m, sh, 64)));
   m.integrator = Articulated::kRk4;
   EXPECT_FALSE((use_packed_path<Articulated, double>(m, sh, 64)));
+  EXPECT_FALSE((use_packed_path<Articulated, float>(m, sh, 64)));
 }
 
 // the zero-length lane really is at zero length at step 0, and its gradient stays finite
@@ -387,8 +412,8 @@ TEST(PackedRollout, ZeroLengthSpringLaneStaysFinite) {
   for (double v : out.grad_x0) ASSERT_TRUE(std::isfinite(v));
 }
 
-// what the packed path does not take: one rollout, float, the binomial schedule, the
-// dual-number adjoint, the impact ground
+// what the packed path does not take: one rollout, the binomial schedule, the dual-number
+// adjoint, the impact ground (and it takes float32 as well as float64)
 TEST(PackedRollout, TakenOnlyWhereItApplies) {
   const Robot two = grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, 1e3, 0.15);
   MassSpring m = bind_topology(make_mass_spring(two, 10, MassSpring::kSinusoid, true, 0.004), two);
@@ -397,7 +422,8 @@ TEST(PackedRollout, TakenOnlyWhereItApplies) {
   sh.checkpoint_every = 3;
   EXPECT_TRUE((use_packed_path<MassSpring, double>(m, sh, 2)));
   EXPECT_FALSE((use_packed_path<MassSpring, double>(m, sh, 1)));
-  EXPECT_FALSE((use_packed_path<MassSpring, float>(m, sh, 64)));
+  EXPECT_TRUE((use_packed_path<MassSpring, float>(m, sh, 64)));
+  EXPECT_FALSE((use_packed_path<MassSpring, float>(m, sh, 1)));
   RolloutShape bin = sh;
   bin.schedule = CheckpointSchedule::kBinomial;
   EXPECT_FALSE((use_packed_path<MassSpring, double>(m, bin, 64)));
@@ -416,16 +442,16 @@ TEST(PackedRollout, PackRowsRoundTrip) {
   std::vector<double> rows(size_t(nb) * n);
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = 0.5 + double(i);
   std::vector<PackD<W>> packs(n);
-  pack_rows<W>(rows.data(), n, nb, packs.data());
+  pack_rows(rows.data(), n, nb, packs.data());
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < nb; ++j) EXPECT_EQ(packs[i][j], rows[size_t(j) * n + i]);
     EXPECT_EQ(packs[i][3], rows[size_t(nb - 1) * n + i]);  // the spare lane repeats the last row
   }
   const View<PackD<W>> v{packs.data(), 1};
-  const View<double> lane1 = lane_view<W>(v, 1);
+  const View<double> lane1 = lane_view(v, 1);
   for (int i = 0; i < n; ++i) EXPECT_EQ(lane1[i], rows[size_t(1) * n + i]);
   std::vector<double> back(size_t(nb) * n, -1.0);
-  unpack_rows<W>(packs.data(), n, nb, back.data());
+  unpack_rows(packs.data(), n, nb, back.data());
   EXPECT_EQ(back, rows);
 }
 

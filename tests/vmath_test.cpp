@@ -36,11 +36,13 @@
 #include <random>
 #include <vector>
 
+#include "steer/model_math.h"
 #include "steer/simd.h"
 
 namespace {
 
 using steer::PackD;
+using steer::PackF;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -566,6 +568,79 @@ void check_all_lanes() {
   EXPECT_EQ(steer::exp(a)[W - 1], steer::vmath::exp(0.375));
   EXPECT_EQ(steer::log1p(a)[0], steer::vmath::log1p(0.375));
   EXPECT_EQ(steer::tanh(a)[0], steer::vmath::tanh(0.375));
+}
+
+// float32 packs (simd.h's PackF): every lane of exp, log1p, tanh, sin, cos, sincos and sqrt is
+// bitwise what model_math.h gives a scalar float on the host (vmath's double function rounded
+// to float; std::sqrt), over the double test inputs rounded to float, the specials included
+template <int W, class FP, class FS>
+void check_float_lanes(const char* name, const std::vector<double>& inputs, FP fpack, FS fscalar) {
+  std::vector<float> xs;
+  for (double x : inputs) xs.push_back(float(x));
+  for (double x : special_inputs())
+    for (int j = 0; j < W; ++j) xs.push_back(float(x));
+  while (xs.size() % W) xs.push_back(0.5f);
+  long mismatches = 0;
+  for (std::size_t i = 0; i < xs.size(); i += W) {
+    const PackF<W> y = fpack(PackF<W>::load(&xs[i]));
+    for (int j = 0; j < W; ++j) {
+      const float s = fscalar(xs[i + j]), o = y[j];
+      if (std::memcmp(&s, &o, sizeof s) != 0 && ++mismatches <= 5)
+        ADD_FAILURE() << name << "<" << W << "> lane " << j << " x = " << xs[i + j] << ": pack " << o << " scalar " << s;
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << name << "<" << W << "> over " << xs.size() << " values";
+}
+
+template <int W>
+void check_all_float_lanes() {
+  check_float_lanes<W>("exp", exp_inputs(), [](const PackF<W>& p) { return steer::exp(p); },
+                       [](float x) { return steer::exp_of(x); });
+  check_float_lanes<W>("log1p", log1p_inputs(), [](const PackF<W>& p) { return steer::log1p(p); },
+                       [](float x) { return steer::log1p_of(x); });
+  check_float_lanes<W>("tanh", tanh_inputs(), [](const PackF<W>& p) { return steer::tanh(p); },
+                       [](float x) { return steer::tanh_of(x); });
+  const std::vector<double> trig = trig_inputs();
+  check_float_lanes<W>(
+      "sincos_of.sin", trig,
+      [](const PackF<W>& p) {
+        PackF<W> s, c;
+        steer::sincos_of(p, s, c);
+        return s;
+      },
+      [](float x) {
+        float s, c;
+        steer::sincos_of(x, s, c);
+        return s;
+      });
+  check_float_lanes<W>(
+      "sincos_of.cos", trig,
+      [](const PackF<W>& p) {
+        PackF<W> s, c;
+        steer::sincos_of(p, s, c);
+        return c;
+      },
+      [](float x) {
+        float s, c;
+        steer::sincos_of(x, s, c);
+        return c;
+      });
+  check_float_lanes<W>("sqrt", log1p_inputs(), [](const PackF<W>& p) { return steer::sqrt(p); },
+                       [](float x) { return std::sqrt(x); });
+  // the scalar float route is vmath's double function rounded, not libm's float one
+  EXPECT_EQ(steer::exp_of(0.375f), float(steer::vmath::exp(0.375)));
+  // a select keeps each lane's own arm
+  float v[W];
+  for (int j = 0; j < W; ++j) v[j] = float(j) - 1.5f;
+  const PackF<W> x = PackF<W>::load(v);
+  const PackF<W> r = steer::select(x > 0.0f, x, PackF<W>(-7.0f));
+  for (int j = 0; j < W; ++j) EXPECT_EQ(r[j], v[j] > 0 ? v[j] : -7.0f) << "lane " << j;
+}
+
+TEST(VmathLanes, FloatPacksBitwiseEqualScalarFloat) {
+  check_all_float_lanes<steer::kPackWidth>();
+  check_all_float_lanes<2>();
+  check_all_float_lanes<8>();
 }
 
 TEST(VmathLanes, NativeWidthBitwiseEqualsScalar) { check_all_lanes<steer::kPackWidth>(); }

@@ -28,10 +28,10 @@ template <class Model>
 struct has_packed_path<Model, std::void_t<decltype(std::declval<const Model&>().packable())>> : std::true_type {};
 
 // whether cpu_run_batch sends this batch to the packed path: a model that opts in and can,
-// float64, the uniform schedule with the hand adjoint (the tape), and more than one rollout
+// float64 or float32, the uniform schedule with the hand adjoint (the tape), and more than one rollout
 template <class Model, class S>
 bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
-  if constexpr (has_packed_path<Model>::value && std::is_same<S, double>::value) {
+  if constexpr (has_packed_path<Model>::value && (std::is_same<S, double>::value || std::is_same<S, float>::value)) {
     return B > 1 && m.packable() && !sh.binomial() && !sh.reference_adjoint;
   } else {
     (void)m, (void)sh, (void)B;
@@ -46,6 +46,10 @@ void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& s
                     bool want_grad, BatchResult<double>& out, int threads);
 void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
                     bool want_grad, BatchResult<double>& out, int threads);
+void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads);
+void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads);
 // rollouts per pack in the packed path (8 with AVX-512, 4 with AVX, else 2)
 int cpu_pack_width();
 
@@ -71,9 +75,9 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   else
     out.traj.clear();
   if (threads <= 0) threads = cpu_default_threads();
-  // float64 batches of a model with a SIMD path run cpu_pack_width() rollouts per pass
-  // (cpu_packed.h, compiled in host/cpu_packed.cpp), with the same results bit for bit
-  if constexpr (std::is_same<S, double>::value && has_packed_path<Model>::value) {
+  // float64 and float32 batches of a model with a SIMD path run cpu_pack_width() rollouts per
+  // pass (cpu_packed.h, compiled in host/cpu_packed.cpp), with the same results bit for bit
+  if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) && has_packed_path<Model>::value) {
     if (use_packed_path<Model, S>(m, sh, B)) {
       cpu_run_packed(m, loss, sh, batch, want_grad, out, threads);
       return;

@@ -1,5 +1,5 @@
 // The CPU backend's SIMD path: W rollouts of a batch run as one, each model value a
-// PackD<W> (simd.h) holding that value for every rollout of the group, so that one pass over
+// PackD<W> (float64) or PackF<W> (float32, simd.h) holding that value for every rollout of the group, so that one pass over
 // the model's one-lane code does W rollouts' work in vector registers. A model opts in with
 //   bool packable() const                 this configuration runs on packs
 //   step_solo<P>(k, x, u, θ, x⁺, &tape)   and   adj_step_solo_taped<P>(k, x, u, θ, tape, x̄, ū, θ̄, x̄⁺)
@@ -39,20 +39,22 @@ struct packed_diagnostics : std::false_type {};
 template <class Model>
 struct packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>> : std::true_type {};
 
-// lane j of a pack array as a strided double view (PackD<W> is W contiguous doubles)
-template <int W>
-View<double> lane_view(View<PackD<W>> v, int j) {
-  return View<double>{reinterpret_cast<double*>(v.p) + j, long(W) * v.stride};
+// lane j of a pack array as a strided view of its reals (a pack is W contiguous reals)
+template <class P>
+View<typename P::value_type> lane_view(View<P> v, int j) {
+  using R = typename P::value_type;
+  return View<R>{reinterpret_cast<R*>(v.p) + j, long(P::width) * v.stride};
 }
-template <int W>
-View<const double> lane_view(View<const PackD<W>> v, int j) {
-  return View<const double>{reinterpret_cast<const double*>(v.p) + j, long(W) * v.stride};
+template <class P>
+View<const typename P::value_type> lane_view(View<const P> v, int j) {
+  using R = typename P::value_type;
+  return View<const R>{reinterpret_cast<const R*>(v.p) + j, long(P::width) * v.stride};
 }
 
 // one thread's buffers for a group of W rollouts (allocated once per call and thread)
-template <class Model, int W>
+template <class Model, class R, int W>
 struct PackedScratch {
-  using P = PackD<W>;
+  using P = typename PackOf<R, W>::type;
   using Tape = typename Model::template StepTape<P>;
   std::vector<P> x0, u, p, ckpt, seg, lam, lam_prev, grad_x0, grad_u, grad_p;
   std::vector<Tape> tape;
@@ -73,14 +75,14 @@ struct PackedScratch {
 
 // src rows b0..b0+nb−1 of a rollout-major array with n values per rollout -> n packs; spare
 // lanes repeat row b0+nb−1
-template <int W>
-void pack_rows(const double* src, int n, int nb, PackD<W>* dst) {
+template <class R, class P>
+void pack_rows(const R* src, int n, int nb, P* dst) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < W; ++j) dst[i].set(j, src[size_t(j < nb ? j : nb - 1) * n + i]);
+    for (int j = 0; j < P::width; ++j) dst[i].set(j, src[size_t(j < nb ? j : nb - 1) * n + i]);
 }
 // the first nb lanes of n packs -> rows of a rollout-major array
-template <int W>
-void unpack_rows(const PackD<W>* src, int n, int nb, double* dst) {
+template <class R, class P>
+void unpack_rows(const P* src, int n, int nb, R* dst) {
   for (int j = 0; j < nb; ++j)
     for (int i = 0; i < n; ++i) dst[size_t(j) * n + i] = src[i][j];
 }
@@ -88,10 +90,10 @@ void unpack_rows(const PackD<W>* src, int n, int nb, double* dst) {
 // the packed diagnostics of x_{k+1} = b for lanes 0..nb−1: the contact flags, and the energies
 // where some lane still counts as conservative (forward_after_step drops a lane whose controls
 // are non-zero at this step before it reads them)
-template <class Model, int W, class XV, class PV>
+template <class Model, class R, int W, class XV, class PV>
 void packed_step_observations(const Model& m, const XV& b, const PV& p, const RolloutDiag* dg,
-                              int nb, PackedScratch<Model, W>& sc, StepObservations* obs) {
-  using P = PackD<W>;
+                              int nb, PackedScratch<Model, R, W>& sc, StepObservations* obs) {
+  using P = typename PackOf<R, W>::type;
   const int nc = m.num_contacts();
   for (int c = 0; c < nc; ++c) {
     const auto in = m.template in_contact<P>(b, p, c);
@@ -111,30 +113,30 @@ void packed_step_observations(const Model& m, const XV& b, const PV& p, const Ro
 }
 
 // rollouts b0..b0+nb−1 (1 ≤ nb ≤ W): forward, and with want_grad the adjoint sweep
-template <class Model, int W>
-void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                  bool want_grad, BatchResult<double>& out, int b0, int nb, PackedScratch<Model, W>& sc) {
-  using P = PackD<W>;
+template <class Model, class R, int W>
+void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<R>& batch,
+                  bool want_grad, BatchResult<R>& out, int b0, int nb, PackedScratch<Model, R, W>& sc) {
+  using P = typename PackOf<R, W>::type;
   const int nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps, K = sh.checkpoint_every;
-  pack_rows<W>(batch.x0_of(b0), nx, nb, sc.x0.data());
-  pack_rows<W>(batch.u_of(b0), T * nu, nb, sc.u.data());
-  pack_rows<W>(batch.theta_of(b0), np, nb, sc.p.data());
+  pack_rows(batch.x0_of(b0), nx, nb, sc.x0.data());
+  pack_rows(batch.u_of(b0), T * nu, nb, sc.u.data());
+  pack_rows(batch.theta_of(b0), np, nb, sc.p.data());
   const View<const P> x0{sc.x0.data(), 1}, u{sc.u.data(), 1}, p{sc.p.data(), 1};
   const View<P> ckpt{sc.ckpt.data(), 1}, seg{sc.seg.data(), 1};
   const int tslots = sh.traj_slots();
 
   // ---- forward: x_{sK} into checkpoint slot s, x_T into the last ----
   RolloutDiag dg[W];
-  double L[W];
+  R L[W];
   View<P> a = seg.at(0), b = seg.at(nx);
   for (int i = 0; i < nx; ++i) a[i] = x0[i];
   for (int j = 0; j < nb; ++j) {
     L[j] = 0;
-    forward_begin<Model, double>(m, loss, lane_view<W>(a, j), lane_view<W>(p, j), dg[j], L[j]);
+    forward_begin<Model, R>(m, loss, lane_view(a, j), lane_view(p, j), dg[j], L[j]);
   }
   auto record = [&](View<P> x, int slot) {  // trajectory slot of every real lane
     for (int j = 0; j < nb; ++j) {
-      double* row = out.traj.data() + (size_t(b0 + j) * tslots + slot) * nx;
+      R* row = out.traj.data() + (size_t(b0 + j) * tslots + slot) * nx;
       for (int i = 0; i < nx; ++i) row[i] = x[i][j];
     }
   };
@@ -145,10 +147,10 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
     const View<const P> uk = control_at(u, k, nu);
     m.template step_solo<P>(k, a, uk, p, b);
     StepObservations obs[W];
-    if constexpr (packed_diagnostics<Model>::value) packed_step_observations<Model, W>(m, b, p, dg, nb, sc, obs);
+    if constexpr (packed_diagnostics<Model>::value) packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
     for (int j = 0; j < nb; ++j)
-      forward_after_step<Model, double>(m, loss, k, lane_view<W>(a, j), lane_view<W>(b, j), lane_view<W>(uk, j),
-                                        lane_view<W>(p, j), dg[j], L[j], &obs[j]);
+      forward_after_step<Model, R>(m, loss, k, lane_view(a, j), lane_view(b, j), lane_view(uk, j),
+                                        lane_view(p, j), dg[j], L[j], &obs[j]);
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0) record(b, (k + 1) / sh.traj_stride);
     const View<P> t = a;
     a = b;
@@ -157,7 +159,7 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   const View<P> xT = ckpt.at(sh.final_slot() * nx);
   for (int i = 0; i < nx; ++i) xT[i] = a[i];
   for (int j = 0; j < nb; ++j)
-    forward_end<Model, double>(m, loss, lane_view<W>(xT, j), lane_view<W>(p, j), dg[j], L[j], &out.loss[b0 + j],
+    forward_end<Model, R>(m, loss, lane_view(xT, j), lane_view(p, j), dg[j], L[j], &out.loss[b0 + j],
                                &out.diag[b0 + j]);
   if (!want_grad) return;
 
@@ -169,9 +171,9 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   for (long i = 0; i < long(T) * nu; ++i) grad_u[i] = P(0.0);
   double seed[W];
   for (int j = 0; j < nb; ++j) {
-    View<double> lam_j = lane_view<W>(lam, j), gp_j = lane_view<W>(grad_p, j);
-    seed[j] = backward_begin<Model, double>(m, loss, out.diag[b0 + j].event_step, lane_view<W>(xT, j),
-                                            lane_view<W>(p, j), lam_j, gp_j);
+    View<R> lam_j = lane_view(lam, j), gp_j = lane_view(grad_p, j);
+    seed[j] = backward_begin<Model, R>(m, loss, out.diag[b0 + j].event_step, lane_view(xT, j),
+                                            lane_view(p, j), lam_j, gp_j);
   }
   for (int s = sh.segments() - 1; s >= 0; --s) {
     const int k0 = s * K, k1 = (k0 + K < T) ? k0 + K : T;
@@ -186,10 +188,10 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       View<P> guk = grad_u.at(long(k) * nu);
       for (int i = 0; i < nx; ++i) lam_prev[i] = P(0.0);
       for (int j = 0; j < nb; ++j) {
-        View<double> lam_j = lane_view<W>(lam, j), lam_prev_j = lane_view<W>(lam_prev, j);
-        View<double> guk_j = lane_view<W>(guk, j);
-        reverse_loss_terms<double>(loss, k, out.diag[b0 + j].event_step, nx, nu, lane_view<W>(xk, j),
-                                   lane_view<W>(xk1, j), lane_view<W>(uk, j), lam_j, lam_prev_j, guk_j, seed[j]);
+        View<R> lam_j = lane_view(lam, j), lam_prev_j = lane_view(lam_prev, j);
+        View<R> guk_j = lane_view(guk, j);
+        reverse_loss_terms<R>(loss, k, out.diag[b0 + j].event_step, nx, nu, lane_view(xk, j),
+                                   lane_view(xk1, j), lane_view(uk, j), lam_j, lam_prev_j, guk_j, seed[j]);
       }
       View<P> gp = grad_p;
       m.template adj_step_solo_taped<P>(k, xk, uk, p, sc.tape[k - k0], lam_prev, guk, gp, lam);
@@ -200,30 +202,30 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   }
   for (int i = 0; i < nx; ++i) grad_x0[i] = lam[i];
   for (int j = 0; j < nb; ++j) {
-    View<double> gx_j = lane_view<W>(grad_x0, j), gp_j = lane_view<W>(grad_p, j);
-    backward_end<Model, double>(m, loss, T, lane_view<W>(x0, j), lane_view<W>(p, j), lane_view<W>(lam, j), gx_j,
-                                lane_view<W>(grad_u, j), gp_j, seed[j], (long long)T, &out.diag[b0 + j]);
+    View<R> gx_j = lane_view(grad_x0, j), gp_j = lane_view(grad_p, j);
+    backward_end<Model, R>(m, loss, T, lane_view(x0, j), lane_view(p, j), lane_view(lam, j), gx_j,
+                                lane_view(grad_u, j), gp_j, seed[j], (long long)T, &out.diag[b0 + j]);
   }
-  unpack_rows<W>(sc.grad_x0.data(), nx, nb, out.grad_x0.data() + size_t(b0) * nx);
-  unpack_rows<W>(sc.grad_u.data(), T * nu, nb, out.grad_u.data() + size_t(b0) * T * nu);
-  unpack_rows<W>(sc.grad_p.data(), np, nb, out.grad_theta.data() + size_t(b0) * np);
+  unpack_rows(sc.grad_x0.data(), nx, nb, out.grad_x0.data() + size_t(b0) * nx);
+  unpack_rows(sc.grad_u.data(), T * nu, nb, out.grad_u.data() + size_t(b0) * T * nu);
+  unpack_rows(sc.grad_p.data(), np, nb, out.grad_theta.data() + size_t(b0) * np);
 }
 
 // the batch as groups of kPackWidth rollouts, parallel over groups; out is sized by the caller
 // (host/cpu_packed.cpp instantiates it, for the build machine's kPackWidth)
-template <class Model>
-void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                           bool want_grad, BatchResult<double>& out, int threads) {
+template <class Model, class R>
+void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<R>& batch,
+                           bool want_grad, BatchResult<R>& out, int threads) {
   constexpr int W = kPackWidth;
   const int B = batch.size, groups = (B + W - 1) / W;
   if (threads > groups) threads = groups;
 #pragma omp parallel num_threads(threads)
   {
-    PackedScratch<Model, W> sc(m, sh, want_grad);
+    PackedScratch<Model, R, W> sc(m, sh, want_grad);
 #pragma omp for schedule(static)
     for (int g = 0; g < groups; ++g) {
       const int b0 = g * W, nb = B - b0 < W ? B - b0 : W;
-      packed_group<Model, W>(m, loss, sh, batch, want_grad, out, b0, nb, sc);
+      packed_group<Model, R, W>(m, loss, sh, batch, want_grad, out, b0, nb, sc);
     }
   }
 }

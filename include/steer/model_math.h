@@ -1,7 +1,8 @@
 // exp, log1p, tanh, sin and cos as model code calls them: on the host, float64 takes steer's own
-// (vmath.h), the algorithm a SIMD pack of rollouts (simd.h) runs in every lane, so a rollout
-// gives the same bits alone and in a pack; every other scalar (float, dual numbers, op_count's
-// Counted, simd.h's PackD through its own overloads) and device code take the usual ones.
+// (vmath.h), the algorithm a SIMD pack of rollouts (simd.h) runs in every lane, and float32
+// takes the same double functions rounded to float, as simd.h's PackF does lane by lane, so a
+// rollout gives the same bits alone and in a pack; every other scalar (dual numbers, op_count's
+// Counted, simd.h's packs through their own overloads) and device code take the usual ones.
 #pragma once
 
 #include <cmath>
@@ -17,6 +18,8 @@ namespace steer {
   STEER_HD S name##_of(const S& x) {                              \
     if constexpr (std::is_same<S, double>::value && !kOnDevice) { \
       return host_##name(x);                                      \
+    } else if constexpr (std::is_same<S, float>::value && !kOnDevice) { \
+      return float(host_##name(double(x)));                       \
     } else {                                                      \
       using std::name;                                            \
       return name(x);                                             \
@@ -46,12 +49,20 @@ STEER_MODEL_MATH(log1p)
 STEER_MODEL_MATH(tanh)
 #undef STEER_MODEL_MATH
 
-// sin x and cos x: vmath's one reduction for both on the host for float64 and for packs
-// (simd.h's PackD), whose lanes get the bits the double path gets; std (or ADL) otherwise
+// sin x and cos x: vmath's one reduction for both on the host for float64 (float32: in double,
+// rounded) and for packs (simd.h's pack_sincos), whose lanes get the bits the scalar path gets;
+// std (or ADL) otherwise
 template <class S>
 STEER_HD void sincos_of(const S& x, S& s, S& c) {
-  if constexpr ((std::is_same<S, double>::value || is_pack<S>::value) && !kOnDevice) {
+  if constexpr (std::is_same<S, double>::value && !kOnDevice) {
     host_sincos(x, s, c);
+  } else if constexpr (std::is_same<S, float>::value && !kOnDevice) {
+    double sd, cd;
+    host_sincos(double(x), sd, cd);
+    s = float(sd);
+    c = float(cd);
+  } else if constexpr (is_pack<S>::value && !kOnDevice) {
+    pack_sincos(x, s, c);
   } else {
     using std::cos;
     using std::sin;

@@ -10,6 +10,10 @@
 //     keeps the arm its scalar run would take;
 //   - exp, log1p, tanh, sin and cos are steer's own (vmath.h), one algorithm for double and
 //     PackD (model code calls them through model_math.h).
+// PackF<W> is the same for float32: W float lanes (the same W, so a float pack widens to a
+// PackD<W> in one conversion) with float arithmetic, whose exp, log1p, tanh, sin and cos are
+// vmath's double functions rounded to float — as model_math.h computes them for a scalar float
+// on the host — so a float32 rollout too gets the same bits alone and in a pack.
 // The width follows the instruction set the compiler targets: 8 doubles with AVX-512, 4 with
 // AVX, 2 otherwise (GCC's vector extensions lower wider vectors to what exists, so any W
 // compiles everywhere; the results do not depend on W).
@@ -64,10 +68,24 @@ STEER_VEC_OF(4)
 STEER_VEC_OF(8)
 STEER_VEC_OF(16)
 #undef STEER_VEC_OF
+template <int W>
+struct VecOfF;
+#define STEER_VEC_OF_F(w)                                                                     \
+  template <>                                                                                 \
+  struct VecOfF<w> {                                                                          \
+    typedef float f __attribute__((vector_size(w * sizeof(float)), may_alias));               \
+    typedef std::int32_t i __attribute__((vector_size(w * sizeof(std::int32_t)), may_alias)); \
+  };
+STEER_VEC_OF_F(2)
+STEER_VEC_OF_F(4)
+STEER_VEC_OF_F(8)
+STEER_VEC_OF_F(16)
+#undef STEER_VEC_OF_F
 
 template <int W>
 struct PackD {
   typedef typename VecOf<W>::d vec;
+  typedef double value_type;
   vec v;
   static constexpr int width = W;
   PackD() = default;  // uninitialized, as a double is (tapes are large and written before read)
@@ -199,6 +217,171 @@ inline PackD<W> sqrt(const PackD<W>& a) {
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
   return r;
 }
+// ---- float32 packs ----
+template <int W>
+struct MaskF;
+template <int W>
+struct PackF {
+  typedef typename VecOfF<W>::f vec;
+  typedef float value_type;
+  vec v;
+  static constexpr int width = W;
+  PackF() = default;
+  PackF(float a) { v = vec{} + a; }
+  PackF(double a) : PackF(float(a)) {}  // rounded to float first, as S(a) rounds for S = float
+  PackF(int a) : PackF(float(a)) {}
+  static PackF from(vec x) {
+    PackF r;
+    r.v = x;
+    return r;
+  }
+  static PackF load(const float* p) {
+    PackF r;
+    std::memcpy(&r.v, p, sizeof(vec));
+    return r;
+  }
+  void store(float* p) const { std::memcpy(p, &v, sizeof(vec)); }
+  float operator[](int i) const { return v[i]; }
+  void set(int i, float a) { v[i] = a; }
+  PackF& operator+=(const PackF& o) { return v += o.v, *this; }
+  PackF& operator-=(const PackF& o) { return v -= o.v, *this; }
+  PackF& operator*=(const PackF& o) { return v *= o.v, *this; }
+  PackF& operator/=(const PackF& o) { return v /= o.v, *this; }
+};
+template <int W>
+struct MaskF {
+  typedef typename VecOfF<W>::i ivec;
+  ivec m;
+  bool operator[](int i) const { return m[i] != 0; }
+};
+
+template <int W>
+inline PackF<W> operator+(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v + b.v); }
+template <int W>
+inline PackF<W> operator-(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v - b.v); }
+template <int W>
+inline PackF<W> operator*(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v * b.v); }
+template <int W>
+inline PackF<W> operator/(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v / b.v); }
+template <int W>
+inline PackF<W> operator-(const PackF<W>& a) { return PackF<W>::from(-a.v); }
+// mixed with a float only: float ∘ double is double arithmetic in scalar code, which a float
+// pack does not do, so such an expression does not compile on packs (write S(c))
+#define STEER_PACKF_MIXED(op)                                                             \
+  template <int W>                                                                        \
+  inline PackF<W> operator op(const PackF<W>& a, float b) { return a op PackF<W>(b); }  \
+  template <int W>                                                                        \
+  inline PackF<W> operator op(float a, const PackF<W>& b) { return PackF<W>(a) op b; }  \
+  template <int W>                                                                        \
+  PackF<W> operator op(const PackF<W>& a, double b) = delete;                            \
+  template <int W>                                                                        \
+  PackF<W> operator op(double a, const PackF<W>& b) = delete;
+STEER_PACKF_MIXED(+)
+STEER_PACKF_MIXED(-)
+STEER_PACKF_MIXED(*)
+STEER_PACKF_MIXED(/)
+#undef STEER_PACKF_MIXED
+
+#define STEER_PACKF_CMP(op)                                                   \
+  template <int W>                                                            \
+  inline MaskF<W> operator op(const PackF<W>& a, const PackF<W>& b) {        \
+    MaskF<W> r;                                                               \
+    r.m = (typename MaskF<W>::ivec)(a.v op b.v);                              \
+    return r;                                                                 \
+  }                                                                           \
+  template <int W>                                                            \
+  inline MaskF<W> operator op(const PackF<W>& a, float b) { return a op PackF<W>(b); } \
+  template <int W>                                                            \
+  MaskF<W> operator op(const PackF<W>& a, double b) = delete;
+STEER_PACKF_CMP(<)
+STEER_PACKF_CMP(>)
+STEER_PACKF_CMP(<=)
+STEER_PACKF_CMP(>=)
+STEER_PACKF_CMP(==)
+STEER_PACKF_CMP(!=)
+#undef STEER_PACKF_CMP
+
+template <int W>
+inline MaskF<W> operator!(const MaskF<W>& a) {
+  MaskF<W> r;
+  r.m = ~a.m;
+  return r;
+}
+template <int W>
+inline MaskF<W> operator&&(const MaskF<W>& a, const MaskF<W>& b) {
+  MaskF<W> r;
+  r.m = a.m & b.m;
+  return r;
+}
+template <int W>
+inline MaskF<W> operator||(const MaskF<W>& a, const MaskF<W>& b) {
+  MaskF<W> r;
+  r.m = a.m | b.m;
+  return r;
+}
+template <int W>
+inline bool any_lane(const MaskF<W>& a) {
+  for (int i = 0; i < W; ++i)
+    if (a.m[i]) return true;
+  return false;
+}
+template <int W>
+inline PackF<W> select(const MaskF<W>& c, const PackF<W>& a, const PackF<W>& b) {
+  return PackF<W>::from(c.m ? a.v : b.v);
+}
+// float sqrt, correctly rounded per lane (as std::sqrt(float)): the vector instruction where
+// the target has one of the pack's width
+template <int W>
+inline PackF<W> sqrt(const PackF<W>& a) {
+#if defined(__AVX__)
+  if constexpr (W == 8) {
+    __m256 x;
+    std::memcpy(&x, &a.v, sizeof x);
+    x = _mm256_sqrt_ps(x);
+    PackF<W> r;
+    std::memcpy(&r.v, &x, sizeof x);
+    return r;
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (W == 4) {
+    __m128 x;
+    std::memcpy(&x, &a.v, sizeof x);
+    x = _mm_sqrt_ps(x);
+    PackF<W> r;
+    std::memcpy(&r.v, &x, sizeof x);
+    return r;
+  }
+#endif
+  PackF<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrtf(a.v[i]);
+  return r;
+}
+// float lanes <-> double lanes (exact widening; narrowing rounds to nearest, as float(d))
+template <int W>
+inline PackD<W> widen(const PackF<W>& a) {
+  return PackD<W>::from(__builtin_convertvector(a.v, typename PackD<W>::vec));
+}
+template <int W>
+inline PackF<W> narrow(const PackD<W>& a) {
+  return PackF<W>::from(__builtin_convertvector(a.v, typename PackF<W>::vec));
+}
+template <int W>
+struct is_real_scalar<PackF<W>> : std::true_type {};
+// the pack of W lanes of a real type R
+template <class R, int W>
+struct PackOf;
+template <int W>
+struct PackOf<double, W> {
+  using type = PackD<W>;
+};
+template <int W>
+struct PackOf<float, W> {
+  using type = PackF<W>;
+};
+template <int W>
+struct is_pack<PackF<W>> : std::true_type {};
+
 template <int W>
 struct is_real_scalar<PackD<W>> : std::true_type {};
 
@@ -222,6 +405,30 @@ STEER_PACK_VMATH(tanh)
 STEER_PACK_VMATH(sin)
 STEER_PACK_VMATH(cos)
 #undef STEER_PACK_VMATH
+// and on float packs: the double function of the widened lanes, rounded back to float
+#define STEER_PACKF_VMATH(name)                  \
+  template <int W>                               \
+  inline PackF<W> name(const PackF<W>& a) {      \
+    return narrow(vmath::name(widen(a)));        \
+  }
+STEER_PACKF_VMATH(exp)
+STEER_PACKF_VMATH(log1p)
+STEER_PACKF_VMATH(tanh)
+STEER_PACKF_VMATH(sin)
+STEER_PACKF_VMATH(cos)
+#undef STEER_PACKF_VMATH
+// sin and cos from one reduction (model_math.h's sincos_of on packs)
+template <int W>
+inline void pack_sincos(const PackD<W>& x, PackD<W>& s, PackD<W>& c) {
+  vmath::sincos(x, &s, &c);
+}
+template <int W>
+inline void pack_sincos(const PackF<W>& x, PackF<W>& s, PackF<W>& c) {
+  PackD<W> sd, cd;
+  vmath::sincos(widen(x), &sd, &cd);
+  s = narrow(sd);
+  c = narrow(cd);
+}
 }  // namespace steer
 
 #pragma GCC diagnostic pop
