@@ -50,7 +50,8 @@ long long beta(int s, int r) {
 
 template <class S>
 bool bitwise_equal(const std::vector<S>& a, const std::vector<S>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0;
+  // (an empty vector's data() may be null, which memcmp must not get even for 0 bytes)
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0);
 }
 
 // every result the backward sweep writes, element by element
