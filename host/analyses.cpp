@@ -48,7 +48,15 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
                           {"loss", e.loss}};
     std::map<std::string, int> here;
     if (c.validation.enabled && !c.variables.empty()) {
-      ValidationReport rep = validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T));
+      // float32 is checked on its float64 twin, as the run's own checks are (experiment.cpp)
+      std::unique_ptr<Problem> p64;
+      if (ct.precision == "float32") {
+        ExperimentConfig c64 = ct;
+        c64.precision = "float64";
+        p64 = make_problem(c64, backend, ct.threads);
+      }
+      ValidationReport rep = p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get())
+                                 : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T));
       for (const auto& [k, n] : rep.label_counts) here[k] += n, labels[k] += n;
       row["validation"] = to_json(rep, 8);
       row["max_relative_error"] = rep.max_error;

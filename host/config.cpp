@@ -466,6 +466,7 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   if (vc.penetration_bound > 0 && c.model_type != "articulated")
     config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model articulated only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
+  vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
   v.finish();
   if (vc.enabled && c.variables.empty())
     config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
@@ -793,7 +794,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"horizon_ratio_bound", validation.horizon_ratio_bound},
                      {"horizon_measure", validation.horizon_measure},
                      {"penetration_bound_m", validation.penetration_bound},
-                     {"max_rollouts", validation.max_rollouts}};
+                     {"max_rollouts", validation.max_rollouts},
+                     {"float32_tolerance", validation.float32_tolerance}};
   j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
                  {"json_trajectory_points", output.json_trajectory_points}};

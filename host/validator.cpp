@@ -29,7 +29,7 @@ std::string fmt(double v) {
 }  // namespace
 
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage) {
+                          const std::string& stage, Problem* run_problem) {
   ValidationReport rep;
   rep.stage = stage;
   rep.epsilon = cfg.epsilon;
@@ -43,6 +43,13 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
   problem.evaluate(vars, true, base);
   // deepest penetration per rollout, for the penetration label (models with contact points)
   const std::vector<double> depth = cfg.penetration_bound > 0 ? problem.max_penetration(vars, n) : std::vector<double>{};
+  // the run's own (float32) gradient at the same variables, one more forward + backward pass
+  Evaluation run;
+  if (run_problem) {
+    run_problem->evaluate(vars, true, run);
+    rep.float32_compared = true;
+    rep.float32_tolerance = cfg.float32_tolerance;
+  }
 
   // per rollout a random direction d_b = D z / |z|, z ~ N(0, I), with D = diag(max(|v_i|, 1)):
   // unit in variables scaled to their magnitude, so stiffness-sized and velocity-sized
@@ -168,6 +175,26 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
         rc.labels.push_back({"energy_drift", rc.energy_drift,
                              "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
     }
+    if (run_problem) {
+      double d2 = 0, g2 = 0;
+      for (int i = 0; i < nv; ++i) {
+        const double g = base.grad[size_t(b) * nv + i], d = run.grad[size_t(b) * nv + i] - g;
+        d2 += d * d;
+        g2 += g * g;
+      }
+      rc.float32_deviation = g2 > 0 ? std::sqrt(d2 / g2) : std::sqrt(d2);
+      const double l = std::fabs(base.loss[b]);
+      rc.float32_loss_deviation = std::fabs(run.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
+      // NaN in the float32 run (overflow, say) fails too
+      if (!(rc.float32_deviation <= cfg.float32_tolerance)) {
+        rc.passed = false;
+        rc.labels.push_back({"float32_rounding", rc.float32_deviation,
+                             "‖g32 − g64‖/‖g64‖ of the run's float32 adjoint gradient against the float64 one at "
+                             "the same variables (float32 loss off by " + fmt(rc.float32_loss_deviation) +
+                                 " relative), tolerance " + fmt(cfg.float32_tolerance) +
+                                 ": rounding amplified over the horizon; run in float64"});
+      }
+    }
     for (const auto& l : rc.labels) rep.label_counts[l.name]++;
     if (rc.passed) ++rep.passed;
     errors.push_back(rc.best_error);
@@ -178,6 +205,15 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
   if (!errors.empty()) {
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
     rep.median_error = errors[errors.size() / 2];
+  }
+  if (run_problem && !rep.rollouts.empty()) {
+    std::vector<double> dev;
+    for (const auto& rc : rep.rollouts) {
+      dev.push_back(rc.float32_deviation);
+      if (!(rc.float32_deviation <= rep.float32_max_deviation)) rep.float32_max_deviation = rc.float32_deviation;
+    }
+    std::nth_element(dev.begin(), dev.begin() + dev.size() / 2, dev.end());
+    rep.float32_median_deviation = dev[dev.size() / 2];
   }
   return rep;
 }
@@ -215,10 +251,29 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
                     {"sweep_contact_mode_switch", c.sweep_mode_switch},
                     {"horizon_ratio", c.horizon_ratio},
                     {"energy_drift_relative", c.energy_drift},
+                    {"float32_gradient_relative_deviation", c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
                     {"passed", c.passed},
                     {"labels", labels}});
   }
   j["rollouts"] = list;
+  if (r.float32_compared) {
+    nlohmann::json dev = nlohmann::json::array(), loss_dev = nlohmann::json::array();
+    for (const auto& c : r.rollouts) {
+      dev.push_back(c.float32_deviation);
+      loss_dev.push_back(c.float32_loss_deviation);
+    }
+    j["float32_vs_float64"] = {
+        {"rollouts", r.rollouts.size()},
+        {"tolerance", r.float32_tolerance},
+        {"gradient_relative_deviation_max", r.float32_max_deviation},
+        {"gradient_relative_deviation_median", r.float32_median_deviation},
+        {"gradient_relative_deviation", dev},
+        {"loss_relative_deviation", loss_dev},
+        {"rollouts_over_tolerance", r.label_counts.count("float32_rounding") ? r.label_counts.at("float32_rounding") : 0},
+        {"definition", "per rollout ||grad_float32 - grad_float64|| / ||grad_float64|| over the run's variables "
+                       "(absolute where the float64 gradient is zero); loss: |L32 - L64| / |L64|; a rollout over "
+                       "the tolerance fails its check, labelled float32_rounding"}};
+  }
   return j;
 }
 

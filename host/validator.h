@@ -30,6 +30,9 @@ struct RolloutCheck {
   double best_error = 0, best_epsilon = 0;
   double horizon_ratio = 1;            // ‖λ_0‖/‖λ_seed‖
   double energy_drift = 0;             // relative, for conservative rollouts
+  // a float32 run checked on its float64 twin: ‖g₃₂ − g₆₄‖/‖g₆₄‖ of the run's own adjoint
+  // gradient (absolute where g₆₄ = 0) and |L₃₂ − L₆₄|/|L₆₄|; −1 when not measured
+  double float32_deviation = -1, float32_loss_deviation = -1;
   bool passed = false;
   std::vector<Label> labels;
 };
@@ -44,14 +47,22 @@ struct ValidationReport {
   std::map<std::string, int> label_counts;
   bool all_passed() const { return passed == int(rollouts.size()); }
   int forward_passes = 0;  // batched forward passes the check cost
+  // float32 runs: the checked problem is the float64 twin of the run's (run_problem below)
+  bool float32_compared = false;
+  double float32_tolerance = 0, float32_max_deviation = 0, float32_median_deviation = 0;
 };
 
 // relative error |fd − ad| / max(|fd|, |ad|, atol): absolute below atol
 double relative_error(double fd, double ad, double atol);
 
-// checks ∇L at vars for the first min(B, cfg.max_rollouts) rollouts
+// checks ∇L at vars for the first min(B, cfg.max_rollouts) rollouts. A float32 run is checked
+// on `problem`, its float64 twin (float32 central differences cannot resolve the tolerance),
+// and passes its own problem as run_problem: the run's float32 adjoint gradient is then compared
+// with problem's float64 one per rollout, and a rollout fails, labelled float32_rounding, when
+// they differ by more than cfg.float32_tolerance (relative), since the run optimizes with the
+// float32 gradient, not with the float64 one that passed the check
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage);
+                          const std::string& stage, Problem* run_problem = nullptr);
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);

@@ -184,12 +184,37 @@ TEST(CliTest, Float32RunIsCheckedInFloat64) {
       const double dev = v["float32_vs_float64"]["gradient_relative_deviation_max"].get<double>();
       EXPECT_GT(dev, 0.0);
       EXPECT_LT(dev, 1e-3);
+      EXPECT_EQ(v["float32_vs_float64"]["tolerance"].get<double>(), 1e-2);
+      EXPECT_EQ(v["float32_vs_float64"]["rollouts_over_tolerance"].get<int>(), 0);
       EXPECT_NE(r.out.find("ran in float64"), std::string::npos) << r.out;
     } else {
       EXPECT_FALSE(v.contains("float32_vs_float64"));
       EXPECT_EQ(r.out.find("ran in float64"), std::string::npos) << r.out;
     }
   }
+}
+
+// The float32 gate at the CLI: the projectile's float32 gradient is ~1e-5 from the float64 one
+// (test above), so validation.float32_tolerance = 1e-7 fails its check: exit 1, the summary says
+// why and what to do, the artifact counts float32_rounding. A float64 run of the same config
+// has nothing to compare and passes.
+TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
+  TempDir d;
+  json j = json::parse(slurp(kProjectile));
+  j["validation"]["float32_tolerance"] = 1e-7;
+  const fs::path cfg = d.path / "tight.json";
+  std::ofstream(cfg) << j.dump(2);
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --precision float32 --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("gradient check (initial): 0/1 passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed (float32_rounding: run in float64)"), std::string::npos) << r.out;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const json a = json::parse(slurp(e.path() / "artifact.json"));
+    EXPECT_EQ(a["labels"].value("float32_rounding", 0), 1);
+    EXPECT_EQ(a["validation"][0]["float32_vs_float64"]["rollouts_over_tolerance"].get<int>(), 1);
+  }
+  EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --precision float64 --quiet --out " + quote(out), d.path).code, 0);
 }
 
 // A gradient check that must fail, for a physical reason, not a contrived one: the

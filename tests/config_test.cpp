@@ -392,6 +392,12 @@ TEST(ConfigTest, ValidationWithoutVariables) {
   EXPECT_TRUE(parse_config(j).variables.empty());
 }
 
+TEST(ConfigTest, Float32ToleranceNotPositive) {
+  json j = base();
+  j["validation"]["float32_tolerance"] = 0.0;
+  expect_config_error(j, {"validation.float32_tolerance", "(0, inf"});
+}
+
 // ---- bad enums
 
 TEST(ConfigTest, BadPrecision) {
