@@ -236,9 +236,11 @@ TEST(Validator, Float32DeviationIsMeasuredAndGated) {
 // sent from the home pose to two joint targets (rollouts 0 and 6 of panda_reach's batch, to 4
 // digits). Both saturate joints 1-4 at 87 N·m at the start. For the second target, joints 1
 // and 3 (nearly coaxial while joint 2 is near 0) fall into a period-2 chatter of implicitfast
-// under saturation from step ~160 on: q̇ flips between about +0.59 and −0.86 rad/s every step
-// (MuJoCo 4.0's implicitfast with the same servos and forcerange chatters alike, to 5 digits,
-// bench/RESULTS.md). Where the chatter ends depends on the last bits, so float32 and float64
+// under saturation from the first step: q̇₁ turns back every step (near step 160 between +0.59
+// and −0.86 rad/s). MuJoCo 4.0's implicitfast with the same servos and a hard forcerange
+// clamp chatters alike until step 174, and steer at saturation sharpness 1000 /(N·m) follows
+// it to 5e-15 rad (bench/peers/mujoco_saturation.py, bench/RESULTS.md); at the default 5 /(N·m)
+// the chatter lasts to the end. Where it ends depends on the last bits, so float32 and float64
 // leave it at different steps: the float32 gradient is as far from the float64 one as the
 // gradient is long (measured 1.01 relative, the float32 loss 66% off), and the adjoint
 // explodes through the chatter (‖λ_0‖/‖λ_seed‖ measured 4.3e6), so the float64 check fails on
