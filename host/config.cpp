@@ -467,6 +467,8 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
     config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model articulated only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
+  vc.timestep_check = v.boolean("timestep_check", vc.timestep_check);
+  vc.timestep_tolerance = v.number("timestep_tolerance", vc.timestep_tolerance, Range::positive());
   v.finish();
   if (vc.enabled && c.variables.empty())
     config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
@@ -795,7 +797,9 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"horizon_measure", validation.horizon_measure},
                      {"penetration_bound_m", validation.penetration_bound},
                      {"max_rollouts", validation.max_rollouts},
-                     {"float32_tolerance", validation.float32_tolerance}};
+                     {"float32_tolerance", validation.float32_tolerance},
+                     {"timestep_check", validation.timestep_check},
+                     {"timestep_tolerance", validation.timestep_tolerance}};
   j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
                  {"json_trajectory_points", output.json_trajectory_points}};
@@ -872,6 +876,20 @@ nlohmann::json CheckpointPlan::to_json() const {
   else
     j["checkpoint_every"] = shape.checkpoint_every;
   return j;
+}
+
+ExperimentConfig halved_timestep(const ExperimentConfig& c) {
+  ExperimentConfig f = c;
+  f.dt = c.dt / 2;
+  f.steps = 2 * c.steps;
+  f.projectile.dt = f.dt;
+  f.mass_spring.dt = f.dt;
+  f.articulated.dt = f.dt;
+  f.loss.effort_weight = c.loss.effort_weight / 2;
+  f.checkpoint_every = 0;
+  f.checkpoint_memory_mb = 0;
+  f.horizon_sweep.enabled = false;
+  return f;
 }
 
 }  // namespace steer

@@ -108,6 +108,11 @@ struct ValidationConfig {
   // is ~100× above what smooth rollouts show (projectile 1.2e-5, DiffTaichi robots ≤ 1.1e-3,
   // free-swinging Panda 2.3e-4); chattering or chaotic rollouts exceed it by orders
   double float32_tolerance = 1e-2;
+  // timestep_sensitive: the checked rollouts again at h/2 (2T steps, controls held over both
+  // half steps); the label when ‖g_{h/2} − g_h‖/‖g_h‖ exceeds timestep_tolerance. A first-order
+  // integrator's gradient changes by O(h): a few per cent where the motion is resolved
+  bool timestep_check = true;
+  double timestep_tolerance = 0.1;
 };
 
 struct OptimizerConfig {
@@ -268,6 +273,12 @@ std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, c
 
 // reads and validates; throws ConfigError naming the key path and the accepted range
 ExperimentConfig parse_config(const nlohmann::json& j);
+
+// the same experiment at half the timestep over the same horizon: dt/2 (in the config and in
+// every model), 2T steps, the control-effort weight halved (Σ over 2T half steps of ½ w |u|²
+// with each u_k held twice is twice the sum at h), the checkpoint interval back to ⌈√(2T)⌉ and
+// no memory budget; used by the timestep check (HalfStepProblem, validator)
+ExperimentConfig halved_timestep(const ExperimentConfig& c);
 // model.include: merges the model keys of a JSON file (relative to base_dir) into model,
 // the config's own keys winning, and records the file as model.included_from
 nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir);

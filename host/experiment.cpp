@@ -103,6 +103,7 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   auto problem = make_problem(c, backend, c.threads);
   Problem& p = *problem;
   std::unique_ptr<Problem> problem64;  // a float32 run's problem in float64, for its gradient checks
+  std::unique_ptr<Problem> half_step;  // the checked problem at h/2 (validation.timestep_check)
   const int B = p.batch_size(), nv = p.num_vars();
   const int listed = std::min(B, std::max(c.output.trajectory_rollouts, 1));
   const std::vector<std::string> vunits = variable_units(c);
@@ -164,12 +165,12 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     // check would flag every rollout. The run's float32 adjoint gradient is compared with the
     // float64 one at the same variables, and fails the check beyond validation.float32_tolerance.
     const bool f32 = c.precision == "float32";
-    if (f32 && !problem64) {
-      ExperimentConfig c64 = c;
-      c64.precision = "float64";
-      problem64 = make_problem(c64, backend, c.threads);
-    }
-    ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr);
+    ExperimentConfig c64 = c;
+    c64.precision = "float64";
+    if (f32 && !problem64) problem64 = make_problem(c64, backend, c.threads);
+    // the timestep check runs on the checked (float64) problem at h/2
+    if (c.validation.timestep_check && !half_step) half_step = std::make_unique<HalfStepProblem>(c64, backend, c.threads);
+    ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get());
     out.check_passed = out.check_passed && rep.all_passed();
     for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
     nlohmann::json j = to_json(rep, listed);
@@ -447,6 +448,18 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
         if (over > 0)
           s << "; " << over << " rollout" << (over == 1 ? "" : "s") << " over the tolerance "
             << fmt(f["tolerance"].get<double>(), 3) << " failed (float32_rounding: run in float64)";
+        s << "\n";
+      }
+    for (const auto& v : validations)
+      if (v.contains("timestep_check")) {
+        const auto& t = v["timestep_check"];
+        s << "  timestep check (" << v["stage"].get<std::string>() << "): at h/2 the gradient changes by "
+          << fmt(t["gradient_change_median"].get<double>(), 3) << " (median), " << fmt(t["gradient_change_max"].get<double>(), 3)
+          << " (largest), relative";
+        const int n = t["rollouts_labelled"].get<int>();
+        if (n > 0)
+          s << "; " << n << " rollout" << (n == 1 ? "" : "s") << " over " << fmt(t["tolerance"].get<double>(), 3)
+            << " labelled timestep_sensitive";
         s << "\n";
       }
     // per-level table for swept batches: what was swept, the FD error, and the labels

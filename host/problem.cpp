@@ -262,4 +262,70 @@ std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind bac
   throw std::invalid_argument("model.type: '" + c.model_type + "' has no simulator");
 }
 
+HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend, int threads)
+    : inner_(make_problem(halved_timestep(c), backend, threads)) {
+  batch_size_ = inner_->batch_size();
+  nx_ = inner_->nx();
+  steps_ = c.steps;
+  for (const auto& v : c.variables) {
+    const int len = v.kind == VariableSpec::kControl ? c.steps : 1;
+    for (int k = 0; k < len; ++k) {
+      lower_.push_back(v.lower);
+      upper_.push_back(v.upper);
+      names_.push_back(len == 1 ? v.name : v.name + "[" + std::to_string(k) + "]");
+      control_entry_.push_back(len == 1 ? 0 : 1);
+    }
+  }
+  // the start at h: the first of each pair of half steps (both hold the same nominal control)
+  const std::vector<double>& fine = inner_->initial();
+  const int nv = num_vars(), nf = inner_->num_vars();
+  initial_.assign(size_t(batch_size_) * nv, 0.0);
+  for (int b = 0; b < batch_size_; ++b)
+    for (int i = 0, o = 0; i < nv; ++i) {
+      initial_[size_t(b) * nv + i] = fine[size_t(b) * nf + o];
+      o += control_entry_[i] ? 2 : 1;
+    }
+}
+
+std::vector<double> HalfStepProblem::refine(const std::vector<double>& vars) const {
+  const int nv = num_vars(), nf = inner_->num_vars();
+  if (vars.size() != size_t(batch_size_) * nv) throw std::invalid_argument("HalfStepProblem: vars has the wrong size");
+  std::vector<double> fine(size_t(batch_size_) * nf);
+  for (int b = 0; b < batch_size_; ++b)
+    for (int i = 0, o = 0; i < nv; ++i) {
+      const double v = vars[size_t(b) * nv + i];
+      fine[size_t(b) * nf + o++] = v;
+      if (control_entry_[i]) fine[size_t(b) * nf + o++] = v;
+    }
+  return fine;
+}
+
+void HalfStepProblem::evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
+  Evaluation e;
+  inner_->evaluate(refine(vars), want_grad, e);
+  forward_rollout_steps = inner_->forward_rollout_steps;
+  backward_rollout_steps = inner_->backward_rollout_steps;
+  out.loss = std::move(e.loss);
+  out.diag = std::move(e.diag);
+  out.grad.clear();
+  if (!want_grad) return;
+  const int nv = num_vars(), nf = inner_->num_vars();
+  out.grad.assign(size_t(batch_size_) * nv, 0.0);
+  for (int b = 0; b < batch_size_; ++b)
+    for (int i = 0, o = 0; i < nv; ++i) {
+      // ∂L/∂u_k = ∂L/∂u_{2k} + ∂L/∂u_{2k+1}: u_k is held over both half steps
+      double g = e.grad[size_t(b) * nf + o++];
+      if (control_entry_[i]) g += e.grad[size_t(b) * nf + o++];
+      out.grad[size_t(b) * nv + i] = g;
+    }
+}
+
+std::vector<double> HalfStepProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
+  return inner_->trajectories(refine(vars), n, 2 * stride);
+}
+
+std::vector<double> HalfStepProblem::parameters(const std::vector<double>& vars) {
+  return inner_->parameters(refine(vars));
+}
+
 }  // namespace steer

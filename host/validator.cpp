@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 namespace steer {
 
@@ -19,6 +21,25 @@ bool contact_set_differs(const RolloutDiag& a, const RolloutDiag& b) {
          a.event_step != b.event_step;
 }
 
+// ‖a − ref‖ / ‖ref‖ over n components, ‖a − ref‖ where ref = 0
+double relative_distance(const double* a, const double* ref, int n) {
+  double d2 = 0, r2 = 0;
+  for (int i = 0; i < n; ++i) {
+    d2 += (a[i] - ref[i]) * (a[i] - ref[i]);
+    r2 += ref[i] * ref[i];
+  }
+  return r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
+}
+
+// the largest (NaN wins) and the median of v
+std::pair<double, double> max_and_median(std::vector<double> v) {
+  double worst = 0;
+  for (double x : v)
+    if (!(x <= worst)) worst = x;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return {worst, v.empty() ? 0.0 : v[v.size() / 2]};
+}
+
 std::string fmt(double v) {
   std::ostringstream s;
   s.precision(3);
@@ -29,7 +50,7 @@ std::string fmt(double v) {
 }  // namespace
 
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage, Problem* run_problem) {
+                          const std::string& stage, Problem* run_problem, Problem* half_step) {
   ValidationReport rep;
   rep.stage = stage;
   rep.epsilon = cfg.epsilon;
@@ -49,6 +70,13 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     run_problem->evaluate(vars, true, run);
     rep.float32_compared = true;
     rep.float32_tolerance = cfg.float32_tolerance;
+  }
+  // the same variables at half the timestep
+  Evaluation half;
+  if (half_step) {
+    half_step->evaluate(vars, true, half);
+    rep.timestep_checked = true;
+    rep.timestep_tolerance = cfg.timestep_tolerance;
   }
 
   // per rollout a random direction d_b = D z / |z|, z ~ N(0, I), with D = diag(max(|v_i|, 1)):
@@ -176,13 +204,7 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
                              "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
     }
     if (run_problem) {
-      double d2 = 0, g2 = 0;
-      for (int i = 0; i < nv; ++i) {
-        const double g = base.grad[size_t(b) * nv + i], d = run.grad[size_t(b) * nv + i] - g;
-        d2 += d * d;
-        g2 += g * g;
-      }
-      rc.float32_deviation = g2 > 0 ? std::sqrt(d2 / g2) : std::sqrt(d2);
+      rc.float32_deviation = relative_distance(run.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv);
       const double l = std::fabs(base.loss[b]);
       rc.float32_loss_deviation = std::fabs(run.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
       // NaN in the float32 run (overflow, say) fails too
@@ -195,6 +217,17 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
                                  ": rounding amplified over the horizon; run in float64"});
       }
     }
+    if (half_step) {
+      rc.timestep_gradient_change = relative_distance(half.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv);
+      const double l = std::fabs(base.loss[b]);
+      rc.timestep_loss_change = std::fabs(half.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
+      if (!(rc.timestep_gradient_change <= cfg.timestep_tolerance))
+        rc.labels.push_back({"timestep_sensitive", rc.timestep_gradient_change,
+                             "‖g(h/2) − g(h)‖/‖g(h)‖ of the same variables at half the timestep (2T steps, each control "
+                             "held over both half steps; the loss changes by " + fmt(rc.timestep_loss_change) +
+                                 " relative), tolerance " + fmt(cfg.timestep_tolerance) +
+                                 ": the result depends on the discretization (stiff contact, chatter, chaos)"});
+    }
     for (const auto& l : rc.labels) rep.label_counts[l.name]++;
     if (rc.passed) ++rep.passed;
     errors.push_back(rc.best_error);
@@ -206,15 +239,13 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
     rep.median_error = errors[errors.size() / 2];
   }
-  if (run_problem && !rep.rollouts.empty()) {
-    std::vector<double> dev;
-    for (const auto& rc : rep.rollouts) {
-      dev.push_back(rc.float32_deviation);
-      if (!(rc.float32_deviation <= rep.float32_max_deviation)) rep.float32_max_deviation = rc.float32_deviation;
-    }
-    std::nth_element(dev.begin(), dev.begin() + dev.size() / 2, dev.end());
-    rep.float32_median_deviation = dev[dev.size() / 2];
+  std::vector<double> dev, change;
+  for (const auto& rc : rep.rollouts) {
+    dev.push_back(rc.float32_deviation);
+    change.push_back(rc.timestep_gradient_change);
   }
+  if (run_problem && !dev.empty()) std::tie(rep.float32_max_deviation, rep.float32_median_deviation) = max_and_median(dev);
+  if (half_step && !change.empty()) std::tie(rep.timestep_max_change, rep.timestep_median_change) = max_and_median(change);
   return rep;
 }
 
@@ -252,10 +283,31 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
                     {"horizon_ratio", c.horizon_ratio},
                     {"energy_drift_relative", c.energy_drift},
                     {"float32_gradient_relative_deviation", c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
+                    {"timestep_gradient_change", c.timestep_gradient_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_gradient_change)},
+                    {"timestep_loss_change", c.timestep_loss_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_loss_change)},
                     {"passed", c.passed},
                     {"labels", labels}});
   }
   j["rollouts"] = list;
+  if (r.timestep_checked) {
+    nlohmann::json change = nlohmann::json::array(), loss_change = nlohmann::json::array();
+    for (const auto& c : r.rollouts) {
+      change.push_back(c.timestep_gradient_change);
+      loss_change.push_back(c.timestep_loss_change);
+    }
+    j["timestep_check"] = {
+        {"rollouts", r.rollouts.size()},
+        {"tolerance", r.timestep_tolerance},
+        {"gradient_change_max", r.timestep_max_change},
+        {"gradient_change_median", r.timestep_median_change},
+        {"gradient_change", change},
+        {"loss_change", loss_change},
+        {"rollouts_labelled", r.label_counts.count("timestep_sensitive") ? r.label_counts.at("timestep_sensitive") : 0},
+        {"definition", "the same variables at half the timestep over the same horizon (2T steps, each control held "
+                       "over both half steps, the effort weight halved): per rollout ||g(h/2) - g(h)|| / ||g(h)|| "
+                       "(absolute where g(h) = 0) and |L(h/2) - L(h)| / |L(h)|; timestep_sensitive above the "
+                       "tolerance (a label, not a failure)"}};
+  }
   if (r.float32_compared) {
     nlohmann::json dev = nlohmann::json::array(), loss_dev = nlohmann::json::array();
     for (const auto& c : r.rollouts) {

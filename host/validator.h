@@ -33,6 +33,9 @@ struct RolloutCheck {
   // a float32 run checked on its float64 twin: ‖g₃₂ − g₆₄‖/‖g₆₄‖ of the run's own adjoint
   // gradient (absolute where g₆₄ = 0) and |L₃₂ − L₆₄|/|L₆₄|; −1 when not measured
   double float32_deviation = -1, float32_loss_deviation = -1;
+  // the timestep check: ‖g_{h/2} − g_h‖/‖g_h‖ (absolute where g_h = 0) and |L_{h/2} − L_h|/|L_h|
+  // of the same variables at half the timestep; −1 when not measured
+  double timestep_gradient_change = -1, timestep_loss_change = -1;
   bool passed = false;
   std::vector<Label> labels;
 };
@@ -50,6 +53,8 @@ struct ValidationReport {
   // float32 runs: the checked problem is the float64 twin of the run's (run_problem below)
   bool float32_compared = false;
   double float32_tolerance = 0, float32_max_deviation = 0, float32_median_deviation = 0;
+  bool timestep_checked = false;
+  double timestep_tolerance = 0, timestep_max_change = 0, timestep_median_change = 0;
 };
 
 // relative error |fd − ad| / max(|fd|, |ad|, atol): absolute below atol
@@ -60,9 +65,13 @@ double relative_error(double fd, double ad, double atol);
 // and passes its own problem as run_problem: the run's float32 adjoint gradient is then compared
 // with problem's float64 one per rollout, and a rollout fails, labelled float32_rounding, when
 // they differ by more than cfg.float32_tolerance (relative), since the run optimizes with the
-// float32 gradient, not with the float64 one that passed the check
+// float32 gradient, not with the float64 one that passed the check.
+// half_step, when given, is `problem` at half the timestep in the same variables
+// (HalfStepProblem): a rollout whose gradient there differs from the one at h by more than
+// cfg.timestep_tolerance (relative) is labelled timestep_sensitive. The label does not fail the
+// check: the gradient is right for the discretized model, whose answer depends on h.
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage, Problem* run_problem = nullptr);
+                          const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr);
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);

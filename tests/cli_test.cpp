@@ -186,6 +186,10 @@ TEST(CliTest, Float32RunIsCheckedInFloat64) {
       EXPECT_LT(dev, 1e-3);
       EXPECT_EQ(v["float32_vs_float64"]["tolerance"].get<double>(), 1e-2);
       EXPECT_EQ(v["float32_vs_float64"]["rollouts_over_tolerance"].get<int>(), 0);
+      // the timestep check runs by default, on the float64 twin
+      ASSERT_TRUE(v.contains("timestep_check")) << v.dump();
+      EXPECT_EQ(v["timestep_check"]["rollouts_labelled"].get<int>(), 0);
+      EXPECT_NE(r.out.find("timestep check (initial): at h/2 the gradient changes by"), std::string::npos) << r.out;
       EXPECT_NE(r.out.find("ran in float64"), std::string::npos) << r.out;
     } else {
       EXPECT_FALSE(v.contains("float32_vs_float64"));
@@ -215,6 +219,24 @@ TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
     EXPECT_EQ(a["validation"][0]["float32_vs_float64"]["rollouts_over_tolerance"].get<int>(), 1);
   }
   EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --precision float64 --quiet --out " + quote(out), d.path).code, 0);
+}
+
+// validation.timestep_check false: no run at h/2, nothing in the artifact or the summary
+TEST(CliTest, TimestepCheckCanBeTurnedOff) {
+  TempDir d;
+  json j = json::parse(slurp(kProjectile));
+  j["validation"]["timestep_check"] = false;
+  const fs::path cfg = d.path / "no_timestep.json";
+  std::ofstream(cfg) << j.dump(2);
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("timestep check"), std::string::npos) << r.out;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const json a = json::parse(slurp(e.path() / "artifact.json"));
+    EXPECT_FALSE(a["validation"][0].contains("timestep_check"));
+    EXPECT_FALSE(a["effective_config"]["validation"]["timestep_check"].get<bool>());
+  }
 }
 
 // A gradient check that must fail, for a physical reason, not a contrived one: the

@@ -398,6 +398,18 @@ TEST(ConfigTest, Float32ToleranceNotPositive) {
   expect_config_error(j, {"validation.float32_tolerance", "(0, inf"});
 }
 
+TEST(ConfigTest, TimestepToleranceNotPositive) {
+  json j = base();
+  j["validation"]["timestep_tolerance"] = -0.1;
+  expect_config_error(j, {"validation.timestep_tolerance", "(0, inf"});
+}
+
+TEST(ConfigTest, TimestepCheckNotBoolean) {
+  json j = base();
+  j["validation"]["timestep_check"] = "yes";
+  expect_config_error(j, {"validation.timestep_check"});
+}
+
 // ---- bad enums
 
 TEST(ConfigTest, BadPrecision) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "problem.h"
 
@@ -232,6 +234,82 @@ TEST(Validator, Float32DeviationIsMeasuredAndGated) {
   EXPECT_FALSE(to_json(r64, 1).contains("float32_vs_float64"));
 }
 
+// HalfStepProblem is the experiment at h/2 in the variables at h. On a projectile with drag,
+// a force control per step and an effort term: (a) its loss and gradient are the fine
+// problem's at the refined variables (each u_k twice), with ∂L/∂u_k the sum over the two half
+// steps; (b) that gradient passes the centered-FD check itself (the sum is the derivative of
+// holding u_k over both half steps); (c) the effort weight is halved, so a zero-horizon-effect
+// control (the last one, which only reaches the loss through the effort and one half step)
+// keeps the effort term's size; (d) the first-order change of the gradient is O(h): here
+// a few per cent, far under the 0.1 tolerance, so no label.
+TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
+  nlohmann::json j = base_config();
+  j["model"]["drag"] = 0.05;
+  j["simulation"]["steps"] = 100;
+  j["controls"] = {{"initial", {0.3, -0.2}}};
+  j["loss"]["control_effort"] = 0.01;
+  j["variables"]["controls"] = {{"lower", -10}, {"upper", 10}};
+  ExperimentConfig c = parse_config(j);
+  const ExperimentConfig f = halved_timestep(c);
+  EXPECT_DOUBLE_EQ(f.dt, c.dt / 2);
+  EXPECT_EQ(f.steps, 2 * c.steps);
+  EXPECT_DOUBLE_EQ(f.projectile.dt, c.dt / 2);
+  EXPECT_DOUBLE_EQ(f.loss.effort_weight, c.loss.effort_weight / 2);
+
+  HalfStepProblem half(c, BackendKind::kCpu, 0);
+  auto coarse = make_problem(c, BackendKind::kCpu, 0);
+  auto fine = make_problem(f, BackendKind::kCpu, 0);
+  ASSERT_EQ(half.num_vars(), coarse->num_vars());
+  ASSERT_EQ(fine->num_vars(), 2 + 2 * 2 * c.steps);  // x0.velocity.x/y and 2T steps of 2 controls
+  const std::vector<double> v = coarse->initial();
+  EXPECT_EQ(half.initial(), v);
+  Evaluation eh, ef;
+  half.evaluate(v, true, eh);
+  fine->evaluate(half.refine(v), true, ef);
+  EXPECT_EQ(eh.loss, ef.loss);
+  // by name: "controls.force.x[k]" at h is "controls.force.x[2k]" and "[2k+1]" at h/2, the
+  // x0 variables are themselves
+  std::map<std::string, int> at_fine;
+  for (int i = 0; i < fine->num_vars(); ++i) at_fine[fine->var_names()[size_t(i)]] = i;
+  int controls = 0;
+  for (int i = 0; i < half.num_vars(); ++i) {
+    const std::string& name = half.var_names()[size_t(i)];
+    const size_t br = name.find('[');
+    if (br == std::string::npos) {
+      EXPECT_EQ(eh.grad[size_t(i)], ef.grad[size_t(at_fine.at(name))]) << name;
+      continue;
+    }
+    const int k = std::stoi(name.substr(br + 1));
+    const std::string stem = name.substr(0, br);
+    const double g0 = ef.grad[size_t(at_fine.at(stem + "[" + std::to_string(2 * k) + "]"))];
+    const double g1 = ef.grad[size_t(at_fine.at(stem + "[" + std::to_string(2 * k + 1) + "]"))];
+    EXPECT_EQ(eh.grad[size_t(i)], g0 + g1) << name;
+    ++controls;
+  }
+  EXPECT_EQ(controls, 2 * c.steps);
+  ValidationReport rh = validate(half, v, c.validation, "initial");
+  EXPECT_TRUE(rh.all_passed()) << rh.max_error;
+  EXPECT_LE(rh.max_error, 1e-6);
+
+  ValidationReport r = validate(*coarse, v, c.validation, "initial", nullptr, &half);
+  ASSERT_TRUE(r.timestep_checked);
+  const double change = r.rollouts[0].timestep_gradient_change;
+  EXPECT_GT(change, 1e-4);  // not the same discretization (measured 7.6e-4)
+  EXPECT_LT(change, 1e-2);
+  EXPECT_FALSE(has_label(r.rollouts[0], "timestep_sensitive"));
+  EXPECT_EQ(r.timestep_max_change, change);
+  // a tolerance below the change labels it, with the change as the figure, and passes anyway
+  ValidationConfig tight = c.validation;
+  tight.timestep_tolerance = change / 2;
+  ValidationReport rt = validate(*coarse, v, tight, "initial", nullptr, &half);
+  double fig = 0;
+  ASSERT_TRUE(has_label(rt.rollouts[0], "timestep_sensitive", &fig));
+  EXPECT_EQ(fig, change);
+  EXPECT_TRUE(rt.all_passed());
+  EXPECT_EQ(to_json(rt, 1)["timestep_check"]["rollouts_labelled"], 1);
+  EXPECT_FALSE(to_json(validate(*coarse, v, c.validation, "initial"), 1).contains("timestep_check"));
+}
+
 // The physical case: two Panda arms (panda_reach's PD servos, force limits and 500 ms horizon)
 // sent from the home pose to two joint targets (rollouts 0 and 6 of panda_reach's batch, to 4
 // digits). Both saturate joints 1-4 at 87 N·m at the start. For the second target, joints 1
@@ -245,7 +323,7 @@ TEST(Validator, Float32DeviationIsMeasuredAndGated) {
 // gradient is long (measured 1.01 relative, the float32 loss 66% off), and the adjoint
 // explodes through the chatter (‖λ_0‖/‖λ_seed‖ measured 4.3e6), so the float64 check fails on
 // its own too. The first arm never chatters: its float32 gradient is within 1e-3 (measured
-// 1.4e-5) and its check passes.
+// 1.4e-5) and its check passes. The timestep check tells the two apart as well.
 TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
   nlohmann::json j = nlohmann::json::parse(R"({
     "name": "t",
@@ -280,6 +358,16 @@ TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
   EXPECT_TRUE(has_label(r.rollouts[1], "gradient_exploding"));
   EXPECT_FALSE(r.rollouts[1].passed);
   EXPECT_EQ(r.float32_max_deviation, fig);
+
+  // at h/2 (1 ms) the chatter is another one: the chattering arm's gradient changes
+  // completely (measured 1.0 relative, its loss 95%), the other arm's by 1.7% (loss 0.4%)
+  const ExperimentConfig c64 = parse_config(j);
+  HalfStepProblem half(c64, BackendKind::kCpu, 0);
+  ValidationReport rh = validate(*p64, p64->initial(), c64.validation, "initial", nullptr, &half);
+  EXPECT_LT(rh.rollouts[0].timestep_gradient_change, 0.1);
+  EXPECT_FALSE(has_label(rh.rollouts[0], "timestep_sensitive"));
+  ASSERT_TRUE(has_label(rh.rollouts[1], "timestep_sensitive", &fig));
+  EXPECT_GT(fig, 0.5);
 }
 
 }  // namespace
