@@ -110,9 +110,12 @@ struct ValidationConfig {
   double float32_tolerance = 1e-2;
   // timestep_sensitive: the checked rollouts again at h/2 (2T steps, controls held over both
   // half steps); the label when ‖g_{h/2} − g_h‖/‖g_h‖ exceeds timestep_tolerance. A first-order
-  // integrator's gradient changes by O(h): a few per cent where the motion is resolved
+  // integrator's gradient changes by O(h): a few per cent where the motion is resolved, up to
+  // ~0.15 for per-step controls whose gradient sits in the last steps (u_{T−1} reaches q_T as
+  // h²/M at h and ¾h²/M at h/2: the Panda reach, 0.14–0.15, 0.02–0.07 without the last 5
+  // steps); chatter, stiff contact and chaos give 0.4–1
   bool timestep_check = true;
-  double timestep_tolerance = 0.1;
+  double timestep_tolerance = 0.3;
 };
 
 struct OptimizerConfig {
