@@ -105,7 +105,7 @@ struct ValidationConfig {
   int max_rollouts = 4096;           // rollouts checked (the first ones of the batch)
   // float32 runs: the largest ‖g32 − g64‖/‖g64‖ of the run's own adjoint gradient against its
   // float64 twin's that still passes. 1e-2 keeps the descent direction (cosine ≥ 0.9999) and
-  // is ~100× above what smooth rollouts show (projectile 1.2e-5, DiffTaichi robots ≤ 1.1e-3,
+  // is 9× or more above what smooth rollouts show (projectile 1.2e-5, DiffTaichi robots ≤ 1.1e-3,
   // free-swinging Panda 2.3e-4); chattering or chaotic rollouts exceed it by orders
   double float32_tolerance = 1e-2;
   // timestep_sensitive: the checked rollouts again at h/2 (2T steps, controls held over both
