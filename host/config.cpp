@@ -469,6 +469,7 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
   vc.timestep_check = v.boolean("timestep_check", vc.timestep_check);
   vc.timestep_tolerance = v.number("timestep_tolerance", vc.timestep_tolerance, Range::positive());
+  vc.chatter_fraction = v.number("chatter_fraction", vc.chatter_fraction, Range::closed(0, 1));
   v.finish();
   if (vc.enabled && c.variables.empty())
     config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
@@ -799,7 +800,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"max_rollouts", validation.max_rollouts},
                      {"float32_tolerance", validation.float32_tolerance},
                      {"timestep_check", validation.timestep_check},
-                     {"timestep_tolerance", validation.timestep_tolerance}};
+                     {"timestep_tolerance", validation.timestep_tolerance},
+                     {"chatter_fraction", validation.chatter_fraction}};
   j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
                  {"json_trajectory_points", output.json_trajectory_points}};

@@ -116,6 +116,10 @@ struct ValidationConfig {
   // steps); chatter, stiff contact and chaos give 0.4–1
   bool timestep_check = true;
   double timestep_tolerance = 0.3;
+  // chatter: a velocity component that turns back at more than this fraction of the steps
+  // (VelocityReversals) oscillates with a period of ≤ 2/fraction steps (8 at 0.25), which the
+  // timestep does not resolve; 0 turns the count off
+  double chatter_fraction = 0.25;
 };
 
 struct OptimizerConfig {

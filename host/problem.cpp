@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <type_traits>
 
@@ -78,6 +79,9 @@ class SimProblem : public Problem {
     }
     batch_size_ = c.batch_size;
     nx_ = m.nx();
+    state_names_ = c.info.state_names;
+    for (int i = 0; i < c.info.nx(); ++i)
+      if (c.info.state_units[size_t(i)] == "m/s" || c.info.state_units[size_t(i)] == "rad/s") velocity_slots_.push_back(i);
     steps_ = c.steps;
     shape_ = c.checkpoint_plan().shape;  // steps, and uniform K or binomial s (DESIGN §5)
     Batch<double> nominal = build_batch(c);
@@ -232,7 +236,59 @@ class SimProblem : public Problem {
     return std::vector<double>(work_.theta.begin(), work_.theta.end());
   }
 
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) override {
+    n = std::min(n, batch_size_);
+    std::vector<VelocityReversals> out(size_t(std::max(n, 0)));
+    if (n <= 0 || velocity_slots_.empty() || steps_ < 2) return out;
+    scatter(vars, work_);
+    const int nx = work_.nx, nu = work_.nu, np = work_.np, slots = steps_ + 1;
+    // every state of a chunk of rollouts at a time: ≤ 64 MiB of trajectory
+    const size_t per_rollout = size_t(slots) * nx * sizeof(S);
+    const int chunk = int(std::max<size_t>(1, (size_t(64) << 20) / per_rollout));
+    RolloutShape sh = shape_;
+    sh.traj_stride = 1;
+    std::vector<double> jumps;
+    for (int b0 = 0; b0 < n; b0 += chunk) {
+      const int c = std::min(chunk, n - b0);
+      Batch<S> part;
+      part.resize(c, nx, nu, np, steps_);
+      std::copy_n(work_.x0_of(b0), size_t(c) * nx, part.x0.begin());
+      std::copy_n(work_.u_of(b0), size_t(c) * steps_ * nu, part.u.begin());
+      std::copy_n(work_.theta_of(b0), size_t(c) * np, part.theta.begin());
+      BatchResult<S> res;
+      run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+      for (int r = 0; r < c; ++r) {
+        VelocityReversals& o = out[size_t(b0 + r)];
+        const S* x = res.traj.data() + size_t(r) * slots * nx;
+        for (int i : velocity_slots_) {
+          double vmax = 0;
+          for (int k = 0; k < slots; ++k) vmax = std::max(vmax, std::abs(double(x[size_t(k) * nx + i])));
+          const double floor = std::max(1e-3 * vmax, 1e-6);
+          int first = -1, last = -1;
+          jumps.clear();
+          for (int k = 1; k + 1 < slots; ++k) {
+            const double d0 = double(x[size_t(k) * nx + i]) - double(x[size_t(k - 1) * nx + i]);
+            const double d1 = double(x[size_t(k + 1) * nx + i]) - double(x[size_t(k) * nx + i]);
+            if (d0 * d1 < 0 && std::abs(d0) > floor && std::abs(d1) > floor) {
+              jumps.push_back(std::abs(d0));
+              if (first < 0) first = k;
+              last = k;
+            }
+          }
+          const int count = int(jumps.size());
+          if (count > o.count) {
+            std::nth_element(jumps.begin(), jumps.begin() + count / 2, jumps.end());
+            o = {i, state_names_[size_t(i)], count, first, last, jumps[size_t(count / 2)], vmax};
+          }
+        }
+      }
+    }
+    return out;
+  }
+
  private:
+  std::vector<int> velocity_slots_;          // state slots in m/s or rad/s
+  std::vector<std::string> state_names_;
   Model model_;
   std::vector<int> topology_;
   Loss loss_;

@@ -12,6 +12,19 @@
 
 namespace steer {
 
+// How often one velocity component of a rollout turns back: at step k when
+// (v_{k+1} − v_k)(v_k − v_{k−1}) < 0 with both jumps above 1e-3 of the component's largest |v|
+// over the rollout (and above 1e-6 in its unit, so rounding noise at rest is not counted).
+// A smooth oscillation of period P steps turns back 2T/P times; a period-2 chatter nearly T.
+struct VelocityReversals {
+  int component = -1;  // the state slot that turns back most often; −1: no velocity turned back
+  std::string name;    // its state name ("joint7.v")
+  int count = 0;       // its reversals over steps 1 … T−1
+  int first_step = -1, last_step = -1;
+  double median_jump = 0;  // median |v_k − v_{k−1}| at its reversals [its unit]
+  double largest = 0;      // its largest |v| over the rollout [its unit]
+};
+
 struct Evaluation {
   std::vector<double> loss;        // [B]
   std::vector<double> grad;        // [B·nv] when requested
@@ -49,6 +62,13 @@ class Problem {
   // deepest penetration of the model's contact point below its surface over each of rollouts
   // [0, n) [m] (negative: never touched); empty for models without a penetration measure
   virtual std::vector<double> max_penetration(const std::vector<double>& vars, int n) {
+    (void)vars, (void)n;
+    return {};
+  }
+
+  // per rollout [0, n): the velocity component that turns back most often (VelocityReversals);
+  // empty for problems that are not simulations
+  virtual std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) {
     (void)vars, (void)n;
     return {};
   }
@@ -130,6 +150,9 @@ class NormalizedProblem : public Problem {
   }
   std::vector<double> max_penetration(const std::vector<double>& z, int n) override {
     return inner_->max_penetration(to_v(z), n);
+  }
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& z, int n) override {
+    return inner_->velocity_reversals(to_v(z), n);
   }
   Problem& inner() { return *inner_; }
 

@@ -71,6 +71,10 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     rep.float32_compared = true;
     rep.float32_tolerance = cfg.float32_tolerance;
   }
+  // the velocity that turns back most often, per rollout: one more forward pass keeping every state
+  const std::vector<VelocityReversals> reversals =
+      cfg.chatter_fraction > 0 ? problem.velocity_reversals(vars, n) : std::vector<VelocityReversals>{};
+  const int T = problem.steps();
   // the same variables at half the timestep
   Evaluation half;
   if (half_step) {
@@ -217,6 +221,21 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
                                  ": rounding amplified over the horizon; run in float64"});
       }
     }
+    if (size_t(b) < reversals.size()) {
+      rc.reversals = reversals[size_t(b)];
+      const VelocityReversals& vr = rc.reversals;
+      const double fraction = T > 1 ? double(vr.count) / double(T - 1) : 0.0;
+      if (vr.component >= 0 && fraction > cfg.chatter_fraction) {
+        std::ostringstream d;
+        d << vr.name << " turns back at " << vr.count << " of " << T - 1 << " steps (steps " << vr.first_step << " … "
+          << vr.last_step << ", median jump " << fmt(vr.median_jump) << " against a largest |v| of " << fmt(vr.largest)
+          << "), fraction above " << fmt(cfg.chatter_fraction)
+          << ": an oscillation of period ≤ " << fmt(2.0 / cfg.chatter_fraction)
+          << " steps that the timestep does not resolve (a saturated servo under implicitfast, a stiff "
+             "spring or contact at its stability limit)";
+        rc.labels.push_back({"chatter", fraction, d.str()});
+      }
+    }
     if (half_step) {
       rc.timestep_gradient_change = relative_distance(half.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv);
       const double l = std::fabs(base.loss[b]);
@@ -283,6 +302,13 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
                     {"horizon_ratio", c.horizon_ratio},
                     {"energy_drift_relative", c.energy_drift},
                     {"float32_gradient_relative_deviation", c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
+                    {"velocity_reversals", c.reversals.component < 0 ? nlohmann::json(nullptr)
+                                                                    : nlohmann::json({{"state", c.reversals.name},
+                                                                                      {"count", c.reversals.count},
+                                                                                      {"first_step", c.reversals.first_step},
+                                                                                      {"last_step", c.reversals.last_step},
+                                                                                      {"median_jump", c.reversals.median_jump},
+                                                                                      {"largest_abs", c.reversals.largest}})},
                     {"timestep_gradient_change", c.timestep_gradient_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_gradient_change)},
                     {"timestep_loss_change", c.timestep_loss_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_loss_change)},
                     {"passed", c.passed},

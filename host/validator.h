@@ -36,6 +36,7 @@ struct RolloutCheck {
   // the timestep check: ‖g_{h/2} − g_h‖/‖g_h‖ (absolute where g_h = 0) and |L_{h/2} − L_h|/|L_h|
   // of the same variables at half the timestep; −1 when not measured
   double timestep_gradient_change = -1, timestep_loss_change = -1;
+  VelocityReversals reversals;  // the velocity that turns back most often (chatter count)
   bool passed = false;
   std::vector<Label> labels;
 };

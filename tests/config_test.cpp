@@ -404,6 +404,12 @@ TEST(ConfigTest, TimestepToleranceNotPositive) {
   expect_config_error(j, {"validation.timestep_tolerance", "(0, inf"});
 }
 
+TEST(ConfigTest, ChatterFractionAboveOne) {
+  json j = base();
+  j["validation"]["chatter_fraction"] = 1.5;
+  expect_config_error(j, {"validation.chatter_fraction", "[0, 1]"});
+}
+
 TEST(ConfigTest, TimestepCheckNotBoolean) {
   json j = base();
   j["validation"]["timestep_check"] = "yes";

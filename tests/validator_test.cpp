@@ -128,6 +128,46 @@ TEST(Validator, UnstableContactIsLabelledExploding) {
   EXPECT_GT(ratio, 1e3);
 }
 
+// chatter: a unit mass resting in a linear penalty ground (smoothing 1 µm, so F ≈ k·depth)
+// oscillates about its equilibrium depth mg/k, started a little off it and never leaving
+// contact. Symplectic Euler turns that into a discrete oscillation with cos θ = 1 − (ωh)²/2 per
+// step, ω = √(k/m). At ωh = 1.9 (k = 9.025e5 N/m, h = 2 ms; depth 10.9 µm, started 1 µm off,
+// which the discrete oscillation swings to ±3 µm) θ = 2.51 rad: a period of 2.5 steps, so v_y
+// turns back at 2.51/π ≈ 80% of the steps (measured 399 of 499), and the validator labels it
+// chatter with that fraction. At ωh = 0.2 (k = 1e4 N/m, started 0.1 mm off) the period is 31
+// steps: v_y turns back about 2·500/31 ≈ 32 times, 6% of the steps, below the 0.25 default.
+TEST(Validator, UnresolvedOscillationIsLabelledChatter) {
+  auto resting = [](double k, double offset) {
+    nlohmann::json j = base_config();
+    j["simulation"] = {{"dt", 0.002}, {"steps", 500}, {"backend", "cpu"}};
+    j["model"]["ground"] = {{"type", "penalty"}, {"stiffness", k}, {"damping", 0.5}, {"smoothing", 1e-6}};
+    j["model"]["mass"] = 1.0;
+    j["initial_state"] = {{"position", {0.0, -9.81 / k - offset}}, {"velocity", {0.0, 0.0}}};
+    j["validation"] = {{"timestep_check", false}};
+    return j;
+  };
+  ValidationReport stiff = check(resting(9.025e5, 1e-6));
+  const VelocityReversals& vs = stiff.rollouts[0].reversals;
+  EXPECT_EQ(vs.name, "velocity.y");
+  double fig = 0;
+  ASSERT_TRUE(has_label(stiff.rollouts[0], "chatter", &fig)) << vs.count;
+  EXPECT_GT(fig, 0.7);
+  EXPECT_LT(fig, 0.9);
+  EXPECT_DOUBLE_EQ(fig, double(vs.count) / 499);
+  EXPECT_GT(vs.median_jump, 1e-3);  // |v| reaches 3e-3 m/s, and it turns back by about that much
+
+  ValidationReport soft = check(resting(1e4, 1e-4));
+  const VelocityReversals& vf = soft.rollouts[0].reversals;
+  EXPECT_EQ(vf.name, "velocity.y");
+  EXPECT_GT(vf.count, 20);   // it does oscillate: ~2·500/31 ≈ 32 turns
+  EXPECT_LT(vf.count, 50);
+  EXPECT_FALSE(has_label(soft.rollouts[0], "chatter"));
+  // the count can be turned off
+  nlohmann::json off = resting(9.025e5, 1e-6);
+  off["validation"]["chatter_fraction"] = 0.0;
+  EXPECT_FALSE(has_label(check(off).rollouts[0], "chatter"));
+}
+
 // quadratic drag bleeds velocity sensitivity: ∂v_T/∂v_0 = (v_T/v_0)² ≈ 4e-4 after 10 s
 TEST(Validator, DragOverLongHorizonIsLabelledVanishing) {
   nlohmann::json j = base_config();
@@ -369,6 +409,11 @@ TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
   EXPECT_FALSE(has_label(rh.rollouts[0], "timestep_sensitive"));
   ASSERT_TRUE(has_label(rh.rollouts[1], "timestep_sensitive", &fig));
   EXPECT_GT(fig, 0.5);
+  // and the velocity count names the chattering joint
+  ASSERT_TRUE(has_label(rh.rollouts[1], "chatter", &fig));
+  EXPECT_EQ(rh.rollouts[1].reversals.name, "joint1.v");
+  EXPECT_GT(fig, 0.5);
+  EXPECT_FALSE(has_label(rh.rollouts[0], "chatter"));
 }
 
 }  // namespace
