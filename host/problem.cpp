@@ -115,6 +115,29 @@ class SimProblem : public Problem {
     }
   }
 
+  // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
+  SimProblem(const SimProblem& o, int n)
+      : model_(o.model_), topology_(o.topology_), loss_(o.loss_), backend_(o.backend_), threads_(o.threads_),
+        vars_(o.vars_), shape_(o.shape_), velocity_slots_(o.velocity_slots_), state_names_(o.state_names_) {
+    if constexpr (std::is_same_v<Model, MassSpring>) model_.topo = topology_.data();
+    batch_size_ = n;
+    nx_ = o.nx_;
+    steps_ = o.steps_;
+    lower_ = o.lower_;
+    upper_ = o.upper_;
+    names_ = o.names_;
+    const Batch<S>& b = o.base_;
+    base_.resize(n, b.nx, b.nu, b.np, b.steps);
+    std::copy_n(b.x0.begin(), size_t(n) * b.nx, base_.x0.begin());
+    std::copy_n(b.u.begin(), size_t(n) * b.steps * b.nu, base_.u.begin());
+    std::copy_n(b.theta.begin(), size_t(n) * b.np, base_.theta.begin());
+    initial_.assign(o.initial_.begin(), o.initial_.begin() + size_t(n) * o.num_vars());
+  }
+  std::unique_ptr<Problem> leading(int n) const override {
+    if (n <= 0 || n > batch_size_) return nullptr;
+    return std::make_unique<SimProblem>(*this, n);
+  }
+
   // writes vars into a copy of the nominal batch
   void scatter(const std::vector<double>& vars, Batch<S>& batch) const {
     batch = base_;
@@ -341,6 +364,23 @@ HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend,
       initial_[size_t(b) * nv + i] = fine[size_t(b) * nf + o];
       o += control_entry_[i] ? 2 : 1;
     }
+}
+
+HalfStepProblem::HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o)
+    : inner_(std::move(inner)), control_entry_(o.control_entry_) {
+  batch_size_ = inner_->batch_size();
+  nx_ = o.nx_;
+  steps_ = o.steps_;
+  lower_ = o.lower_;
+  upper_ = o.upper_;
+  names_ = o.names_;
+  initial_.assign(o.initial_.begin(), o.initial_.begin() + size_t(batch_size_) * o.num_vars());
+}
+
+std::unique_ptr<Problem> HalfStepProblem::leading(int n) const {
+  std::unique_ptr<Problem> inner = inner_->leading(n);
+  if (!inner) return nullptr;
+  return std::unique_ptr<Problem>(new HalfStepProblem(std::move(inner), *this));
 }
 
 std::vector<double> HalfStepProblem::refine(const std::vector<double>& vars) const {

@@ -73,6 +73,13 @@ class Problem {
     return {};
   }
 
+  // the problem restricted to its first n rollouts, each evaluating bit for bit as here; nullptr
+  // where a problem cannot be cut (the validator then checks on the whole batch)
+  virtual std::unique_ptr<Problem> leading(int n) const {
+    (void)n;
+    return nullptr;
+  }
+
   // cost accounting: rollout-steps simulated forward, and backward sweeps (each a
   // recompute plus an adjoint pass over T steps)
   long long forward_rollout_steps = 0;
@@ -101,8 +108,10 @@ class HalfStepProblem : public Problem {
   std::vector<double> parameters(const std::vector<double>& vars) override;
   // vars at h -> vars at h/2 (each control entry twice)
   std::vector<double> refine(const std::vector<double>& vars) const;
+  std::unique_ptr<Problem> leading(int n) const override;
 
  private:
+  HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o);
   std::unique_ptr<Problem> inner_;
   std::vector<int> control_entry_;  // per variable slot at h: 1 when it is a control u_k
 };
@@ -153,6 +162,10 @@ class NormalizedProblem : public Problem {
   }
   std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& z, int n) override {
     return inner_->velocity_reversals(to_v(z), n);
+  }
+  std::unique_ptr<Problem> leading(int n) const override {
+    std::unique_ptr<Problem> inner = inner_->leading(n);
+    return inner ? std::make_unique<NormalizedProblem>(std::move(inner)) : nullptr;
   }
   Problem& inner() { return *inner_; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -58,6 +59,18 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
   rep.epsilons = cfg.epsilon_sweep;
   const int B = problem.batch_size(), nv = problem.num_vars();
   const int n = std::min(B, cfg.max_rollouts);
+  // only rollouts [0, n) are checked: on a large batch, check them on the problems cut to those
+  // rollouts (bit for bit the same rollouts), not on all B, when every problem can be cut
+  if (n < B) {
+    std::unique_ptr<Problem> cut = problem.leading(n), cut_run, cut_half;
+    bool ok = cut != nullptr;
+    if (ok && run_problem) ok = (cut_run = run_problem->leading(n)) != nullptr;
+    if (ok && half_step) ok = (cut_half = half_step->leading(n)) != nullptr;
+    if (ok) {
+      const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
+      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get());
+    }
+  }
 
   // gradient at vars: one forward + backward pass
   Evaluation base;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -348,6 +349,57 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   EXPECT_TRUE(rt.all_passed());
   EXPECT_EQ(to_json(rt, 1)["timestep_check"]["rollouts_labelled"], 1);
   EXPECT_FALSE(to_json(validate(*coarse, v, c.validation, "initial"), 1).contains("timestep_check"));
+}
+
+// a problem that cannot be cut to its leading rollouts: the validator then checks on all B
+class UncutProblem : public Problem {
+ public:
+  explicit UncutProblem(Problem& p) : inner_(p) {
+    batch_size_ = p.batch_size();
+    nx_ = p.nx();
+    steps_ = p.steps();
+    lower_ = p.lower();
+    upper_ = p.upper();
+    initial_ = p.initial();
+    names_ = p.var_names();
+  }
+  void evaluate(const std::vector<double>& v, bool g, Evaluation& out) override { inner_.evaluate(v, g, out); }
+  std::vector<double> trajectories(const std::vector<double>& v, int n, int s) override { return inner_.trajectories(v, n, s); }
+  std::vector<double> parameters(const std::vector<double>& v) override { return inner_.parameters(v); }
+  std::vector<double> max_penetration(const std::vector<double>& v, int n) override { return inner_.max_penetration(v, n); }
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& v, int n) override {
+    return inner_.velocity_reversals(v, n);
+  }
+
+ private:
+  Problem& inner_;
+};
+
+// Checking the first max_rollouts of a batch on the problems cut to them gives the report of
+// checking them on the whole batch, bit for bit (JSON of every figure and label): the Panda of
+// configs/panda.json (4 arms, 2 checked), as a float32 run with its float64 twin and the
+// timestep check, so all three problems are cut.
+TEST(Validator, CheckOnLeadingRolloutsEqualsCheckOnWholeBatch) {
+  const std::string dir = std::string(STEER_SOURCE_DIR) + "/configs";
+  std::ifstream in(dir + "/panda.json");
+  nlohmann::json j = expand_includes(nlohmann::json::parse(in), dir);
+  j["validation"]["max_rollouts"] = 2;
+  j["simulation"]["precision"] = "float32";
+  ExperimentConfig c32 = parse_config(j);
+  j["simulation"]["precision"] = "float64";
+  ExperimentConfig c64 = parse_config(j);
+  ASSERT_EQ(c64.batch_size, 4);
+  auto p32 = make_problem(c32, BackendKind::kCpu, 0);
+  auto p64 = make_problem(c64, BackendKind::kCpu, 0);
+  HalfStepProblem half(c64, BackendKind::kCpu, 0);
+  ASSERT_NE(p64->leading(2), nullptr);
+  const std::vector<double> v = p64->initial();
+  const ValidationReport cut = validate(*p64, v, c64.validation, "initial", p32.get(), &half);
+  UncutProblem u64(*p64), u32(*p32), uhalf(half);
+  const ValidationReport whole = validate(u64, v, c64.validation, "initial", &u32, &uhalf);
+  ASSERT_EQ(cut.rollouts.size(), 2u);
+  EXPECT_EQ(to_json(cut, 2).dump(), to_json(whole, 2).dump());
+  EXPECT_TRUE(cut.timestep_checked && cut.float32_compared);
 }
 
 // The physical case: two Panda arms (panda_reach's PD servos, force limits and 500 ms horizon)
