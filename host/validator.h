@@ -36,6 +36,7 @@ struct RolloutCheck {
   // the timestep check: ‖g_{h/2} − g_h‖/‖g_h‖ (absolute where g_h = 0) and |L_{h/2} − L_h|/|L_h|
   // of the same variables at half the timestep; −1 when not measured
   double timestep_gradient_change = -1, timestep_loss_change = -1;
+  double timestep_gain_moved = -1;  // |L_{h/2} − L_h| / the optimization's gain (optima only)
   VelocityReversals reversals;  // the velocity that turns back most often (chatter count)
   bool passed = false;
   std::vector<Label> labels;
@@ -55,6 +56,7 @@ struct ValidationReport {
   bool float32_compared = false;
   double float32_tolerance = 0, float32_max_deviation = 0, float32_median_deviation = 0;
   bool timestep_checked = false;
+  bool timestep_on_gain = false;  // the figure is timestep_gain_moved, not the gradient change
   double timestep_tolerance = 0, timestep_max_change = 0, timestep_median_change = 0;
 };
 
@@ -68,11 +70,16 @@ double relative_error(double fd, double ad, double atol);
 // they differ by more than cfg.float32_tolerance (relative), since the run optimizes with the
 // float32 gradient, not with the float64 one that passed the check.
 // half_step, when given, is `problem` at half the timestep in the same variables
-// (HalfStepProblem): a rollout whose gradient there differs from the one at h by more than
-// cfg.timestep_tolerance (relative) is labelled timestep_sensitive. The label does not fail the
-// check: the gradient is right for the discretized model, whose answer depends on h.
+// (HalfStepProblem). Without loss_gain, a rollout whose gradient there differs from the one at h
+// by more than cfg.timestep_tolerance, ‖g(h/2) − g(h)‖/max(‖g(h)‖, abs_tolerance), is labelled
+// timestep_sensitive. With loss_gain (per rollout, what an optimization gained: |L(start) −
+// L(vars)| at h), vars is an optimum, where the gradient is ~0 at h by construction, and the
+// figure is the share of that gain that re-simulating at h/2 moves, |L_{h/2} − L_h|/gain. The
+// label does not fail the check: the gradient is right for the discretized model, whose answer
+// depends on h.
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr);
+                          const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr,
+                          const std::vector<double>* loss_gain = nullptr);
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);

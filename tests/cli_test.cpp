@@ -301,6 +301,14 @@ TEST(CliTest, RunWritesArtifact) {
   EXPECT_EQ(a["format"], "steer.artifact/1");
   EXPECT_EQ(a["command"], "run");
   EXPECT_EQ(a["device"]["backend"], "cpu");
+  // the worked example's optimum: its gradient at h is ~0, so the final timestep check measures
+  // how much of the optimization's gain re-simulating at h/2 moves (x_T is linear in v0 and the
+  // same at h/2: nothing), and labels nothing
+  ASSERT_EQ(a["validation"].size(), 2u);
+  EXPECT_EQ(a["validation"][0]["timestep_check"]["measure"], "gradient_change");
+  EXPECT_EQ(a["validation"][1]["timestep_check"]["measure"], "gain_moved");
+  EXPECT_LT(a["validation"][1]["timestep_check"]["max"].get<double>(), 1e-6);
+  EXPECT_EQ(a["labels"].value("timestep_sensitive", 0), 0);
   // exactly one entry in out: the run folder, no leftover temporary folder
   int entries = 0;
   for (const auto& e : fs::directory_iterator(out)) {

@@ -349,6 +349,20 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   EXPECT_TRUE(rt.all_passed());
   EXPECT_EQ(to_json(rt, 1)["timestep_check"]["rollouts_labelled"], 1);
   EXPECT_FALSE(to_json(validate(*coarse, v, c.validation, "initial"), 1).contains("timestep_check"));
+
+  // at an optimum (the final stage) the figure is |L(h/2) − L(h)| over the optimization's gain
+  Evaluation ec;
+  coarse->evaluate(v, false, ec);
+  const double moved = std::fabs(eh.loss[0] - ec.loss[0]);
+  ASSERT_GT(moved, 0.0);
+  for (const double gain : {100 * moved, moved / 100}) {
+    const std::vector<double> gains = {gain};
+    ValidationReport rg = validate(*coarse, v, c.validation, "final", nullptr, &half, &gains);
+    EXPECT_TRUE(rg.timestep_on_gain);
+    EXPECT_NEAR(rg.rollouts[0].timestep_gain_moved, moved / gain, 1e-12 * moved / gain);
+    EXPECT_EQ(has_label(rg.rollouts[0], "timestep_sensitive"), gain < moved) << gain;
+    EXPECT_EQ(to_json(rg, 1)["timestep_check"]["measure"], "gain_moved");
+  }
 }
 
 // a problem that cannot be cut to its leading rollouts: the validator then checks on all B
