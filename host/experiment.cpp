@@ -156,7 +156,7 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   std::map<std::string, int> label_totals;
   // per rollout, what the optimization gained, |L(start) − L(optimum)|: the timestep check's scale at
   // the final stage, where the gradient at h is ~0 by construction
-  std::vector<double> gains;
+  std::vector<double> gains, start_gradient;
   auto run_validation = [&](const std::vector<double>& v, const std::string& stage) {
     // `check` always validates at the start: that is what the user asked for
     const bool forced = o.command == "check" && stage == "initial";
@@ -174,7 +174,8 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     // the timestep check runs on the checked (float64) problem at h/2
     if (c.validation.timestep_check && !half_step) half_step = std::make_unique<HalfStepProblem>(c64, backend, c.threads);
     ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
-                                    stage == "final" && !gains.empty() ? &gains : nullptr);
+                                    stage == "final" && !gains.empty() ? &gains : nullptr,
+                                    stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr);
     out.check_passed = out.check_passed && rep.all_passed();
     for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
     nlohmann::json j = to_json(rep, listed);
@@ -252,7 +253,12 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
     optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
             {"history", to_json(r.trace)}};
     gains.resize(size_t(B));
-    for (int b = 0; b < B; ++b) gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
+    start_gradient.assign(size_t(B), 0.0);
+    for (int b = 0; b < B; ++b) {
+      gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
+      for (int i = 0; i < nv; ++i) start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
+      start_gradient[size_t(b)] = std::sqrt(start_gradient[size_t(b)]);
+    }
     run_validation(vfinal, "final");
   }
   art["optimization"] = optj;

@@ -53,7 +53,7 @@ std::string fmt(double v) {
 
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem, Problem* half_step,
-                          const std::vector<double>* loss_gain) {
+                          const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm) {
   ValidationReport rep;
   rep.stage = stage;
   rep.epsilon = cfg.epsilon;
@@ -70,7 +70,7 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     if (ok && half_step) ok = (cut_half = half_step->leading(n)) != nullptr;
     if (ok) {
       const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
-      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain);
+      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm);
     }
   }
 
@@ -223,7 +223,13 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
                              "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
     }
     if (run_problem) {
-      rc.float32_deviation = relative_distance(run.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv);
+      // against max(‖g64‖, abs_tolerance), and at an optimum against the gradient where the
+      // optimization started (‖g64‖ ~ 0 there, and float32 resolves no gradient below its rounding)
+      double floor = cfg.abs_tolerance;
+      if (start_gradient_norm && size_t(b) < start_gradient_norm->size())
+        floor = std::max(floor, (*start_gradient_norm)[size_t(b)]);
+      rc.float32_deviation =
+          relative_distance(run.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv, floor);
       const double l = std::fabs(base.loss[b]);
       rc.float32_loss_deviation = std::fabs(run.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
       // NaN in the float32 run (overflow, say) fails too
@@ -380,9 +386,10 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
         {"gradient_relative_deviation", dev},
         {"loss_relative_deviation", loss_dev},
         {"rollouts_over_tolerance", r.label_counts.count("float32_rounding") ? r.label_counts.at("float32_rounding") : 0},
-        {"definition", "per rollout ||grad_float32 - grad_float64|| / ||grad_float64|| over the run's variables "
-                       "(absolute where the float64 gradient is zero); loss: |L32 - L64| / |L64|; a rollout over "
-                       "the tolerance fails its check, labelled float32_rounding"}};
+        {"definition", "per rollout ||grad_float32 - grad_float64|| / max(||grad_float64||, abs_tolerance) over the "
+                       "run's variables, at a run's final check max(||grad_float64||, ||grad at the start||, "
+                       "abs_tolerance); loss: |L32 - L64| / |L64|; a rollout over the tolerance fails its check, "
+                       "labelled float32_rounding"}};
   }
   return j;
 }

@@ -77,9 +77,13 @@ double relative_error(double fd, double ad, double atol);
 // figure is the share of that gain that re-simulating at h/2 moves, |L_{h/2} − L_h|/gain. The
 // label does not fail the check: the gradient is right for the discretized model, whose answer
 // depends on h.
+// start_gradient_norm, when given (per rollout, ‖∇L‖ where the optimization started), also scales
+// the float32 deviation: at an optimum ‖g64‖ ~ 0 and the float32 gradient is rounding of the
+// size float32 resolves near it, so ‖g32 − g64‖ is measured against max(‖g64‖, ‖∇L(start)‖).
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr,
-                          const std::vector<double>* loss_gain = nullptr);
+                          const std::vector<double>* loss_gain = nullptr,
+                          const std::vector<double>* start_gradient_norm = nullptr);
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);

@@ -221,6 +221,24 @@ TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
   EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --precision float64 --quiet --out " + quote(out), d.path).code, 0);
 }
 
+// A converged float32 run: at the optimum the float64 gradient is ~0 (3.6e-5) and the float32
+// one is rounding (−7.2e-6), 1.2 apart relative to each other but 9.6e-6 of the gradient where
+// the optimization started (4.5), which is the scale the final check measures against. The run
+// passes its final check, with no float32_rounding label.
+TEST(CliTest, ConvergedFloat32RunPassesItsFinalCheck) {
+  TempDir d;
+  const fs::path out = d.path / "out";
+  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cpu --precision float32 --quiet --out " + quote(out), d.path);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("gradient check (final): 1/1 passed"), std::string::npos) << r.out;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const json a = json::parse(slurp(e.path() / "artifact.json"));
+    ASSERT_EQ(a["validation"].size(), 2u);
+    EXPECT_LT(a["validation"][1]["float32_vs_float64"]["gradient_relative_deviation_max"].get<double>(), 1e-3);
+    EXPECT_EQ(a["labels"].value("float32_rounding", 0), 0);
+  }
+}
+
 // validation.timestep_check false: no run at h/2, nothing in the artifact or the summary
 TEST(CliTest, TimestepCheckCanBeTurnedOff) {
   TempDir d;
