@@ -216,6 +216,12 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   JsonObject tl = m.object("torque_limits");
   a.torque_limits = tl.boolean("enabled", true);
   const double sharp = tl.number("sharpness", 5.0, Range{0, 1e6, true, false});
+  // 0: MuJoCo's implicitfast (the servo linearized at q̇); n ≥ 1: the servo implicit through
+  // the saturation, solved by a predictor and n Newton iterations (articulated.h, servo_solve)
+  a.servo_newton = int(tl.integer("newton_iterations", 0, 0, 8));
+  if (a.servo_newton > 0 && a.integrator != Articulated::kImplicitFast)
+    config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
+                " needs model.integrator \"implicitfast\" (got \"" + integ + "\"); use 0 with " + integ);
   tl.finish();
   JsonObject tip = m.object("tip");
   const std::string tb = tip.string("body", names.bodies.back());
@@ -282,6 +288,11 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   nlohmann::json m;
   m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";
   m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - softplus(beta (-tau - lim)))/beta" : "off";
+  if (a.integrator == Articulated::kImplicitFast)
+    m["servo_solve"] = a.servo_newton == 0
+                           ? std::string("linearized at the step's velocity (MuJoCo implicitfast)")
+                           : "implicit through the saturation: unsaturated predictor + " + std::to_string(a.servo_newton) +
+                                 " Newton iterations";
   m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
   if (a.joint_limits)
     m["joint_limits"] = {{"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},

@@ -27,6 +27,17 @@
 //                s' = ∂sat/∂τ_raw: the PD velocity term −k_v q̇⁺ is implicit (linearized
 //                through the saturation); Coriolis derivatives are skipped, as in MuJoCo's
 //                implicitfast.
+//                With servo_newton = n ≥ 1 (config model.torque_limits.newton_iterations),
+//                the servo is implicit through the saturation instead of linearized at q̇:
+//                q̇⁺ solves G(q̇⁺) = M (q̇ − q̇⁺) + h (sat(τ_raw(q̇⁺)) − D q̇⁺ − c + τ_c) = 0,
+//                τ_raw(q̇⁺) = k_p (q* − q) − k_v q̇⁺ + u_ff, by an unsaturated predictor (s' = 1)
+//                and n Newton iterations (servo_solve). Why: MuJoCo's linearization is one
+//                Newton step from q̇, and where h k_v/M_jj ≫ 2 (the Panda's wrist: ~9) a joint
+//                at the clamp (s' ≈ 0) takes its k_v explicitly and overshoots to the other
+//                side, a period-2 chatter that repeats step after step (the validator's
+//                `chatter` label). G is the gradient of a strictly convex function, so q̇⁺ is
+//                unique; for one joint with a hard clamp the predictor and one Newton step are
+//                exact. Default 0: MuJoCo's implicitfast, bit for bit.
 //   rk4          classic Runge–Kutta on (q, q̇) with q̈ = M⁻¹(τ − D q̇ − c + τ_c), all explicit.
 // Contact (optional): one point on a body (the fingertip) against the plane z = height,
 // penetration d = height − z_tip, z = d/w:
@@ -92,6 +103,7 @@ struct Articulated {
   int n_dof = 0;
   double dt = 0.002;  // h [s]
   int integrator = kEuler;
+  int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
   bool torque_limits = true;
   bool contact = false;
   bool joint_limits = false;
@@ -556,8 +568,113 @@ struct Articulated {
   template <class S, class UIn, class PIn>
   STEER_HD void fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const {
     implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
+    if (implicit_servo()) {
+      servo_solve(q, u, p, t);
+      return;
+    }
     cholesky_factor(n_dof, t.A);
     cholesky_substitute(n_dof, t.A, t.vp);  // q̇⁺
+  }
+  STEER_HD bool implicit_servo() const { return integrator == kImplicitFast && servo_newton > 0; }
+  // the servo implicit through the saturation (servo_newton ≥ 1): on entry t.A = M + h D and
+  // t.vp = b := M q̇ + h (−c + τ_c [+ τ_l]) from implicit_system. With r_i = k_p (q* − q) + u_ff
+  // and H = M + h D the step's equation is
+  //   G(w) = b − H w + h sat(r − k_v w) = 0,
+  // the gradient of the strictly convex Φ(w) = ½ wᵀH w − bᵀw + h Σ_i ∫ sat (taken negative),
+  // since sat is increasing (0 < s' ≤ 1). Linearizing τ_i about the iterate w,
+  // τ_i ≈ sat(r_i − k_v w_i) − s'_i k_v (w⁺_i − w_i), gives the Newton system
+  //   J(w) w⁺ = b + h (sat(r − k_v w) + s' k_v w),   J(w) = M + h diag(D + s' k_v).
+  // The predictor takes every joint unsaturated (s' = 1, τ = r − k_v w⁺: the implicit PD).
+  // Plain Newton is not enough: the function is S-shaped per joint (slope 1 in the clamps,
+  // 1 + h k_v/M inside), and on the Panda a coupled joint's iterates jump from one clamp to
+  // the other and back (articulated_test ImplicitServoSolvesTheImplicitStep). So each Newton
+  // step d = w⁺ − w is damped by a line search for the minimum of Φ along d, the root of
+  // the decreasing ψ(α) = dᵀ G(w + α d) = c₀ − α c₁ + h Σ d_i sat(r_i − k_v,i (w_i + α d_i)),
+  // c₀ = dᵀ(b − H w), c₁ = dᵀ H d: α = 1 when ψ(1) ≥ 0 (the minimum lies beyond the full
+  // step), else kServoLineSearch safeguarded Newton steps on ψ within the bracket [0, 1]
+  // (bisection where Newton leaves it). Φ decreases at every iteration, so the iterates
+  // converge to the unique solution; every branch is a select, for the SIMD lanes.
+  // Last, J at the solution is factored and τ_raw, s' and the saturation's sigmoids are
+  // taped there: the hand adjoint is the implicit-function one, λ = J⁻¹ (q̇̄⁺ + h q̄⁺).
+  static constexpr int kServoLineSearch = 8;
+  template <class S, class UIn, class PIn>
+  STEER_HD void servo_solve(const S* q, const UIn& u, const PIn& p, StepTape<S>& t) const {
+    const int n = n_dof;
+    const S h = S(dt);
+    S base[kMaxDof], r[kMaxDof], w[kMaxDof], d[kMaxDof];
+    for (int i = 0; i < n; ++i) {
+      base[i] = t.vp[i];
+      r[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) + S(u[i]);
+      w[i] = S(0);
+    }
+    // H x from M's strict upper triangle (kept in t.A), its diagonal and D
+    auto h_times = [&](const S* x, int i) {
+      S y = (t.mdiag[i] + h * S(p[p_joint(i, kDamping)])) * x[i];
+      for (int j = 0; j < n; ++j)
+        if (j != i) y += t.A[(i < j ? i : j) * kMaxDof + (i < j ? j : i)] * x[j];
+      return y;
+    };
+    // ψ(α) and ψ'(α) = −c₁ − h Σ k_v d_i² s'_i
+    auto psi = [&](const S& c0, const S& c1, const S& a, S& dpsi) {
+      S v = c0 - a * c1;
+      dpsi = -c1;
+      for (int i = 0; i < n; ++i) {
+        const S kv = p[p_joint(i, kKv)];
+        S s;
+        const S tau = saturate(p, i, S(r[i] - kv * (w[i] + a * d[i])), s);
+        v += h * d[i] * tau;
+        dpsi -= h * kv * d[i] * d[i] * s;
+      }
+      return v;
+    };
+    for (int it = 0; it <= servo_newton + 1; ++it) {
+      const bool last = it == servo_newton + 1;
+      for (int i = 0; i < n; ++i) {
+        const S kv = p[p_joint(i, kKv)];
+        S s = S(1), lin = r[i];  // the predictor: τ = r − k_v w⁺
+        if (it > 0) {
+          t.raw[i] = r[i] - kv * w[i];
+          const S tau = saturate(p, i, t.raw[i], s, t.sig + kSatTape * i);
+          lin = tau + s * kv * w[i];
+        }
+        t.slope[i] = s;
+        // rebuild the lower triangle from M's strict upper one (cholesky_factor keeps it)
+        t.A[i * kMaxDof + i] = t.mdiag[i] + h * (S(p[p_joint(i, kDamping)]) + s * kv);
+        for (int j = 0; j < i; ++j) t.A[i * kMaxDof + j] = t.A[j * kMaxDof + i];
+        if (!last) t.vp[i] = base[i] + h * lin;
+      }
+      cholesky_factor(n, t.A);
+      if (last) break;
+      cholesky_substitute(n, t.A, t.vp);
+      if (it == 0) {
+        for (int i = 0; i < n; ++i) w[i] = t.vp[i];
+        continue;
+      }
+      // the line search along d = w⁺ − w
+      S c0 = S(0), c1 = S(0);
+      for (int i = 0; i < n; ++i) d[i] = t.vp[i] - w[i];
+      for (int i = 0; i < n; ++i) {
+        c0 += d[i] * (base[i] - h_times(w, i));
+        c1 += d[i] * h_times(d, i);
+      }
+      S dpa;
+      S a = S(1), pa = psi(c0, c1, a, dpa);
+      const auto full = pa >= S(0);
+      S lo = S(0), hi = S(1);
+      for (int ls = 0; ls < kServoLineSearch; ++ls) {
+        // ψ(lo) > 0 ≥ ψ(hi); a Newton step from a, a bisection where it leaves (lo, hi)
+        const auto right = pa <= S(0);
+        hi = select(right, a, hi);
+        lo = select(right, lo, a);
+        S an = a - pa / select(dpa < S(0), dpa, S(-1));
+        an = select(an > lo && an < hi, an, S(S(0.5) * (lo + hi)));
+        a = an;
+        pa = psi(c0, c1, a, dpa);
+      }
+      a = select(full, S(1), a);
+      for (int i = 0; i < n; ++i) w[i] += a * d[i];
+    }
+    for (int i = 0; i < n; ++i) t.vp[i] = w[i];
   }
   // step, keeping its tape (rk4 has no tape: its adjoint is the dual path)
   template <class S, class XIn, class UIn, class PIn, class XOut>
@@ -605,12 +722,17 @@ struct Articulated {
       S mv = S(0);
       for (int j = 0; j < n; ++j) mv += M[i * kMaxDof + j] * v[j];
       const S kv = p[p_joint(i, kKv)];
-      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
-      const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
       S implicit_gain = S(p[p_joint(i, kDamping)]);
-      S f = tau - c[i] + tc[i];
+      S f;
+      if (implicit_servo()) {
+        f = tc[i] - c[i];  // servo_solve adds the controller
+      } else {
+        raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
+        const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
+        f = tau - c[i] + tc[i];
+      }
       if (joint_limits) f += limit_torque(i, q[i]);
-      if (integrator == kImplicitFast) {
+      if (integrator == kImplicitFast && !implicit_servo()) {
         implicit_gain += slope[i] * kv;
         f += slope[i] * kv * v[i];
       }
@@ -1054,7 +1176,7 @@ struct Articulated {
       const S kp = p[p_joint(i, kKp)], kv = p[p_joint(i, kKv)];
       ap[p_joint(i, kDamping)] -= mu[i] * vp[i];
       S aslope = S(0);
-      if (integrator == kImplicitFast) {
+      if (integrator == kImplicitFast && !implicit_servo()) {
         // μ_i s'_i k_v,i (q̇_i − q̇⁺_i)
         aslope = mu[i] * kv * wv[i];
         ap[p_joint(i, kKv)] += mu[i] * slope[i] * wv[i];
@@ -1063,13 +1185,18 @@ struct Articulated {
       const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
       // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
       if (joint_limits) aq[i] += mu[i] * limit_slope(i, q[i]);
-      // τ_raw = k_p (q* − q) − k_v q̇ + u_ff
+      // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ + u_ff
+      // with q̇⁺ held fixed in φ (its dependence is λ's)
       const S tgt = p[p_joint(i, kTarget)];
       ap[p_joint(i, kKp)] += araw * (tgt - q[i]);
       ap[p_joint(i, kTarget)] += araw * kp;
-      ap[p_joint(i, kKv)] -= araw * v[i];
       aq[i] -= araw * kp;
-      av[i] -= araw * kv;
+      if (implicit_servo()) {
+        ap[p_joint(i, kKv)] -= araw * vp[i];
+      } else {
+        ap[p_joint(i, kKv)] -= araw * v[i];
+        av[i] -= araw * kv;
+      }
       adj_u[i] += araw;
     }
     adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
