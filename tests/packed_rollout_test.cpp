@@ -226,7 +226,7 @@ TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
   }
 }
 
-// ---- the Panda (Articulated, euler and implicitfast) on the packed path ----
+// ---- the Panda (Articulated, euler and implicitfast, the implicit servo) on the packed path ----
 
 struct PandaCase {
   std::string name;
@@ -277,6 +277,20 @@ std::vector<PandaCase> panda_cases() {
     k.m.grad_params[0] = short(k.m.p_body(3, Articulated::kMass));
     k.m.grad_params[1] = short(k.m.p_joint(1, Articulated::kKp));
     k.m.grad_params[2] = short(k.m.p_global(Articulated::kSharpness));
+    out.push_back(k);
+  }
+  {
+    // the servo implicit through the saturation, lanes deep in saturation beside lanes within
+    // the limits: a pack's lanes may stop iterating at different counts (servo_solve freezes
+    // a lane once its Newton step is below rounding)
+    PandaCase k = base;
+    k.name = "implicitfast, implicit servo (6 Newton iterations), saturated lanes";
+    k.m.servo_newton = 6;
+    k.saturate = true;
+    out.push_back(k);
+    k = out[2];
+    k.name = "implicitfast, implicit servo, contact and joint limits";
+    k.m.servo_newton = 3;
     out.push_back(k);
   }
   {

@@ -78,6 +78,22 @@ STEER_HD S select(bool c, const S& a, const S& b) {
 }
 STEER_HD inline bool any_lane(bool c) { return c; }
 
+// the real type of a scalar's lanes: S itself, or S::value_type for packs, duals and
+// op_count.h's Counted; and its unit roundoff u (2⁻⁵³ for double, 2⁻²⁴ for float), for
+// convergence tests that must follow the precision
+template <class S, class = void>
+struct lane_real {
+  using type = S;
+};
+template <class S>
+struct lane_real<S, std::void_t<typename S::value_type>> {
+  using type = typename S::value_type;
+};
+template <class S>
+STEER_HD constexpr double roundoff_of() {
+  return std::is_same<typename lane_real<S>::type, float>::value ? 5.9604644775390625e-8 : 1.1102230246251565e-16;
+}
+
 // plain value of a scalar: identity for float/double, overloaded for Dual
 STEER_HD inline double value_of(double a) { return a; }
 STEER_HD inline float value_of(float a) { return a; }

@@ -13,6 +13,7 @@ namespace steer {
 
 template <class S, int N>
 struct Dual {
+  using value_type = S;
   S a;     // value
   S v[N];  // partials ∂a/∂(seed j)
 

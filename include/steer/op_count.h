@@ -53,6 +53,7 @@ class OpTallyScope {
 // a scalar that computes exactly as S and tallies its operations
 template <class S>
 struct Counted {
+  using value_type = S;
   S v;
   Counted() : v(S(0)) {}
   Counted(double c) : v(S(c)) {}
