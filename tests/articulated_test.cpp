@@ -158,11 +158,13 @@ struct ArticulatedProvider {
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
     std::vector<RolloutCase<Articulated>> out;
-    {
+    // the Panda over 30 steps, each joint's terminal error against its PD target (a parameter)
+    auto panda_targets_case = [](const std::string& name, int servo_newton, double target_step) {
       RolloutCase<Articulated> c;
-      c.name = "panda implicitfast, 30 steps, parameter targets";
+      c.name = name;
       c.model = panda(Articulated::kImplicitFast, false, c.p);
-      for (int j = 0; j < 7; ++j) c.p[c.model.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.003 * (j + 1);
+      c.model.servo_newton = servo_newton;
+      for (int j = 0; j < 7; ++j) c.p[c.model.p_joint(j, Articulated::kTarget)] = kHome[j] + target_step * (j + 1);
       c.steps = 30;
       c.checkpoint_every = 6;
       c.x0 = moving_state(0.1);
@@ -175,29 +177,11 @@ struct ArticulatedProvider {
         c.loss.terminal_weight[j] = 1.0;
       }
       c.loss.effort_weight = 1e-4;
-      out.push_back(c);
-    }
-    {
-      // the implicit servo over 30 steps with targets that saturate the shoulder joints
-      RolloutCase<Articulated> c;
-      c.name = "panda implicit servo, 30 steps, parameter targets";
-      c.model = panda(Articulated::kImplicitFast, false, c.p);
-      c.model.servo_newton = 3;
-      for (int j = 0; j < 7; ++j) c.p[c.model.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.02 * (j + 1);
-      c.steps = 30;
-      c.checkpoint_every = 6;
-      c.x0 = moving_state(0.1);
-      c.u.assign(size_t(c.steps) * 7, 0.0);
-      for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 2.0 * std::sin(0.1 * double(i));
-      c.loss.n_terminal = 7;
-      for (int j = 0; j < 7; ++j) {
-        c.loss.terminal_index[j] = j;
-        c.loss.terminal_param[j] = c.model.p_joint(j, Articulated::kTarget);
-        c.loss.terminal_weight[j] = 1.0;
-      }
-      c.loss.effort_weight = 1e-4;
-      out.push_back(c);
-    }
+      return c;
+    };
+    out.push_back(panda_targets_case("panda implicitfast, 30 steps, parameter targets", 0, 0.003));
+    // the implicit servo, with targets that saturate the shoulder joints
+    out.push_back(panda_targets_case("panda implicit servo, 30 steps, parameter targets", 3, 0.02));
     {
       RolloutCase<Articulated> c;
       ExperimentConfig hs = hinge_slide_config();
@@ -966,6 +950,19 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
     EXPECT_EQ(ok.articulated.limit_upper[0], 0.7);
   }
   fails_with(head + R"("integrator": "verlet", "bodies": []}})", "model.integrator");
+  // the implicit servo: an integer in [0, 8], with implicitfast only
+  const std::string arm = R"("bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})";
+  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 9}, )" + arm,
+             "model.torque_limits.newton_iterations");
+  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 2.5}, )" + arm,
+             "model.torque_limits.newton_iterations");
+  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": "4"}, )" + arm,
+             "model.torque_limits.newton_iterations");
+  fails_with(head + R"("integrator": "euler", "torque_limits": {"newton_iterations": 2}, )" + arm,
+             "model.torque_limits.newton_iterations");
+  EXPECT_EQ(parse_config(nlohmann::json::parse(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 4}, )" + arm))
+                .articulated.servo_newton,
+            4);
   fails_with(head + R"("integrator": "euler"}})", "model.bodies");
   try {
     expand_includes(nlohmann::json::parse(head + R"("include": "no_such_file.json"}})"), STEER_SOURCE_DIR);

@@ -416,6 +416,31 @@ TEST(Validator, CheckOnLeadingRolloutsEqualsCheckOnWholeBatch) {
   EXPECT_TRUE(cut.timestep_checked && cut.float32_compared);
 }
 
+// two Panda arms at 2 ms under implicitfast with saturating targets, float32: the second
+// arm's servos chatter under MuJoCo's linearization (newton_iterations 0); includes expanded
+nlohmann::json two_panda_arms(int newton_iterations) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "name": "t",
+    "model": {"type": "articulated", "include": "models/panda_arm.json", "integrator": "implicitfast",
+              "torque_limits": {"newton_iterations": 0}},
+    "simulation": {"dt": 0.002, "steps": 250, "precision": "float32", "backend": "cpu"},
+    "initial_state": {"q": [0, 0, 0, -1.57079, 0, 1.57079, -0.7853]},
+    "batch": {"size": 2, "sweep": {
+      "theta.joint1.target": [-0.2006, -0.0528], "theta.joint2.target": [0.1641, -0.0828],
+      "theta.joint3.target": [-0.0732, 0.0744], "theta.joint4.target": [-1.4516, -1.6714],
+      "theta.joint5.target": [-0.2648, -0.2550], "theta.joint6.target": [1.4412, 1.4864],
+      "theta.joint7.target": [-0.5488, -0.9209]}},
+    "loss": {"terminal": [
+      {"state": "joint1.q", "target": "theta.joint1.target"}, {"state": "joint2.q", "target": "theta.joint2.target"},
+      {"state": "joint3.q", "target": "theta.joint3.target"}, {"state": "joint4.q", "target": "theta.joint4.target"},
+      {"state": "joint5.q", "target": "theta.joint5.target"}, {"state": "joint6.q", "target": "theta.joint6.target"},
+      {"state": "joint7.q", "target": "theta.joint7.target"}]},
+    "variables": {"controls": {"lower": -87, "upper": 87}}
+  })");
+  j["model"]["torque_limits"]["newton_iterations"] = newton_iterations;
+  return expand_includes(j, std::string(STEER_SOURCE_DIR) + "/configs");
+}
+
 // The physical case: two Panda arms (panda_reach's PD servos, force limits and 500 ms horizon)
 // sent from the home pose to two joint targets (rollouts 0 and 6 of panda_reach's batch, to 4
 // digits). Both saturate joints 1-4 at 87 N·m at the start. For the second target, joints 1
@@ -431,24 +456,7 @@ TEST(Validator, CheckOnLeadingRolloutsEqualsCheckOnWholeBatch) {
 // its own too. The first arm never chatters: its float32 gradient is within 1e-3 (measured
 // 1.4e-5) and its check passes. The timestep check tells the two apart as well.
 TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "name": "t",
-    "model": {"type": "articulated", "include": "models/panda_arm.json", "integrator": "implicitfast"},
-    "simulation": {"dt": 0.002, "steps": 250, "precision": "float32", "backend": "cpu"},
-    "initial_state": {"q": [0, 0, 0, -1.57079, 0, 1.57079, -0.7853]},
-    "batch": {"size": 2, "sweep": {
-      "theta.joint1.target": [-0.2006, -0.0528], "theta.joint2.target": [0.1641, -0.0828],
-      "theta.joint3.target": [-0.0732, 0.0744], "theta.joint4.target": [-1.4516, -1.6714],
-      "theta.joint5.target": [-0.2648, -0.2550], "theta.joint6.target": [1.4412, 1.4864],
-      "theta.joint7.target": [-0.5488, -0.9209]}},
-    "loss": {"terminal": [
-      {"state": "joint1.q", "target": "theta.joint1.target"}, {"state": "joint2.q", "target": "theta.joint2.target"},
-      {"state": "joint3.q", "target": "theta.joint3.target"}, {"state": "joint4.q", "target": "theta.joint4.target"},
-      {"state": "joint5.q", "target": "theta.joint5.target"}, {"state": "joint6.q", "target": "theta.joint6.target"},
-      {"state": "joint7.q", "target": "theta.joint7.target"}]},
-    "variables": {"controls": {"lower": -87, "upper": 87}}
-  })");
-  j = expand_includes(j, std::string(STEER_SOURCE_DIR) + "/configs");
+  nlohmann::json j = two_panda_arms(0);
   ExperimentConfig c32 = parse_config(j);
   j["simulation"]["precision"] = "float64";
   auto p32 = make_problem(c32, BackendKind::kCpu, 0);
@@ -488,25 +496,7 @@ TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
 // was 7.1e-5 with gradient_exploding), its float32 gradient is within 1e-5 of float64 (was
 // 1.01) and its gradient moves by 0.5% at h/2 (was 100%)
 TEST(Validator, ImplicitServoEndsThePandasChatter) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "name": "t",
-    "model": {"type": "articulated", "include": "models/panda_arm.json", "integrator": "implicitfast",
-              "torque_limits": {"newton_iterations": 6}},
-    "simulation": {"dt": 0.002, "steps": 250, "precision": "float32", "backend": "cpu"},
-    "initial_state": {"q": [0, 0, 0, -1.57079, 0, 1.57079, -0.7853]},
-    "batch": {"size": 2, "sweep": {
-      "theta.joint1.target": [-0.2006, -0.0528], "theta.joint2.target": [0.1641, -0.0828],
-      "theta.joint3.target": [-0.0732, 0.0744], "theta.joint4.target": [-1.4516, -1.6714],
-      "theta.joint5.target": [-0.2648, -0.2550], "theta.joint6.target": [1.4412, 1.4864],
-      "theta.joint7.target": [-0.5488, -0.9209]}},
-    "loss": {"terminal": [
-      {"state": "joint1.q", "target": "theta.joint1.target"}, {"state": "joint2.q", "target": "theta.joint2.target"},
-      {"state": "joint3.q", "target": "theta.joint3.target"}, {"state": "joint4.q", "target": "theta.joint4.target"},
-      {"state": "joint5.q", "target": "theta.joint5.target"}, {"state": "joint6.q", "target": "theta.joint6.target"},
-      {"state": "joint7.q", "target": "theta.joint7.target"}]},
-    "variables": {"controls": {"lower": -87, "upper": 87}}
-  })");
-  j = expand_includes(j, std::string(STEER_SOURCE_DIR) + "/configs");
+  nlohmann::json j = two_panda_arms(6);
   ExperimentConfig c32 = parse_config(j);
   j["simulation"]["precision"] = "float64";
   const ExperimentConfig c64 = parse_config(j);

@@ -595,7 +595,7 @@ struct Articulated {
   // on ψ within the bracket [0, 1] (bisection where Newton leaves it) until |ψ(α)| ≤ 10⁻³ ψ(0).
   // Φ decreases at every iteration (but for that margin), so the iterates converge to the
   // unique solution. Value branches are selects, for the SIMD lanes; the line search is
-  // skipped when no lane needs it (most Newton steps: 2.5–3× cheaper than always running it).
+  // skipped when no lane needs it (measured on the Panda at B = 256, n = 2: the step 2.5× faster than with it always run).
   // Last, J at the solution is factored and τ_raw, s' and the saturation's sigmoids are
   // taped there: the hand adjoint is the implicit-function one, λ = J⁻¹ (q̇̄⁺ + h q̄⁺).
   static constexpr int kServoLineSearch = 8;
