@@ -13,7 +13,10 @@
 #      B = 2^10 .. 2^16, K = ⌈√T⌉.
 #   4. projectile (one thread per rollout), CUDA float32 and float64 at B = 2^14 .. 2^20,
 #      K = ⌈√T⌉ and K = 1.
-#   5. Panda float64 on CUDA; then the CPU backend on all cores for the CUDA/CPU ratios
+#   5. The Panda with the implicit servo (configs/panda_reach_servo.json, 4 Newton iterations
+#      through the force limits), CUDA float32 at the largest three batches: its cost next to
+#      item 1 (1.8x forward and 1.6x forward+backward on the CPU).
+#   6. Panda float64 on CUDA; then the CPU backend on all cores for the CUDA/CPU ratios
 #      (projectile B = 2^14, Panda B = 2^10, mass_spring B = 2^10).
 # Writes JSON and Markdown into OUTDIR; copy the tables into bench/RESULTS.md with the date,
 # GPU and this command. GPU_BENCH_BACKEND=cpu with GPU_BENCH_SMALL=1 runs the same script on
@@ -29,9 +32,10 @@ mkdir -p "$out"
 start=$SECONDS
 
 if [[ -n "${GPU_BENCH_SMALL:-}" ]]; then
-  batches=64,128; ms_batches=16,32; cpu_b=32; min_time=0.05
+  batches=64,128; servo_batches=128; ms_batches=16,32; cpu_b=32; min_time=0.05
 else
   batches=16384,32768,65536,131072,262144,524288,1048576
+  servo_batches=262144,524288,1048576
   ms_batches=1024,2048,4096,8192,16384,32768,65536; cpu_b=1024; min_time=0.2
 fi
 
@@ -77,6 +81,10 @@ for prec in float32 float64; do
     "$bin" --backend "$dev" --precision "$prec" --batches "$batches" --checkpoint sqrt,1 \
     --max-mem-gb 48 --min-time "$min_time" --json "$out/bench_cuda_$prec.json" --markdown
 done
+
+item "panda servo cuda float32" bench_cuda_panda_servo_float32.md \
+  "$bin" --config configs/panda_reach_servo.json --backend "$dev" --precision float32 --batches "$servo_batches" \
+  --checkpoint sqrt --max-mem-gb 48 --min-time "$min_time" --json "$out/bench_cuda_panda_servo_float32.json" --markdown
 
 item "panda cuda float64" bench_cuda_panda_float64.md \
   "$bin" --config configs/panda_reach.json --backend "$dev" --precision float64 --batches "$batches" \

@@ -117,8 +117,8 @@ class SimProblem : public Problem {
 
   // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
   SimProblem(const SimProblem& o, int n)
-      : model_(o.model_), topology_(o.topology_), loss_(o.loss_), backend_(o.backend_), threads_(o.threads_),
-        vars_(o.vars_), shape_(o.shape_), velocity_slots_(o.velocity_slots_), state_names_(o.state_names_) {
+      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), topology_(o.topology_),
+        loss_(o.loss_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_), shape_(o.shape_) {
     if constexpr (std::is_same_v<Model, MassSpring>) model_.topo = topology_.data();
     batch_size_ = n;
     nx_ = o.nx_;
