@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
     std::ifstream f(config_path);
     if (!f) throw std::invalid_argument("cannot open " + config_path);
     json j = json::parse(f);
+    // model.include resolves against the config's folder, as `steer run` does (load_config)
+    const size_t slash = config_path.find_last_of('/');
+    j = steer::expand_includes(j, slash == std::string::npos ? "." : config_path.substr(0, slash));
     for (const auto& s : sets) apply_set(j, s);
     if (!precision.empty()) j["simulation"]["precision"] = precision;
     j["simulation"]["backend"] = "cpu";
