@@ -181,6 +181,8 @@ def main():
     ap.add_argument("--dt", type=float, default=0.002)
     ap.add_argument("--precision", choices=["float32", "float64"], default="float64")
     ap.add_argument("--min-time", type=float, default=2.0)
+    ap.add_argument("--mujoco-c-only", action="store_true",
+                    help="time MuJoCo's C engine against steer's forward only (float64; no MJX)")
     ap.add_argument("--target-scale", type=float, default=0.01,
                     help="joint targets: home + this x (panda_reach rollout 0's target - home)")
     a = ap.parse_args()
@@ -197,6 +199,17 @@ def main():
     target = [h + a.target_scale * (t - h) for h, t in zip(HOME, TARGETS["reach rollout 0"])]
     print(f"MJX {mujoco.__version__}, JAX {jax.__version__} ({jax.devices()[0]}), {a.precision}, T = {a.steps} "
           f"steps of {a.dt} s, core {CORE} only")
+    if a.mujoco_c_only:
+        # MuJoCo's C engine and steer only (no JAX compile): forward, float64
+        print("\nBest wall time of one forward call over the B arms [ms]:\n")
+        print("| B | MuJoCo C fwd | steer fwd | MuJoCo C / steer | loss, MuJoCo C | loss, steer |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for b in a.batch:
+            mc = mujoco_c_side(target, b, a.steps, a.dt, a.min_time)
+            st = steer_side(a.steer_peer, target, b, a.steps, a.dt, "float64", a.min_time)
+            cf, sf = mc["forward_s"][1], st["forward"]["best_s"]
+            print(f"| {b} | {1e3 * cf:.3g} | {1e3 * sf:.3g} | {cf / sf:.3g} | {mc['loss']:.12g} | {st['loss']:.12g} |")
+        return
     print("\nBest wall time of one call over the B arms [ms]; ratios are peer / steer:\n")
     print("| B | MJX compile fwd / fwd+bwd [s] | MJX fwd (plain jit) | MJX fwd | MJX fwd+bwd | MuJoCo C fwd | steer fwd | steer fwd+bwd "
           "| MJX / steer, fwd | MJX / steer, fwd+bwd | MuJoCo C / steer, fwd | steer Msteps/s fwd / fwd+bwd |")
