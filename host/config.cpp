@@ -546,6 +546,22 @@ ModelInfo projectile_info(int dim) {
   return m;
 }
 
+// The chatter label's suggestion, from the model's settings: a saturated servo under
+// implicitfast chatters because its k_v acts explicitly at the clamp (README, "Saturated servos"),
+// which the servo made implicit through the saturation removes; any other period-2 oscillation
+// (a stiff spring or contact at ω·dt ≈ 2) needs a smaller step or a softer law.
+static std::string chatter_remedy(const ExperimentConfig& c) {
+  const std::string smaller_dt = "a smaller simulation.dt (the step resolves ω only while ω·dt < 2)";
+  if (c.model_type == "articulated" && c.articulated.torque_limits && c.articulated.servo_newton == 0) {
+    const std::string servo = "model.torque_limits.newton_iterations ≥ 1 makes the servo implicit through its force limit";
+    return c.articulated.integrator == Articulated::kImplicitFast ? servo + "; or " + smaller_dt
+                                                                  : "model.integrator \"implicitfast\" with " + servo + "; or " + smaller_dt;
+  }
+  if (c.model_type == "mass_spring") return smaller_dt + ", or softer springs or ground (model.robot, model.ground)";
+  if (c.model_type == "projectile") return smaller_dt + ", or a softer or more damped ground (model.ground)";
+  return smaller_dt;
+}
+
 ExperimentConfig parse_config(const nlohmann::json& j) {
   ExperimentConfig c;
   JsonObject root(j, "");
@@ -674,6 +690,7 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
     config_fail("success_tolerance", "success is judged on the loss's terminal terms; give loss.terminal or remove it");
   root.finish();
   check_memory(c);
+  c.validation.chatter_remedy = chatter_remedy(c);
   return c;
 }
 

@@ -120,6 +120,8 @@ struct ValidationConfig {
   // (VelocityReversals) oscillates with a period of ≤ 2/fraction steps (8 at 0.25), which the
   // timestep does not resolve; 0 turns the count off
   double chatter_fraction = 0.25;
+  // what the chatter label's detail suggests for this model (set by parse_config; empty: nothing)
+  std::string chatter_remedy;
 };
 
 struct OptimizerConfig {

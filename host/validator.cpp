@@ -254,6 +254,7 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
           << ": an oscillation of period ≤ " << fmt(2.0 / cfg.chatter_fraction)
           << " steps that the timestep does not resolve (a saturated servo under implicitfast, a stiff "
              "spring or contact at its stability limit)";
+        if (!cfg.chatter_remedy.empty()) d << "; remedy: " << cfg.chatter_remedy;
         rc.labels.push_back({"chatter", fraction, d.str()});
       }
     }

@@ -56,6 +56,13 @@ bool has_label(const RolloutCheck& r, const std::string& name, double* figure = 
   return false;
 }
 
+// the detail of label `name` on r ("" when r has no such label)
+std::string label_detail(const RolloutCheck& r, const std::string& name) {
+  for (const auto& l : r.labels)
+    if (l.name == name) return l.detail;
+  return "";
+}
+
 TEST(Validator, RelativeErrorIsAbsoluteBelowTheFloor) {
   EXPECT_NEAR(relative_error(1.01, 1.0, 1e-8), 0.01 / 1.01, 1e-15);
   EXPECT_NEAR(relative_error(3e-12, 1e-12, 1e-8), 2e-12 / 1e-8, 1e-18);
@@ -156,6 +163,9 @@ TEST(Validator, UnresolvedOscillationIsLabelledChatter) {
   EXPECT_LT(fig, 0.9);
   EXPECT_DOUBLE_EQ(fig, double(vs.count) / 499);
   EXPECT_GT(vs.median_jump, 1e-3);  // |v| reaches 3e-3 m/s, and it turns back by about that much
+  // the detail names the remedy for a contact at its stability limit, not the servo's
+  EXPECT_NE(label_detail(stiff.rollouts[0], "chatter").find("remedy: a smaller simulation.dt"), std::string::npos);
+  EXPECT_EQ(label_detail(stiff.rollouts[0], "chatter").find("newton_iterations"), std::string::npos);
 
   ValidationReport soft = check(resting(1e4, 1e-4));
   const VelocityReversals& vf = soft.rollouts[0].reversals;
@@ -487,6 +497,8 @@ TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
   ASSERT_TRUE(has_label(rh.rollouts[1], "chatter", &fig));
   EXPECT_EQ(rh.rollouts[1].reversals.name, "joint1.v");
   EXPECT_GT(fig, 0.5);
+  // and its detail names the key that removes it (ImplicitServoEndsThePandasChatter)
+  EXPECT_NE(label_detail(rh.rollouts[1], "chatter").find("model.torque_limits.newton_iterations ≥ 1"), std::string::npos);
   EXPECT_FALSE(has_label(rh.rollouts[0], "chatter"));
 }
 
