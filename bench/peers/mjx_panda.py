@@ -69,12 +69,18 @@ def timed(fn, min_time, min_reps=3):
     return first, min(times), statistics.median(times)
 
 
-def mjx_side(target, batch, steps, dt, precision, min_time):
+def panda_model(dt):
+    """mujoco_saturation's arm and servos at step dt, constraints off: none acts in this motion
+    (the joints stay inside their ranges, nothing collides), and MJX's constraint solver is a
+    lax.while_loop, which reverse mode cannot differentiate"""
     m = mujoco_model()
     m.opt.timestep = dt
-    # no constraint acts in this motion (the joints stay inside their ranges, nothing collides),
-    # and MJX's constraint solver is a lax.while_loop, which reverse mode cannot differentiate
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    return m
+
+
+def mjx_side(target, batch, steps, dt, precision, min_time):
+    m = panda_model(dt)
     mx = mjx.put_model(m)
     dtype = jnp.float64 if precision == "float64" else jnp.float32
     kp = jnp.array([p[1] for p in servo_parameters()], dtype)
@@ -110,9 +116,7 @@ def mujoco_c_side(target, batch, steps, dt, min_time):
     """MuJoCo's C engine on the same work, forward only (it has no adjoint): mujoco.rollout with
     one MjData, so one thread, float64; the loss from the final states in numpy"""
     from mujoco import rollout
-    m = mujoco_model()
-    m.opt.timestep = dt
-    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    m = panda_model(dt)
     d = mujoco.MjData(m)
     d.qpos[:] = HOME
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS

@@ -135,17 +135,14 @@ def main():
               "max_j |q_j − q_j(MuJoCo)| > 1e-4 | max_k,j |q − q(MuJoCo)| | q_1(T) |")
         print("|---|---|---:|---|---:|---:|---:|")
         print(describe("MuJoCo implicitfast, hard clamp", q_mj, v_mj, q_mj))
-        for precision in ("float64", "float32"):
-            for sharpness in (5.0, 1000.0):
-                q, v = run_steer(a.steer, target, a.steps, a.dt, precision, sharpness, work)
-                print(describe(f"steer {precision}, sharpness {sharpness:g} /(N m)", q, v, q_mj))
-        # the servo implicit through the saturation (newton_iterations): MuJoCo has no such
-        # step, so the distance column is how far the chatter-free path leaves MuJoCo's
-        for precision in ("float64", "float32"):
-            for sharpness in (5.0, 1000.0):
-                q, v = run_steer(a.steer, target, a.steps, a.dt, precision, sharpness, work, newton_iterations=4)
-                print(describe(f"steer {precision}, sharpness {sharpness:g} /(N m), implicit servo (4 Newton iterations)",
-                               q, v, q_mj))
+        # newton_iterations 4: the servo implicit through the saturation, a step MuJoCo does not
+        # have, so there the distance column is how far the chatter-free path leaves MuJoCo's
+        for newton in (0, 4):
+            servo = ", implicit servo (4 Newton iterations)" if newton else ""
+            for precision in ("float64", "float32"):
+                for sharpness in (5.0, 1000.0):
+                    q, v = run_steer(a.steer, target, a.steps, a.dt, precision, sharpness, work, newton)
+                    print(describe(f"steer {precision}, sharpness {sharpness:g} /(N m){servo}", q, v, q_mj))
     shutil.rmtree(work)
 
 
