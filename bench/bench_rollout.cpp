@@ -79,6 +79,7 @@ struct Options {
   std::vector<std::string> checkpoints = {"sqrt"};
   std::vector<int> snapshots;          // binomial snapshot counts
   std::vector<double> memory_mb;       // per-rollout scratch budgets [MiB]
+  double store_forward_mb = 256;       // per-thread budget of --checkpoint stored [MiB]
   std::string config_path;
   int threads = 0;
   double min_time = 0.2;  // [s] per measured figure
@@ -139,7 +140,10 @@ std::vector<Schedule> schedules_for(const Options& opt, int nx) {
   for (const std::string& c : opt.checkpoints) {
     Schedule q;
     q.shape.steps = T;
-    q.shape.checkpoint_every = c == "sqrt" ? sqrt_interval(T) : std::stoi(c);
+    // stored: the CPU backend's stored forward pass within --store-forward-mb per thread (else,
+    // and on CUDA, K = ⌈√T⌉); the recompute column shows which ran
+    if (c == "stored") q.shape.store_forward_bytes = (long long)std::floor(opt.store_forward_mb * 1048576.0);
+    q.shape.checkpoint_every = c == "sqrt" || c == "stored" ? sqrt_interval(T) : std::stoi(c);
     if (q.shape.checkpoint_every < 1 || q.shape.checkpoint_every > T)
       throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
     out.push_back(q);
@@ -433,6 +437,7 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
   } else {
     r.checkpoint = sh.checkpoint_every;
     r.schedule = "K=" + std::to_string(r.checkpoint);
+    if (sh.store_forward_bytes > 0) r.schedule = "stored (else K=" + std::to_string(r.checkpoint) + ")";
   }
   r.budget_mb = q.budget_mb;
   r.scratch = long(steer::rollout_scratch_bytes<S>(sh, m.nx()));
@@ -448,6 +453,13 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
   long long recompute_steps = 0;
   const auto fb = measure(kind, m, loss, sh, batch, true, opt.threads, opt.min_time, &recompute_steps);
   r.recompute = double(recompute_steps) / opt.steps;
+  if (sh.store_forward_bytes > 0 && recompute_steps == 0 && kind == BackendKind::kCpu) {
+    // the stored forward ran: T + 1 states, λ, λ_prev, x_0 and x_T slots, and T step tapes per rollout
+    RolloutShape w = sh;
+    w.checkpoint_every = opt.steps;
+    r.scratch = long(steer::rollout_scratch_bytes<S>(w, m.nx()) +
+                     (long long)opt.steps * steer::step_tape_bytes_of<std::decay_t<decltype(m)>, S>(m, 0));
+  }
   summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
   if (kind == BackendKind::kCuda) {
     std::vector<double> kf, kfb, tr;
@@ -638,9 +650,13 @@ int main(int argc, char** argv) {
   auto* steps_opt =
       app.add_option("--steps", opt.steps, "horizon T (projectile 300, mass_spring 681)")
           ->check(CLI::PositiveNumber);
-  auto* checkpoint_opt = app.add_option("--checkpoint", opt.checkpoints,
-                                        "checkpoint intervals K: sqrt or a number, comma separated")
-                             ->delimiter(',');
+  auto* checkpoint_opt =
+      app.add_option("--checkpoint", opt.checkpoints,
+                     "checkpoint intervals K: sqrt, a number, or stored (the CPU keeps the whole forward pass "
+                     "within --store-forward-mb per thread, else K = sqrt), comma separated")
+          ->delimiter(',');
+  app.add_option("--store-forward-mb", opt.store_forward_mb, "per-thread budget of --checkpoint stored [MiB]")
+      ->check(CLI::PositiveNumber);
   app.add_option("--snapshots", opt.snapshots, "binomial schedules: snapshot counts s, comma separated")
       ->delimiter(',');
   app.add_option("--memory-mb", opt.memory_mb,

@@ -384,6 +384,7 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
       c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
   }
   c.checkpoint_memory_mb = s.number("checkpoint_memory_mb", 0.0, Range{0, 1e6, true, false});  // absent: 0, no budget
+  c.store_forward_mb = s.number("store_forward_mb", 256.0, Range::closed(0, 1e6));
   c.backend = s.choice("backend", "auto", {"auto", "cpu", "cuda"});
   c.threads = int(s.integer("threads", 0, 0, 4096));
   c.memory_limit_gb = s.number("memory_limit_gb", 0.0, Range::closed(0, 1e6));
@@ -776,6 +777,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"checkpoint_every", resolved_checkpoint()},
                      {"checkpoint_schedule", checkpoint_plan().shape.binomial() ? "binomial" : "uniform"},
                      {"checkpoint_memory_mb", checkpoint_memory_mb > 0 ? nlohmann::json(checkpoint_memory_mb) : nlohmann::json()},
+                     {"store_forward_mb", store_forward_mb},
                      {"backend_requested", backend},
                      {"threads", threads}};
   nlohmann::json ov = nlohmann::json::array();
@@ -871,6 +873,12 @@ CheckpointPlan ExperimentConfig::checkpoint_plan() const {
     b.snapshots = s;
     p.shape = b;
   }
+  // the CPU backend's stored forward pass (rollout.h): per thread, and not where the user bounds
+  // the memory per rollout
+  if (checkpoint_memory_mb <= 0 && store_forward_mb > 0) {
+    p.store_forward_mb = store_forward_mb;
+    p.shape.store_forward_bytes = (long long)std::floor(store_forward_mb * 1048576.0);
+  }
   if (p.shape.binomial()) {
     p.repetitions = binomial_reach(steps, p.shape.snapshot_slots()).r;
     p.recompute_steps = binomial_forward_steps(steps, p.shape.snapshot_slots());
@@ -889,7 +897,15 @@ nlohmann::json CheckpointPlan::to_json() const {
                       {"recompute_steps", recompute_steps},
                       {"recompute_factor", recompute_factor},
                       {"scratch_bytes_per_rollout", scratch_bytes},
-                      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()}};
+                      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()},
+                      {"cpu_store_forward_mb", store_forward_mb},
+                      {"cpu_store_forward_note",
+                       store_forward_mb > 0
+                           ? "the CPU backend keeps each rollout's whole forward pass (states and step tapes, per "
+                             "thread) when it fits this budget, and its backward sweep then recomputes nothing "
+                             "(timings.rollout_steps_recomputed_backward); the schedule above is the GPU's and the "
+                             "fallback's"
+                           : "off: the backward sweep recomputes from the checkpoints"}};
   if (shape.binomial())
     j["snapshots"] = shape.snapshot_slots();
   else
@@ -906,7 +922,7 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   f.articulated.dt = f.dt;
   f.loss.effort_weight = c.loss.effort_weight / 2;
   f.checkpoint_every = 0;
-  f.checkpoint_memory_mb = 0;
+  f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)
   f.horizon_sweep.enabled = false;
   return f;
 }

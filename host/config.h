@@ -195,6 +195,7 @@ struct CheckpointPlan {
   double recompute_factor = 0;    // recompute_steps / T
   long long scratch_bytes = 0;    // per rollout: stored states, λ, λ_prev, index stack
   double budget_mb = 0;           // simulation.checkpoint_memory_mb, 0 = none
+  double store_forward_mb = 0;    // simulation.store_forward_mb as applied (0 under a checkpoint budget)
   nlohmann::json to_json() const;
 };
 
@@ -240,6 +241,9 @@ struct ExperimentConfig {
   std::string precision = "float64";
   int checkpoint_every = 0;  // 0 = ⌈√T⌉
   double checkpoint_memory_mb = 0;  // per-rollout budget for stored states [MiB]; 0 = none
+  // CPU backend: per-thread memory for a stored forward pass (every state and step tape, so the
+  // backward sweep recomputes nothing) [MiB]; 0 = always recompute; unused under checkpoint_memory_mb
+  double store_forward_mb = 256;
   std::string backend = "auto";
   int threads = 0;
   double memory_limit_gb = 0;  // 0 = 80% of physical memory

@@ -242,6 +242,7 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
       const Problem& in = zp->inner();
       p.forward_rollout_steps += in.forward_rollout_steps;
       p.backward_rollout_steps += in.backward_rollout_steps;
+      p.recomputed_rollout_steps += in.recomputed_rollout_steps;
       p.forward_seconds += in.forward_seconds;
       p.gradient_seconds += in.gradient_seconds;
       p.forward_calls += in.forward_calls;
@@ -416,7 +417,8 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
       {"forward_backward", {{"calls", p.gradient_calls}, {"seconds", p.gradient_seconds}, {"rollout_steps_per_second", grad_rate},
                             {"latency_per_rollout_seconds", p.gradient_calls ? p.gradient_seconds / p.gradient_calls / B : 0}}},
       {"rollout_steps_simulated_forward", p.forward_rollout_steps},
-      {"rollout_steps_swept_backward", p.backward_rollout_steps}};
+      {"rollout_steps_swept_backward", p.backward_rollout_steps},
+      {"rollout_steps_recomputed_backward", p.recomputed_rollout_steps}};
 
   // summary for stdout
   std::ostringstream s;

@@ -170,6 +170,7 @@ class SimProblem : public Problem {
     forward_rollout_steps += (long long)batch_size_ * steps_;
     if (want_grad) {
       backward_rollout_steps += (long long)batch_size_ * steps_;
+      for (const RolloutDiag& d : result_.diag) recomputed_rollout_steps += d.recompute_steps;
       gradient_seconds += secs;
       ++gradient_calls;
     } else {
@@ -401,6 +402,7 @@ void HalfStepProblem::evaluate(const std::vector<double>& vars, bool want_grad, 
   inner_->evaluate(refine(vars), want_grad, e);
   forward_rollout_steps = inner_->forward_rollout_steps;
   backward_rollout_steps = inner_->backward_rollout_steps;
+  recomputed_rollout_steps = inner_->recomputed_rollout_steps;
   out.loss = std::move(e.loss);
   out.diag = std::move(e.diag);
   out.grad.clear();

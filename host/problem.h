@@ -84,6 +84,7 @@ class Problem {
   // recompute plus an adjoint pass over T steps)
   long long forward_rollout_steps = 0;
   long long backward_rollout_steps = 0;
+  long long recomputed_rollout_steps = 0;  // forward steps the backward sweeps recomputed (0 with a stored forward)
   double forward_seconds = 0, gradient_seconds = 0;
   int forward_calls = 0, gradient_calls = 0;
 

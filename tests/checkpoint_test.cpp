@@ -264,6 +264,59 @@ TEST(BinomialSchedule, BadShapesAreRejected) {
   EXPECT_NO_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)));
 }
 
+// ---- the stored forward pass (RolloutShape::store_forward): every state kept, no recompute ----
+
+// a model without a step tape (the projectile: penalty ground, landing, terminal and effort
+// terms) gives the bits of K = 1 and K = ⌈√T⌉ with nothing recomputed, also when the landing
+// crossing is in the last step (its adjoint reads x_T from the stored states)
+TEST(StoredForward, ProjectileGradientsBitwiseIdenticalWithoutRecompute) {
+  for (int T : {1, 2, 37, 500}) {
+    const ProjectileCase c = projectile_case(3, T);
+    RolloutShape stored = uniform_shape(T, int(std::ceil(std::sqrt(double(T)))));
+    stored.store_forward_bytes = 1 << 20;
+    const BatchResult<double> ref = run(c, uniform_shape(T, 1));
+    const BatchResult<double> r = run(c, stored);
+    const std::string what = "T " + std::to_string(T);
+    expect_same_gradients(ref, r, what);
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_EQ(ref.diag[b].recompute_steps, T) << what;
+      EXPECT_EQ(r.diag[b].recompute_steps, 0) << what;
+      EXPECT_EQ(ref.diag[b].contact_hash, r.diag[b].contact_hash) << what;
+    }
+  }
+}
+
+// the budget counts T + 1 states per thread: one byte short and the sweep recomputes
+TEST(StoredForward, ABudgetBelowTheStatesFallsBackToTheRecompute) {
+  const int T = 120;
+  const ProjectileCase c = projectile_case(2, T);
+  const long long need = stored_forward_bytes<Projectile, double>(c.m, T);
+  EXPECT_EQ(need, (T + 1) * 4 * 8LL);  // no step tape
+  RolloutShape sh = uniform_shape(T, 11);
+  sh.store_forward_bytes = need;
+  EXPECT_EQ(run(c, sh).diag[0].recompute_steps, 0);
+  sh.store_forward_bytes = need - 1;
+  EXPECT_EQ(run(c, sh).diag[0].recompute_steps, T);
+  // the binomial schedule never stores the forward pass
+  RolloutShape bin = binomial_shape(T, 3);
+  bin.store_forward_bytes = 1 << 20;
+  EXPECT_EQ(run(c, bin).diag[0].recompute_steps, binomial_forward_steps(T, 3));
+  EXPECT_FALSE((cpu_working_shape<Projectile, double>(c.m, bin, true).store_forward));
+  // nor a forward pass without a gradient
+  EXPECT_FALSE((cpu_working_shape<Projectile, double>(c.m, sh, false).store_forward));
+}
+
+// store_forward is the CPU backend's working shape: given by hand, it must have one segment
+TEST(StoredForward, AShapeWithStoreForwardNeedsOneSegment) {
+  const ProjectileCase c = projectile_case(1, 10);
+  BatchResult<double> out;
+  RolloutShape sh = uniform_shape(10, 3);
+  sh.store_forward = true;
+  EXPECT_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)), std::invalid_argument);
+  sh.checkpoint_every = 10;
+  EXPECT_NO_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)));
+}
+
 // ---- the mass-spring model: DiffTaichi robot A as shipped ----
 
 struct RobotA {
@@ -403,6 +456,43 @@ TEST(CheckpointBudget, AnExplicitIntervalThatDoesNotFitIsRefused) {
   testing::expect_config_error(j, {"config: simulation.checkpoint_every", "K = 10", "simulation.checkpoint_memory_mb"});
   j["simulation"]["checkpoint_every"] = 1000;  // 2 + 1001 + 2 states
   testing::expect_config_error(j, {"simulation.checkpoint_every"});
+}
+
+// simulation.store_forward_mb: 256 MiB per thread by default, 0 turns it off, a per-rollout
+// checkpoint budget turns it off; out of range and wrong types are refused by name
+TEST(StoredForward, ConfigBudgetAndErrors) {
+  nlohmann::json j = projectile_config(400);
+  EXPECT_EQ(parse_config(j).checkpoint_plan().shape.store_forward_bytes, 256LL << 20);
+  j["simulation"]["store_forward_mb"] = 0.5;
+  EXPECT_EQ(parse_config(j).checkpoint_plan().shape.store_forward_bytes, 512LL << 10);
+  j["simulation"]["store_forward_mb"] = 0;
+  EXPECT_EQ(parse_config(j).checkpoint_plan().shape.store_forward_bytes, 0);
+  j["simulation"]["store_forward_mb"] = 64;
+  j["simulation"]["checkpoint_memory_mb"] = 1.0;
+  EXPECT_EQ(parse_config(j).checkpoint_plan().shape.store_forward_bytes, 0);
+  j["simulation"].erase("checkpoint_memory_mb");
+  j["simulation"]["store_forward_mb"] = -1;
+  testing::expect_config_error(j, {"simulation.store_forward_mb", "[0, 1e+06]"});
+  j["simulation"]["store_forward_mb"] = "lots";
+  testing::expect_config_error(j, {"simulation.store_forward_mb"});
+}
+
+// end to end: the Problem's gradient with the stored forward pass is the recomputed one's, and
+// the recomputed steps it counts (the artifact's timings) are 0 and T
+TEST(StoredForward, ProblemGradientsAreBitwiseTheSameAndCountNoRecompute) {
+  nlohmann::json j = projectile_config(300);
+  const ExperimentConfig cs = parse_config(j);
+  j["simulation"]["store_forward_mb"] = 0;
+  const ExperimentConfig cr = parse_config(j);
+  auto ps = make_problem(cs, BackendKind::kCpu, 1);
+  auto pr = make_problem(cr, BackendKind::kCpu, 1);
+  Evaluation es, er;
+  ps->evaluate(ps->initial(), true, es);
+  pr->evaluate(pr->initial(), true, er);
+  EXPECT_TRUE(bitwise_equal(es.loss, er.loss));
+  EXPECT_TRUE(bitwise_equal(es.grad, er.grad));
+  EXPECT_EQ(ps->recomputed_rollout_steps, 0);
+  EXPECT_EQ(pr->recomputed_rollout_steps, (long long)pr->batch_size() * 300);
 }
 
 // end to end through the Problem: the binomial config's gradient is bitwise the uniform one's

@@ -24,6 +24,7 @@
 
 #include "steer/backend.h"
 #include "steer/reference_adjoint.h"
+#include "steer/step_tapes.h"
 
 namespace steer::testing {
 
@@ -123,7 +124,7 @@ SweepOut forward_backward_sweep(const Model& m, const Loss& loss, const RolloutS
   r.grad_p = view(o.gp.data());
   r.loss = &o.loss;
   r.diag = &o.diag;
-  std::vector<typename Model::template StepTape<double>> tape(taped ? sh.checkpoint_every : 0);
+  StepTapes<Model, double> tape(m, taped ? sh.checkpoint_every : 0);
   forward_rollout<Model, double>(m, loss, sh, r);
   backward_rollout<Model, double>(m, loss, sh, r, Lanes{}, taped ? tape.data() : nullptr);
   return o;

@@ -438,10 +438,11 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
   }
   std::mt19937_64 rng(5);
   std::normal_distribution<double> g(0, 1);
-  auto tape = std::make_unique<MassSpring::StepTape<double>>();
   int taped = 0;
   for (const auto& c : cases) {
     const MassSpring& m = c.model;
+    StepTapes<MassSpring, double> tapes(m, 1);
+    auto* tape = tapes.data();
     taped += m.tape_fits<double>();
     std::vector<double> x = c.x, u = c.u, p = c.p, xa(m.nx(), -7.0), xb(m.nx(), -7.0);
     auto XA = view(xa.data()), XB = view(xb.data());

@@ -392,6 +392,104 @@ TEST(PackedRollout, PandaRolloutsGetTheBitsOfTheirScalarRuns) {
   }
 }
 
+// ---- the stored forward pass (rollout.h, RolloutShape::store_forward) ----
+
+// every output of two runs bit for bit, the recompute count apart
+template <class R>
+void expect_same_results(const BatchResult<R>& a, const BatchResult<R>& b, const std::string& what) {
+  expect_same_bits(a.loss, b.loss, what + ": loss");
+  expect_same_bits(a.traj, b.traj, what + ": trajectory");
+  expect_same_bits(a.grad_x0, b.grad_x0, what + ": dL/dx0");
+  expect_same_bits(a.grad_u, b.grad_u, what + ": dL/du");
+  expect_same_bits(a.grad_theta, b.grad_theta, what + ": dL/dθ");
+  ASSERT_EQ(a.diag.size(), b.diag.size()) << what;
+  for (size_t i = 0; i < a.diag.size(); ++i) {
+    RolloutDiag da = a.diag[i], db = b.diag[i];
+    da.recompute_steps = db.recompute_steps = 0;
+    expect_same_diag(da, db, what + ", rollout " + std::to_string(i));
+  }
+}
+
+// With a stored forward pass (every state and step tape kept, no recompute) the CPU backend
+// gives the bits of the checkpointed sweep: on the packed path (B > 1) and the scalar path
+// (B = 1), float64 and float32, for every mass-spring and Panda case; a budget below what the
+// pass needs falls back to the recompute.
+template <class Model, class R>
+void expect_stored_forward_matches_recompute(const Model& m, const Loss& loss, const Batch<double>& batch64, int K) {
+  const int T = batch64.steps;
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = K;
+  sh.traj_stride = 7;
+  RolloutShape stored = sh;
+  stored.store_forward_bytes = 1LL << 30;
+  RolloutShape tight = sh;
+  tight.store_forward_bytes = stored_forward_bytes<Model, R>(m, T) - 1;  // one byte short (scalar path)
+  for (int B : {batch64.size, 1}) {
+    Batch<double> b64 = batch64;
+    if (B == 1) {  // rollout 0 alone
+      b64.resize(1, m.nx(), m.nu(), m.np(), T);
+      std::copy(batch64.x0_of(0), batch64.x0_of(0) + m.nx(), b64.x0.begin());
+      std::copy(batch64.u_of(0), batch64.u_of(0) + size_t(T) * m.nu(), b64.u.begin());
+      std::copy(batch64.theta_of(0), batch64.theta_of(0) + m.np(), b64.theta.begin());
+    }
+    const Batch<R> batch = in_precision<R>(b64);
+    const std::string what = "B = " + std::to_string(B);
+    BatchResult<R> ref, out, fallback;
+    cpu_run_batch<Model, R>(m, loss, sh, batch, true, ref, 2);
+    cpu_run_batch<Model, R>(m, loss, stored, batch, true, out, 2);
+    expect_same_results(ref, out, what);
+    for (int i = 0; i < B; ++i) {
+      EXPECT_EQ(ref.diag[i].recompute_steps, T) << what;
+      EXPECT_EQ(out.diag[i].recompute_steps, 0) << what << ": the stored forward pass did not run";
+    }
+    // a forward pass alone is the same run with or without the budget
+    BatchResult<R> fwd_ref, fwd;
+    cpu_run_batch<Model, R>(m, loss, sh, batch, false, fwd_ref, 2);
+    cpu_run_batch<Model, R>(m, loss, stored, batch, false, fwd, 2);
+    expect_same_results(fwd_ref, fwd, what + " (forward)");
+    if (B == 1) {
+      cpu_run_batch<Model, R>(m, loss, tight, batch, true, fallback, 1);
+      expect_same_results(ref, fallback, what + " (budget one byte short)");
+      EXPECT_EQ(fallback.diag[0].recompute_steps, T) << "a budget too small must fall back to the recompute";
+    }
+  }
+}
+
+TEST(PackedRollout, StoredForwardGivesTheRecomputedBits) {
+  const int T = 45, K = 8;
+  const int B = cpu_pack_width() + 3;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Batch<double> batch = draw_batch(c, B, T, 777);
+    expect_stored_forward_matches_recompute<MassSpring, double>(c.m, com_loss(), batch, K);
+    expect_stored_forward_matches_recompute<MassSpring, float>(c.m, com_loss(), batch, K);
+  }
+  for (const PandaCase& c : panda_cases()) {
+    SCOPED_TRACE(c.name);
+    const Batch<double> batch = draw_panda_batch(c, B, 30, 4321);
+    expect_stored_forward_matches_recompute<Articulated, double>(c.m, c.loss, batch, 7);
+    expect_stored_forward_matches_recompute<Articulated, float>(c.m, c.loss, batch, 7);
+  }
+}
+
+// the mass-spring tape's entries lie in one run per buffer (TapeStorage), sized to the robot
+TEST(PackedRollout, MassSpringTapesAreSizedToTheRobot) {
+  const Case c = cases()[0];
+  const MassSpring& m = c.m;
+  StepTapes<MassSpring, double> tapes(m, 3);
+  ASSERT_EQ(tapes.size(), 3);
+  EXPECT_EQ(tapes[1].particle, tapes[0].particle + m.n_particles);
+  EXPECT_EQ(tapes[2].spring, tapes[1].spring + m.n_springs);
+  EXPECT_EQ(m.step_tape_bytes<double>(), (long long)(sizeof(MassSpring::StepTape<double>) +
+                                                     m.n_particles * sizeof(MassSpring::ParticleTape<double>) +
+                                                     m.n_springs * sizeof(MassSpring::SpringTape<double>)));
+  const long long inline_arrays = MassSpring::kTapeParticles * sizeof(MassSpring::ParticleTape<double>) +
+                                  MassSpring::kTapeSprings * sizeof(MassSpring::SpringTape<double>);  // 80 kB
+  EXPECT_LT(5 * m.step_tape_bytes<double>(), inline_arrays) << "a small robot's tape must not be sized for the largest";
+  EXPECT_EQ((stored_forward_bytes<MassSpring, double>(m, 10)), 11LL * m.nx() * 8 + 10 * m.step_tape_bytes<double>());
+}
+
 // rk4 (its adjoint is the dual path) stays on the scalar path
 TEST(PackedRollout, PandaRk4StaysScalar) {
   std::vector<PandaCase> cs = panda_cases();

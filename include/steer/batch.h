@@ -69,6 +69,8 @@ void check_batch(const Model& m, const RolloutShape& sh, const Batch<S>& b) {
   } else if (sh.checkpoint_every < 1 || sh.checkpoint_every > sh.steps) {
     throw std::invalid_argument("checkpoint_every: must be in [1, steps]");
   }
+  if (sh.store_forward && (sh.binomial() || sh.checkpoint_every != sh.steps))
+    throw std::invalid_argument("store_forward: needs the uniform schedule with one segment (checkpoint_every = steps)");
   if (b.x0.size() != size_t(b.size) * b.nx || b.u.size() != size_t(b.size) * b.steps * b.nu ||
       b.theta.size() != size_t(b.size) * b.np)
     throw std::invalid_argument("batch: array sizes do not match B, nx, nu, np, T");

@@ -1,6 +1,8 @@
 // The CPU backend: every rollout of a batch runs forward_rollout (and backward_rollout)
 // on its own thread-local scratch, parallel over rollouts with OpenMP. Scratch is
-// allocated once per thread per call, never inside the time loop.
+// allocated once per thread per call, never inside the time loop. With a gradient and
+// within sh.store_forward_bytes per thread, the forward pass keeps every state and step tape
+// and the backward sweep recomputes nothing (rollout.h, RolloutShape::store_forward).
 #pragma once
 
 #include <type_traits>
@@ -9,6 +11,7 @@
 
 #include "steer/batch.h"
 #include "steer/rollout.h"
+#include "steer/step_tapes.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -84,21 +87,23 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
     }
   }
   if (threads > B) threads = B;  // no idle threads for small batches
+  // the stored forward pass where it fits sh.store_forward_bytes per thread (rollout.h)
+  const RolloutShape wsh = cpu_working_shape<Model, S>(m, sh, want_grad);
   // scratch sizes per rollout: checkpoints, segment states, two adjoint vectors, and the
   // binomial schedule's snapshot index stack (rollout_scratch_bytes in all)
-  const size_t n_ckpt = size_t(sh.checkpoint_slots()) * nx;
-  const size_t n_seg = size_t(sh.segment_slots()) * nx;
-  const size_t n_stack = size_t(sh.stack_slots());
+  const size_t n_ckpt = size_t(wsh.checkpoint_slots()) * nx;
+  const size_t n_seg = size_t(wsh.segment_slots()) * nx;
+  const size_t n_stack = size_t(wsh.stack_slots());
   // a model with a step tape keeps one segment's step intermediates for its adjoint (rollout.h)
   using Tape = typename StepTapeOf<Model, S>::type;
-  const size_t n_tape = has_step_tape<Model>::value && want_grad && !sh.binomial() && !sh.reference_adjoint
-                            ? size_t(sh.checkpoint_every)
+  const size_t n_tape = has_step_tape<Model>::value && want_grad && !wsh.binomial() && !wsh.reference_adjoint
+                            ? size_t(wsh.checkpoint_every)
                             : 0;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<S> ckpt(n_ckpt), seg(n_seg), lam(nx), lam_prev(nx);
     std::vector<int> stack(n_stack);
-    std::vector<Tape> tape(n_tape);
+    StepTapes<Model, S> tape(m, int(n_tape));
 #pragma omp for schedule(static)
     for (int b = 0; b < B; ++b) {
       RolloutRefs<S> r;
@@ -113,12 +118,13 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
       r.traj = tslots > 0 ? view(out.traj.data() + size_t(b) * tslots * nx) : View<S>{};
       r.loss = &out.loss[b];
       r.diag = &out.diag[b];
-      forward_rollout<Model, S>(m, loss, sh, r);
+      Tape* tp = n_tape > 0 ? tape.data() : nullptr;
+      forward_rollout<Model, S>(m, loss, wsh, r, Lanes{}, wsh.store_forward ? tp : nullptr);
       if (want_grad) {
         r.grad_x0 = view(out.grad_x0.data() + size_t(b) * nx);
         r.grad_u = view(out.grad_u.data() + size_t(b) * T * nu);
         r.grad_p = view(out.grad_theta.data() + size_t(b) * np);
-        backward_rollout<Model, S>(m, loss, sh, r, Lanes{}, n_tape > 0 ? tape.data() : nullptr);
+        backward_rollout<Model, S>(m, loss, wsh, r, Lanes{}, tp);
       }
     }
   }

@@ -3,7 +3,8 @@
 // the model's one-lane code does W rollouts' work in vector registers. A model opts in with
 //   bool packable() const                 this configuration runs on packs
 //   step_solo<P>(k, x, u, θ, x⁺, &tape)   and   adj_step_solo_taped<P>(k, x, u, θ, tape, x̄, ū, θ̄, x̄⁺)
-// (MassSpring, Articulated); the uniform schedule with its step tape is the only one it runs.
+// (MassSpring, Articulated); the uniform schedule with its step tape is the only one it runs,
+// with the segment recompute or, within sh.store_forward_bytes per thread, the stored forward.
 //
 // Results are those of the scalar path bit for bit: every lane performs the operations its
 // scalar run performs (simd.h), and the loss and the diagnostics are computed lane by lane by
@@ -31,6 +32,7 @@
 #include "steer/cpu_backend.h"
 #include "steer/rollout.h"
 #include "steer/simd.h"
+#include "steer/step_tapes.h"
 
 namespace steer {
 
@@ -55,9 +57,8 @@ View<const typename P::value_type> lane_view(View<const P> v, int j) {
 template <class Model, class R, int W>
 struct PackedScratch {
   using P = typename PackOf<R, W>::type;
-  using Tape = typename Model::template StepTape<P>;
   std::vector<P> x0, u, p, ckpt, seg, lam, lam_prev, grad_x0, grad_u, grad_p;
-  std::vector<Tape> tape;
+  StepTapes<Model, P> tape;
   std::vector<std::uint8_t> contact;  // packed diagnostics: lane j's contact flags at [j · num_contacts + c]
   std::vector<double> energies;       // and its {E, KE} at [2j], [2j + 1]
   PackedScratch(const Model& m, const RolloutShape& sh, bool want_grad)
@@ -69,7 +70,7 @@ struct PackedScratch {
     grad_x0.resize(m.nx());
     grad_u.resize(size_t(sh.steps) * m.nu());
     grad_p.resize(m.np());
-    tape.resize(size_t(sh.checkpoint_every));
+    tape.resize(m, sh.checkpoint_every);
   }
 };
 
@@ -142,10 +143,14 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   };
   if (sh.traj_stride > 0) record(a, 0);
   for (int k = 0; k < T; ++k) {
+    if (sh.store_forward) a = seg.at(long(k) * nx), b = seg.at(long(k + 1) * nx);
     if (k % K == 0)
       for (int i = 0; i < nx; ++i) ckpt[(k / K) * nx + i] = a[i];
     const View<const P> uk = control_at(u, k, nu);
-    m.template step_solo<P>(k, a, uk, p, b);
+    if (sh.store_forward && want_grad)
+      m.template step_solo<P>(k, a, uk, p, b, &sc.tape[k]);  // the same bits, and step k's tape
+    else
+      m.template step_solo<P>(k, a, uk, p, b);
     StepObservations obs[W];
     if constexpr (packed_diagnostics<Model>::value) packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
     for (int j = 0; j < nb; ++j)
@@ -163,7 +168,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
                                &out.diag[b0 + j]);
   if (!want_grad) return;
 
-  // ---- backward: per segment, recompute with the tape, then reverse its steps ----
+  // ---- backward: per segment, recompute with the tape (a stored forward pass kept every
+  // state and tape in its one segment), then reverse its steps ----
   View<P> lam{sc.lam.data(), 1}, lam_prev{sc.lam_prev.data(), 1};
   const View<P> grad_u{sc.grad_u.data(), 1}, grad_p{sc.grad_p.data(), 1}, grad_x0{sc.grad_x0.data(), 1};
   for (int i = 0; i < nx; ++i) lam[i] = P(0.0);
@@ -177,10 +183,12 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   }
   for (int s = sh.segments() - 1; s >= 0; --s) {
     const int k0 = s * K, k1 = (k0 + K < T) ? k0 + K : T;
-    for (int i = 0; i < nx; ++i) seg[i] = ckpt[s * nx + i];
-    for (int k = k0; k < k1; ++k) {
-      View<P> xk1 = seg.at((k - k0 + 1) * nx);
-      m.template step_solo<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, &sc.tape[k - k0]);
+    if (!sh.store_forward) {
+      for (int i = 0; i < nx; ++i) seg[i] = ckpt[s * nx + i];
+      for (int k = k0; k < k1; ++k) {
+        View<P> xk1 = seg.at((k - k0 + 1) * nx);
+        m.template step_solo<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, &sc.tape[k - k0]);
+      }
     }
     for (int k = k1 - 1; k >= k0; --k) {
       const View<P> xk = seg.at((k - k0) * nx), xk1 = seg.at((k - k0 + 1) * nx);
@@ -204,7 +212,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   for (int j = 0; j < nb; ++j) {
     View<R> gx_j = lane_view(grad_x0, j), gp_j = lane_view(grad_p, j);
     backward_end<Model, R>(m, loss, T, lane_view(x0, j), lane_view(p, j), lane_view(lam, j), gx_j,
-                                lane_view(grad_u, j), gp_j, seed[j], (long long)T, &out.diag[b0 + j]);
+                                lane_view(grad_u, j), gp_j, seed[j], sh.store_forward ? 0LL : (long long)T,
+                                &out.diag[b0 + j]);
   }
   unpack_rows(sc.grad_x0.data(), nx, nb, out.grad_x0.data() + size_t(b0) * nx);
   unpack_rows(sc.grad_u.data(), T * nu, nb, out.grad_u.data() + size_t(b0) * T * nu);
@@ -219,13 +228,15 @@ void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape&
   constexpr int W = kPackWidth;
   const int B = batch.size, groups = (B + W - 1) / W;
   if (threads > groups) threads = groups;
+  // a stored forward pass where one pack's fits sh.store_forward_bytes per thread (rollout.h)
+  const RolloutShape wsh = cpu_working_shape<Model, typename PackOf<R, W>::type>(m, sh, want_grad);
 #pragma omp parallel num_threads(threads)
   {
-    PackedScratch<Model, R, W> sc(m, sh, want_grad);
+    PackedScratch<Model, R, W> sc(m, wsh, want_grad);
 #pragma omp for schedule(static)
     for (int g = 0; g < groups; ++g) {
       const int b0 = g * W, nb = B - b0 < W ? B - b0 : W;
-      packed_group<Model, R, W>(m, loss, sh, batch, want_grad, out, b0, nb, sc);
+      packed_group<Model, R, W>(m, loss, wsh, batch, want_grad, out, b0, nb, sc);
     }
   }
 }

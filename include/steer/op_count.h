@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "steer/core.h"
+#include "steer/step_tapes.h"
 
 namespace steer {
 
@@ -243,7 +244,8 @@ StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& 
   using C = Counted<S>;
   std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()),
       lc(adj_xn.begin(), adj_xn.end()), ax(x.size()), au(u.size()), ap(p.size()), xn(x.size());
-  auto tape = std::make_unique<typename Model::template StepTape<C>>();
+  StepTapes<Model, C> tapes(m, 1);
+  auto* tape = tapes.data();
   m.template step_taped<C>(k, xc.data(), uc.data(), pc.data(), xn, *tape);
   std::set<long> tx, tu, tp, tl, tax, tau, tap;
   const TouchedIn<C> xv{xc.data(), &tx}, uv{uc.data(), &tu}, pv{pc.data(), &tp}, lv{lc.data(), &tl};

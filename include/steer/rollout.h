@@ -64,6 +64,17 @@ struct RolloutShape {
   int snapshots = 2;             // s (binomial schedule): snapshot slots, x_0's included, ≥ 1
   bool reference_adjoint = false;  // use the dual-number adjoint instead of the hand one
   int traj_stride = 0;           // record x_k every traj_stride steps (0 = no recording)
+  // Stored forward (CPU backend, uniform schedule). The CPU runs a rollout's backward sweep
+  // right after its forward pass on the same thread, so what the forward keeps costs memory per
+  // thread, not per rollout. store_forward_bytes is the most one thread may keep [bytes] (0 =
+  // never): within it the CPU backend sets store_forward on its working copy of the shape,
+  // with checkpoint_every = T. The forward pass then keeps every state x_0..x_T (seg) and,
+  // for a model with a step tape, every step's tape, and the backward sweep reverses them
+  // without recomputing a step: a gradient costs (taped forward + adjoint) instead of
+  // (forward + taped recompute + adjoint), with the same bits (the taped step is the step).
+  // The GPU recomputes as before (its memory is per rollout in flight).
+  long long store_forward_bytes = 0;
+  bool store_forward = false;
   STEER_HD bool binomial() const { return schedule == CheckpointSchedule::kBinomial; }
   STEER_HD int segments() const { return (steps + checkpoint_every - 1) / checkpoint_every; }
   // snapshot slots the binomial schedule uses: more than T are never filled
@@ -185,6 +196,41 @@ template <class Model, class S>
 struct StepTapeOf<Model, S, true> {
   using type = typename Model::template StepTape<S>;
 };
+
+// the bytes of one step's tape that the model's taped step writes for this configuration:
+// Model::step_tape_bytes<S>() where the model defines it (the mass-spring tape is sized for
+// the largest robot and a robot touches only a prefix of each array), else the whole tape
+template <class Model, class S>
+auto step_tape_bytes_of(const Model& m, int) -> decltype((long long)m.template step_tape_bytes<S>()) {
+  return (long long)m.template step_tape_bytes<S>();
+}
+template <class Model, class S>
+long long step_tape_bytes_of(const Model&, long) {
+  if constexpr (has_step_tape<Model>::value)
+    return (long long)sizeof(typename Model::template StepTape<S>);
+  else
+    return 0;
+}
+
+// memory one CPU thread keeps for a stored forward pass [bytes] (RolloutShape::store_forward):
+// the T + 1 states and, for a model with a step tape, T tapes as far as the steps write them.
+// S is the thread's real type: a scalar, or a pack of rollouts (cpu_packed.h).
+template <class Model, class S>
+long long stored_forward_bytes(const Model& m, int steps) {
+  return (long long)(steps + 1) * m.nx() * (long long)sizeof(S) + (long long)steps * step_tape_bytes_of<Model, S>(m, 0);
+}
+
+// The shape the CPU backend runs a batch with: sh itself, or, when a gradient is wanted, the
+// schedule is uniform and a stored forward pass fits sh.store_forward_bytes per thread, sh
+// with store_forward set and one segment (checkpoint_every = T).
+template <class Model, class S>
+RolloutShape cpu_working_shape(const Model& m, const RolloutShape& sh, bool want_grad) {
+  RolloutShape w = sh;
+  w.store_forward = want_grad && !sh.binomial() && sh.store_forward_bytes > 0 &&
+                    stored_forward_bytes<Model, S>(m, sh.steps) <= sh.store_forward_bytes;
+  if (w.store_forward) w.checkpoint_every = sh.steps;
+  return w;
+}
 
 STEER_HD inline std::uint64_t fnv1a_mix(std::uint64_t h, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) {
@@ -314,25 +360,36 @@ STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P
 }
 
 // (x0, u, θ) -> (checkpoints, L, diagnostics)
+// sh.store_forward: every state x_k into seg slot k and, given a tape of T steps, step k's
+// tape into tape[k] (the backward sweep then recomputes nothing; checkpoint_every = T)
 template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
-                              const RolloutRefs<S>& r, const Lanes& ln = Lanes{}) {
+                              const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
+                              typename StepTapeOf<Model, S>::type* tape = nullptr) {
   const int nx = m.nx(), nu = m.nu();
   const int T = sh.steps;
   const bool binomial = sh.binomial();
   const int K = binomial ? 1 : sh.checkpoint_every;
   RolloutDiag dg;
-  View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states
+  View<S> a = r.seg.at(0), b = r.seg.at(nx);  // ping-pong states (stored forward: x_k, x_{k+1})
   copy_state<S>(nx, r.x0, a, ln);
   if (sh.traj_stride > 0) copy_state<S>(nx, r.x0, r.traj.at(0), ln);
   ln.sync();
   S L = S(0);
   if (ln.leader()) forward_begin<Model, S>(m, loss, a, r.p, dg, L);
   for (int k = 0; k < T; ++k) {
+    if (sh.store_forward) a = r.seg.at(long(k) * nx), b = r.seg.at(long(k + 1) * nx);
     // uniform: x_{sK} in slot s; binomial: x_0 in slot 0 (the backward sweep recomputes)
     if (binomial ? k == 0 : k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
     const View<const S> uk = control_at(r.u, k, nu);
-    m.template step<S>(k, a, uk, r.p, b, ln);
+    bool taped = false;
+    if constexpr (has_step_tape<Model>::value) {
+      if (sh.store_forward && tape) {
+        m.template step_taped<S>(k, a, uk, r.p, b, tape[k], ln);
+        taped = true;
+      }
+    }
+    if (!taped) m.template step<S>(k, a, uk, r.p, b, ln);
     ln.sync();
     if (ln.leader()) forward_after_step<Model, S>(m, loss, k, a, b, uk, r.p, dg, L);
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0)
@@ -505,7 +562,8 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
 }
 
 // (checkpoints, u, θ, λ_T) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); requires forward_rollout first
-// tape: room for checkpoint_every step tapes (uniform schedule, one lane), or null
+// tape: room for checkpoint_every step tapes (uniform schedule, one lane), or null; with
+// sh.store_forward, the tapes forward_rollout filled (the same array), or null if it got none
 // kPath: the adjoint compiled in (AdjointPath); the CPU backend keeps the run-time choice
 template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
@@ -532,22 +590,25 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
     for (int s = sh.segments() - 1; s >= 0; --s) {
       const int k0 = s * K;
       const int k1 = (k0 + K < T) ? k0 + K : T;
-      // recompute x_{k0..k1} of this segment from its checkpoint
-      copy_state<S>(nx, r.ckpt.at(s * nx), r.seg.at(0), ln);
-      ln.sync();
-      for (int k = k0; k < k1; ++k) {
-        View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
-        bool taped = false;
-        if constexpr (has_step_tape<Model>::value) {
-          if (tape) {
-            m.template step_taped<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, tape[k - k0], ln);
-            taped = true;
-          }
-        }
-        if (!taped) m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+      // recompute x_{k0..k1} of this segment from its checkpoint (a stored forward pass kept
+      // them all, and the tapes, in its one segment)
+      if (!sh.store_forward) {
+        copy_state<S>(nx, r.ckpt.at(s * nx), r.seg.at(0), ln);
         ln.sync();
+        for (int k = k0; k < k1; ++k) {
+          View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
+          bool taped = false;
+          if constexpr (has_step_tape<Model>::value) {
+            if (tape) {
+              m.template step_taped<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, tape[k - k0], ln);
+              taped = true;
+            }
+          }
+          if (!taped) m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln);
+          ln.sync();
+        }
+        recomputed += k1 - k0;
       }
-      recomputed += k1 - k0;
       for (int k = k1 - 1; k >= k0; --k)
         reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
                                       r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed, tape ? tape + (k - k0) : nullptr);

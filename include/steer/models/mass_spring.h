@@ -55,6 +55,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "steer/core.h"
 #include "steer/model_math.h"
@@ -223,9 +224,14 @@ struct MassSpring {
   // springs + ground [N] (the mass adjoint's), and the ground's z = (y_g − y)/w_g [1],
   // softplus(z), σ(z) and q = sqrt(|v_t|² + v_ε²) [m/s] (an exp, a log1p, a sqrt and three
   // divisions saved). Per step: e^{−ζh} and the phases sin/cos(ω t + 2πj/n).
-  // The arrays are fixed (no allocation; the CPU backend keeps K = checkpoint_every tapes per
-  // thread): kTapeSprings · 64 B + kTapeParticles · 56 B + 264 B = 80.1 kB per step in float64,
-  // of which a robot touches only its prefix (robot A: 11 springs, 6 particles, 10 phases: 1.2 kB).
+  // The per-particle and per-spring entries live in a TapeStorage sized to the robot, bound to
+  // the tapes by bind_tapes (steer/step_tapes.h allocates and binds them): n tapes take
+  // n · (n_particles · 56 B + n_springs · 64 B) plus 264 B each in float64 (robot A: 11 springs,
+  // 6 particles: 1.3 kB per step), one contiguous run, so that the T tapes of a stored forward
+  // pass (rollout.h) fill memory as densely as its states. (A tape with its arrays inline, sized
+  // for the largest robot, is 80 kB per step, of which robot A touches 1.2 kB: T of them made
+  // the stored forward slower than the recompute it replaces, a page fault and a conflicting
+  // cache set at every step.)
   // Robots over the bounds, the impact ground, more than kPhaseCache phases, and lanes > 1
   // take step / adj_step instead (tape_fits).
   template <class S>
@@ -240,13 +246,26 @@ struct MassSpring {
   static constexpr int kTapeParticles = 256;  // = kSoloParticles (the one-lane adjoint's bound)
   template <class S>
   struct StepTape {
-    StepTape() {}  // left uninitialized (std::vector value-initialization would zero 80 kB per tape);
-                   // step_taped writes every field adj_step_taped reads
-    S decay;       // e^{−ζh} [1]
+    S decay;  // e^{−ζh} [1]
     S sn[kPhaseCache], cs[kPhaseCache];  // sin, cos(ω t + 2πj/n), sinusoid mode
-    ParticleTape<S> particle[kTapeParticles];
-    SpringTape<S> spring[kTapeSprings];
+    ParticleTape<S>* particle = nullptr;  // n_particles entries (TapeStorage)
+    SpringTape<S>* spring = nullptr;      // n_springs entries (TapeStorage)
   };
+  // host: the particle and spring entries of n tapes
+  template <class S>
+  struct TapeStorage {
+    std::vector<ParticleTape<S>> particle;
+    std::vector<SpringTape<S>> spring;
+  };
+  template <class S>
+  void bind_tapes(StepTape<S>* tapes, int n, TapeStorage<S>& st) const {
+    st.particle.assign(size_t(n) * n_particles, ParticleTape<S>{});
+    st.spring.assign(size_t(n) * n_springs, SpringTape<S>{});
+    for (int i = 0; i < n; ++i) {
+      tapes[i].particle = st.particle.data() + size_t(i) * n_particles;
+      tapes[i].spring = st.spring.data() + size_t(i) * n_springs;
+    }
+  }
 
   // tension of spring s and its direction n̂ (from a to b); zero force at zero length,
   // where the direction is undefined. keep (optional): the step tape's ℓ, Δv·n̂, act, L0
@@ -790,6 +809,13 @@ struct MassSpring {
   bool tape_fits() const {
     return !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
            !(actuation == kSinusoid && n_phases > kPhaseCache);
+  }
+  // bytes of one step's tape with its share of the TapeStorage (rollout.h's stored forward
+  // budgets T of them per thread)
+  template <class S>
+  long long step_tape_bytes() const {
+    return (long long)sizeof(StepTape<S>) + (long long)n_particles * (long long)sizeof(ParticleTape<S>) +
+           (long long)n_springs * (long long)sizeof(SpringTape<S>);
   }
   // simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step_solo (with its
   // tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits

@@ -1,0 +1,58 @@
+// Host buffers for n step tapes of a model (rollout.h's optional per-step tape): the CPU
+// backend's segment (K tapes per thread) or stored forward pass (T tapes per thread), and the
+// tests that run a taped step by hand.
+//
+// A model whose StepTape holds its per-element arrays outside the tape (the mass-spring tape:
+// particle and spring entries sized to the robot, so that T tapes of a small robot lie
+// contiguously instead of 80 kB apart) defines
+//   template <class S> struct TapeStorage;                              the arrays of n tapes
+//   template <class S> void bind_tapes(StepTape<S>* t, int n, TapeStorage<S>& st) const;
+// and StepTapes allocates and binds them; for any other model it is a vector of tapes.
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "steer/rollout.h"
+
+namespace steer {
+
+template <class Model, class S, class = void>
+struct has_tape_storage : std::false_type {};
+template <class Model, class S>
+struct has_tape_storage<Model, S, std::void_t<typename Model::template TapeStorage<S>>> : std::true_type {};
+
+struct NoTapeStorage {};
+template <class Model, class S, bool = has_tape_storage<Model, S>::value>
+struct TapeStorageOf {
+  using type = NoTapeStorage;
+};
+template <class Model, class S>
+struct TapeStorageOf<Model, S, true> {
+  using type = typename Model::template TapeStorage<S>;
+};
+
+template <class Model, class S>
+class StepTapes {
+ public:
+  using Tape = typename StepTapeOf<Model, S>::type;
+
+  StepTapes() = default;
+  StepTapes(const Model& m, int n) { resize(m, n); }
+  // n tapes for model m (any earlier tapes and their storage are dropped)
+  void resize(const Model& m, int n) {
+    tapes_.clear();
+    tapes_.resize(size_t(n > 0 ? n : 0));
+    if constexpr (has_tape_storage<Model, S>::value) m.template bind_tapes<S>(tapes_.data(), n, storage_);
+    (void)m;
+  }
+  Tape* data() { return tapes_.empty() ? nullptr : tapes_.data(); }
+  Tape& operator[](size_t i) { return tapes_[i]; }
+  int size() const { return int(tapes_.size()); }
+
+ private:
+  std::vector<Tape> tapes_;
+  typename TapeStorageOf<Model, S>::type storage_;
+};
+
+}  // namespace steer
