@@ -101,9 +101,14 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
                             : 0;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<S> ckpt(n_ckpt), seg(n_seg), lam(nx), lam_prev(nx);
-    std::vector<int> stack(n_stack);
-    StepTapes<Model, S> tape(m, int(n_tape));
+    // per-thread buffers, kept across calls and resized only when a call needs more (a stored
+    // forward pass's tapes cost more in fresh zeroed pages than the pass); each is written
+    // before it is read
+    static thread_local std::vector<S> ckpt, seg, lam, lam_prev;
+    static thread_local std::vector<int> stack;
+    static thread_local StepTapes<Model, S> tape;
+    ckpt.resize(n_ckpt), seg.resize(n_seg), lam.resize(nx), lam_prev.resize(nx), stack.resize(n_stack);
+    tape.resize(m, int(n_tape));
 #pragma omp for schedule(static)
     for (int b = 0; b < B; ++b) {
       RolloutRefs<S> r;

@@ -53,7 +53,10 @@ View<const typename P::value_type> lane_view(View<const P> v, int j) {
   return View<const R>{reinterpret_cast<const R*>(v.p) + j, long(P::width) * v.stride};
 }
 
-// one thread's buffers for a group of W rollouts (allocated once per call and thread)
+// one thread's buffers for a group of W rollouts: kept across calls (thread_local in
+// cpu_run_groups_packed) and resized only when a call needs more, since a stored forward
+// pass's megabytes of tapes cost more in fresh zeroed pages than a group's work; every buffer
+// is written before it is read within a call
 template <class Model, class R, int W>
 struct PackedScratch {
   using P = typename PackOf<R, W>::type;
@@ -61,9 +64,14 @@ struct PackedScratch {
   StepTapes<Model, P> tape;
   std::vector<std::uint8_t> contact;  // packed diagnostics: lane j's contact flags at [j · num_contacts + c]
   std::vector<double> energies;       // and its {E, KE} at [2j], [2j + 1]
-  PackedScratch(const Model& m, const RolloutShape& sh, bool want_grad)
-      : x0(m.nx()), u(size_t(sh.steps) * m.nu()), p(m.np()), ckpt(size_t(sh.checkpoint_slots()) * m.nx()),
-        seg(size_t(sh.segment_slots()) * m.nx()), contact(size_t(W) * m.num_contacts()), energies(2 * W) {
+  void reset(const Model& m, const RolloutShape& sh, bool want_grad) {
+    x0.resize(m.nx());
+    u.resize(size_t(sh.steps) * m.nu());
+    p.resize(m.np());
+    ckpt.resize(size_t(sh.checkpoint_slots()) * m.nx());
+    seg.resize(size_t(sh.segment_slots()) * m.nx());
+    contact.resize(size_t(W) * m.num_contacts());
+    energies.resize(2 * W);
     if (!want_grad) return;
     lam.resize(m.nx());
     lam_prev.resize(m.nx());
@@ -232,7 +240,8 @@ void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape&
   const RolloutShape wsh = cpu_working_shape<Model, typename PackOf<R, W>::type>(m, sh, want_grad);
 #pragma omp parallel num_threads(threads)
   {
-    PackedScratch<Model, R, W> sc(m, wsh, want_grad);
+    static thread_local PackedScratch<Model, R, W> sc;
+    sc.reset(m, wsh, want_grad);
 #pragma omp for schedule(static)
     for (int g = 0; g < groups; ++g) {
       const int b0 = g * W, nb = B - b0 < W ? B - b0 : W;

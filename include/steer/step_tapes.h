@@ -39,9 +39,9 @@ class StepTapes {
 
   StepTapes() = default;
   StepTapes(const Model& m, int n) { resize(m, n); }
-  // n tapes for model m (any earlier tapes and their storage are dropped)
+  // n tapes for model m, bound to its storage; memory already held is reused (a tape's
+  // contents are undefined until a taped step writes them)
   void resize(const Model& m, int n) {
-    tapes_.clear();
     tapes_.resize(size_t(n > 0 ? n : 0));
     if constexpr (has_tape_storage<Model, S>::value) m.template bind_tapes<S>(tapes_.data(), n, storage_);
     (void)m;

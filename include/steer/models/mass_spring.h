@@ -259,8 +259,8 @@ struct MassSpring {
   };
   template <class S>
   void bind_tapes(StepTape<S>* tapes, int n, TapeStorage<S>& st) const {
-    st.particle.assign(size_t(n) * n_particles, ParticleTape<S>{});
-    st.spring.assign(size_t(n) * n_springs, SpringTape<S>{});
+    st.particle.resize(size_t(n) * n_particles);  // (entries are written before they are read)
+    st.spring.resize(size_t(n) * n_springs);
     for (int i = 0; i < n; ++i) {
       tapes[i].particle = st.particle.data() + size_t(i) * n_particles;
       tapes[i].spring = st.spring.data() + size_t(i) * n_springs;
