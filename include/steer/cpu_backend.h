@@ -1,6 +1,6 @@
 // The CPU backend: every rollout of a batch runs forward_rollout (and backward_rollout)
-// on its own thread-local scratch, parallel over rollouts with OpenMP. Scratch is
-// allocated once per thread per call, never inside the time loop. With a gradient and
+// on its own thread-local scratch, parallel over rollouts with OpenMP. Scratch is kept per
+// thread across calls (grown when a call needs more), never allocated in the time loop. With a gradient and
 // within sh.store_forward_bytes per thread, the forward pass keeps every state and step tape
 // and the backward sweep recomputes nothing (rollout.h, RolloutShape::store_forward).
 #pragma once

@@ -155,7 +155,7 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
     if (k % K == 0)
       for (int i = 0; i < nx; ++i) ckpt[(k / K) * nx + i] = a[i];
     const View<const P> uk = control_at(u, k, nu);
-    if (sh.store_forward && want_grad)
+    if (sh.store_forward)  // (set only with a gradient: cpu_working_shape)
       m.template step_solo<P>(k, a, uk, p, b, &sc.tape[k]);  // the same bits, and step k's tape
     else
       m.template step_solo<P>(k, a, uk, p, b);

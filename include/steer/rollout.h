@@ -197,9 +197,9 @@ struct StepTapeOf<Model, S, true> {
   using type = typename Model::template StepTape<S>;
 };
 
-// the bytes of one step's tape that the model's taped step writes for this configuration:
-// Model::step_tape_bytes<S>() where the model defines it (the mass-spring tape is sized for
-// the largest robot and a robot touches only a prefix of each array), else the whole tape
+// the bytes of one step's tape for this configuration: Model::step_tape_bytes<S>() where the
+// model defines it (the mass-spring tape, whose particle and spring entries lie in a storage
+// sized to the robot: steer/step_tapes.h), else sizeof the tape
 template <class Model, class S>
 auto step_tape_bytes_of(const Model& m, int) -> decltype((long long)m.template step_tape_bytes<S>()) {
   return (long long)m.template step_tape_bytes<S>();

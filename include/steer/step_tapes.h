@@ -17,18 +17,14 @@
 
 namespace steer {
 
-template <class Model, class S, class = void>
-struct has_tape_storage : std::false_type {};
-template <class Model, class S>
-struct has_tape_storage<Model, S, std::void_t<typename Model::template TapeStorage<S>>> : std::true_type {};
-
+// Model::TapeStorage<S> where the model defines one, else NoTapeStorage
 struct NoTapeStorage {};
-template <class Model, class S, bool = has_tape_storage<Model, S>::value>
+template <class Model, class S, class = void>
 struct TapeStorageOf {
   using type = NoTapeStorage;
 };
 template <class Model, class S>
-struct TapeStorageOf<Model, S, true> {
+struct TapeStorageOf<Model, S, std::void_t<typename Model::template TapeStorage<S>>> {
   using type = typename Model::template TapeStorage<S>;
 };
 
@@ -43,7 +39,7 @@ class StepTapes {
   // contents are undefined until a taped step writes them)
   void resize(const Model& m, int n) {
     tapes_.resize(size_t(n > 0 ? n : 0));
-    if constexpr (has_tape_storage<Model, S>::value) m.template bind_tapes<S>(tapes_.data(), n, storage_);
+    if constexpr (!std::is_same<Storage, NoTapeStorage>::value) m.template bind_tapes<S>(tapes_.data(), n, storage_);
     (void)m;
   }
   Tape* data() { return tapes_.empty() ? nullptr : tapes_.data(); }
@@ -51,8 +47,9 @@ class StepTapes {
   int size() const { return int(tapes_.size()); }
 
  private:
+  using Storage = typename TapeStorageOf<Model, S>::type;
   std::vector<Tape> tapes_;
-  typename TapeStorageOf<Model, S>::type storage_;
+  Storage storage_;
 };
 
 }  // namespace steer
