@@ -328,10 +328,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
     const double lo = spec.number("lower", phys.lo, phys);
     const double hi = spec.number("upper", phys.hi, phys);
     if (lo > hi) config_fail(path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
+    if (spec.has("hold") && var.kind != VariableSpec::kControl)
+      config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" + name + "' is one value");
+    const int hold = int(spec.integer("hold", 1, 1, c.steps));
     spec.finish();
     for (auto& e : expanded) {
       e.lower = lo;
       e.upper = hi;
+      e.hold = hold;
       // the nominal starting value must lie inside the bounds
       double nominal = e.kind == VariableSpec::kInitialState ? c.x0[e.index]
                        : e.kind == VariableSpec::kParameter  ? c.theta[e.index]
@@ -490,7 +494,7 @@ void parse_output(const JsonObject& o, ExperimentConfig& c) {
 // variables (about 8 × B·nv), in float64
 void check_memory(const ExperimentConfig& c) {
   double nv = 0;
-  for (const auto& v : c.variables) nv += v.kind == VariableSpec::kControl ? c.steps : 1;
+  for (const auto& v : c.variables) nv += v.length(c.steps);
   const double per_rollout = 8.0 * (3.0 * (c.info.nx() + double(c.steps) * c.info.nu() + c.info.np()) + 8.0 * nv + 16.0);
   const double need_gb = per_rollout * c.batch_size / 1e9;
   double limit_gb = c.memory_limit_gb;
@@ -636,6 +640,13 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
         JsonObject ph(arr[i], path + "[" + std::to_string(i) + "]");
         ContinuationPhase f;
         f.steps = int(ph.integer("steps", 0, 0, c.steps));
+        // a shorter horizon would have fewer control entries than the real problem's variables
+        if (f.steps > 0 && f.steps < c.steps)
+          for (const auto& v : c.variables)
+            if (v.kind == VariableSpec::kControl)
+              config_fail(ph.key_path("steps"), "a shorter horizon cannot carry the control variable '" + v.name +
+                                                    "' (one entry per step or knot of all " + std::to_string(c.steps) +
+                                                    " steps); use 0 (the full horizon) with controls");
         if (ph.has("ground_smoothing") && smooth_slot < 0)
           config_fail(ph.key_path("ground_smoothing"), "model " + c.info.type + " has no ground.smoothing");
         f.ground_smoothing = ph.number("ground_smoothing", 0, smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
@@ -799,7 +810,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                        : v.kind == VariableSpec::kParameter  ? info.param_units[v.index]
                                                              : info.control_units[v.index];
     vars.push_back({{"name", v.name}, {"lower", v.lower}, {"upper", v.upper}, {"unit", unit},
-                    {"per_step", v.kind == VariableSpec::kControl}});
+                    {"per_step", v.kind == VariableSpec::kControl}, {"hold", v.hold}, {"entries", v.length(steps)}});
   }
   j["variables"] = vars;
   j["optimizer"] = {{"method", optimizer.method}, {"learning_rate", optimizer.learning_rate},
@@ -924,6 +935,8 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   f.checkpoint_every = 0;
   f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)
   f.horizon_sweep.enabled = false;
+  // a knot keeps its span of time: 2·hold half steps, so both problems have the same variables
+  for (auto& v : f.variables) v.hold *= 2;
   return f;
 }
 

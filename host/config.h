@@ -65,6 +65,12 @@ struct VariableSpec {
   Kind kind = kInitialState;
   int index = 0;       // state, parameter or control component index
   double lower = -1e300, upper = 1e300;
+  // a control is piecewise constant: knot j sets u_k for steps k in [j·hold, (j+1)·hold), so
+  // the block has ⌈T/hold⌉ entries and ∂L/∂knot_j = Σ_k ∂L/∂u_k over its steps (hold 1:
+  // one entry per step)
+  int hold = 1;
+  // entries this block flattens to: ⌈T/hold⌉ knots for a control, 1 otherwise
+  int length(int steps) const { return kind == kControl ? (steps + hold - 1) / hold : 1; }
   // a parameter variable that also sets this initial-state slot (a robot starts at rest in
   // its rest shape: its rest positions are its initial positions); −1 = none
   int tied_state = -1;

@@ -60,7 +60,7 @@ std::vector<std::string> variable_units(const ExperimentConfig& c) {
   std::vector<std::string> u;
   for (const auto& v : c.variables) {
     if (v.kind == VariableSpec::kControl)
-      for (int k = 0; k < c.steps; ++k) u.push_back(c.info.control_units[v.index]);
+      for (int k = 0; k < v.length(c.steps); ++k) u.push_back(c.info.control_units[v.index]);
     else
       u.push_back(v.kind == VariableSpec::kInitialState ? c.info.state_units[v.index] : c.info.param_units[v.index]);
   }

@@ -89,9 +89,9 @@ class SimProblem : public Problem {
     std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(), [](double v) { return S(v); });
     std::transform(nominal.u.begin(), nominal.u.end(), base_.u.begin(), [](double v) { return S(v); });
     std::transform(nominal.theta.begin(), nominal.theta.end(), base_.theta.begin(), [](double v) { return S(v); });
-    // flatten the variable blocks: one slot per x0/θ variable, T slots per control component
+    // flatten the variable blocks: one slot per x0/θ variable, ⌈T/hold⌉ knots per control component
     for (const auto& v : vars_) {
-      const int len = v.kind == VariableSpec::kControl ? c.steps : 1;
+      const int len = v.length(c.steps);
       for (int k = 0; k < len; ++k) {
         lower_.push_back(v.lower);
         upper_.push_back(v.upper);
@@ -104,7 +104,8 @@ class SimProblem : public Problem {
       int o = 0;
       for (const auto& v : vars_) {
         if (v.kind == VariableSpec::kControl) {
-          for (int k = 0; k < c.steps; ++k) initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
+          // a knot starts at the nominal control of its first step
+          for (int k = 0; k < c.steps; k += v.hold) initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
         } else {
           const double* src = v.kind == VariableSpec::kInitialState ? nominal.x0_of(b) : nominal.theta_of(b);
           initial_[size_t(b) * nv + o++] = src[v.index];
@@ -148,7 +149,8 @@ class SimProblem : public Problem {
       for (const auto& var : vars_) {
         if (var.kind == VariableSpec::kControl) {
           S* u = batch.u_of(b);
-          for (int k = 0; k < steps_; ++k) u[size_t(k) * nu + var.index] = S(v[o++]);
+          for (int k = 0; k < steps_; ++k) u[size_t(k) * nu + var.index] = S(v[o + k / var.hold]);
+          o += var.length(steps_);
         } else if (var.kind == VariableSpec::kInitialState) {
           batch.x0_of(b)[var.index] = S(v[o++]);
         } else {
@@ -190,8 +192,10 @@ class SimProblem : public Problem {
       int o = 0;
       for (const auto& var : vars_) {
         if (var.kind == VariableSpec::kControl) {
+          // ∂L/∂knot_j = Σ ∂L/∂u_k over the knot's steps, summed in step order
           const S* gu = result_.grad_u.data() + size_t(b) * steps_ * nu;
-          for (int k = 0; k < steps_; ++k) g[o++] = double(gu[size_t(k) * nu + var.index]);
+          for (int k = 0; k < steps_; ++k) g[o + k / var.hold] += double(gu[size_t(k) * nu + var.index]);
+          o += var.length(steps_);
         } else if (var.kind == VariableSpec::kInitialState) {
           g[o++] = double(result_.grad_x0[size_t(b) * nx + var.index]);
         } else {
@@ -344,31 +348,18 @@ std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind bac
 
 HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend, int threads)
     : inner_(make_problem(halved_timestep(c), backend, threads)) {
+  // halved_timestep doubles each control's hold, so the inner problem's variables are these:
+  // a knot (hold steps at h) spans 2·hold half steps, and the inner problem sums their gradients
   batch_size_ = inner_->batch_size();
   nx_ = inner_->nx();
   steps_ = c.steps;
-  for (const auto& v : c.variables) {
-    const int len = v.kind == VariableSpec::kControl ? c.steps : 1;
-    for (int k = 0; k < len; ++k) {
-      lower_.push_back(v.lower);
-      upper_.push_back(v.upper);
-      names_.push_back(len == 1 ? v.name : v.name + "[" + std::to_string(k) + "]");
-      control_entry_.push_back(len == 1 ? 0 : 1);
-    }
-  }
-  // the start at h: the first of each pair of half steps (both hold the same nominal control)
-  const std::vector<double>& fine = inner_->initial();
-  const int nv = num_vars(), nf = inner_->num_vars();
-  initial_.assign(size_t(batch_size_) * nv, 0.0);
-  for (int b = 0; b < batch_size_; ++b)
-    for (int i = 0, o = 0; i < nv; ++i) {
-      initial_[size_t(b) * nv + i] = fine[size_t(b) * nf + o];
-      o += control_entry_[i] ? 2 : 1;
-    }
+  lower_ = inner_->lower();
+  upper_ = inner_->upper();
+  names_ = inner_->var_names();
+  initial_ = inner_->initial();
 }
 
-HalfStepProblem::HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o)
-    : inner_(std::move(inner)), control_entry_(o.control_entry_) {
+HalfStepProblem::HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o) : inner_(std::move(inner)) {
   batch_size_ = inner_->batch_size();
   nx_ = o.nx_;
   steps_ = o.steps_;
@@ -384,46 +375,17 @@ std::unique_ptr<Problem> HalfStepProblem::leading(int n) const {
   return std::unique_ptr<Problem>(new HalfStepProblem(std::move(inner), *this));
 }
 
-std::vector<double> HalfStepProblem::refine(const std::vector<double>& vars) const {
-  const int nv = num_vars(), nf = inner_->num_vars();
-  if (vars.size() != size_t(batch_size_) * nv) throw std::invalid_argument("HalfStepProblem: vars has the wrong size");
-  std::vector<double> fine(size_t(batch_size_) * nf);
-  for (int b = 0; b < batch_size_; ++b)
-    for (int i = 0, o = 0; i < nv; ++i) {
-      const double v = vars[size_t(b) * nv + i];
-      fine[size_t(b) * nf + o++] = v;
-      if (control_entry_[i]) fine[size_t(b) * nf + o++] = v;
-    }
-  return fine;
-}
-
 void HalfStepProblem::evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
-  Evaluation e;
-  inner_->evaluate(refine(vars), want_grad, e);
+  inner_->evaluate(vars, want_grad, out);
   forward_rollout_steps = inner_->forward_rollout_steps;
   backward_rollout_steps = inner_->backward_rollout_steps;
   recomputed_rollout_steps = inner_->recomputed_rollout_steps;
-  out.loss = std::move(e.loss);
-  out.diag = std::move(e.diag);
-  out.grad.clear();
-  if (!want_grad) return;
-  const int nv = num_vars(), nf = inner_->num_vars();
-  out.grad.assign(size_t(batch_size_) * nv, 0.0);
-  for (int b = 0; b < batch_size_; ++b)
-    for (int i = 0, o = 0; i < nv; ++i) {
-      // ∂L/∂u_k = ∂L/∂u_{2k} + ∂L/∂u_{2k+1}: u_k is held over both half steps
-      double g = e.grad[size_t(b) * nf + o++];
-      if (control_entry_[i]) g += e.grad[size_t(b) * nf + o++];
-      out.grad[size_t(b) * nv + i] = g;
-    }
 }
 
 std::vector<double> HalfStepProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
-  return inner_->trajectories(refine(vars), n, 2 * stride);
+  return inner_->trajectories(vars, n, 2 * stride);
 }
 
-std::vector<double> HalfStepProblem::parameters(const std::vector<double>& vars) {
-  return inner_->parameters(refine(vars));
-}
+std::vector<double> HalfStepProblem::parameters(const std::vector<double>& vars) { return inner_->parameters(vars); }
 
 }  // namespace steer

@@ -97,24 +97,22 @@ class Problem {
 std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind backend, int threads);
 
 // The experiment at half its timestep over the same horizon (halved_timestep: h/2, 2T steps,
-// the effort weight halved), presented in the variables of the experiment at h: each control
-// u_k is held over the two half steps 2k and 2k+1, so its gradient is the sum of theirs, and
-// x0 and θ variables are passed through. The loss is then the same functional of the same
-// variables, and evaluate() at h and at h/2 compare term by term (the timestep check).
+// the effort weight halved, each control's hold doubled), presented in the variables of the
+// experiment at h: a control knot held over `hold` steps at h is held over 2·hold half steps,
+// so its gradient is the sum over them, and x0 and θ variables are passed through. The loss
+// is then the same functional of the same variables, and evaluate() at h and at h/2 compare
+// term by term (the timestep check).
 class HalfStepProblem : public Problem {
  public:
   HalfStepProblem(const ExperimentConfig& c, BackendKind backend, int threads);
   void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override;
   std::vector<double> trajectories(const std::vector<double>& vars, int n, int stride) override;
   std::vector<double> parameters(const std::vector<double>& vars) override;
-  // vars at h -> vars at h/2 (each control entry twice)
-  std::vector<double> refine(const std::vector<double>& vars) const;
   std::unique_ptr<Problem> leading(int n) const override;
 
  private:
   HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o);
   std::unique_ptr<Problem> inner_;
-  std::vector<int> control_entry_;  // per variable slot at h: 1 when it is a control u_k
 };
 
 // the problem in variables z ∈ [0, 1]: v = lower + (upper − lower) z, ∂L/∂z = (upper − lower) ∂L/∂v,

@@ -95,6 +95,31 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
   fs::remove_all(out, ec);
 }
 
+// the walker with actuation knots (configs/soft_walker_knots.json) at 120 steps: 15 knots of 8
+// steps for each actuator next to the spring stiffnesses; both sides start at rest (every
+// activation 0) and both improve on it
+TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
+  nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_knots.json").raw;
+  j["simulation"]["steps"] = 120;
+  j["compare"]["iterations"] = 6;
+  j["compare"]["cmaes_rollouts"] = 100;
+  j["compare"]["repeats"] = 1;
+  ExperimentConfig c = parse_config(j);
+  const int n_act = c.info.nu();
+  const int n_springs = int(c.info.param_groups.at("spring.stiffness").size());
+  ASSERT_GT(n_act, 0);
+  RunOptions o;
+  o.backend = "cpu";
+  o.progress = false;
+  o.write = false;
+  apply_overrides(c, o);
+  const nlohmann::json a = run_compare(c, o).artifact;
+  EXPECT_EQ(a["variables"]["count"], n_springs + 15 * n_act);
+  EXPECT_EQ(a["gradient"]["gradient_evaluations"], 6);
+  EXPECT_LT(a["gradient"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
+  EXPECT_LT(a["cmaes"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
+}
+
 // the soft walker's config with a short horizon and small budgets, and these compare keys
 ExperimentConfig small_walker(const nlohmann::json& compare_keys) {
   nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;

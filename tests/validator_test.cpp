@@ -307,16 +307,30 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   EXPECT_DOUBLE_EQ(f.projectile.dt, c.dt / 2);
   EXPECT_DOUBLE_EQ(f.loss.effort_weight, c.loss.effort_weight / 2);
 
+  for (const auto& var : f.variables) {
+    if (var.kind != VariableSpec::kControl) continue;
+    EXPECT_EQ(var.hold, 2) << var.name;  // a knot spans 2 half steps
+  }
   HalfStepProblem half(c, BackendKind::kCpu, 0);
   auto coarse = make_problem(c, BackendKind::kCpu, 0);
-  auto fine = make_problem(f, BackendKind::kCpu, 0);
+  // the fine problem with one control entry per half step, to see the sum over the pair
+  ExperimentConfig f1 = f;
+  for (auto& var : f1.variables) var.hold = 1;
+  auto fine = make_problem(f1, BackendKind::kCpu, 0);
   ASSERT_EQ(half.num_vars(), coarse->num_vars());
   ASSERT_EQ(fine->num_vars(), 2 + 2 * 2 * c.steps);  // x0.velocity.x/y and 2T steps of 2 controls
   const std::vector<double> v = coarse->initial();
   EXPECT_EQ(half.initial(), v);
+  EXPECT_EQ(half.var_names(), coarse->var_names());
+  // v at h -> v at h/2: each control entry twice, x0 entries once
+  std::vector<double> refined;
+  for (int i = 0; i < coarse->num_vars(); ++i) {
+    refined.push_back(v[size_t(i)]);
+    if (coarse->var_names()[size_t(i)].find('[') != std::string::npos) refined.push_back(v[size_t(i)]);
+  }
   Evaluation eh, ef;
   half.evaluate(v, true, eh);
-  fine->evaluate(half.refine(v), true, ef);
+  fine->evaluate(refined, true, ef);
   EXPECT_EQ(eh.loss, ef.loss);
   // by name: "controls.force.x[k]" at h is "controls.force.x[2k]" and "[2k+1]" at h/2, the
   // x0 variables are themselves
