@@ -149,7 +149,16 @@ struct RepeatOutcome {
   long long clipped = 0, steps_taken = 0;
   double secs_grad = 0, secs_cma = 0;
   double com_start = NAN, com_steer = NAN, com_cmaes = NAN;  // mass_spring: CoM x travel [m]
+  // each method's best design run again at h/2 over the same horizon (HalfStepProblem): a
+  // gait that depends on the timestep loses or gains much of its travel there
+  double half_steer = NAN, half_cmaes = NAN;
 };
+
+// |L(h/2) − L(h)| of a design over what the optimization gained from the start, |L(h) − L0|
+double moved_of_gain(double l_half, double l_h, double l0) {
+  const double gain = std::abs(l_h - l0);
+  return gain > 0 ? std::abs(l_half - l_h) / gain : NAN;
+}
 
 RepeatOutcome compare_once(const ExperimentConfig& c, BackendKind backend, double grad_cost,
                            const std::vector<double>& phase_cost, std::uint64_t cmaes_seed,
@@ -308,12 +317,28 @@ RepeatOutcome compare_once(const ExperimentConfig& c, BackendKind backend, doubl
   }
   R.cma_final = R.cc.best_loss.empty() ? INFINITY : R.cc.best_loss.back();
   R.cma_z = rc.vars;
+  {
+    // not counted in either method's cost: a diagnostic of the designs, like the CoM travel
+    NormalizedProblem half(std::make_unique<HalfStepProblem>(replicate_rollout0(c, 1), backend, c.threads));
+    Evaluation eh;
+    // (CMA-ES returns its best point replicated to each of its λ rows)
+    half.evaluate(std::vector<double>(R.best_z.begin(), R.best_z.begin() + nv), false, eh);
+    R.half_steer = eh.loss[0];
+    half.evaluate(std::vector<double>(R.cma_z.begin(), R.cma_z.begin() + nv), false, eh);
+    R.half_cmaes = eh.loss[0];
+  }
   if (c.model_type == "mass_spring") {
     R.com_start = pg.com_displacement(pg.initial(), 1, 0)[0];
     R.com_steer = pg.com_displacement(R.best_z, 1, 0)[0];
     R.com_cmaes = pg.com_displacement(R.cma_z, 1, 0)[0];
   }
   return R;
+}
+
+nlohmann::json timestep_json(const RepeatOutcome& R) {
+  return {{"steer", {{"loss", R.best}, {"loss_half_step", R.half_steer}, {"moved_of_gain", moved_of_gain(R.half_steer, R.best, R.l0)}}},
+          {"cmaes", {{"loss", R.cma_final}, {"loss_half_step", R.half_cmaes}, {"moved_of_gain", moved_of_gain(R.half_cmaes, R.cma_final, R.l0)}}},
+          {"note", "each method's best design run again at half the timestep over the same horizon (2T steps, each control knot held over twice the steps); moved_of_gain = |L(h/2) - L(h)| / |L(h) - L(start)|; not counted in the cost"}};
 }
 
 // CMA-ES's best loss after each of the budgets N (100, 500, 1000, ... and its whole run), and
@@ -479,6 +504,7 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
   art["cmaes"] = {{"lambda", R0.lambda}, {"sigma0_normalized", k.cmaes_sigma0}, {"budget_rollouts", k.cmaes_rollouts},
                   {"rollouts_used", cc.rollouts.empty() ? 0.0 : cc.rollouts.back()}, {"seconds", R0.secs_cma},
                   {"loss_best", R0.cma_final}, {"bounds", Cmaes::method()}, {"seed", k.seed}};
+  art["timestep_check"] = timestep_json(R0);
   art["variables"] = {{"count", nv}, {"normalization", "z = (v - lower) / (upper - lower), both methods optimize z in [0, 1]"}};
   art["levels"] = table;
   art["levels_at_cmaes_budgets"] = budget_table;
@@ -487,7 +513,7 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
     nlohmann::json e = {{"batch_seed", R.batch_seed}, {"cmaes_seed", R.cmaes_seed}, {"loss_start", R.l0},
                         {"steer_loss_best", R.best}, {"steer_rollouts_total", R.cost}, {"steer_seconds", R.secs_grad},
                         {"cmaes_loss_best", R.cma_final}, {"cmaes_seconds", R.secs_cma},
-                        {"levels_at_cmaes_budgets", budget_json(R)}};
+                        {"levels_at_cmaes_budgets", budget_json(R)}, {"timestep_check", timestep_json(R)}};
     if (c.model_type == "mass_spring")
       e["com_displacement_x_m"] = {{"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
     rep_json.push_back(e);
@@ -526,6 +552,10 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
       << fmt(R.cost, 6) << " rollouts (" << fmt(R.secs_grad, 3) << " s)\n";
     s << "  " << tag << "CMA-ES: loss -> " << fmt(R.cma_final, 8) << " in "
       << fmt(R.cc.rollouts.empty() ? 0 : R.cc.rollouts.back(), 8) << " rollouts (" << fmt(R.secs_cma, 3) << " s)\n";
+    s << "  " << tag << "at h/2 (the designs' timestep check): steer " << fmt(R.best, 5) << " -> " << fmt(R.half_steer, 5)
+      << " (moves " << fmt(100 * moved_of_gain(R.half_steer, R.best, R.l0), 3) << "% of its gain), CMA-ES "
+      << fmt(R.cma_final, 5) << " -> " << fmt(R.half_cmaes, 5) << " (" << fmt(100 * moved_of_gain(R.half_cmaes, R.cma_final, R.l0), 3)
+      << "%)\n";
   }
   s << "  rollouts to reach a loss level (steer / CMA-ES" << (k.repeats > 1 ? ", repeat 0" : "") << "):\n";
   for (const auto& row : table) {

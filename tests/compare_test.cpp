@@ -118,6 +118,17 @@ TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
   EXPECT_EQ(a["gradient"]["gradient_evaluations"], 6);
   EXPECT_LT(a["gradient"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
   EXPECT_LT(a["cmaes"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
+  // each best design run again at h/2: a finite loss, and the share of the gain it moves
+  for (const char* m : {"steer", "cmaes"}) {
+    const auto& t = a["timestep_check"][m];
+    EXPECT_TRUE(std::isfinite(t["loss_half_step"].get<double>())) << m;
+    EXPECT_NE(t["loss_half_step"].get<double>(), t["loss"].get<double>()) << m;
+    const double moved = std::abs(t["loss_half_step"].get<double>() - t["loss"].get<double>()) /
+                         std::abs(t["loss"].get<double>() - a["gradient"]["loss_start"].get<double>());
+    EXPECT_DOUBLE_EQ(t["moved_of_gain"].get<double>(), moved) << m;
+  }
+  EXPECT_EQ(a["timestep_check"]["steer"]["loss"], a["gradient"]["loss_best"]);
+  EXPECT_EQ(a["timestep_check"]["cmaes"]["loss"], a["cmaes"]["loss_best"]);
 }
 
 // the soft walker's config with a short horizon and small budgets, and these compare keys
