@@ -95,8 +95,8 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
   fs::remove_all(out, ec);
 }
 
-// the walker with actuation knots (configs/soft_walker_knots.json) at 120 steps: 15 knots of 8
-// steps for each actuator next to the spring stiffnesses; both sides start at rest (every
+// the walker with actuation knots (configs/soft_walker_knots.json) at 120 steps: ⌈120/hold⌉
+// knots for each actuator next to the spring stiffnesses; both sides start at rest (every
 // activation 0) and both improve on it
 TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
   nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_knots.json").raw;
@@ -114,7 +114,11 @@ TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
   o.write = false;
   apply_overrides(c, o);
   const nlohmann::json a = run_compare(c, o).artifact;
-  EXPECT_EQ(a["variables"]["count"], n_springs + 15 * n_act);
+  int hold = 0;
+  for (const auto& v : c.variables)
+    if (v.kind == VariableSpec::kControl) hold = v.hold;
+  ASSERT_GT(hold, 1);
+  EXPECT_EQ(a["variables"]["count"], n_springs + (120 + hold - 1) / hold * n_act);
   EXPECT_EQ(a["gradient"]["gradient_evaluations"], 6);
   EXPECT_LT(a["gradient"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
   EXPECT_LT(a["cmaes"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
