@@ -428,8 +428,9 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   for (int b = 0; b < shown; ++b) {
     s << "  rollout " << b << ": loss " << fmt(e0.loss[b], 10) << " -> " << fmt(efinal.loss[b], 10) << "\n";
     for (int i = 0; i < nv && i < 6; ++i)
-      s << "    " << p.var_names()[i] << " = " << fmt(vfinal[size_t(b) * nv + i], 10) << " " << vunits[i]
-        << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
+      // a dimensionless variable (unit "1", e.g. an activation) prints without a unit
+      s << "    " << p.var_names()[i] << " = " << fmt(vfinal[size_t(b) * nv + i], 10)
+        << (vunits[i] == "1" ? std::string() : " " + vunits[i]) << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
     if (nv > 6) s << "    … " << nv - 6 << " more variables in the artifact\n";
     if (c.info.nx() <= 8) {
       s << "    x_T:";
