@@ -336,6 +336,30 @@ TEST(CliTest, RunWritesArtifact) {
   EXPECT_EQ(entries, 1);
 }
 
+// the stdout summary prints each variable with its unit, and a dimensionless one (unit "1",
+// the walker's raw activations) with none: "= 0.17  (dL/d …", not "= 0.17 1  (dL/d …"
+TEST(CliTest, SummaryPrintsUnitsButNoneForDimensionless) {
+  TempDir d;
+  json j = json::parse(slurp(fs::path(STEER_SOURCE_DIR) / "configs" / "soft_walker_knots.json"));
+  j["simulation"]["steps"] = 32;
+  j["optimizer"]["iterations"] = 1;
+  j["validation"]["enabled"] = false;
+  const fs::path cfg = d.path / "knots_short.json";
+  std::ofstream(cfg) << j.dump();
+  CliResult r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out") + " --quiet", d.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // the first six variables in name order are the activations (controls sort before theta.)
+  EXPECT_NE(r.out.find("controls.actuator[0][0] = "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 1  (dL/d"), std::string::npos) << r.out;
+  // a variable with a unit keeps it: the walker's stiffnesses in N/m (shown for a run whose
+  // first variable is a stiffness)
+  j["variables"].erase("controls");
+  std::ofstream(cfg) << j.dump();
+  r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out2") + " --quiet", d.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" N/m  (dL/d"), std::string::npos) << r.out;
+}
+
 TEST(CliTest, CudaBackendWithoutDeviceExits1) {
   const steer::CudaStatus s = steer::cuda_status();
   if (s.available) GTEST_SKIP() << "a CUDA device is present: " << s.device;
