@@ -46,9 +46,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "config.h"
-#include "mass_spring_robot.h"
-#include "problem.h"
+#include "config/config.h"
+#include "models/mass_spring/mass_spring_robot.h"
+#include "problem/problem.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
 #include "steer/models/articulated.h"

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <random>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
 #include "gradient_suite.h"
 

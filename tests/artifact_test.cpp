@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "artifact.h"
-#include "config.h"
+#include "experiment/artifact.h"
+#include "config/config.h"
 #include "temp_dir.h"
-#include "experiment.h"
+#include "experiment/experiment.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
-#include "problem.h"
+#include "problem/problem.h"
 #include "steer/backend.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"

@@ -1,6 +1,6 @@
 // host/cmaes.h: default strategy parameters against Hansen's tutorial, convergence on the
 // sphere and Rosenbrock within stated budgets, bounds, determinism, and the Problem driver.
-#include "cmaes.h"
+#include "optim/cmaes.h"
 
 #include <gtest/gtest.h>
 

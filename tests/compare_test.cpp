@@ -1,6 +1,6 @@
 // host/compare.cpp: the gradient-vs-CMA-ES comparison end to end on a small budget, its
 // rollout accounting, the loss-level table and the plot.
-#include "compare.h"
+#include "experiment/compare.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "artifact.h"
+#include "experiment/artifact.h"
 
 namespace fs = std::filesystem;
 

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "json_reader.h"
+#include "config/config.h"
+#include "config/json_reader.h"
 
 namespace steer::testing {
 

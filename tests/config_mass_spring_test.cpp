@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
-#include "problem.h"
+#include "problem/problem.h"
 
 namespace steer {
 namespace {

@@ -12,9 +12,9 @@
 
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
-#include "json_reader.h"
+#include "config/json_reader.h"
 
 using nlohmann::json;
 using steer::ConfigError;

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "config/config.h"
 #include "temp_dir.h"
-#include "experiment.h"
+#include "experiment/experiment.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
-#include "problem.h"
-#include "validator.h"
+#include "problem/problem.h"
+#include "validate/validator.h"
 
 namespace steer {
 namespace {

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "config.h"
+#include "config/config.h"
 #include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/cuda_backend.h"

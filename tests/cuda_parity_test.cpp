@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "mass_spring_draws.h"
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
 #include "steer/models/mass_spring.h"

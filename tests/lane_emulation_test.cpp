@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "mass_spring_draws.h"
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "steer/loss.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"

@@ -1,6 +1,6 @@
 // host/lbfgsb.h: L-BFGS-B on every rollout of analytic batched Problems with known
 // minimizers; bounds, independence of rollouts, evaluation accounting, failures.
-#include "lbfgsb.h"
+#include "optim/lbfgsb.h"
 
 #include <gtest/gtest.h>
 

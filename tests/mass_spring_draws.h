@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "steer/models/mass_spring.h"
 
 namespace steer::testing {

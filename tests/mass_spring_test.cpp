@@ -17,7 +17,7 @@
 
 #include "gradient_suite.h"
 #include "mass_spring_draws.h"
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 
 namespace steer::testing {
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "config/config.h"
 #include "steer/models/articulated.h"
 #include "steer/reference_adjoint.h"
 

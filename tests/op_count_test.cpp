@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "steer/dual.h"
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"

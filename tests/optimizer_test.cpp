@@ -5,11 +5,11 @@
 #include <cmath>
 #include <vector>
 
-#include "config.h"
+#include "config/config.h"
 #include "config_errors.h"
-#include "optimizer.h"
+#include "optim/optimizer.h"
 #include "optimizer_test_problems.h"
-#include "problem.h"
+#include "problem/problem.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
+#include "problem/problem.h"
 
 namespace steer_test_problems {
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "mass_spring_draws.h"
-#include "mass_spring_robot.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "steer/cpu_backend.h"
-#include "config.h"
+#include "config/config.h"
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 

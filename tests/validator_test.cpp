@@ -1,7 +1,7 @@
 // host/validator.cpp: the directional FD check and its failure labels, each produced by
 // a real simulation that exhibits the cause (or, for fd_mismatch, by a gradient that is
 // wrong on purpose).
-#include "validator.h"
+#include "validate/validator.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "problem.h"
+#include "problem/problem.h"
 
 namespace steer {
 namespace {

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh Debian 12 machine, then either the default experiment or the
 # whole test suite:
-#   bash tools/bootstrap.sh run    # install, configure, build, run configs/projectile.json
-#   bash tools/bootstrap.sh test   # install, configure, build, run every test (ctest)
+#   bash tools/bootstrap.sh run    # install, configure, build the CLI only, run configs/projectile.json
+#   bash tools/bootstrap.sh test   # install, configure, build everything, run every test (ctest)
+# run builds only what it runs: the CLI, without tests or benchmarks, and the CUDA backend only
+# where a GPU is present (for that GPU). test builds everything; with nvcc and no GPU the CUDA
+# kernels are compiled for one architecture (sm_90) so that they keep compiling, and their
+# tests skip.
 # Environment: BUILD_DIR (default build), STEER_CMAKE_ARGS (extra CMake flags),
 # JOBS (parallel build jobs, default nproc).
 set -euo pipefail
@@ -16,8 +20,10 @@ cd "$root"
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
-# build dependencies from Debian's packages; only the missing ones are installed
-pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev liblbfgspp-dev libmujoco-dev)
+# build dependencies from Debian's packages; only the missing ones are installed. The tests
+# add GoogleTest, MuJoCo (the cross-check) and qemu-user (the portability check).
+pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev)
+[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -30,18 +36,32 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# the CUDA toolkit, when present, is usually outside PATH; CMake then builds the CUDA backend
+# the CUDA toolkit, when present, is usually outside PATH
 if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
+have_gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  have_gpu=1
+fi
+
+if [[ "$mode" == "run" ]]; then
+  cuda=AUTO
+  ((have_gpu)) || cuda=OFF
+  cmake_args=(-DSTEER_BUILD_TESTS=OFF -DSTEER_BUILD_BENCH=OFF -DSTEER_CUDA=$cuda)
+  targets=(--target steer_cli)
+else
+  cmake_args=(-DSTEER_BUILD_TESTS=ON -DSTEER_BUILD_BENCH=ON -DSTEER_CUDA=AUTO)
+  targets=()
+fi
 
 mkdir -p "$build"
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
   cat "$build/configure.log" >&2
   exit 1
 fi
 grep -E "^-- steer:" "$build/configure.log" || true
-cmake --build "$build" -j "$jobs"
+cmake --build "$build" -j "$jobs" "${targets[@]}"
 
 if [[ "$mode" == "run" ]]; then
   "$build/steer" run configs/projectile.json

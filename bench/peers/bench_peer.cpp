@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "problem.h"
+#include "config/config.h"
+#include "problem/problem.h"
 #include "steer/backend.h"
 
 namespace {

@@ -23,8 +23,8 @@ namespace steer {
 int cpu_default_threads();
 
 // ---- the SIMD path (cpu_packed.h) ----
-// A model with a packed path defines packable() (MassSpring, Articulated); the path itself is compiled once,
-// in host/cpu_packed.cpp, for the build machine's vector width.
+// A model with a packed path defines packable() (MassSpring, Articulated); the path itself is compiled
+// in src/backend/cpu_packed_isa.cpp, once per instruction set.
 template <class Model, class = void>
 struct has_packed_path : std::false_type {};
 template <class Model>
@@ -53,8 +53,11 @@ void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& s
                     bool want_grad, BatchResult<float>& out, int threads);
 void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
                     bool want_grad, BatchResult<float>& out, int threads);
-// rollouts per pack in the packed path (8 with AVX-512, 4 with AVX, else 2)
+// rollouts per pack in the packed path: 8 with AVX-512, 4 with AVX2, else 2 (the instruction set
+// is chosen at run time, src/backend/cpu_packed.cpp)
 int cpu_pack_width();
+// the packed path's instruction set in this process: "avx512", "avx2" or "sse2"
+const char* cpu_pack_isa();
 
 template <class Model, class S>
 void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
@@ -79,7 +82,8 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
     out.traj.clear();
   if (threads <= 0) threads = cpu_default_threads();
   // float64 and float32 batches of a model with a SIMD path run cpu_pack_width() rollouts per
-  // pass (cpu_packed.h, compiled in host/cpu_packed.cpp), with the same results bit for bit
+  // pass (cpu_packed.h, compiled per instruction set in src/backend/cpu_packed_isa.cpp), with
+  // the same results bit for bit
   if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) && has_packed_path<Model>::value) {
     if (use_packed_path<Model, S>(m, sh, B)) {
       cpu_run_packed(m, loss, sh, batch, want_grad, out, threads);

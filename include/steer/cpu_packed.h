@@ -229,7 +229,7 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
 }
 
 // the batch as groups of kPackWidth rollouts, parallel over groups; out is sized by the caller
-// (host/cpu_packed.cpp instantiates it, for the build machine's kPackWidth)
+// (src/backend/cpu_packed_isa.cpp instantiates it, once per instruction set and its kPackWidth)
 template <class Model, class R>
 void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<R>& batch,
                            bool want_grad, BatchResult<R>& out, int threads) {

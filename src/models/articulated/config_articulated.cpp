@@ -1,0 +1,324 @@
+// model.* for type articulated: the kinematic tree (bodies with pose, joint, mass, centre of
+// mass, inertia), joint damping/armature/PD gains/force limits, integrator, torque
+// saturation and the optional fingertip contact -> Articulated, slot names, nominal θ.
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "config/config.h"
+
+namespace steer {
+
+namespace {
+
+const char* kAxisNames[3] = {"x", "y", "z"};
+const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
+const char* kJointParamNames[6] = {"damping", "armature", "kp", "kv", "target", "force_limit"};
+const char* kJointParamUnitsHinge[6] = {"N*m*s/rad", "kg*m^2", "N*m/rad", "N*m*s/rad", "rad", "N*m"};
+const char* kJointParamUnitsSlide[6] = {"N*s/m", "kg", "N/m", "N*s/m", "m", "N"};
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+}  // namespace
+
+ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names) {
+  ModelInfo info;
+  info.type = "articulated";
+  const int n = m.n_dof;
+  for (int j = 0; j < n; ++j) {
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    info.state_names.push_back(names.joints[j] + ".q");
+    info.state_units.push_back(hinge ? "rad" : "m");
+    info.state_ranges.push_back(Range::closed(names.ranges[j][0], names.ranges[j][1]));
+    info.state_groups["q"].push_back(j);
+  }
+  for (int j = 0; j < n; ++j) {
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    info.state_names.push_back(names.joints[j] + ".v");
+    info.state_units.push_back(hinge ? "rad/s" : "m/s");
+    info.state_ranges.push_back(Range::closed(-1e6, 1e6));
+    info.state_groups["v"].push_back(n + j);
+  }
+  for (int j = 0; j < n; ++j) {
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    info.control_names.push_back("torque." + names.joints[j]);
+    info.control_units.push_back(hinge ? "N*m" : "N");
+  }
+  info.resize_params(m.np());
+  auto slot = [&](int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
+    info.set_param(q, name, unit, r, group);
+  };
+  for (int b = 0; b < m.n_bodies; ++b) {
+    const std::string& bn = names.bodies[b];
+    slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
+    for (int i = 0; i < 3; ++i) {
+      slot(m.p_body(b, Articulated::kComX + i), bn + ".com." + kAxisNames[i], "m", Range::closed(-1e3, 1e3), "com");
+      info.param_groups[bn + ".com"].push_back(m.p_body(b, Articulated::kComX + i));
+    }
+    for (int i = 0; i < 6; ++i) {
+      // principal moments must stay positive; products of inertia may have either sign
+      const Range r = i < 3 ? Range{0, 1e6, true, false} : Range::closed(-1e6, 1e6);
+      // groups split by range, so that one pair of bounds fits each
+      const std::string part = i < 3 ? "inertia.diagonal" : "inertia.products";
+      slot(m.p_body(b, Articulated::kIxx + i), bn + ".inertia." + kInertiaNames[i], "kg*m^2", r, part);
+      info.param_groups[bn + "." + part].push_back(m.p_body(b, Articulated::kIxx + i));
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    const Range ranges[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
+                             Range::closed(names.ranges[j][0], names.ranges[j][1]), Range{0, 1e9, true, false}};
+    for (int k = 0; k < Articulated::kJointParams; ++k)
+      slot(m.p_joint(j, k), names.joints[j] + "." + kJointParamNames[k],
+           hinge ? kJointParamUnitsHinge[k] : kJointParamUnitsSlide[k], ranges[k], kJointParamNames[k]);
+  }
+  slot(m.p_global(Articulated::kGravity), "gravity", "m/s^2", Range::closed(-1e3, 1e3), "");
+  slot(m.p_global(Articulated::kSharpness), "saturation.sharpness", "1/(N*m)", Range{0, 1e6, true, false}, "");
+  slot(m.p_global(Articulated::kPlaneHeight), "contact.height", "m", Range::closed(-1e3, 1e3), "contact");
+  slot(m.p_global(Articulated::kContactStiffness), "contact.stiffness", "N/m", Range::closed(0, 1e12), "contact");
+  slot(m.p_global(Articulated::kContactDamping), "contact.damping", "N*s/m", Range::closed(0, 1e9), "contact");
+  slot(m.p_global(Articulated::kContactSmoothing), "contact.smoothing", "m", Range{0, 1e3, true, false}, "contact");
+  return info;
+}
+
+namespace {
+
+// a unit quaternion (w, x, y, z), normalized, -> row-major rotation matrix
+void quat_to_matrix(std::vector<double> qv, double* R) {
+  const double n = std::sqrt(qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3]);
+  const double w = qv[0] / n, x = qv[1] / n, y = qv[2] / n, z = qv[3] / n;
+  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+}
+
+}  // namespace
+
+void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
+  Articulated& a = c.articulated;
+  a = Articulated{};
+  ArticulatedNames& names = c.articulated_names;
+  names = ArticulatedNames{};
+  (void)m.string("included_from", "");  // set by expand_includes, echoed in the artifact
+  const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
+  a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
+  if (!m.has("bodies")) config_fail(m.key_path("bodies"), "missing; expected an array of bodies (or model.include naming a file that has them)");
+  const auto& bodies = m.raw("bodies");
+  const std::string bp = m.key_path("bodies");
+  if (!bodies.is_array() || bodies.empty())
+    config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(Articulated::kMaxBodies) + ")");
+  if (bodies.size() > size_t(Articulated::kMaxBodies))
+    config_fail(bp, "at most " + std::to_string(Articulated::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
+  struct BodyValues {
+    double mass;
+    std::vector<double> com, inertia;
+    double jp[Articulated::kJointParams];
+    bool has_target = false;
+  };
+  std::vector<BodyValues> vals;
+  std::map<std::string, int> body_index;
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    const std::string path = bp + "[" + std::to_string(b) + "]";
+    if (!bodies[b].is_object()) config_fail(path, "expected an object, got " + json_type_name(bodies[b]));
+    JsonObject o(bodies[b], path);
+    const std::string name = o.string("name", "");
+    if (name.empty()) config_fail(o.key_path("name"), "required: a unique body name");
+    if (body_index.count(name)) config_fail(o.key_path("name"), "'" + name + "' is used twice");
+    const std::string par = o.string("parent", "world");
+    int pi = -1;
+    if (par != "world") {
+      auto it = body_index.find(par);
+      if (it == body_index.end())
+        config_fail(o.key_path("parent"), "'" + par + "' is not 'world' or an earlier body (list parents before children)");
+      pi = it->second;
+    }
+    const int bi = int(b);
+    a.parent[bi] = pi;
+    std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+    std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
+    if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+      config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
+    for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
+    quat_to_matrix(quat, a.rot[bi]);
+    BodyValues v{};
+    v.mass = o.number_required("mass", Range{0, 1e6, true, false});
+    v.com = o.numbers("com", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+    v.inertia = o.numbers("fullinertia", {}, Range::closed(-1e6, 1e6), 6);
+    if (!(v.inertia[0] > 0 && v.inertia[1] > 0 && v.inertia[2] > 0))
+      config_fail(o.key_path("fullinertia"), "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
+    a.joint[bi] = Articulated::kFixed;
+    a.dof[bi] = -1;
+    if (o.has("joint") && !o.raw("joint").is_null()) {
+      JsonObject jo = o.object("joint");
+      if (a.n_dof == Articulated::kMaxDof)
+        config_fail(jo.path(), "at most " + std::to_string(Articulated::kMaxDof) + " joints");
+      const std::string jn = jo.string("name", name + ".joint");
+      const std::string type = jo.choice("type", "hinge", {"hinge", "slide"});
+      std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
+      const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+      if (an < 1e-9) config_fail(jo.key_path("axis"), "must not be zero (it is normalized)");
+      for (int i = 0; i < 3; ++i) a.axis[bi][i] = ax[i] / an;
+      std::vector<double> range = jo.numbers("range", {-1e3, 1e3}, Range::closed(-1e3, 1e3), 2);
+      if (!(range[0] < range[1])) config_fail(jo.key_path("range"), "expected [low, high] with low < high");
+      a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
+      a.dof[bi] = a.n_dof;
+      a.body_of_dof[a.n_dof] = bi;
+      names.joints.push_back(jn);
+      names.ranges.push_back({range[0], range[1]});
+      v.jp[Articulated::kDamping] = jo.number("damping", 0.0, Range::closed(0, 1e6));
+      v.jp[Articulated::kArmature] = jo.number("armature", 0.0, Range::closed(0, 1e6));
+      v.jp[Articulated::kKp] = jo.number("kp", 0.0, Range::closed(0, 1e9));
+      v.jp[Articulated::kKv] = jo.number("kv", 0.0, Range::closed(0, 1e9));
+      v.has_target = jo.has("target");
+      v.jp[Articulated::kTarget] = jo.number("target", 0.0, Range::closed(range[0], range[1]));
+      v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
+      jo.finish();
+      ++a.n_dof;
+    } else if (o.has("joint")) {
+      (void)o.raw("joint");  // null: a fixed body
+    }
+    o.finish();
+    body_index[name] = bi;
+    names.bodies.push_back(name);
+    vals.push_back(v);
+    ++a.n_bodies;
+  }
+  if (a.n_dof == 0) config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
+  // all_joints: values that replace every joint's own (a free swing: no damping, no gains)
+  {
+    JsonObject aj = m.object("all_joints");
+    const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
+                         Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
+    for (int k = 0; k < Articulated::kJointParams; ++k) {
+      if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
+      const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
+      for (auto& bv : vals) bv.jp[k] = v;
+    }
+    aj.finish();
+  }
+  // targets: the PD targets q* of every joint, replacing the joints' own
+  if (m.has("targets")) {
+    std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof);
+    for (int b = 0, j = 0; b < a.n_bodies; ++b) {
+      if (a.dof[b] < 0) continue;
+      if (!(t[j] >= names.ranges[j][0] && t[j] <= names.ranges[j][1]))
+        config_fail(m.key_path("targets") + "[" + std::to_string(j) + "]",
+                    fmt(t[j]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
+      vals[b].jp[Articulated::kTarget] = t[j];
+      vals[b].has_target = true;
+      ++j;
+    }
+  }
+  JsonObject tl = m.object("torque_limits");
+  a.torque_limits = tl.boolean("enabled", true);
+  const double sharp = tl.number("sharpness", 5.0, Range{0, 1e6, true, false});
+  // 0: MuJoCo's implicitfast (the servo linearized at q̇); n ≥ 1: the servo implicit through
+  // the saturation, solved by a predictor and n Newton iterations (articulated.h, servo_solve)
+  a.servo_newton = int(tl.integer("newton_iterations", 0, 0, 8));
+  if (a.servo_newton > 0 && a.integrator != Articulated::kImplicitFast)
+    config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
+                " needs model.integrator \"implicitfast\" (got \"" + integ + "\"); use 0 with " + integ);
+  tl.finish();
+  JsonObject tip = m.object("tip");
+  const std::string tb = tip.string("body", names.bodies.back());
+  if (!body_index.count(tb)) config_fail(tip.key_path("body"), "'" + tb + "' is not a body of model.bodies");
+  a.tip_body = body_index[tb];
+  std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
+  tip.finish();
+  JsonObject ct = m.object("contact");
+  a.contact = ct.boolean("enabled", false);
+  const double height = ct.number("height", 0.0, Range::closed(-1e3, 1e3));
+  const double stiff = ct.number("stiffness", 1e4, Range::closed(0, 1e12));
+  const double cdamp = ct.number("damping", 10.0, Range::closed(0, 1e9));
+  const double smooth = ct.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  ct.finish();
+  // joint limits: a smooth penalty torque outside each joint's range (articulated.h)
+  JsonObject jl = m.object("joint_limits");
+  a.joint_limits = jl.boolean("enabled", false);
+  a.limit_stiffness = jl.number("stiffness", 1e4, Range{0, 1e9, true, false});
+  a.limit_smoothing = jl.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  jl.finish();
+  for (int j = 0; j < a.n_dof; ++j) a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
+  const double gravity = m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
+
+  c.info = articulated_info(a, names);
+  c.theta.assign(a.np(), 0.0);
+  for (int b = 0; b < a.n_bodies; ++b) {
+    c.theta[a.p_body(b, Articulated::kMass)] = vals[b].mass;
+    for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kComX + i)] = vals[b].com[i];
+    for (int i = 0; i < 6; ++i) c.theta[a.p_body(b, Articulated::kIxx + i)] = vals[b].inertia[i];
+    if (a.dof[b] >= 0) {
+      for (int k = 0; k < Articulated::kJointParams; ++k) c.theta[a.p_joint(a.dof[b], k)] = vals[b].jp[k];
+      names.target_given.push_back(vals[b].has_target);
+    }
+  }
+  c.theta[a.p_global(Articulated::kGravity)] = gravity;
+  c.theta[a.p_global(Articulated::kSharpness)] = sharp;
+  c.theta[a.p_global(Articulated::kPlaneHeight)] = height;
+  c.theta[a.p_global(Articulated::kContactStiffness)] = stiff;
+  c.theta[a.p_global(Articulated::kContactDamping)] = cdamp;
+  c.theta[a.p_global(Articulated::kContactSmoothing)] = smooth;
+}
+
+void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  const Articulated& a = c.articulated;
+  const int n = a.n_dof;
+  std::vector<double> q = s.numbers("q", std::vector<double>(n, 0.0), Range::closed(-1e3, 1e3), n);
+  std::vector<double> v = s.numbers("v", std::vector<double>(n, 0.0), Range::closed(-1e6, 1e6), n);
+  c.x0.assign(2 * n, 0.0);
+  for (int j = 0; j < n; ++j) {
+    const Range& r = c.info.state_ranges[j];
+    if (!r.contains(q[j]))
+      config_fail(s.key_path("q") + "[" + std::to_string(j) + "]",
+                  fmt(q[j]) + " is outside the range of " + c.articulated_names.joints[j] + ", " + r.describe());
+    c.x0[j] = q[j];
+    c.x0[n + j] = v[j];
+    // a PD target not given holds the initial pose
+    if (!c.articulated_names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[j];
+  }
+}
+
+nlohmann::json articulated_model_json(const ExperimentConfig& c) {
+  const Articulated& a = c.articulated;
+  nlohmann::json m;
+  m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";
+  m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - softplus(beta (-tau - lim)))/beta" : "off";
+  if (a.integrator == Articulated::kImplicitFast)
+    m["servo_solve"] = a.servo_newton == 0
+                           ? std::string("linearized at the step's velocity (MuJoCo implicitfast)")
+                           : "implicit through the saturation: unsaturated predictor + " + std::to_string(a.servo_newton) +
+                                 " Newton iterations";
+  m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
+  if (a.joint_limits)
+    m["joint_limits"] = {{"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},
+                         {"stiffness", a.limit_stiffness},
+                         {"smoothing", a.limit_smoothing}};
+  else
+    m["joint_limits"] = "off";
+  m["dof"] = a.n_dof;
+  nlohmann::json bs = nlohmann::json::array();
+  for (int b = 0; b < a.n_bodies; ++b) {
+    nlohmann::json e = {{"name", c.articulated_names.bodies[b]},
+                        {"parent", a.parent[b] < 0 ? std::string("world") : c.articulated_names.bodies[a.parent[b]]},
+                        {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},
+                        {"rotation_row_major", std::vector<double>(a.rot[b], a.rot[b] + 9)}};
+    if (a.dof[b] >= 0) {
+      const int j = a.dof[b];
+      e["joint"] = {{"name", c.articulated_names.joints[j]},
+                    {"type", a.joint[b] == Articulated::kHinge ? "hinge" : "slide"},
+                    {"axis", std::vector<double>(a.axis[b], a.axis[b] + 3)},
+                    {"range", {c.articulated_names.ranges[j][0], c.articulated_names.ranges[j][1]}}};
+    }
+    bs.push_back(e);
+  }
+  m["bodies"] = bs;
+  m["tip"] = {{"body", c.articulated_names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  return m;
+}
+
+}  // namespace steer

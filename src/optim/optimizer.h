@@ -1,0 +1,66 @@
+// Gradient descent and Adam with box bounds, every rollout of the batch optimized
+// independently in one batched loop: one forward+backward pass per iteration for all.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "problem/problem.h"
+
+namespace steer {
+
+struct OptimizationTrace {
+  std::vector<int> iteration;
+  std::vector<double> loss_mean, loss_min, loss_max;  // over the batch
+  std::vector<std::vector<double>> loss_rollouts;     // per logged iteration, first ≤ 16 rollouts
+};
+
+struct OptimizationResult {
+  std::vector<double> vars;  // [B·nv] final iterate
+  Evaluation final;          // loss, gradient and diagnostics at the final iterate
+  OptimizationTrace trace;
+  int iterations = 0;
+  double seconds = 0;
+};
+
+// appends iteration `it` with the batch's losses to the trace (mean, min, max, first ≤ 16)
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss);
+
+// clamps every variable into [lower_i, upper_i]
+void project_to_bounds(const Problem& p, std::vector<double>& vars);
+
+// the step size of gd/Adam step t (0-based) of cfg.iterations under cfg.lr_schedule;
+// steps past the last keep learning_rate_final
+double scheduled_learning_rate(const OptimizerConfig& cfg, int t);
+
+// the step rule of optimize(), one batched step at a time, so that callers can run it on
+// several problems in turn (continuation) with their own evaluation and cost accounting:
+// gd (v ← P(v − η g)) or Adam (Kingma & Ba) on each rollout's row, after scaling a row
+// whose L2 norm exceeds cfg.gradient_clip down to that norm (0 = no clipping). A row whose
+// gradient is not finite takes no step (its Adam moments are kept).
+class GradientStepper {
+ public:
+  GradientStepper(const OptimizerConfig& cfg, int batch, int nv);
+  // v ← P(v − step(grad)); grad [B·nv] is clipped in place
+  void step(const Problem& p, std::vector<double>& v, std::vector<double>& grad);
+  int steps_taken() const { return t_; }
+  int clipped_rows() const { return clipped_; }  // rows scaled down so far
+
+ private:
+  OptimizerConfig cfg_;
+  int batch_, nv_, t_ = 0, clipped_ = 0;
+  std::vector<double> m1_, m2_;  // Adam moments
+};
+
+// runs cfg.iterations steps from start and returns each rollout's best iterate (the last one
+// unless a step made the loss worse); progress(it, mean loss) is called on every logged
+// iteration (may be empty)
+OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
+                            const std::function<void(int, double)>& progress);
+
+nlohmann::json to_json(const OptimizationTrace& t);
+
+}  // namespace steer

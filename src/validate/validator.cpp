@@ -1,0 +1,398 @@
+#include "validate/validator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+namespace steer {
+
+double relative_error(double fd, double ad, double atol) {
+  const double scale = std::max({std::fabs(fd), std::fabs(ad), atol});
+  return std::fabs(fd - ad) / scale;
+}
+
+namespace {
+
+bool contact_set_differs(const RolloutDiag& a, const RolloutDiag& b) {
+  return a.contact_hash != b.contact_hash || a.contact_steps != b.contact_steps ||
+         a.event_step != b.event_step;
+}
+
+// ‖a − ref‖ / max(‖ref‖, floor) over n components (‖a − ref‖ where both are 0)
+double relative_distance(const double* a, const double* ref, int n, double floor = 0) {
+  double d2 = 0, r2 = 0;
+  for (int i = 0; i < n; ++i) {
+    d2 += (a[i] - ref[i]) * (a[i] - ref[i]);
+    r2 += ref[i] * ref[i];
+  }
+  const double scale = std::max(std::sqrt(r2), floor);
+  return scale > 0 ? std::sqrt(d2) / scale : std::sqrt(d2);
+}
+
+// the largest (NaN wins) and the median of v
+std::pair<double, double> max_and_median(std::vector<double> v) {
+  double worst = 0;
+  for (double x : v)
+    if (!(x <= worst)) worst = x;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return {worst, v.empty() ? 0.0 : v[v.size() / 2]};
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
+                          const std::string& stage, Problem* run_problem, Problem* half_step,
+                          const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm) {
+  ValidationReport rep;
+  rep.stage = stage;
+  rep.epsilon = cfg.epsilon;
+  rep.tolerance = cfg.tolerance;
+  rep.epsilons = cfg.epsilon_sweep;
+  const int B = problem.batch_size(), nv = problem.num_vars();
+  const int n = std::min(B, cfg.max_rollouts);
+  // only rollouts [0, n) are checked: on a large batch, check them on the problems cut to those
+  // rollouts (bit for bit the same rollouts), not on all B, when every problem can be cut
+  if (n < B) {
+    std::unique_ptr<Problem> cut = problem.leading(n), cut_run, cut_half;
+    bool ok = cut != nullptr;
+    if (ok && run_problem) ok = (cut_run = run_problem->leading(n)) != nullptr;
+    if (ok && half_step) ok = (cut_half = half_step->leading(n)) != nullptr;
+    if (ok) {
+      const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
+      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm);
+    }
+  }
+
+  // gradient at vars: one forward + backward pass
+  Evaluation base;
+  problem.evaluate(vars, true, base);
+  // deepest penetration per rollout, for the penetration label (models with contact points)
+  const std::vector<double> depth = cfg.penetration_bound > 0 ? problem.max_penetration(vars, n) : std::vector<double>{};
+  // the run's own (float32) gradient at the same variables, one more forward + backward pass
+  Evaluation run;
+  if (run_problem) {
+    run_problem->evaluate(vars, true, run);
+    rep.float32_compared = true;
+    rep.float32_tolerance = cfg.float32_tolerance;
+  }
+  // the velocity that turns back most often, per rollout: one more forward pass keeping every state
+  const std::vector<VelocityReversals> reversals =
+      cfg.chatter_fraction > 0 ? problem.velocity_reversals(vars, n) : std::vector<VelocityReversals>{};
+  const int T = problem.steps();
+  // the same variables at half the timestep
+  Evaluation half;
+  if (half_step) {
+    half_step->evaluate(vars, true, half);
+    rep.timestep_checked = true;
+    rep.timestep_tolerance = cfg.timestep_tolerance;
+  }
+
+  // per rollout a random direction d_b = D z / |z|, z ~ N(0, I), with D = diag(max(|v_i|, 1)):
+  // unit in variables scaled to their magnitude, so stiffness-sized and velocity-sized
+  // variables are perturbed alike
+  std::vector<double> dir(size_t(B) * nv, 0.0);
+  std::vector<double> dad(B, 0.0);
+  for (int b = 0; b < n; ++b) {
+    std::mt19937_64 rng(cfg.seed * 1000003ull + std::uint64_t(b));
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    double norm = 0;
+    for (int i = 0; i < nv; ++i) {
+      double z = gauss(rng);
+      dir[size_t(b) * nv + i] = z;
+      norm += z * z;
+    }
+    norm = std::sqrt(norm);
+    for (int i = 0; i < nv; ++i) {
+      double& d = dir[size_t(b) * nv + i];
+      d = d / norm * std::max(std::fabs(vars[size_t(b) * nv + i]), 1.0);
+      dad[b] += base.grad[size_t(b) * nv + i] * d;
+    }
+  }
+
+  // (L(v + εd) − L(v − εd)) / 2ε for every ε: two batched forward passes each
+  std::vector<double> eps = cfg.epsilon_sweep;
+  eps.insert(eps.begin(), cfg.epsilon);
+  std::vector<std::vector<double>> fd(eps.size(), std::vector<double>(B, 0.0));
+  std::vector<std::vector<int>> switched(eps.size(), std::vector<int>(B, 0));
+  std::vector<std::vector<RolloutDiag>> plus_diag(eps.size());
+  std::vector<double> vp(vars.size()), vm(vars.size());
+  for (size_t e = 0; e < eps.size(); ++e) {
+    for (size_t i = 0; i < vars.size(); ++i) {
+      vp[i] = vars[i] + eps[e] * dir[i];
+      vm[i] = vars[i] - eps[e] * dir[i];
+    }
+    Evaluation ep, em;
+    problem.evaluate(vp, false, ep);
+    problem.evaluate(vm, false, em);
+    rep.forward_passes += 2;
+    for (int b = 0; b < n; ++b) {
+      fd[e][b] = (ep.loss[b] - em.loss[b]) / (2 * eps[e]);
+      switched[e][b] = contact_set_differs(ep.diag[b], em.diag[b]) ? 1 : 0;
+      if (!std::isfinite(ep.loss[b]) || !std::isfinite(em.loss[b])) switched[e][b] |= 2;
+    }
+    plus_diag[e] = ep.diag;
+  }
+
+  std::vector<double> errors;
+  for (int b = 0; b < n; ++b) {
+    RolloutCheck rc;
+    rc.rollout = b;
+    rc.loss = base.loss[b];
+    rc.directional_adjoint = dad[b];
+    rc.fd = fd[0][b];
+    rc.error = relative_error(rc.fd, rc.directional_adjoint, cfg.abs_tolerance);
+    rc.best_error = rc.error;
+    rc.best_epsilon = eps[0];
+    for (size_t e = 1; e < eps.size(); ++e) {
+      const double err = relative_error(fd[e][b], rc.directional_adjoint, cfg.abs_tolerance);
+      rc.sweep_fd.push_back(fd[e][b]);
+      rc.sweep_error.push_back(err);
+      rc.sweep_mode_switch.push_back(switched[e][b] & 1);
+      if (err < rc.best_error) {
+        rc.best_error = err;
+        rc.best_epsilon = eps[e];
+      }
+    }
+    const RolloutDiag& dg = base.diag[b];
+    bool finite = std::isfinite(rc.loss) && std::isfinite(rc.directional_adjoint) && !dg.nonfinite;
+    for (int i = 0; i < nv && finite; ++i) finite = std::isfinite(base.grad[size_t(b) * nv + i]);
+    // a pass: the best agreement over the ε sweep is within tolerance (the Taylor test
+    // separates truncation at large ε and rounding at small ε from a real bias, which
+    // shows as an error floor at every ε)
+    rc.passed = finite && rc.best_error <= cfg.tolerance;
+    if (!finite) rc.labels.push_back({"nonfinite", 1, "the loss, a state or a gradient component is inf or NaN"});
+    if (finite && rc.best_error > cfg.tolerance)
+      rc.labels.push_back({"fd_mismatch", rc.best_error,
+                           "smallest relative error over the ε sweep (at ε = " + fmt(rc.best_epsilon) +
+                               "), tolerance " + fmt(cfg.tolerance)});
+    if (switched[0][b] & 1) {
+      const RolloutDiag& dp = plus_diag[0][b];
+      std::ostringstream d;
+      d << "contact set differs between the +ε and −ε rollouts at ε = " << eps[0] << ": active contact-steps "
+        << dp.contact_steps << " vs baseline " << dg.contact_steps;
+      if (dp.event_step != dg.event_step) d << "; landing step " << dp.event_step << " vs " << dg.event_step;
+      rc.labels.push_back({"contact_mode_switch", double(std::abs(dp.contact_steps - dg.contact_steps)), d.str()});
+    } else {
+      int nsw = 0;
+      double first = 0;
+      for (size_t e = 0; e < rc.sweep_mode_switch.size(); ++e)
+        if (rc.sweep_mode_switch[e]) {
+          if (!nsw) first = eps[e + 1];
+          ++nsw;
+        }
+      if (nsw)
+        rc.labels.push_back({"contact_mode_switch", first,
+                             "contact set differs between the +ε and −ε rollouts at " + std::to_string(nsw) +
+                                 " ε of the sweep, the largest being ε = " + fmt(first)});
+    }
+    // the horizon ratio: how much the adjoint grows or shrinks walking back over the horizon,
+    // measured on the state adjoint (‖λ_0‖/‖λ_seed‖) or on the control gradient
+    // (‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖), as validation.horizon_measure says
+    const bool by_controls = cfg.horizon_measure == "controls";
+    const double h_num = by_controls ? dg.grad_u_first_norm : dg.adj_x0_norm;
+    const double h_den = by_controls ? dg.grad_u_last_norm : dg.adj_seed_norm;
+    const std::string h_what = by_controls ? "‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖" : "‖λ_0‖/‖λ_seed‖";
+    if (h_den > 0) {
+      rc.horizon_ratio = h_num / h_den;
+      if (rc.horizon_ratio < 1.0 / cfg.horizon_ratio_bound)
+        rc.labels.push_back({"gradient_vanishing", rc.horizon_ratio,
+                             h_what + " over the horizon, bound 1/" + fmt(cfg.horizon_ratio_bound)});
+      if (rc.horizon_ratio > cfg.horizon_ratio_bound)
+        rc.labels.push_back({"gradient_exploding", rc.horizon_ratio,
+                             h_what + " over the horizon, bound " + fmt(cfg.horizon_ratio_bound)});
+    }
+    if (cfg.penetration_bound > 0 && size_t(b) < depth.size() && depth[b] > cfg.penetration_bound)
+      rc.labels.push_back({"penetration", depth[b],
+                           "deepest penetration of a contact point below its surface over the rollout [m], bound " +
+                               fmt(cfg.penetration_bound)});
+    if (dg.conservative) {
+      rc.energy_drift = dg.energy_max_dev / std::max(dg.kinetic_max, 1e-12);
+      if (rc.energy_drift > cfg.energy_drift_bound)
+        rc.labels.push_back({"energy_drift", rc.energy_drift,
+                             "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
+    }
+    if (run_problem) {
+      // against max(‖g64‖, abs_tolerance), and at an optimum against the gradient where the
+      // optimization started (‖g64‖ ~ 0 there, and float32 resolves no gradient below its rounding)
+      double floor = cfg.abs_tolerance;
+      if (start_gradient_norm && size_t(b) < start_gradient_norm->size())
+        floor = std::max(floor, (*start_gradient_norm)[size_t(b)]);
+      rc.float32_deviation =
+          relative_distance(run.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv, floor);
+      const double l = std::fabs(base.loss[b]);
+      rc.float32_loss_deviation = std::fabs(run.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
+      // NaN in the float32 run (overflow, say) fails too
+      if (!(rc.float32_deviation <= cfg.float32_tolerance)) {
+        rc.passed = false;
+        rc.labels.push_back({"float32_rounding", rc.float32_deviation,
+                             "‖g32 − g64‖/‖g64‖ of the run's float32 adjoint gradient against the float64 one at "
+                             "the same variables (float32 loss off by " + fmt(rc.float32_loss_deviation) +
+                                 " relative), tolerance " + fmt(cfg.float32_tolerance) +
+                                 ": rounding amplified over the horizon; run in float64"});
+      }
+    }
+    if (size_t(b) < reversals.size()) {
+      rc.reversals = reversals[size_t(b)];
+      const VelocityReversals& vr = rc.reversals;
+      const double fraction = T > 1 ? double(vr.count) / double(T - 1) : 0.0;
+      if (vr.component >= 0 && fraction > cfg.chatter_fraction) {
+        std::ostringstream d;
+        d << vr.name << " turns back at " << vr.count << " of " << T - 1 << " steps (steps " << vr.first_step << " … "
+          << vr.last_step << ", median jump " << fmt(vr.median_jump) << " against a largest |v| of " << fmt(vr.largest)
+          << "), fraction above " << fmt(cfg.chatter_fraction)
+          << ": an oscillation of period ≤ " << fmt(2.0 / cfg.chatter_fraction)
+          << " steps that the timestep does not resolve (a saturated servo under implicitfast, a stiff "
+             "spring or contact at its stability limit)";
+        if (!cfg.chatter_remedy.empty()) d << "; remedy: " << cfg.chatter_remedy;
+        rc.labels.push_back({"chatter", fraction, d.str()});
+      }
+    }
+    if (half_step) {
+      // a gradient of rounding size (at an optimum, say) is compared absolutely, as in the FD check
+      rc.timestep_gradient_change = relative_distance(half.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv,
+                                                      nv, cfg.abs_tolerance);
+      const double l = std::fabs(base.loss[b]);
+      rc.timestep_loss_change = std::fabs(half.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
+      double figure = rc.timestep_gradient_change;
+      std::string what = "‖g(h/2) − g(h)‖/max(‖g(h)‖, " + fmt(cfg.abs_tolerance) +
+                         ") of the same variables at half the timestep (2T steps, each control held over both half "
+                         "steps; the loss changes by " + fmt(rc.timestep_loss_change) + " relative)";
+      if (loss_gain && size_t(b) < loss_gain->size()) {
+        const double gain = (*loss_gain)[size_t(b)];
+        rc.timestep_gain_moved = std::fabs(half.loss[b] - base.loss[b]) / std::max(gain, 1e-12 + 1e-9 * l);
+        figure = rc.timestep_gain_moved;
+        what = "|L(h/2) − L(h)| at the optimum over what the optimization gained, " + fmt(gain) +
+               " (2T steps, each control held over both half steps)";
+      }
+      if (!(figure <= cfg.timestep_tolerance))
+        rc.labels.push_back({"timestep_sensitive", figure,
+                             what + ", tolerance " + fmt(cfg.timestep_tolerance) +
+                                 ": the result depends on the discretization (stiff contact, chatter, chaos)"});
+    }
+    for (const auto& l : rc.labels) rep.label_counts[l.name]++;
+    if (rc.passed) ++rep.passed;
+    errors.push_back(rc.best_error);
+    // NaN must show in the summary, so it is not compared away by std::max
+    if (!(rc.best_error <= rep.max_error)) rep.max_error = rc.best_error;
+    rep.rollouts.push_back(std::move(rc));
+  }
+  if (!errors.empty()) {
+    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+    rep.median_error = errors[errors.size() / 2];
+  }
+  rep.timestep_on_gain = half_step && loss_gain;
+  std::vector<double> dev, change;
+  for (const auto& rc : rep.rollouts) {
+    dev.push_back(rc.float32_deviation);
+    change.push_back(rep.timestep_on_gain ? rc.timestep_gain_moved : rc.timestep_gradient_change);
+  }
+  if (run_problem && !dev.empty()) std::tie(rep.float32_max_deviation, rep.float32_median_deviation) = max_and_median(dev);
+  if (half_step && !change.empty()) std::tie(rep.timestep_max_change, rep.timestep_median_change) = max_and_median(change);
+  return rep;
+}
+
+nlohmann::json to_json(const ValidationReport& r, int max_listed) {
+  nlohmann::json j;
+  j["stage"] = r.stage;
+  j["method"] = "directional centered finite differences: (L(v+εd) − L(v−εd))/(2ε) vs ∇L·d, d a random "
+                "direction, unit after scaling each variable by max(|v_i|, 1); pass when the smallest "
+                "relative error over the ε sweep is within tolerance";
+  j["epsilon"] = r.epsilon;
+  j["epsilon_sweep"] = r.epsilons;
+  j["tolerance"] = r.tolerance;
+  j["rollouts_checked"] = r.rollouts.size();
+  j["rollouts_passed"] = r.passed;
+  j["all_passed"] = r.all_passed();
+  j["max_relative_error"] = r.max_error;
+  j["median_relative_error"] = r.median_error;
+  j["label_counts"] = r.label_counts;
+  j["forward_passes"] = r.forward_passes;
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < r.rollouts.size() && int(i) < max_listed; ++i) {
+    const auto& c = r.rollouts[i];
+    nlohmann::json labels = nlohmann::json::array();
+    for (const auto& l : c.labels) labels.push_back({{"label", l.name}, {"figure", l.figure}, {"detail", l.detail}});
+    list.push_back({{"rollout", c.rollout},
+                    {"loss", c.loss},
+                    {"directional_adjoint", c.directional_adjoint},
+                    {"fd", c.fd},
+                    {"relative_error", c.error},
+                    {"best_relative_error", c.best_error},
+                    {"best_epsilon", c.best_epsilon},
+                    {"sweep_fd", c.sweep_fd},
+                    {"sweep_relative_error", c.sweep_error},
+                    {"sweep_contact_mode_switch", c.sweep_mode_switch},
+                    {"horizon_ratio", c.horizon_ratio},
+                    {"energy_drift_relative", c.energy_drift},
+                    {"float32_gradient_relative_deviation", c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
+                    {"velocity_reversals", c.reversals.component < 0 ? nlohmann::json(nullptr)
+                                                                    : nlohmann::json({{"state", c.reversals.name},
+                                                                                      {"count", c.reversals.count},
+                                                                                      {"first_step", c.reversals.first_step},
+                                                                                      {"last_step", c.reversals.last_step},
+                                                                                      {"median_jump", c.reversals.median_jump},
+                                                                                      {"largest_abs", c.reversals.largest}})},
+                    {"timestep_gradient_change", c.timestep_gradient_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_gradient_change)},
+                    {"timestep_loss_change", c.timestep_loss_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_loss_change)},
+                    {"passed", c.passed},
+                    {"labels", labels}});
+  }
+  j["rollouts"] = list;
+  if (r.timestep_checked) {
+    nlohmann::json change = nlohmann::json::array(), loss_change = nlohmann::json::array(),
+                   gain = nlohmann::json::array();
+    for (const auto& c : r.rollouts) {
+      change.push_back(c.timestep_gradient_change);
+      loss_change.push_back(c.timestep_loss_change);
+      gain.push_back(c.timestep_gain_moved);
+    }
+    j["timestep_check"] = {
+        {"rollouts", r.rollouts.size()},
+        {"tolerance", r.timestep_tolerance},
+        {"measure", r.timestep_on_gain ? "gain_moved" : "gradient_change"},
+        {"max", r.timestep_max_change},
+        {"median", r.timestep_median_change},
+        {"gradient_change", change},
+        {"loss_change", loss_change},
+        {"rollouts_labelled", r.label_counts.count("timestep_sensitive") ? r.label_counts.at("timestep_sensitive") : 0},
+        {"definition", "the same variables at half the timestep over the same horizon (2T steps, each control held "
+                       "over both half steps, the effort weight halved): per rollout ||g(h/2) - g(h)|| / "
+                       "max(||g(h)||, abs_tolerance) and |L(h/2) - L(h)| / |L(h)|; at an optimum (measure gain_moved) "
+                       "|L(h/2) - L(h)| / (the optimization's gain |L(start) - L(optimum)|) instead; "
+                       "timestep_sensitive when the measure exceeds the tolerance (a label, not a failure)"}};
+    if (r.timestep_on_gain) j["timestep_check"]["gain_moved"] = gain;
+  }
+  if (r.float32_compared) {
+    nlohmann::json dev = nlohmann::json::array(), loss_dev = nlohmann::json::array();
+    for (const auto& c : r.rollouts) {
+      dev.push_back(c.float32_deviation);
+      loss_dev.push_back(c.float32_loss_deviation);
+    }
+    j["float32_vs_float64"] = {
+        {"rollouts", r.rollouts.size()},
+        {"tolerance", r.float32_tolerance},
+        {"gradient_relative_deviation_max", r.float32_max_deviation},
+        {"gradient_relative_deviation_median", r.float32_median_deviation},
+        {"gradient_relative_deviation", dev},
+        {"loss_relative_deviation", loss_dev},
+        {"rollouts_over_tolerance", r.label_counts.count("float32_rounding") ? r.label_counts.at("float32_rounding") : 0},
+        {"definition", "per rollout ||grad_float32 - grad_float64|| / max(||grad_float64||, abs_tolerance) over the "
+                       "run's variables, at a run's final check max(||grad_float64||, ||grad at the start||, "
+                       "abs_tolerance); loss: |L32 - L64| / |L64|; a rollout over the tolerance fails its check, "
+                       "labelled float32_rounding"}};
+  }
+  return j;
+}
+
+}  // namespace steer
