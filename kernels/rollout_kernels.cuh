@@ -8,7 +8,7 @@
 //
 // The CUDA backend: the kernels run the same forward_rollout / backward_rollout that the CPU
 // backend runs, and only index and call. How many lanes share a rollout is fixed per model
-// at compile time (LanesPerRollout, DESIGN §4), and the device layout follows from it so
+// at compile time (LanesPerRollout, docs/design.md, "CUDA: lanes per rollout"), and the device layout follows from it so
 // that the lanes of a warp always read neighbouring addresses:
 //
 //   one thread per rollout (projectile): structure-of-arrays, element i of rollout b at

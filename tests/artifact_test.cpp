@@ -1,5 +1,5 @@
-// host/artifact.h: atomic artifact folders (write, read back, no temporary left behind on
-// success or failure) and, end to end, the artifact of the worked example (DESIGN §8).
+// src/experiment/artifact.h: atomic artifact folders (write, read back, no temporary left behind on
+// success or failure) and, end to end, the artifact of the worked example (docs/design.md, "From config to artifact").
 #include <gtest/gtest.h>
 
 #include <unistd.h>

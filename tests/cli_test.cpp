@@ -1,4 +1,4 @@
-// host/main.cpp: the steer command-line program, run as a child process. Exit codes:
+// apps/steer/main.cpp: the steer command-line program, run as a child process. Exit codes:
 // 0 success, 1 failed gradient check or runtime failure, 2 usage or config error; a
 // config error names the key on stderr and leaves the output folder untouched.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// host/cmaes.h: default strategy parameters against Hansen's tutorial, convergence on the
+// src/optim/cmaes.h: default strategy parameters against Hansen's tutorial, convergence on the
 // sphere and Rosenbrock within stated budgets, bounds, determinism, and the Problem driver.
 #include "optim/cmaes.h"
 

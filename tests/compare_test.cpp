@@ -1,4 +1,4 @@
-// host/compare.cpp: the gradient-vs-CMA-ES comparison end to end on a small budget, its
+// src/experiment/compare.cpp: the gradient-vs-CMA-ES comparison end to end on a small budget, its
 // rollout accounting, the loss-level table and the plot.
 #include "experiment/compare.h"
 

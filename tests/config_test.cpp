@@ -1,4 +1,4 @@
-// host/config.h: every class of config error is a ConfigError whose message names the
+// src/config/config.h: every class of config error is a ConfigError whose message names the
 // offending key path (and, for range errors, the accepted range); the shipped worked
 // example parses to the documented numbers.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The generic gradient suite every model goes through (DESIGN §3). A model's test file
+// The generic gradient suite every model goes through (docs/design.md, "The model contract: step and adjoint"). A model's test file
 // supplies a Provider with step cases and rollout cases and instantiates the typed suite:
 //
 //   struct MyProvider { using Model = MyModel;

@@ -1,4 +1,4 @@
-// host/lbfgsb.h: L-BFGS-B on every rollout of analytic batched Problems with known
+// src/optim/lbfgsb.h: L-BFGS-B on every rollout of analytic batched Problems with known
 // minimizers; bounds, independence of rollouts, evaluation accounting, failures.
 #include "optim/lbfgsb.h"
 

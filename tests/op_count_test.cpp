@@ -1,5 +1,5 @@
 // include/steer/op_count.h: the flop and byte counts bench_rollout divides into its throughput
-// (DESIGN §9). Checked on expressions with known counts, on the projectile's step counted by
+// (docs/design.md, "Benchmarks and work counting"). Checked on expressions with known counts, on the projectile's step counted by
 // hand from its equations, and for transparency: a counted step computes the same bits as the
 // plain one, for every model.
 #include "steer/op_count.h"

@@ -1,4 +1,4 @@
-// host/optimizer.h: gradient descent and Adam with box bounds on an analytic batch
+// src/optim/optimizer.h: gradient descent and Adam with box bounds on an analytic batch
 // problem whose projected minimizers are known in closed form.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// host/validator.cpp: the directional FD check and its failure labels, each produced by
+// src/validate/validator.cpp: the directional FD check and its failure labels, each produced by
 // a real simulation that exhibits the cause (or, for fd_mismatch, by a gradient that is
 // wrong on purpose).
 #include "validate/validator.h"

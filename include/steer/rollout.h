@@ -11,7 +11,7 @@
 // The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
 // same for every K (checked in tests/rollout_test.cpp).
 //
-// Binomial schedule (RolloutShape::schedule = kBinomial, DESIGN §5): memory is fixed at s
+// Binomial schedule (RolloutShape::schedule = kBinomial, docs/design.md, "Checkpointing"): memory is fixed at s
 // snapshots whatever T is. The forward pass stores only x_0 (slot 0) and x_T; the backward
 // sweep replays Griewank & Walther's binomial checkpointing ("Algorithm 799: Revolve",
 // ACM TOMS 26(1), 2000) from x_0: with s snapshots and r repetitions it reverses

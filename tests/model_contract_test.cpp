@@ -1,0 +1,66 @@
+// include/steer/model_contract.h: every shipped model provides the members the engine calls,
+// in float64, float32 and dual numbers, and the optional capabilities each one claims; a
+// model with a member missing is detected as not satisfying the contract.
+#include <gtest/gtest.h>
+
+#include "steer/cpu_backend.h"
+#include "steer/dual.h"
+#include "steer/model_contract.h"
+#include "steer/models/articulated.h"
+#include "steer/models/mass_spring.h"
+#include "steer/models/projectile.h"
+#include "steer/rollout.h"
+
+namespace {
+
+using steer::Articulated;
+using steer::MassSpring;
+using steer::Projectile;
+
+// the projectile's step and sizes without its adjoint: detected as incomplete
+struct ForwardOnly {
+  static constexpr int kMaxState = 6, kMaxControl = 3, kMaxParam = 6;
+  Projectile inner;
+  STEER_HD int nx() const { return inner.nx(); }
+  STEER_HD int nu() const { return inner.nu(); }
+  STEER_HD int np() const { return inner.np(); }
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const steer::Lanes& ln) const {
+    inner.template step<S>(k, x, u, p, xn, ln);
+  }
+};
+
+TEST(ModelContract, ShippedModelsSatisfyItInEveryPrecision) {
+  EXPECT_TRUE((steer::satisfies_model_contract<Projectile, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<Projectile, float>));
+  EXPECT_TRUE((steer::satisfies_model_contract<MassSpring, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<MassSpring, float>));
+  EXPECT_TRUE((steer::satisfies_model_contract<Articulated, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<Articulated, float>));
+  // the dual-number reference differentiates the forward step (8 partials per pass)
+  EXPECT_TRUE((steer::contract::has_step<Projectile, steer::Dual<double, 8>>::value));
+  EXPECT_TRUE((steer::contract::has_step<MassSpring, steer::Dual<double, 8>>::value));
+  EXPECT_TRUE((steer::contract::has_step<Articulated, steer::Dual<double, 8>>::value));
+}
+
+TEST(ModelContract, OptionalCapabilitiesAreDetected) {
+  // the step tape and the SIMD path: the mass-spring robot and the arm have both, the projectile neither
+  EXPECT_FALSE(steer::contract::has_step_tape<Projectile>::value);
+  EXPECT_TRUE(steer::contract::has_step_tape<MassSpring>::value);
+  EXPECT_TRUE(steer::contract::has_step_tape<Articulated>::value);
+  EXPECT_FALSE(steer::contract::has_packed_path<Projectile>::value);
+  EXPECT_TRUE(steer::contract::has_packed_path<MassSpring>::value);
+  EXPECT_TRUE(steer::contract::has_packed_path<Articulated>::value);
+  // the traits agree with the ones the engine dispatches on
+  EXPECT_EQ(steer::contract::has_step_tape<MassSpring>::value, steer::has_step_tape<MassSpring>::value);
+  EXPECT_EQ(steer::contract::has_packed_path<Articulated>::value, steer::has_packed_path<Articulated>::value);
+}
+
+TEST(ModelContract, AModelWithoutAnAdjointIsRefused) {
+  EXPECT_TRUE(steer::contract::has_sizes<ForwardOnly>::value);
+  EXPECT_TRUE((steer::contract::has_step<ForwardOnly, double>::value));
+  EXPECT_FALSE((steer::contract::has_adj_step<ForwardOnly, double>::value));
+  EXPECT_FALSE((steer::satisfies_model_contract<ForwardOnly, double>));
+}
+
+}  // namespace
