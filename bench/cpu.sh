@@ -7,8 +7,9 @@
 # (the recompute) and with the stored forward pass (`stored`, what a config gets by default
 # on the CPU: simulation.store_forward_mb).
 # Each table also carries the counted flops and bytes per rollout-step (op_count.h) and the
-# achieved GFLOP/s and GB/s. Writes JSON and Markdown into OUTDIR; copy the tables into
-# bench/RESULTS.md with the date, machine (lscpu) and this command.
+# achieved GFLOP/s and GB/s. Writes JSON and Markdown into OUTDIR; record the tables as a new
+# entry in bench/log/ (date, machine from lscpu, commit, this command) and update the rows of
+# bench/RESULTS.md they supersede.
 set -euo pipefail
 out=${1:?usage: BUILD_DIR=<build dir> bench/cpu.sh OUTDIR}
 bin=${BUILD_DIR:-build}/bench/bench_rollout

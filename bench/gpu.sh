@@ -18,8 +18,8 @@
 #      item 1 (1.8x forward and 1.6x forward+backward on the CPU).
 #   6. Panda float64 on CUDA; then the CPU backend on all cores for the CUDA/CPU ratios
 #      (projectile B = 2^14, Panda B = 2^10, mass_spring B = 2^10).
-# Writes JSON and Markdown into OUTDIR; copy the tables into bench/RESULTS.md with the date,
-# GPU and this command. GPU_BENCH_BACKEND=cpu with GPU_BENCH_SMALL=1 runs the same script on
+# Writes JSON and Markdown into OUTDIR; record the tables as a new entry in bench/log/ (date,
+# GPU, commit, this command) and fill the CUDA rows of bench/RESULTS.md. GPU_BENCH_BACKEND=cpu with GPU_BENCH_SMALL=1 runs the same script on
 # the CPU with small batches, to try it where no GPU is (the figures then mean nothing).
 set -uo pipefail
 out=${1:?usage: BUILD_DIR=<build dir> bench/gpu.sh OUTDIR}
