@@ -57,22 +57,19 @@ STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, co
   if (force_out)
     for (int c = 0; c < dim; ++c) force_out[c] = S(0);
   if (!ground || impact) return;
-  const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
-  const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
-  const S ve = S(p[p_global(kFrictionSmoothing)]);
-  S z, sp, sg, q;
   if constexpr (taped) {
-    z = tape->z;
-    sp = tape->sp;
-    sg = tape->sg;
-    q = tape->q;
+    adj_ground_terms(i, x, p, tape->z, tape->sp, tape->sg, tape->q, adj_f, adj_y, adj_v, adj_globals);
   } else {
-    z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
+    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+    const S ve = S(p[p_global(kFrictionSmoothing)]);
+    const S z = (S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1])) / wg;
+    S sp, sg;
     softplus_sigmoid_of(z, sp, sg);  // model_math.h: one exp, the branch a select
     S vt2 = ve * ve;
     for (int c = 0; c < dim; ++c)
       if (c != 1) vt2 += S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
-    q = sqrt(vt2);
+    const S q = sqrt(vt2);
     if (force_out) {
       // ground_force's expressions: F_n = E − d_g σ v_y, F_t = −μ E v_t / q
       const S elastic = kg * wg * sp;
@@ -80,7 +77,17 @@ STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, co
       for (int c = 0; c < dim; ++c)
         if (c != 1) force_out[c] = -mu * elastic * S(x[x_vel(i) + c]) / q;
     }
+    adj_ground_terms(i, x, p, z, sp, sg, q, adj_f, adj_y, adj_v, adj_globals);
   }
+}
+// the ground adjoint given particle i's z = (y_g − y)/w_g, softplus(z), σ(z) and the friction
+// norm q = sqrt(|v_t|² + v_ε²), computed or read from the tape by adj_ground_force
+template <class S, class XIn, class PIn>
+STEER_HD void MassSpring::adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp, const S& sg,
+                                           const S& q, const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const {
+  const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+  const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+  const S ve = S(p[p_global(kFrictionSmoothing)]);
   const S elastic = kg * wg * sp;
   const S vy = S(x[x_vel(i) + 1]);
   S vdotf = S(0);

@@ -127,7 +127,7 @@ struct MassSpring {
     S f[3], z, sp, sg, q;
   };
   static constexpr int kTapeSprings = 1024;
-  static constexpr int kTapeParticles = 256;  // = kSoloParticles (the one-lane adjoint's bound)
+  static constexpr int kTapeParticles = 256;
   static constexpr int kSoloParticles = 256;  // the one-lane adjoint's bound (adj_step_solo)
   static_assert(kTapeParticles <= kSoloParticles, "the taped adjoint runs adj_step_solo's arrays");
   template <class S>
@@ -181,6 +181,9 @@ struct MassSpring {
   template <class S, class XIn, class PIn, class Tape = std::nullptr_t>
   STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
                                  S* adj_globals, S* force_out = nullptr, Tape tape = nullptr) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp, const S& sg, const S& q,
+                                 const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const;
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const;
   template <class S, class XIn, class PIn, class XOut>

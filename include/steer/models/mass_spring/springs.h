@@ -119,29 +119,26 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
     for (int c = 0; c < dim; ++c) nhat[c] = S(0);
   if (adj_rest) *adj_rest = S(0);
   const int a = end_a(s), b = end_b(s);
-  const int act = actuator(s);
-  S l, l_div, F, L0, dv[3], n_own[3];
-  S dv_n = S(0), g_n = S(0), act_v = S(0);
+  [[maybe_unused]] const SpringTape<S>* e = nullptr;
+  S l, l_div, d[3], n_own[3], dv[3];  // (d: the untaped path's x_b − x_a)
+  S dv_n = S(0), g_n = S(0);
   const S* n = n_own;
   if constexpr (taped) {
-    const SpringTape<S>& e = tape->spring[s];
-    l = e.l;
+    e = &tape->spring[s];
+    l = e->l;
     const auto live = l > S(1e-12);
     if (!any_lane(live)) return S(0);  // the force is 0 there, and so is its derivative
     l_div = select(live, l, S(1));
-    n = e.n;
+    n = e->n;
     for (int c = 0; c < dim; ++c) {
       dv[c] = S(x[x_vel(b) + c]) - S(x[x_vel(a) + c]);
       g_n += adj_g[c] * n[c];
     }
     if constexpr (is_pack<S>::value) g_n = select(live, g_n, S(0));
-    dv_n = e.dv_n;
-    F = e.F;
-    L0 = e.L0;
-    if (act >= 0) act_v = e.act;
+    dv_n = e->dv_n;
   } else {
     static_assert(!is_pack<S>::value, "simd.h packs take the taped path");
-    S l2 = S(0), d[3];
+    S l2 = S(0);
     for (int c = 0; c < dim; ++c) {
       d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
       dv[c] = S(x[x_vel(b) + c]) - S(x[x_vel(a) + c]);
@@ -155,16 +152,28 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
       dv_n += dv[c] * n_own[c];
       g_n += adj_g[c] * n_own[c];
     }
-    L0 = rest_length<S>(s, p);
-    if (act >= 0) act_v = activation<S>(act, t, u, p, pb);
   }
+  const int act = actuator(s);
   const S k = S(p[p_stiffness(s)]), cs = S(p[p_damping(s)]);
-  S target = L0, scale = S(1);
+  S L0;
+  if constexpr (taped)
+    L0 = e->L0;
+  else
+    L0 = rest_length<S>(s, p);
+  S act_v = S(0), target = L0, scale = S(1);
   if (act >= 0) {
+    if constexpr (taped)
+      act_v = e->act;
+    else
+      act_v = activation<S>(act, t, u, p, pb);
     scale = S(1) + S(p[p_amplitude(s)]) * act_v;
     target = L0 * scale;
   }
-  if constexpr (!taped) F = k * (l - target) + cs * dv_n;
+  S F;
+  if constexpr (taped)
+    F = e->F;
+  else
+    F = k * (l - target) + cs * dv_n;
   // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
   for (int c = 0; c < dim; ++c) {
     adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l_div + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l_div);
