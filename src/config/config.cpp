@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include "models/registry.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -22,61 +24,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
-}
-
-const char* kAxes[3] = {"x", "y", "z"};
-
-// model.* for type projectile -> Projectile, nominal θ
-void parse_projectile(const JsonObject& m, ExperimentConfig& c) {
-  const int dim = int(m.integer("dim", 2, 2, 3));
-  c.projectile.dim = dim;
-  c.info = projectile_info(dim);
-  c.theta.assign(Projectile::kNumParams, 0.0);
-  const auto& R = c.info.param_ranges;
-  c.theta[Projectile::kGravity] = m.number("gravity", 9.81, R[Projectile::kGravity]);
-  c.theta[Projectile::kDrag] = m.number("drag", 0.0, R[Projectile::kDrag]);
-  c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
-  JsonObject g = m.object("ground");
-  const std::string type = g.choice("type", "none", {"none", "penalty"});
-  c.projectile.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
-  // ground parameters are kept in θ even without a ground so that θ has one layout
-  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
-  c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
-  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
-  g.finish();
-}
-
-void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  if (c.model_type == "articulated") {
-    parse_articulated_initial_state(s, c);
-    return;
-  }
-  if (c.model_type == "mass_spring") {
-    // the robot starts at rest in its rest shape, optionally shifted and moving as a whole
-    const MassSpring& m = c.mass_spring;
-    c.x0 = rest_state(m, c.robot);
-    std::vector<double> shift = s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
-    std::vector<double> vel = s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
-    for (int i = 0; i < m.n_particles; ++i)
-      for (int d = 0; d < m.dim; ++d) {
-        c.x0[m.x_pos(i) + d] += shift[d];
-        c.x0[m.x_vel(i) + d] = vel[d];
-      }
-    if (m.rest_from_positions)
-      for (int i = 0; i < m.n_particles; ++i)
-        for (int d = 0; d < m.dim; ++d) c.theta[m.p_rest_position(i) + d] = c.x0[m.x_pos(i) + d];
-    return;
-  }
-  if (c.model_type == "projectile") {
-    const int D = c.projectile.dim;
-    std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
-    std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
-    c.x0.assign(2 * D, 0.0);
-    for (int i = 0; i < D; ++i) {
-      c.x0[i] = pos[i];
-      c.x0[D + i] = vel[i];
-    }
-  }
 }
 
 Range slot_range(const ModelInfo& info, bool is_state, int index) {
@@ -204,8 +151,10 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
   c.loss_json["control_effort"] = {{"weight", loss.effort_weight}, {"term", "sum_k 0.5 * weight * |u_k|^2"}};
   if (l.has("landing")) {
     JsonObject ld = l.object("landing");
-    if (c.model_type != "projectile") config_fail(ld.path(), "the landing loss is defined for model projectile only");
-    const int D = c.projectile.dim;
+    const ModelDef& def = model_of(c);
+    if (!def.landing_dims)
+      config_fail(ld.path(), "the landing loss is defined for model " + model_names([](const ModelDef& d) { return d.landing_dims != nullptr; }) + " only");
+    const int D = def.landing_dims(c);
     std::vector<double> tgt = ld.numbers("target", {}, Range::closed(-1e12, 1e12), D - 1);
     loss.landing = true;
     loss.vertical = 1;
@@ -227,10 +176,9 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     const std::string axis = cd.choice("axis", "x", {"x", "y", "z"});
     loss.com = true;
     loss.com_axis = axis == "x" ? 0 : axis == "y" ? 1 : 2;
-    if (c.model_type == "articulated" && loss.com_axis != 2)
-      config_fail(cd.key_path("axis"), "'" + axis + "': for model articulated only the vertical axis z is offered");
-    if (c.model_type != "articulated" && loss.com_axis >= (c.model_type == "projectile" ? c.projectile.dim : c.mass_spring.dim))
-      config_fail(cd.key_path("axis"), "'" + axis + "' is not an axis of this " + std::to_string(loss.com_axis) + "-D model");
+    const ModelDef& def = model_of(c);
+    const std::string axis_error = def.com_axis_error ? def.com_axis_error(c, axis, loss.com_axis) : std::string();
+    if (!axis_error.empty()) config_fail(cd.key_path("axis"), axis_error);
     loss.com_weight = cd.number("weight", -1.0, Range::closed(-1e12, 1e12));
     cd.finish();
     c.loss_json["com_displacement"] = {{"axis", axis}, {"weight", loss.com_weight}, {"unit", "m"},
@@ -363,15 +311,9 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
                              std::to_string(e.upper) + "]");
     }
   }
-  // mass_spring in rest-position mode: a rest position variable also moves the initial position
-  if (c.model_type == "mass_spring" && c.mass_spring.rest_from_positions) {
-    const MassSpring& m = c.mass_spring;
-    for (auto& e : c.variables) {
-      if (e.kind != VariableSpec::kParameter) continue;
-      const int first = m.p_rest_position(0), last = m.p_rest_position(m.n_particles - 1) + m.dim;
-      if (e.index >= first && e.index < last) e.tied_state = (e.index - first);  // x_pos(i) + c = dim·i + c
-    }
-  }
+  // parameter variables that also set initial-state slots (the model decides which)
+  const ModelDef& def = model_of(c);
+  if (def.tie_variables) def.tie_variables(c);
 }
 
 void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
@@ -468,8 +410,10 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   if (vc.horizon_measure == "controls" && c.info.nu() == 0)
     config_fail(v.key_path("horizon_measure"), "\"controls\" needs a model with controls; use \"state\"");
   vc.penetration_bound = v.number("penetration_bound", 0.0, Range::closed(0, 1e3));
-  if (vc.penetration_bound > 0 && c.model_type != "articulated")
-    config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model articulated only; remove it or set 0");
+  if (vc.penetration_bound > 0 && !model_of(c).penetration_label)
+    config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model " +
+                                                     model_names([](const ModelDef& d) { return d.penetration_label; }) +
+                                                     " only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
   vc.timestep_check = v.boolean("timestep_check", vc.timestep_check);
@@ -527,44 +471,12 @@ void ModelInfo::set_param(int q, const std::string& name, const std::string& uni
   if (!group.empty()) param_groups[group].push_back(q);
 }
 
-ModelInfo projectile_info(int dim) {
-  ModelInfo m;
-  m.type = "projectile";
-  for (int i = 0; i < dim; ++i) {
-    m.state_names.push_back(std::string("position.") + kAxes[i]);
-    m.state_units.push_back("m");
-  }
-  for (int i = 0; i < dim; ++i) {
-    m.state_names.push_back(std::string("velocity.") + kAxes[i]);
-    m.state_units.push_back("m/s");
-  }
-  for (int i = 0; i < dim; ++i) {
-    m.control_names.push_back(std::string("force.") + kAxes[i]);
-    m.control_units.push_back("N");
-  }
-  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
-  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
-  // mass and the smoothing width divide, the stiffness scales a softplus of −y/w: all > 0
-  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
-                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
-  m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
-  return m;
-}
-
-// The chatter label's suggestion, from the model's settings: a saturated servo under
-// implicitfast chatters because its k_v acts explicitly at the clamp (README, "Saturated servos"),
-// which the servo made implicit through the saturation removes; any other period-2 oscillation
-// (a stiff spring or contact at ω·dt ≈ 2) needs a smaller step or a softer law.
+// The chatter label's suggestion: a period-2 oscillation (a stiff spring or contact at
+// ω·dt ≈ 2) needs a smaller step, or what the model's hook adds (a softer law, an implicit servo).
 static std::string chatter_remedy(const ExperimentConfig& c) {
   const std::string smaller_dt = "a smaller simulation.dt (the step resolves ω only while ω·dt < 2)";
-  if (c.model_type == "articulated" && c.articulated.torque_limits && c.articulated.servo_newton == 0) {
-    const std::string servo = "model.torque_limits.newton_iterations ≥ 1 makes the servo implicit through its force limit";
-    return c.articulated.integrator == Articulated::kImplicitFast ? servo + "; or " + smaller_dt
-                                                                  : "model.integrator \"implicitfast\" with " + servo + "; or " + smaller_dt;
-  }
-  if (c.model_type == "mass_spring") return smaller_dt + ", or softer springs or ground (model.robot, model.ground)";
-  if (c.model_type == "projectile") return smaller_dt + ", or a softer or more damped ground (model.ground)";
-  return smaller_dt;
+  const ModelDef& def = model_of(c);
+  return def.chatter_remedy ? def.chatter_remedy(c, smaller_dt) : smaller_dt;
 }
 
 ExperimentConfig parse_config(const nlohmann::json& j) {
@@ -578,25 +490,21 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
   // model first: everything else refers to its slots
-  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: projectile, mass_spring, articulated)");
+  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: " + model_names() + ")");
   JsonObject m = root.object("model");
-  c.model_type = m.choice("type", "", {"projectile", "mass_spring", "articulated"});
-  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: projectile, mass_spring, articulated");
-  if (c.model_type == "projectile")
-    parse_projectile(m, c);
-  else if (c.model_type == "articulated")
-    parse_articulated_model(m, c);
-  else
-    parse_mass_spring_model(m, c);
+  std::vector<std::string> names;
+  for (const ModelDef* d : registered_models()) names.push_back(d->name);
+  c.model_type = m.choice("type", "", names);
+  if (c.model_type.empty()) config_fail("model.type", "missing; accepted: " + model_names());
+  const ModelDef& def = model_of(c);
+  def.parse_model(m, c);
   m.finish();
   if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
   parse_simulation(root.object("simulation"), c);
-  c.projectile.dt = c.dt;
-  c.mass_spring.dt = c.dt;
-  c.articulated.dt = c.dt;
+  def.set_dt(c, c.dt);
   {
     JsonObject st = root.object("initial_state");
-    parse_initial_state(st, c);
+    def.parse_initial_state(st, c);
     st.finish();
   }
   {
@@ -749,28 +657,7 @@ nlohmann::json ExperimentConfig::to_json() const {
   j["name"] = name;
   j["description"] = description;
   nlohmann::json m = {{"type", model_type}};
-  if (model_type == "projectile") {
-    m["dim"] = projectile.dim;
-    m["ground"] = projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
-    m["integrator"] = "symplectic_euler";
-  } else if (model_type == "articulated") {
-    m.update(articulated_model_json(*this));
-  } else {
-    m["dim"] = mass_spring.dim;
-    m["particles"] = mass_spring.n_particles;
-    m["springs"] = mass_spring.n_springs;
-    m["actuators"] = mass_spring.n_actuators;
-    m["actuation"] = mass_spring.actuation == MassSpring::kRaw ? "raw" : "sinusoid";
-    m["phases"] = mass_spring.n_phases;
-    m["ground"] = !mass_spring.ground ? "none" : mass_spring.impact ? "impact" : "penalty";
-    m["morphology"] = mass_spring.rest_from_positions ? "rest_positions" : "rest_lengths";
-    m["integrator"] = "symplectic_euler";
-    nlohmann::json sp = nlohmann::json::array();
-    for (const auto& q : robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
-    nlohmann::json pt = nlohmann::json::array();
-    for (const auto& q : robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + robot.dim));
-    m["robot"] = {{"particles", pt}, {"springs", sp}, {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
-  }
+  model_of(*this).model_json(*this, m);
   nlohmann::json params = nlohmann::json::object();
   for (int q = 0; q < info.np(); ++q) params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
   m["parameters"] = params;
@@ -928,9 +815,7 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   ExperimentConfig f = c;
   f.dt = c.dt / 2;
   f.steps = 2 * c.steps;
-  f.projectile.dt = f.dt;
-  f.mass_spring.dt = f.dt;
-  f.articulated.dt = f.dt;
+  model_of(f).set_dt(f, f.dt);
   f.loss.effort_weight = c.loss.effort_weight / 2;
   f.checkpoint_every = 0;
   f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)

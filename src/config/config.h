@@ -1,6 +1,6 @@
 // An experiment as read from a JSON config: model, simulation settings, batch, loss,
 // variables with bounds, optimizer, validation and output settings. Defaults live in
-// the member initializers; parse_config() checks everything (DESIGN §8) and
+// the member initializers; parse_config() checks everything (docs/config.md) and
 // to_json() dumps the effective config into the artifact.
 #pragma once
 
@@ -46,16 +46,12 @@ struct ModelInfo {
   void set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group);
 };
 
-ModelInfo projectile_info(int dim);
-ModelInfo mass_spring_info(const MassSpring& m);
-
 // an articulated model's names, joint ranges and which PD targets the config gave
 struct ArticulatedNames {
   std::vector<std::string> bodies, joints;
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
 };
-ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names);
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
 // all T steps
@@ -192,7 +188,7 @@ struct CompareConfig {
   int repeats = 1;
 };
 
-// the checkpoint schedule of a run (DESIGN §5): uniform every K steps, or binomial with s
+// the checkpoint schedule of a run (docs/design.md, Checkpointing): uniform every K steps, or binomial with s
 // snapshots when simulation.checkpoint_memory_mb cannot hold the uniform schedule
 struct CheckpointPlan {
   RolloutShape shape;             // steps, schedule, K (uniform) or s (binomial)
@@ -228,8 +224,9 @@ struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
 
-  // model
-  std::string model_type = "projectile";
+  // model: model_type names its entry in the registry (src/models/registry.h); the member of
+  // that model holds it (each model's parse_model hook fills its own)
+  std::string model_type;  // set by parse_config to a registered name
   Projectile projectile;
   MassSpring mass_spring;      // topo unset: problems point it at their copy of `topology`
   Articulated articulated;
@@ -281,11 +278,6 @@ struct ExperimentConfig {
   nlohmann::json to_json() const;  // effective config
 };
 
-// model parsers: fill model, info, θ and x0 from the model object
-void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c);
-void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
-void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);
-nlohmann::json articulated_model_json(const ExperimentConfig& c);
 // the slots named by "x0.<name>" / "theta.<name>" (a slot or a group); ConfigError at path
 std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
                                bool& is_state);

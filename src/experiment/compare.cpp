@@ -14,6 +14,7 @@
 #include "optim/cmaes.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
+#include "models/registry.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 
@@ -327,7 +328,7 @@ RepeatOutcome compare_once(const ExperimentConfig& c, BackendKind backend, doubl
     half.evaluate(std::vector<double>(R.cma_z.begin(), R.cma_z.begin() + nv), false, eh);
     R.half_cmaes = eh.loss[0];
   }
-  if (c.model_type == "mass_spring") {
+  if (model_of(c).reports_com_travel_x) {
     R.com_start = pg.com_displacement(pg.initial(), 1, 0)[0];
     R.com_steer = pg.com_displacement(R.best_z, 1, 0)[0];
     R.com_cmaes = pg.com_displacement(R.cma_z, 1, 0)[0];
@@ -514,7 +515,7 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
                         {"steer_loss_best", R.best}, {"steer_rollouts_total", R.cost}, {"steer_seconds", R.secs_grad},
                         {"cmaes_loss_best", R.cma_final}, {"cmaes_seconds", R.secs_cma},
                         {"levels_at_cmaes_budgets", budget_json(R)}, {"timestep_check", timestep_json(R)}};
-    if (c.model_type == "mass_spring")
+    if (model_of(c).reports_com_travel_x)
       e["com_displacement_x_m"] = {{"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
     rep_json.push_back(e);
   }
@@ -529,7 +530,7 @@ RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
     nlohmann::json best = nlohmann::json::object();
     for (int i = 0; i < nv && i < 256; ++i) best[pg.var_names()[i]] = {{"steer", vg[i]}, {"cmaes", vc[i]}};
     art["best_variables"] = best;
-    if (c.model_type == "mass_spring")
+    if (model_of(c).reports_com_travel_x)
       art["com_displacement_x_m"] = {{"start", R0.com_start}, {"steer", R0.com_steer}, {"cmaes", R0.com_cmaes}};
   }
   ArtifactFiles files;

@@ -17,6 +17,7 @@
 #include "optim/cmaes.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
+#include "models/registry.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 #include "validate/validator.h"
@@ -133,7 +134,7 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
                    {"cpu", cpu_model()},
                    {"host", hostname()},
                    {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
-  // the checkpoint schedule (DESIGN §5): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
+  // the checkpoint schedule (docs/design.md, Checkpointing): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
   // recompute_factor = forward steps one backward sweep executes / T
   art["checkpoint"] = c.checkpoint_plan().to_json();
 
@@ -398,7 +399,7 @@ RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
 
   // the centre of mass's travel before and after optimization (robots' figure of merit)
   std::vector<double> com_before, com_after;
-  if (c.model_type == "mass_spring") {
+  if (model_of(c).reports_com_travel_x) {
     com_before = p.com_displacement(v0, listed, 0);
     com_after = p.com_displacement(vfinal, listed, 0);
     nlohmann::json cd = nlohmann::json::array();

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "config/config.h"
+#include "models/articulated/config_articulated.h"
 
 namespace steer {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "config/config.h"
+#include "models/mass_spring/config_mass_spring.h"
 
 namespace steer {
 

@@ -1,0 +1,18 @@
+// The articulated model's config section, initial state, slot table and effective-config
+// keys (model.type "articulated"; registration in articulated_model.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+
+namespace steer {
+
+ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names);
+// model.* -> c.articulated, c.articulated_names, c.info, nominal θ
+void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
+// initial_state.q / v; a PD target the model section did not give holds the initial pose
+void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);
+nlohmann::json articulated_model_json(const ExperimentConfig& c);
+
+}  // namespace steer

@@ -1,0 +1,108 @@
+// model.type "mass_spring": a soft robot of particles and actuated springs on a ground
+// (include/steer/models/mass_spring/). Its initial state, effective-config keys, the
+// rest-position morphology's ties, problem factory and registration; the model section's
+// parser and slot table are in config_mass_spring.cpp.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/mass_spring/config_mass_spring.h"
+#include "models/registry.h"
+#include "problem/model_problem.h"
+
+namespace steer {
+
+namespace {
+
+// the robot starts at rest in its rest shape, optionally shifted and moving as a whole
+void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  const MassSpring& m = c.mass_spring;
+  c.x0 = rest_state(m, c.robot);
+  std::vector<double> shift = s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+  std::vector<double> vel = s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+  for (int i = 0; i < m.n_particles; ++i)
+    for (int d = 0; d < m.dim; ++d) {
+      c.x0[m.x_pos(i) + d] += shift[d];
+      c.x0[m.x_vel(i) + d] = vel[d];
+    }
+  if (m.rest_from_positions)
+    for (int i = 0; i < m.n_particles; ++i)
+      for (int d = 0; d < m.dim; ++d) c.theta[m.p_rest_position(i) + d] = c.x0[m.x_pos(i) + d];
+}
+
+void model_json(const ExperimentConfig& c, nlohmann::json& m) {
+  const MassSpring& ms = c.mass_spring;
+  m["dim"] = ms.dim;
+  m["particles"] = ms.n_particles;
+  m["springs"] = ms.n_springs;
+  m["actuators"] = ms.n_actuators;
+  m["actuation"] = ms.actuation == MassSpring::kRaw ? "raw" : "sinusoid";
+  m["phases"] = ms.n_phases;
+  m["ground"] = !ms.ground ? "none" : ms.impact ? "impact" : "penalty";
+  m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
+  m["integrator"] = "symplectic_euler";
+  nlohmann::json sp = nlohmann::json::array();
+  for (const auto& q : c.robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
+  nlohmann::json pt = nlohmann::json::array();
+  for (const auto& q : c.robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + c.robot.dim));
+  m["robot"] = {{"particles", pt}, {"springs", sp}, {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
+}
+
+void set_dt(ExperimentConfig& c, double dt) { c.mass_spring.dt = dt; }
+
+std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
+  return make_model_problem(c, c.mass_spring, backend, threads);
+}
+
+// a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
+std::string chatter_remedy(const ExperimentConfig&, const std::string& smaller_dt) {
+  return smaller_dt + ", or softer springs or ground (model.robot, model.ground)";
+}
+
+std::string com_axis_error(const ExperimentConfig& c, const std::string& axis, int index) {
+  if (index < c.mass_spring.dim) return "";
+  return "'" + axis + "' is not an axis of this " + std::to_string(index) + "-D model";
+}
+
+// rest-position morphology: a rest position variable also moves the initial position
+void tie_variables(ExperimentConfig& c) {
+  if (!c.mass_spring.rest_from_positions) return;
+  const MassSpring& m = c.mass_spring;
+  for (auto& e : c.variables) {
+    if (e.kind != VariableSpec::kParameter) continue;
+    const int first = m.p_rest_position(0), last = m.p_rest_position(m.n_particles - 1) + m.dim;
+    if (e.index >= first && e.index < last) e.tied_state = (e.index - first);  // x_pos(i) + c = dim·i + c
+  }
+}
+
+// rest-position morphology: the robot starts at rest in its (possibly drawn) rest shape
+void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
+  if (!c.mass_spring.rest_from_positions) return;
+  const MassSpring& m = c.mass_spring;
+  for (int r = 0; r < c.batch_size; ++r)
+    for (int i = 0; i < m.n_particles; ++i)
+      for (int d = 0; d < m.dim; ++d) b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
+}
+
+}  // namespace
+
+const ModelDef& mass_spring_model() {
+  static const ModelDef def = [] {
+    ModelDef d;
+    d.name = "mass_spring";
+    d.parse_model = parse_mass_spring_model;
+    d.parse_initial_state = parse_initial_state;
+    d.model_json = model_json;
+    d.set_dt = set_dt;
+    d.make_problem = new_problem;
+    d.chatter_remedy = chatter_remedy;
+    d.com_axis_error = com_axis_error;
+    d.tie_variables = tie_variables;
+    d.finish_batch = finish_batch;
+    d.reports_com_travel_x = true;
+    return d;
+  }();
+  return def;
+}
+
+}  // namespace steer

@@ -1,0 +1,118 @@
+// model.type "projectile": a point mass under gravity, quadratic drag and an optional
+// penalty ground, in 2-D or 3-D (include/steer/models/projectile.h). Its config section,
+// slot table, effective-config keys, problem factory and registration.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/projectile/projectile_model.h"
+#include "models/registry.h"
+#include "problem/model_problem.h"
+
+namespace steer {
+
+namespace {
+
+const char* kAxes[3] = {"x", "y", "z"};
+
+// model.* -> Projectile, slot table, nominal θ
+void parse_model(const JsonObject& m, ExperimentConfig& c) {
+  const int dim = int(m.integer("dim", 2, 2, 3));
+  c.projectile.dim = dim;
+  c.info = projectile_info(dim);
+  c.theta.assign(Projectile::kNumParams, 0.0);
+  const auto& R = c.info.param_ranges;
+  c.theta[Projectile::kGravity] = m.number("gravity", 9.81, R[Projectile::kGravity]);
+  c.theta[Projectile::kDrag] = m.number("drag", 0.0, R[Projectile::kDrag]);
+  c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
+  JsonObject g = m.object("ground");
+  const std::string type = g.choice("type", "none", {"none", "penalty"});
+  c.projectile.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
+  // ground parameters are kept in θ even without a ground so that θ has one layout
+  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
+  c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
+  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
+  g.finish();
+}
+
+// initial_state.position / velocity, one value per axis
+void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  const int D = c.projectile.dim;
+  std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
+  std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
+  c.x0.assign(2 * D, 0.0);
+  for (int i = 0; i < D; ++i) {
+    c.x0[i] = pos[i];
+    c.x0[D + i] = vel[i];
+  }
+}
+
+void model_json(const ExperimentConfig& c, nlohmann::json& m) {
+  m["dim"] = c.projectile.dim;
+  m["ground"] = c.projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
+  m["integrator"] = "symplectic_euler";
+}
+
+void set_dt(ExperimentConfig& c, double dt) { c.projectile.dt = dt; }
+
+std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
+  return make_model_problem(c, c.projectile, backend, threads);
+}
+
+// a period-2 oscillation of a projectile is a stiff ground contact at ω·dt ≈ 2
+std::string chatter_remedy(const ExperimentConfig&, const std::string& smaller_dt) {
+  return smaller_dt + ", or a softer or more damped ground (model.ground)";
+}
+
+// the landing point lies in the position slots x (, z), y = slot 1 vertical
+int landing_dims(const ExperimentConfig& c) { return c.projectile.dim; }
+
+std::string com_axis_error(const ExperimentConfig& c, const std::string& axis, int index) {
+  if (index < c.projectile.dim) return "";
+  return "'" + axis + "' is not an axis of this " + std::to_string(index) + "-D model";
+}
+
+}  // namespace
+
+ModelInfo projectile_info(int dim) {
+  ModelInfo m;
+  m.type = projectile_model().name;
+  for (int i = 0; i < dim; ++i) {
+    m.state_names.push_back(std::string("position.") + kAxes[i]);
+    m.state_units.push_back("m");
+  }
+  for (int i = 0; i < dim; ++i) {
+    m.state_names.push_back(std::string("velocity.") + kAxes[i]);
+    m.state_units.push_back("m/s");
+  }
+  for (int i = 0; i < dim; ++i) {
+    m.control_names.push_back(std::string("force.") + kAxes[i]);
+    m.control_units.push_back("N");
+  }
+  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
+  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
+  // mass and the smoothing width divide, the stiffness scales a softplus of −y/w: all > 0
+  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
+                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
+  m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
+  return m;
+}
+
+const ModelDef& projectile_model() {
+  static const ModelDef def = [] {
+    ModelDef d;
+    d.name = "projectile";
+    d.parse_model = parse_model;
+    d.parse_initial_state = parse_initial_state;
+    d.model_json = model_json;
+    d.set_dt = set_dt;
+    d.make_problem = new_problem;
+    d.chatter_remedy = chatter_remedy;
+    d.landing_dims = landing_dims;
+    d.com_axis_error = com_axis_error;
+    return d;
+  }();
+  return def;
+}
+
+}  // namespace steer

@@ -1,0 +1,73 @@
+// The model registry: everything the pipeline needs to know about one model type, in one
+// table. Config parsing, the effective config, the problem factory, the half-timestep twin,
+// the validation labels and the reports ask the registry for the model's hooks; none of them
+// compares the model type by name. A model lives in src/models/<name>/ and appears here as
+// one entry of registered_models() (src/models/registry.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "steer/batch.h"
+
+namespace steer {
+
+class Problem;
+
+struct ModelDef {
+  std::string name;  // the value of model.type
+
+  // --- required hooks ---
+  // model.* -> the model's struct in ExperimentConfig, c.info (slot names, units, ranges,
+  // groups) and the nominal θ; ConfigError naming the key path
+  void (*parse_model)(const JsonObject& m, ExperimentConfig& c) = nullptr;
+  // initial_state.* -> c.x0 (and θ slots tied to the initial state); called after
+  // simulation.*, so the model's dt is set
+  void (*parse_initial_state)(const JsonObject& s, ExperimentConfig& c) = nullptr;
+  // effective_config.model: the model's own keys next to "type" and "parameters"
+  void (*model_json)(const ExperimentConfig& c, nlohmann::json& m) = nullptr;
+  // the timestep into the model's struct [s] (parse, and halved_timestep's dt/2)
+  void (*set_dt)(ExperimentConfig& c, double dt) = nullptr;
+  // the CPU problem for c in c.precision (src/problem/model_problem.h instantiated for the
+  // model in its folder; the CUDA instantiations are in kernels/rollout_<model>_<precision>.cu)
+  std::unique_ptr<Problem> (*make_problem)(const ExperimentConfig& c, BackendKind backend, int threads) = nullptr;
+
+  // --- optional hooks (nullptr / false: the model does not offer it) ---
+  // what the chatter label suggests; smaller_dt is the generic advice (nullptr: only that)
+  std::string (*chatter_remedy)(const ExperimentConfig& c, const std::string& smaller_dt) = nullptr;
+  // loss.landing: the number D of position slots 0 … D−1, slot 1 vertical (nullptr: no landing loss)
+  int (*landing_dims)(const ExperimentConfig& c) = nullptr;
+  // loss.com_displacement.axis: a message when the axis (index 0, 1, 2 for x, y, z) is not
+  // offered, empty when it is (nullptr: every axis)
+  std::string (*com_axis_error)(const ExperimentConfig& c, const std::string& axis, int index) = nullptr;
+  // after variables.*: ties parameter variables to initial-state slots (VariableSpec::tied_state)
+  void (*tie_variables)(ExperimentConfig& c) = nullptr;
+  // after the batch's sweeps and draws: state slots that follow drawn parameters
+  void (*finish_batch)(const ExperimentConfig& c, Batch<double>& b) = nullptr;
+  // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
+  bool penetration_label = false;
+  // run and compare report the centre of mass's travel along x before and after optimization
+  // (the figure of merit of a walking robot)
+  bool reports_com_travel_x = false;
+};
+
+// every registered model, in the order messages list them
+const std::vector<const ModelDef*>& registered_models();
+// the names of the registered models, or of those for which has(def) holds, joined by ", "
+std::string model_names(bool (*has)(const ModelDef&) = nullptr);
+// nullptr when no model has this name
+const ModelDef* find_model(const std::string& name);
+// the config's model; std::invalid_argument when c.model_type is not registered (a config
+// from parse_config always is)
+const ModelDef& model_of(const ExperimentConfig& c);
+
+// the registrations, one per model folder
+const ModelDef& projectile_model();
+const ModelDef& mass_spring_model();
+const ModelDef& articulated_model();
+
+}  // namespace steer

@@ -1,0 +1,296 @@
+// The batch problem of one model in one precision: the Problem interface over run_batch
+// (steer/backend.h) for Model and scalar S. A header so that each model's folder instantiates
+// it for its own model (src/models/<name>/, the model's make_problem hook) and a build
+// compiles the models side by side; run_batch's CPU path is instantiated with it, its CUDA
+// path in kernels/rollout_<model>_<precision>.cu.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "problem/problem.h"
+#include "steer/backend.h"
+
+namespace steer {
+
+template <class Model, class S>
+class SimProblem : public Problem {
+ public:
+  SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
+      : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
+    // a model with topology points at this problem's own copy of it
+    if constexpr (std::is_same_v<Model, MassSpring>) {
+      topology_ = c.topology;
+      model_.topo = topology_.data();
+    }
+    // the articulated adjoint differentiates only the parameters that are variables
+    if constexpr (std::is_same_v<Model, Articulated>) {
+      model_.n_grad_params = 0;
+      for (const auto& v : c.variables)
+        if (v.kind == VariableSpec::kParameter) model_.grad_params[model_.n_grad_params++] = short(v.index);
+    }
+    batch_size_ = c.batch_size;
+    nx_ = m.nx();
+    state_names_ = c.info.state_names;
+    for (int i = 0; i < c.info.nx(); ++i)
+      if (c.info.state_units[size_t(i)] == "m/s" || c.info.state_units[size_t(i)] == "rad/s") velocity_slots_.push_back(i);
+    steps_ = c.steps;
+    shape_ = c.checkpoint_plan().shape;  // steps, and uniform K or binomial s (docs/design.md, Checkpointing)
+    Batch<double> nominal = build_batch(c);
+    base_.resize(nominal.size, nominal.nx, nominal.nu, nominal.np, nominal.steps);
+    std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(), [](double v) { return S(v); });
+    std::transform(nominal.u.begin(), nominal.u.end(), base_.u.begin(), [](double v) { return S(v); });
+    std::transform(nominal.theta.begin(), nominal.theta.end(), base_.theta.begin(), [](double v) { return S(v); });
+    // flatten the variable blocks: one slot per x0/θ variable, ⌈T/hold⌉ knots per control component
+    for (const auto& v : vars_) {
+      const int len = v.length(c.steps);
+      for (int k = 0; k < len; ++k) {
+        lower_.push_back(v.lower);
+        upper_.push_back(v.upper);
+        names_.push_back(len == 1 ? v.name : v.name + "[" + std::to_string(k) + "]");
+      }
+    }
+    const int nv = num_vars();
+    initial_.assign(size_t(batch_size_) * nv, 0.0);
+    for (int b = 0; b < batch_size_; ++b) {
+      int o = 0;
+      for (const auto& v : vars_) {
+        if (v.kind == VariableSpec::kControl) {
+          // a knot starts at the nominal control of its first step
+          for (int k = 0; k < c.steps; k += v.hold) initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
+        } else {
+          const double* src = v.kind == VariableSpec::kInitialState ? nominal.x0_of(b) : nominal.theta_of(b);
+          initial_[size_t(b) * nv + o++] = src[v.index];
+        }
+      }
+      for (int i = 0; i < nv; ++i)
+        initial_[size_t(b) * nv + i] = std::min(std::max(initial_[size_t(b) * nv + i], lower_[i]), upper_[i]);
+    }
+  }
+
+  // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
+  SimProblem(const SimProblem& o, int n)
+      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), topology_(o.topology_),
+        loss_(o.loss_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_), shape_(o.shape_) {
+    if constexpr (std::is_same_v<Model, MassSpring>) model_.topo = topology_.data();
+    batch_size_ = n;
+    nx_ = o.nx_;
+    steps_ = o.steps_;
+    lower_ = o.lower_;
+    upper_ = o.upper_;
+    names_ = o.names_;
+    const Batch<S>& b = o.base_;
+    base_.resize(n, b.nx, b.nu, b.np, b.steps);
+    std::copy_n(b.x0.begin(), size_t(n) * b.nx, base_.x0.begin());
+    std::copy_n(b.u.begin(), size_t(n) * b.steps * b.nu, base_.u.begin());
+    std::copy_n(b.theta.begin(), size_t(n) * b.np, base_.theta.begin());
+    initial_.assign(o.initial_.begin(), o.initial_.begin() + size_t(n) * o.num_vars());
+  }
+  std::unique_ptr<Problem> leading(int n) const override {
+    if (n <= 0 || n > batch_size_) return nullptr;
+    return std::make_unique<SimProblem>(*this, n);
+  }
+
+  // writes vars into a copy of the nominal batch
+  void scatter(const std::vector<double>& vars, Batch<S>& batch) const {
+    batch = base_;
+    const int nv = num_vars(), nu = base_.nu;
+    for (int b = 0; b < batch_size_; ++b) {
+      const double* v = vars.data() + size_t(b) * nv;
+      int o = 0;
+      for (const auto& var : vars_) {
+        if (var.kind == VariableSpec::kControl) {
+          S* u = batch.u_of(b);
+          for (int k = 0; k < steps_; ++k) u[size_t(k) * nu + var.index] = S(v[o + k / var.hold]);
+          o += var.length(steps_);
+        } else if (var.kind == VariableSpec::kInitialState) {
+          batch.x0_of(b)[var.index] = S(v[o++]);
+        } else {
+          // a tied parameter (rest position) also sets its initial-state slot
+          if (var.tied_state >= 0) batch.x0_of(b)[var.tied_state] = S(v[o]);
+          batch.theta_of(b)[var.index] = S(v[o++]);
+        }
+      }
+    }
+  }
+
+  void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override {
+    if (vars.size() != size_t(batch_size_) * num_vars())
+      throw std::invalid_argument("evaluate: vars has the wrong size");
+    auto t0 = std::chrono::steady_clock::now();
+    scatter(vars, work_);
+    run_batch<Model, S>(backend_, model_, loss_, shape_, work_, want_grad, result_, threads_);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    forward_rollout_steps += (long long)batch_size_ * steps_;
+    if (want_grad) {
+      backward_rollout_steps += (long long)batch_size_ * steps_;
+      for (const RolloutDiag& d : result_.diag) recomputed_rollout_steps += d.recompute_steps;
+      gradient_seconds += secs;
+      ++gradient_calls;
+    } else {
+      forward_seconds += secs;
+      ++forward_calls;
+    }
+    out.loss.assign(result_.loss.begin(), result_.loss.end());
+    out.diag = result_.diag;
+    if (!want_grad) {
+      out.grad.clear();
+      return;
+    }
+    const int nv = num_vars(), nu = base_.nu, nx = base_.nx, np = base_.np;
+    out.grad.assign(size_t(batch_size_) * nv, 0.0);
+    for (int b = 0; b < batch_size_; ++b) {
+      double* g = out.grad.data() + size_t(b) * nv;
+      int o = 0;
+      for (const auto& var : vars_) {
+        if (var.kind == VariableSpec::kControl) {
+          // ∂L/∂knot_j = Σ ∂L/∂u_k over the knot's steps, summed in step order
+          const S* gu = result_.grad_u.data() + size_t(b) * steps_ * nu;
+          for (int k = 0; k < steps_; ++k) g[o + k / var.hold] += double(gu[size_t(k) * nu + var.index]);
+          o += var.length(steps_);
+        } else if (var.kind == VariableSpec::kInitialState) {
+          g[o++] = double(result_.grad_x0[size_t(b) * nx + var.index]);
+        } else {
+          double gv = double(result_.grad_theta[size_t(b) * np + var.index]);
+          if (var.tied_state >= 0) gv += double(result_.grad_x0[size_t(b) * nx + var.tied_state]);
+          g[o++] = gv;
+        }
+      }
+    }
+  }
+
+  std::vector<double> trajectories(const std::vector<double>& vars, int n, int stride) override {
+    n = std::min(n, batch_size_);
+    if (n <= 0) return {};
+    scatter(vars, work_);
+    Batch<S> part;
+    part.resize(n, work_.nx, work_.nu, work_.np, steps_);
+    std::copy(work_.x0.begin(), work_.x0.begin() + size_t(n) * work_.nx, part.x0.begin());
+    std::copy(work_.u.begin(), work_.u.begin() + size_t(n) * steps_ * work_.nu, part.u.begin());
+    std::copy(work_.theta.begin(), work_.theta.begin() + size_t(n) * work_.np, part.theta.begin());
+    RolloutShape sh = shape_;
+    sh.traj_stride = stride;
+    BatchResult<S> res;
+    run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+    return std::vector<double>(res.traj.begin(), res.traj.end());
+  }
+
+  std::vector<double> com_displacement(const std::vector<double>& vars, int n, int axis) override {
+    n = std::min(n, batch_size_);
+    const std::vector<double> ends = trajectories(vars, n, steps_);  // x_0 and x_T per rollout
+    const std::vector<double> th = parameters(vars);
+    std::vector<double> out(n);
+    const int np = base_.np;
+    for (int b = 0; b < n; ++b) {
+      View<const double> P{th.data() + size_t(b) * np, 1};
+      View<const double> X0{ends.data() + size_t(b) * 2 * nx_, 1}, XT{ends.data() + (size_t(b) * 2 + 1) * nx_, 1};
+      out[b] = model_.template center_of_mass<double>(XT, P, axis) - model_.template center_of_mass<double>(X0, P, axis);
+    }
+    return out;
+  }
+
+  std::vector<double> max_penetration(const std::vector<double>& vars, int n) override {
+    if constexpr (std::is_same_v<Model, Articulated>) {
+      if (!model_.contact) return {};
+      n = std::min(n, batch_size_);
+      const std::vector<double> traj = trajectories(vars, n, 1);  // every state
+      const std::vector<double> th = parameters(vars);
+      const int slots = steps_ + 1, np = base_.np;
+      std::vector<double> out(n, -1e300);
+      for (int b = 0; b < n; ++b) {
+        View<const double> P{th.data() + size_t(b) * np, 1};
+        for (int k = 0; k < slots; ++k) {
+          View<const double> X{traj.data() + (size_t(b) * slots + k) * nx_, 1};
+          out[b] = std::max(out[b], model_.template penetration<double>(X, P));
+        }
+      }
+      return out;
+    } else {
+      (void)vars, (void)n;
+      return {};
+    }
+  }
+
+  std::vector<double> parameters(const std::vector<double>& vars) override {
+    scatter(vars, work_);
+    return std::vector<double>(work_.theta.begin(), work_.theta.end());
+  }
+
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) override {
+    n = std::min(n, batch_size_);
+    std::vector<VelocityReversals> out(size_t(std::max(n, 0)));
+    if (n <= 0 || velocity_slots_.empty() || steps_ < 2) return out;
+    scatter(vars, work_);
+    const int nx = work_.nx, nu = work_.nu, np = work_.np, slots = steps_ + 1;
+    // every state of a chunk of rollouts at a time: ≤ 64 MiB of trajectory
+    const size_t per_rollout = size_t(slots) * nx * sizeof(S);
+    const int chunk = int(std::max<size_t>(1, (size_t(64) << 20) / per_rollout));
+    RolloutShape sh = shape_;
+    sh.traj_stride = 1;
+    std::vector<double> jumps;
+    for (int b0 = 0; b0 < n; b0 += chunk) {
+      const int c = std::min(chunk, n - b0);
+      Batch<S> part;
+      part.resize(c, nx, nu, np, steps_);
+      std::copy_n(work_.x0_of(b0), size_t(c) * nx, part.x0.begin());
+      std::copy_n(work_.u_of(b0), size_t(c) * steps_ * nu, part.u.begin());
+      std::copy_n(work_.theta_of(b0), size_t(c) * np, part.theta.begin());
+      BatchResult<S> res;
+      run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+      for (int r = 0; r < c; ++r) {
+        VelocityReversals& o = out[size_t(b0 + r)];
+        const S* x = res.traj.data() + size_t(r) * slots * nx;
+        for (int i : velocity_slots_) {
+          double vmax = 0;
+          for (int k = 0; k < slots; ++k) vmax = std::max(vmax, std::abs(double(x[size_t(k) * nx + i])));
+          const double floor = std::max(1e-3 * vmax, 1e-6);
+          int first = -1, last = -1;
+          jumps.clear();
+          for (int k = 1; k + 1 < slots; ++k) {
+            const double d0 = double(x[size_t(k) * nx + i]) - double(x[size_t(k - 1) * nx + i]);
+            const double d1 = double(x[size_t(k + 1) * nx + i]) - double(x[size_t(k) * nx + i]);
+            if (d0 * d1 < 0 && std::abs(d0) > floor && std::abs(d1) > floor) {
+              jumps.push_back(std::abs(d0));
+              if (first < 0) first = k;
+              last = k;
+            }
+          }
+          const int count = int(jumps.size());
+          if (count > o.count) {
+            std::nth_element(jumps.begin(), jumps.begin() + count / 2, jumps.end());
+            o = {i, state_names_[size_t(i)], count, first, last, jumps[size_t(count / 2)], vmax};
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::vector<int> velocity_slots_;          // state slots in m/s or rad/s
+  std::vector<std::string> state_names_;
+  Model model_;
+  std::vector<int> topology_;
+  Loss loss_;
+  BackendKind backend_;
+  int threads_;
+  std::vector<VariableSpec> vars_;
+  RolloutShape shape_;
+  Batch<S> base_, work_;
+  BatchResult<S> result_;
+};
+
+// the model's problem in the config's precision (float32 or float64)
+template <class Model>
+std::unique_ptr<Problem> make_model_problem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads) {
+  if (c.precision == "float32") return std::make_unique<SimProblem<Model, float>>(c, m, backend, threads);
+  return std::make_unique<SimProblem<Model, double>>(c, m, backend, threads);
+}
+
+}  // namespace steer
