@@ -1,0 +1,291 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "experiment/run_stages.h"
+#include "optim/cmaes.h"
+#include "optim/lbfgsb.h"
+#include "optim/optimizer.h"
+#include "validate/analyses.h"
+#include "validate/validator.h"
+
+namespace steer {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+
+// the unit of each flattened variable
+std::vector<std::string> variable_units(const ExperimentConfig& c) {
+  std::vector<std::string> u;
+  for (const auto& v : c.variables) {
+    if (v.kind == VariableSpec::kControl)
+      for (int k = 0; k < v.length(c.steps); ++k) u.push_back(c.info.control_units[v.index]);
+    else
+      u.push_back(v.kind == VariableSpec::kInitialState ? c.info.state_units[v.index] : c.info.param_units[v.index]);
+  }
+  return u;
+}
+
+}  // namespace
+
+std::string utc_now(const char* format) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string fmt(double v, int prec) {
+  std::ostringstream s;
+  s << std::setprecision(prec) << v;
+  return s.str();
+}
+
+// named values of one rollout's slice, with units
+nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < names.size(); ++i) j[names[i]] = {{"value", v[i]}, {"unit", units[i]}};
+  return j;
+}
+
+void plan_run(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  const RunOptions& o = run.o;
+  if (o.command == "check" && c.variables.empty())
+    throw ConfigError("config: variables: steer check needs at least one variable to differentiate against");
+  run.backend = resolve_backend(c.backend, &run.backend_note);
+  // a fallback or device choice is always said, even with --quiet
+  if (!run.backend_note.empty()) std::cerr << "steer: " << run.backend_note << "\n";
+  run.problem = make_problem(c, run.backend, c.threads);
+  run.B = run.problem->batch_size();
+  run.nv = run.problem->num_vars();
+  run.listed = std::min(run.B, std::max(c.output.trajectory_rollouts, 1));
+  run.vunits = variable_units(c);
+}
+
+void describe_run(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  const RunOptions& o = run.o;
+  const BackendKind backend = run.backend;
+  const std::string& backend_note = run.backend_note;
+  Problem& p = *run.problem;
+  const int listed = run.listed;
+  nlohmann::json& art = run.art;
+  art["format"] = "steer.artifact/1";
+  art["steer_version"] = STEER_VERSION;
+  art["command"] = o.command;
+  art["created_utc"] = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  art["config"] = c.raw;
+  art["effective_config"] = c.to_json();
+  art["seed"] = {{"batch", c.seed}, {"validation", c.validation.seed}};
+  {
+    nlohmann::json units;
+    for (int i = 0; i < c.info.nx(); ++i) units["state"][c.info.state_names[i]] = c.info.state_units[i];
+    for (int i = 0; i < c.info.nu(); ++i) units["control"][c.info.control_names[i]] = c.info.control_units[i];
+    for (int i = 0; i < c.info.np(); ++i) units["parameter"][c.info.param_names[i]] = c.info.param_units[i];
+    units["time"] = "s";
+    units["loss"] = "as the loss terms (squared state units times weight)";
+    art["units"] = units;
+  }
+  const CudaStatus cs = cuda_status();
+  art["device"] = {{"backend", backend_name(backend)},
+                   {"backend_requested", c.backend},
+                   {"backend_note", backend_note},
+                   {"threads", backend == BackendKind::kCpu ? (c.threads > 0 ? c.threads : cpu_default_threads()) : 0},
+                   {"cpu", cpu_model()},
+                   {"host", hostname()},
+                   {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
+  // the checkpoint schedule (docs/design.md, Checkpointing): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
+  // recompute_factor = forward steps one backward sweep executes / T
+  art["checkpoint"] = c.checkpoint_plan().to_json();
+
+  // the batch as simulated at the start: x0 and θ of the first rollouts
+  Batch<double> nominal = build_batch(c);
+  run.v0 = p.initial();
+  const std::vector<double>& v0 = run.v0;
+  {
+    std::vector<double> th = p.parameters(v0);
+    nlohmann::json init = nlohmann::json::array();
+    for (int b = 0; b < listed; ++b) {
+      init.push_back({{"rollout", b},
+                      {"state", named(c.info.state_names, c.info.state_units, nominal.x0_of(b))},
+                      {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(b) * c.info.np())}});
+    }
+    art["initial"] = init;
+  }
+}
+
+void validate_stage(RunState& run, const std::vector<double>& v, const std::string& stage) {
+  const ExperimentConfig& c = run.c;
+  const RunOptions& o = run.o;
+  const BackendKind backend = run.backend;
+  Problem& p = *run.problem;
+  const int B = run.B, listed = run.listed;
+  RunOutcome& out = run.out;
+  std::unique_ptr<Problem>& problem64 = run.problem64;
+  std::unique_ptr<Problem>& half_step = run.half_step;
+  const std::vector<double>& gains = run.gains;
+  const std::vector<double>& start_gradient = run.start_gradient;
+  std::map<std::string, int>& label_totals = run.label_totals;
+  nlohmann::json& validations = run.validations;
+  // `check` always validates at the start: that is what the user asked for
+  const bool forced = o.command == "check" && stage == "initial";
+  if (!forced && !c.validation.enabled) return;
+  if (!forced && std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
+  if (o.progress) std::cerr << "steer: validating gradients (" << stage << ", " << std::min(B, c.validation.max_rollouts) << " rollouts)\n";
+  // A float32 run is checked on its problem in float64: float32 central differences
+  // (about 7 digits, less the ε² truncation) cannot resolve a 1e-6 tolerance, so a float32
+  // check would flag every rollout. The run's float32 adjoint gradient is compared with the
+  // float64 one at the same variables, and fails the check beyond validation.float32_tolerance.
+  const bool f32 = c.precision == "float32";
+  ExperimentConfig c64 = c;
+  c64.precision = "float64";
+  if (f32 && !problem64) problem64 = make_problem(c64, backend, c.threads);
+  // the timestep check runs on the checked (float64) problem at h/2
+  if (c.validation.timestep_check && !half_step) half_step = std::make_unique<HalfStepProblem>(c64, backend, c.threads);
+  ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
+                                  stage == "final" && !gains.empty() ? &gains : nullptr,
+                                  stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr);
+  out.check_passed = out.check_passed && rep.all_passed();
+  for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
+  nlohmann::json j = to_json(rep, listed);
+  j["precision"] = "float64";
+  if (f32) {
+    j["precision_note"] = "this float32 run's gradients are checked on the same problem in float64 (float32 central "
+                          "differences cannot resolve the tolerance); float32_vs_float64 compares the run's own "
+                          "float32 adjoint gradient with the float64 one, and a rollout beyond its tolerance fails "
+                          "(label float32_rounding)";
+  }
+  validations.push_back(j);
+}
+
+void optimize_stage(RunState& run) {
+  using clock = RunState::clock;
+  const ExperimentConfig& c = run.c;
+  const RunOptions& o = run.o;
+  const BackendKind backend = run.backend;
+  Problem& p = *run.problem;
+  const int B = run.B, nv = run.nv;
+  const std::vector<double>& v0 = run.v0;
+  std::vector<double>& gains = run.gains;
+  std::vector<double>& start_gradient = run.start_gradient;
+  nlohmann::json& art = run.art;
+  // initial loss and gradient
+  Evaluation& e0 = run.e0;
+  p.evaluate(v0, true, e0);
+  std::vector<double>& vfinal = run.vfinal;
+  vfinal = v0;
+  Evaluation& efinal = run.efinal;
+  efinal = e0;
+  nlohmann::json optj = nullptr;
+  if (o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0) {
+    auto last = clock::now();
+    auto progress = [&](int it, double mean) {
+      if (!o.progress) return;
+      auto now = clock::now();
+      if (std::chrono::duration<double>(now - last).count() < 1.0 && it != c.optimizer.iterations) return;
+      last = now;
+      std::cerr << "steer: iteration " << it << "/" << c.optimizer.iterations << "  mean loss " << fmt(mean, 8) << "\n";
+    };
+    OptimizationResult r;
+    // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
+    std::unique_ptr<NormalizedProblem> zp;
+    Problem* po = &p;
+    std::vector<double> start = v0;
+    if (c.optimizer.normalized) {
+      zp = std::make_unique<NormalizedProblem>(make_problem(c, backend, c.threads));
+      po = zp.get();
+      start = zp->to_z(v0);
+    }
+    if (c.optimizer.method == "lbfgsb") {
+      r = lbfgsb_optimize(*po, c.optimizer, start, progress);
+    } else if (c.optimizer.method == "cmaes") {
+      // the population is a batch of λ copies of this rollout, one generation per batched pass
+      CmaesOptions co;
+      co.sigma0 = c.optimizer.cmaes_sigma0;
+      co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
+      co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
+                                                              : (long long)c.optimizer.iterations * co.lambda;
+      co.seed = c.optimizer.seed;
+      std::unique_ptr<Problem> pop = make_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
+      OptimizationResult rc = cmaes_optimize(*pop, co, start, [&](int g, double bf) { progress(g, bf); });
+      r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);
+      r.trace = rc.trace;
+      r.iterations = rc.iterations;
+      r.seconds = rc.seconds;
+    } else {
+      r = optimize(*po, c.optimizer, start, progress);
+    }
+    // back to variable units, evaluated on the run's own problem; the wrapper's simulations
+    // count in the run's timings
+    if (zp) {
+      r.vars = zp->to_v(r.vars);
+      const Problem& in = zp->inner();
+      p.forward_rollout_steps += in.forward_rollout_steps;
+      p.backward_rollout_steps += in.backward_rollout_steps;
+      p.recomputed_rollout_steps += in.recomputed_rollout_steps;
+      p.forward_seconds += in.forward_seconds;
+      p.gradient_seconds += in.gradient_seconds;
+      p.forward_calls += in.forward_calls;
+      p.gradient_calls += in.gradient_calls;
+    }
+    p.evaluate(r.vars, true, r.final);
+    vfinal = r.vars;
+    efinal = r.final;
+    optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
+            {"history", to_json(r.trace)}};
+    gains.resize(size_t(B));
+    start_gradient.assign(size_t(B), 0.0);
+    for (int b = 0; b < B; ++b) {
+      gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
+      for (int i = 0; i < nv; ++i) start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
+      start_gradient[size_t(b)] = std::sqrt(start_gradient[size_t(b)]);
+    }
+    validate_stage(run, vfinal, "final");
+  }
+  art["optimization"] = optj;
+}
+
+void analyses_stage(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  const BackendKind backend = run.backend;
+  Problem& p = *run.problem;
+  const std::vector<double>& vfinal = run.vfinal;
+  const Evaluation& efinal = run.efinal;
+  std::ostringstream& analyses = run.analyses;
+  std::map<std::string, int>& label_totals = run.label_totals;
+  const nlohmann::json& validations = run.validations;
+  nlohmann::json& art = run.art;
+  // analyses beyond optimize-and-validate (src/validate/analyses.h), each with its own section
+  if (c.horizon_sweep.enabled) art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals);
+  if (c.perturb.enabled) art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals);
+  if (c.success_tolerance > 0) art["success"] = terminal_success(c, p, vfinal, analyses);
+  art["validation"] = validations;
+  art["labels"] = label_totals;
+}
+
+}  // namespace steer
