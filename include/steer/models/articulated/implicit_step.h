@@ -1,0 +1,180 @@
+// Articulated: the euler / implicitfast step, and its hand adjoint.
+//   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]),  b = M q̇ + h (τ − c + τ_c [+ s' k_v q̇]),
+//   q⁺ = q + h q̇⁺;
+// adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
+// and q̇⁺ held fixed.
+#pragma once
+
+#include "steer/models/articulated/model.h"
+#include "steer/models/articulated/kinematics.h"
+#include "steer/models/articulated/dynamics.h"
+#include "steer/models/articulated/contact.h"
+#include "steer/models/articulated/actuator.h"
+#include "steer/models/articulated/cholesky.h"
+#include "steer/models/articulated/servo.h"
+
+namespace steer {
+
+// the linear system of the euler / implicitfast step, A q̇⁺ = rhs:
+//   A = M + h diag(D + s' k_v [implicitfast]),  rhs = M q̇ + h (τ − c + τ_c [+ s' k_v q̇])
+// also returns the kinematics K, the Newton–Euler intermediates W, M's diagonal (A's strict
+// upper triangle is M's, and survives cholesky_factor), τ_raw and s' per joint
+template <class S, class UIn, class PIn>
+inline STEER_HD void Articulated::implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K,
+                                                  RneaWork<S>& W, S* M, S* mdiag, S* rhs, S* raw, S* slope,
+                                                  S* sig) const {
+  const int n = n_dof;
+  const S h = S(dt);
+  forward_kinematics(q, p, K);
+  S c[kMaxDof], tc[kMaxDof];
+  mass_matrix(K, p, M);
+  bias_forces(K, v, p, c, W);
+  for (int i = 0; i < n; ++i) tc[i] = S(0);
+  contact_forces(K, v, p, tc);
+  // rhs = M q̇ + h (τ − c + τ_c) (+ h s' k_v q̇ for implicitfast); M becomes the system matrix
+  for (int i = 0; i < n; ++i) {
+    S mv = S(0);
+    for (int j = 0; j < n; ++j) mv += M[i * kMaxDof + j] * v[j];
+    const S kv = p[p_joint(i, kKv)];
+    S implicit_gain = S(p[p_joint(i, kDamping)]);
+    S f;
+    if (implicit_servo()) {
+      f = tc[i] - c[i];  // servo_solve adds the controller
+    } else {
+      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
+      const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
+      f = tau - c[i] + tc[i];
+    }
+    if (joint_limits) f += limit_torque(i, q[i]);
+    if (integrator == kImplicitFast && !implicit_servo()) {
+      implicit_gain += slope[i] * kv;
+      f += slope[i] * kv * v[i];
+    }
+    rhs[i] = mv + h * f;
+    mdiag[i] = M[i * kMaxDof + i];
+    M[i * kMaxDof + i] += h * implicit_gain;
+  }
+}
+
+// the euler / implicitfast step up to q̇⁺ (step() and the adjoint both run exactly this, so
+// the taped and the untaped sweeps give the same bits)
+template <class S, class UIn, class PIn>
+inline STEER_HD void Articulated::fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const {
+  implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
+  if (implicit_servo()) {
+    servo_solve(q, u, p, t);
+    return;
+  }
+  cholesky_factor(n_dof, t.A);
+  cholesky_substitute(n_dof, t.A, t.vp);  // q̇⁺
+}
+
+// the euler / implicitfast step: q̇⁺ from A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
+template <class S, class XIn, class UIn, class PIn, class XOut>
+inline STEER_HD void Articulated::step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                                StepTape<S>& t) const {
+  const int n = n_dof;
+  const S h = S(dt);
+  S q[kMaxDof] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  fill_tape(q, v, u, p, t);
+  for (int i = 0; i < n; ++i) {
+    xn[n + i] = t.vp[i];
+    xn[i] = q[i] + h * t.vp[i];
+  }
+}
+
+// the hand adjoint of an euler / implicitfast step from its tape t (u enters through the tape)
+template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline STEER_HD void Articulated::adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t,
+                                                          XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                          const XnAdj& adj_xn) const {
+  const int n = n_dof, npv = np();
+  const S h = S(dt);
+  S q[kMaxDof] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  const Kin<S>& K = t.K;
+  const RneaWork<S>& W = t.W;
+  const S *A = t.A, *vp = t.vp, *mdiag = t.mdiag, *raw = t.raw, *slope = t.slope, *sig = t.sig;
+  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺)
+  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxDof], av[kMaxDof];
+  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[n + i]) + h * S(adj_xn[i]);
+  cholesky_substitute(n, A, lam);
+  for (int i = 0; i < n; ++i) {
+    mu[i] = h * lam[i];
+    wv[i] = v[i] - vp[i];
+    aq[i] = S(adj_xn[i]);
+    // q̇̄ += M λ (M's strict upper triangle survives in A)
+    S ml = mdiag[i] * lam[i];
+    for (int j = 0; j < n; ++j)
+      if (j != i) ml += A[(i < j ? i : j) * kMaxDof + (i < j ? j : i)] * lam[j];
+    av[i] = ml;
+  }
+  S ap[kMaxParam];
+  for (int qq = 0; qq < npv; ++qq) ap[qq] = S(0);
+  // which parameter groups are requested (the rest of ap is left out of the sums)
+  bool want_com = n_grad_params < 0, want_inertia = n_grad_params < 0, want_beta = n_grad_params < 0;
+  for (int g = 0; g < n_grad_params; ++g) {
+    const int qq = grad_params[g];
+    want_beta = want_beta || qq == p_global(kSharpness);
+    if (qq >= p_joint(0, 0)) continue;
+    const int kk = qq % kBodyParams;
+    want_com = want_com || (kk >= kComX && kk <= kComZ);
+    want_inertia = want_inertia || kk >= kIxx;
+  }
+  KinAdj<S> KA;
+  for (int b = 0; b < n_bodies; ++b)
+    for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+  // the controller and the implicit joint terms, joint by joint
+  for (int i = 0; i < n; ++i) {
+    const S kp = p[p_joint(i, kKp)], kv = p[p_joint(i, kKv)];
+    ap[p_joint(i, kDamping)] -= mu[i] * vp[i];
+    S aslope = S(0);
+    if (integrator == kImplicitFast && !implicit_servo()) {
+      // μ_i s'_i k_v,i (q̇_i − q̇⁺_i)
+      aslope = mu[i] * kv * wv[i];
+      ap[p_joint(i, kKv)] += mu[i] * slope[i] * wv[i];
+      av[i] += mu[i] * slope[i] * kv;
+    }
+    const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
+    // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
+    if (joint_limits) aq[i] += mu[i] * limit_slope(i, q[i]);
+    // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ + u_ff
+    // with q̇⁺ held fixed in φ (its dependence is λ's)
+    const S tgt = p[p_joint(i, kTarget)];
+    ap[p_joint(i, kKp)] += araw * (tgt - q[i]);
+    ap[p_joint(i, kTarget)] += araw * kp;
+    aq[i] -= araw * kp;
+    if (implicit_servo()) {
+      ap[p_joint(i, kKv)] -= araw * vp[i];
+    } else {
+      ap[p_joint(i, kKv)] -= araw * v[i];
+      av[i] -= araw * kv;
+    }
+    adj_u[i] += araw;
+  }
+  adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
+  adj_contact_forces(K, v, p, mu, KA, av, ap);
+  adj_forward_kinematics(K, aq, ap, KA, want_com);
+  for (int i = 0; i < n; ++i) adj_x[i] += aq[i], adj_x[n + i] += av[i];
+  if (n_grad_params < 0) {
+    for (int qq = 0; qq < npv; ++qq) adj_p[qq] += ap[qq];
+  } else {
+    for (int g = 0; g < n_grad_params; ++g) adj_p[grad_params[g]] += ap[grad_params[g]];
+  }
+}
+
+// the hand adjoint of an euler / implicitfast step, recomputing the step first to keep its
+// factor and intermediates
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline STEER_HD void Articulated::adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                                    UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
+  const int n = n_dof;
+  S q[kMaxDof] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  StepTape<S> t;
+  fill_tape(q, v, u, p, t);
+  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+}
+
+}  // namespace steer

@@ -1,0 +1,146 @@
+// Articulated: the step entry points (step, step_taped, and the packed path's step_solo), each
+// followed by its adjoint, and the rk4 integrator,
+//   x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4),  k = (q̇, q̈),  q̈ = M⁻¹(τ − D q̇ − c + τ_c),
+// whose adjoint is the forward-mode dual one (adj_step_dual).
+#pragma once
+
+#include "steer/models/articulated/model.h"
+#include "steer/models/articulated/implicit_step.h"
+
+namespace steer {
+
+// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works
+template <class S, class XIn, class UIn, class PIn, class XOut>
+inline STEER_HD void Articulated::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                       const Lanes& ln) const {
+  (void)k;
+  if (!ln.leader()) return;
+  if (integrator == kRk4) {
+    step_rk4<S>(x, u, p, xn);
+    return;
+  }
+  StepTape<S> t;
+  step_implicit<S>(x, u, p, xn, t);
+}
+
+// vector-Jacobian product of step: adj_x, adj_u, adj_θ += Jᵀ adj_xn. euler and implicitfast
+// by hand (the reverse of implicit_system and the solve), rk4 by forward-mode duals.
+//
+// With A(z) q̇⁺ = b(z) (implicit_system) and q⁺ = q + h q̇⁺, for a cotangent (q̄⁺, q̇̄⁺):
+//   q̄ += q̄⁺;  g = q̇̄⁺ + h q̄⁺ (the cotangent of q̇⁺);  A λ = g (A's Cholesky factor, reused);
+//   z̄ += ∂φ/∂z  for every input z (q, q̇, u, θ), where φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ,
+//   q̇⁺ held fixed. With μ = h λ [N·m per unit cotangent · s] that scalar is
+//   φ = λᵀ M(q) (q̇ − q̇⁺) + Σ_i μ_i (τ_i − D_i q̇⁺_i [+ s'_i k_v,i (q̇_i − q̇⁺_i)]) − μᵀ c(q, q̇) + μᵀ τ_c(q, q̇)
+//   and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
+//   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
+//   adj_forward_kinematics takes those back to q and the centres of mass.
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline STEER_HD void Articulated::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                           PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
+  if (!ln.leader()) return;
+  if (integrator == kRk4) {
+    adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+    return;
+  }
+  adj_step_implicit<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
+}
+
+// step, keeping its tape (rk4 has no tape: its adjoint is the dual path)
+template <class S, class XIn, class UIn, class PIn, class XOut>
+inline STEER_HD void Articulated::step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                             StepTape<S>& t, const Lanes& ln) const {
+  (void)k;
+  if (!ln.leader()) return;
+  if (integrator == kRk4) {
+    step_rk4<S>(x, u, p, xn);
+    return;
+  }
+  step_implicit<S>(x, u, p, xn, t);
+}
+
+// adj_step from the step's tape (rollout.h keeps it from the segment recompute)
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline STEER_HD void Articulated::adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p,
+                                                 const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                 const XnAdj& adj_xn, const Lanes& ln) const {
+  if (!ln.leader()) return;
+  if (integrator == kRk4) {
+    adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+    return;
+  }
+  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+}
+
+// q̈ = M⁻¹(τ − D q̇ − c + τ_c), everything explicit (the rk4 right-hand side)
+template <class S, class UIn, class PIn>
+inline STEER_HD void Articulated::acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const {
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  S M[kMaxDof * kMaxDof], c[kMaxDof];
+  mass_matrix(K, p, M);
+  bias_forces(K, v, p, c);
+  for (int j = 0; j < n_dof; ++j) {
+    S slope;
+    const S raw = S(p[p_joint(j, kKp)]) * (S(p[p_joint(j, kTarget)]) - q[j]) - S(p[p_joint(j, kKv)]) * v[j] + S(u[j]);
+    qdd[j] = saturate(p, j, raw, slope) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
+  }
+  contact_forces(K, v, p, qdd);
+  if (joint_limits)
+    for (int j = 0; j < n_dof; ++j) qdd[j] += limit_torque(j, q[j]);
+  cholesky_solve(n_dof, M, qdd);
+}
+
+// the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
+template <class S, class XIn, class UIn, class PIn, class XOut>
+inline STEER_HD void Articulated::step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+  const int n = n_dof;
+  const S h = S(dt);
+  S q[kMaxDof] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxDof] = {}, vs[kMaxDof] = {}, v2[kMaxDof] = {}, v3[kMaxDof] = {};
+  acceleration(q, v, u, p, a1);
+  for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v[i], vs[i] = v[i] + S(0.5) * h * a1[i];
+  for (int i = 0; i < n; ++i) v2[i] = vs[i];
+  acceleration(qs, vs, u, p, a2);
+  for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v2[i], vs[i] = v[i] + S(0.5) * h * a2[i];
+  for (int i = 0; i < n; ++i) v3[i] = vs[i];
+  acceleration(qs, vs, u, p, a3);
+  for (int i = 0; i < n; ++i) qs[i] = q[i] + h * v3[i], vs[i] = v[i] + h * a3[i];
+  acceleration(qs, vs, u, p, a4);
+  for (int i = 0; i < n; ++i) {
+    xn[i] = q[i] + h / S(6) * (v[i] + S(2) * v2[i] + S(2) * v3[i] + vs[i]);
+    xn[n + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
+  }
+}
+
+// the reference: vector-Jacobian product of step by forward-mode duals over x, u and the
+// parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline STEER_HD void Articulated::adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                                UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
+  if (!ln.leader()) return;
+  dual_adj_step<Articulated, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
+                                n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
+}
+
+// step, and with tp its tape (step_implicit; as step() and step_taped() run it)
+template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
+inline void Articulated::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
+  (void)k;
+  if constexpr (std::is_same<Tape, std::nullptr_t>::value) {
+    StepTape<S> t;
+    step_implicit<S>(x, u, p, xn, t);
+  } else {
+    step_implicit<S>(x, u, p, xn, *tp);
+  }
+}
+
+// adj_step_taped's hand adjoint (u enters through the tape)
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+inline void Articulated::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t,
+                                             XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
+  (void)k, (void)u;
+  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+}
+
+}  // namespace steer

@@ -1,0 +1,271 @@
+// Articulated: the model's data (the tree, joint types and axes, the parameters' slots in θ),
+// the intermediates its algorithms share (Kin, RneaWork, StepTape, KinAdj), and the
+// declarations of its member functions, each defined with its adjoint in its algorithm's
+// header (articulated.h includes them all). Parameter slots:
+//   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
+//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6 n_dof + k.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include "steer/core.h"
+#include "steer/dual.h"
+#include "steer/model_math.h"
+#include "steer/reference_adjoint.h"
+
+namespace steer {
+
+struct Articulated {
+  static constexpr int kMaxBodies = 10;
+  static constexpr int kMaxDof = 8;
+  static constexpr int kBodyParams = 10;
+  static constexpr int kJointParams = 6;
+  static constexpr int kGlobalParams = 6;
+  static constexpr int kMaxState = 2 * kMaxDof;
+  static constexpr int kMaxControl = kMaxDof;
+  static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams;
+  static constexpr int kMaxContacts = 1;
+  static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
+
+  enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
+  enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };
+  enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
+  enum JointParam { kDamping = 0, kArmature, kKp, kKv, kTarget, kForceLimit };
+  enum GlobalParam { kGravity = 0, kSharpness, kPlaneHeight, kContactStiffness, kContactDamping, kContactSmoothing };
+
+  int n_bodies = 0;
+  int n_dof = 0;
+  double dt = 0.002;  // h [s]
+  int integrator = kEuler;
+  int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
+  bool torque_limits = true;
+  bool contact = false;
+  bool joint_limits = false;
+  double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // [rad or m]
+  double limit_stiffness = 0;                                    // k_l [N·m/rad or N/m]
+  double limit_smoothing = 0.01;                                 // w_l [rad or m], > 0
+  // tree, bodies in topological order
+  int parent[kMaxBodies] = {};      // −1 = world
+  int joint[kMaxBodies] = {};       // JointType
+  int dof[kMaxBodies] = {};         // dof index of the body's joint, −1 if fixed
+  int body_of_dof[kMaxDof] = {};
+  double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
+  double rot[kMaxBodies][9] = {};     // parent→body rotation, row-major (from the unit quaternion)
+  double axis[kMaxBodies][3] = {};    // joint axis, body frame, unit
+  // contact point: body and position in that body's frame [m]
+  int tip_body = -1;
+  double tip_offset[3] = {};
+  // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
+  // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
+  int n_grad_params = -1;
+  short grad_params[kMaxParam] = {};
+
+  STEER_HD int nx() const { return 2 * n_dof; }
+  STEER_HD int nu() const { return n_dof; }
+  STEER_HD int np() const { return p_global(kGlobalParams); }
+  STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
+  STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
+  STEER_HD int p_global(int k) const { return n_bodies * kBodyParams + n_dof * kJointParams + k; }
+
+  // world-frame kinematics of every body for one configuration q
+  template <class S>
+  struct Kin {
+    S R[kMaxBodies][9];  // body→world rotation
+    S P[kMaxBodies][3];  // body origin (joint anchor) [m]
+    S A[kMaxBodies][3];  // joint axis, world [unit]
+    S C[kMaxBodies][3];  // centre of mass [m]
+  };
+
+  // the Newton–Euler sweeps' intermediates, kept for the adjoint (adj_dynamics_form)
+  template <class S>
+  struct RneaWork {
+    S w[kMaxBodies][3];   // angular velocity ω_b [rad/s]
+    S al[kMaxBodies][3];  // angular acceleration α_b [rad/s²]
+    S ao[kMaxBodies][3];  // acceleration of the body origin p_b, gravity as an upward base acceleration [m/s²]
+    S F[kMaxBodies][3];   // after the inward sweep: force the subtree of b takes through its joint [N]
+    S N[kMaxBodies][3];   // after the inward sweep: the subtree's moment about p_b [N·m]
+    S Iw[kMaxBodies][9];  // world inertia about the centre of mass [kg·m²]
+    S ac[kMaxBodies][3];  // acceleration of the centre of mass [m/s²]
+    S Iwv[kMaxBodies][3]; // I_w ω [kg·m²/s]
+    S gyr[kMaxBodies][3]; // ω × I_w ω [N·m]
+  };
+
+  // What the hand adjoint needs of one euler / implicitfast step (rollout.h's step tape):
+  // the kinematics, the Newton–Euler intermediates, A = L Lᵀ (L in the lower triangle, M's
+  // strict upper triangle above it), M's diagonal, q̇⁺, and per joint τ_raw, s' and the
+  // saturation's sigmoids. About 5 kB per step in float64 for the Panda.
+  template <class S>
+  struct StepTape {
+    Kin<S> K;
+    RneaWork<S> W;
+    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[kSatTape * kMaxDof];
+  };
+
+  // The hand adjoint (euler, implicitfast). Notation: z̄ = ∂φ/∂z for the scalar φ being
+  // differentiated; every adj_* helper accumulates (+=).
+  //
+  // The adjoint of the world kinematics is kept per body as KinAdj: p̄_b, ā_b, c̄_b (the
+  // adjoints of the joint anchor, the joint axis and the centre of mass) and t̄_b, a moment
+  // about p_b that collects everything else rigidly attached to body b (its world inertia,
+  // the contact point). Every one of them moves rigidly with its body, so a hinge j turning
+  // by dq moves a point x of its subtree by a_j × (x − p_j) dq, a direction d by a_j × d dq
+  // and an inertia by [a_j]× I − I [a_j]×; hence
+  //   q̄_j = a_j · Σ_{subtree of j} [(x − p_j) × x̄ + d × d̄ + t̄]   (hinge),
+  //   q̄_j = a_j · Σ_{subtree of j} x̄                               (slide),
+  // one inward sweep of a force Σ x̄ and a moment about p_b (adj_forward_kinematics).
+  template <class S>
+  struct KinAdj {
+    S P[kMaxBodies][3];  // p̄_b; during adj_forward_kinematics: the subtree's force Σ x̄
+    S A[kMaxBodies][3];  // ā_b
+    S C[kMaxBodies][3];  // c̄_b
+    S T[kMaxBodies][3];  // t̄_b, a moment about p_b; during adj_forward_kinematics: the subtree's
+                         // moment about p_b
+  };
+
+  // the servo implicit through the saturation: safeguarded line-search steps per Newton
+  // iteration, and the tolerance |ψ(α)| ≤ kServoLineSearchTol ψ(0) (servo.h)
+  static constexpr int kServoLineSearch = 8;
+  static constexpr double kServoLineSearchTol = 1e-3;
+  STEER_HD bool implicit_servo() const { return integrator == kImplicitFast && servo_newton > 0; }
+  STEER_HD int num_contacts() const { return contact ? 1 : 0; }
+
+  // ---- the CPU backend's SIMD path (cpu_packed.h) ----
+  // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
+  // one rollout per lane, every lane the same topology, the value branches (saturation and
+  // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
+  // adjoint is the dual-number one).
+  bool packable() const { return integrator != kRk4; }
+  // The per-step diagnostics too run on packs (cpu_packed.h): in_contact<PackD> returns the
+  // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
+  // W rollouts instead of one per rollout
+  static constexpr bool kPackedDiagnostics = true;
+
+  // world kinematics and its adjoint (kinematics.h)
+  template <class S>
+  STEER_HD static void cross(const S* a, const S* b, S* o);
+  template <class S>
+  STEER_HD static void adj_cross(const S* a, const S* b, S* adj_a, S* adj_b, const S* adj_o);
+  template <class S>
+  STEER_HD static S dot(const S* a, const S* b);
+  template <class S, class T>
+  STEER_HD static void rotate(const S* R, const T* v, S* o);
+  template <class S, class PIn>
+  STEER_HD void forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const;
+  template <class S>
+  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com) const;
+  template <class S, class PIn>
+  STEER_HD void world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const;
+  template <class S>
+  STEER_HD void adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu, const S* Iv,
+                                        S* adj_T, S* adj_p, bool want_inertia) const;
+  template <class S>
+  STEER_HD void point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const;
+
+  // mass matrix, bias forces and their adjoint (dynamics.h)
+  template <class S, class PIn>
+  STEER_HD void mass_matrix(const Kin<S>& K, const PIn& p, S* M) const;
+  template <class S, class PIn>
+  STEER_HD void bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c) const;
+  template <class S, class PIn>
+  STEER_HD void bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c, RneaWork<S>& W) const;
+  template <class S, class PIn>
+  STEER_HD void adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam,
+                                  const S* w, const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const;
+
+  // fingertip contact and its adjoint (contact.h)
+  template <class S>
+  STEER_HD void tip_position(const Kin<S>& K, S* x) const;
+  template <class S, class PIn>
+  STEER_HD void contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const;
+  template <class S, class PIn>
+  STEER_HD void adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu, KinAdj<S>& KA, S* adj_v,
+                                   S* adj_p) const;
+
+  // torque saturation, joint-limit torque and their adjoints (actuator.h)
+  template <class S, class PIn>
+  STEER_HD S saturate(const PIn& p, int j, const S& raw, S& slope, S* sig = nullptr) const;
+  template <class S, class PIn>
+  STEER_HD S adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p, const S& adj_tau,
+                          const S& adj_slope, bool want_beta) const;
+  template <class S>
+  STEER_HD S limit_torque(int j, const S& qj) const;
+  template <class S>
+  STEER_HD S limit_slope(int j, const S& qj) const;
+
+  // Cholesky factor and solve (cholesky.h)
+  template <class S>
+  STEER_HD static void cholesky_solve(int n, S* A, S* y);
+  template <class S>
+  STEER_HD static void cholesky_factor(int n, S* A);
+  template <class S>
+  STEER_HD static void cholesky_substitute(int n, const S* L, S* y);
+
+  // the servo implicit through the saturation (servo.h)
+  template <class S, class UIn, class PIn>
+  STEER_HD void servo_solve(const S* q, const UIn& u, const PIn& p, StepTape<S>& t) const;
+
+  // the euler / implicitfast step and its hand adjoint (implicit_step.h)
+  template <class S, class UIn, class PIn>
+  STEER_HD void implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K, RneaWork<S>& W,
+                                S* M, S* mdiag, S* rhs, S* raw, S* slope, S* sig = nullptr) const;
+  template <class S, class UIn, class PIn>
+  STEER_HD void fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const;
+  template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u,
+                                        PAdj& adj_p, const XnAdj& adj_xn) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                  const XnAdj& adj_xn) const;
+
+  // step entry points with their adjoints, rk4 (integrators.h)
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t,
+                           const Lanes& ln = Lanes{}) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+  template <class S, class UIn, class PIn>
+  STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                              PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
+  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  void adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
+
+  // diagnostics: penetration, centre of mass, energies (diagnostics.h)
+  template <class S, class XIn, class PIn>
+  STEER_HD S penetration(const XIn& x, const PIn& p) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD auto in_contact(const XIn& x, const PIn& p, int c) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass(const XIn& x, const PIn& p, int ax) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const;
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
+                                   const S& adj_c) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void energies(const XIn& x, const PIn& p, S& e, S& ke) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S energy(const XIn& x, const PIn& p) const;
+  template <class S, class PIn>
+  STEER_HD bool conservative(const PIn& p) const;
+};
+
+}  // namespace steer
