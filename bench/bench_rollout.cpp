@@ -47,6 +47,9 @@
 #include <vector>
 
 #include "config/config.h"
+#include "models/articulated/articulated_setup.h"
+#include "models/mass_spring/mass_spring_setup.h"
+#include "models/projectile/projectile_setup.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
@@ -303,17 +306,17 @@ struct ConfigSetup {
     x0.assign(nominal.x0_of(0), nominal.x0_of(0) + nominal.nx);
     p0.assign(nominal.theta_of(0), nominal.theta_of(0) + nominal.np);
     if constexpr (std::is_same_v<Model, MassSpring>) {
-      m = c.mass_spring;
-      topo = c.topology;
+      m = c.model_state<steer::MassSpringSetup>().model;
+      topo = c.model_state<steer::MassSpringSetup>().topology;
       m.topo = topo.data();
     } else if constexpr (std::is_same_v<Model, Articulated>) {
       // as a run differentiates: the adjoint covers x, u and the config's parameter variables
-      m = c.articulated;
+      m = c.model_state<steer::ArticulatedSetup>().model;
       m.n_grad_params = 0;
       for (const auto& v : c.variables)
         if (v.kind == steer::VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
     } else {
-      m = c.projectile;
+      m = c.model_state<steer::ProjectileSetup>().model;
     }
   }
   ConfigSetup(const ConfigSetup&) = delete;

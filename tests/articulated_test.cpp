@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "config_errors.h"
 #include "gradient_suite.h"
+#include "models/articulated/articulated_setup.h"
 
 namespace steer::testing {
 namespace {
@@ -28,7 +29,7 @@ ExperimentConfig panda_config() { return load_config((fs::path(STEER_SOURCE_DIR)
 // the Panda with the given integrator and contact setting, θ nominal
 Articulated panda(int integrator, bool contact, std::vector<double>& theta) {
   ExperimentConfig c = panda_config();
-  Articulated m = c.articulated;
+  Articulated m = c.model_state<ArticulatedSetup>().model;
   m.integrator = integrator;
   m.contact = contact;
   theta = c.theta;
@@ -140,14 +141,14 @@ struct ArticulatedProvider {
     {
       ExperimentConfig hs = hinge_slide_config();
       for (int integ = 0; integ < 3; ++integ) {
-        Articulated m = hs.articulated;
+        Articulated m = hs.model_state<ArticulatedSetup>().model;
         m.integrator = integ;
         m.contact = true;
         StepCase<Articulated> c{std::string("hinge + slide ") + names[integ], m, {0.3, 0.1, 0.5, -0.2}, {1.0, -2.0}, hs.theta, 1.0, 1};
         out.push_back(c);
       }
       // the implicit servo with the shoulder driven into its limit (τ_raw ≈ 40 N·m against 15)
-      Articulated m = hs.articulated;
+      Articulated m = hs.model_state<ArticulatedSetup>().model;
       m.integrator = Articulated::kImplicitFast;
       m.servo_newton = 2;
       m.contact = true;
@@ -186,7 +187,7 @@ struct ArticulatedProvider {
       RolloutCase<Articulated> c;
       ExperimentConfig hs = hinge_slide_config();
       c.name = "hinge + slide rk4 with contact, 25 steps";
-      c.model = hs.articulated;
+      c.model = hs.model_state<ArticulatedSetup>().model;
       c.model.integrator = Articulated::kRk4;
       c.model.contact = true;
       c.p = hs.theta;
@@ -223,7 +224,7 @@ TEST(Articulated, PendulumAccelerationMatchesAnalytic) {
     "validation": {"enabled": false}
   })");
   ExperimentConfig c = parse_config(j);
-  const Articulated& m = c.articulated;
+  const Articulated& m = c.model_state<ArticulatedSetup>().model;
   const double q = 0.3, v = 0.7, tau = 0.25, h = 1e-3, ml = 1.5 * 0.4, I = 0.02 + 1.5 * 0.16 + 0.05;
   // axis −y: positive q lifts the x axis towards −z... rotating about −y by q takes x to (cos q, 0, sin q)
   // so z_com = l sin q and gravity torque about the axis is −m g l cos q
@@ -336,8 +337,8 @@ TEST(Articulated, CompositeRigidBodyMassMatrixMatchesJacobianSum) {
   for (int j = 0; j < 7; ++j) q_far[j] = kHome[j] + 0.7 * std::cos(0.5 + 1.3 * j);
   const std::vector<double> x_home = moving_state(0.0);
   const std::vector<double> q_home(x_home.begin(), x_home.begin() + 7);
-  const std::vector<Pose> poses = {{&panda_m, &pp, q_home}, {&panda_m, &pp, q_far}, {&hs.articulated, &hs.theta, {0.3, 0.1}},
-                                   {&hs.articulated, &hs.theta, {-1.1, -0.4}}};
+  const std::vector<Pose> poses = {{&panda_m, &pp, q_home}, {&panda_m, &pp, q_far}, {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {0.3, 0.1}},
+                                   {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {-1.1, -0.4}}};
   for (const Pose& ps : poses) {
     const Articulated& m = *ps.m;
     Articulated::Kin<double> K;
@@ -485,7 +486,7 @@ TEST(Articulated, ImplicitServoSolvesTheImplicitStep) {
 TEST(Articulated, Panda500msGradientMatchesFiniteDifferences) {
   ExperimentConfig c = panda_config();
   RolloutCase<Articulated> rc;
-  rc.model = c.articulated;
+  rc.model = c.model_state<ArticulatedSetup>().model;
   rc.p = c.theta;
   for (int j = 0; j < 7; ++j) rc.p[rc.model.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.02 * std::sin(3.0 + j);
   rc.loss = c.loss;
@@ -651,7 +652,7 @@ TEST(Articulated, HandAdjointMatchesDualColumnByColumn) {
   ExperimentConfig hs = hinge_slide_config();
   for (int variant : {0, 1, 2})
     for (int trial = 0; trial < 4; ++trial) {
-      Articulated m = hs.articulated;
+      Articulated m = hs.model_state<ArticulatedSetup>().model;
       m.integrator = variant == 0 ? Articulated::kEuler : Articulated::kImplicitFast;
       m.servo_newton = variant == 2 ? 4 : 0;
       m.contact = true;
@@ -777,7 +778,7 @@ TEST(Articulated, ImplicitVariantCenterOfMassAdjointMatchesDual) {
     const Articulated& m;
     std::vector<double> x, p;
   };
-  for (const Case& k : {Case{arm, moving_state(0.2), panda_theta}, Case{hs.articulated, hs_x, hs.theta}}) {
+  for (const Case& k : {Case{arm, moving_state(0.2), panda_theta}, Case{hs.model_state<ArticulatedSetup>().model, hs_x, hs.theta}}) {
     const ArticulatedImplicit mi(k.m);
     double gmax = 0;  // over the axes: the chain moves in the xz plane only
     for (int ax = 0; ax < 3; ++ax) {
@@ -943,11 +944,11 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
     // accepted: the limits take each joint's range
     const ExperimentConfig ok = parse_config(nlohmann::json::parse(
         head + R"("joint_limits": {"enabled": true, "stiffness": 500}, "bodies": [{"name": "a", "joint": {"range": [-0.5, 0.7]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})"));
-    EXPECT_TRUE(ok.articulated.joint_limits);
-    EXPECT_EQ(ok.articulated.limit_stiffness, 500.0);
-    EXPECT_EQ(ok.articulated.limit_smoothing, 1e-3);
-    EXPECT_EQ(ok.articulated.limit_lower[0], -0.5);
-    EXPECT_EQ(ok.articulated.limit_upper[0], 0.7);
+    EXPECT_TRUE(ok.model_state<ArticulatedSetup>().model.joint_limits);
+    EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_stiffness, 500.0);
+    EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_smoothing, 1e-3);
+    EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_lower[0], -0.5);
+    EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_upper[0], 0.7);
   }
   fails_with(head + R"("integrator": "verlet", "bodies": []}})", "model.integrator");
   // the implicit servo: an integer in [0, 8], with implicitfast only
@@ -961,7 +962,8 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
   fails_with(head + R"("integrator": "euler", "torque_limits": {"newton_iterations": 2}, )" + arm,
              "model.torque_limits.newton_iterations");
   EXPECT_EQ(parse_config(nlohmann::json::parse(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 4}, )" + arm))
-                .articulated.servo_newton,
+                .model_state<ArticulatedSetup>()
+                .model.servo_newton,
             4);
   fails_with(head + R"("integrator": "euler"}})", "model.bodies");
   try {

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "config_errors.h"
+#include "models/mass_spring/mass_spring_setup.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 #include "steer/models/mass_spring.h"
@@ -326,8 +327,8 @@ struct RobotA {
   RobotA() {
     c = load_config(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
     c = replicate_rollout0(c, 2);
-    m = c.mass_spring;
-    m.topo = c.topology.data();
+    m = c.model_state<MassSpringSetup>().model;
+    m.topo = c.model_state<MassSpringSetup>().topology.data();
     batch = build_batch(c);
     // distinct actuation per rollout so that the two rollouts differ
     for (int a = 0; a < m.n_actuators; ++a)

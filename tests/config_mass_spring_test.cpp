@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "config_errors.h"
+#include "models/mass_spring/mass_spring_setup.h"
 #include "problem/problem.h"
 
 namespace steer {
@@ -29,18 +30,18 @@ json base() {
 
 TEST(ConfigMassSpring, ExplicitRobotAndGroups) {
   ExperimentConfig c = parse_config(base());
-  EXPECT_EQ(c.mass_spring.n_particles, 3);
-  EXPECT_EQ(c.mass_spring.n_springs, 3);
-  EXPECT_EQ(c.mass_spring.n_actuators, 2);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_particles, 3);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_springs, 3);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_actuators, 2);
   // the group expands to one variable per spring, each with the given bounds
   ASSERT_EQ(c.variables.size(), 3u);
   EXPECT_EQ(c.variables[1].name, "theta.spring[1].stiffness");
   EXPECT_EQ(c.variables[1].lower, 100.0);
   // defaults: the DiffTaichi example's gravity and damping, ground at 0.1 m
-  EXPECT_EQ(c.theta[c.mass_spring.p_global(MassSpring::kGravity)], 4.8);
-  EXPECT_EQ(c.theta[c.mass_spring.p_global(MassSpring::kVelocityDamping)], 15.0);
-  EXPECT_EQ(c.theta[c.mass_spring.p_global(MassSpring::kGroundHeight)], 0.1);
-  EXPECT_EQ(c.x0[c.mass_spring.x_pos(2) + 1], 0.2);
+  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kGravity)], 4.8);
+  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kVelocityDamping)], 15.0);
+  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kGroundHeight)], 0.1);
+  EXPECT_EQ(c.x0[c.model_state<MassSpringSetup>().model.x_pos(2) + 1], 0.2);
 }
 
 TEST(ConfigMassSpring, GridRobot) {
@@ -48,9 +49,9 @@ TEST(ConfigMassSpring, GridRobot) {
   j["model"]["robot"] = {{"grid", {{"cells", {{0, 0}, {1, 0}}}, {"cell_size", 0.1}, {"stiffness", 2e4}}}};
   j["variables"]["theta.spring.stiffness"]["upper"] = 1e5;
   ExperimentConfig c = parse_config(j);
-  EXPECT_EQ(c.mass_spring.n_particles, 6);
-  EXPECT_EQ(c.mass_spring.n_springs, 11);
-  EXPECT_EQ(c.mass_spring.n_actuators, 3);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_particles, 6);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_springs, 11);
+  EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_actuators, 3);
 }
 
 TEST(ConfigMassSpring, RobotErrorsNameTheKey) {
@@ -84,7 +85,7 @@ TEST(ConfigMassSpring, RelativeAndJitterDraws) {
   double mn = 1e9, mx = 0;
   for (int r = 0; r < 50; ++r) {
     for (int s = 0; s < 3; ++s) {
-      const double k = b.theta_of(r)[c.mass_spring.p_stiffness(s)];
+      const double k = b.theta_of(r)[c.model_state<MassSpringSetup>().model.p_stiffness(s)];
       mn = std::min(mn, k);
       mx = std::max(mx, k);
     }
@@ -108,7 +109,7 @@ TEST(ConfigMassSpring, RestPositionsTieInitialState) {
   j["variables"] = {{"theta.particle.rest_position", {{"lower", -1.0}, {"upper", 1.0}}}};
   ExperimentConfig c = parse_config(j);
   ASSERT_EQ(c.variables.size(), 6u);
-  EXPECT_EQ(c.variables[2].tied_state, c.mass_spring.x_pos(1));
+  EXPECT_EQ(c.variables[2].tied_state, c.model_state<MassSpringSetup>().model.x_pos(1));
   auto p = make_problem(c, BackendKind::kCpu, 1);
   std::vector<double> v = p->initial();
   EXPECT_NEAR(v[2], 0.2, 1e-15);  // particle 1's rest x

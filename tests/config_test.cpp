@@ -15,6 +15,8 @@
 #include "config/config.h"
 #include "config_errors.h"
 #include "config/json_reader.h"
+#include "models/mass_spring/mass_spring_setup.h"
+#include "models/projectile/projectile_setup.h"
 
 using nlohmann::json;
 using steer::ConfigError;
@@ -444,12 +446,35 @@ TEST(ConfigTest, BadOptimizerMethod) {
 
 // ---- the shipped worked example
 
+// the model's own part of the config is read back by its setup type only: asking for another
+// model's is a logic error naming both, and a copied config owns its model struct
+TEST(ConfigTest, ModelStateIsTypedAndCopiedWithTheConfig) {
+  const fs::path p = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
+  steer::ExperimentConfig c = steer::load_config(p.string());
+  EXPECT_EQ(c.model.model(), "projectile");
+  auto expect_logic_error = [](const steer::ExperimentConfig& cfg, const std::vector<std::string>& words) {
+    try {
+      (void)cfg.model_state<steer::MassSpringSetup>();
+      ADD_FAILURE() << "another model's setup was returned";
+    } catch (const std::logic_error& e) {
+      for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    }
+  };
+  expect_logic_error(c, {"mass_spring", "projectile"});
+  expect_logic_error(steer::ExperimentConfig{}, {"mass_spring", "none"});
+  steer::ExperimentConfig d = c;
+  d.model_state<steer::ProjectileSetup>().model.dt = 0.5;
+  d.model_state<steer::ProjectileSetup>().model.dim = 3;
+  EXPECT_DOUBLE_EQ(c.model_state<steer::ProjectileSetup>().model.dt, 0.01);
+  EXPECT_EQ(c.model_state<steer::ProjectileSetup>().model.dim, 2);
+}
+
 TEST(ConfigTest, WorkedExampleParses) {
   const fs::path p = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
   steer::ExperimentConfig c = steer::load_config(p.string());
   EXPECT_EQ(c.raw, json::parse(slurp(p)));
   EXPECT_EQ(c.model_type, "projectile");
-  EXPECT_EQ(c.projectile.dim, 2);
+  EXPECT_EQ(c.model_state<steer::ProjectileSetup>().model.dim, 2);
   EXPECT_DOUBLE_EQ(c.dt, 0.01);
   EXPECT_EQ(c.steps, 300);
   EXPECT_EQ(c.checkpoint_every, 0);       // "sqrt"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "models/articulated/articulated_setup.h"
 #include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/cuda_backend.h"
@@ -34,7 +35,7 @@ namespace fs = std::filesystem;
 template <class S>
 Batch<S> panda_batch(const ExperimentConfig& c, int B, int T) {
   Batch<S> b;
-  const Articulated& m = c.articulated;
+  const Articulated& m = c.model_state<ArticulatedSetup>().model;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
   for (int r = 0; r < B; ++r) {
     for (int i = 0; i < m.nx(); ++i) b.x0_of(r)[i] = S(c.x0[i] + (i < 7 ? 0.01 * std::sin(r + i) : 0.0));
@@ -57,7 +58,7 @@ template <class S>
 void check(double tol, int integrator = -1) {
   STEER_SKIP_WITHOUT_CUDA();
   ExperimentConfig c = load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
-  if (integrator >= 0) c.articulated.integrator = integrator;
+  if (integrator >= 0) c.model_state<ArticulatedSetup>().model.integrator = integrator;
   const int B = 64, T = 50;
   RolloutShape sh;
   sh.steps = T;
@@ -66,8 +67,8 @@ void check(double tol, int integrator = -1) {
   Batch<double> batch64 = panda_batch<double>(c, B, T);
   BatchResult<S> gpu;
   BatchResult<double> cpu;
-  run_batch<Articulated, S>(BackendKind::kCuda, c.articulated, c.loss, sh, batch, true, gpu, 0);
-  run_batch<Articulated, double>(BackendKind::kCpu, c.articulated, c.loss, sh, batch64, true, cpu, 0);
+  run_batch<Articulated, S>(BackendKind::kCuda, c.model_state<ArticulatedSetup>().model, c.loss, sh, batch, true, gpu, 0);
+  run_batch<Articulated, double>(BackendKind::kCpu, c.model_state<ArticulatedSetup>().model, c.loss, sh, batch64, true, cpu, 0);
   auto as64 = [](const std::vector<S>& v) { return std::vector<double>(v.begin(), v.end()); };
   EXPECT_LE(rel_max(as64(gpu.loss), cpu.loss), tol);
   EXPECT_LE(rel_max(as64(gpu.grad_u), cpu.grad_u), tol);

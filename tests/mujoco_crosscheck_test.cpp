@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
 #include "steer/reference_adjoint.h"
 
@@ -307,7 +308,7 @@ SteerPanda steer_panda() {
   const steer::ExperimentConfig c =
       steer::load_config(std::string(STEER_CONFIGS_DIR) + "/panda.json");
   SteerPanda s;
-  s.m = c.articulated;
+  s.m = c.model_state<steer::ArticulatedSetup>().model;
   s.theta = c.theta;
   s.x0 = c.x0;
   s.m.integrator = Articulated::kEuler;

@@ -23,6 +23,7 @@
 #include "models/mass_spring/mass_spring_robot.h"
 #include "steer/cpu_backend.h"
 #include "config/config.h"
+#include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
 
@@ -240,7 +241,7 @@ struct PandaCase {
 std::vector<PandaCase> panda_cases() {
   const ExperimentConfig c = load_config(std::string(STEER_SOURCE_DIR) + "/configs/panda.json");
   std::vector<PandaCase> out;
-  PandaCase base{"", c.articulated, c.theta, c.loss};
+  PandaCase base{"", c.model_state<ArticulatedSetup>().model, c.theta, c.loss};
   base.loss.effort_weight = 1e-6;
   {
     PandaCase k = base;

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "models/projectile/projectile_setup.h"
 #include "problem/problem.h"
 
 namespace steer {
@@ -304,7 +305,9 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   const ExperimentConfig f = halved_timestep(c);
   EXPECT_DOUBLE_EQ(f.dt, c.dt / 2);
   EXPECT_EQ(f.steps, 2 * c.steps);
-  EXPECT_DOUBLE_EQ(f.projectile.dt, c.dt / 2);
+  EXPECT_DOUBLE_EQ(f.model_state<ProjectileSetup>().model.dt, c.dt / 2);
+  // the copy owns its model: halving its dt left the original's alone
+  EXPECT_DOUBLE_EQ(c.model_state<ProjectileSetup>().model.dt, c.dt);
   EXPECT_DOUBLE_EQ(f.loss.effort_weight, c.loss.effort_weight / 2);
 
   for (const auto& var : f.variables) {

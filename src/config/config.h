@@ -4,7 +4,6 @@
 // to_json() dumps the effective config into the artifact.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,11 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/json_reader.h"
+#include "config/model_slot.h"
 #include "steer/loss.h"
-#include "models/mass_spring/mass_spring_robot.h"
-#include "steer/models/articulated.h"
-#include "steer/models/mass_spring.h"
-#include "steer/models/projectile.h"
 #include "steer/rollout.h"
 
 namespace steer {
@@ -44,13 +40,6 @@ struct ModelInfo {
   // unless group is empty)
   void resize_params(int np);
   void set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group);
-};
-
-// an articulated model's names, joint ranges and which PD targets the config gave
-struct ArticulatedNames {
-  std::vector<std::string> bodies, joints;
-  std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
-  std::vector<bool> target_given;             // per joint
 };
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
@@ -224,15 +213,11 @@ struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
 
-  // model: model_type names its entry in the registry (src/models/registry.h); the member of
-  // that model holds it (each model's parse_model hook fills its own)
+  // model: model_type names its entry in the registry (src/models/registry.h); the model's
+  // own part of the config (its struct and what else its folder parses) is in `model`, as the
+  // setup type of its folder (src/models/<name>/<name>_setup.h), filled by its parse_model hook
   std::string model_type;  // set by parse_config to a registered name
-  Projectile projectile;
-  MassSpring mass_spring;      // topo unset: problems point it at their copy of `topology`
-  Articulated articulated;
-  ArticulatedNames articulated_names;
-  Robot robot;
-  std::vector<int> topology;
+  ModelSlot model;
   ModelInfo info;
   std::vector<double> x0;      // nominal initial state [nx]
   std::vector<double> theta;   // nominal parameters [np]
@@ -270,6 +255,13 @@ struct ExperimentConfig {
   double success_tolerance = 0;
   // θ slots scaled after the batch is built (the perturbation check's re-evaluation)
   std::vector<std::pair<int, double>> theta_scale;
+
+  // the model's setup as T (e.g. ProjectileSetup); std::logic_error naming the expected and
+  // the held model when this config is another model's
+  template <class T>
+  T& model_state() { return model.get<T>(); }
+  template <class T>
+  const T& model_state() const { return model.get<T>(); }
 
   int resolved_checkpoint() const;
   // the schedule for T, nx, precision and the memory budget; ConfigError when the budget

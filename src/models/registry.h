@@ -22,18 +22,20 @@ struct ModelDef {
   std::string name;  // the value of model.type
 
   // --- required hooks ---
-  // model.* -> the model's struct in ExperimentConfig, c.info (slot names, units, ranges,
-  // groups) and the nominal θ; ConfigError naming the key path
+  // model.* -> the model's setup in c.model (c.model.emplace<its Setup>(), the type in its
+  // folder's <name>_setup.h), c.info (slot names, units, ranges, groups) and the nominal θ;
+  // ConfigError naming the key path
   void (*parse_model)(const JsonObject& m, ExperimentConfig& c) = nullptr;
   // initial_state.* -> c.x0 (and θ slots tied to the initial state); called after
   // simulation.*, so the model's dt is set
   void (*parse_initial_state)(const JsonObject& s, ExperimentConfig& c) = nullptr;
   // effective_config.model: the model's own keys next to "type" and "parameters"
   void (*model_json)(const ExperimentConfig& c, nlohmann::json& m) = nullptr;
-  // the timestep into the model's struct [s] (parse, and halved_timestep's dt/2)
+  // the timestep into the model's struct in its setup [s] (parse, and halved_timestep's dt/2)
   void (*set_dt)(ExperimentConfig& c, double dt) = nullptr;
   // the CPU problem for c in c.precision (src/problem/model_problem.h instantiated for the
-  // model in its folder; the CUDA instantiations are in kernels/rollout_<model>_<precision>.cu)
+  // model in its folder, with the folder's ProblemHooks; the CUDA instantiations are in
+  // kernels/rollout_<model>_<precision>.cu)
   std::unique_ptr<Problem> (*make_problem)(const ExperimentConfig& c, BackendKind backend, int threads) = nullptr;
 
   // --- optional hooks (nullptr / false: the model does not offer it) ---

@@ -2,7 +2,9 @@
 // (steer/backend.h) for Model and scalar S. A header so that each model's folder instantiates
 // it for its own model (src/models/<name>/, the model's make_problem hook) and a build
 // compiles the models side by side; run_batch's CPU path is instantiated with it, its CUDA
-// path in kernels/rollout_<model>_<precision>.cu.
+// path in kernels/rollout_<model>_<precision>.cu. What differs between models beyond the model
+// struct (data the struct points into, setup from the config, a contact depth to report) comes
+// in through a hooks type from the model's folder (ProblemHooks).
 #pragma once
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "problem/problem.h"
@@ -19,22 +20,27 @@
 
 namespace steer {
 
-template <class Model, class S>
+// A model's additions to its SimProblem; a model folder derives from this and overrides what
+// its model needs (the defaults do nothing). A hooks object lives in the problem and is
+// copied with it.
+template <class Model>
+struct ProblemHooks {
+  // prepares the problem's copy m of the model struct from the config; may keep data m points into
+  void bind(const ExperimentConfig&, Model&) {}
+  // after the problem (and these hooks) were copied: points m at this copy's data
+  void rebind(Model&) const {}
+  // whether max_penetration reports a contact depth for this model struct
+  static bool measures_penetration(const Model&) { return false; }
+  // the contact depth below the ground at state x, parameters p [m] (> 0: penetrating)
+  static double penetration(const Model&, View<const double>, View<const double>) { return -1e300; }
+};
+
+template <class Model, class S, class Hooks = ProblemHooks<Model>>
 class SimProblem : public Problem {
  public:
   SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
       : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
-    // a model with topology points at this problem's own copy of it
-    if constexpr (std::is_same_v<Model, MassSpring>) {
-      topology_ = c.topology;
-      model_.topo = topology_.data();
-    }
-    // the articulated adjoint differentiates only the parameters that are variables
-    if constexpr (std::is_same_v<Model, Articulated>) {
-      model_.n_grad_params = 0;
-      for (const auto& v : c.variables)
-        if (v.kind == VariableSpec::kParameter) model_.grad_params[model_.n_grad_params++] = short(v.index);
-    }
+    hooks_.bind(c, model_);
     batch_size_ = c.batch_size;
     nx_ = m.nx();
     state_names_ = c.info.state_names;
@@ -76,9 +82,9 @@ class SimProblem : public Problem {
 
   // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
   SimProblem(const SimProblem& o, int n)
-      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), topology_(o.topology_),
+      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), hooks_(o.hooks_),
         loss_(o.loss_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_), shape_(o.shape_) {
-    if constexpr (std::is_same_v<Model, MassSpring>) model_.topo = topology_.data();
+    hooks_.rebind(model_);
     batch_size_ = n;
     nx_ = o.nx_;
     steps_ = o.steps_;
@@ -196,25 +202,20 @@ class SimProblem : public Problem {
   }
 
   std::vector<double> max_penetration(const std::vector<double>& vars, int n) override {
-    if constexpr (std::is_same_v<Model, Articulated>) {
-      if (!model_.contact) return {};
-      n = std::min(n, batch_size_);
-      const std::vector<double> traj = trajectories(vars, n, 1);  // every state
-      const std::vector<double> th = parameters(vars);
-      const int slots = steps_ + 1, np = base_.np;
-      std::vector<double> out(n, -1e300);
-      for (int b = 0; b < n; ++b) {
-        View<const double> P{th.data() + size_t(b) * np, 1};
-        for (int k = 0; k < slots; ++k) {
-          View<const double> X{traj.data() + (size_t(b) * slots + k) * nx_, 1};
-          out[b] = std::max(out[b], model_.template penetration<double>(X, P));
-        }
+    if (!Hooks::measures_penetration(model_)) return {};
+    n = std::min(n, batch_size_);
+    const std::vector<double> traj = trajectories(vars, n, 1);  // every state
+    const std::vector<double> th = parameters(vars);
+    const int slots = steps_ + 1, np = base_.np;
+    std::vector<double> out(n, -1e300);
+    for (int b = 0; b < n; ++b) {
+      View<const double> P{th.data() + size_t(b) * np, 1};
+      for (int k = 0; k < slots; ++k) {
+        View<const double> X{traj.data() + (size_t(b) * slots + k) * nx_, 1};
+        out[b] = std::max(out[b], Hooks::penetration(model_, X, P));
       }
-      return out;
-    } else {
-      (void)vars, (void)n;
-      return {};
     }
+    return out;
   }
 
   std::vector<double> parameters(const std::vector<double>& vars) override {
@@ -276,7 +277,7 @@ class SimProblem : public Problem {
   std::vector<int> velocity_slots_;          // state slots in m/s or rad/s
   std::vector<std::string> state_names_;
   Model model_;
-  std::vector<int> topology_;
+  Hooks hooks_;
   Loss loss_;
   BackendKind backend_;
   int threads_;
@@ -287,10 +288,10 @@ class SimProblem : public Problem {
 };
 
 // the model's problem in the config's precision (float32 or float64)
-template <class Model>
+template <class Model, class Hooks = ProblemHooks<Model>>
 std::unique_ptr<Problem> make_model_problem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads) {
-  if (c.precision == "float32") return std::make_unique<SimProblem<Model, float>>(c, m, backend, threads);
-  return std::make_unique<SimProblem<Model, double>>(c, m, backend, threads);
+  if (c.precision == "float32") return std::make_unique<SimProblem<Model, float, Hooks>>(c, m, backend, threads);
+  return std::make_unique<SimProblem<Model, double, Hooks>>(c, m, backend, threads);
 }
 
 }  // namespace steer

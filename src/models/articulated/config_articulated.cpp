@@ -99,10 +99,9 @@ void quat_to_matrix(std::vector<double> qv, double* R) {
 }  // namespace
 
 void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
-  Articulated& a = c.articulated;
-  a = Articulated{};
-  ArticulatedNames& names = c.articulated_names;
-  names = ArticulatedNames{};
+  ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
+  Articulated& a = setup.model;
+  ArticulatedNames& names = setup.names;
   (void)m.string("included_from", "");  // set by expand_includes, echoed in the artifact
   const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
   a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
@@ -266,7 +265,8 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
 }
 
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  const Articulated& a = c.articulated;
+  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   const int n = a.n_dof;
   std::vector<double> q = s.numbers("q", std::vector<double>(n, 0.0), Range::closed(-1e3, 1e3), n);
   std::vector<double> v = s.numbers("v", std::vector<double>(n, 0.0), Range::closed(-1e6, 1e6), n);
@@ -275,16 +275,17 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
     const Range& r = c.info.state_ranges[j];
     if (!r.contains(q[j]))
       config_fail(s.key_path("q") + "[" + std::to_string(j) + "]",
-                  fmt(q[j]) + " is outside the range of " + c.articulated_names.joints[j] + ", " + r.describe());
+                  fmt(q[j]) + " is outside the range of " + names.joints[j] + ", " + r.describe());
     c.x0[j] = q[j];
     c.x0[n + j] = v[j];
     // a PD target not given holds the initial pose
-    if (!c.articulated_names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[j];
+    if (!names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[j];
   }
 }
 
 nlohmann::json articulated_model_json(const ExperimentConfig& c) {
-  const Articulated& a = c.articulated;
+  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   nlohmann::json m;
   m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";
   m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - softplus(beta (-tau - lim)))/beta" : "off";
@@ -303,21 +304,21 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   m["dof"] = a.n_dof;
   nlohmann::json bs = nlohmann::json::array();
   for (int b = 0; b < a.n_bodies; ++b) {
-    nlohmann::json e = {{"name", c.articulated_names.bodies[b]},
-                        {"parent", a.parent[b] < 0 ? std::string("world") : c.articulated_names.bodies[a.parent[b]]},
+    nlohmann::json e = {{"name", names.bodies[b]},
+                        {"parent", a.parent[b] < 0 ? std::string("world") : names.bodies[a.parent[b]]},
                         {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},
                         {"rotation_row_major", std::vector<double>(a.rot[b], a.rot[b] + 9)}};
     if (a.dof[b] >= 0) {
       const int j = a.dof[b];
-      e["joint"] = {{"name", c.articulated_names.joints[j]},
+      e["joint"] = {{"name", names.joints[j]},
                     {"type", a.joint[b] == Articulated::kHinge ? "hinge" : "slide"},
                     {"axis", std::vector<double>(a.axis[b], a.axis[b] + 3)},
-                    {"range", {c.articulated_names.ranges[j][0], c.articulated_names.ranges[j][1]}}};
+                    {"range", {names.ranges[j][0], names.ranges[j][1]}}};
     }
     bs.push_back(e);
   }
   m["bodies"] = bs;
-  m["tip"] = {{"body", c.articulated_names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  m["tip"] = {{"body", names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
   return m;
 }
 

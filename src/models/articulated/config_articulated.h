@@ -5,11 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "models/articulated/articulated_setup.h"
 
 namespace steer {
 
 ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names);
-// model.* -> c.articulated, c.articulated_names, c.info, nominal θ
+// model.* -> the config's ArticulatedSetup (model, names), c.info, nominal θ
 void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
 // initial_state.q / v; a PD target the model section did not give holds the initial pose
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);

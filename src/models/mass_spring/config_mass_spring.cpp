@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/mass_spring/config_mass_spring.h"
+#include "models/mass_spring/mass_spring_setup.h"
 
 namespace steer {
 
@@ -145,7 +146,8 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   const int dim = int(m.integer("dim", 2, 2, 3));
   if (!m.has("robot")) config_fail(m.key_path("robot"), "missing; expected grid, or particles and springs");
   JsonObject r = m.object("robot");
-  c.robot = parse_robot(r, dim);
+  MassSpringSetup& s = c.model.emplace<MassSpringSetup>();
+  s.robot = parse_robot(r, dim);
   r.finish();
   JsonObject act = m.object("actuation");
   const std::string type = act.choice("type", "sinusoid", {"sinusoid", "raw"});
@@ -155,15 +157,15 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   JsonObject g = m.object("ground");
   // penalty: compliant softplus force; impact: time-of-impact projection with restitution
   const std::string gt = g.choice("type", "penalty", {"penalty", "impact", "none"});
-  c.mass_spring = make_mass_spring(c.robot, phases, type == "raw" ? MassSpring::kRaw : MassSpring::kSinusoid,
+  s.model = make_mass_spring(s.robot, phases, type == "raw" ? MassSpring::kRaw : MassSpring::kSinusoid,
                                    gt != "none", 0.0);
-  c.mass_spring.impact = gt == "impact";
-  c.mass_spring.rest_from_positions =
+  s.model.impact = gt == "impact";
+  s.model.rest_from_positions =
       m.choice("morphology", "rest_lengths", {"rest_lengths", "rest_positions"}) == "rest_positions";
-  c.topology = pack_topology(c.robot);
-  c.info = mass_spring_info(c.mass_spring);
+  s.topology = pack_topology(s.robot);
+  c.info = mass_spring_info(s.model);
   const auto& R = c.info.param_ranges;
-  const MassSpring& ms = c.mass_spring;
+  const MassSpring& ms = s.model;
   std::vector<double> gl(MassSpring::kNumGlobals, 0.0);
   auto global = [&](const JsonObject& o, const char* key, int slot, double def) {
     gl[slot] = o.number(key, def, R[ms.p_global(slot)]);
@@ -182,7 +184,7 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   g.finish();
   const double mass = m.number("particle_mass", 1.0, R[ms.p_mass(0)]);
   const double damping = m.number("spring_damping", 0.0, R[ms.p_damping(0)]);
-  c.theta = nominal_parameters(ms, c.robot, mass, gl, damping);
+  c.theta = nominal_parameters(ms, s.robot, mass, gl, damping);
 }
 
 }  // namespace steer

@@ -3,11 +3,12 @@
 #pragma once
 
 #include "config/config.h"
+#include "steer/models/mass_spring.h"
 
 namespace steer {
 
 ModelInfo mass_spring_info(const MassSpring& m);
-// model.* -> c.robot, c.mass_spring, c.topology, c.info, nominal θ
+// model.* -> the config's MassSpringSetup (model, robot, topology), c.info, nominal θ
 void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c);
 
 }  // namespace steer

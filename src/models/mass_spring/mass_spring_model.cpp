@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/mass_spring/config_mass_spring.h"
+#include "models/mass_spring/mass_spring_setup.h"
 #include "models/registry.h"
 #include "problem/model_problem.h"
 
@@ -14,10 +15,12 @@ namespace steer {
 
 namespace {
 
+const MassSpringSetup& setup(const ExperimentConfig& c) { return c.model_state<MassSpringSetup>(); }
+
 // the robot starts at rest in its rest shape, optionally shifted and moving as a whole
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  const MassSpring& m = c.mass_spring;
-  c.x0 = rest_state(m, c.robot);
+  const MassSpring& m = setup(c).model;
+  c.x0 = rest_state(m, setup(c).robot);
   std::vector<double> shift = s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
   std::vector<double> vel = s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
   for (int i = 0; i < m.n_particles; ++i)
@@ -31,7 +34,8 @@ void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
 }
 
 void model_json(const ExperimentConfig& c, nlohmann::json& m) {
-  const MassSpring& ms = c.mass_spring;
+  const MassSpring& ms = setup(c).model;
+  const Robot& robot = setup(c).robot;
   m["dim"] = ms.dim;
   m["particles"] = ms.n_particles;
   m["springs"] = ms.n_springs;
@@ -42,16 +46,27 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
   m["integrator"] = "symplectic_euler";
   nlohmann::json sp = nlohmann::json::array();
-  for (const auto& q : c.robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
+  for (const auto& q : robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
   nlohmann::json pt = nlohmann::json::array();
-  for (const auto& q : c.robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + c.robot.dim));
+  for (const auto& q : robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + robot.dim));
   m["robot"] = {{"particles", pt}, {"springs", sp}, {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
 }
 
-void set_dt(ExperimentConfig& c, double dt) { c.mass_spring.dt = dt; }
+void set_dt(ExperimentConfig& c, double dt) { c.model_state<MassSpringSetup>().model.dt = dt; }
+
+// a problem owns a copy of the robot's topology and points its model at it (the model struct
+// only holds the pointer, so that it stays a plain value on the device)
+struct MassSpringProblemHooks : ProblemHooks<MassSpring> {
+  std::vector<int> topology;
+  void bind(const ExperimentConfig& c, MassSpring& m) {
+    topology = setup(c).topology;
+    m.topo = topology.data();
+  }
+  void rebind(MassSpring& m) const { m.topo = topology.data(); }
+};
 
 std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return make_model_problem(c, c.mass_spring, backend, threads);
+  return make_model_problem<MassSpring, MassSpringProblemHooks>(c, setup(c).model, backend, threads);
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
@@ -60,14 +75,14 @@ std::string chatter_remedy(const ExperimentConfig&, const std::string& smaller_d
 }
 
 std::string com_axis_error(const ExperimentConfig& c, const std::string& axis, int index) {
-  if (index < c.mass_spring.dim) return "";
+  if (index < setup(c).model.dim) return "";
   return "'" + axis + "' is not an axis of this " + std::to_string(index) + "-D model";
 }
 
 // rest-position morphology: a rest position variable also moves the initial position
 void tie_variables(ExperimentConfig& c) {
-  if (!c.mass_spring.rest_from_positions) return;
-  const MassSpring& m = c.mass_spring;
+  const MassSpring& m = setup(c).model;
+  if (!m.rest_from_positions) return;
   for (auto& e : c.variables) {
     if (e.kind != VariableSpec::kParameter) continue;
     const int first = m.p_rest_position(0), last = m.p_rest_position(m.n_particles - 1) + m.dim;
@@ -77,8 +92,8 @@ void tie_variables(ExperimentConfig& c) {
 
 // rest-position morphology: the robot starts at rest in its (possibly drawn) rest shape
 void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
-  if (!c.mass_spring.rest_from_positions) return;
-  const MassSpring& m = c.mass_spring;
+  const MassSpring& m = setup(c).model;
+  if (!m.rest_from_positions) return;
   for (int r = 0; r < c.batch_size; ++r)
     for (int i = 0; i < m.n_particles; ++i)
       for (int d = 0; d < m.dim; ++d) b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
@@ -89,7 +104,7 @@ void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
 const ModelDef& mass_spring_model() {
   static const ModelDef def = [] {
     ModelDef d;
-    d.name = "mass_spring";
+    d.name = MassSpringSetup::kModel;
     d.parse_model = parse_mass_spring_model;
     d.parse_initial_state = parse_initial_state;
     d.model_json = model_json;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/projectile/projectile_model.h"
+#include "models/projectile/projectile_setup.h"
 #include "models/registry.h"
 #include "problem/model_problem.h"
 
@@ -15,10 +16,13 @@ namespace {
 
 const char* kAxes[3] = {"x", "y", "z"};
 
+const Projectile& projectile(const ExperimentConfig& c) { return c.model_state<ProjectileSetup>().model; }
+
 // model.* -> Projectile, slot table, nominal θ
 void parse_model(const JsonObject& m, ExperimentConfig& c) {
   const int dim = int(m.integer("dim", 2, 2, 3));
-  c.projectile.dim = dim;
+  Projectile& p = c.model.emplace<ProjectileSetup>().model;
+  p.dim = dim;
   c.info = projectile_info(dim);
   c.theta.assign(Projectile::kNumParams, 0.0);
   const auto& R = c.info.param_ranges;
@@ -27,7 +31,7 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
   JsonObject g = m.object("ground");
   const std::string type = g.choice("type", "none", {"none", "penalty"});
-  c.projectile.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
+  p.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
   // ground parameters are kept in θ even without a ground so that θ has one layout
   c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
   c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
@@ -37,7 +41,7 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
 
 // initial_state.position / velocity, one value per axis
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  const int D = c.projectile.dim;
+  const int D = projectile(c).dim;
   std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
   std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
   c.x0.assign(2 * D, 0.0);
@@ -48,15 +52,16 @@ void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
 }
 
 void model_json(const ExperimentConfig& c, nlohmann::json& m) {
-  m["dim"] = c.projectile.dim;
-  m["ground"] = c.projectile.ground == Projectile::kGroundPenalty ? "penalty" : "none";
+  const Projectile& p = projectile(c);
+  m["dim"] = p.dim;
+  m["ground"] = p.ground == Projectile::kGroundPenalty ? "penalty" : "none";
   m["integrator"] = "symplectic_euler";
 }
 
-void set_dt(ExperimentConfig& c, double dt) { c.projectile.dt = dt; }
+void set_dt(ExperimentConfig& c, double dt) { c.model_state<ProjectileSetup>().model.dt = dt; }
 
 std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return make_model_problem(c, c.projectile, backend, threads);
+  return make_model_problem(c, projectile(c), backend, threads);
 }
 
 // a period-2 oscillation of a projectile is a stiff ground contact at ω·dt ≈ 2
@@ -65,10 +70,10 @@ std::string chatter_remedy(const ExperimentConfig&, const std::string& smaller_d
 }
 
 // the landing point lies in the position slots x (, z), y = slot 1 vertical
-int landing_dims(const ExperimentConfig& c) { return c.projectile.dim; }
+int landing_dims(const ExperimentConfig& c) { return projectile(c).dim; }
 
 std::string com_axis_error(const ExperimentConfig& c, const std::string& axis, int index) {
-  if (index < c.projectile.dim) return "";
+  if (index < projectile(c).dim) return "";
   return "'" + axis + "' is not an axis of this " + std::to_string(index) + "-D model";
 }
 
@@ -101,7 +106,7 @@ ModelInfo projectile_info(int dim) {
 const ModelDef& projectile_model() {
   static const ModelDef def = [] {
     ModelDef d;
-    d.name = "projectile";
+    d.name = ProjectileSetup::kModel;
     d.parse_model = parse_model;
     d.parse_initial_state = parse_initial_state;
     d.model_json = model_json;

@@ -1,0 +1,26 @@
+// The articulated model's part of an ExperimentConfig (ExperimentConfig::model): the model
+// struct and the names the config gave its bodies and joints.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "steer/models/articulated.h"
+
+namespace steer {
+
+// an articulated model's names, joint ranges and which PD targets the config gave
+struct ArticulatedNames {
+  std::vector<std::string> bodies, joints;
+  std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
+  std::vector<bool> target_given;             // per joint
+};
+
+struct ArticulatedSetup {
+  static constexpr const char* kModel = "articulated";  // model.type
+  Articulated model;
+  ArticulatedNames names;
+};
+
+}  // namespace steer
