@@ -4,14 +4,13 @@
 
 namespace steer {
 
-// An explicit list rather than self-registering static objects: a static library drops an
-// object file nothing references, and with it a registration made by a static initializer.
+// An explicit list (STEER_REGISTERED_MODELS, registry.h) rather than self-registering static
+// objects: a static library drops an object file nothing references, and with it a
+// registration made by a static initializer.
 const std::vector<const ModelDef*>& registered_models() {
-  static const std::vector<const ModelDef*> all = {
-      &projectile_model(),
-      &mass_spring_model(),
-      &articulated_model(),
-  };
+#define STEER_MODEL_ENTRY(name) &name##_model(),
+  static const std::vector<const ModelDef*> all = {STEER_REGISTERED_MODELS(STEER_MODEL_ENTRY)};
+#undef STEER_MODEL_ENTRY
   return all;
 }
 

@@ -67,9 +67,13 @@ const ModelDef* find_model(const std::string& name);
 // from parse_config always is)
 const ModelDef& model_of(const ExperimentConfig& c);
 
-// the registrations, one per model folder
-const ModelDef& projectile_model();
-const ModelDef& mass_spring_model();
-const ModelDef& articulated_model();
+// The registered models, in the order messages list them: the one line a new model adds.
+// Each name N stands for the registration `const ModelDef& N_model()` that its folder
+// src/models/N/ defines.
+#define STEER_REGISTERED_MODELS(X) X(projectile) X(mass_spring) X(articulated)
+
+#define STEER_DECLARE_MODEL(name) const ModelDef& name##_model();
+STEER_REGISTERED_MODELS(STEER_DECLARE_MODEL)
+#undef STEER_DECLARE_MODEL
 
 }  // namespace steer
