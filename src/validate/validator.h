@@ -1,4 +1,4 @@
-// The gradient validator (DESIGN §7), a product feature: per-rollout directional
+// The gradient validator (docs/validation.md), a product feature: per-rollout directional
 // centered finite differences over the rollout's variables, an ε sweep, and failure
 // labels by physical cause, each with the figure that triggered it.
 #pragma once
