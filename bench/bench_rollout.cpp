@@ -20,8 +20,8 @@
 // its draws), replicated B times; T from the config unless --steps. An articulated model's
 // adjoint covers x, u and the config's parameter variables, as in a run. One thread per
 // rollout on CUDA.
-// Work per rollout-step (docs/design.md, "Benchmarks and work counting") is counted, not estimated: the model's step and adj_step
-// run on Counted<S> (steer/op_count.h) at 8 states spread over rollout 0's trajectory, giving
+// Work per rollout-step (docs/design.md, "Benchmarks and work counting") is counted, not
+// estimated: the model's step and adj_step run on Counted<S> (steer/op_count.h) at 8 states spread over rollout 0's trajectory, giving
 // flops (add, mul, div, sqrt; special functions apart) and the distinct bytes a step reads and
 // writes. A forward+backward rollout-step does (1 + recompute) forward steps and one adjoint
 // step (on the CPU with the uniform schedule, a model's taped adjoint: rollout.h). Achieved

@@ -8,8 +8,8 @@
 //
 // The CUDA backend: the kernels run the same forward_rollout / backward_rollout that the CPU
 // backend runs, and only index and call. How many lanes share a rollout is fixed per model
-// at compile time (LanesPerRollout, docs/design.md, "CUDA: lanes per rollout"), and the device layout follows from it so
-// that the lanes of a warp always read neighbouring addresses:
+// at compile time (LanesPerRollout, docs/design.md, "CUDA: lanes per rollout"), and the
+// device layout follows from it so that the lanes of a warp always read neighbouring addresses:
 //
 //   one thread per rollout (projectile): structure-of-arrays, element i of rollout b at
 //     i*Bc + b (Bc = rollouts in this pass), so a warp's 32 rollouts read one element

@@ -1,5 +1,5 @@
-// The generic gradient suite every model goes through (docs/design.md, "The model contract: step and adjoint"). A model's test file
-// supplies a Provider with step cases and rollout cases and instantiates the typed suite:
+// The generic gradient suite every model goes through (docs/design.md, "The model contract:
+// step and adjoint"). A model's test file supplies a Provider with step cases and rollout cases and instantiates the typed suite:
 //
 //   struct MyProvider { using Model = MyModel;
 //                       static std::vector<StepCase<MyModel>> step_cases();

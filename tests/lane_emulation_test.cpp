@@ -1,5 +1,5 @@
-// The GPU's warp-per-rollout mapping (docs/design.md, "CUDA: lanes per rollout"), run on the CPU: the W lanes of one rollout
-// become W host threads that share the rollout's arrays and meet at a barrier wherever the
+// The GPU's warp-per-rollout mapping (docs/design.md, "CUDA: lanes per rollout"), run on the
+// CPU: the W lanes of one rollout become W host threads that share the rollout's arrays and meet at a barrier wherever the
 // device code calls __syncwarp (Lanes::sync). The CUDA backend runs the mass-spring model with
 // 32 lanes per rollout (LanesPerRollout<MassSpring>), the CPU backend with one; the two take
 // different branches of the model's lane-strided loops (the one-lane adjoint folds the spring

@@ -1,6 +1,6 @@
 // include/steer/op_count.h: the flop and byte counts bench_rollout divides into its throughput
-// (docs/design.md, "Benchmarks and work counting"). Checked on expressions with known counts, on the projectile's step counted by
-// hand from its equations, and for transparency: a counted step computes the same bits as the
+// (docs/design.md, "Benchmarks and work counting"). Checked on expressions with known counts,
+// on the projectile's step counted by hand from its equations, and for transparency: a counted step computes the same bits as the
 // plain one, for every model.
 #include "steer/op_count.h"
 

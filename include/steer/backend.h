@@ -17,7 +17,8 @@ struct CudaStatus {
   bool available = false;  // a device and a driver answered
   std::string reason;      // why not available ("built without CUDA", "no CUDA device: ...")
   std::string device;      // device name when available
-  // the device's ceilings (0 = unknown), for the fraction bench_rollout reports (docs/design.md, "Benchmarks and work counting"):
+  // the device's ceilings (0 = unknown), for the fraction bench_rollout reports
+  // (docs/design.md, "Benchmarks and work counting"):
   // DRAM bandwidth = 2 (double data rate) · memory clock · bus width / 8 [GB/s];
   // FP32/FP64 peak = SMs · FMA lanes per SM (by compute capability) · 2 flops · SM clock [GFLOP/s]
   int sm_count = 0;

@@ -1,5 +1,6 @@
-// Counting the work of one rollout-step (docs/design.md, "Benchmarks and work counting": count bytes and flops per rollout-step
-// before quoting a fraction of a device's ceiling). Host-only.
+// Counting the work of one rollout-step (docs/design.md, "Benchmarks and work counting":
+// count bytes and flops per rollout-step before quoting a fraction of a device's ceiling).
+// Host-only.
 //
 // flops: a model's step and adj_step are templates on the scalar, so running them once on
 // Counted<S> tallies every arithmetic operation the real scalar would execute on that state:
