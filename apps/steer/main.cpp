@@ -2,7 +2,9 @@
 //   steer run CONFIG    simulate, validate and optimize; write the artifact
 //   steer check CONFIG  validate gradients only; exit 0 when every rollout passes, 1 otherwise
 //   steer compare CONFIG  gradient-based optimization vs CMA-ES on the same rollout (compare section)
-// Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config error.
+//   steer run CONFIG --resume DIR  carry on an interrupted run from its checkpoint folder
+// Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config
+// error, 130 / 143 stopped by SIGINT / SIGTERM (docs/robustness.md).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -33,6 +35,14 @@ int main(int argc, char** argv) {
   add_common(run);
   add_common(check);
   add_common(compare);
+  run->add_option("--resume", opt.resume_dir,
+                  "carry on the interrupted run whose checkpoint folder is DIR (<out>/<run name>.checkpoint)");
+  run->add_option("--checkpoint-seconds", opt.checkpoint_seconds,
+                  "save a resumable checkpoint at least this often during the optimization, in seconds (0 = by count only; default 60)")
+      ->check(CLI::Range(0.0, 1e9));
+  run->add_option("--checkpoint-evaluations", opt.checkpoint_evaluations,
+                  "... and after this many optimizer evaluations (0 = by time only; default 0)")
+      ->check(CLI::Range(0, 1000000000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -45,6 +55,8 @@ int main(int argc, char** argv) {
   }
   opt.command = run->parsed() ? "run" : compare->parsed() ? "compare" : "check";
   opt.progress = !quiet;
+  opt.config_path = config_path;
+  steer::install_stop_handlers();
   try {
     steer::ExperimentConfig cfg = steer::load_config(config_path);
     steer::apply_overrides(cfg, opt);
@@ -55,6 +67,9 @@ int main(int argc, char** argv) {
   } catch (const steer::ConfigError& e) {
     std::cerr << "steer: " << e.what() << "\n";
     return 2;
+  } catch (const steer::RunStopped& e) {
+    std::cerr << "steer: " << e.what() << "\n";
+    return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << "steer: error: " << e.what() << "\n";
     return 1;

@@ -16,10 +16,26 @@ struct ArtifactFiles {
   std::vector<std::pair<std::string, std::string>> sidecars;  // (file name, contents)
 };
 
-// writes files into <out_dir>/<run_name>/ (created atomically); returns the folder path.
-// If the folder exists a numeric suffix is added. Throws std::runtime_error on I/O failure,
-// after removing the temporary folder.
+// writes files into <out_dir>/<run_name>/ and returns the folder path. The files go into a
+// hidden sibling .<run_name>.tmp-<host>-<pid> first; the finished folder is then published
+// under the first free name of <run_name>, <run_name>-1, <run_name>-2, … by a rename that
+// fails instead of replacing (renameat2 RENAME_NOREPLACE, or mkdir of the name and a rename
+// onto the empty folder where the file system lacks it), so concurrent runs into one folder
+// all land. Throws std::runtime_error on I/O failure, after removing the temporary folder.
 std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files);
+
+// Before any work: creates out_dir if needed and proves it is a writable folder (a probe file
+// is created and removed), then removes the temporary folders that runs on this host left
+// behind when they were killed (their process no longer exists). `key` names the option or
+// config key the folder came from (--out, output.dir) in the ConfigError thrown otherwise.
+void prepare_output_dir(const std::string& out_dir, const std::string& key);
+
+// the temporary folder's suffix for this process, ".tmp-<host>-<pid>"
+std::string temp_suffix();
+
+// renames the folder `from` to `to` only when `to` does not exist (false when it does);
+// throws std::runtime_error on any other failure
+bool rename_no_replace(const std::string& from, const std::string& to);
 
 // reads <folder>/artifact.json back
 nlohmann::json read_artifact(const std::string& folder);

@@ -245,10 +245,15 @@ void compare_levels(CompareState& run) {
 }
 
 RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
+  if (!o.resume_dir.empty()) throw ConfigError("--resume: only steer run resumes (this is steer compare)");
+  // output problems end the run here, before the first rollout
+  if (o.write) prepare_output_dir(c.output.dir, o.out_dir.empty() ? "output.dir" : "--out");
   CompareState run(c, o);
   plan_compare(run);
   measure_cost_model(run);
+  throw_if_stop_requested("after the cost model; nothing was written");
   run_repeats(run);
+  throw_if_stop_requested("after the repeats; nothing was written");
   compare_levels(run);
   assemble_compare_artifact(run);
   summarize_compare(run);

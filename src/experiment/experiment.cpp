@@ -24,16 +24,24 @@ void apply_overrides(ExperimentConfig& c, const RunOptions& o) {
 // iterate, the summary everything before it.
 RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
   RunState run(c, o);
+  prepare_run(run);  // output folder, run name, checkpoint: refused here, before any work
   plan_run(run);
   describe_run(run);
-  validate_stage(run, run.v0, "initial");
+  if (run.checkpoint && run.checkpoint->resuming())
+    restore_run_state(run, run.checkpoint->saved_run());  // the initial validation, as it came out
+  else
+    validate_stage(run, run.v0, "initial");
+  stop_point(run, "after the initial validation");
   optimize_stage(run);  // the start's loss and gradient, the optimizer, the final validation
+  stop_point(run, "after the optimization");
   analyses_stage(run);
+  stop_point(run, "after the analyses");
   assemble_result(run);
   com_travel_stage(run);
   timings_stage(run);
   summarize(run);
   write_stage(run);
+  if (run.checkpoint) run.checkpoint->remove();
   return run.out;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "experiment/stop_request.h"
 
 namespace steer {
 
@@ -18,6 +19,10 @@ struct RunOptions {
   int threads = -1;             // overrides simulation.threads when >= 0
   bool progress = true;         // progress lines on stderr
   bool write = true;            // write the artifact folder
+  std::string resume_dir;       // --resume: the checkpoint folder of an interrupted run
+  double checkpoint_seconds = 60;  // a checkpoint at least this often during the optimization (0: by count only)
+  int checkpoint_evaluations = 0;  // ... and after this many optimizer evaluations (0: by time only)
+  std::string config_path;      // for the resume hint in messages
 };
 
 struct RunOutcome {

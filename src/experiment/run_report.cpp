@@ -37,30 +37,38 @@ void assemble_result(RunState& run) {
   result["rollouts"] = per;
   result["variables_listed_per_rollout"] = std::min(nv, 64);
   {
+    // the batch means are over the rollouts whose loss is finite; how many were not is said
+    // beside them (one diverged rollout must not turn the batch's figure into NaN)
     double sum0 = 0, sum1 = 0, best = INFINITY;
-    int best_b = 0;
+    int best_b = 0, finite0 = 0, finite1 = 0;
     for (int b = 0; b < B; ++b) {
-      sum0 += e0.loss[b];
-      sum1 += efinal.loss[b];
+      if (std::isfinite(e0.loss[b])) sum0 += e0.loss[b], ++finite0;
+      if (std::isfinite(efinal.loss[b])) sum1 += efinal.loss[b], ++finite1;
       if (efinal.loss[b] < best) best = efinal.loss[b], best_b = b;
     }
-    result["loss_initial_mean"] = sum0 / B;
-    result["loss_final_mean"] = sum1 / B;
+    result["loss_initial_mean"] = finite0 ? nlohmann::json(sum0 / finite0) : nlohmann::json(nullptr);
+    result["loss_final_mean"] = finite1 ? nlohmann::json(sum1 / finite1) : nlohmann::json(nullptr);
+    result["loss_initial_nonfinite_rollouts"] = B - finite0;
+    result["loss_final_nonfinite_rollouts"] = B - finite1;
     result["loss_final_best"] = best;
     result["best_rollout"] = best_b;
   }
   // ‖∇L_b‖ over the variables, summarized over the batch
   auto grad_stats = [&](const Evaluation& e) {
     double sum = 0, mx = 0, mn = INFINITY;
+    int finite = 0;
     for (int b = 0; b < B; ++b) {
       double n2 = 0;
       for (int i = 0; i < nv; ++i) n2 += e.grad[size_t(b) * nv + i] * e.grad[size_t(b) * nv + i];
       const double n = std::sqrt(n2);
+      if (!std::isfinite(n)) continue;  // over the finite gradients, as the loss means
+      ++finite;
       sum += n;
       mx = std::max(mx, n);
       mn = std::min(mn, n);
     }
-    return nlohmann::json{{"mean", nv ? sum / B : 0.0}, {"min", nv ? mn : 0.0}, {"max", mx},
+    return nlohmann::json{{"mean", nv && finite ? sum / finite : 0.0}, {"min", nv && finite ? mn : 0.0}, {"max", mx},
+                          {"nonfinite_rollouts", B - finite},
                           {"unit", "loss units per variable unit (mixed when variables differ in unit)"}};
   };
   result["gradient_norm_initial"] = grad_stats(e0);
@@ -229,7 +237,13 @@ void summarize(RunState& run) {
     if (c.loss.landing)
       s << "    landing step " << efinal.diag[b].event_step << (efinal.diag[b].event_step < 0 ? " (no crossing; x_T used)" : "") << "\n";
   }
-  if (B > shown) s << "  … " << B - shown << " more rollouts; mean final loss " << fmt(result["loss_final_mean"].get<double>(), 8) << "\n";
+  if (B > shown) {
+    const int bad = result["loss_final_nonfinite_rollouts"].get<int>();
+    s << "  … " << B - shown << " more rollouts; mean final loss "
+      << (result["loss_final_mean"].is_null() ? std::string("(none finite)") : fmt(result["loss_final_mean"].get<double>(), 8));
+    if (bad > 0) s << " over the " << B - bad << " finite rollouts (" << bad << " non-finite)";
+    s << "\n";
+  }
   if (validations.empty()) {
     s << "  gradient check: off\n";
   } else {
@@ -300,7 +314,7 @@ void write_stage(RunState& run) {
   out.artifact = art;
   if (o.write) {
     files.artifact = art;
-    out.artifact_dir = write_artifact(c.output.dir, c.name + "-" + utc_now("%Y%m%d-%H%M%S"), files);
+    out.artifact_dir = write_artifact(c.output.dir, run.run_name, files);
     s << "  artifact: " << out.artifact_dir << "/artifact.json\n";
   }
   out.summary = s.str();

@@ -97,7 +97,7 @@ void describe_run(RunState& run) {
   art["format"] = "steer.artifact/1";
   art["steer_version"] = STEER_VERSION;
   art["command"] = o.command;
-  art["created_utc"] = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  art["created_utc"] = run.created_utc;
   art["config"] = c.raw;
   art["effective_config"] = c.to_json();
   art["seed"] = {{"batch", c.seed}, {"validation", c.validation.seed}};
@@ -220,8 +220,21 @@ void optimize_stage(RunState& run) {
       po = zp.get();
       start = zp->to_z(v0);
     }
+    // with a checkpoint, the optimizer's evaluations are logged (and replayed on resume);
+    // the counters it saves are those the artifact reports
+    std::unique_ptr<RecordedProblem> recorded;
+    if (run.checkpoint) {
+      std::vector<Problem*> counted{&p};
+      if (zp) counted.push_back(&zp->inner());
+      run.checkpoint->watch(counted, [&run] { return saved_run_state(run); });
+    }
+    auto logged = [&](Problem& q) -> Problem& {
+      if (!run.checkpoint) return q;
+      recorded = std::make_unique<RecordedProblem>(q, *run.checkpoint);
+      return *recorded;
+    };
     if (c.optimizer.method == "lbfgsb") {
-      r = lbfgsb_optimize(*po, c.optimizer, start, progress);
+      r = lbfgsb_optimize(logged(*po), c.optimizer, start, progress);
     } else if (c.optimizer.method == "cmaes") {
       // the population is a batch of λ copies of this rollout, one generation per batched pass
       CmaesOptions co;
@@ -232,14 +245,15 @@ void optimize_stage(RunState& run) {
       co.seed = c.optimizer.seed;
       std::unique_ptr<Problem> pop = make_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
       if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
-      OptimizationResult rc = cmaes_optimize(*pop, co, start, [&](int g, double bf) { progress(g, bf); });
+      OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
       r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);
       r.trace = rc.trace;
       r.iterations = rc.iterations;
       r.seconds = rc.seconds;
     } else {
-      r = optimize(*po, c.optimizer, start, progress);
+      r = optimize(logged(*po), c.optimizer, start, progress);
     }
+    if (run.checkpoint) run.checkpoint->optimizer_finished();
     // back to variable units, evaluated on the run's own problem; the wrapper's simulations
     // count in the run's timings
     if (zp) {

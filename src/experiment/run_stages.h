@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "experiment/artifact.h"
+#include "experiment/checkpoint.h"
 #include "experiment/experiment.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
@@ -49,6 +50,9 @@ struct RunState {
   std::vector<double> final_states;    // x_0 and x_T of each listed rollout
   std::vector<double> com_before, com_after;
   std::ostringstream summary;          // the stdout summary
+  std::string run_name;                // the artifact folder's name: <name>-<start time, UTC>
+  std::string created_utc;             // the run's start
+  std::unique_ptr<RunCheckpoint> checkpoint;  // null: the run keeps no checkpoint
 };
 
 // refuses what the command cannot run, picks the backend and builds the problem
@@ -71,6 +75,13 @@ void timings_stage(RunState& run);
 void summarize(RunState& run);
 // the artifact folder (when asked) and the outcome
 void write_stage(RunState& run);
+// the output folder, the run's name and its checkpoint (fresh, or the one --resume names)
+void prepare_run(RunState& run);
+// the run's state before the optimizer, as a checkpoint saves it, and its restoration
+nlohmann::json saved_run_state(const RunState& run);
+void restore_run_state(RunState& run, const nlohmann::json& saved);
+// a safe point between stages: stops the run (RunStopped) when SIGINT or SIGTERM has arrived
+void stop_point(const RunState& run, const std::string& where);
 
 // helpers shared by the stages
 std::string utc_now(const char* format);

@@ -16,16 +16,20 @@ void project_to_bounds(const Problem& p, std::vector<double>& vars) {
   }
 }
 
-// appends one entry (mean/min/max over the batch, first ≤ 16 rollouts) to the trace
+// appends one entry (mean/min/max over the batch's finite losses, first ≤ 16 rollouts) to
+// the trace; a batch with no finite loss has a NaN mean
 void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
   double sum = 0, mn = INFINITY, mx = -INFINITY;
+  size_t finite = 0;
   for (double l : loss) {
+    if (!std::isfinite(l)) continue;
+    ++finite;
     sum += l;
     mn = std::min(mn, l);
     mx = std::max(mx, l);
   }
   t.iteration.push_back(it);
-  t.loss_mean.push_back(loss.empty() ? 0 : sum / loss.size());
+  t.loss_mean.push_back(loss.empty() ? 0 : finite ? sum / double(finite) : NAN);
   t.loss_min.push_back(mn);
   t.loss_max.push_back(mx);
   const size_t keep = std::min<size_t>(loss.size(), 16);
