@@ -1,11 +1,12 @@
 #include "config/config.h"
 
+#include "config/json_text.h"
 #include "models/registry.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include <unistd.h>
@@ -125,14 +126,14 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
       JsonObject term(arr[t], path + "[" + std::to_string(t) + "]");
       const std::string st = term.string("state", "");
       const int idx = c.info.state_index(st);
-      if (idx < 0) config_fail(term.key_path("state"), "'" + st + "' is not a state of model " + c.info.type + "; accepted: " + join(c.info.state_names));
+      if (idx < 0) config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " + c.info.type + "; accepted: " + join(c.info.state_names));
       loss.terminal_index[t] = idx;
       // the target is a number, or a parameter slot ("theta.<name>") so that each rollout
       // can have its own (drawn) target and the target can itself be a variable
       if (term.has("target") && term.raw("target").is_string()) {
         const std::string tn = term.raw("target").get<std::string>();
         const int pi = tn.rfind("theta.", 0) == 0 ? c.info.param_index(tn.substr(6)) : -1;
-        if (pi < 0) config_fail(term.key_path("target"), "'" + tn + "' is not a number or a parameter theta.<name> of model " + c.info.type);
+        if (pi < 0) config_fail(term.key_path("target"), "'" + excerpt(tn) + "' is not a number or a parameter theta.<name> of model " + c.info.type);
         loss.terminal_param[t] = pi;
       } else {
         loss.terminal_target[t] = term.number_required("target", Range::closed(-1e12, 1e12));
@@ -220,7 +221,7 @@ std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, c
     } else {
       all.push_back("or one slot such as x0." + info.state_names[0] + " / theta." + info.param_names[0]);
     }
-    config_fail(path, "'" + name + "' is not a slot or group of model " + info.type + "; accepted: " + join(all));
+    config_fail(path, "'" + excerpt(name) + "' is not a slot or group of model " + info.type + "; accepted: " + join(all));
   }
   return out;
 }
@@ -249,7 +250,7 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
         if (var.index < 0) {
           std::vector<std::string> all{"controls"};
           for (const auto& n : c.info.control_names) all.push_back("controls." + n);
-          config_fail(path, "'" + name + "' is not a control of model " + c.info.type + "; accepted: " + join(all));
+          config_fail(path, "'" + excerpt(name) + "' is not a control of model " + c.info.type + "; accepted: " + join(all));
         }
         expanded.push_back(var);
       }
@@ -277,7 +278,7 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
     const double hi = spec.number("upper", phys.hi, phys);
     if (lo > hi) config_fail(path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
     if (spec.has("hold") && var.kind != VariableSpec::kControl)
-      config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" + name + "' is one value");
+      config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" + excerpt(name) + "' is one value");
     const int hold = int(spec.integer("hold", 1, 1, c.steps));
     spec.finish();
     for (auto& e : expanded) {
@@ -293,7 +294,7 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
                               std::to_string(lo) + ", " + std::to_string(hi) + "]");
       for (const auto& prev : c.variables)
         if (prev.kind == e.kind && prev.index == e.index)
-          config_fail(path, "'" + e.name + "' is already a variable (named twice)");
+          config_fail(path, "'" + excerpt(e.name) + "' is already a variable (named twice)");
       c.variables.push_back(e);
     }
   }
@@ -325,7 +326,7 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
     if (v.is_string() && v.get<std::string>() == "sqrt")
       c.checkpoint_every = 0;
     else if (v.is_string())
-      config_fail(s.key_path("checkpoint_every"), "'" + v.get<std::string>() + "' is not accepted; expected \"sqrt\" or an integer in [1, " + std::to_string(c.steps) + "]");
+      config_fail(s.key_path("checkpoint_every"), "'" + excerpt(v.get<std::string>()) + "' is not accepted; expected \"sqrt\" or an integer in [1, " + std::to_string(c.steps) + "]");
     else
       c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
   }
@@ -433,28 +434,114 @@ void parse_output(const JsonObject& o, ExperimentConfig& c) {
   o.finish();
 }
 
-// refuses runs whose host arrays would not fit: the nominal and working batches and the
-// gradients (3 × B·(nx + T·nu + np)), plus the optimizer's and validator's copies of the
-// variables (about 8 × B·nv), in float64
+// refuses a run whose host memory (estimate_memory) exceeds the limit, naming the key of the
+// largest part
 void check_memory(const ExperimentConfig& c) {
-  double nv = 0;
-  for (const auto& v : c.variables) nv += v.length(c.steps);
-  const double per_rollout = 8.0 * (3.0 * (c.info.nx() + double(c.steps) * c.info.nu() + c.info.np()) + 8.0 * nv + 16.0);
-  const double need_gb = per_rollout * c.batch_size / 1e9;
+  const MemoryEstimate e = estimate_memory(c);
   double limit_gb = c.memory_limit_gb;
   if (limit_gb <= 0) {
     const double phys = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     limit_gb = phys > 0 ? 0.8 * phys / 1e9 : 1e9;
   }
-  if (need_gb > limit_gb) {
-    std::ostringstream m;
-    m << "batch.size × simulation.steps needs about " << need_gb << " GB of host memory, more than the limit of "
-      << limit_gb << " GB (simulation.memory_limit_gb, default 80% of physical memory); lower batch.size or simulation.steps";
-    config_fail("simulation.steps", m.str());
+  const double need_gb = e.total() / 1e9;
+  if (!(need_gb > limit_gb)) return;
+  auto gb = [](double bytes) {
+    std::ostringstream s;
+    s << std::setprecision(3) << bytes / 1e9 << " GB";
+    return s.str();
+  };
+  struct Part {
+    double bytes;
+    std::string key, what, advice;
+  };
+  const Part parts[] = {
+      {e.batch, "simulation.steps", "batch.size × simulation.steps " + gb(e.batch) +
+                                        " (batches, gradients and the optimizer's and validator's copies, per-thread checkpoints)",
+       "lower batch.size or simulation.steps"},
+      {e.trajectory, "output.trajectory_rollouts", "trajectory recording " + gb(e.trajectory) +
+                                                       " (output.trajectory_rollouts × simulation.steps / output.trajectory_stride "
+                                                       "states, their CSV and JSON text)",
+       "lower output.trajectory_rollouts or raise output.trajectory_stride"},
+      {e.penetration, "validation.penetration_bound", "the penetration check " + gb(e.penetration) +
+                                                          " (every state of validation.max_rollouts rollouts)",
+       "lower validation.max_rollouts or set validation.penetration_bound to 0"}};
+  const Part* top = &parts[0];
+  std::string list;
+  for (const Part& q : parts) {
+    if (q.bytes > top->bytes) top = &q;
+    if (q.bytes >= 0.01 * e.total()) list += (list.empty() ? "" : ", ") + q.what;
   }
+  std::ostringstream m;
+  m << (top == &parts[0] ? "batch.size × simulation.steps needs" : "the run needs") << " about " << gb(e.total())
+    << " of host memory, more than the limit of " << std::setprecision(3) << limit_gb
+    << " GB (simulation.memory_limit_gb, default 80% of physical memory): " << list << "; " << top->advice;
+  config_fail(top->key, m.str());
 }
 
 }  // namespace
+
+int cpu_default_threads();  // src/backend/backend.cpp: the CPU backend's default thread count
+
+double MemoryEstimate::total() const { return batch + trajectory + penetration; }
+
+// Host bytes by where they go (src/problem/model_problem.h, src/experiment/run_setup.cpp and
+// run_report.cpp, src/validate/). One SimProblem of b rollouts over T steps in s-byte scalars
+// holds its nominal and working batches and the backend's gradient arrays, 3 s b (nx + T nu +
+// np), plus its start and gradient over the nv variable entries; it is built from a float64
+// batch. The problems alive at once: the run's; its normalized and CMA-ES population copies;
+// under validation the float64 twin of a float32 run and the half-step problem (2T steps), and
+// their copies cut to validation.max_rollouts; one horizon-sweep or perturbation problem at a
+// time. Each CPU thread keeps a SIMD pack's checkpoints and stored forward pass. The recorded
+// trajectory is held as the backend's states, a float64 copy, its CSV text (stream and string,
+// ~20 bytes a number and a row's step and time) and its JSON (a 16-byte node and ~24 bytes of
+// text a number, in the tree and in the artifact's text).
+MemoryEstimate estimate_memory(const ExperimentConfig& c) {
+  MemoryEstimate e;
+  const double B = c.batch_size, T = c.steps, nx = c.info.nx(), nu = c.info.nu(), np = c.info.np();
+  const bool f32 = c.precision == "float32";
+  const double sz = f32 ? 4 : 8;
+  double nv = 0;
+  for (const auto& v : c.variables) nv += v.length(c.steps);
+  auto row = [&](double steps) { return nx + steps * nu + np; };
+  auto problem = [&](double b, double steps, double s) { return b * (3 * s * row(steps) + 8 * row(steps) + 16 * nv + 4 * 8 * nx); };
+  // the run's problem; the evaluations, the optimizer's moments, best and trial iterates
+  e.batch = problem(B, T, sz) + 8 * B * (8 * nv + 16);
+  if (c.optimizer.normalized) e.batch += problem(B, T, sz);
+  if (c.optimizer.method == "cmaes") {
+    const double lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population
+                                                            : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
+    e.batch += problem(lambda, T, sz) + 8 * lambda * nv * 4;
+  }
+  const double n = std::min<double>(B, c.validation.max_rollouts);
+  const double lanes = 64 / sz;  // rollouts in one SIMD pack (a 512-bit register of scalars)
+  if (c.validation.enabled && !c.variables.empty()) {
+    if (f32) e.batch += problem(B, T, 8);
+    if (c.validation.timestep_check) e.batch += problem(B, 2 * T, 8);
+    if (n < B) e.batch += problem(n, T, 8) * (f32 ? 2 : 1) + (c.validation.timestep_check ? problem(n, 2 * T, 8) : 0);
+    // the chatter count keeps every state of ≤ 64 MiB of rollouts at a time
+    if (c.validation.chatter_fraction > 0) e.batch += std::min(64.0 * 1048576.0, n * (T + 1) * nx * sz) + lanes * row(T) * sz;
+    if (c.validation.penetration_bound > 0) e.penetration = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
+  }
+  double one_at_a_time = 0;
+  if (c.horizon_sweep.enabled)
+    for (int h : c.horizon_sweep.steps) one_at_a_time = std::max(one_at_a_time, problem(B, h, sz) + (f32 ? problem(B, h, 8) : 0));
+  if (c.perturb.enabled) one_at_a_time = std::max(one_at_a_time, problem(B, T, sz));
+  e.batch += one_at_a_time;
+  // per thread: a pack's checkpoint scratch and its stored forward pass (at least its states)
+  const CheckpointPlan plan = c.checkpoint_plan();
+  const double threads = c.threads > 0 ? c.threads : std::max(1, cpu_default_threads());
+  const double workers = std::min(threads, std::ceil(B / lanes));
+  e.batch += workers * (lanes * double(plan.scratch_bytes) +
+                        std::min(double(plan.shape.store_forward_bytes), lanes * (T + 1) * nx * sz));
+  // the recorded trajectories (output.trajectory_rollouts every output.trajectory_stride steps)
+  const double ntraj = std::min<double>(B, c.output.trajectory_rollouts);
+  const double slots = std::floor(T / c.output.trajectory_stride) + 1;
+  const double json_slots = std::min<double>(slots, c.output.json_trajectory_points + 1);
+  e.trajectory = ntraj * (slots * nx * (sz + 8) + row(T) * sz + 2 * slots * (20 + 20 * nx) + json_slots * nx * (16 + 2 * 24));
+  // x_0 and x_T of every rollout (analyses) and of the listed ones (the report)
+  e.batch += 2 * B * 2 * nx * (sz + 8);
+  return e;
+}
 
 int ModelInfo::state_index(const std::string& n) const { return index_of(state_names, n); }
 int ModelInfo::control_index(const std::string& n) const { return index_of(control_names, n); }
@@ -479,14 +566,21 @@ static std::string chatter_remedy(const ExperimentConfig& c) {
   return def.chatter_remedy ? def.chatter_remedy(c, smaller_dt) : smaller_dt;
 }
 
-ExperimentConfig parse_config(const nlohmann::json& j) {
+namespace {
+
+ExperimentConfig parse_config_unguarded(const nlohmann::json& j) {
   ExperimentConfig c;
   JsonObject root(j, "");
   c.raw = j;
+  // the length first: a name of megabytes is refused without being scanned or quoted
+  if (root.has("name") && root.raw("name").is_string() && root.raw("name").get_ref<const std::string&>().size() > kMaxNameLength)
+    config_fail("name", std::to_string(root.raw("name").get_ref<const std::string&>().size()) + " characters, more than the limit of " +
+                            std::to_string(kMaxNameLength) + " (it names the run folder, whose name with its time stamp, "
+                            "collision suffix and temporary prefix must stay under the file-name limit of 255 bytes)");
   c.name = root.string("name", "experiment");
   for (char ch : c.name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
-      config_fail("name", "'" + c.name + "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
+      config_fail("name", "'" + excerpt(c.name) + "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
   // model first: everything else refers to its slots
@@ -498,6 +592,10 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   if (c.model_type.empty()) config_fail("model.type", "missing; accepted: " + model_names());
   const ModelDef& def = model_of(c);
   def.parse_model(m, c);
+  // model.include leaves model.included_from (expand_includes); a model that does not read it
+  // takes no include file, and the user is told about the key they wrote
+  if (j.at("model").is_object() && j.at("model").contains("included_from") && !m.was_read("included_from"))
+    config_fail("model.include", "model " + c.model_type + " takes no include file; remove model.include");
   m.finish();
   if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
   parse_simulation(root.object("simulation"), c);
@@ -581,7 +679,7 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
     k.enabled = true;
     k.name = pt.string("parameter", "");
     bool is_state = false;
-    if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + k.name + "'");
+    if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + excerpt(k.name) + "'");
     k.indices = resolve_slots(c.info, pt.key_path("parameter"), k.name, is_state);
     k.relative = pt.numbers("relative", k.relative, Range{-1, 10, true, false});
     k.factor = pt.number("factor", k.factor, Range{1, 1e300, false, false});
@@ -614,42 +712,67 @@ ExperimentConfig parse_config(const nlohmann::json& j) {
   return c;
 }
 
-namespace {
-nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  std::ifstream f(path);
-  if (!f) throw ConfigError(what + ": cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  try {
-    return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(what + ": '" + path + "' is not valid JSON: " + e.what());
-  }
-}
 }  // namespace
 
-nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir) {
-  nlohmann::json out = j;
+ExperimentConfig parse_config(const nlohmann::json& j) {
+  try {
+    return parse_config_unguarded(j);
+  } catch (const nlohmann::json::exception& e) {
+    // a value read past the checks above (a model parser's direct access): still a config
+    // error, exit 2, though without the key path the checked reads give
+    throw ConfigError("config: " + excerpt(e.what(), 300));
+  }
+}
+
+namespace {
+
+// model.include into out (moved in and out: a config is never copied here). The include file
+// gets the same caps as the config (json_text.h); it must be a JSON object of model keys, not
+// the config itself (config_id) nor another whole config, and may not include further: one
+// level, so there is no cycle to follow.
+nlohmann::json expand_model_include(nlohmann::json out, const std::string& base_dir, const FileIdentity& config_id) {
   if (!out.is_object() || !out.contains("model") || !out["model"].is_object() || !out["model"].contains("include"))
     return out;
   nlohmann::json& m = out["model"];
   if (!m["include"].is_string()) config_fail("model.include", "expected a file name relative to the config's folder, got " + json_type_name(m["include"]));
   const std::string rel = m["include"].get<std::string>();
-  const std::string path = (base_dir.empty() ? std::string(".") : base_dir) + "/" + rel;
-  nlohmann::json frag = read_json_file(path, "model.include");
-  if (!frag.is_object()) config_fail("model.include", "'" + rel + "' must hold a JSON object of model keys");
+  const std::string shown = "'" + excerpt(rel, 160) + "'";
+  if (rel.empty()) config_fail("model.include", "expected a file name relative to the config's folder, got an empty string");
+  // relative to the config's folder; an absolute path as it is
+  const std::string path = rel[0] == '/' ? rel : (base_dir.empty() ? std::string(".") : base_dir) + "/" + rel;
+  FileIdentity id;
+  const std::string text = read_bounded_file(path, "config: model.include", &id);
+  if (id.same(config_id)) config_fail("model.include", shown + " is this config itself; include a file of model keys");
+  nlohmann::json frag = parse_json_text(text, "config: model.include", rel);
+  if (!frag.is_object()) config_fail("model.include", shown + " must hold a JSON object of model keys, not " + json_type_name(frag));
+  if (frag.contains("include"))
+    config_fail("model.include", shown + " has an include of its own; includes do not nest (one file of model keys per config)");
+  if (frag.contains("model") || frag.contains("simulation"))
+    config_fail("model.include", shown + " is a whole config (it has a " + std::string(frag.contains("model") ? "model" : "simulation") +
+                                     " key); include a file of model keys only");
   frag.erase("description");  // the fragment's own documentation (its source)
   m.erase("include");
   for (auto it = frag.begin(); it != frag.end(); ++it)
-    if (!m.contains(it.key())) m[it.key()] = it.value();  // the config's own keys win
+    if (!m.contains(it.key())) m[it.key()] = std::move(it.value());  // the config's own keys win
   m["included_from"] = rel;
   return out;
 }
 
+}  // namespace
+
+nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir) {
+  return expand_model_include(j, base_dir, FileIdentity{});
+}
+
+nlohmann::json read_config_text(const std::string& text, const std::string& source) {
+  return parse_json_text(text, "config", source);
+}
+
 ExperimentConfig load_config(const std::string& path) {
-  nlohmann::json j = read_json_file(path, "config");
+  FileIdentity id;
+  nlohmann::json j = read_config_text(read_bounded_file(path, "config", &id), path);
   const size_t slash = path.find_last_of('/');
-  return parse_config(expand_includes(j, slash == std::string::npos ? "." : path.substr(0, slash)));
+  return parse_config(expand_model_include(std::move(j), slash == std::string::npos ? "." : path.substr(0, slash), id));
 }
 
 nlohmann::json ExperimentConfig::to_json() const {

@@ -4,6 +4,7 @@
 // to_json() dumps the effective config into the artifact.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -274,7 +275,25 @@ struct ExperimentConfig {
 std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
                                bool& is_state);
 
-// reads and validates; throws ConfigError naming the key path and the accepted range
+// the longest `name` accepted [bytes]: the run folder is named name-<UTC time>[-NNN] and
+// written first as .<that>.tmp-<host>-<pid>, which must stay under NAME_MAX (255 bytes) with a
+// host name of up to 64 bytes
+constexpr std::size_t kMaxNameLength = 100;
+
+// The host memory a run needs [bytes], by what it is for; parse_config refuses a config whose
+// total exceeds simulation.memory_limit_gb (default 80% of physical memory), naming the key of
+// the largest part
+struct MemoryEstimate {
+  double batch = 0;        // batch arrays and gradients of every problem alive at once, the
+                           // optimizer's and validator's copies, per-thread checkpoint scratch
+  double trajectory = 0;   // the recorded trajectories: states, CSV and JSON text
+  double penetration = 0;  // every state of the checked rollouts (validation.penetration_bound)
+  double total() const;
+};
+MemoryEstimate estimate_memory(const ExperimentConfig& c);
+
+// reads and validates; throws ConfigError naming the key path and the accepted range (an
+// nlohmann exception from a direct read becomes a ConfigError too)
 ExperimentConfig parse_config(const nlohmann::json& j);
 
 // the same experiment at half the timestep over the same horizon: dt/2 (in the config and in
@@ -283,9 +302,14 @@ ExperimentConfig parse_config(const nlohmann::json& j);
 // no memory budget; used by the timestep check (HalfStepProblem, validator)
 ExperimentConfig halved_timestep(const ExperimentConfig& c);
 // model.include: merges the model keys of a JSON file (relative to base_dir) into model,
-// the config's own keys winning, and records the file as model.included_from
+// the config's own keys winning, and records the file as model.included_from. The file is read
+// with the reader's caps (config/json_text.h) and may not include another (one level).
 nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir);
-// reads a file (ConfigError if it is missing or not JSON), expands its includes and parses it
+// the config's JSON text parsed with the reader's caps: nesting depth, duplicate keys, every
+// parser error as a ConfigError (source names the text in messages)
+nlohmann::json read_config_text(const std::string& text, const std::string& source);
+// reads a file (at most kMaxConfigBytes; ConfigError if it is missing, too large or not JSON),
+// expands its include (not the config itself, no nesting) and parses it
 ExperimentConfig load_config(const std::string& path);
 
 }  // namespace steer

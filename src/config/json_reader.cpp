@@ -27,8 +27,48 @@ std::string json_type_name(const nlohmann::json& v) {
   return "an object";
 }
 
+namespace {
+// the length of the UTF-8 prefix of s that is at most n bytes and ends on a character boundary
+std::size_t utf8_prefix(const std::string& s, std::size_t n) {
+  if (n >= s.size()) return s.size();
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+}  // namespace
+
+std::string excerpt(const std::string& s, std::size_t max_bytes) {
+  const std::size_t n = utf8_prefix(s, max_bytes);
+  std::string out;
+  out.reserve(n + 8);
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (ch < 0x20 || ch == 0x7F) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    } else {
+      out += char(ch);
+    }
+  }
+  if (n < s.size()) out += "…";
+  return out;
+}
+
+namespace {
+std::string bounded_message(const std::string& m) {
+  if (m.size() <= kMaxConfigErrorBytes) return m;
+  return m.substr(0, utf8_prefix(m, kMaxConfigErrorBytes - 3)) + "…";
+}
+}  // namespace
+
+ConfigError::ConfigError(const std::string& m) : std::runtime_error(bounded_message(m)) {}
+
 void config_fail(const std::string& path, const std::string& what) {
-  throw ConfigError("config: " + (path.empty() ? std::string("(root)") : path) + ": " + what);
+  // a key path holds user-written keys (an unknown key, a variable's name): shown as an excerpt
+  throw ConfigError("config: " + (path.empty() ? std::string("(root)") : excerpt(path, 160)) + ": " + what);
 }
 
 JsonObject::JsonObject(const nlohmann::json& j, std::string path) : j_(&j), path_(std::move(path)) {
@@ -105,7 +145,7 @@ std::string JsonObject::choice(const std::string& key, const std::string& def,
   std::string s = v.get<std::string>();
   for (const auto& a : allowed)
     if (s == a) return s;
-  config_fail(key_path(key), "'" + s + "' is not one of " + all);
+  config_fail(key_path(key), "'" + excerpt(s) + "' is not one of " + all);
 }
 
 std::vector<double> JsonObject::numbers(const std::string& key, const std::vector<double>& def,
@@ -142,7 +182,7 @@ void JsonObject::finish() const {
   for (auto it = j_->begin(); it != j_->end(); ++it) {
     if (!read_.count(it.key())) {
       std::string known;
-      for (const auto& k : read_) known += (known.empty() ? "" : ", ") + k;
+      for (const auto& k : read_) known += (known.empty() ? "" : ", ") + excerpt(k);
       config_fail(key_path(it.key()), "unknown key; accepted keys here: " + (known.empty() ? std::string("none") : known));
     }
   }

@@ -3,6 +3,7 @@
 // ConfigError, which the CLI turns into exit code 2.
 #pragma once
 
+#include <cstddef>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -13,10 +14,19 @@
 
 namespace steer {
 
+// A message longer than kMaxConfigErrorBytes is cut there (with "…"): every message quotes
+// user values as excerpts (excerpt() below), and this bound keeps a missed one from printing
+// megabytes.
 class ConfigError : public std::runtime_error {
  public:
-  explicit ConfigError(const std::string& m) : std::runtime_error(m) {}
+  explicit ConfigError(const std::string& m);
 };
+constexpr std::size_t kMaxConfigErrorBytes = 1500;
+
+// a user value for a message: at most max_bytes bytes of s (never splitting a UTF-8 sequence)
+// followed by "…" when cut; control characters are shown escaped (\n, \u001b) so that a value
+// cannot move the cursor or recolour the terminal
+std::string excerpt(const std::string& s, std::size_t max_bytes = 60);
 
 // a closed interval with optional open ends, used to check and to describe a range
 struct Range {
@@ -41,6 +51,8 @@ class JsonObject {
   JsonObject(const nlohmann::json& j, std::string path);
 
   bool has(const std::string& key) const;
+  // whether key was asked for (has, raw or a typed read) since construction
+  bool was_read(const std::string& key) const { return read_.count(key) != 0; }
   const nlohmann::json& raw(const std::string& key) const;  // marks the key as read
   std::string key_path(const std::string& key) const;
 

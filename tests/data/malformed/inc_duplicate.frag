@@ -1,0 +1,1 @@
+{"gravity": 9.81, "gravity": 1.0, "bodies": []}

@@ -1,0 +1,1 @@
+{"include": "inc_not_object.frag", "gravity": 9.81}
