@@ -1,19 +1,27 @@
-// Projectile: a point mass in 2D or 3D under gravity, with optional quadratic air drag
-// and an optional compliant ground plane y = 0, integrated by symplectic Euler.
+// Projectile: a point mass in 2D or 3D under gravity, with optional quadratic air drag, an
+// optional compliant ground plane and an optional compliant wall, integrated by symplectic Euler.
 //
 // state x = (position [m] (dim), velocity [m/s] (dim)); axis 1 (y) is vertical.
 // control u = applied force [N] (dim), one per step.
 // parameters θ = (gravity g [m/s²], drag c [1/m], mass m [kg],
-//                 ground stiffness k [N/m], ground damping d [N·s/m], smoothing width w [m]).
+//                 ground stiffness k [N/m], ground damping d [N·s/m], smoothing width w [m],
+//                 particle radius r [m], wall plane position X [m]).
 //
 // dynamics, one step of length h:
-//   a  = u/m − g ŷ − c |v| v + F(y, v_y)/m ŷ
+//   a  = u/m − g ŷ − c |v| v + (F_g ŷ + s F_w x̂)/m
 //   v' = v + h a
 //   x' = x + h v'                                   (symplectic Euler)
-// ground force (penalty, active only with ground = penalty), penetration p = −y, z = p/w:
-//   F = k w softplus(z) − d σ(z) v_y
-// As w → 0, F → k max(p, 0) − d [p > 0] v_y, the hard penalty law; w > 0 makes F smooth
-// so that gradients exist through contact onset.
+// Contact with a plane of unit normal n: the gap between the particle's surface and the plane
+// is c = n·(x − x_plane) − r, the normal velocity v_n = n·v, and the force along n is
+//   smooth (contact kContactSmooth), z = −c/w:  F = k w softplus(z) − d σ(z) D(v_n)
+//   hard   (contact kContactHard):              F = [c < 0] (−k c − d D(v_n))
+// with D(v) = v (damping_law kDampAlways: damped while separating too) or D(v) = min(v, 0)
+// (kDampApproach: damped only while approaching, the law of Warp's warp.sim). The smooth law
+// tends to the hard one as w → 0; w > 0 makes F differentiable through contact onset, while
+// the hard law is only piecewise smooth (gradients hold between contact events).
+// The ground is the plane y = 0 (n = ŷ, c = y − r). The wall is the plane x = X with normal
+// n = s x̂, s = wall_normal = ±1 (the particle keeps to the side x − X has the sign of s), with
+// the ground's k, d, w and damping law.
 #pragma once
 
 #include <cmath>
@@ -25,59 +33,119 @@ namespace steer {
 
 struct Projectile {
   // parameter slots in θ
-  enum Param { kGravity = 0, kDrag, kMass, kGroundStiffness, kGroundDamping, kGroundSmoothing, kNumParams };
+  enum Param {
+    kGravity = 0,
+    kDrag,
+    kMass,
+    kGroundStiffness,
+    kGroundDamping,
+    kGroundSmoothing,
+    kRadius,
+    kWallPosition,
+    kNumParams
+  };
   enum Ground { kGroundNone = 0, kGroundPenalty = 1 };
+  enum DampingLaw { kDampAlways = 0, kDampApproach = 1 };
+  enum Contact { kContactSmooth = 0, kContactHard = 1 };
   static constexpr int kMaxState = 6;
   static constexpr int kMaxControl = 3;
   static constexpr int kMaxParam = kNumParams;
-  static constexpr int kMaxContacts = 1;
+  static constexpr int kMaxContacts = 2;
 
   int dim = 2;              // 2 or 3
   double dt = 0.01;         // timestep h [s]
   int ground = kGroundNone;
+  int wall = kGroundNone;   // kGroundPenalty: the wall plane x = θ[kWallPosition]
+  int wall_normal = -1;     // s = ±1: the wall's normal is s x̂
+  int damping_law = kDampAlways;
+  int contact = kContactSmooth;  // the penalty law of both planes (w unused by kContactHard)
 
   STEER_HD int nx() const { return 2 * dim; }
   STEER_HD int nu() const { return dim; }
   STEER_HD int np() const { return kNumParams; }
   STEER_HD int vertical_axis() const { return 1; }
 
-  // ground force on the particle along +y: F = k w softplus(−y/w) − d σ(−y/w) v_y
+  // D(v_n): the normal velocity the damping acts on, and its derivative D'(v_n)
   template <class S>
-  STEER_HD S contact_force(const S& y, const S& vy, const S& k, const S& d, const S& w) const {
-    S z = -y / w;
-    return k * w * softplus(z) - d * sigmoid(z) * vy;
+  STEER_HD S damped_velocity(const S& vn) const {
+    if (damping_law == kDampApproach && !(value_of(vn) < 0)) return S(0);
+    return vn;
   }
-  // ∂F/∂(y, v_y, k, d, w) applied to the incoming adjoint adj_f
   template <class S>
-  STEER_HD void adj_contact_force(const S& y, const S& vy, const S& k, const S& d, const S& w,
-                                  S& adj_y, S& adj_vy, S& adj_k, S& adj_d, S& adj_w,
+  STEER_HD S damped_velocity_slope(const S& vn) const {
+    if (damping_law == kDampApproach && !(value_of(vn) < 0)) return S(0);
+    return S(1);
+  }
+
+  // contact force along a plane's normal [N] for the gap c [m] and normal velocity v_n [m/s]:
+  // smooth F = k w softplus(−c/w) − d σ(−c/w) D(v_n); hard F = [c < 0] (−k c − d D(v_n))
+  template <class S>
+  STEER_HD S contact_force(const S& c, const S& vn, const S& k, const S& d, const S& w) const {
+    if (contact == kContactHard) {
+      if (!(value_of(c) < 0)) return S(0);
+      return -k * c - d * damped_velocity(vn);
+    }
+    S z = -c / w;
+    return k * w * softplus(z) - d * sigmoid(z) * damped_velocity(vn);
+  }
+  // ∂F/∂(c, v_n, k, d, w) applied to the incoming adjoint adj_f
+  template <class S>
+  STEER_HD void adj_contact_force(const S& c, const S& vn, const S& k, const S& d, const S& w,
+                                  S& adj_c, S& adj_vn, S& adj_k, S& adj_d, S& adj_w,
                                   const S& adj_f) const {
-    S z = -y / w;
+    const S Dv = damped_velocity(vn), dD = damped_velocity_slope(vn);
+    if (contact == kContactHard) {
+      // the hard law does not read w: its adjoint is 0
+      if (!(value_of(c) < 0)) return;
+      adj_c += adj_f * (-k);
+      adj_vn += adj_f * (-d * dD);
+      adj_k += adj_f * (-c);
+      adj_d += adj_f * (-Dv);
+      return;
+    }
+    S z = -c / w;
     S sp = softplus(z);
     S sg = sigmoid(z);
     S dsg = sg * (S(1) - sg);  // σ'(z)
-    // ∂F/∂z = k w σ(z) − d σ'(z) v_y ;  z = −y/w
-    S dF_dz = k * w * sg - d * dsg * vy;
-    adj_y += adj_f * dF_dz * (-S(1) / w);
-    adj_vy += adj_f * (-d * sg);
+    // ∂F/∂z = k w σ(z) − d σ'(z) D ;  z = −c/w
+    S dF_dz = k * w * sg - d * dsg * Dv;
+    adj_c += adj_f * dF_dz * (-S(1) / w);
+    adj_vn += adj_f * (-d * sg * dD);
     adj_k += adj_f * w * softplus(z);
-    adj_d += adj_f * (-sg * vy);
-    // ∂F/∂w at fixed y: k softplus(z) + ∂F/∂z · ∂z/∂w, with ∂z/∂w = −z/w
+    adj_d += adj_f * (-sg * Dv);
+    // ∂F/∂w at fixed c: k softplus(z) + ∂F/∂z · ∂z/∂w, with ∂z/∂w = −z/w
     adj_w += adj_f * (k * sp + dF_dz * (-z / w));
   }
 
-  // the step's shared inputs: |v| for the drag law, and the ground force F (0 without ground)
+  // gaps c [m] of the ground (c = y − r) and of the wall (c = s (x − X) − r)
   template <class S, class XIn, class PIn>
-  STEER_HD void speed_and_ground_force(const XIn& x, const PIn& p, S& speed, S& F) const {
+  STEER_HD S ground_gap(const XIn& x, const PIn& p) const {
+    return S(x[1]) - S(p[kRadius]);
+  }
+  template <class S, class XIn, class PIn>
+  STEER_HD S wall_gap(const XIn& x, const PIn& p) const {
+    return S(double(wall_normal)) * (S(x[0]) - S(p[kWallPosition])) - S(p[kRadius]);
+  }
+
+  // the step's shared inputs: |v| for the drag law, the ground force F (along +y) and the
+  // wall force Fw (along +x); each 0 without its plane
+  template <class S, class XIn, class PIn>
+  STEER_HD void speed_and_ground_force(const XIn& x, const PIn& p, S& speed, S& F, S& Fw) const {
     using std::sqrt;
     const int D = dim;
     S vv = S(0);
     for (int i = 0; i < D; ++i) vv += S(x[D + i]) * S(x[D + i]);
     speed = sqrt(vv);
     F = S(0);
+    Fw = S(0);
     if (ground == kGroundPenalty)
-      F = contact_force(S(x[1]), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
+      F = contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
                         S(p[kGroundSmoothing]));
+    if (wall == kGroundPenalty) {
+      const S s = S(double(wall_normal));
+      Fw = s * contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
+                             S(p[kGroundSmoothing]));
+    }
   }
 
   // (x_k, u_k, θ) -> x_{k+1}; one particle, so only the leading lane works
@@ -90,12 +158,13 @@ struct Projectile {
     const S h = S(dt);
     const S g = p[kGravity], c = p[kDrag], m = p[kMass];
     // speed |v| for the drag law
-    S speed, F;
-    speed_and_ground_force<S>(x, p, speed, F);
+    S speed, F, Fw;
+    speed_and_ground_force<S>(x, p, speed, F, Fw);
     for (int i = 0; i < D; ++i) {
       const S vi = x[D + i];
       S a = S(u[i]) / m - c * speed * vi;
       if (i == 1) a += F / m - g;
+      if (i == 0 && wall == kGroundPenalty) a += Fw / m;
       const S vn = vi + h * a;
       xn[D + i] = vn;
       xn[i] = S(x[i]) + h * vn;
@@ -113,8 +182,8 @@ struct Projectile {
     const S h = S(dt);
     const S g = p[kGravity], c = p[kDrag], m = p[kMass];
     (void)g;
-    S speed, F;
-    speed_and_ground_force<S>(x, p, speed, F);
+    S speed, F, Fw;
+    speed_and_ground_force<S>(x, p, speed, F, Fw);
     // reverse of x' = x + h v', v' = v + h a: adj_a = h (adj_v' + h adj_x')
     S adj_a[kMaxControl] = {};
     S adj_c = S(0), adj_m = S(0), adj_F = S(0), a_dot_v = S(0);
@@ -123,7 +192,7 @@ struct Projectile {
       adj_x[i] += S(adj_xn[i]);
       adj_x[D + i] += adj_vn;
       adj_a[i] = h * adj_vn;
-      // a_i = u_i/m − c |v| v_i (+ F/m − g on the vertical axis)
+      // a_i = u_i/m − c |v| v_i (+ F/m − g on the vertical axis, + Fw/m on x)
       adj_u[i] += adj_a[i] / m;
       adj_m += -adj_a[i] * S(u[i]) / (m * m);
       adj_c += -adj_a[i] * speed * S(x[D + i]);
@@ -139,11 +208,29 @@ struct Projectile {
     if (ground == kGroundPenalty) {
       adj_F = adj_a[1] / m;
       adj_m += -adj_a[1] * F / (m * m);
-      S ay = S(0), avy = S(0), ak = S(0), ad = S(0), aw = S(0);
-      adj_contact_force(S(x[1]), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]), ay, avy, ak, ad, aw, adj_F);
-      adj_x[1] += ay;
+      S ac = S(0), avy = S(0), ak = S(0), ad = S(0), aw = S(0);
+      adj_contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
+                        S(p[kGroundSmoothing]), ac, avy, ak, ad, aw, adj_F);
+      // c = y − r
+      adj_x[1] += ac;
+      adj_p[kRadius] += -ac;
       adj_x[D + 1] += avy;
+      adj_p[kGroundStiffness] += ak;
+      adj_p[kGroundDamping] += ad;
+      adj_p[kGroundSmoothing] += aw;
+    }
+    if (wall == kGroundPenalty) {
+      // Fw = s F(c, s v_x), c = s (x − X) − r
+      const S s = S(double(wall_normal));
+      const S adj_Fw = adj_a[0] / m;
+      adj_m += -adj_a[0] * Fw / (m * m);
+      S ac = S(0), avn = S(0), ak = S(0), ad = S(0), aw = S(0);
+      adj_contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
+                        S(p[kGroundSmoothing]), ac, avn, ak, ad, aw, S(s * adj_Fw));
+      adj_x[0] += s * ac;
+      adj_p[kWallPosition] += -s * ac;
+      adj_p[kRadius] += -ac;
+      adj_x[D] += s * avn;
       adj_p[kGroundStiffness] += ak;
       adj_p[kGroundDamping] += ad;
       adj_p[kGroundSmoothing] += aw;
@@ -152,12 +239,12 @@ struct Projectile {
     adj_p[kMass] += adj_m;
   }
 
-  // contact points and whether each is active (penetrating) in state x
-  STEER_HD int num_contacts() const { return ground == kGroundPenalty ? 1 : 0; }
+  // contact points (the ground, then the wall) and whether each is active (penetrating) in x
+  STEER_HD int num_contacts() const { return (ground == kGroundPenalty ? 1 : 0) + (wall == kGroundPenalty ? 1 : 0); }
   template <class S, class XIn, class PIn>
   STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
-    (void)c, (void)p;
-    return S(x[1]) < S(0);
+    if (c == 0 && ground == kGroundPenalty) return ground_gap<S>(x, p) < S(0);
+    return wall_gap<S>(x, p) < S(0);
   }
   // centre of mass along an axis [m]: the particle's position
   template <class S, class XIn, class PIn>
@@ -185,11 +272,11 @@ struct Projectile {
     for (int i = 0; i < dim; ++i) e += S(0.5) * S(x[dim + i]) * S(x[dim + i]);
     return S(p[kMass]) * e;
   }
-  // true when the parameters make the motion conservative (no drag, no ground), so
+  // true when the parameters make the motion conservative (no drag, no ground, no wall), so
   // an energy drift is the integrator's, not the physics'.
   template <class S, class PIn>
   STEER_HD bool conservative(const PIn& p) const {
-    return ground == kGroundNone && S(p[kDrag]) == S(0);
+    return ground == kGroundNone && wall == kGroundNone && S(p[kDrag]) == S(0);
   }
 };
 

@@ -1,5 +1,5 @@
-// model.type "projectile": a point mass under gravity, quadratic drag and an optional
-// penalty ground, in 2-D or 3-D (include/steer/models/projectile.h). Its config section,
+// model.type "projectile": a point mass under gravity, quadratic drag, an optional penalty
+// ground and an optional penalty wall, in 2-D or 3-D (include/steer/models/projectile.h). Its config section,
 // slot table, effective-config keys, problem factory and registration.
 #include <memory>
 #include <string>
@@ -29,14 +29,27 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   c.theta[Projectile::kGravity] = m.number("gravity", 9.81, R[Projectile::kGravity]);
   c.theta[Projectile::kDrag] = m.number("drag", 0.0, R[Projectile::kDrag]);
   c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
+  // the particle's radius: the contact planes act on its surface, not its centre
+  c.theta[Projectile::kRadius] = m.number("radius", 0.0, R[Projectile::kRadius]);
   JsonObject g = m.object("ground");
   const std::string type = g.choice("type", "none", {"none", "penalty"});
   p.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
-  // ground parameters are kept in θ even without a ground so that θ has one layout
+  // ground parameters are kept in θ even without a ground so that θ has one layout; they are
+  // the contact law of the wall too
   c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
   c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
   c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
+  const std::string law = g.choice("damping_law", "always", {"always", "approach"});
+  p.damping_law = law == "approach" ? Projectile::kDampApproach : Projectile::kDampAlways;
+  p.contact = g.choice("contact", "smooth", {"smooth", "hard"}) == "hard" ? Projectile::kContactHard
+                                                                          : Projectile::kContactSmooth;
   g.finish();
+  JsonObject w = m.object("wall");
+  const std::string wtype = w.choice("type", "none", {"none", "penalty"});
+  p.wall = wtype == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
+  c.theta[Projectile::kWallPosition] = w.number("position", 0.0, R[Projectile::kWallPosition]);
+  p.wall_normal = w.choice("normal", "-x", {"-x", "+x"}) == "+x" ? 1 : -1;
+  w.finish();
 }
 
 // initial_state.position / velocity, one value per axis
@@ -55,6 +68,10 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   const Projectile& p = projectile(c);
   m["dim"] = p.dim;
   m["ground"] = p.ground == Projectile::kGroundPenalty ? "penalty" : "none";
+  m["ground_damping_law"] = p.damping_law == Projectile::kDampApproach ? "approach" : "always";
+  m["ground_contact"] = p.contact == Projectile::kContactHard ? "hard" : "smooth";
+  m["wall"] = p.wall == Projectile::kGroundPenalty ? (p.wall_normal > 0 ? "penalty, normal +x" : "penalty, normal -x")
+                                                   : "none";
   m["integrator"] = "symplectic_euler";
 }
 
@@ -94,11 +111,13 @@ ModelInfo projectile_info(int dim) {
     m.control_names.push_back(std::string("force.") + kAxes[i]);
     m.control_units.push_back("N");
   }
-  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
-  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
-  // mass and the smoothing width divide, the stiffness scales a softplus of −y/w: all > 0
-  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
-                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
+  m.param_names = {"gravity",        "drag",           "mass",   "ground.stiffness",
+                   "ground.damping", "ground.smoothing", "radius", "wall.position"};
+  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m", "m", "m"};
+  // mass and the smoothing width divide, the stiffness scales a softplus of −c/w: all > 0
+  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3),  Range{0, 1e9, true, false},
+                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false},
+                    Range::closed(0, 1e3),       Range::closed(-1e9, 1e9)};
   m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
   return m;
 }
