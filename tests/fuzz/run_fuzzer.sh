@@ -71,10 +71,12 @@ set +e
 # -rss_limit_mb: a parse that needs gigabytes is a finding too; -timeout: so is one that hangs
 "$work/config_fuzzer" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -dict="$work/config.dict" \
   -artifact_prefix="$work/crash-" -print_final_stats=1 ${STEER_FUZZ_ARGS:-} \
-  "$work/corpus" "$src/configs" "$src/tests/data/malformed" 2>&1 | tail -n 40
-status=${PIPESTATUS[0]}
+  "$work/corpus" "$src/configs" "$src/tests/data/malformed" >"$work/fuzz.log" 2>&1
+status=$?
 if ((status != 0)); then
-  echo "config fuzzer: FAILED (exit $status); the input is in $work/crash-*"
+  tail -n 80 "$work/fuzz.log"
+  echo "config fuzzer: FAILED (exit $status); the input is in $work/crash-* (the log in $work/fuzz.log)"
   exit 1
 fi
+grep -E "^(INFO: seed corpus|Done [0-9]+ runs|stat::)" "$work/fuzz.log"
 echo "config fuzzer: no finding in $secs s"
