@@ -21,9 +21,10 @@ build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
 # build dependencies from Debian's packages; only the missing ones are installed. The tests
-# add GoogleTest, MuJoCo (the cross-check) and qemu-user (the portability check).
+# add GoogleTest, MuJoCo (the cross-check), qemu-user (the portability check), python3 (the
+# malformed-config corpus) and clang (the config fuzzer, libFuzzer).
 pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev)
-[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user)
+[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user python3 clang)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
