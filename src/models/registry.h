@@ -18,6 +18,13 @@ namespace steer {
 
 class Problem;
 
+// a physically invalid model value (check_physical): where it is written and what it violates
+struct PhysicalViolation {
+  std::string key;         // the config key that gives it ("model.bodies[3].fullinertia")
+  std::string what;        // the violated condition with the values ("inertia is not positive definite: …")
+  std::vector<int> slots;  // the θ slots it is made of, so that a batch draw that reached it can be named
+};
+
 struct ModelDef {
   std::string name;  // the value of model.type
 
@@ -50,6 +57,12 @@ struct ModelDef {
   void (*tie_variables)(ExperimentConfig& c) = nullptr;
   // after the batch's sweeps and draws: state slots that follow drawn parameters
   void (*finish_batch)(const ExperimentConfig& c, Batch<double>& b) = nullptr;
+  // Physical validity beyond each slot's own range (docs/config.md, "Physical validity"): a
+  // condition that ties several θ slots together (an inertia tensor positive definite and within
+  // the triangle inequality; a spring's rest length from its ends' rest positions). θ [np] is
+  // the nominal θ or one rollout's; fills v with the first violation and returns false, true
+  // when every value is valid. Parsing refuses a nominal violation, build_batch a drawn one.
+  bool (*check_physical)(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) = nullptr;
   // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
   bool penetration_label = false;
   // run and compare report the centre of mass's travel along x before and after optimization

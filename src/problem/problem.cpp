@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <random>
 #include <type_traits>
@@ -11,15 +12,115 @@
 
 namespace steer {
 
-Batch<double> build_batch(const ExperimentConfig& c) {
-  Batch<double> b;
-  b.resize(c.batch_size, c.info.nx(), c.info.nu(), c.info.np(), c.steps);
+namespace {
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+// what set some slots of a rollout away from their nominal values: a batch entry (sweep or
+// draw), the perturbation's scaling, or a variable's bounds projecting the start
+struct Source {
+  std::string key;
+  std::string note;  // how it sets them, when the key alone does not say
+  bool is_state = false;
+  std::vector<int> slots;
+};
+
+std::vector<Source> sources_of(const ExperimentConfig& c) {
+  std::vector<Source> src;
+  for (const auto& o : c.overrides)
+    src.push_back({std::string("batch.") + (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name, "", o.is_state, o.indices});
+  for (const auto& [i, f] : c.theta_scale)
+    src.push_back({"perturb.relative", "(" + c.perturb.name + " scaled by " + num(f) + ")", false, {i}});
+  return src;
+}
+
+// The sources that set any of `slots`, in the order they apply: the message's key is the last
+// (the one that produced the value), and the note lists them all, since entries compose.
+struct Blame {
+  std::string key;   // empty when no source set them
+  std::string note;  // "; set by A, B (note)"
+};
+Blame blame(const std::vector<Source>& src, bool is_state, const std::vector<int>& slots) {
+  Blame b;
+  std::string list;
+  for (const Source& s : src) {
+    if (s.is_state != is_state) continue;
+    bool hit = false;
+    for (int i : s.slots) hit = hit || std::find(slots.begin(), slots.end(), i) != slots.end();
+    if (!hit) continue;
+    const std::string item = s.key + (s.note.empty() ? "" : " " + s.note);
+    if (list.find(item) == std::string::npos) list += (list.empty() ? "" : ", ") + item;
+    b.key = s.key;
+  }
+  if (!list.empty()) b.note = "; set by " + list + " (in that order)";
+  return b;
+}
+
+std::string rollouts_note(int first, int count, int B) {
+  return "rollout " + std::to_string(first) + " of " + std::to_string(B) +
+         (count > 1 ? " (and " + std::to_string(count - 1) + " more)" : std::string());
+}
+
+// Refuses a batch that reaches physically invalid values (build_batch, docs/config.md
+// "Physical validity"). The per-slot ranges were checked at parse time for each entry alone;
+// here they are checked on the values the entries compose to, then the model's conditions
+// that tie slots together (check_physical).
+void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, const std::vector<Source>& src) {
+  const int B = b.size;
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool is_state = pass == 0;
+    const int n = is_state ? b.nx : b.np;
+    std::vector<char> touched(size_t(n), 0);
+    for (const Source& s : src)
+      if (s.is_state == is_state)
+        for (int i : s.slots) touched[size_t(i)] = 1;
+    for (int i = 0; i < n; ++i) {
+      if (!touched[size_t(i)]) continue;
+      const Range& range = is_state ? c.info.state_ranges[size_t(i)] : c.info.param_ranges[size_t(i)];
+      int first = -1, count = 0;
+      for (int r = 0; r < B; ++r) {
+        const double v = is_state ? b.x0_of(r)[i] : b.theta_of(r)[i];
+        if (!range.contains(v)) count += 1, first = first < 0 ? r : first;
+      }
+      if (count == 0) continue;
+      const double v = is_state ? b.x0_of(first)[i] : b.theta_of(first)[i];
+      const std::string& name = is_state ? c.info.state_names[size_t(i)] : c.info.param_names[size_t(i)];
+      const std::string& unit = is_state ? c.info.state_units[size_t(i)] : c.info.param_units[size_t(i)];
+      const Blame who = blame(src, is_state, {i});
+      config_fail(who.key, rollouts_note(first, count, B) + " reaches " + name + " = " + num(v) + " " + unit +
+                               ", outside its range " + range.describe() + who.note + "; refused before any simulation");
+    }
+  }
+  const ModelDef& def = model_of(c);
+  if (!def.check_physical) return;
+  PhysicalViolation first_bad;
+  int first = -1, count = 0;
+  for (int r = 0; r < B; ++r) {
+    PhysicalViolation v;
+    if (def.check_physical(c, b.theta_of(r), v)) continue;
+    if (first < 0) first = r, first_bad = v;
+    ++count;
+  }
+  if (first < 0) return;
+  const Blame who = blame(src, false, first_bad.slots);
+  // the nominal values are checked when the model is parsed, so a source is expected; without
+  // one the model's own key is the place to fix
+  config_fail(who.key.empty() ? first_bad.key : who.key, rollouts_note(first, count, B) + " is physically invalid at " +
+                                                             first_bad.key + ": " + first_bad.what + who.note +
+                                                             "; refused before any simulation");
+}
+
+// the rollouts' x0 and θ after the batch's sweeps, draws and scaling (build_batch without the
+// controls or the check)
+void draw_batch(const ExperimentConfig& c, Batch<double>& b, int steps) {
+  b.resize(c.batch_size, c.info.nx(), c.info.nu(), c.info.np(), steps);
   for (int r = 0; r < c.batch_size; ++r) {
     std::copy(c.x0.begin(), c.x0.end(), b.x0_of(r));
     std::copy(c.theta.begin(), c.theta.end(), b.theta_of(r));
-    double* u = b.u_of(r);
-    for (int k = 0; k < c.steps; ++k)
-      for (int j = 0; j < c.info.nu(); ++j) u[size_t(k) * c.info.nu() + j] = c.u_init[j];
   }
   // overrides in config order; draws come from one seeded stream, per rollout and slot
   std::mt19937_64 rng(c.seed);
@@ -43,7 +144,73 @@ Batch<double> build_batch(const ExperimentConfig& c) {
   // state slots that follow drawn parameters (a robot that starts in its drawn rest shape)
   const ModelDef& def = model_of(c);
   if (def.finish_batch) def.finish_batch(c, b);
+}
+
+}  // namespace
+
+Batch<double> build_batch(const ExperimentConfig& c) {
+  Batch<double> b;
+  draw_batch(c, b, c.steps);
+  for (int r = 0; r < c.batch_size; ++r) {
+    double* u = b.u_of(r);
+    for (int k = 0; k < c.steps; ++k)
+      for (int j = 0; j < c.info.nu(); ++j) u[size_t(k) * c.info.nu() + j] = c.u_init[j];
+  }
+  check_batch_physical(c, b, sources_of(c));
   return b;
+}
+
+ExperimentConfig perturbed_config(const ExperimentConfig& c, double r) {
+  ExperimentConfig cp = c;
+  for (int i : c.perturb.indices) cp.theta_scale.push_back({i, 1.0 + r});
+  return cp;
+}
+
+void check_physical_inputs(const ExperimentConfig& c, bool compare) {
+  // the batch, then its start: a parameter variable starts at its drawn value projected into
+  // its bounds (SimProblem), which may move it out of the valid set
+  {
+    Batch<double> b;
+    draw_batch(c, b, 0);
+    std::vector<Source> src = sources_of(c);
+    check_batch_physical(c, b, src);
+    bool moved = false;
+    for (const auto& v : c.variables) {
+      if (v.kind != VariableSpec::kParameter) continue;
+      bool here = false;
+      for (int r = 0; r < b.size; ++r) {
+        double& t = b.theta_of(r)[v.index];
+        const double p = std::min(std::max(t, v.lower), v.upper);
+        here = here || p != t;
+        t = p;
+      }
+      if (here)
+        src.push_back({"variables." + v.name, "(its bounds [" + num(v.lower) + ", " + num(v.upper) + "] move the start)", false, {v.index}});
+      moved = moved || here;
+    }
+    if (moved) check_batch_physical(c, b, src);
+  }
+  if (!compare && c.perturb.enabled)
+    for (double r : c.perturb.relative) {
+      Batch<double> b;
+      const ExperimentConfig cp = perturbed_config(c, r);
+      draw_batch(cp, b, 0);
+      check_batch_physical(cp, b, sources_of(cp));
+    }
+  // compare repeat r draws its batch with batch.seed + r (its rollout 0 is the start)
+  if (compare && c.has_compare)
+    for (int r = 1; r < c.compare.repeats; ++r) {
+      ExperimentConfig cr = c;
+      cr.seed = c.seed + std::uint64_t(r);
+      Batch<double> b;
+      draw_batch(cr, b, 0);
+      try {
+        check_batch_physical(cr, b, sources_of(cr));
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string(e.what()) + " (compare.repeats: repeat " + std::to_string(r) + " draws with batch.seed + " +
+                          std::to_string(r) + " = " + std::to_string(cr.seed) + ")");
+      }
+    }
 }
 
 ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size) {

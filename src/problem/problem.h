@@ -174,8 +174,22 @@ class NormalizedProblem : public Problem {
 };
 
 
-// the nominal batch of a config after sweeps and randomization (float64)
+// the nominal batch of a config after sweeps and randomization (float64). Refuses (ConfigError,
+// naming the draw key and the first rollout) a batch in which a rollout's values leave the
+// physical domain: a drawn or scaled slot outside its range (draws on one slot compose in
+// config order, and each was checked only alone), or a value the model's check_physical
+// refuses (an indefinite inertia). Nothing is simulated before it returns.
 Batch<double> build_batch(const ExperimentConfig& c);
+
+// the config of the perturbation analysis (perturb) at level r: every slot of c.perturb scaled
+// by (1 + r) in every rollout
+ExperimentConfig perturbed_config(const ExperimentConfig& c, double r);
+
+// Every batch a command will simulate for c, checked as build_batch checks one, before any
+// simulation: c's batch; its rollouts' start after parameter variables are projected into
+// their bounds; then for run and check (compare false) each perturbation level, for compare
+// each repeat's batch (batch.seed + r). ConfigError (exit 2) naming the key and the rollout.
+void check_physical_inputs(const ExperimentConfig& c, bool compare);
 
 // the config with rollout 0's drawn values made nominal, as a batch of `size` identical
 // rollouts (a CMA-ES population of one design)

@@ -86,8 +86,8 @@ nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend, 
   summary << "  perturbation of " << k.name << " at the optimum (narrow_valley when the loss rises by > "
           << "(factor − 1)|L| + " << short_num(k.absolute) << ", factor " << k.factor << "):\n";
   for (double r : k.relative) {
-    ExperimentConfig cp = c;
-    for (int i : k.indices) cp.theta_scale.push_back({i, 1.0 + r});
+    // the same scaling check_physical_inputs (problem.h) checked before the run
+    const ExperimentConfig cp = perturbed_config(c, r);
     auto p = make_problem(cp, backend, cp.threads);
     Evaluation e;
     p->evaluate(vars, false, e);

@@ -69,6 +69,7 @@ const ModelDef& articulated_model() {
     d.make_problem = new_problem;
     d.chatter_remedy = chatter_remedy;
     d.com_axis_error = com_axis_error;
+    d.check_physical = articulated_check_physical;
     d.penetration_label = true;
     return d;
   }();

@@ -15,6 +15,7 @@ struct ArticulatedNames {
   std::vector<std::string> bodies, joints;
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
+  std::string included_from;                  // model.include's file, empty when none (for messages)
 };
 
 struct ArticulatedSetup {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/articulated/config_articulated.h"
+#include "models/articulated/inertia_check.h"
 
 namespace steer {
 
@@ -102,7 +103,7 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
   Articulated& a = setup.model;
   ArticulatedNames& names = setup.names;
-  (void)m.string("included_from", "");  // set by expand_includes, echoed in the artifact
+  names.included_from = m.string("included_from", "");  // set by expand_includes, echoed in the artifact
   const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
   a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
   if (!m.has("bodies")) config_fail(m.key_path("bodies"), "missing; expected an array of bodies (or model.include naming a file that has them)");
@@ -262,6 +263,36 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   c.theta[a.p_global(Articulated::kContactStiffness)] = stiff;
   c.theta[a.p_global(Articulated::kContactDamping)] = cdamp;
   c.theta[a.p_global(Articulated::kContactSmoothing)] = smooth;
+  PhysicalViolation bad;
+  if (!articulated_check_physical(c, c.theta.data(), bad)) config_fail(bad.key, bad.what);
+}
+
+bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
+  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
+  for (int b = 0; b < a.n_bodies; ++b) {
+    const std::string body = "model.bodies[" + std::to_string(b) + "]";
+    const std::string where = "body '" + names.bodies[b] + "'" +
+                              (names.included_from.empty() ? std::string() : " (model.include '" + names.included_from + "')");
+    const int qm = a.p_body(b, Articulated::kMass);
+    // the range check covers one slot; this repeats it so that a body is judged whole
+    if (!(theta[qm] > 0) || !std::isfinite(theta[qm])) {
+      v = {body + ".mass", where + ": mass " + fmt(theta[qm]) + " kg is not positive", {qm}};
+      return false;
+    }
+    double I[6];
+    for (int i = 0; i < 6; ++i) I[i] = theta[a.p_body(b, Articulated::kIxx + i)];
+    std::string bad = inertia_violation(I);
+    if (!bad.empty()) {
+      v.key = body + ".fullinertia";
+      v.what = where + ": " + bad + "; fullinertia (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) = (" + fmt(I[0]) + ", " + fmt(I[1]) + ", " +
+               fmt(I[2]) + ", " + fmt(I[3]) + ", " + fmt(I[4]) + ", " + fmt(I[5]) + ")";
+      v.slots.clear();
+      for (int i = 0; i < 6; ++i) v.slots.push_back(a.p_body(b, Articulated::kIxx + i));
+      return false;
+    }
+  }
+  return true;
 }
 
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {

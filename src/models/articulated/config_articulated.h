@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
+#include "models/registry.h"
 
 namespace steer {
 
@@ -15,5 +16,8 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
 // initial_state.q / v; a PD target the model section did not give holds the initial pose
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);
 nlohmann::json articulated_model_json(const ExperimentConfig& c);
+// ModelDef::check_physical: every body's mass positive and its inertia tensor positive definite
+// within the triangle inequality (inertia_check.h), for parameters theta [np]
+bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v);
 
 }  // namespace steer

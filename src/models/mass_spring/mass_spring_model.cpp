@@ -2,6 +2,8 @@
 // (include/steer/models/mass_spring/). Its initial state, effective-config keys, the
 // rest-position morphology's ties, problem factory and registration; the model section's
 // parser and slot table are in config_mass_spring.cpp.
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,41 @@ namespace {
 
 const MassSpringSetup& setup(const ExperimentConfig& c) { return c.model_state<MassSpringSetup>(); }
 
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+// ModelDef::check_physical. Each slot's range keeps masses, stiffnesses, damping and rest
+// lengths positive; what no single slot holds is the rest-position morphology's rest length
+// L0 = |P_b − P_a|, which must lie in the rest-length range (0, 1e3] m as a given one does (a
+// zero-length spring has no direction, springs.h).
+bool check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
+  const MassSpring& m = setup(c).model;
+  if (!m.rest_from_positions) return true;
+  const Robot& robot = setup(c).robot;
+  const Range range = c.info.param_ranges[m.p_rest_length(0)];
+  for (int s = 0; s < int(robot.springs.size()); ++s) {
+    const int a = robot.springs[s].a, b = robot.springs[s].b;
+    double l2 = 0;
+    for (int d = 0; d < m.dim; ++d) {
+      const double e = theta[m.p_rest_position(b) + d] - theta[m.p_rest_position(a) + d];
+      l2 += e * e;
+    }
+    const double l0 = std::sqrt(l2);
+    if (range.contains(l0)) continue;
+    v.key = "model.robot.particles";
+    v.what = "spring[" + std::to_string(s) + "] between particle[" + std::to_string(a) + "] and particle[" + std::to_string(b) +
+             "] has the rest length |P_b - P_a| = " + num(l0) + " m from their rest positions (model.morphology "
+             "\"rest_positions\"), outside " + range.describe() + " m";
+    v.slots.clear();
+    for (int d = 0; d < m.dim; ++d) v.slots.push_back(m.p_rest_position(a) + d), v.slots.push_back(m.p_rest_position(b) + d);
+    return false;
+  }
+  return true;
+}
+
 // the robot starts at rest in its rest shape, optionally shifted and moving as a whole
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const MassSpring& m = setup(c).model;
@@ -31,6 +68,8 @@ void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   if (m.rest_from_positions)
     for (int i = 0; i < m.n_particles; ++i)
       for (int d = 0; d < m.dim; ++d) c.theta[m.p_rest_position(i) + d] = c.x0[m.x_pos(i) + d];
+  PhysicalViolation bad;
+  if (!check_physical(c, c.theta.data(), bad)) config_fail(bad.key, bad.what);
 }
 
 void model_json(const ExperimentConfig& c, nlohmann::json& m) {
@@ -114,6 +153,7 @@ const ModelDef& mass_spring_model() {
     d.com_axis_error = com_axis_error;
     d.tie_variables = tie_variables;
     d.finish_batch = finish_batch;
+    d.check_physical = check_physical;
     d.reports_com_travel_x = true;
     return d;
   }();
