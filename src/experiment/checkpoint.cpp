@@ -243,6 +243,7 @@ bool RunCheckpoint::replay(const std::vector<double>& vars, bool want_grad, Eval
 
 void RunCheckpoint::record(const std::vector<double>& vars, bool want_grad, const Evaluation& ev) {
   if (!options_.enabled) return;
+  const auto t0 = std::chrono::steady_clock::now();
   RecordHeader h{kRecordMagic, std::uint32_t(want_grad), hash_bits(vars), ev.loss.size(), ev.grad.size(), ev.diag.size()};
   append_raw(pending_, &h, 1);
   append_raw(pending_, ev.loss.data(), ev.loss.size());
@@ -254,6 +255,7 @@ void RunCheckpoint::record(const std::vector<double>& vars, bool want_grad, cons
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count();
   if ((options_.evaluations > 0 && since_save_ >= options_.evaluations) || (options_.seconds > 0 && elapsed >= options_.seconds))
     save();
+  seconds_spent_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void RunCheckpoint::optimizer_finished() {
@@ -263,7 +265,11 @@ void RunCheckpoint::optimizer_finished() {
   }
   // a checkpoint that exists covers the whole optimization from here on, so a stop during the
   // final validation or the analyses resumes after the optimizer
-  if (options_.enabled && !dir_.empty() && dirty_) save();
+  if (options_.enabled && !dir_.empty() && dirty_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    save();
+    seconds_spent_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
 }
 
 bool RunCheckpoint::save_now() {

@@ -57,6 +57,8 @@ class RunCheckpoint {
   // the run state saved with the checkpoint being resumed (null for a fresh run)
   const nlohmann::json& saved_run() const { return saved_run_; }
   long long logged_evaluations() const { return logged_; }
+  // wall time this process spent logging evaluations and saving checkpoints [s]
+  double seconds_spent() const { return seconds_spent_; }
 
   // what the checkpoint saves and restores around the optimizer: the problems whose cost
   // counters the artifact reports, and the run's state before the optimizer (as JSON)
@@ -95,6 +97,7 @@ class RunCheckpoint {
   std::uint64_t valid_bytes_ = 0;
   std::vector<char> pending_;  // records not yet on disk
   long long since_save_ = 0;
+  double seconds_spent_ = 0;
   std::chrono::steady_clock::time_point last_save_ = std::chrono::steady_clock::now();
 };
 

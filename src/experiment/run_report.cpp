@@ -192,7 +192,9 @@ void timings_stage(RunState& run) {
                             {"latency_per_rollout_seconds", p.gradient_calls ? p.gradient_seconds / p.gradient_calls / B : 0}}},
       {"rollout_steps_simulated_forward", p.forward_rollout_steps},
       {"rollout_steps_swept_backward", p.backward_rollout_steps},
-      {"rollout_steps_recomputed_backward", p.recomputed_rollout_steps}};
+      {"rollout_steps_recomputed_backward", p.recomputed_rollout_steps},
+      // logging evaluations and saving checkpoints (docs/robustness.md), in this process
+      {"checkpoint_seconds", run.checkpoint ? run.checkpoint->seconds_spent() : 0.0}};
 }
 
 void summarize(RunState& run) {
