@@ -29,14 +29,21 @@
 // rest position reshapes the robot (morphology).
 //
 // Impact ground (the time-of-impact variant): no penalty force; a particle whose free update
-// x* = x + h v* would end below y_g hits the ground at the fraction s = (y − y_g)/(y − y*) of
-// the step (s = 0 if it starts below), leaves with v'_y = −e v*_y, and feels a friction
-// impulse scaled by the normal impulse Δn = (1 + e)(−v*_y):
-//   v'_t = v*_t / (1 + μ Δn / sqrt(|v*_t|² + v_ε²))     (never reverses the sliding velocity)
-//   y'   = y_g + (1 − s) h v'_y,   x'_t = x_t + s h v*_t + (1 − s) h v'_t
-// A resting particle (e = 0) stays at y_g and its per-step impulse g h acts as Coulomb
-// friction. The adjoint recomputes a neighbour's pre-impact velocity (a gather over its
-// springs) where the penalty ground needs only the incoming adjoint.
+// x* = x + h v* would end below y_g takes the time-of-impact step (ground.h, impact_step). The
+// step's forces are held over it (w = v* − e^{−ζh} v = h a, damping D(σ) = 1 − σ(1 − e^{−ζh})):
+//   to the impact:  v(s) = v + s (v* − v), y + s h v(s) = y_g  (a quadratic in s ∈ (0, 1); s = 0
+//                   if it starts on or below the ground),  v_in = v(s)
+//   reflection:     v_r,y = −e v_in,y while approaching, with the friction impulse scaled by
+//                   Δn₁ = (1 + e)(−v_in,y):  v_r,t = v_in,t / (1 + μ Δn₁ / sqrt(|v_in,t|² + v_ε²))
+//   rest of step:   v'' = D(1 − s) v_r + (1 − s) w; if v''_y < 0 the particle is held on the
+//                   ground (v'_y = 0, friction impulse Δn₂ = −v''_y on v''_t), else v' = v''
+//   positions:      y' = y_g + (1 − s) h v'_y,  x'_t = x_t + s h v_in,t + (1 − s) h v'_t
+// so the outgoing velocity depends on the impact time as the continuous bounce's does, and the
+// derivatives converge to it as h → 0 (a drop under gravity: ∂v_T/∂y_0 → (1 + e) g/v_c). A
+// resting particle stays at y_g and its per-step impulse g h acts as Coulomb friction (the
+// friction factor never reverses the sliding velocity). The adjoint recomputes a neighbour's
+// pre-impact velocity (a gather over its springs) where the penalty ground needs only the
+// incoming adjoint.
 //
 // Lanes: forces are gathered per particle through a CSR adjacency (particle -> springs),
 // so every lane writes only its own particles (step.h); with one lane per rollout (the CPU

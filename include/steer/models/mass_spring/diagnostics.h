@@ -8,12 +8,16 @@
 
 namespace steer {
 
-// a particle touches the ground while below the ground height; the impact ground leaves a
-// landed particle exactly at y_g
+// a particle touches the ground while below the ground height. The impact ground leaves a
+// landed particle exactly at y_g, and a bouncing one above it at y_g + (1 − s) h v'_y after the
+// step it hit the ground in: it counts as touching at the end of a step in which it was at or
+// below y_g, i.e. when y ≤ y_g or y − h v_y < y_g (x' = x + h v' in free flight, so y − h v_y is
+// where the step began; after a bounce it is y_g − s h v'_y)
 template <class S, class XIn, class PIn>
 STEER_HD bool MassSpring::in_contact(const XIn& x, const PIn& p, int i) const {
-  if (impact) return S(x[x_pos(i) + 1]) <= S(p[p_global(kGroundHeight)]);
-  return S(x[x_pos(i) + 1]) < S(p[p_global(kGroundHeight)]);
+  const S y = S(x[x_pos(i) + 1]), yg = S(p[p_global(kGroundHeight)]);
+  if (impact) return y <= yg || y - S(dt) * S(x[x_vel(i) + 1]) < yg;
+  return y < yg;
 }
 // centre of mass along an axis: Σ m_i x_i / Σ m_i [m]
 template <class S, class XIn, class PIn>

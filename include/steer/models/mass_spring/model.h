@@ -4,7 +4,7 @@
 // its function):
 //   actuation.h    act_a = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a) and its adjoint
 //   springs.h      F_s = k_s (ℓ − L_s) + c_s Δv·n̂, L_s = L0_s (1 + α_s act), and its adjoint
-//   ground.h       the penalty ground force, the impact integration, and their adjoints
+//   ground.h       the penalty ground force, the time-of-impact step, and their adjoints
 //   step.h         the lane-strided step x_{k+1} = f(k, x_k, u_k, θ) and its vector-Jacobian product
 //   step_solo.h    the one-lane step and adjoint, with the optional step tape
 //   diagnostics.h  contacts, centre of mass, energy
@@ -146,6 +146,19 @@ struct MassSpring {
     std::vector<SpringTape<S>> spring;
   };
 
+  // ---- the impact ground's step (ground.h, impact_step) ----
+  // One particle's time-of-impact step, computed by the forward step and again by its adjoint:
+  // e^{−ζh}, the held velocity increment w = v* − e^{−ζh} v [m/s], the impact fraction s [1] and
+  // den = d(c + b s + A s²)/ds there (< 0), the velocity at impact v_in, after the reflection v_r
+  // and at the end of the rest of the step v'' [m/s], the damping factor D(1 − s) [1], the
+  // normal impulses Δn₁ (reflection) and Δn₂ (held on the ground) [m/s], the friction norms
+  // q₁, q₂ [m/s] and factors fr₁, fr₂ [1], and the branches taken.
+  template <class S>
+  struct ImpactStep {
+    S decay, w[3], s, den, vin[3], vr[3], damp, vpp[3], dn1, dn2, q1, q2, fr1, fr2;
+    bool above, approach, clamp;
+  };
+
   // ---- actuation.h ----
   template <class S, class PIn, class F>
   STEER_HD void for_each_phase(const S& t, const PIn& p, F&& f) const;
@@ -186,11 +199,13 @@ struct MassSpring {
                                  const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const;
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void impact_step(int i, const XIn& x, const PIn& p, const S* vstar, ImpactStep<S>& st) const;
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const;
   template <class S, class XIn, class PIn, class XnAdj>
   STEER_HD void adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar, const XnAdj& adj_xn, S* xbar,
-                              S* vbar, S* adj_globals) const;
+                              S* vbar, S* wbar, S* adj_globals) const;
 
   // ---- step.h ----
   template <class S, class XIn, class UIn, class PIn>
@@ -203,7 +218,8 @@ struct MassSpring {
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const;
   template <class S, class XIn, class UIn, class PIn, class XnAdj>
   STEER_HD void force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p, const XnAdj& adj_xn,
-                              S* out, S* xbar = nullptr, S* vbar_out = nullptr, S* adj_globals = nullptr) const;
+                              S* out, S* xbar = nullptr, S* vbar_out = nullptr, S* adj_globals = nullptr,
+                              S* wbar_out = nullptr) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                          const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;

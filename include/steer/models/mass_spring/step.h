@@ -1,12 +1,14 @@
 // MassSpring's lane-strided step (k, x_k, u_k, θ) -> x_{k+1} and its vector-Jacobian product.
 // Symplectic Euler of length h at t = k h, per particle i:
 //   f_i  = Σ_s ±F_s n̂_s + F_ground,i                       (+ at a spring's a end, − at its b end)
-//   v*_i = e^{−ζh} v_i + h (f_i/m_i − g ŷ),  then integrate (ground.h): x' = x + h v*, v' = v*
+//   v*_i = e^{−ζh} v_i + h (f_i/m_i − g ŷ),  then integrate (ground.h): x' = x + h v*, v' = v*,
+//   or on the impact ground the time-of-impact step, which reads v_i as well as v*_i
 // Lanes: forces are gathered per particle through the CSR adjacency (particle -> springs), so
 // every lane writes only its own particles: no atomics, deterministic, and the adjoint is the
 // same gather reversed. Per-spring adjoints are written by the spring's lane; global
 // parameters' adjoints by the leading lane. One lane on the host takes step_solo.h instead.
-// Adjoint, with f̄_i = h v̄*_i / m_i:  x̄ += x̄' (through integrate), v̄ += e^{−ζh} v̄*,
+// Adjoint, with f̄_i = h v̄*_i / m_i:  x̄ += x̄' (through integrate), v̄ += e^{−ζh} v̄* (and the
+//   impact step's direct v̄),
 //   m̄_i = −f_i·f̄_i/m_i,  ḡ −= m_i f̄_i,y,  ζ̄ −= h e^{−ζh} v·v̄*,  springs from ḡ_s = f̄_a − f̄_b.
 #pragma once
 
@@ -65,23 +67,26 @@ STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, 
   }
 }
 
-// the adjoint of v*_j (vbar) and of the force on particle j (f̄_j = h v̄*_j / m_j). With the
-// penalty ground v̄*_j = v̄'_j + h x̄'_j comes from the incoming adjoint alone; the impact
-// ground needs v*_j itself, recomputed by a gather over j's springs
+// the adjoint of v*_j (vbar) and of the force on particle j (f̄_j = h v̄*_j / m_j); xbar and wbar_out
+// the parts reaching x_j's position and velocity directly. With the penalty ground
+// v̄*_j = v̄'_j + h x̄'_j comes from the incoming adjoint alone; the impact ground needs v*_j
+// itself, recomputed by a gather over j's springs
 template <class S, class XIn, class UIn, class PIn, class XnAdj>
 STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p,
-                                        const XnAdj& adj_xn, S* out, S* xbar, S* vbar_out, S* adj_globals) const {
+                                        const XnAdj& adj_xn, S* out, S* xbar, S* vbar_out, S* adj_globals,
+                                        S* wbar_out) const {
   const S h = S(dt), m = S(p[p_mass(j)]);
-  S vstar[3] = {S(0), S(0), S(0)}, xb[3], vb[3];
+  S vstar[3] = {S(0), S(0), S(0)}, xb[3], vb[3], wb[3];
   if (ground && impact) {
     S f[3], fg[3];
     free_velocity<S>(j, t, x, u, p, f, fg, vstar);
   }
-  adj_integrate<S>(j, x, p, vstar, adj_xn, xb, vb, adj_globals);
+  adj_integrate<S>(j, x, p, vstar, adj_xn, xb, vb, wb, adj_globals);
   for (int c = 0; c < dim; ++c) {
     out[c] = h * vb[c] / m;
     if (xbar) xbar[c] = xb[c];
     if (vbar_out) vbar_out[c] = vb[c];
+    if (wbar_out) wbar_out[c] = wb[c];
   }
 }
 
@@ -113,12 +118,15 @@ STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn&
   S adj_w = S(0);
   // per particle: integrator, mass, and the spring forces gathered back onto the particle
   for (int i = ln.lane; i < n_particles; i += ln.width) {
-    S fa[3], n[3], xb[3], vb[3];
-    force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb, solo ? adj_globals : nullptr);  // impact globals
+    S fa[3], n[3], xb[3], vb[3], wb[3];
+    force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb, solo ? adj_globals : nullptr, wb);  // impact globals
     for (int c = 0; c < dim; ++c) {
       adj_x[x_pos(i) + c] += xb[c];
       adj_x[x_vel(i) + c] += decay * vb[c];  // v* = e^{−ζh} v + h a
     }
+    // the impact step also reads v_i itself (ground.h, impact_step)
+    if (ground && impact)
+      for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += wb[c];
     // m̄_i = −(f_i · f̄_i)/m_i, with f_i the non-gravity force (gravity enters as −g ŷ)
     S f[3] = {S(0), S(0), S(0)};
     for (int e = adj_begin(i); e < adj_end(i); ++e) {
