@@ -246,6 +246,7 @@ void compare_levels(CompareState& run) {
 
 RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
   if (!o.resume_dir.empty()) throw ConfigError("--resume: only steer run resumes (this is steer compare)");
+  check_physical_inputs(c, true);  // every repeat's batch is physical (problem.h)
   // output problems end the run here, before the first rollout
   if (o.write) prepare_output_dir(c.output.dir, o.out_dir.empty() ? "output.dir" : "--out");
   CompareState run(c, o);

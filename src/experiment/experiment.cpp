@@ -23,6 +23,7 @@ void apply_overrides(ExperimentConfig& c, const RunOptions& o) {
 // depend on each other: the final validation needs the optimum, the analyses the final
 // iterate, the summary everything before it.
 RunOutcome run_experiment(const ExperimentConfig& c, const RunOptions& o) {
+  check_physical_inputs(c, false);  // every batch this run simulates is physical (problem.h)
   RunState run(c, o);
   prepare_run(run);  // output folder, run name, checkpoint: refused here, before any work
   plan_run(run);
