@@ -36,10 +36,16 @@ Projectile hard(Projectile m) {
   return m;
 }
 
-// θ = (g, c, m, k, d, w, r, X)
-std::vector<double> params(double drag, double k = 1e3, double d = 5.0, double w = 1e-2, double mass = 1.3,
-                           double radius = 0.0, double wall_x = 0.0) {
-  return {9.81, drag, mass, k, d, w, radius, wall_x};
+// the same with the particle's radius r [m] and the wall's position X [m]
+Projectile placed(Projectile m, double radius, double wall_x = 0.0) {
+  m.radius = radius;
+  m.wall_position = wall_x;
+  return m;
+}
+
+// θ = (g, c, m, k, d, w)
+std::vector<double> params(double drag, double k = 1e3, double d = 5.0, double w = 1e-2, double mass = 1.3) {
+  return {9.81, drag, mass, k, d, w};
 }
 
 // Warp's example_bounce scene (configs/warp_bounce.json) with mass m [kg] and the contact law's
@@ -49,7 +55,7 @@ RolloutCase<Projectile> warp_bounce_case(double mass, int steps = 288) {
   RolloutCase<Projectile> c;
   c.name = "3d bounce off the hard ground and wall, Warp's law, m = " + std::to_string(mass) + ", T = " +
            std::to_string(steps);
-  c.model = hard(walled(3, Projectile::kGroundPenalty, -1, Projectile::kDampApproach, 0.6 / steps));
+  c.model = placed(hard(walled(3, Projectile::kGroundPenalty, -1, Projectile::kDampApproach, 0.6 / steps)), 0.1, 1.75);
   c.loss.n_terminal = 3;
   const double target[3] = {-2.0, 1.5, 0.0};
   for (int i = 0; i < 3; ++i) {
@@ -59,7 +65,7 @@ RolloutCase<Projectile> warp_bounce_case(double mass, int steps = 288) {
   c.checkpoint_every = 17;
   c.x0 = {-0.5, 1.0, 0.0, 5.0, -5.0, 0.0};
   c.u.assign(size_t(c.steps) * 3, 0.0);
-  c.p = {9.80665, 0.0, mass, 1e4 * mass, 10.0 * mass, 1e-3, 0.1, 1.75};
+  c.p = {9.80665, 0.0, mass, 1e4 * mass, 10.0 * mass, 1e-3};
   return c;
 }
 
@@ -86,22 +92,22 @@ struct ProjectileCases {
         {"hard ground separating", hard(projectile(2, P)), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1)},
         {"hard ground above", hard(projectile(2, P)), {0.1, 0.05, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
         // the particle's radius: the ground acts on its surface, y − r < 0
-        {"hard ground, radius", hard(projectile(2, P)), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.1)},
-        {"smooth ground, radius", projectile(2, P), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.1)},
+        {"hard ground, radius", placed(hard(projectile(2, P)), 0.1), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"smooth ground, radius", placed(projectile(2, P), 0.1), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
         // damping only while approaching (v_n < 0): approaching, then separating
-        {"approach law, hard, approaching", hard(walled(2, P, -1)), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, 5.0)},
-        {"approach law, hard, separating", hard(walled(2, P, -1)), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, 5.0)},
-        {"approach law, smooth, approaching", walled(2, P, -1), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, 5.0)},
-        {"approach law, smooth, separating", walled(2, P, -1), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, 5.0)},
+        {"approach law, hard, approaching", placed(hard(walled(2, P, -1)), 0.0, 5.0), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, hard, separating", placed(hard(walled(2, P, -1)), 0.0, 5.0), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, smooth, approaching", placed(walled(2, P, -1), 0.0, 5.0), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, smooth, separating", placed(walled(2, P, -1), 0.0, 5.0), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
         // the wall: normal −x (the particle keeps to x < X − r) and +x (x > X + r), hard and
         // smooth, approaching and separating, alone and with the ground
-        {"wall -x hard, approaching", hard(walled(2, N, -1)), {1.67, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.1, 1.75)},
-        {"wall -x hard, separating", hard(walled(2, N, -1)), {1.67, 0.5, -3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.1, 1.75)},
-        {"wall -x hard, clear", hard(walled(2, N, -1)), {1.6, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.1, 1.75)},
-        {"wall +x smooth, approaching", walled(2, N, 1), {-0.995, 0.5, -3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, -1.0)},
-        {"wall +x smooth, always law", walled(2, N, 1, Projectile::kDampAlways), {-0.995, 0.5, 3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3, 0.0, -1.0)},
-        {"3d ground and wall, Warp's law, both in contact", hard(walled(3, P, -1)), {1.67, 0.095, 0.2, 3.0, -2.0, 0.3}, {0.5, 1.0, -0.5},
-         params(0.2, 1e4, 10.0, 1e-3, 1.0, 0.1, 1.75)},
+        {"wall -x hard, approaching", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.67, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall -x hard, separating", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.67, 0.5, -3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall -x hard, clear", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.6, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall +x smooth, approaching", placed(walled(2, N, 1), 0.0, -1.0), {-0.995, 0.5, -3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall +x smooth, always law", placed(walled(2, N, 1, Projectile::kDampAlways), 0.0, -1.0), {-0.995, 0.5, 3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"3d ground and wall, Warp's law, both in contact", placed(hard(walled(3, P, -1)), 0.1, 1.75),
+         {1.67, 0.095, 0.2, 3.0, -2.0, 0.3}, {0.5, 1.0, -0.5}, params(0.2, 1e4, 10.0, 1e-3, 1.0)},
     };
   }
   static std::vector<RolloutCase<Projectile>> rollout_cases() {
@@ -271,13 +277,14 @@ TEST(Projectile, WarpBounceScene) {
     const size_t j = i < nx ? size_t(i) : size_t(nx + T * nu + (i - nx));
     EXPECT_NEAR(g[j], fd[j], 1e-6 * std::max(std::fabs(g[j]), std::fabs(fd[j])) + 1e-9) << "input " << j;
   }
-  // the gradient reaches v_x, v_y, the stiffness, the radius and the wall's position
+  // the gradient reaches v_x, v_y and the contact law's stiffness and damping
   EXPECT_GT(std::fabs(g[3]), 0.1);
   EXPECT_GT(std::fabs(g[4]), 0.1);
   const size_t p0 = size_t(nx + T * nu);
   EXPECT_NE(g[p0 + Projectile::kGroundStiffness], 0.0);
-  EXPECT_GT(std::fabs(g[p0 + Projectile::kRadius]), 0.1);
-  EXPECT_GT(std::fabs(g[p0 + Projectile::kWallPosition]), 0.1);
+  EXPECT_NE(g[p0 + Projectile::kGroundDamping], 0.0);
+  // the hard law does not read the smoothing width
+  EXPECT_EQ(g[p0 + Projectile::kGroundSmoothing], 0.0);
   // both planes are touched: per-step contact flags of the ground (0) and the wall (1)
   Batch<double> b;
   b.resize(1, nx, nu, Projectile::kNumParams, T);
@@ -308,8 +315,8 @@ TEST(Projectile, WarpBounceScene) {
 // the wall is contact 1 after the ground (contact 0 without a ground); both act on the
 // particle's surface (radius r)
 TEST(Projectile, WallContactFollowsPenetration) {
-  Projectile m = walled(2, Projectile::kGroundPenalty, -1);
-  std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 1.3, 0.1, 1.75);
+  Projectile m = placed(walled(2, Projectile::kGroundPenalty, -1), 0.1, 1.75);
+  std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 1.3);
   std::vector<double> touching = {1.66, 0.5, 0, 0}, clear = {1.64, 0.5, 0, 0}, on_ground = {0.0, 0.09, 0, 0};
   EXPECT_EQ(m.num_contacts(), 2);
   EXPECT_TRUE(m.in_contact<double>(view(touching.data()), view(p.data()), 1));
@@ -355,8 +362,8 @@ TEST(Projectile, SmoothLawTendsToHardLaw) {
 // rest in contact with the wall alone (no gravity effect on x) gives v_x' = h F_w / m
 TEST(Projectile, WallPushesAlongItsNormal) {
   for (int s : {-1, 1}) {
-    Projectile m = hard(walled(2, Projectile::kGroundNone, s, Projectile::kDampApproach, 0.01));
-    std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 2.0, 0.1, 0.0);
+    Projectile m = placed(hard(walled(2, Projectile::kGroundNone, s, Projectile::kDampApproach, 0.01)), 0.1, 0.0);
+    std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 2.0);
     // gap c = s (x − X) − r = −0.05 for x = s · 0.05
     std::vector<double> x = {s * 0.05, 1.0, 0.0, 0.0}, u = {0.0, 0.0}, xn(4);
     auto vxn = view(xn.data());

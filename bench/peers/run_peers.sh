@@ -11,7 +11,7 @@
 #   bash bench/peers/run_peers.sh [BUILD_DIR]        (default BUILD_DIR: build-peers)
 #   env: REPEAT=2 (rounds; every case once per round, the engines interleaved)
 #        MIN_TIME=1 (seconds of timed calls per figure)   OUT=folder for the JSON files
-#        BATCHES="1 16 256 4096" (Warp scene)   THREADS="1 2" (steer; Warp's CPU device is one thread)
+#        BATCHES="1 16 256 4096 16384" (Warp scene; steer in float32 too at the largest)   THREADS="1 2" (steer; Warp's CPU device is one thread)
 #        VENV=/work/venv-peers (python venv with warp-lang 1.9.x, taichi 1.7.x, mujoco; created if missing)
 #        DIFFTAICHI=path of a checkout of github.com/yuanming-hu/difftaichi (the published row is
 #        skipped without it)   SKIP_JIT=1 skips the fresh-cache Warp compile
@@ -26,7 +26,7 @@ VENV=${VENV:-/work/venv-peers}
 py=$VENV/bin/python
 REPEAT=${REPEAT:-2}
 MIN_TIME=${MIN_TIME:-1}
-BATCHES=${BATCHES:-"1 16 256 4096"}
+BATCHES=${BATCHES:-"1 16 256 4096 16384"}
 THREADS=${THREADS:-"1 2"}
 OUT=${OUT:-$(mktemp -d /tmp/steer_peers.XXXXXX)}
 mkdir -p "$OUT"
@@ -81,6 +81,8 @@ for rep in $(seq 1 "$REPEAT"); do
       run "st_bounce_b${B}_t${t}.$rep" "$bp" $bounce --batch "$B" --threads "$t" --min-time "$MIN_TIME"
     done
   done
+  Bmax=${BATCHES##* }
+  run "st_bounce32_b${Bmax}_t1.$rep" "$bp" $bounce --batch "$Bmax" --threads 1 --precision float32 --min-time "$MIN_TIME"
   for t in $THREADS; do
     run "ti_b64_t${t}.$rep" "$py" bench/peers/difftaichi_mass_spring.py --batch 64 --threads "$t" --precision float64 --min-time "$MIN_TIME"
     run "st_robot_b64_t${t}.$rep" "$bp" $robot --vars-json "$OUT/robot_vars.json" --batch 64 --threads "$t" --min-time "$MIN_TIME"

@@ -23,8 +23,8 @@ Subcommands:
           configs/warp_bounce.json, float64). Prints JSON with every value, centered finite
           differences of each, and the relative differences; exits 1 when steer and the
           float64 Warp program differ by more than --tol (1e-6) in the loss or any gradient
-          component, or when the float64 program and warp.sim differ by more than float32's
-          floor (--tol32, 1e-3 relative: 288 float32 steps through three stiff contacts).
+          component, or when the float64 program and warp.sim differ by more than --tol32
+          (1e-4 relative: float32 rounding over 288 steps through two stiff contacts).
 
   time    the scene with B particles in one warp.sim model (--batch B): every particle its own
           copy of the scene (same start, same box contact, ground), loss = sum over particles.

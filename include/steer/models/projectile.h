@@ -4,8 +4,9 @@
 // state x = (position [m] (dim), velocity [m/s] (dim)); axis 1 (y) is vertical.
 // control u = applied force [N] (dim), one per step.
 // parameters θ = (gravity g [m/s²], drag c [1/m], mass m [kg],
-//                 ground stiffness k [N/m], ground damping d [N·s/m], smoothing width w [m],
-//                 particle radius r [m], wall plane position X [m]).
+//                 ground stiffness k [N/m], ground damping d [N·s/m], smoothing width w [m]);
+// model constants (not in θ, so not differentiated): the particle radius r [m] and the wall
+// plane's position X [m] and normal sign s.
 //
 // dynamics, one step of length h:
 //   a  = u/m − g ŷ − c |v| v + (F_g ŷ + s F_w x̂)/m
@@ -40,8 +41,6 @@ struct Projectile {
     kGroundStiffness,
     kGroundDamping,
     kGroundSmoothing,
-    kRadius,
-    kWallPosition,
     kNumParams
   };
   enum Ground { kGroundNone = 0, kGroundPenalty = 1 };
@@ -55,8 +54,10 @@ struct Projectile {
   int dim = 2;              // 2 or 3
   double dt = 0.01;         // timestep h [s]
   int ground = kGroundNone;
-  int wall = kGroundNone;   // kGroundPenalty: the wall plane x = θ[kWallPosition]
+  int wall = kGroundNone;   // kGroundPenalty: the wall plane x = wall_position
   int wall_normal = -1;     // s = ±1: the wall's normal is s x̂
+  double wall_position = 0.0;  // X [m]
+  double radius = 0.0;         // r [m]: the planes act on the particle's surface
   int damping_law = kDampAlways;
   int contact = kContactSmooth;  // the penalty law of both planes (w unused by kContactHard)
 
@@ -120,11 +121,13 @@ struct Projectile {
   // gaps c [m] of the ground (c = y − r) and of the wall (c = s (x − X) − r)
   template <class S, class XIn, class PIn>
   STEER_HD S ground_gap(const XIn& x, const PIn& p) const {
-    return S(x[1]) - S(p[kRadius]);
+    (void)p;
+    return S(x[1]) - S(radius);
   }
   template <class S, class XIn, class PIn>
   STEER_HD S wall_gap(const XIn& x, const PIn& p) const {
-    return S(double(wall_normal)) * (S(x[0]) - S(p[kWallPosition])) - S(p[kRadius]);
+    (void)p;
+    return S(double(wall_normal)) * (S(x[0]) - S(wall_position)) - S(radius);
   }
 
   // the step's shared inputs: |v| for the drag law, the ground force F (along +y) and the
@@ -213,7 +216,6 @@ struct Projectile {
                         S(p[kGroundSmoothing]), ac, avy, ak, ad, aw, adj_F);
       // c = y − r
       adj_x[1] += ac;
-      adj_p[kRadius] += -ac;
       adj_x[D + 1] += avy;
       adj_p[kGroundStiffness] += ak;
       adj_p[kGroundDamping] += ad;
@@ -228,8 +230,6 @@ struct Projectile {
       adj_contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
                         S(p[kGroundSmoothing]), ac, avn, ak, ad, aw, S(s * adj_Fw));
       adj_x[0] += s * ac;
-      adj_p[kWallPosition] += -s * ac;
-      adj_p[kRadius] += -ac;
       adj_x[D] += s * avn;
       adj_p[kGroundStiffness] += ak;
       adj_p[kGroundDamping] += ad;

@@ -30,7 +30,7 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   c.theta[Projectile::kDrag] = m.number("drag", 0.0, R[Projectile::kDrag]);
   c.theta[Projectile::kMass] = m.number("mass", 1.0, R[Projectile::kMass]);
   // the particle's radius: the contact planes act on its surface, not its centre
-  c.theta[Projectile::kRadius] = m.number("radius", 0.0, R[Projectile::kRadius]);
+  p.radius = m.number("radius", 0.0, Range::closed(0, 1e3));
   JsonObject g = m.object("ground");
   const std::string type = g.choice("type", "none", {"none", "penalty"});
   p.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
@@ -47,7 +47,7 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   JsonObject w = m.object("wall");
   const std::string wtype = w.choice("type", "none", {"none", "penalty"});
   p.wall = wtype == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
-  c.theta[Projectile::kWallPosition] = w.number("position", 0.0, R[Projectile::kWallPosition]);
+  p.wall_position = w.number("position", 0.0, Range::closed(-1e9, 1e9));
   p.wall_normal = w.choice("normal", "-x", {"-x", "+x"}) == "+x" ? 1 : -1;
   w.finish();
 }
@@ -70,8 +70,11 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["ground"] = p.ground == Projectile::kGroundPenalty ? "penalty" : "none";
   m["ground_damping_law"] = p.damping_law == Projectile::kDampApproach ? "approach" : "always";
   m["ground_contact"] = p.contact == Projectile::kContactHard ? "hard" : "smooth";
-  m["wall"] = p.wall == Projectile::kGroundPenalty ? (p.wall_normal > 0 ? "penalty, normal +x" : "penalty, normal -x")
-                                                   : "none";
+  m["radius"] = p.radius;
+  if (p.wall == Projectile::kGroundPenalty)
+    m["wall"] = {{"position", p.wall_position}, {"normal", p.wall_normal > 0 ? "+x" : "-x"}};
+  else
+    m["wall"] = "none";
   m["integrator"] = "symplectic_euler";
 }
 
@@ -111,13 +114,11 @@ ModelInfo projectile_info(int dim) {
     m.control_names.push_back(std::string("force.") + kAxes[i]);
     m.control_units.push_back("N");
   }
-  m.param_names = {"gravity",        "drag",           "mass",   "ground.stiffness",
-                   "ground.damping", "ground.smoothing", "radius", "wall.position"};
-  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m", "m", "m"};
+  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
+  m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
   // mass and the smoothing width divide, the stiffness scales a softplus of −c/w: all > 0
-  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3),  Range{0, 1e9, true, false},
-                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false},
-                    Range::closed(0, 1e3),       Range::closed(-1e9, 1e9)};
+  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
+                    Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
   m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
   return m;
 }

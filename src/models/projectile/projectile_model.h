@@ -6,8 +6,7 @@
 namespace steer {
 
 // position.<axis> [m], velocity.<axis> [m/s], force.<axis> [N] for dim axes, and the six
-// parameters (gravity, drag, mass, ground.stiffness, ground.damping, ground.smoothing, radius,
-// wall.position)
+// parameters (gravity, drag, mass, ground.stiffness, ground.damping, ground.smoothing)
 ModelInfo projectile_info(int dim);
 
 }  // namespace steer
