@@ -78,14 +78,15 @@ def write(path, text):
     return path
 
 
-def feed_forever(path, chunk, stop):
-    """writes chunk into the FIFO at path until the reader goes away or stop is set"""
-    try:
-        with open(path, "wb", buffering=0) as f:
-            while not stop.is_set():
-                f.write(chunk)
-    except (BrokenPipeError, OSError):
-        pass
+def feed_forever(fd, chunk, stop):
+    """writes chunk into the FIFO open (non-blocking) at fd until stop is set"""
+    while not stop.is_set():
+        try:
+            os.write(fd, chunk)
+        except BlockingIOError:
+            time.sleep(0.001)
+        except OSError:
+            break
 
 
 def generated(work):
@@ -181,23 +182,19 @@ def main():
                 continue
             count += 1
             feeders = []
-            for fifo, chunk in (("endless.fifo", b"[" * 65536), ("endless_inc.fifo", b" " * 65536)):
-                if (name == "fifo_fed_forever" and fifo == "endless.fifo") or (name == "include_fifo_fed_forever" and fifo == "endless_inc.fifo"):
-                    t = threading.Thread(target=feed_forever, args=(os.path.join(work, "gen", fifo), chunk, stop), daemon=True)
-                    t.start()
-                    feeders.append(t)
+            fifo = {"fifo_fed_forever": "endless.fifo", "include_fifo_fed_forever": "endless_inc.fifo"}.get(name)
+            if fifo:
+                # opened for reading and writing, so the writer is there before steer opens the FIFO
+                # (a FIFO without one reads as empty) and the open never waits
+                fd = os.open(os.path.join(work, "gen", fifo), os.O_RDWR | os.O_NONBLOCK)
+                t = threading.Thread(target=feed_forever, args=(fd, b"[" * 65536, stop), daemon=True)
+                t.start()
+                feeders.append((t, fd))
             probs = run_case(a.steer, cfg, expect, work, name, limit)
             stop.set()
-            for fifo in ("endless.fifo", "endless_inc.fifo"):
-                # a feeder still blocked in open() (the reader never came) is released by one open for reading
-                if feeders:
-                    try:
-                        fd = os.open(os.path.join(work, "gen", fifo), os.O_RDONLY | os.O_NONBLOCK)
-                        os.close(fd)
-                    except OSError:
-                        pass
-            for t in feeders:
+            for t, fd in feeders:
                 t.join(5)
+                os.close(fd)
             stop.clear()
             if probs:
                 failures.append((name, probs))

@@ -354,6 +354,7 @@ edit("include_deep", ART, setp("model.include", "inc_deep.frag"), INC)
 edit("include_empty_file", ART, setp("model.include", "inc_empty.frag"), INC)
 edit("include_dev_null", ART, setp("model.include", "/dev/null"), INC)
 edit("include_long_name", ART, setp("model.include", "x" * 3000 + ".json"), INC)
+edit("include_nul_in_name", ART, setp("model.include", PANDA_ARM + "\u0000.bak"), INC)
 edit("include_cycle_a", ART, setp("model.include", "include_cycle_b.json"), INC)
 edit("include_cycle_b", ART, setp("model.include", "include_cycle_a.json"), INC)
 
@@ -447,6 +448,14 @@ edit("art_bodies_missing", ART, delp("model.include"), "model.bodies")
 edit("art_integrator", ART, setp("model.integrator", "verlet"), "model.integrator")
 edit("art_q_wrong_size", ART, setp("initial_state.q", [0, 0]), "initial_state.q")
 edit("art_unknown_state", ART, setp("loss.terminal", [{"state": "joint9.q", "target": 0.1}]), "loss.terminal[0].state")
+# body names are echoed by the model's parser: the message cap keeps them short
+edit("art_long_parent", ART, lambda j: (delp("model.include")(j), setp("model.bodies", [
+    {"name": "a", "parent": "p" * 5000, "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}])(j)),
+     "model.bodies[0].parent")
+edit("art_long_name_twice", ART, lambda j: (delp("model.include")(j), setp("model.bodies", [
+    {"name": "b" * 5000, "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]},
+    {"name": "b" * 5000, "parent": "b" * 5000, "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}])(j)),
+     "model.bodies[1].name")
 edit("art_newton_iterations", ART, setp("model.torque_limits", {"newton_iterations": 9}), "model.torque_limits")
 
 

@@ -738,6 +738,8 @@ nlohmann::json expand_model_include(nlohmann::json out, const std::string& base_
   const std::string rel = m["include"].get<std::string>();
   const std::string shown = "'" + excerpt(rel, 160) + "'";
   if (rel.empty()) config_fail("model.include", "expected a file name relative to the config's folder, got an empty string");
+  // the C library would read the name up to its first NUL: another file than the one written
+  if (rel.find('\0') != std::string::npos) config_fail("model.include", shown + " holds a NUL character (\\u0000)");
   // relative to the config's folder; an absolute path as it is
   const std::string path = rel[0] == '/' ? rel : (base_dir.empty() ? std::string(".") : base_dir) + "/" + rel;
   FileIdentity id;
