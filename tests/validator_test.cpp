@@ -10,8 +10,12 @@
 #include <map>
 #include <string>
 
+#include "config/json_reader.h"
+#include "models/mass_spring/mass_spring_robot.h"
 #include "models/projectile/projectile_setup.h"
 #include "problem/problem.h"
+#include "steer/dual.h"
+#include "steer/models/mass_spring.h"
 
 namespace steer {
 namespace {
@@ -545,5 +549,199 @@ TEST(Validator, ImplicitServoEndsThePandasChatter) {
   }
 }
 
+
+// ---- the secant check (secant_mismatch) ----
+// One particle dropped on the impact ground (y_g = 0, g = 9.81 m/s², e, h = 1 ms), per rollout
+// the variables (y_0, v_0) and the loss L = y_T; the gradient is the discrete model's exact
+// derivative (forward-mode dual numbers through every step), so the FD check passes for either
+// law. law "fixed": MassSpring's time-of-impact step (ground.h, impact_step). law "old": the
+// impact law it replaced, kept only here, v'_y = −e v*_y and y' = (1 − s) h v'_y with
+// s = y/(−h v*_y), whatever the impact time within the step: ∂y_T/∂y_0 = (−e)^k at every h,
+// against the continuous bounce's slope (docs/validation.md, secant_mismatch).
+class DropProblem : public Problem {
+ public:
+  DropProblem(bool old_law, double e, int steps, const std::vector<double>& start) : old_(old_law), e_(e) {
+    Robot r;
+    r.particles = {{0.0, 0.5, 0.0}};
+    topo_ = pack_topology(r);
+    m_ = make_mass_spring(r, 1, MassSpring::kSinusoid, true, 1e-3);
+    m_.impact = true;
+    m_.topo = topo_.data();
+    p_ = nominal_parameters(m_, r, 1.0, {9.81, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.05, 0.0, e}, 0.0);
+    batch_size_ = int(start.size() / 2);
+    nx_ = m_.nx();
+    steps_ = steps;
+    lower_ = {0.01, -5.0};
+    upper_ = {5.0, 5.0};
+    names_ = {"x0.position.y", "x0.velocity.y"};
+    initial_ = start;
+  }
+  void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override {
+    using D = Dual<double, 2>;
+    const int B = batch_size_;
+    out.loss.assign(B, 0.0);
+    out.diag.assign(B, RolloutDiag{});
+    out.grad.assign(want_grad ? size_t(B) * 2 : 0, 0.0);
+    const double h = m_.dt, g = 9.81;
+    for (int b = 0; b < B; ++b) {
+      std::vector<D> x(m_.nx()), xn(m_.nx()), p(m_.np()), u(1);
+      for (int i = 0; i < m_.np(); ++i) p[i] = D(p_[i]);
+      x[m_.x_pos(0) + 1] = D::variable(vars[2 * b], 0);
+      x[m_.x_vel(0) + 1] = D::variable(vars[2 * b + 1], 1);
+      for (int k = 0; k < steps_; ++k) {
+        if (old_) {
+          xn = x;
+          D& y = xn[m_.x_pos(0) + 1];
+          D& v = xn[m_.x_vel(0) + 1];
+          const D vs = x[m_.x_vel(0) + 1] - D(h * g);
+          const D y0 = x[m_.x_pos(0) + 1];
+          if (y0 + D(h) * vs < D(0)) {
+            const D s = y0 > D(0) ? y0 / (D(-h) * vs) : D(0);
+            v = D(-e_) * vs;
+            y = (D(1) - s) * D(h) * v;
+          } else {
+            v = vs;
+            y = y0 + D(h) * vs;
+          }
+        } else {
+          m_.step<D>(k, x, u, p, xn);
+        }
+        std::swap(x, xn);
+        const double y = x[m_.x_pos(0) + 1].a, v = x[m_.x_vel(0) + 1].a;
+        if (y <= 0 || y - h * v < 0) out.diag[b].contact_steps += 1;  // MassSpring::in_contact's test
+      }
+      out.loss[b] = x[m_.x_pos(0) + 1].a;
+      if (want_grad) {
+        out.grad[2 * b] = x[m_.x_pos(0) + 1].v[0];
+        out.grad[2 * b + 1] = x[m_.x_pos(0) + 1].v[1];
+      }
+    }
+  }
+  std::vector<double> trajectories(const std::vector<double>&, int, int) override { return {}; }
+  std::vector<double> parameters(const std::vector<double>&) override { return {}; }
+
+ private:
+  bool old_;
+  double e_;
+  MassSpring m_;
+  std::vector<int> topo_;
+  std::vector<double> p_;
+};
+
+// four drops (y_0 [m], v_0 [m/s]), each bouncing at least twice within the horizon (1.2 s at
+// e = 1, 0.75 s at e = 0.5) with no impact within 0.07 s of its end: y_T has a kink where an
+// impact crosses T (in the continuous bounce too), and a secant over ±ε straddling it sees a
+// loss that is not smooth at that scale (y_0 = 0.6, v_0 = 0.5, landing at 0.758 s against
+// T = 0.75 s, reads 0.35 with the fixed law)
+const std::vector<double> kDrops = {0.5, 0.3, 0.6, -0.4, 0.55, 0.0, 0.45, 0.6};
+
+// The old impact law passes the FD check (its adjoint is its own forward's derivative) yet is
+// O(1) off the loss's slope: every drop is labelled secant_mismatch (measured 0.53–1.4). The
+// fixed law passes and is not labelled: its mismatch is the O(h) discretization error
+// (measured 0.003–0.12 at h = 1 ms), under the default tolerance 0.2.
+TEST(Validator, SecantCheckCatchesTheBiasedImpactLawNotTheFixedOne) {
+  ValidationConfig cfg;
+  for (const auto& [e, T] : {std::pair{1.0, 1200}, std::pair{0.5, 750}}) {
+    for (bool old_law : {true, false}) {
+      SCOPED_TRACE(std::string(old_law ? "old law" : "fixed law") + ", e " + std::to_string(e));
+      DropProblem p(old_law, e, T, kDrops);
+      const ValidationReport r = validate(p, p.initial(), cfg, "initial");
+      ASSERT_EQ(r.rollouts.size(), 4u);
+      EXPECT_TRUE(r.secant_checked);
+      EXPECT_EQ(r.secant_rollouts, 4);
+      EXPECT_EQ(r.forward_passes, 2 * 9 + 4);  // the FD sweep, then ±ε and ±ε/2 of the secant
+      for (const RolloutCheck& rc : r.rollouts) {
+        SCOPED_TRACE("rollout " + std::to_string(rc.rollout));
+        EXPECT_TRUE(rc.passed) << rc.best_error;  // the FD check cannot see the bias
+        ASSERT_GE(rc.secant_mismatch, 0.0);
+        double fig = 0;
+        std::printf("[ secant   ] %s e %.1f rollout %d: grad.d %+.4f secant %+.4f mismatch %.3g\n",
+                    old_law ? "old  " : "fixed", e, rc.rollout, rc.directional_adjoint, rc.secant_slope,
+                    rc.secant_mismatch);
+        if (old_law) {
+          EXPECT_TRUE(has_label(rc, "secant_mismatch", &fig));
+          EXPECT_EQ(fig, rc.secant_mismatch);
+          EXPECT_GT(rc.secant_mismatch, 0.4);
+        } else {
+          EXPECT_FALSE(has_label(rc, "secant_mismatch"));
+          EXPECT_LT(rc.secant_mismatch, 0.15);
+        }
+      }
+      const nlohmann::json j = to_json(r, 4);
+      ASSERT_TRUE(j.contains("secant_check"));
+      EXPECT_EQ(j["secant_check"]["rollouts_labelled"].get<int>(), old_law ? 4 : 0);
+      EXPECT_EQ(j["rollouts"][0]["secant_mismatch"].get<double>(), r.rollouts[0].secant_mismatch);
+    }
+  }
+}
+
+// without contact (the worked example's free flight) the secant check costs nothing and
+// measures nothing; secant_check false turns it off where there is contact
+TEST(Validator, SecantCheckRunsOnlyOnContactRolloutsAndCanBeTurnedOff) {
+  ValidationReport r = check(base_config());
+  EXPECT_FALSE(r.secant_checked);
+  EXPECT_EQ(r.forward_passes, 2 * 9);
+  EXPECT_LT(r.rollouts[0].secant_mismatch, 0);
+  EXPECT_FALSE(to_json(r, 1).contains("secant_check"));
+  EXPECT_TRUE(to_json(r, 1)["rollouts"][0]["secant_mismatch"].is_null());
+  SecantCheckConfig off;
+  off.enabled = false;
+  DropProblem p(true, 1.0, 1200, kDrops);
+  const ValidationReport q = validate(p, p.initial(), ValidationConfig(), "initial", nullptr, nullptr, nullptr, nullptr, off);
+  EXPECT_FALSE(q.secant_checked);
+  EXPECT_EQ(q.forward_passes, 2 * 9);
+  EXPECT_EQ(q.label_counts.count("secant_mismatch"), 0u);
+}
+
+// validation.secant_check, secant_epsilon ∈ (0, 1], secant_tolerance > 0: read by
+// parse_secant_check, out-of-range values refused naming the key and the range
+TEST(Validator, SecantCheckSettingsAreReadAndRangeChecked) {
+  SecantCheckConfig sc;
+  const nlohmann::json ok = {{"secant_check", false}, {"secant_epsilon", 0.1}, {"secant_tolerance", 0.5}};
+  JsonObject v(ok, "validation");
+  parse_secant_check(v, sc);
+  v.finish();  // every key read
+  EXPECT_FALSE(sc.enabled);
+  EXPECT_EQ(sc.epsilon, 0.1);
+  EXPECT_EQ(sc.tolerance, 0.5);
+  EXPECT_EQ(secant_check_json(sc), ok);
+  SecantCheckConfig def;
+  const nlohmann::json empty = nlohmann::json::object();
+  parse_secant_check(JsonObject(empty, "validation"), def);
+  EXPECT_TRUE(def.enabled);
+  EXPECT_EQ(def.epsilon, 0.05);
+  EXPECT_EQ(def.tolerance, 0.2);
+  for (const auto& [key, bad] : {std::pair<std::string, nlohmann::json>{"secant_epsilon", 0.0},
+                                 {"secant_epsilon", 1.5}, {"secant_tolerance", -1.0}, {"secant_check", "yes"}}) {
+    const nlohmann::json j = {{key, bad}};
+    SecantCheckConfig s;
+    try {
+      parse_secant_check(JsonObject(j, "validation"), s);
+      ADD_FAILURE() << key << " = " << bad << " accepted";
+    } catch (const ConfigError& err) {
+      EXPECT_NE(std::string(err.what()).find("validation." + key), std::string::npos) << err.what();
+    }
+  }
+}
+
+// a rollout whose loss, states or gradient are not finite gets the nonfinite label and nothing
+// else: the timestep check at h/2, the horizon ratio and the secant check have no defined figure
+// there (the h/2 change was labelled timestep_sensitive with a NaN figure, null in the artifact)
+TEST(Validator, NonfiniteRolloutGetsOnlyTheNonfiniteLabel) {
+  nlohmann::json j = base_config();
+  j["model"]["drag"] = 1000.0;  // overflows to inf within ~10 steps (OverflowIsLabelledNonfinite)
+  j["initial_state"]["velocity"] = {1e9, 0.0};
+  const ExperimentConfig c = parse_config(j);
+  auto p = make_problem(c, BackendKind::kCpu, 0);
+  HalfStepProblem half(c, BackendKind::kCpu, 0);
+  const ValidationReport r = validate(*p, p->initial(), c.validation, "initial", nullptr, &half);
+  ASSERT_EQ(r.rollouts.size(), 1u);
+  ASSERT_EQ(r.rollouts[0].labels.size(), 1u) << r.rollouts[0].labels.back().name;
+  EXPECT_EQ(r.rollouts[0].labels[0].name, "nonfinite");
+  EXPECT_FALSE(r.rollouts[0].passed);
+  EXPECT_EQ(r.label_counts.size(), 1u);
+  const nlohmann::json a = to_json(r, 1);
+  for (const auto& l : a["rollouts"][0]["labels"]) EXPECT_TRUE(l["figure"].is_number()) << l;
+}
 }  // namespace
 }  // namespace steer

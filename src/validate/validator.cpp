@@ -8,7 +8,19 @@
 #include <tuple>
 #include <utility>
 
+#include "config/json_reader.h"
+
 namespace steer {
+
+void parse_secant_check(const JsonObject& v, SecantCheckConfig& sc) {
+  sc.enabled = v.boolean("secant_check", sc.enabled);
+  sc.epsilon = v.number("secant_epsilon", sc.epsilon, Range{0, 1, true, false});
+  sc.tolerance = v.number("secant_tolerance", sc.tolerance, Range::positive());
+}
+
+nlohmann::json secant_check_json(const SecantCheckConfig& sc) {
+  return {{"secant_check", sc.enabled}, {"secant_epsilon", sc.epsilon}, {"secant_tolerance", sc.tolerance}};
+}
 
 double relative_error(double fd, double ad, double atol) {
   const double scale = std::max({std::fabs(fd), std::fabs(ad), atol});
@@ -53,7 +65,8 @@ std::string fmt(double v) {
 
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem, Problem* half_step,
-                          const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm) {
+                          const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm,
+                          const SecantCheckConfig& secant) {
   ValidationReport rep;
   rep.stage = stage;
   rep.epsilon = cfg.epsilon;
@@ -70,7 +83,8 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     if (ok && half_step) ok = (cut_half = half_step->leading(n)) != nullptr;
     if (ok) {
       const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
-      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm);
+      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm,
+                      secant);
     }
   }
 
@@ -144,6 +158,37 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     plus_diag[e] = ep.diag;
   }
 
+  // the secant check on the rollouts with contact: S(ε) and S(ε/2) over the same directions,
+  // two batched forward passes each
+  std::vector<char> finite_base(B, 0), secant_on(B, 0);
+  for (int b = 0; b < n; ++b) {
+    bool ok = std::isfinite(base.loss[b]) && !base.diag[b].nonfinite;
+    for (int i = 0; i < nv && ok; ++i) ok = std::isfinite(base.grad[size_t(b) * nv + i]);
+    finite_base[b] = ok;
+    if (secant.enabled && ok && base.diag[b].contact_steps > 0) {
+      secant_on[b] = 1;
+      ++rep.secant_rollouts;
+    }
+  }
+  std::vector<double> secant_full(B, 0.0), secant_half(B, 0.0);
+  if (rep.secant_rollouts > 0) {
+    rep.secant_checked = true;
+    rep.secant_epsilon = secant.epsilon;
+    rep.secant_tolerance = secant.tolerance;
+    for (int half_eps = 0; half_eps < 2; ++half_eps) {
+      const double e = half_eps ? 0.5 * secant.epsilon : secant.epsilon;
+      for (size_t i = 0; i < vars.size(); ++i) {
+        vp[i] = vars[i] + e * dir[i];
+        vm[i] = vars[i] - e * dir[i];
+      }
+      Evaluation ep, em;
+      problem.evaluate(vp, false, ep);
+      problem.evaluate(vm, false, em);
+      rep.forward_passes += 2;
+      for (int b = 0; b < n; ++b) (half_eps ? secant_half : secant_full)[b] = (ep.loss[b] - em.loss[b]) / (2 * e);
+    }
+  }
+
   std::vector<double> errors;
   for (int b = 0; b < n; ++b) {
     RolloutCheck rc;
@@ -165,14 +210,22 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
       }
     }
     const RolloutDiag& dg = base.diag[b];
-    bool finite = std::isfinite(rc.loss) && std::isfinite(rc.directional_adjoint) && !dg.nonfinite;
-    for (int i = 0; i < nv && finite; ++i) finite = std::isfinite(base.grad[size_t(b) * nv + i]);
+    const bool finite = finite_base[b] && std::isfinite(rc.directional_adjoint);
     // a pass: the best agreement over the ε sweep is within tolerance (the Taylor test
     // separates truncation at large ε and rounding at small ε from a real bias, which
     // shows as an error floor at every ε)
     rc.passed = finite && rc.best_error <= cfg.tolerance;
-    if (!finite) rc.labels.push_back({"nonfinite", 1, "the loss, a state or a gradient component is inf or NaN"});
-    if (finite && rc.best_error > cfg.tolerance)
+    if (!finite) {
+      // nothing else: every other label's figure would be a measure of a gradient that does not
+      // exist (the h/2 change, the float32 deviation, the horizon ratio are NaN or inf)
+      rc.labels.push_back({"nonfinite", 1, "the loss, a state or a gradient component is inf or NaN"});
+      for (const auto& l : rc.labels) rep.label_counts[l.name]++;
+      errors.push_back(rc.best_error);
+      if (!(rc.best_error <= rep.max_error)) rep.max_error = rc.best_error;
+      rep.rollouts.push_back(std::move(rc));
+      continue;
+    }
+    if (rc.best_error > cfg.tolerance)
       rc.labels.push_back({"fd_mismatch", rc.best_error,
                            "smallest relative error over the ε sweep (at ε = " + fmt(rc.best_epsilon) +
                                "), tolerance " + fmt(cfg.tolerance)});
@@ -232,8 +285,16 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
           relative_distance(run.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv, floor);
       const double l = std::fabs(base.loss[b]);
       rc.float32_loss_deviation = std::fabs(run.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
-      // NaN in the float32 run (overflow, say) fails too
-      if (!(rc.float32_deviation <= cfg.float32_tolerance)) {
+      // a float32 run that overflows (its loss or gradient inf or NaN while the float64 twin's
+      // is finite) fails as nonfinite: its deviation has no value
+      bool run_finite = std::isfinite(run.loss[b]) && !run.diag[b].nonfinite;
+      for (int i = 0; i < nv && run_finite; ++i) run_finite = std::isfinite(run.grad[size_t(b) * nv + i]);
+      if (!run_finite) {
+        rc.passed = false;
+        rc.labels.push_back({"nonfinite", 1,
+                             "the float32 run's loss, a state or a gradient component is inf or NaN (its float64 twin "
+                             "is finite): float32 overflow; run in float64"});
+      } else if (!(rc.float32_deviation <= cfg.float32_tolerance)) {
         rc.passed = false;
         rc.labels.push_back({"float32_rounding", rc.float32_deviation,
                              "‖g32 − g64‖/‖g64‖ of the run's float32 adjoint gradient against the float64 one at "
@@ -275,10 +336,45 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
         what = "|L(h/2) − L(h)| at the optimum over what the optimization gained, " + fmt(gain) +
                " (2T steps, each control held over both half steps)";
       }
-      if (!(figure <= cfg.timestep_tolerance))
+      bool half_finite = std::isfinite(half.loss[b]) && !half.diag[b].nonfinite;
+      for (int i = 0; i < nv && half_finite; ++i) half_finite = std::isfinite(half.grad[size_t(b) * nv + i]);
+      if (!half_finite)
+        rc.labels.push_back({"timestep_sensitive", 1,
+                             "the same variables at half the timestep give a loss, state or gradient that is inf or "
+                             "NaN (figure 1: the gradient changes entirely): the result depends on the "
+                             "discretization"});
+      else if (!(figure <= cfg.timestep_tolerance))
         rc.labels.push_back({"timestep_sensitive", figure,
                              what + ", tolerance " + fmt(cfg.timestep_tolerance) +
                                  ": the result depends on the discretization (stiff contact, chatter, chaos)"});
+    }
+    if (secant_on[b]) {
+      rc.secant_slope = (4 * secant_half[b] - secant_full[b]) / 3;
+      // the floor: the directional slope a gradient of this length has along a random unit
+      // direction, ‖D∇L‖/√n (so an unlucky d nearly orthogonal to ∇L does not inflate the figure),
+      // abs_tolerance, and at an optimum (∇L ~ 0 by construction) ‖∇L‖ where the run started
+      double scaled2 = 0;
+      for (int i = 0; i < nv; ++i) {
+        const double gi = base.grad[size_t(b) * nv + i] * std::max(std::fabs(vars[size_t(b) * nv + i]), 1.0);
+        scaled2 += gi * gi;
+      }
+      double floor = std::max(std::sqrt(scaled2 / std::max(nv, 1)), cfg.abs_tolerance);
+      if (start_gradient_norm && size_t(b) < start_gradient_norm->size())
+        floor = std::max(floor, (*start_gradient_norm)[size_t(b)]);
+      const double ad = rc.directional_adjoint;
+      if (std::isfinite(rc.secant_slope)) {
+        rc.secant_mismatch =
+            std::fabs(rc.secant_slope - ad) / std::max({std::fabs(rc.secant_slope), std::fabs(ad), floor});
+        if (rc.secant_mismatch > secant.tolerance)
+          rc.labels.push_back({"secant_mismatch", rc.secant_mismatch,
+                               "|S − ∇L·d| / max(|S|, |∇L·d|, " + fmt(floor) + ") with ∇L·d = " + fmt(ad) +
+                                   " and S = " + fmt(rc.secant_slope) +
+                                   ", the loss's slope over ±" + fmt(secant.epsilon) +
+                                   " along d (Richardson from ε and ε/2), tolerance " + fmt(secant.tolerance) +
+                                   ": the gradient does not give the loss's slope at this scale (a contact law "
+                                   "whose derivative is biased at every timestep, or a loss rough at this scale)"});
+      }
+      rep.secant_max_mismatch = std::max(rep.secant_max_mismatch, rc.secant_mismatch);
     }
     for (const auto& l : rc.labels) rep.label_counts[l.name]++;
     if (rc.passed) ++rep.passed;
@@ -345,6 +441,8 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
                                                                                       {"largest_abs", c.reversals.largest}})},
                     {"timestep_gradient_change", c.timestep_gradient_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_gradient_change)},
                     {"timestep_loss_change", c.timestep_loss_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_loss_change)},
+                    {"secant_slope", c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_slope)},
+                    {"secant_mismatch", c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_mismatch)},
                     {"passed", c.passed},
                     {"labels", labels}});
   }
@@ -372,6 +470,22 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
                        "|L(h/2) - L(h)| / (the optimization's gain |L(start) - L(optimum)|) instead; "
                        "timestep_sensitive when the measure exceeds the tolerance (a label, not a failure)"}};
     if (r.timestep_on_gain) j["timestep_check"]["gain_moved"] = gain;
+  }
+  if (r.secant_checked) {
+    nlohmann::json mismatch = nlohmann::json::array();
+    for (const auto& c : r.rollouts)
+      mismatch.push_back(c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_mismatch));
+    j["secant_check"] = {
+        {"rollouts", r.secant_rollouts},
+        {"epsilon", r.secant_epsilon},
+        {"tolerance", r.secant_tolerance},
+        {"max", r.secant_max_mismatch},
+        {"mismatch", mismatch},
+        {"rollouts_labelled", r.label_counts.count("secant_mismatch") ? r.label_counts.at("secant_mismatch") : 0},
+        {"definition", "on rollouts with contact: S(e) = (L(v + e d) - L(v - e d)) / (2e) along the check's direction "
+                       "d, S = (4 S(e/2) - S(e)) / 3, mismatch |S - grad.d| / max(|S|, |grad.d|, ||D grad||/sqrt(n), "
+                       "abs_tolerance, at an optimum ||grad at the start||); secant_mismatch when it exceeds the "
+                       "tolerance (a label, not a failure)"}};
   }
   if (r.float32_compared) {
     nlohmann::json dev = nlohmann::json::array(), loss_dev = nlohmann::json::array();

@@ -3,6 +3,7 @@
 // labels by physical cause, each with the figure that triggered it.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,34 @@
 #include "problem/problem.h"
 
 namespace steer {
+
+// The secant check (label secant_mismatch, docs/validation.md): on rollouts with contact, the
+// gradient's directional derivative ∇L·d against the slope of the loss over a wide,
+// physical-scale ε along the same direction d, Richardson-extrapolated from the secants at ε and
+// ε/2 so that a smooth loss's curvature cancels to O(ε⁴):
+//   S(ε) = (L(v + εd) − L(v − εd))/(2ε),   S_w = (4 S(ε/2) − S(ε))/3.
+// A time-discretized contact law can have a derivative that agrees with finite differences of
+// its own forward pass (the FD check passes) and still miss the slope of the loss by O(1)
+// whatever h: the loss is then a sawtooth of O(h) teeth around the right slope. The FD check's
+// ε resolves single teeth; ε here spans many.
+// Settings under validation: secant_check (bool), secant_epsilon (ε, in the direction's
+// scaled units), secant_tolerance (parse_secant_check reads them).
+struct SecantCheckConfig {
+  bool enabled = true;
+  // ε [scaled variable units]: d is a unit vector in the variables scaled by max(|v_i|, 1), so
+  // 0.05 moves a 0.5 m drop height by ~3.5 cm in two variables: some ten impact steps at
+  // h = 1 ms and v_c = 3 m/s, where one tooth is v_c h = 3 mm
+  double epsilon = 0.05;
+  // |S_w − ∇L·d| / max(|S_w|, |∇L·d|, ‖D∇L‖/√n, floor) above this is labelled: a bias that
+  // does not shrink with h is of order one, an O(h) discretization error where the motion is
+  // resolved stays well under it (docs/validation.md, secant_mismatch, gives the figures)
+  double tolerance = 0.2;
+};
+
+// reads validation.secant_check, secant_epsilon ((0, 1]) and secant_tolerance (> 0) from the
+// validation object into sc (ConfigError naming the key otherwise)
+void parse_secant_check(const JsonObject& validation, SecantCheckConfig& sc);
+nlohmann::json secant_check_json(const SecantCheckConfig& sc);  // the effective config's keys
 
 struct Label {
   std::string name;    // fd_mismatch, contact_mode_switch, gradient_vanishing, ...
@@ -37,6 +66,9 @@ struct RolloutCheck {
   // of the same variables at half the timestep; −1 when not measured
   double timestep_gradient_change = -1, timestep_loss_change = -1;
   double timestep_gain_moved = -1;  // |L_{h/2} − L_h| / the optimization's gain (optima only)
+  // the secant check: S_w of the loss over ±secant ε (SecantCheckConfig) and its mismatch with
+  // ∇L·d; NaN / −1 when not measured (no contact, check off, non-finite rollout)
+  double secant_slope = std::nan(""), secant_mismatch = -1;
   VelocityReversals reversals;  // the velocity that turns back most often (chatter count)
   bool passed = false;
   std::vector<Label> labels;
@@ -58,6 +90,9 @@ struct ValidationReport {
   bool timestep_checked = false;
   bool timestep_on_gain = false;  // the figure is timestep_gain_moved, not the gradient change
   double timestep_tolerance = 0, timestep_max_change = 0, timestep_median_change = 0;
+  bool secant_checked = false;  // some checked rollout had contact and the check is on
+  double secant_epsilon = 0, secant_tolerance = 0, secant_max_mismatch = 0;
+  int secant_rollouts = 0;  // rollouts measured (those with contact)
 };
 
 // relative error |fd − ad| / max(|fd|, |ad|, atol): absolute below atol
@@ -79,11 +114,18 @@ double relative_error(double fd, double ad, double atol);
 // depends on h.
 // start_gradient_norm, when given (per rollout, ‖∇L‖ where the optimization started), also scales
 // the float32 deviation: at an optimum ‖g64‖ ~ 0 and the float32 gradient is rounding of the
-// size float32 resolves near it, so ‖g32 − g64‖ is measured against max(‖g64‖, ‖∇L(start)‖).
+// size float32 resolves near it, so ‖g32 − g64‖ is measured against max(‖g64‖, ‖∇L(start)‖);
+// and likewise the secant check's mismatch.
+// secant: the secant check's settings (SecantCheckConfig; the defaults when not given). It runs
+// on the checked rollouts that touched a contact (RolloutDiag::contact_steps > 0) and costs
+// four batched forward passes, none when no checked rollout has contact.
+// A rollout whose loss, a state or a gradient component is not finite gets the nonfinite label
+// only: the other measures are figures of a gradient that does not exist.
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr,
                           const std::vector<double>* loss_gain = nullptr,
-                          const std::vector<double>* start_gradient_norm = nullptr);
+                          const std::vector<double>* start_gradient_norm = nullptr,
+                          const SecantCheckConfig& secant = SecantCheckConfig());
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);
