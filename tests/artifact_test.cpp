@@ -185,7 +185,7 @@ TEST(ArtifactTest, WorkedExampleEndToEnd) {
   EXPECT_EQ(a["units"]["parameter"]["mass"], "kg");
   EXPECT_EQ(a["units"]["state"].size(), 4u);
   EXPECT_EQ(a["units"]["control"].size(), 2u);
-  EXPECT_EQ(a["units"]["parameter"].size(), 8u);  // gravity, drag, mass, ground ×3, radius, wall position
+  EXPECT_EQ(a["units"]["parameter"].size(), 6u);
 
   // seed and initial state
   EXPECT_EQ(a["seed"]["batch"], 1);
