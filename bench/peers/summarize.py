@@ -139,7 +139,7 @@ def main():
             out.append(row + " %s | %s |" % (ident, ", ".join(lr)))
         out.append("")
         for p in sorted(glob.glob(os.path.join(folder, "st_bounce32_b*_t1.[0-9]*.json")))[:1]:
-            B = int(os.path.basename(p).split("_b")[1].split("_")[0])
+            B = int(os.path.basename(p).split("32_b")[1].split("_")[0])
             s32, w = load_runs(folder, "st_bounce32_b%d_t1" % B), load_runs(folder, "wp_b%d" % B)
             out += ["steer in float32 (Warp's precision), B = %d, 1 thread: fwd %s / %s µs, fwd+bwd %s / %s µs per rollout "
                     "(wall / CPU); Warp / steer fwd+bwd %s / %s (load %s)" % (
