@@ -2,7 +2,8 @@
 """Writes the malformed-config corpus tests/data/malformed/*.json and its manifest.
 
 Each case is a small config with one defect (syntax, depth, types, ranges, unknown or
-duplicate keys, includes, names, memory, cross-key rules, model sections). The manifest
+duplicate keys, includes, names, memory, cross-key rules, model sections, physical
+validity). The manifest
 (manifest.tsv: file, then the text stderr must contain, tab-separated) is what
 tests/reader_corpus.py checks: `steer run` exits 2, names that key, stays under 2 KB of stderr
 and writes nothing. The big cases (deep nesting, huge strings, endless files) are made by
@@ -457,6 +458,43 @@ edit("art_long_name_twice", ART, lambda j: (delp("model.include")(j), setp("mode
     {"name": "b" * 5000, "parent": "b" * 5000, "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}])(j)),
      "model.bodies[1].name")
 edit("art_newton_iterations", ART, setp("model.torque_limits", {"newton_iterations": 9}), "model.torque_limits")
+
+# ---- physical validity (src/models/articulated/inertia_check.h and the model parsers) ----
+ARM1 = {
+    "name": "corpus_arm",
+    "model": {"type": "articulated", "integrator": "euler",
+              "bodies": [{"name": "a", "joint": {}, "mass": 1.0, "fullinertia": [1, 1, 1, 0, 0, 0]},
+                         {"name": "b", "parent": "a", "pos": [0, 0, 0.5], "joint": {}, "mass": 1.0,
+                          "fullinertia": [0.1, 0.1, 0.1, 0, 0, 0]}]},
+    "simulation": {"dt": 0.002, "steps": 20},
+    "loss": {"control_effort": 1.0},
+    "variables": {"controls": {"lower": -1, "upper": 1}},
+    "optimizer": {"method": "none"},
+    "validation": {"at": ["initial"], "max_rollouts": 1},
+    "output": {"trajectory_rollouts": 1},
+}
+PHYS = [
+    ("phys_inertia_negative_diagonal", [1, 1, -0.5, 0, 0, 0]),
+    ("phys_inertia_zero", [0, 0, 0, 0, 0, 0]),
+    ("phys_inertia_triangle", [1, 1, 3, 0, 0, 0]),
+    ("phys_inertia_indefinite_offdiagonal", [1, 1, 1, 2, 0, 0]),
+    ("phys_inertia_singular_offdiagonal", [1, 1, 2, 1, 0, 0]),
+    ("phys_inertia_nan_like_huge", [1e300, 1, 1, 0, 0, 0]),
+]
+for name, inertia in PHYS:
+    edit(name, ARM1, lambda j, v=inertia: j["model"]["bodies"][1].update({"fullinertia": v}), "model.bodies[1].fullinertia")
+edit("phys_mass_negative", ARM1, lambda j: j["model"]["bodies"][1].update({"mass": -1.0}), "model.bodies[1].mass")
+edit("phys_mass_zero", ARM1, lambda j: j["model"]["bodies"][0].update({"mass": 0.0}), "model.bodies[0].mass")
+edit("phys_inertia_short", ARM1, lambda j: j["model"]["bodies"][0].update({"fullinertia": [1, 1, 1]}), "model.bodies[0].fullinertia")
+edit("phys_draw_leaves_triangle", ARM1,
+     lambda j: (j["model"]["bodies"][1].update({"fullinertia": [1, 1, 1.9, 0, 0, 0]}),
+                j.update({"batch": {"size": 4, "randomize": {"theta.inertia.diagonal": {"relative": 0.9}}}})),
+     "batch.randomize.theta.inertia.diagonal")
+
+edit("phys_rest_positions_coincide", MS,
+     lambda j: (j["model"].update({"morphology": "rest_positions"}),
+                j["model"]["robot"].update({"particles": [[0.2, 0.1], [0.2, 0.1], [0.2, 0.2], [0.3, 0.2]]})),
+     "model.robot.particles")
 
 
 def main():
