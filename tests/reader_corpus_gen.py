@@ -3,10 +3,9 @@
 
 Each case is a small config with one defect (syntax, depth, types, ranges, unknown or
 duplicate keys, includes, names, memory, cross-key rules, model sections, physical
-validity). The manifest
-(manifest.tsv: file, then the text stderr must contain, tab-separated) is what
-tests/reader_corpus.py checks: `steer run` exits 2, names that key, stays under 2 KB of stderr
-and writes nothing. The big cases (deep nesting, huge strings, endless files) are made by
+validity). The manifest (manifest.tsv: file, then the text stderr must contain,
+tab-separated) is what tests/reader_corpus.py checks: `steer run` exits 2, names that key,
+stays under 2 KB of stderr and writes nothing. The big cases (deep nesting, huge strings, endless files) are made by
 reader_corpus.py at run time instead of being committed.
 
 Run from anywhere: python3 tests/reader_corpus_gen.py (rewrites the folder's .json files and
