@@ -4,7 +4,8 @@
 //   - the loss and the gradient ∂L/∂vars of rollout 0 (the numbers a peer must reproduce),
 //   - the wall time of one forward and of one forward+backward call of the problem over the
 //     batch (one warm-up call, then repeats until --min-time has passed; best and median),
-//     and the same per rollout (divided by B); also the process CPU time of the call with the
+//     and the same per rollout (divided by B; --forward-only: the forward call alone, for peers
+//     without an adjoint); also the process CPU time of the call with the
 //     least CPU time (std::clock, summed over threads: on a shared machine the CPU time of a
 //     one-thread run is the figure least disturbed by other processes),
 //   - with --fd EPS, centered finite differences of every variable on rollout 0 in float64
