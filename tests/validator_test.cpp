@@ -693,30 +693,35 @@ TEST(Validator, SecantCheckRunsOnlyOnContactRolloutsAndCanBeTurnedOff) {
   EXPECT_EQ(q.label_counts.count("secant_mismatch"), 0u);
 }
 
-// validation.secant_check, secant_epsilon ∈ (0, 1], secant_tolerance > 0: read by
-// parse_secant_check, out-of-range values refused naming the key and the range
+// validation.secant_check, secant_epsilon ∈ (0, 1], secant_tolerance > 0: read by the config
+// parser into ValidationConfig (secant_check_of copies them), written to the effective config,
+// out-of-range values refused naming the key
 TEST(Validator, SecantCheckSettingsAreReadAndRangeChecked) {
-  SecantCheckConfig sc;
-  const nlohmann::json ok = {{"secant_check", false}, {"secant_epsilon", 0.1}, {"secant_tolerance", 0.5}};
-  JsonObject v(ok, "validation");
-  parse_secant_check(v, sc);
-  v.finish();  // every key read
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/projectile.json");
+  const nlohmann::json base = nlohmann::json::parse(f);
+  nlohmann::json j = base;
+  j["validation"]["secant_check"] = false;
+  j["validation"]["secant_epsilon"] = 0.1;
+  j["validation"]["secant_tolerance"] = 0.5;
+  const ExperimentConfig c = parse_config(j);
+  const SecantCheckConfig sc = secant_check_of(c.validation);
   EXPECT_FALSE(sc.enabled);
   EXPECT_EQ(sc.epsilon, 0.1);
   EXPECT_EQ(sc.tolerance, 0.5);
-  EXPECT_EQ(secant_check_json(sc), ok);
-  SecantCheckConfig def;
-  const nlohmann::json empty = nlohmann::json::object();
-  parse_secant_check(JsonObject(empty, "validation"), def);
+  const nlohmann::json eff = c.to_json()["validation"];
+  EXPECT_EQ(eff["secant_check"], false);
+  EXPECT_EQ(eff["secant_epsilon"], 0.1);
+  EXPECT_EQ(eff["secant_tolerance"], 0.5);
+  const SecantCheckConfig def = secant_check_of(parse_config(base).validation);
   EXPECT_TRUE(def.enabled);
   EXPECT_EQ(def.epsilon, 0.05);
   EXPECT_EQ(def.tolerance, 0.2);
   for (const auto& [key, bad] : {std::pair<std::string, nlohmann::json>{"secant_epsilon", 0.0},
                                  {"secant_epsilon", 1.5}, {"secant_tolerance", -1.0}, {"secant_check", "yes"}}) {
-    const nlohmann::json j = {{key, bad}};
-    SecantCheckConfig s;
+    nlohmann::json jb = base;
+    jb["validation"][key] = bad;
     try {
-      parse_secant_check(JsonObject(j, "validation"), s);
+      parse_config(jb);
       ADD_FAILURE() << key << " = " << bad << " accepted";
     } catch (const ConfigError& err) {
       EXPECT_NE(std::string(err.what()).find("validation." + key), std::string::npos) << err.what();

@@ -420,6 +420,9 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.timestep_check = v.boolean("timestep_check", vc.timestep_check);
   vc.timestep_tolerance = v.number("timestep_tolerance", vc.timestep_tolerance, Range::positive());
   vc.chatter_fraction = v.number("chatter_fraction", vc.chatter_fraction, Range::closed(0, 1));
+  vc.secant_check = v.boolean("secant_check", vc.secant_check);
+  vc.secant_epsilon = v.number("secant_epsilon", vc.secant_epsilon, Range{0, 1, true, false});
+  vc.secant_tolerance = v.number("secant_tolerance", vc.secant_tolerance, Range::positive());
   v.finish();
   if (vc.enabled && c.variables.empty())
     config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
@@ -843,7 +846,10 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"float32_tolerance", validation.float32_tolerance},
                      {"timestep_check", validation.timestep_check},
                      {"timestep_tolerance", validation.timestep_tolerance},
-                     {"chatter_fraction", validation.chatter_fraction}};
+                     {"chatter_fraction", validation.chatter_fraction},
+                     {"secant_check", validation.secant_check},
+                     {"secant_epsilon", validation.secant_epsilon},
+                     {"secant_tolerance", validation.secant_tolerance}};
   j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
                  {"json_trajectory_points", output.json_trajectory_points}};

@@ -112,6 +112,11 @@ struct ValidationConfig {
   // (VelocityReversals) oscillates with a period of ≤ 2/fraction steps (8 at 0.25), which the
   // timestep does not resolve; 0 turns the count off
   double chatter_fraction = 0.25;
+  // secant_mismatch (src/validate/validator.h, SecantCheckConfig): the gradient against a
+  // secant of the loss over a wide ε on contact rollouts; ε in the direction's scaled units
+  bool secant_check = true;
+  double secant_epsilon = 0.05;
+  double secant_tolerance = 0.2;
   // what the chatter label's detail suggests for this model (set by parse_config; empty: nothing)
   std::string chatter_remedy;
 };

@@ -168,7 +168,8 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   if (c.validation.timestep_check && !half_step) half_step = std::make_unique<HalfStepProblem>(c64, backend, c.threads);
   ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
                                   stage == "final" && !gains.empty() ? &gains : nullptr,
-                                  stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr);
+                                  stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
+                                  secant_check_of(c.validation));
   out.check_passed = out.check_passed && rep.all_passed();
   for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
   nlohmann::json j = to_json(rep, listed);

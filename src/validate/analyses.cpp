@@ -55,8 +55,10 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
         c64.precision = "float64";
         p64 = make_problem(c64, backend, ct.threads);
       }
-      ValidationReport rep = p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get())
-                                 : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T));
+      ValidationReport rep = p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get(),
+                                            nullptr, nullptr, nullptr, secant_check_of(c.validation))
+                                 : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T), nullptr,
+                                            nullptr, nullptr, nullptr, secant_check_of(c.validation));
       for (const auto& [k, n] : rep.label_counts) here[k] += n, labels[k] += n;
       row["validation"] = to_json(rep, 8);
       row["max_relative_error"] = rep.max_error;

@@ -12,14 +12,12 @@
 
 namespace steer {
 
-void parse_secant_check(const JsonObject& v, SecantCheckConfig& sc) {
-  sc.enabled = v.boolean("secant_check", sc.enabled);
-  sc.epsilon = v.number("secant_epsilon", sc.epsilon, Range{0, 1, true, false});
-  sc.tolerance = v.number("secant_tolerance", sc.tolerance, Range::positive());
-}
-
-nlohmann::json secant_check_json(const SecantCheckConfig& sc) {
-  return {{"secant_check", sc.enabled}, {"secant_epsilon", sc.epsilon}, {"secant_tolerance", sc.tolerance}};
+SecantCheckConfig secant_check_of(const ValidationConfig& v) {
+  SecantCheckConfig sc;
+  sc.enabled = v.secant_check;
+  sc.epsilon = v.secant_epsilon;
+  sc.tolerance = v.secant_tolerance;
+  return sc;
 }
 
 double relative_error(double fd, double ad, double atol) {

@@ -25,7 +25,7 @@ namespace steer {
 // whatever h: the loss is then a sawtooth of O(h) teeth around the right slope. The FD check's
 // ε resolves single teeth; ε here spans many.
 // Settings under validation: secant_check (bool), secant_epsilon (ε, in the direction's
-// scaled units), secant_tolerance (parse_secant_check reads them).
+// scaled units), secant_tolerance (ValidationConfig holds them; secant_check_of copies them).
 struct SecantCheckConfig {
   bool enabled = true;
   // ε [scaled variable units]: d is a unit vector in the variables scaled by max(|v_i|, 1), so
@@ -38,10 +38,8 @@ struct SecantCheckConfig {
   double tolerance = 0.2;
 };
 
-// reads validation.secant_check, secant_epsilon ((0, 1]) and secant_tolerance (> 0) from the
-// validation object into sc (ConfigError naming the key otherwise)
-void parse_secant_check(const JsonObject& validation, SecantCheckConfig& sc);
-nlohmann::json secant_check_json(const SecantCheckConfig& sc);  // the effective config's keys
+// the secant check's settings of a config's validation section
+SecantCheckConfig secant_check_of(const ValidationConfig& validation);
 
 struct Label {
   std::string name;    // fd_mismatch, contact_mode_switch, gradient_vanishing, ...
