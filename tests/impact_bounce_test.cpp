@@ -353,7 +353,9 @@ TEST(ImpactBounce, FullGradientWithFrictionAndDampingMatchesDualAndFiniteDiffere
     // the impact law's own parameters are live: μ, v_ε and (bouncing) e and y_g
     EXPECT_NE(hand[nx + m.p_global(MassSpring::kFriction)], 0.0);
     EXPECT_NE(hand[nx + m.p_global(MassSpring::kGroundHeight)], 0.0);
-    if (c.e > 0) EXPECT_NE(hand[nx + m.p_global(MassSpring::kRestitution)], 0.0);
+    if (c.e > 0) {
+      EXPECT_NE(hand[nx + m.p_global(MassSpring::kRestitution)], 0.0);
+    }
   }
 }
 

@@ -127,13 +127,13 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
     JsonObject o(bodies[b], path);
     const std::string name = o.string("name", "");
     if (name.empty()) config_fail(o.key_path("name"), "required: a unique body name");
-    if (body_index.count(name)) config_fail(o.key_path("name"), "'" + name + "' is used twice");
+    if (body_index.count(name)) config_fail(o.key_path("name"), "'" + excerpt(name) + "' is used twice");
     const std::string par = o.string("parent", "world");
     int pi = -1;
     if (par != "world") {
       auto it = body_index.find(par);
       if (it == body_index.end())
-        config_fail(o.key_path("parent"), "'" + par + "' is not 'world' or an earlier body (list parents before children)");
+        config_fail(o.key_path("parent"), "'" + excerpt(par) + "' is not 'world' or an earlier body (list parents before children)");
       pi = it->second;
     }
     const int bi = int(b);
@@ -225,7 +225,7 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   tl.finish();
   JsonObject tip = m.object("tip");
   const std::string tb = tip.string("body", names.bodies.back());
-  if (!body_index.count(tb)) config_fail(tip.key_path("body"), "'" + tb + "' is not a body of model.bodies");
+  if (!body_index.count(tb)) config_fail(tip.key_path("body"), "'" + excerpt(tb) + "' is not a body of model.bodies");
   a.tip_body = body_index[tb];
   std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
@@ -272,8 +272,8 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta, 
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   for (int b = 0; b < a.n_bodies; ++b) {
     const std::string body = "model.bodies[" + std::to_string(b) + "]";
-    const std::string where = "body '" + names.bodies[b] + "'" +
-                              (names.included_from.empty() ? std::string() : " (model.include '" + names.included_from + "')");
+    const std::string where = "body '" + excerpt(names.bodies[b]) + "'" +
+                              (names.included_from.empty() ? std::string() : " (model.include '" + excerpt(names.included_from) + "')");
     const int qm = a.p_body(b, Articulated::kMass);
     // the range check covers one slot; this repeats it so that a body is judged whole
     if (!(theta[qm] > 0) || !std::isfinite(theta[qm])) {

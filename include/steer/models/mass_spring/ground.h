@@ -203,7 +203,7 @@ template <class S, class XIn, class PIn, class XOut>
 STEER_HD void MassSpring::integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
   const S h = S(dt);
   const S yg = S(p[p_global(kGroundHeight)]);
-  ImpactStep<S> st;
+  ImpactStep<S> st{};  // slots past dim stay zero
   impact_step<S>(i, x, p, vstar, st);
   const S rest = S(1) - st.s;
   const S vy = st.clamp ? S(0) : st.vpp[1];
@@ -235,7 +235,7 @@ STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const
     return;
   }
   const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
-  ImpactStep<S> st;
+  ImpactStep<S> st{};  // slots past dim stay zero
   impact_step<S>(i, x, p, vstar, st);
   const S rest = S(1) - st.s;
   S adj_rest = S(0), adj_s = S(0), adj_damp = S(0), adj_decay = S(0), adj_yg = S(0), adj_e = S(0);
