@@ -207,7 +207,8 @@ void optimize_stage(RunState& run) {
     auto progress = [&](int it, double mean) {
       if (!o.progress) return;
       auto now = clock::now();
-      if (std::chrono::duration<double>(now - last).count() < 1.0 && it != c.optimizer.iterations) return;
+      // the first iteration, then about once a second, and the last
+      if (std::chrono::duration<double>(now - last).count() < 1.0 && it != 0 && it != c.optimizer.iterations) return;
       last = now;
       std::cerr << "steer: iteration " << it << "/" << c.optimizer.iterations << "  mean loss " << fmt(mean, 8) << "\n";
     };
