@@ -292,12 +292,16 @@ def part_kill():
         time.sleep(rng.uniform(0.05, 0.9) * durations[n])
         p.kill()
         p.wait()
-        cks = [e for e in folders(out) if e.endswith(".checkpoint")]
-        if p.returncode == 0:
-            # it finished before the kill: its artifact must be the reference's
+        # a run killed after it published its artifact (before it removed its checkpoint, or
+        # before it exited) finished: its artifact must be the reference's
+        if published(out) != before:
             same_artifact(refs[n], new_folder(out, before), f"{n} finished before the kill")
+            for e in folders(out):
+                if e.endswith(".checkpoint"):
+                    shutil.rmtree(os.path.join(out, e))
             restarted += 1
             continue
+        cks = [e for e in folders(out) if e.endswith(".checkpoint")]
         if not cks:
             restarted += 1  # killed before its first checkpoint: nothing to resume
             continue
@@ -309,10 +313,14 @@ def part_kill():
             time.sleep(rng.uniform(0.05, 0.5) * durations[n])
             p2.kill()
             p2.wait()
-            if p2.returncode == 0:
+            if published(out) != before:
                 same_artifact(refs[n], new_folder(out, before), f"{n} resumed once")
+                if os.path.exists(ck):
+                    shutil.rmtree(ck)
                 resumed += 1
                 continue
+            if not os.path.exists(ck):
+                fail(f"{n}: the checkpoint vanished without an artifact")
             double_kills += 1
         r = run(["run", config(n), "--out", out, "--resume", ck, "--quiet"])
         if r.returncode != 0:
