@@ -1,6 +1,7 @@
 #include "config/json_reader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace steer {
@@ -13,6 +14,12 @@ std::string fmt(double v) {
   return s.str();
 }
 }  // namespace
+
+std::string number_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
 
 std::string Range::describe() const {
   return std::string(lo_open ? "(" : "[") + fmt(lo) + ", " + fmt(hi) + (hi_open ? ")" : "]");

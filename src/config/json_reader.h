@@ -27,6 +27,8 @@ constexpr std::size_t kMaxConfigErrorBytes = 1500;
 // followed by "…" when cut; control characters are shown escaped (\n, \u001b) so that a value
 // cannot move the cursor or recolour the terminal
 std::string excerpt(const std::string& s, std::size_t max_bytes = 60);
+// a number for a message, to 9 significant digits (%.9g): enough to tell two limits apart
+std::string number_text(double v);
 
 // a closed interval with optional open ends, used to check and to describe a range
 struct Range {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+
+#include "config/json_reader.h"
 #include <random>
 #include <type_traits>
 
@@ -14,11 +16,6 @@ namespace steer {
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
 
 // what set some slots of a rollout away from their nominal values: a batch entry (sweep or
 // draw), the perturbation's scaling, or a variable's bounds projecting the start
@@ -34,7 +31,7 @@ std::vector<Source> sources_of(const ExperimentConfig& c) {
   for (const auto& o : c.overrides)
     src.push_back({std::string("batch.") + (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name, "", o.is_state, o.indices});
   for (const auto& [i, f] : c.theta_scale)
-    src.push_back({"perturb.relative", "(" + c.perturb.name + " scaled by " + num(f) + ")", false, {i}});
+    src.push_back({"perturb.relative", "(" + c.perturb.name + " scaled by " + number_text(f) + ")", false, {i}});
   return src;
 }
 
@@ -91,7 +88,7 @@ void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, con
       const std::string& name = is_state ? c.info.state_names[size_t(i)] : c.info.param_names[size_t(i)];
       const std::string& unit = is_state ? c.info.state_units[size_t(i)] : c.info.param_units[size_t(i)];
       const Blame who = blame(src, is_state, {i});
-      config_fail(who.key, rollouts_note(first, count, B) + " reaches " + name + " = " + num(v) + " " + unit +
+      config_fail(who.key, rollouts_note(first, count, B) + " reaches " + name + " = " + number_text(v) + " " + unit +
                                ", outside its range " + range.describe() + who.note + "; refused before any simulation");
     }
   }
@@ -185,7 +182,7 @@ void check_physical_inputs(const ExperimentConfig& c, bool compare) {
         t = p;
       }
       if (here)
-        src.push_back({"variables." + v.name, "(its bounds [" + num(v.lower) + ", " + num(v.upper) + "] move the start)", false, {v.index}});
+        src.push_back({"variables." + v.name, "(its bounds [" + number_text(v.lower) + ", " + number_text(v.upper) + "] move the start)", false, {v.index}});
       moved = moved || here;
     }
     if (moved) check_batch_physical(c, b, src);

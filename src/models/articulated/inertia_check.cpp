@@ -1,20 +1,16 @@
 #include "models/articulated/inertia_check.h"
 
 #include <cmath>
-#include <cstdio>
+
+#include "config/json_reader.h"
 
 namespace steer {
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
 
 std::string moments(const std::array<double, 3>& e) {
-  return "(" + num(e[0]) + ", " + num(e[1]) + ", " + num(e[2]) + ") kg*m^2";
+  return "(" + number_text(e[0]) + ", " + number_text(e[1]) + ", " + number_text(e[2]) + ") kg*m^2";
 }
 
 }  // namespace
@@ -66,12 +62,12 @@ std::string inertia_violation(const double I[6]) {
   const double trace = std::fabs(I[0]) + std::fabs(I[1]) + std::fabs(I[2]);
   const double floor = kInertiaPositiveTolerance * trace;
   if (!(e[0] > floor))
-    return "inertia is not positive definite: eigenvalues " + moments(e) + "; the smallest must exceed " + num(kInertiaPositiveTolerance) +
-           " x trace = " + num(floor);
+    return "inertia is not positive definite: eigenvalues " + moments(e) + "; the smallest must exceed " + number_text(kInertiaPositiveTolerance) +
+           " x trace = " + number_text(floor);
   const double slack = kInertiaTriangleTolerance * trace;
   if (!(e[0] + e[1] >= e[2] - slack))
     return "inertia violates the triangle inequality: I1 + I2 < I3 (principal moments " + moments(e) + ", I1 + I2 - I3 = " +
-           num(e[0] + e[1] - e[2]) + " below the tolerance -" + num(kInertiaTriangleTolerance) + " x trace = -" + num(slack) + ")";
+           number_text(e[0] + e[1] - e[2]) + " below the tolerance -" + number_text(kInertiaTriangleTolerance) + " x trace = -" + number_text(slack) + ")";
   return "";
 }
 

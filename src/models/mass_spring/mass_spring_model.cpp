@@ -3,6 +3,8 @@
 // rest-position morphology's ties, problem factory and registration; the model section's
 // parser and slot table are in config_mass_spring.cpp.
 #include <cmath>
+
+#include "config/json_reader.h"
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,11 +21,6 @@ namespace {
 
 const MassSpringSetup& setup(const ExperimentConfig& c) { return c.model_state<MassSpringSetup>(); }
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
 
 // ModelDef::check_physical. Each slot's range keeps masses, stiffnesses, damping and rest
 // lengths positive; what no single slot holds is the rest-position morphology's rest length
@@ -45,7 +42,7 @@ bool check_physical(const ExperimentConfig& c, const double* theta, PhysicalViol
     if (range.contains(l0)) continue;
     v.key = "model.robot.particles";
     v.what = "spring[" + std::to_string(s) + "] between particle[" + std::to_string(a) + "] and particle[" + std::to_string(b) +
-             "] has the rest length |P_b - P_a| = " + num(l0) + " m from their rest positions (model.morphology "
+             "] has the rest length |P_b - P_a| = " + number_text(l0) + " m from their rest positions (model.morphology "
              "\"rest_positions\"), outside " + range.describe() + " m";
     v.slots.clear();
     for (int d = 0; d < m.dim; ++d) v.slots.push_back(m.p_rest_position(a) + d), v.slots.push_back(m.p_rest_position(b) + d);
