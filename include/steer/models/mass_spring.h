@@ -1,6 +1,7 @@
 // Mass-spring soft robot in 2D or 3D: particles joined by damped springs, some of them
 // actuated (their target length oscillates), under gravity and velocity damping, over a
-// compliant ground with smoothed Coulomb friction; symplectic Euler.
+// compliant ground with smoothed Coulomb friction; symplectic Euler, or backward Euler solved
+// by Newton's method (integrator kBackwardEuler: implicit.h states that step and its adjoint).
 //
 // state x = (positions [m] (N·dim), velocities [m/s] (N·dim)); particle i's position at
 //           i·dim, its velocity at N·dim + i·dim; axis 1 (y) is vertical.
@@ -57,7 +58,8 @@
 // bit). Other paths fall back to step / adj_step.
 //
 // The parts, one algorithm per header (models/mass_spring/): model.h (data, layout, tape
-// types, declarations), actuation.h, springs.h, ground.h, step.h, step_solo.h, diagnostics.h.
+// types, declarations), actuation.h, springs.h, ground.h, step.h, step_solo.h, implicit.h,
+// diagnostics.h.
 #pragma once
 
 #include "steer/models/mass_spring/model.h"
@@ -65,5 +67,6 @@
 #include "steer/models/mass_spring/springs.h"
 #include "steer/models/mass_spring/ground.h"
 #include "steer/models/mass_spring/step.h"
+#include "steer/models/mass_spring/implicit.h"
 #include "steer/models/mass_spring/step_solo.h"
 #include "steer/models/mass_spring/diagnostics.h"

@@ -163,6 +163,39 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   s.model.rest_from_positions =
       m.choice("morphology", "rest_lengths", {"rest_lengths", "rest_positions"}) == "rest_positions";
   s.topology = pack_topology(s.robot);
+  // the integrator: symplectic Euler (explicit), or backward Euler solved by Newton's method
+  // (include/steer/models/mass_spring/implicit.h), which needs the robot to fit its band storage
+  const std::string integ = m.choice("integrator", "symplectic_euler", {"symplectic_euler", "backward_euler"});
+  s.model.integrator = integ == "backward_euler" ? MassSpring::kBackwardEuler : MassSpring::kSymplecticEuler;
+  if (m.has("newton_iterations") && s.model.integrator != MassSpring::kBackwardEuler)
+    config_fail(m.key_path("newton_iterations"), "applies to model.integrator \"backward_euler\" only");
+  s.model.newton_iterations = int(m.integer("newton_iterations", 40, 1, 500));
+  if (s.model.integrator == MassSpring::kBackwardEuler) {
+    if (s.model.impact)
+      config_fail(m.key_path("integrator"), "\"backward_euler\" needs model.ground.type \"penalty\" or \"none\" "
+                                            "(the impact ground steps by time of impact)");
+    MassSpring probe = s.model;
+    probe.topo = s.topology.data();
+    const int N = probe.n_particles, D = probe.dim, bw = probe.implicit_band();
+    switch (probe.implicit_fits()) {
+      case 1:
+        config_fail(m.key_path("integrator"), "\"backward_euler\" takes at most " +
+                                                  std::to_string(MassSpring::kImplicitDofs) + " particle coordinates "
+                                                  "(particles x dim); this robot has " + std::to_string(N * D));
+      case 2:
+        config_fail(m.key_path("integrator"), "\"backward_euler\" takes at most " +
+                                                  std::to_string(MassSpring::kImplicitSprings) + " springs; this robot has " +
+                                                  std::to_string(probe.n_springs));
+      case 3:
+        config_fail(m.key_path("integrator"),
+                    "\"backward_euler\" stores the Hessian's band in at most " + std::to_string(MassSpring::kImplicitBand) +
+                        " entries, (particles x dim) x (bandwidth + 1) = " + std::to_string(N * D) + " x " +
+                        std::to_string(bw + 1) + " here (bandwidth = dim x (largest |a - b| over springs + 1) - 1); "
+                        "number the particles so that springs join nearby indices, or use fewer particles");
+      default:
+        break;
+    }
+  }
   c.info = mass_spring_info(s.model);
   const auto& R = c.info.param_ranges;
   const MassSpring& ms = s.model;

@@ -80,7 +80,8 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["phases"] = ms.n_phases;
   m["ground"] = !ms.ground ? "none" : ms.impact ? "impact" : "penalty";
   m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
-  m["integrator"] = "symplectic_euler";
+  m["integrator"] = ms.integrator == MassSpring::kBackwardEuler ? "backward_euler" : "symplectic_euler";
+  if (ms.integrator == MassSpring::kBackwardEuler) m["newton_iterations"] = ms.newton_iterations;
   nlohmann::json sp = nlohmann::json::array();
   for (const auto& q : robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
   nlohmann::json pt = nlohmann::json::array();
@@ -106,7 +107,9 @@ std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind back
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
-std::string chatter_remedy(const ExperimentConfig&, const std::string& smaller_dt) {
+std::string chatter_remedy(const ExperimentConfig& c, const std::string& smaller_dt) {
+  if (setup(c).model.integrator == MassSpring::kSymplecticEuler && !setup(c).model.impact)
+    return smaller_dt + ", softer springs or ground (model.robot, model.ground), or model.integrator \"backward_euler\"";
   return smaller_dt + ", or softer springs or ground (model.robot, model.ground)";
 }
 

@@ -7,6 +7,7 @@
 //   ground.h       the penalty ground force, the time-of-impact step, and their adjoints
 //   step.h         the lane-strided step x_{k+1} = f(k, x_k, u_k, θ) and its vector-Jacobian product
 //   step_solo.h    the one-lane step and adjoint, with the optional step tape
+//   implicit.h     the backward-Euler step (Newton on the step's potential) and its adjoint
 //   diagnostics.h  contacts, centre of mass, energy
 //
 // state x = (positions [m] (N·dim), velocities [m/s] (N·dim)); θ: per spring (k, c, L0, α), per
@@ -44,6 +45,11 @@ struct MassSpring {
   bool ground = true;
   bool impact = false;               // ground by time-of-impact projection instead of penalty
   bool rest_from_positions = false;  // L0_s = |P_b − P_a| from θ rest positions
+  // the time integrator: symplectic Euler (step.h, step_solo.h) or backward Euler in the
+  // velocities, solved per step by Newton's method on the step's incremental potential (implicit.h)
+  enum Integrator { kSymplecticEuler = 0, kBackwardEuler = 1 };
+  int integrator = kSymplecticEuler;
+  int newton_iterations = 40;  // most Newton iterations of one implicit step (more: the step is NaN)
 
   // topology, one int array (host or device memory, owned elsewhere):
   //   [0, S)            spring end a
@@ -159,6 +165,31 @@ struct MassSpring {
     bool above, approach, clamp;
   };
 
+  // ---- the implicit step's working storage (implicit.h) ----
+  // Fixed capacities, so that the step allocates nothing and runs in device code: the unknowns
+  // are the N·dim end-of-step velocities; the Hessian is kept as its lower band, row i holding
+  // columns i − bw .. i (bw = dim (max_s |a_s − b_s| + 1) − 1 from the particle numbering), in
+  // n (bw + 1) ≤ kImplicitBand scalars. implicit_fits() says whether a robot fits.
+  static constexpr int kImplicitDofs = 512;     // N·dim
+  static constexpr int kImplicitBand = 4096;    // N·dim·(bw + 1)
+  static constexpr int kImplicitSprings = 512;  // S
+  template <class S>
+  struct ImplicitWork {
+    S H[kImplicitBand];  // lower band of the Hessian of E, then its LDLᵀ factor (D on the diagonal)
+    S w[kImplicitDofs];  // the iterate v' [m/s]
+    S g[kImplicitDofs];  // ∇E(v') [N·s]
+    S d[kImplicitDofs];  // the Newton direction [m/s]
+    S t[kImplicitDofs];  // the line search's trial point [m/s]
+    S target[kImplicitDofs];         // e^{−ζh} v [m/s]
+    S L[kImplicitSprings];           // target lengths L_s at t_k [m]
+    S nk[3 * kImplicitSprings];      // spring directions n̂ at x_k (0 at zero length) [1]
+    S sg[kImplicitDofs / 2];         // σ(z_k) of each particle [1]
+    S load[kImplicitDofs / 2];       // friction's normal load k_g w_g softplus(z_k) [N]
+    int n = 0, bw = 0;               // unknowns, half-bandwidth
+    int iterations = 0;              // Newton iterations taken
+    bool converged = false;
+  };
+
   // ---- actuation.h ----
   template <class S, class PIn, class F>
   STEER_HD void for_each_phase(const S& t, const PIn& p, F&& f) const;
@@ -249,6 +280,25 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp, XAdj& adj_x,
                                UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+
+  // ---- implicit.h ----
+  STEER_HD int implicit_band() const;
+  STEER_HD int implicit_fits() const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void implicit_prepare(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S& scale) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S* g) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD bool implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w, bool clamp) const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                  PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
 
   // ---- diagnostics.h ----
   // ground contacts: one per particle, active while below the ground height

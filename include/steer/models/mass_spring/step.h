@@ -1,4 +1,5 @@
-// MassSpring's lane-strided step (k, x_k, u_k, θ) -> x_{k+1} and its vector-Jacobian product.
+// MassSpring's lane-strided step (k, x_k, u_k, θ) -> x_{k+1} and its vector-Jacobian product
+// (integrator kBackwardEuler: both hand over to implicit.h).
 // Symplectic Euler of length h at t = k h, per particle i:
 //   f_i  = Σ_s ±F_s n̂_s + F_ground,i                       (+ at a spring's a end, − at its b end)
 //   v*_i = e^{−ζh} v_i + h (f_i/m_i − g ŷ),  then integrate (ground.h): x' = x + h v*, v' = v*,
@@ -13,6 +14,7 @@
 #pragma once
 
 #include "steer/models/mass_spring/ground.h"
+#include "steer/models/mass_spring/implicit.h"
 #include "steer/models/mass_spring/springs.h"
 
 namespace steer {
@@ -51,6 +53,10 @@ STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, c
 // (k, x_k, u_k, θ) -> x_{k+1}
 template <class S, class XIn, class UIn, class PIn, class XOut>
 STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const {
+  if (integrator == kBackwardEuler) {
+    step_implicit<S>(k, x, u, p, xn, ln);  // implicit.h
+    return;
+  }
 #if !defined(__CUDA_ARCH__)
   if (ln.width == 1) {
     step_solo<S>(k, x, u, p, xn);
@@ -94,6 +100,10 @@ STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const U
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
 STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                                    PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
+  if (integrator == kBackwardEuler) {
+    adj_step_implicit<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);  // implicit.h
+    return;
+  }
 #if !defined(__CUDA_ARCH__)
   if (ln.width == 1 && solo_adjoint_fits<S>()) {
     adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);

@@ -189,13 +189,14 @@ void MassSpring::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PI
 }
 
 // ---- the step tape's protocol (rollout.h) ----
-// The taped path: one lane, the penalty ground (or none), at most kTapeParticles particles
+// The taped path: the explicit step (the implicit one keeps no tape: its step and adjoint run
+// from step / adj_step), one lane, the penalty ground (or none), at most kTapeParticles particles
 // and kTapeSprings springs, at most kPhaseCache phases. For floating-point S this implies
 // solo_adjoint_fits. (Other S, e.g. op_count's Counted<S>, also take it; their adj_step is the
 // strided one, whose sums run in another order.)
 template <class S>
 bool MassSpring::tape_fits() const {
-  return !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
+  return integrator == kSymplecticEuler && !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
          !(actuation == kSinusoid && n_phases > kPhaseCache);
 }
 // bytes of one step's tape with its share of the TapeStorage (rollout.h's stored forward
@@ -206,7 +207,8 @@ long long MassSpring::step_tape_bytes() const {
          (long long)n_springs * (long long)sizeof(SpringTape<S>);
 }
 // simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step_solo (with its
-// tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits
+// tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits (not the implicit step,
+// which runs rollout by rollout)
 inline bool MassSpring::packable() const { return tape_fits<double>(); }
 // host: points n tapes at their entries in st (resized to n robots' worth)
 template <class S>
