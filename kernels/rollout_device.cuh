@@ -14,6 +14,13 @@
 #include "steer/loss.h"
 #include "steer/rollout.h"
 
+// A kernel launch, written STEER_KERNEL_LAUNCH(grid, block, kernel)(args...): for nvcc the
+// triple-chevron launch kernel<<<grid, block>>>(args...) itself. The host emulation of the
+// tests (tests/cuda_emulation/cuda_runtime.h) defines it first, to run the grid on the host.
+#ifndef STEER_KERNEL_LAUNCH
+#define STEER_KERNEL_LAUNCH(grid, block, ...) __VA_ARGS__<<<grid, block>>>
+#endif
+
 namespace steer {
 namespace cuda_detail {
 
@@ -86,7 +93,13 @@ __device__ long rollout_index() {
 }
 template <int W>
 __device__ Lanes lanes_of() {
+#if defined(STEER_CUDA_EMULATION)
+  // host emulation (tests/cuda_emulation): Lanes::sync reaches the emulated __syncwarp through
+  // its host hook, so core.h is compiled the same way in every host translation unit
+  return Lanes{int(threadIdx.x % W), W, W > 1 ? ::steer_emu::sync_warp_hook : nullptr, nullptr};
+#else
   return Lanes{int(threadIdx.x % W), W};
+#endif
 }
 
 // (x0, u, θ) -> (checkpoints, L, diag) for d.count rollouts on `grid` blocks of

@@ -42,12 +42,12 @@ __global__ void backward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollo
 
 template <class KModel, class S>
 void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
-  forward_kernel<KModel, S><<<grid, kRolloutThreads>>>(m, loss, sh, d);
+  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, forward_kernel<KModel, S>)(m, loss, sh, d);
 }
 
 template <class KModel, class S, bool kReferenceAdjoint>
 void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
-  backward_kernel<KModel, S, kReferenceAdjoint><<<grid, kRolloutThreads>>>(m, loss, sh, d);
+  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, backward_kernel<KModel, S, kReferenceAdjoint>)(m, loss, sh, d);
 }
 
 }  // namespace cuda_detail

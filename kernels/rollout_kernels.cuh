@@ -123,8 +123,7 @@ __global__ void transpose_kernel(const T* in, T* out, long rows, long cols) {
 template <class T>
 void launch_transpose(const T* d_in, T* d_out, long rows, long cols) {
   if (rows == 0 || cols == 0) return;
-  transpose_kernel<T>
-      <<<transpose_grid(rows, cols), dim3(kTile, kTileRows)>>>(d_in, d_out, rows, cols);
+  STEER_KERNEL_LAUNCH(transpose_grid(rows, cols), dim3(kTile, kTileRows), transpose_kernel<T>)(d_in, d_out, rows, cols);
   STEER_CUDA_CHECK(cudaGetLastError());
 }
 

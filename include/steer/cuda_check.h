@@ -12,6 +12,9 @@ namespace steer {
 // throws if err is not cudaSuccess; the message reads "<call> failed at <file>:<line>: <error>"
 inline void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
   if (err == cudaSuccess) return;
+  // the failed call is also the runtime's last error; cleared here, it cannot resurface at the
+  // next launch check (cudaGetLastError) of a later call that goes on after this exception
+  cudaGetLastError();
   throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
                            ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
