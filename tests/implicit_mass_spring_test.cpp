@@ -13,6 +13,7 @@
 //     (first order: the error halves with dt)
 //   - the ground potential G(z) = ∫ softplus against its derivative
 //   - the warp-per-rollout branch (32 emulated lanes) against one lane
+//   - the CPU's SIMD packs give every rollout its scalar run's bits (per-lane convergence)
 //   - the Newton cap is visible (NaN), float32 runs, the config keys and their errors
 #include "steer/models/mass_spring.h"
 
@@ -27,12 +28,15 @@
 #include <thread>
 #include <vector>
 
+#include <cstring>
+
 #include "config/config.h"
 #include "config_errors.h"
 #include "gradient_suite.h"
 #include "mass_spring_draws.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "models/mass_spring/mass_spring_setup.h"
+#include "steer/cpu_backend.h"
 #include "steer/loss.h"
 #include "steer/rollout.h"
 
@@ -275,10 +279,6 @@ TEST(ImplicitMassSpring, StiffWalkerExplicitDivergesImplicitStaysBounded) {
   }
   std::printf("  most Newton iterations in a step: %d (cap %d)\n", most, im.newton_iterations);
   EXPECT_LT(most, im.newton_iterations);
-  // the implicit step keeps the tape and the SIMD packs out (step / adj_step rollout by rollout)
-  EXPECT_FALSE(im.tape_fits<double>());
-  EXPECT_FALSE(im.packable());
-  EXPECT_TRUE(ex.packable());
 }
 
 // centered FD of the rollout loss for every input with Richardson extrapolation,
@@ -558,6 +558,86 @@ TEST(ImplicitMassSpring, WarpOf32MatchesOneLane) {
   }
 }
 
+namespace {
+
+template <class R>
+bool same_bits(R a, R b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+template <class R>
+int count_bit_differences(const std::vector<R>& a, const std::vector<R>& b) {
+  int bad = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) bad += same_bits(a[i], b[i]) ? 0 : 1;
+  return bad + int(a.size() > b.size() ? a.size() - b.size() : b.size() - a.size());
+}
+
+// B rollouts of the four-cell walker, lane by lane different: stiffness 2e4 or 3e5 N/m
+// (different Newton iteration counts per lane), dropped from different heights, some starting
+// in the ground, per-lane ω
+template <class R>
+void expect_packs_match_scalar(int actuation) {
+  const Robot r = four_cells(2e4);
+  MassSpring m = implicit_model(r, actuation);
+  const int B = 11, T = 40;  // a tail group with spare lanes at every pack width up to 8
+  Batch<R> batch;
+  batch.resize(B, m.nx(), m.nu(), m.np(), T);
+  std::mt19937_64 rng(3);
+  for (int b = 0; b < B; ++b) {
+    std::vector<double> x(m.nx()), u(size_t(T) * m.nu()), p(m.np());
+    draw_mass_spring_rollout<double>(m, r, T, rng, x.data(), u.data(), p.data());
+    if (b % 2 == 1)
+      for (int s = 0; s < m.n_springs; ++s) p[m.p_stiffness(s)] *= 15.0;  // up to 3.6e5 N/m
+    if (b % 3 == 1)
+      for (int i = 0; i < m.n_particles; i += 2) x[m.x_pos(i) + 1] -= 0.004;  // 4 mm into the ground
+    p[m.p_global(MassSpring::kActuationFrequency)] = 6.0 + 0.5 * b;
+    std::transform(x.begin(), x.end(), batch.x0_of(b), [](double v) { return R(v); });
+    std::transform(u.begin(), u.end(), batch.u_of(b), [](double v) { return R(v); });
+    std::transform(p.begin(), p.end(), batch.theta_of(b), [](double v) { return R(v); });
+  }
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = 7;
+  Loss loss = com_loss();
+  loss.effort_weight = 1e-3;
+  ASSERT_TRUE(m.packable());
+  ASSERT_TRUE((use_packed_path<MassSpring, R>(m, sh, B)));
+  BatchResult<R> packed;
+  cpu_run_batch<MassSpring, R>(m, loss, sh, batch, true, packed, 2);
+  int bad = 0;
+  double gmax = 0;
+  for (int b = 0; b < B; ++b) {
+    Batch<R> one;
+    one.resize(1, m.nx(), m.nu(), m.np(), T);
+    std::copy(batch.x0_of(b), batch.x0_of(b) + m.nx(), one.x0.begin());
+    std::copy(batch.u_of(b), batch.u_of(b) + T * m.nu(), one.u.begin());
+    std::copy(batch.theta_of(b), batch.theta_of(b) + m.np(), one.theta.begin());
+    BatchResult<R> alone;
+    cpu_run_batch<MassSpring, R>(m, loss, sh, one, true, alone, 1);
+    ASSERT_TRUE(std::isfinite(double(alone.loss[0]))) << "rollout " << b;
+    EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0])) << "rollout " << b;
+    auto slice = [](const std::vector<R>& v, int b, size_t n) {
+      return std::vector<R>(v.begin() + size_t(b) * n, v.begin() + size_t(b + 1) * n);
+    };
+    bad += count_bit_differences(slice(packed.grad_x0, b, m.nx()), alone.grad_x0);
+    bad += count_bit_differences(slice(packed.grad_u, b, size_t(T) * m.nu()), alone.grad_u);
+    bad += count_bit_differences(slice(packed.grad_theta, b, m.np()), alone.grad_theta);
+    for (R g : alone.grad_theta) gmax = std::max(gmax, std::fabs(double(g)));
+  }
+  EXPECT_EQ(bad, 0) << "gradient entries whose packed bits differ from the scalar run's";
+  EXPECT_GT(gmax, 1e-6) << "all-zero gradients would make the comparison vacuous";
+}
+
+}  // namespace
+
+// the CPU's SIMD packs (cpu_packed.h) run the implicit step with per-lane convergence: every
+// rollout gets the bits of its scalar run (loss, ∂L/∂x0, ∂L/∂u, ∂L/∂θ), float64 and float32
+TEST(ImplicitMassSpring, PacksGiveTheScalarBits) {
+  std::printf("  pack width %d (%s)\n", cpu_pack_width(), cpu_pack_isa());
+  expect_packs_match_scalar<double>(MassSpring::kSinusoid);
+  expect_packs_match_scalar<double>(MassSpring::kRaw);
+  expect_packs_match_scalar<float>(MassSpring::kSinusoid);
+}
+
 // the config keys: model.integrator, model.newton_iterations, and the refusals (exit 2)
 TEST(ImplicitMassSpring, ConfigKeys) {
   using nlohmann::json;
@@ -589,14 +669,14 @@ TEST(ImplicitMassSpring, ConfigKeys) {
   bad["model"]["ground"] = {{"type", "impact"}};
   expect_config_error(bad, {"model.integrator", "penalty"});
   // springs joining particles i and 39 − i: bandwidth 2 (39 + 1) − 1 = 79, 80 coordinates x 80
-  // band entries > 4096 (the same robot numbered along the chain would have bandwidth 3)
+  // band entries > kImplicitBand (the same robot numbered along the chain would have bandwidth 3)
   bad = j;
   json parts = json::array(), springs = json::array();
   for (int i = 0; i < 40; ++i) parts.push_back({0.1 * i, 0.1});
   for (int i = 0; i < 20; ++i) springs.push_back({i, 39 - i, 0.1, 1000, 0.0});
   for (int i = 0; i + 1 < 40; ++i) springs.push_back({i, i + 1, 0.1, 1000, 0.0});
   bad["model"]["robot"] = {{"particles", parts}, {"springs", springs}};
-  expect_config_error(bad, {"model.integrator", "4096", "80 x 80"});
+  expect_config_error(bad, {"model.integrator", std::to_string(MassSpring::kImplicitBand), "80 x 80"});
 }
 
 }  // namespace steer::testing

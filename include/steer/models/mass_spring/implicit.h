@@ -39,6 +39,10 @@
 // non-positive pivot (a degenerate minimum, e.g. a buckled spring at its bifurcation) the
 // derivative does not exist and the adjoint writes NaN.
 //
+// Branches on values are lane masks and selects (core.h, simd.h), so the same code runs on the
+// CPU's SIMD packs (cpu_packed.h): each lane iterates until it has converged and is then held
+// by select while the others go on, and a lane computes exactly what its scalar run computes.
+//
 // Storage and the GPU: the Hessian's lower band (ImplicitWork, model.h) lives in the calling
 // thread's stack frame, sized by compile-time capacities, so nothing allocates. On a warp that
 // shares a rollout (LanesPerRollout = 32) the leading lane runs the whole step and adjoint and
@@ -48,11 +52,32 @@
 #pragma once
 
 #include <limits>
+#include <type_traits>
 
 #include "steer/models/mass_spring/ground.h"
 #include "steer/models/mass_spring/springs.h"
 
 namespace steer {
+
+namespace implicit_detail {
+// the real type of a scalar: double, float, a dual number's value type, a pack's lane type
+template <class S, class = void>
+struct real_of {
+  using type = std::decay_t<decltype(value_of(std::declval<S>()))>;
+};
+template <class S>
+struct real_of<S, std::enable_if_t<is_pack<S>::value>> {
+  using type = typename S::value_type;
+};
+template <class S>
+STEER_HD S abs_of(const S& a) {
+  return select(a < S(0), -a, a);
+}
+template <class S>
+STEER_HD S max_of(const S& a, const S& b) {
+  return select(a > b, a, b);
+}
+}  // namespace implicit_detail
 
 // G(z) = ∫_{−∞}^z softplus(s) ds = −Li₂(−e^z), the ground's elastic potential per k_g w_g² [1]:
 //   z ≤ 0: Li₂(x) = Σ_{n≥0} B_n u^{n+1}/(n+1)! with u = −ln(1 − x) = −softplus(z) ∈ [−ln 2, 0),
@@ -61,8 +86,8 @@ namespace steer {
 //   z > 0: G(z) = π²/6 + z²/2 − G(−z)   (the inversion Li₂(−e^z) + Li₂(−e^{−z}) = −π²/6 − z²/2)
 template <class S>
 STEER_HD S softplus_integral_of(const S& z) {
-  const bool pos = value_of(z) > 0;
-  const S zn = pos ? -z : z;
+  const auto pos = z > S(0);
+  const S zn = select(pos, -z, z);
   const S u = -softplus_of(zn);
   const S u2 = u * u;
   // B_{2k}/(2k+1)!, k = 8 .. 1, by Horner in u²
@@ -75,8 +100,7 @@ STEER_HD S softplus_integral_of(const S& z) {
   poly = poly * u2 + S(-0.0002777777777777778);
   poly = poly * u2 + S(0.027777777777777776);
   const S g = -(u - S(0.25) * u2 + u * u2 * poly);
-  if (pos) return S(1.6449340668482264) + S(0.5) * z * z - g;  // π²/6
-  return g;
+  return select(pos, S(1.6449340668482264) + S(0.5) * z * z - g, g);  // π²/6
 }
 
 namespace implicit_detail {
@@ -85,10 +109,12 @@ template <class S>
 STEER_HD S& band(S* H, int bw, int i, int j) {
   return H[i * (bw + 1) + (j - i + bw)];
 }
-// in-place banded LDLᵀ: L's strict lower band and D on the diagonal. False at a pivot not above
-// 1e-12 times its row's diagonal (not positive definite, to rounding)
+// in-place banded LDLᵀ: L's strict lower band and D on the diagonal. The mask is false (per
+// lane) where a pivot is not above 1e-12 times its row's diagonal: not positive definite, to
+// rounding. Stops early only when every lane has failed.
 template <class S>
-STEER_HD bool band_ldlt(S* H, int n, int bw) {
+STEER_HD auto band_ldlt(S* H, int n, int bw) -> decltype(S() < S()) {
+  auto ok = S(0) < S(1);
   for (int i = 0; i < n; ++i) {
     const int j0 = i - bw > 0 ? i - bw : 0;
     for (int j = j0; j < i; ++j) {
@@ -100,32 +126,28 @@ STEER_HD bool band_ldlt(S* H, int n, int bw) {
     const S diag = band(H, bw, i, i);
     S dsum = diag;
     for (int k = j0; k < i; ++k) dsum -= band(H, bw, i, k) * band(H, bw, i, k) * band(H, bw, k, k);
-    if (!(value_of(dsum) > 1e-12 * value_of(diag)) || !(value_of(diag) > 0)) return false;
+    ok = ok && (dsum > S(1e-12) * diag) && (diag > S(0));
+    if (!any_lane(ok)) return ok;
     band(H, bw, i, i) = dsum;
   }
-  return true;
+  return ok;
 }
 // b := H⁻¹ b from band_ldlt's factor
 template <class S>
-STEER_HD void band_solve(const S* Hc, int n, int bw, S* b) {
-  S* H = const_cast<S*>(Hc);
+STEER_HD void band_solve(const S* H, int n, int bw, S* b) {
   for (int i = 0; i < n; ++i) {
     const int j0 = i - bw > 0 ? i - bw : 0;
     S s = b[i];
-    for (int k = j0; k < i; ++k) s -= band(H, bw, i, k) * b[k];
+    for (int k = j0; k < i; ++k) s -= H[i * (bw + 1) + (k - i + bw)] * b[k];
     b[i] = s;
   }
-  for (int i = 0; i < n; ++i) b[i] = b[i] / band(H, bw, i, i);
+  for (int i = 0; i < n; ++i) b[i] = b[i] / H[i * (bw + 1) + bw];
   for (int i = n - 1; i >= 0; --i) {
     const int k1 = i + bw < n - 1 ? i + bw : n - 1;
     S s = b[i];
-    for (int k = i + 1; k <= k1; ++k) s -= band(H, bw, k, i) * b[k];
+    for (int k = i + 1; k <= k1; ++k) s -= H[k * (bw + 1) + (i - k + bw)] * b[k];
     b[i] = s;
   }
-}
-template <class S>
-STEER_HD S abs_of(const S& a) {
-  return value_of(a) < 0 ? -a : a;
 }
 }  // namespace implicit_detail
 
@@ -149,12 +171,11 @@ STEER_HD inline int MassSpring::implicit_fits() const {
   return 0;
 }
 
-// what stays fixed over step k's Newton iteration: e^{−ζh} v, the target lengths at t_k, the
-// lagged spring directions n̂_k and ground terms σ(z_k), N_k
+// what stays fixed over step k's Newton iteration: e^{−ζh} v, the target lengths at t_k and
+// the lagged ground terms σ(z_k), N_k (the lagged spring directions n̂_k are recomputed from x)
 template <class S, class XIn, class UIn, class PIn>
 STEER_HD void MassSpring::implicit_prepare(int k, const XIn& x, const UIn& u, const PIn& p,
                                            ImplicitWork<S>& W) const {
-  using std::sqrt;
   const S h = S(dt), t = S(dt * k);
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h);
   W.n = n_particles * dim;
@@ -167,14 +188,6 @@ STEER_HD void MassSpring::implicit_prepare(int k, const XIn& x, const UIn& u, co
     S target = rest_length<S>(s, p);
     if (actuator(s) >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb));
     W.L[s] = target;
-    S d[3], l2 = S(0);
-    for (int c = 0; c < dim; ++c) {
-      d[c] = S(x[x_pos(end_b(s)) + c]) - S(x[x_pos(end_a(s)) + c]);
-      l2 += d[c] * d[c];
-    }
-    const S l = sqrt(l2);
-    const bool live = value_of(l) > 1e-12;
-    for (int c = 0; c < dim; ++c) W.nk[3 * s + c] = live ? d[c] / l : S(0);
   }
   if (!ground) return;
   const S kg = S(p[p_global(kGroundStiffness)]), wg = S(p[p_global(kGroundSmoothing)]);
@@ -186,6 +199,23 @@ STEER_HD void MassSpring::implicit_prepare(int k, const XIn& x, const UIn& u, co
     W.load[i] = kg * wg * sp;
   }
 }
+
+namespace implicit_detail {
+// spring s's direction at x_k, n̂_k = (x_b − x_a)/ℓ_k (0 at zero length), and ℓ_k (1 there)
+template <class S, class M, class XIn>
+STEER_HD void lagged_direction(const M& m, int s, const XIn& x, S* nk, S& lk) {
+  using std::sqrt;
+  S d[3], l2 = S(0);
+  for (int c = 0; c < m.dim; ++c) {
+    d[c] = S(x[m.x_pos(m.end_b(s)) + c]) - S(x[m.x_pos(m.end_a(s)) + c]);
+    l2 += d[c] * d[c];
+  }
+  const S l = sqrt(l2);
+  const auto live = l > S(1e-12);
+  lk = select(live, l, S(1));
+  for (int c = 0; c < m.dim; ++c) nk[c] = select(live, d[c] / lk, S(0));
+}
+}  // namespace implicit_detail
 
 // E(w) up to a constant; scale receives Σ |terms|, the size its rounding is relative to [J]
 template <class S, class XIn, class PIn>
@@ -212,11 +242,13 @@ STEER_HD S MassSpring::implicit_energy(const XIn& x, const PIn& p, const Implici
   }
   for (int s = 0; s < n_springs; ++s) {
     const int a = end_a(s), b = end_b(s);
+    S nk[3], lk;
+    implicit_detail::lagged_direction(*this, s, x, nk, lk);
     S l2 = S(0), dvn = S(0);
     for (int c = 0; c < dim; ++c) {
       const S d = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
       l2 += d * d;
-      dvn += W.nk[3 * s + c] * (w[b * dim + c] - w[a * dim + c]);
+      dvn += nk[c] * (w[b * dim + c] - w[a * dim + c]);
     }
     const S st = sqrt(l2) - W.L[s];
     add(S(0.5) * S(p[p_stiffness(s)]) * st * st);
@@ -253,18 +285,21 @@ STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const Im
   }
   for (int s = 0; s < n_springs; ++s) {
     const int a = end_a(s), b = end_b(s);
+    S nk[3], lk;
+    implicit_detail::lagged_direction(*this, s, x, nk, lk);
     S d[3], l2 = S(0), dvn = S(0);
     for (int c = 0; c < dim; ++c) {
       d[c] = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
       l2 += d[c] * d[c];
-      dvn += W.nk[3 * s + c] * (w[b * dim + c] - w[a * dim + c]);
+      dvn += nk[c] * (w[b * dim + c] - w[a * dim + c]);
     }
     const S l = sqrt(l2);
-    const bool live = value_of(l) > 1e-12;
-    const S F = live ? S(p[p_stiffness(s)]) * (l - W.L[s]) : S(0);  // tension at x' [N]
-    const S Fd = S(p[p_damping(s)]) * dvn;                             // damping along n̂_k [N]
+    const auto live = l > S(1e-12);  // no tension and no direction at zero length
+    const S l_div = select(live, l, S(1));
+    const S F = select(live, S(p[p_stiffness(s)]) * (l - W.L[s]), S(0));  // tension at x' [N]
+    const S Fd = S(p[p_damping(s)]) * dvn;                                 // damping along n̂_k [N]
     for (int c = 0; c < dim; ++c) {
-      const S fa = (live ? F * d[c] / l : S(0)) + Fd * W.nk[3 * s + c];  // force on a [N]
+      const S fa = F * d[c] / l_div + Fd * nk[c];  // force on a [N]
       g[a * dim + c] -= h * fa;
       g[b * dim + c] += h * fa;
     }
@@ -287,11 +322,11 @@ STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const Im
   }
 }
 
-// assembles H(w) (clamp: compressed springs' transverse term 1 − L/ℓ' clamped at 0) into W.H
-// and factors it; false where the factor has a non-positive pivot
-template <class S, class XIn, class PIn>
-STEER_HD bool MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w,
-                                           bool clamp) const {
+// assembles H(w) into W.H and factors it; clamp (per lane): compressed springs' transverse
+// term 1 − L/ℓ' clamped at 0. The mask is false where the factor has a non-positive pivot
+template <class S, class XIn, class PIn, class Mask>
+STEER_HD Mask MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w,
+                                           const Mask& clamp) const {
   using implicit_detail::band;
   using std::sqrt;
   const int n = W.n, bw = W.bw;
@@ -301,23 +336,26 @@ STEER_HD bool MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitW
     for (int c = 0; c < dim; ++c) band(W.H, bw, i * dim + c, i * dim + c) += S(p[p_mass(i)]);
   for (int s = 0; s < n_springs; ++s) {
     const int a = end_a(s), b = end_b(s);
+    S nk[3], lk;
+    implicit_detail::lagged_direction(*this, s, x, nk, lk);
     S d[3], l2 = S(0);
     for (int c = 0; c < dim; ++c) {
       d[c] = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
       l2 += d[c] * d[c];
     }
     const S l = sqrt(l2);
-    const bool live = value_of(l) > 1e-12;
+    const auto live = l > S(1e-12);
+    const S l_div = select(live, l, S(1)), l2_div = select(live, l2, S(1));
     const S k = S(p[p_stiffness(s)]), cs = S(p[p_damping(s)]);
-    S beta = live ? S(1) - W.L[s] / l : S(0);
-    if (clamp && value_of(beta) < 0) beta = S(0);
+    S beta = select(live, S(1) - W.L[s] / l_div, S(0));
+    beta = select(clamp && beta < S(0), S(0), beta);
     // K = h² [k n̂n̂ᵀ + k β (I − n̂n̂ᵀ)] + h c n̂_k n̂_kᵀ
-    S K[3][3];
+    S K[3][3] = {};
     for (int r = 0; r < dim; ++r)
       for (int c = 0; c < dim; ++c) {
-        const S nn = live ? d[r] * d[c] / l2 : S(0);
+        const S nn = d[r] * d[c] / l2_div;
         const S eye = r == c ? S(1) : S(0);
-        K[r][c] = h * h * k * (live ? nn + beta * (eye - nn) : S(0)) + h * cs * W.nk[3 * s + r] * W.nk[3 * s + c];
+        K[r][c] = h * h * k * select(live, nn + beta * (eye - nn), S(0)) + h * cs * nk[r] * nk[c];
       }
     const int hi = a > b ? a : b, lo = a > b ? b : a;
     for (int r = 0; r < dim; ++r)
@@ -354,67 +392,75 @@ STEER_HD bool MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitW
 }
 
 // Newton's method on E from w = e^{−ζh} v; W.w the converged velocities, W.converged whether
-// it stopped at rounding within newton_iterations
+// (per lane) it stopped at rounding within newton_iterations. A pack's lanes iterate together
+// until every lane has converged or the cap is reached; a converged lane is held by select.
 template <class S, class XIn, class UIn, class PIn>
 STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const {
   using implicit_detail::abs_of;
-  using R = decltype(value_of(S()));
+  using implicit_detail::max_of;
+  using R = typename implicit_detail::real_of<S>::type;
+  using Mask = typename ImplicitWork<S>::Mask;
   const R eps = std::numeric_limits<R>::epsilon();
   implicit_prepare<S>(k, x, u, p, W);
   const int n = W.n;
   for (int q = 0; q < n; ++q) W.w[q] = W.target[q];
   // the velocity scale the rounding of w is relative to [m/s]
-  R vscale = R(dt) * R(abs_of(value_of(S(p[p_global(kGravity)]))));
-  for (int q = 0; q < n; ++q) {
-    const R a = R(abs_of(value_of(W.target[q])));
-    vscale = a > vscale ? a : vscale;
-  }
-  R prev = R(-1);
-  W.converged = false;
+  S vscale = S(dt) * abs_of(S(p[p_global(kGravity)]));
+  for (int q = 0; q < n; ++q) vscale = max_of(abs_of(W.target[q]), vscale);
+  S prev = S(-1);
+  const Mask none = S(1) < S(0);
+  Mask done = none;
   W.iterations = 0;
-  for (int it = 1; it <= newton_iterations; ++it) {
+  for (int it = 1; it <= newton_iterations && any_lane(!done); ++it) {
     W.iterations = it;
     implicit_gradient<S>(x, p, W, W.w, W.g);
-    bool exact = implicit_hessian<S>(x, p, W, W.w, false);
-    if (!exact && !implicit_hessian<S>(x, p, W, W.w, true)) return;  // (M > 0: not reached)
+    const Mask exact = implicit_hessian<S>(x, p, W, W.w, none);
+    // lanes whose exact factor has a non-positive pivot take the clamped H (positive definite);
+    // the others assemble and factor the exact H again, to the same values
+    if (any_lane(!exact)) implicit_hessian<S>(x, p, W, W.w, !exact);
     for (int q = 0; q < n; ++q) W.d[q] = -W.g[q];
     implicit_detail::band_solve(W.H, n, W.bw, W.d);
-    R step = R(0), wmax = vscale;
-    S slope = S(0);
+    S step = S(0), wmax = vscale, slope = S(0);
     for (int q = 0; q < n; ++q) {
-      const R a = R(abs_of(value_of(W.d[q]))), b = R(abs_of(value_of(W.w[q])));
-      step = a > step ? a : step;
-      wmax = b > wmax ? b : wmax;
+      step = max_of(abs_of(W.d[q]), step);
+      wmax = max_of(abs_of(W.w[q]), wmax);
       slope += W.g[q] * W.d[q];
     }
-    const R tol = R(64) * eps * wmax;
+    const S tol = S(R(64) * eps) * wmax;
     // at rounding: the step is within a few ulps of w, or stops shrinking near there
-    const bool floor = prev >= R(0) && step > R(0.25) * prev && step <= R(1e4) * tol;
-    if (exact && (step <= tol || floor)) {
-      for (int q = 0; q < n; ++q) W.w[q] += W.d[q];
-      W.converged = true;
-      return;
+    const Mask floor = prev >= S(0) && step > S(0.25) * prev && step <= S(1e4) * tol;
+    const Mask conv = !done && exact && (step <= tol || floor);
+    const Mask search = !done && !conv;
+    S alpha = S(1);
+    if (any_lane(search)) {
+      // backtracking line search on E (Armijo, c = 1e-4), slack for E's own rounding; W.g
+      // holds the trial point, W.t each lane's accepted one (or its last trial)
+      S scale;
+      const S e0 = implicit_energy<S>(x, p, W, W.w, scale);
+      const S slack = S(R(64) * eps) * scale;
+      Mask accepted = !search;
+      for (int ls = 0; ls < 40 && any_lane(!accepted); ++ls) {
+        for (int q = 0; q < n; ++q) W.g[q] = W.w[q] + alpha * W.d[q];
+        S scale1;
+        const S e1 = implicit_energy<S>(x, p, W, W.g, scale1);
+        const Mask now = !accepted && e1 <= e0 + S(1e-4) * alpha * slope + slack;
+        for (int q = 0; q < n; ++q) W.t[q] = select(accepted, W.t[q], W.g[q]);
+        accepted = accepted || now;
+        alpha = select(accepted, alpha, alpha * S(0.5));
+      }
     }
-    // backtracking line search on E (Armijo, c = 1e-4), slack for E's own rounding
-    S scale;
-    const S e0 = implicit_energy<S>(x, p, W, W.w, scale);
-    const R slack = R(64) * eps * R(value_of(scale));
-    R alpha = R(1);
-    for (int ls = 0; ls < 40; ++ls) {
-      for (int q = 0; q < n; ++q) W.t[q] = W.w[q] + S(alpha) * W.d[q];
-      S scale1;
-      const S e1 = implicit_energy<S>(x, p, W, W.t, scale1);
-      if (value_of(e1) <= value_of(e0) + R(1e-4) * alpha * R(value_of(slope)) + slack) break;
-      alpha *= R(0.5);
-    }
-    for (int q = 0; q < n; ++q) W.w[q] = W.t[q];
-    prev = alpha * step;
+    for (int q = 0; q < n; ++q) W.w[q] = select(conv, W.w[q] + W.d[q], select(search, W.t[q], W.w[q]));
+    prev = select(search, alpha * step, prev);
+    done = done || conv;
   }
+  W.converged = done;
 }
 
 // (k, x_k, u_k, θ) -> x_{k+1} by backward Euler (the leading lane; NaN if Newton did not converge)
+// (STEER_NOINLINE: on the device this keeps the working storage in one frame of its own, so a
+// kernel that calls both the step and its adjoint reserves one ImplicitWork, not two)
 template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void MassSpring::step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+STEER_HD STEER_NOINLINE void MassSpring::step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                                         const Lanes& ln) const {
   if (!ln.leader()) return;
   ImplicitWork<S> W;
@@ -422,7 +468,7 @@ STEER_HD void MassSpring::step_implicit(int k, const XIn& x, const UIn& u, const
   const S h = S(dt), nan = S(std::numeric_limits<double>::quiet_NaN());
   for (int i = 0; i < n_particles; ++i)
     for (int c = 0; c < dim; ++c) {
-      const S w = W.converged ? W.w[i * dim + c] : nan;
+      const S w = select(W.converged, W.w[i * dim + c], nan);
       xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + h * w;
       xn[x_vel(i) + c] = w;
     }
@@ -431,23 +477,24 @@ STEER_HD void MassSpring::step_implicit(int k, const XIn& x, const UIn& u, const
 // the vector-Jacobian product of step_implicit: H λ = v̄' + h x̄' at the converged w, then
 // z̄ += −(∂r/∂z)ᵀ λ with f̄ = h λ the adjoint of the forces (see the header comment)
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD void MassSpring::adj_step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+STEER_HD STEER_NOINLINE void MassSpring::adj_step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                                             UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
   using std::sqrt;
+  using Mask = typename ImplicitWork<S>::Mask;
   if (!ln.leader()) return;
   ImplicitWork<S> W;
   implicit_solve<S>(k, x, u, p, W);
   const S h = S(dt), t = S(dt * k);
   const S* w = W.w;
-  bool ok = W.converged && implicit_hessian<S>(x, p, W, W.w, false);
+  // the exact H at the converged w (never the clamped one); NaN where it is not positive definite
+  const Mask none = S(1) < S(0);
+  const Mask ok = W.converged && implicit_hessian<S>(x, p, W, W.w, none);
   S* lam = W.d;  // λ, then f̄ = h λ in W.g
   for (int i = 0; i < n_particles; ++i)
     for (int c = 0; c < dim; ++c) lam[i * dim + c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
-  if (ok) implicit_detail::band_solve(W.H, W.n, W.bw, lam);
-  if (!ok) {
-    const S nan = S(std::numeric_limits<double>::quiet_NaN());
-    for (int q = 0; q < W.n; ++q) lam[q] = nan;
-  }
+  implicit_detail::band_solve(W.H, W.n, W.bw, lam);
+  const S nan = S(std::numeric_limits<double>::quiet_NaN());
+  for (int q = 0; q < W.n; ++q) lam[q] = select(ok, lam[q], nan);
   S* fbar = W.g;
   for (int q = 0; q < W.n; ++q) fbar[q] = h * lam[q];
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h), grav = S(p[p_global(kGravity)]);
@@ -477,26 +524,29 @@ STEER_HD void MassSpring::adj_step_implicit(int k, const XIn& x, const UIn& u, c
   for (int s = 0; s < n_springs; ++s) {
     const int a = end_a(s), b = end_b(s);
     const S k_s = S(p[p_stiffness(s)]), c_s = S(p[p_damping(s)]);
-    S gb[3], d[3], l2 = S(0), dk[3], lk2 = S(0), dw[3];
+    S nk[3], lk;
+    implicit_detail::lagged_direction(*this, s, x, nk, lk);
+    S gb[3], d[3], l2 = S(0), dw[3];
     for (int c = 0; c < dim; ++c) {
       gb[c] = fbar[a * dim + c] - fbar[b * dim + c];  // ḡ: the adjoint of the force on a
       d[c] = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
-      dk[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
       dw[c] = w[b * dim + c] - w[a * dim + c];
       l2 += d[c] * d[c];
-      lk2 += dk[c] * dk[c];
     }
-    const S l = sqrt(l2), lk = sqrt(lk2);
-    if (value_of(l) > 1e-12) {
+    const S l = sqrt(l2);
+    const auto live = l > S(1e-12);  // at zero length no tension, so no adjoint either
+    if (any_lane(live)) {
       // g = F n̂', F = k (ℓ' − L): ∂g/∂d' = F (I − n̂n̂ᵀ)/ℓ' + k n̂n̂ᵀ
+      const S l_div = select(live, l, S(1));
       S n[3], gn = S(0);
       for (int c = 0; c < dim; ++c) {
-        n[c] = d[c] / l;
+        n[c] = d[c] / l_div;
         gn += gb[c] * n[c];
       }
-      const S F = k_s * (l - W.L[s]);
+      gn = select(live, gn, S(0));
+      const S F = select(live, k_s * (l - W.L[s]), S(0));
       for (int c = 0; c < dim; ++c) {
-        const S dbar = F * (gb[c] - n[c] * gn) / l + gn * k_s * n[c];
+        const S dbar = F * (gb[c] - n[c] * gn) / l_div + gn * k_s * n[c];
         adj_x[x_pos(a) + c] -= dbar;
         adj_x[x_pos(b) + c] += dbar;
       }
@@ -522,24 +572,22 @@ STEER_HD void MassSpring::adj_step_implicit(int k, const XIn& x, const UIn& u, c
                           &act_v);
       }
     }
-    if (value_of(lk) > 1e-12) {
-      // g = c (n̂_k·Δw) n̂_k, n̂_k = d_k/ℓ_k: n̄ = c ((ḡ·n̂) Δw + (n̂·Δw) ḡ), d̄_k = (I − n̂n̂ᵀ) n̄/ℓ_k
-      const S* nk = W.nk + 3 * s;
-      S gk = S(0), sn = S(0), nbar[3], nn = S(0);
-      for (int c = 0; c < dim; ++c) {
-        gk += gb[c] * nk[c];
-        sn += nk[c] * dw[c];
-      }
-      adj_p[p_damping(s)] += gk * sn;
-      for (int c = 0; c < dim; ++c) {
-        nbar[c] = c_s * (gk * dw[c] + sn * gb[c]);
-        nn += nk[c] * nbar[c];
-      }
-      for (int c = 0; c < dim; ++c) {
-        const S dbar = (nbar[c] - nk[c] * nn) / lk;
-        adj_x[x_pos(a) + c] -= dbar;
-        adj_x[x_pos(b) + c] += dbar;
-      }
+    // g = c (n̂_k·Δw) n̂_k, n̂_k = d_k/ℓ_k: n̄ = c ((ḡ·n̂) Δw + (n̂·Δw) ḡ), d̄_k = (I − n̂n̂ᵀ) n̄/ℓ_k
+    // (n̂_k = 0 at zero length: every term 0)
+    S gk = S(0), sn = S(0), nbar[3], nn = S(0);
+    for (int c = 0; c < dim; ++c) {
+      gk += gb[c] * nk[c];
+      sn += nk[c] * dw[c];
+    }
+    adj_p[p_damping(s)] += gk * sn;
+    for (int c = 0; c < dim; ++c) {
+      nbar[c] = c_s * (gk * dw[c] + sn * gb[c]);
+      nn += nk[c] * nbar[c];
+    }
+    for (int c = 0; c < dim; ++c) {
+      const S dbar = (nbar[c] - nk[c] * nn) / lk;
+      adj_x[x_pos(a) + c] -= dbar;
+      adj_x[x_pos(b) + c] += dbar;
     }
   }
   if (ground) {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "steer/core.h"
@@ -169,25 +170,27 @@ struct MassSpring {
   // Fixed capacities, so that the step allocates nothing and runs in device code: the unknowns
   // are the N·dim end-of-step velocities; the Hessian is kept as its lower band, row i holding
   // columns i − bw .. i (bw = dim (max_s |a_s − b_s| + 1) − 1 from the particle numbering), in
-  // n (bw + 1) ≤ kImplicitBand scalars. implicit_fits() says whether a robot fits.
-  static constexpr int kImplicitDofs = 512;     // N·dim
-  static constexpr int kImplicitBand = 4096;    // N·dim·(bw + 1)
-  static constexpr int kImplicitSprings = 512;  // S
+  // n (bw + 1) ≤ kImplicitBand scalars (the largest DiffTaichi robot takes 52 · 38 = 1976).
+  // implicit_fits() says whether a robot fits. S may be a simd.h pack: then every lane solves
+  // its own rollout's step, and `converged` is a lane mask.
+  static constexpr int kImplicitDofs = 256;     // N·dim
+  static constexpr int kImplicitBand = 3072;    // N·dim·(bw + 1)
+  static constexpr int kImplicitSprings = 256;  // S
   template <class S>
   struct ImplicitWork {
+    using Mask = decltype(std::declval<S>() < std::declval<S>());
     S H[kImplicitBand];  // lower band of the Hessian of E, then its LDLᵀ factor (D on the diagonal)
     S w[kImplicitDofs];  // the iterate v' [m/s]
-    S g[kImplicitDofs];  // ∇E(v') [N·s]
+    S g[kImplicitDofs];  // ∇E(v') [N·s]; the line search's trial point [m/s]
     S d[kImplicitDofs];  // the Newton direction [m/s]
-    S t[kImplicitDofs];  // the line search's trial point [m/s]
+    S t[kImplicitDofs];  // the line search's accepted point [m/s]
     S target[kImplicitDofs];         // e^{−ζh} v [m/s]
     S L[kImplicitSprings];           // target lengths L_s at t_k [m]
-    S nk[3 * kImplicitSprings];      // spring directions n̂ at x_k (0 at zero length) [1]
     S sg[kImplicitDofs / 2];         // σ(z_k) of each particle [1]
     S load[kImplicitDofs / 2];       // friction's normal load k_g w_g softplus(z_k) [N]
     int n = 0, bw = 0;               // unknowns, half-bandwidth
-    int iterations = 0;              // Newton iterations taken
-    bool converged = false;
+    int iterations = 0;              // Newton iterations taken (the most over a pack's lanes)
+    Mask converged{};
   };
 
   // ---- actuation.h ----
@@ -290,8 +293,8 @@ struct MassSpring {
   STEER_HD S implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S& scale) const;
   template <class S, class XIn, class PIn>
   STEER_HD void implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S* g) const;
-  template <class S, class XIn, class PIn>
-  STEER_HD bool implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w, bool clamp) const;
+  template <class S, class XIn, class PIn, class Mask>
+  STEER_HD Mask implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w, const Mask& clamp) const;
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD void implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>

@@ -36,6 +36,10 @@ namespace steer {
 template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
 void MassSpring::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
   constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
+  if (integrator == kBackwardEuler) {  // implicit.h (on packs too; no tape)
+    step_implicit<S>(k, x, u, p, xn, Lanes{});
+    return;
+  }
   const S t = S(dt * k);
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
   PhaseBank<S> pb;
@@ -108,6 +112,10 @@ template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, clas
 void MassSpring::adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                                PAdj& adj_p, const XnAdj& adj_xn, Tape tp) const {
   constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
+  if (integrator == kBackwardEuler) {  // implicit.h (on packs too; the tape is not used)
+    adj_step_implicit<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, Lanes{});
+    return;
+  }
   const S h = S(dt), t = S(dt * k);
   S decay;
   PhaseBank<S> pb;
@@ -207,9 +215,12 @@ long long MassSpring::step_tape_bytes() const {
          (long long)n_springs * (long long)sizeof(SpringTape<S>);
 }
 // simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step_solo (with its
-// tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits (not the implicit step,
-// which runs rollout by rollout)
-inline bool MassSpring::packable() const { return tape_fits<double>(); }
+// tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits; the implicit step
+// takes them too (step_solo and adj_step_solo hand it to implicit.h, which leaves the tape
+// alone: each lane iterates Newton until it converges, then is held by select)
+inline bool MassSpring::packable() const {
+  return tape_fits<double>() || (integrator == kBackwardEuler && implicit_fits() == 0);
+}
 // host: points n tapes at their entries in st (resized to n robots' worth)
 template <class S>
 void MassSpring::bind_tapes(StepTape<S>* tapes, int n, TapeStorage<S>& st) const {
