@@ -19,7 +19,9 @@
 // implicit step's own solver (MassSpring::implicit_solve), rerun at every state of the
 // trajectory. For each cell, over a horizon of --horizon seconds (T = horizon / h steps):
 //   stable     every state finite and max_k |v_k|∞ ≤ 10 · max(the reference's max |v|∞, 1 mm/s);
-//              otherwise "unstable" (with the first step past the bound)
+//              otherwise "unstable" (with the first step past the bound), or, for the implicit
+//              step, "NaN: Newton not converged" when that step's Newton iteration hit
+//              model.newton_iterations (the step then returns NaN by design)
 //   energy     conservative scenes: E(x_T)/E(x_0) and max_k |E(x_k) − E(x_0)| / E(x_0);
 //              walker: the travel c_x(x_T) − c_x(x_0) [mm] (the reference's in the header line)
 //   error      max over the common times t = j·Δ (Δ = the largest h of the grid) of
@@ -207,6 +209,8 @@ struct Cell {
   int steps = 0;
   bool stable = false;
   int bound_step = -1;                  // first step non-finite or past the speed bound
+  bool nonfinite = false;               // ... and that state is non-finite
+  bool newton_nan = false;              // implicit: NaN because Newton did not converge in the step before
   double energy_final = NAN, energy_dev = NAN;  // E_T/E_0, max |E_k − E_0|/E_0
   double travel = NAN;                  // [m]
   double error = NAN;                   // [m]
@@ -267,6 +271,7 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
       if (!std::isfinite(x[q]) || (vel && std::abs(x[q]) > bound)) {
         cell.stable = false;
         cell.bound_step = s;
+        cell.nonfinite = !std::isfinite(x[q]);
         break;
       }
     }
@@ -297,20 +302,22 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
   cell.error = err;
   const std::vector<steer::VelocityReversals> vr = p->velocity_reversals(vars, 1);
   if (!vr.empty() && T > 1) cell.reversals = double(vr[0].count) / double(T - 1);
-  // Newton's effort at every state the implicit step started from
-  if (m.integrator == steer::MassSpring::kBackwardEuler && cell.stable) {
+  // Newton's effort at every state the implicit step started from (up to the first bad state)
+  if (m.integrator == steer::MassSpring::kBackwardEuler) {
+    const int last = cell.stable ? T : cell.bound_step;
     auto W = std::make_unique<steer::MassSpring::ImplicitWork<double>>();
     std::vector<double> u(size_t(std::max(m.nu(), 1)), 0.0);
     long total = 0;
     cell.newton_max = 0;
     cell.newton_failed = 0;
-    for (int s = 0; s < T; ++s) {
+    for (int s = 0; s < last; ++s) {
       m.implicit_solve<double>(s, traj.data() + size_t(s) * nx, u.data(), theta.data(), *W);
       total += W->iterations;
       cell.newton_max = std::max(cell.newton_max, W->iterations);
       if (!W->converged) ++cell.newton_failed;
+      if (!W->converged && s + 1 == last && cell.nonfinite) cell.newton_nan = true;
     }
-    cell.newton_mean = double(total) / T;
+    cell.newton_mean = last > 0 ? double(total) / last : NAN;
   }
   // the gradient against centered FD along one random direction (the validator's measure)
   if (o.fd) {
@@ -369,7 +376,7 @@ json cell_json(const Cell& c) {
   auto jn = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   return {{"scene", c.scene},          {"integrator", c.integrator},     {"stiffness", c.k},
           {"dt", c.h},                 {"steps", c.steps},               {"stable", c.stable},
-          {"bound_step", c.bound_step}, {"energy_final_over_initial", jn(c.energy_final)},
+          {"bound_step", c.bound_step}, {"newton_nan", c.newton_nan}, {"energy_final_over_initial", jn(c.energy_final)},
           {"energy_max_deviation_relative", jn(c.energy_dev)},           {"travel_m", jn(c.travel)},
           {"position_error_m", jn(c.error)},                             {"reversal_fraction", jn(c.reversals)},
           {"fd_relative_error", jn(c.fd_error)},                         {"forward_us_per_rollout_step", jn(c.fwd_us)},
@@ -476,7 +483,9 @@ int main(int argc, char** argv) {
             const Cell c = run_cell(o, scene, integ, k, dms * 1e-3, delta, ref);
             all.push_back(cell_json(c));
             const std::string stable =
-                c.stable ? "stable" : "**unstable** (step " + std::to_string(c.bound_step) + ")";
+                c.stable       ? "stable"
+                : c.newton_nan ? "**NaN**: Newton not converged (step " + std::to_string(c.bound_step) + ")"
+                               : "**unstable** (step " + std::to_string(c.bound_step) + ")";
             const std::string energy = cons ? num(c.energy_final) + ", " + num(c.energy_dev) : num(c.travel * 1e3);
             const std::string newton = c.newton_max >= 0 ? num(c.newton_mean) + " / " + std::to_string(c.newton_max) +
                                                                (c.newton_failed > 0 ? " (" + std::to_string(c.newton_failed) + " failed)" : "")
@@ -490,7 +499,7 @@ int main(int argc, char** argv) {
             // one plain line per cell for scripts and tests
             char buf[256];
             std::snprintf(buf, sizeof buf, "cell %s k=%s dt=%sms %s %s reversals=%s", scene.c_str(), num(k).c_str(),
-                          num(dms).c_str(), integ.c_str(), c.stable ? "stable" : "unstable", num(c.reversals, "%.2f").c_str());
+                          num(dms).c_str(), integ.c_str(), c.stable ? "stable" : c.newton_nan ? "newton_failed" : "unstable", num(c.reversals, "%.2f").c_str());
             lines.push_back(buf);
           }
       }
