@@ -32,15 +32,39 @@
 
 #include "config/config.h"
 #include "config_errors.h"
-#include "gradient_suite.h"
+#if !defined(STEER_CUDA_EMULATION)
+#include "gradient_suite.h"  // (the emulated build instantiates no suite)
+#endif
 #include "mass_spring_draws.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "models/mass_spring/mass_spring_setup.h"
+#include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/loss.h"
 #include "steer/rollout.h"
 
 namespace steer::testing {
+namespace {
+
+Robot four_cells(double k) { return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, k, 0.15); }
+
+MassSpring implicit_model(const Robot& r, int actuation = MassSpring::kSinusoid, int phases = 10) {
+  MassSpring m = bind_topology(make_mass_spring(r, phases, actuation, true, 0.004), r);
+  m.integrator = MassSpring::kBackwardEuler;
+  return m;
+}
+
+Loss com_loss() {
+  Loss l;
+  l.com = true;
+  l.com_axis = 0;
+  l.com_weight = -1.0;
+  return l;
+}
+
+}  // namespace
+
+#if !defined(STEER_CUDA_EMULATION)
 namespace {
 
 // globals: g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s], e
@@ -49,7 +73,6 @@ std::vector<double> globals() { return {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.8, 0.
 std::vector<double> sweep_globals() { return {4.8, 15.0, 0.1, 1e4, 50.0, 1e-2, 1.0, 0.05, 10.0, 0.0}; }
 
 Robot two_cells(double k = 1e3) { return grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, k, 0.15); }
-Robot four_cells(double k) { return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, k, 0.15); }
 
 Robot tetrahedron() {
   Robot r;
@@ -66,11 +89,6 @@ Robot tetrahedron() {
   return r;
 }
 
-MassSpring implicit_model(const Robot& r, int actuation = MassSpring::kSinusoid, int phases = 10) {
-  MassSpring m = bind_topology(make_mass_spring(r, phases, actuation, true, 0.004), r);
-  m.integrator = MassSpring::kBackwardEuler;
-  return m;
-}
 
 // θ with random actuator weights so that actuation is active
 std::vector<double> params_for(const MassSpring& m, const Robot& r, const std::vector<double>& gl = globals()) {
@@ -96,13 +114,6 @@ std::vector<double> moving_state(const MassSpring& m, const Robot& r, double dip
   return x;
 }
 
-Loss com_loss() {
-  Loss l;
-  l.com = true;
-  l.com_axis = 0;
-  l.com_weight = -1.0;
-  return l;
-}
 
 struct ImplicitCases {
   using Model = MassSpring;
@@ -678,5 +689,71 @@ TEST(ImplicitMassSpring, ConfigKeys) {
   bad["model"]["robot"] = {{"particles", parts}, {"springs", springs}};
   expect_config_error(bad, {"model.integrator", std::to_string(MassSpring::kImplicitBand), "80 x 80"});
 }
+
+#endif  // !STEER_CUDA_EMULATION
+
+#if defined(STEER_CUDA_EMULATION)
+// This file built a second time against the emulated device (tests/cuda_emulation; the
+// target emulated_implicit_mass_spring_test): the real CUDA kernels, a warp of 32 lanes per
+// mass-spring rollout with the leading lane running the implicit step and its adjoint, against
+// the CPU backend (SIMD packs) on the same batch. The emulator computes as the CPU does (host
+// transcendentals, no contracted multiply-adds), so the loss and every gradient must agree to
+// 1e-12 relative per rollout in float64 and 1e-5 in float32 (the order of the rollout code's
+// own sums aside, the two run the same arithmetic; observed differences are printed).
+namespace {
+template <class R>
+void expect_device_matches_cpu() {
+  const Robot r = four_cells(2e4);
+  MassSpring m = implicit_model(r);
+  const int B = 12, T = 40;
+  Batch<R> batch;
+  batch.resize(B, m.nx(), m.nu(), m.np(), T);
+  std::mt19937_64 rng(9);
+  for (int b = 0; b < B; ++b) {
+    std::vector<double> x(m.nx()), u(size_t(T) * m.nu()), p(m.np());
+    draw_mass_spring_rollout<double>(m, r, T, rng, x.data(), u.data(), p.data());
+    if (b % 2 == 1)
+      for (int s = 0; s < m.n_springs; ++s) p[m.p_stiffness(s)] *= 15.0;  // up to 3.6e5 N/m
+    std::transform(x.begin(), x.end(), batch.x0_of(b), [](double v) { return R(v); });
+    std::transform(p.begin(), p.end(), batch.theta_of(b), [](double v) { return R(v); });
+  }
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = 7;
+  const Loss loss = com_loss();
+  BatchResult<R> cpu, gpu;
+  run_batch(BackendKind::kCpu, m, loss, sh, batch, true, cpu);
+  run_batch(BackendKind::kCuda, m, loss, sh, batch, true, gpu);
+  const double tol = std::is_same<R, double>::value ? 1e-12 : 1e-5;
+  double worst = 0, gmax = 0;
+  auto compare = [&](const std::vector<R>& a, const std::vector<R>& b, size_t n, const char* what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (int k = 0; k < B; ++k) {
+      double scale = 1.0, diff = 0.0;
+      for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(double(b[k * n + i])));
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(std::isfinite(double(a[k * n + i]))) << what << " rollout " << k;
+        diff = std::max(diff, std::fabs(double(a[k * n + i]) - double(b[k * n + i])));
+      }
+      worst = std::max(worst, diff / scale);
+      EXPECT_LE(diff / scale, tol) << what << " rollout " << k;
+    }
+  };
+  compare(gpu.loss, cpu.loss, 1, "loss");
+  compare(gpu.grad_x0, cpu.grad_x0, m.nx(), "dL/dx0");
+  compare(gpu.grad_theta, cpu.grad_theta, m.np(), "dL/dtheta");
+  for (R g : cpu.grad_theta) gmax = std::max(gmax, std::fabs(double(g)));
+  EXPECT_GT(gmax, 1e-6) << "all-zero gradients would make the comparison vacuous";
+  std::printf("  %s: largest relative difference device vs CPU %.3g\n",
+              std::is_same<R, double>::value ? "float64" : "float32", worst);
+}
+}  // namespace
+
+TEST(ImplicitMassSpring, EmulatedDeviceMatchesCpu) {
+  ASSERT_TRUE(cuda_status().available) << cuda_status().reason;
+  expect_device_matches_cpu<double>();
+  expect_device_matches_cpu<float>();
+}
+#endif  // STEER_CUDA_EMULATION
 
 }  // namespace steer::testing

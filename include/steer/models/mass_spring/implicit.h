@@ -410,6 +410,10 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
   S prev = S(-1);
   const Mask none = S(1) < S(0);
   Mask done = none;
+  // E at the current iterate and its rounding scale, once known: the line search's accepted
+  // (or last) trial is the next iterate, whose energy it has just computed (the same bits)
+  Mask e_known = none;
+  S e_cur = S(0), scale_cur = S(0);
   W.iterations = 0;
   for (int it = 1; it <= newton_iterations && any_lane(!done); ++it) {
     W.iterations = it;
@@ -435,9 +439,13 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
     if (any_lane(search)) {
       // backtracking line search on E (Armijo, c = 1e-4), slack for E's own rounding; W.g
       // holds the trial point, W.t each lane's accepted one (or its last trial)
-      S scale;
-      const S e0 = implicit_energy<S>(x, p, W, W.w, scale);
-      const S slack = S(R(64) * eps) * scale;
+      if (any_lane(search && !e_known)) {
+        S scale;
+        const S e = implicit_energy<S>(x, p, W, W.w, scale);
+        e_cur = select(e_known, e_cur, e);
+        scale_cur = select(e_known, scale_cur, scale);
+      }
+      const S e0 = e_cur, slack = S(R(64) * eps) * scale_cur;
       Mask accepted = !search;
       for (int ls = 0; ls < 40 && any_lane(!accepted); ++ls) {
         for (int q = 0; q < n; ++q) W.g[q] = W.w[q] + alpha * W.d[q];
@@ -445,9 +453,12 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
         const S e1 = implicit_energy<S>(x, p, W, W.g, scale1);
         const Mask now = !accepted && e1 <= e0 + S(1e-4) * alpha * slope + slack;
         for (int q = 0; q < n; ++q) W.t[q] = select(accepted, W.t[q], W.g[q]);
+        e_cur = select(accepted, e_cur, e1);
+        scale_cur = select(accepted, scale_cur, scale1);
         accepted = accepted || now;
         alpha = select(accepted, alpha, alpha * S(0.5));
       }
+      e_known = e_known || search;
     }
     for (int q = 0; q < n; ++q) W.w[q] = select(conv, W.w[q] + W.d[q], select(search, W.t[q], W.w[q]));
     prev = select(search, alpha * step, prev);
