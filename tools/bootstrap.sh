@@ -22,9 +22,10 @@ jobs=${JOBS:-$(nproc)}
 
 # build dependencies from Debian's packages; only the missing ones are installed. The tests
 # add GoogleTest, MuJoCo (the cross-check), qemu-user (the portability check), python3 (the
-# malformed-config corpus) and clang (the config fuzzer, libFuzzer).
+# malformed-config corpus), clang (the config fuzzer, libFuzzer) and chromium (report.html
+# in a headless browser, docs/report.md).
 pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev)
-[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user python3 clang)
+[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user python3 clang chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -3,6 +3,7 @@
 //   steer check CONFIG  validate gradients only; exit 0 when every rollout passes, 1 otherwise
 //   steer compare CONFIG  gradient-based optimization vs CMA-ES on the same rollout (compare section)
 //   steer run CONFIG --resume DIR  carry on an interrupted run from its checkpoint folder
+//   steer report RUN_DIR  rebuild RUN_DIR/report.html from the folder's artifact (docs/report.md)
 // Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config
 // error, 130 / 143 stopped by SIGINT / SIGTERM (docs/robustness.md).
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 
 #include "experiment/compare.h"
 #include "experiment/experiment.h"
+#include "experiment/report.h"
 #include "config/json_reader.h"
 
 int main(int argc, char** argv) {
@@ -43,6 +45,9 @@ int main(int argc, char** argv) {
   run->add_option("--checkpoint-evaluations", opt.checkpoint_evaluations,
                   "... and after this many optimizer evaluations (0 = by time only; default 0)")
       ->check(CLI::Range(0, 1000000000));
+  CLI::App* report = app.add_subcommand("report", "rebuild report.html of a run folder from its artifact.json and sidecars");
+  std::string run_dir;
+  report->add_option("RUN_DIR", run_dir, "a run folder (holding artifact.json) written by run, check or compare")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -52,6 +57,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;  // every usage error exits 2
+  }
+  if (report->parsed()) {
+    try {
+      std::cout << "steer report: " << steer::rebuild_report(run_dir) << "\n";
+      return 0;
+    } catch (const steer::ConfigError& e) {
+      std::cerr << "steer: " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "steer: error: " << e.what() << "\n";
+      return 1;
+    }
   }
   opt.command = run->parsed() ? "run" : compare->parsed() ? "compare" : "check";
   opt.progress = !quiet;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "experiment/compare_stages.h"
+#include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "models/registry.h"
 #include "optim/cmaes.h"
@@ -166,8 +167,13 @@ void summarize_compare(CompareState& run) {
 void write_compare(CompareState& run) {
   run.out.artifact = run.art;
   if (run.o.write) {
+    std::string curves;
+    for (const auto& [name, text] : run.files.sidecars)
+      if (name == "compare.csv") curves = text;
+    run.files.sidecars.push_back({"report.html", render_report(run.art, "", curves, &run.c)});
     run.out.artifact_dir = write_artifact(run.c.output.dir, run.c.name + "-compare-" + utc_now("%Y%m%d-%H%M%S"), run.files);
     run.summary << "  artifact: " << run.out.artifact_dir << "/artifact.json (curves: compare.csv, compare.svg)\n";
+    run.summary << "  report: " << run.out.artifact_dir << "/report.html\n";
   }
   run.out.summary = run.summary.str();
 }

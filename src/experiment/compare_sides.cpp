@@ -8,6 +8,7 @@
 #include <random>
 
 #include "experiment/compare_stages.h"
+#include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "models/registry.h"
 #include "optim/cmaes.h"
@@ -111,6 +112,10 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
       score(er.loss, z);
       mark();
     }
+    long long steps_total = k.iterations;
+    for (const ContinuationPhase& ph : k.continuation) steps_total += ph.iterations;
+    ProgressLine bar(run.o.progress, "gradient step", steps_total, "steps");
+    long long steps_done = 0;
     for (size_t f = 0; f < k.continuation.size(); ++f) {
       const ContinuationPhase& ph = k.continuation[f];
       auto pp = variant_problem(c, B, ph.steps, ph.ground_smoothing, backend, c.threads);
@@ -128,6 +133,7 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
           score(er.loss, z);
         }
         mark();
+        bar.update(++steps_done, "continuation phase " + std::to_string(f + 1) + ", best " + fmt(best, 8));
       }
       R.clipped += st.clipped_rows();
       R.steps_taken += (long long)st.steps_taken() * B;
@@ -140,6 +146,7 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
       score(ev.loss, z);
       mark();
       st.step(pr, z, ev.grad);
+      bar.update(++steps_done, "best " + fmt(best, 8));
     }
     R.clipped += st.clipped_rows();
     R.steps_taken += (long long)st.steps_taken() * B;
@@ -148,6 +155,7 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
     cost += B;
     score(er.loss, z);
     mark();
+    bar.finish("best " + fmt(best, 8));
   }
   R.secs_grad = std::chrono::duration<double>(clock::now() - tg0).count();
 }
@@ -169,17 +177,17 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
     std::cerr << "steer: CMA-ES, λ = " << co.lambda << ", up to " << k.cmaes_rollouts << " rollouts (seed " << R.cmaes_seed << ")\n";
   CmaesHistory hist;
   auto tc0 = clock::now();
-  auto last = tc0;
+  // progress in rollouts against the budget: "CMA-ES rollouts 4800/50000 ... generation 300"
+  ProgressLine bar(run.o.progress, "CMA-ES rollouts", k.cmaes_rollouts, "rollouts");
+  double best_seen = INFINITY;
   OptimizationResult rc = cmaes_optimize(
       pc, co, start,
       [&](int gen, double bf) {
-        if (!run.o.progress) return;
-        auto now = clock::now();
-        if (std::chrono::duration<double>(now - last).count() < 2.0) return;
-        last = now;
-        std::cerr << "steer: CMA-ES generation " << gen << ", " << gen * co.lambda << " rollouts, best " << fmt(bf, 8) << "\n";
+        best_seen = bf;
+        bar.update((long long)gen * co.lambda, "generation " + std::to_string(gen) + ", best " + fmt(bf, 8));
       },
       &hist);
+  bar.finish("best " + fmt(best_seen, 8));
   R.secs_cma = std::chrono::duration<double>(clock::now() - tc0).count();
   R.cc.method = "CMA-ES (black box), lambda = " + std::to_string(co.lambda);
   R.cc.group = 1;

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "models/registry.h"
 
@@ -316,8 +317,14 @@ void write_stage(RunState& run) {
   out.artifact = art;
   if (o.write) {
     files.artifact = art;
+    // report.html goes into the folder with the rest, before it is published (docs/report.md)
+    std::string traj;
+    for (const auto& [name, text] : files.sidecars)
+      if (name == "trajectory.csv") traj = text;
+    files.sidecars.push_back({"report.html", render_report(art, traj, "", &c)});
     out.artifact_dir = write_artifact(c.output.dir, run.run_name, files);
     s << "  artifact: " << out.artifact_dir << "/artifact.json\n";
+    s << "  report: " << out.artifact_dir << "/report.html\n";
   }
   out.summary = s.str();
 }

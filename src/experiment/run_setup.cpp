@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "optim/cmaes.h"
 #include "optim/lbfgsb.h"
@@ -156,6 +157,7 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   if (!forced && !c.validation.enabled) return;
   if (!forced && std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
   if (o.progress) std::cerr << "steer: validating gradients (" << stage << ", " << std::min(B, c.validation.max_rollouts) << " rollouts)\n";
+  const auto t_check = std::chrono::steady_clock::now();
   // A float32 run is checked on its problem in float64: float32 central differences
   // (about 7 digits, less the ε² truncation) cannot resolve a 1e-6 tolerance, so a float32
   // check would flag every rollout. The run's float32 adjoint gradient is compared with the
@@ -170,6 +172,9 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
                                   stage == "final" && !gains.empty() ? &gains : nullptr,
                                   stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
                                   secant_check_of(c.validation));
+  if (o.progress)
+    std::cerr << "steer: validated gradients (" << stage << ") in "
+              << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_check).count()) << "\n";
   out.check_passed = out.check_passed && rep.all_passed();
   for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
   nlohmann::json j = to_json(rep, listed);
@@ -184,7 +189,6 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
 }
 
 void optimize_stage(RunState& run) {
-  using clock = RunState::clock;
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
   const BackendKind backend = run.backend;
@@ -203,14 +207,13 @@ void optimize_stage(RunState& run) {
   efinal = e0;
   nlohmann::json optj = nullptr;
   if (o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0) {
-    auto last = clock::now();
+    // "steer: iteration 40/200 (20%)  mean loss …  rate  ETA": the first iteration at once
+    // (a stop or a look at stderr finds the run optimizing), then about once a second, and the last
+    ProgressLine bar(o.progress, "iteration", c.optimizer.iterations, "iterations", 1.0);
+    double last_mean = NAN;
     auto progress = [&](int it, double mean) {
-      if (!o.progress) return;
-      auto now = clock::now();
-      // the first iteration, then about once a second, and the last
-      if (std::chrono::duration<double>(now - last).count() < 1.0 && it != 0 && it != c.optimizer.iterations) return;
-      last = now;
-      std::cerr << "steer: iteration " << it << "/" << c.optimizer.iterations << "  mean loss " << fmt(mean, 8) << "\n";
+      last_mean = mean;
+      bar.update(it, "mean loss " + fmt(mean, 8));
     };
     OptimizationResult r;
     // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
@@ -256,6 +259,7 @@ void optimize_stage(RunState& run) {
       r = optimize(logged(*po), c.optimizer, start, progress);
     }
     if (run.checkpoint) run.checkpoint->optimizer_finished();
+    bar.finish("mean loss " + fmt(last_mean, 8));
     // back to variable units, evaluated on the run's own problem; the wrapper's simulations
     // count in the run's timings
     if (zp) {
@@ -297,8 +301,21 @@ void analyses_stage(RunState& run) {
   const nlohmann::json& validations = run.validations;
   nlohmann::json& art = run.art;
   // analyses beyond optimize-and-validate (src/validate/analyses.h), each with its own section
-  if (c.horizon_sweep.enabled) art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals);
-  if (c.perturb.enabled) art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals);
+  // each sweep is one call: its start and its duration are what progress can say
+  auto timed = [&](const char* what, size_t levels, auto&& fn) {
+    if (run.o.progress) std::cerr << "steer: " << what << " (" << levels << " levels)\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    if (run.o.progress)
+      std::cerr << "steer: " << what << " done in "
+                << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) << "\n";
+  };
+  if (c.horizon_sweep.enabled)
+    timed("horizon sweep", c.horizon_sweep.steps.size(),
+          [&] { art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals); });
+  if (c.perturb.enabled)
+    timed("perturbation", c.perturb.relative.size(),
+          [&] { art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals); });
   if (c.success_tolerance > 0) art["success"] = terminal_success(c, p, vfinal, analyses);
   art["validation"] = validations;
   art["labels"] = label_totals;

@@ -1,0 +1,349 @@
+// report.html's writer (src/experiment/report*.cpp, docs/report.md): a self-contained page with
+// the run's data embedded, no reference to anything outside it, user strings that cannot break
+// out of the embedded data, the size budget held by subsampling, the model drawings computed by
+// the models' own code, `steer report` rebuilding the same page, and the progress lines.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "experiment/report.h"
+#include "models/mass_spring/mass_spring_setup.h"
+#include "temp_dir.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TempDir : steer::testing::TempDir {
+  TempDir() : steer::testing::TempDir("steer_report_test") {}
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+CliResult run_steer(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+std::string config_path(const std::string& name) { return std::string(STEER_SOURCE_DIR) + "/configs/" + name + ".json"; }
+
+// the JSON between <script type="application/json" id="steer-data"> and its </script>
+json embedded(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"steer-data\">";
+  const size_t a = html.find(open);
+  EXPECT_NE(a, std::string::npos);
+  if (a == std::string::npos) return nullptr;
+  const size_t b = html.find("</script>", a);
+  return json::parse(html.substr(a + open.size(), b - a - open.size()));
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// self-contained: no address to load anything from, no element that loads a file. The one
+// "http://" allowed is the SVG namespace, a name that document.createElementNS needs and that
+// no browser fetches.
+void expect_self_contained(const std::string& html) {
+  std::string rest = html;
+  const std::string ns = "http://www.w3.org/2000/svg";
+  for (size_t p = rest.find(ns); p != std::string::npos; p = rest.find(ns)) rest.erase(p, ns.size());
+  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(rest.find("https://"), std::string::npos);
+  EXPECT_EQ(rest.find("//cdn"), std::string::npos);
+  EXPECT_EQ(rest.find(" src="), std::string::npos);
+  EXPECT_EQ(rest.find("<link"), std::string::npos);
+  EXPECT_EQ(rest.find("@import"), std::string::npos);
+  EXPECT_EQ(rest.find("url("), std::string::npos);
+  EXPECT_EQ(rest.find("fetch("), std::string::npos);
+  EXPECT_EQ(rest.find("XMLHttpRequest"), std::string::npos);
+  // the page's policy forbids any load the code above might miss
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  // three scripts: the error collector, the data, the drawing code
+  EXPECT_EQ(count(html, "<script"), 3u);
+  EXPECT_EQ(count(html, "</script>"), 3u);
+}
+
+// a run's folder from the summary's "artifact: <dir>/artifact.json" line
+fs::path folder_of(const CliResult& r) {
+  const std::string tag = "artifact: ";
+  const size_t at = r.out.find(tag);
+  EXPECT_NE(at, std::string::npos) << r.out;
+  if (at == std::string::npos) return {};
+  std::string p = r.out.substr(at + tag.size());
+  p = p.substr(0, p.find('\n'));
+  return fs::path(p).parent_path();
+}
+
+}  // namespace
+
+// The projectile's run folder holds report.html: self-contained, under the budget, with the
+// artifact's result and the motion embedded; `steer report` rebuilds the same bytes
+TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
+  TempDir d;
+  json cfg = json::parse(slurp(config_path("projectile")));
+  cfg["optimizer"]["iterations"] = 20;
+  cfg["output"]["trajectory_rollouts"] = 1;
+  const fs::path cp = d.path / "p.json";
+  std::ofstream(cp) << cfg.dump();
+  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;  // --quiet: no progress
+  const fs::path dir = folder_of(r);
+  ASSERT_TRUE(fs::is_regular_file(dir / "report.html"));
+  EXPECT_NE(r.out.find("report: " + (dir / "report.html").string()), std::string::npos) << r.out;
+  const std::string html = slurp(dir / "report.html");
+  expect_self_contained(html);
+  EXPECT_LT(html.size(), steer::kReportBudgetBytes);
+  const json data = embedded(html);
+  const json art = json::parse(slurp(dir / "artifact.json"));
+  EXPECT_EQ(data["artifact"]["result"], art["result"]);
+  EXPECT_EQ(data["artifact"]["validation"], art["validation"]);
+  EXPECT_EQ(data["artifact"]["labels"], art["labels"]);
+  EXPECT_EQ(data["artifact"]["optimization"]["history"], art["optimization"]["history"]);
+  // the motion: the point's path, frame 0 at the launch point and the last frame at x_T,
+  // within the page's 5 significant digits; the target x = 6 m from the loss
+  const json& sc = data["scene"];
+  ASSERT_TRUE(sc.is_object());
+  EXPECT_EQ(sc["kind"], "point");
+  EXPECT_EQ(sc["target"]["x"], 6.0);
+  const json& p = sc["rollouts"][0]["p"];
+  ASSERT_GE(p.size(), 2u);
+  EXPECT_LE(p.size(), 241u);
+  const json& xT = art["result"]["final_state"][0]["state"];
+  EXPECT_NEAR(p[0][0].get<double>(), 0.0, 1e-12);
+  EXPECT_NEAR(p.back()[0].get<double>(), xT["position.x"]["value"].get<double>(), 1e-4);
+  EXPECT_NEAR(p.back()[1].get<double>(), xT["position.y"]["value"].get<double>(), 1e-4 * std::abs(xT["position.y"]["value"].get<double>()) + 1e-9);
+  // rebuilt from the folder alone: the same page
+  const std::string before = html;
+  fs::remove(dir / "report.html");
+  const CliResult rb = run_steer("report '" + dir.string() + "'", d.path);
+  ASSERT_EQ(rb.code, 0) << rb.err;
+  EXPECT_EQ(slurp(dir / "report.html"), before);
+  // nothing but report.html is left behind by the atomic write
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().find(".tmp") != std::string::npos;
+  EXPECT_EQ(n, 0);
+}
+
+// `steer report` refuses what is not a run folder with exit 2, naming RUN_DIR
+TEST(ReportWriter, ReportCommandRefusesNonRunFolders) {
+  TempDir d;
+  CliResult r = run_steer("report '" + (d.path / "absent").string() + "'", d.path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("RUN_DIR"), std::string::npos) << r.err;
+  r = run_steer("report '" + d.path.string() + "'", d.path);  // a folder without artifact.json
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("RUN_DIR"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("artifact.json"), std::string::npos) << r.err;
+  std::ofstream(d.path / "artifact.json") << "{\"format\": \"other\"}";
+  r = run_steer("report '" + d.path.string() + "'", d.path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("steer.artifact/1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d.path / "report.html"));
+  r = run_steer("report", d.path);  // the argument is required
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("RUN_DIR"), std::string::npos) << r.err;
+}
+
+// a name and description that try to close the data script and run their own: they stay
+// data (escaped in the JSON, HTML-escaped in the title) and come back unchanged from the JSON
+TEST(ReportWriter, UserStringsCannotInjectMarkup) {
+  const std::string evil = "x</script><script>alert(1)</script><!-- & \"q\" 'a' </SCRIPT >";
+  json art = {{"format", "steer.artifact/1"}, {"command", "check"},
+              {"effective_config", {{"name", evil}, {"description", evil}}},
+              {"labels", {{evil, 1}}},
+              {"result", {{"check_passed", true}}}};
+  const std::string html = steer::render_report(art, "", "", nullptr);
+  expect_self_contained(html);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.find("<!-- &"), std::string::npos);
+  EXPECT_NE(html.find("<title>steer check: x&lt;/script&gt;&lt;script&gt;"), std::string::npos);
+  const json data = embedded(html);
+  EXPECT_EQ(data["artifact"]["effective_config"]["name"], evil);
+  EXPECT_EQ(data["artifact"]["effective_config"]["description"], evil);
+  EXPECT_TRUE(data["scene"].is_null());
+}
+
+// A long recording of a robot batch stays under the budget: frames are subsampled (the last
+// kept), coordinates carry 5 significant digits, and the springs are the robot's own
+TEST(ReportWriter, RobotPageKeepsItsBudget) {
+  steer::ExperimentConfig c = steer::load_config(config_path("difftaichi_robot_a"));
+  const int nx = c.info.nx(), rollouts = 8, frames = 20000;
+  std::ostringstream csv;
+  csv.precision(17);
+  csv << "rollout,step,time_s";
+  for (int i = 0; i < nx; ++i) csv << ",s" << i;
+  csv << "\n";
+  for (int b = 0; b < rollouts; ++b)
+    for (int k = 0; k < frames; ++k) {
+      csv << b << "," << k << "," << k * c.dt;
+      // the rest shape moved right by 1 mm per frame: frame k's first particle at x0 + k·1e-3
+      for (int i = 0; i < nx; ++i) csv << "," << c.x0[i] + (i < nx / 2 && i % 2 == 0 ? k * 1e-3 : 0.0);
+      csv << "\n";
+    }
+  ASSERT_GT(csv.str().size(), 4 * steer::kReportBudgetBytes);  // the recording alone is far over
+  json art = {{"format", "steer.artifact/1"}, {"command", "run"}, {"effective_config", c.to_json()}};
+  const std::string html = steer::render_report(art, csv.str(), "", &c);
+  EXPECT_LT(html.size(), steer::kReportBudgetBytes);
+  expect_self_contained(html);
+  const json sc = embedded(html)["scene"];
+  ASSERT_TRUE(sc.is_object());
+  EXPECT_EQ(sc["kind"], "robot");
+  EXPECT_LE(sc["rollouts"].size(), 4u);
+  const json& p = sc["rollouts"][0]["p"];
+  EXPECT_LE(p.size(), 241u);
+  EXPECT_GE(p.size(), 2u);
+  EXPECT_NEAR(p.back()[0].get<double>(), c.x0[0] + (frames - 1) * 1e-3, 1e-4 * (1 + std::abs(c.x0[0]) + frames * 1e-3));
+  const auto& robot = c.model_state<steer::MassSpringSetup>().robot;
+  ASSERT_EQ(sc["edges"].size(), robot.springs.size());
+  for (size_t s = 0; s < robot.springs.size(); ++s) {
+    EXPECT_EQ(sc["edges"][s][0], robot.springs[s].a);
+    EXPECT_EQ(sc["edges"][s][1], robot.springs[s].b);
+    EXPECT_EQ(sc["edge_actuated"][s], robot.springs[s].actuation != 0 ? 1 : 0);
+  }
+  EXPECT_NEAR(sc["ground"].get<double>(), 0.1, 1e-12);  // DiffTaichi's ground at 0.1 m
+}
+
+// The arm's stick figure comes from the model's forward kinematics: the links are rigid (the
+// distance between a body's origin and its parent's does not change with q) and the joints
+// move the tip
+TEST(ReportWriter, ArmFiguresAreRigid) {
+  steer::ExperimentConfig c = steer::load_config(config_path("panda"));
+  const int nx = c.info.nx(), nq = nx / 2;
+  std::ostringstream csv;
+  csv.precision(17);
+  csv << "rollout,step,time_s";
+  for (int i = 0; i < nx; ++i) csv << ",s" << i;
+  csv << "\n";
+  for (int k = 0; k < 3; ++k) {
+    csv << "0," << k << "," << k * c.dt;
+    for (int i = 0; i < nx; ++i) csv << "," << (i < nq ? c.x0[i] + 0.4 * k * (i % 2 ? -1 : 1) : 0.0);
+    csv << "\n";
+  }
+  json art = {{"format", "steer.artifact/1"}, {"command", "run"}};
+  const json sc = embedded(steer::render_report(art, csv.str(), "", &c))["scene"];
+  ASSERT_TRUE(sc.is_object());
+  EXPECT_EQ(sc["kind"], "arm");
+  const json& p = sc["rollouts"][0]["p"];
+  ASSERT_EQ(p.size(), 3u);
+  const size_t npts = sc["point_names"].size();
+  EXPECT_EQ(sc["point_names"].back(), "tip");
+  auto dist = [&](int f, int a, int b) {
+    double s = 0;
+    for (int i = 0; i < 3; ++i) s += std::pow(p[f][3 * a + i].get<double>() - p[f][3 * b + i].get<double>(), 2);
+    return std::sqrt(s);
+  };
+  for (const auto& e : sc["edges"])
+    for (int f = 1; f < 3; ++f) EXPECT_NEAR(dist(f, e[0], e[1]), dist(0, e[0], e[1]), 1e-4) << e.dump();
+  double moved = 0;  // the tip between frames 0 and 2
+  for (int i = 0; i < 3; ++i) moved += std::pow(p[2][3 * (npts - 1) + i].get<double>() - p[0][3 * (npts - 1) + i].get<double>(), 2);
+  EXPECT_GT(std::sqrt(moved), 0.05);
+}
+
+TEST(ReportWriter, TrajectoryCsvErrorsNameTheLine) {
+  EXPECT_THROW(steer::parse_trajectory_csv("a,b\n1,2\n"), std::runtime_error);
+  try {
+    steer::parse_trajectory_csv("rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1\n");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  const steer::RecordedTrajectory t = steer::parse_trajectory_csv("rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n1,0,0,3\n");
+  ASSERT_EQ(t.rollouts.size(), 2u);
+  EXPECT_EQ(t.rollouts[0].state[1][0], 2.0);
+  EXPECT_EQ(t.rollouts[1].rollout, 1);
+}
+
+// Progress on stderr when it is not a terminal: plain lines with done/total, rate and ETA,
+// and the last one with the total time; --quiet gives none
+TEST(ReportWriter, ProgressLinesWithEta) {
+  TempDir d;
+  json cfg = json::parse(slurp(config_path("projectile")));
+  cfg["optimizer"]["iterations"] = 200;
+  const fs::path cp = d.path / "p.json";
+  std::ofstream(cp) << cfg.dump();
+  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --out '" + (d.path / "out").string() + "'", d.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("steer: iteration 0/200 (0%)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("steer: iteration 200/200 (100%)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("done in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("validated gradients (initial) in"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << "no terminal: no carriage returns";
+  EXPECT_EQ(steer::duration_text(3725), "1 h 02 min");
+  EXPECT_EQ(steer::duration_text(185), "3 min 05 s");
+  EXPECT_EQ(steer::duration_text(4.26), "4.3 s");
+}
+
+// the progress line itself: rate and ETA while running, the total time at the end; on a
+// terminal one line rewritten with \r and ended once
+TEST(ReportWriter, ProgressLineForms) {
+  for (int tty : {0, 1}) {
+    std::ostringstream cap;
+    std::streambuf* old = std::cerr.rdbuf(cap.rdbuf());
+    {
+      steer::ProgressLine bar(true, "thing", 10, "things", 0.0, tty);
+      for (int i = 1; i <= 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 260 : 20));
+        bar.update(i, "note");
+      }
+      bar.finish();
+    }
+    std::cerr.rdbuf(old);
+    const std::string s = cap.str();
+    EXPECT_NE(s.find("steer: thing 5/10 (50%)  note"), std::string::npos) << s;
+    EXPECT_NE(s.find("things/s  ETA "), std::string::npos) << s;
+    EXPECT_NE(s.find("done in"), std::string::npos) << s;
+    if (tty) {
+      EXPECT_NE(s.find('\r'), std::string::npos);
+      EXPECT_EQ(count(s, "\n"), 1u) << s;  // one line, ended at the finish
+    } else {
+      EXPECT_EQ(s.find('\r'), std::string::npos);
+      EXPECT_EQ(count(s, "\n"), 6u) << s;  // every update (every_s 0) and the finish
+    }
+  }
+  std::ostringstream cap;
+  std::streambuf* old = std::cerr.rdbuf(cap.rdbuf());
+  {
+    steer::ProgressLine quiet(false, "thing", 10, "things", 0.0, 0);
+    quiet.update(3);
+    quiet.finish();
+  }
+  std::cerr.rdbuf(old);
+  EXPECT_TRUE(cap.str().empty());
+}
