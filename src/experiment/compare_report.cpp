@@ -1,6 +1,7 @@
 // The report stages of `steer compare`: the artifact (curves as CSV and SVG, the cost model,
 // each side's settings and results, the loss-level tables, the repeats, the best designs),
 // the stdout summary and the artifact folder.
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -98,6 +99,8 @@ void assemble_compare_artifact(CompareState& run) {
                          {"note", "repeat r: batch seed batch.seed + r (its rollout 0 is the start), CMA-ES seed compare.seed + r; median of the per-repeat ratios with 'not reached' as +infinity (-1 in this file: no finite median)"},
                          {"at_cmaes_budgets", run.over}};
   art["curves"] = {{"sidecar_csv", "compare.csv"}, {"plot_svg", "compare.svg"}};
+  art["trajectory"] = {{"sidecar_csv", "trajectory.csv"}, {"recorded_every_steps", std::max(1, c.output.trajectory_stride)},
+                       {"rollouts", {"start", "steer", "cmaes"}}};
   {
     // the best designs found (repeat 0), in variable units
     std::vector<double> vg = pg.to_v(R0.best_z), vc = pg.to_v(R0.cma_z);
@@ -109,6 +112,26 @@ void assemble_compare_artifact(CompareState& run) {
   }
   run.files.sidecars.push_back({"compare.csv", csv.str()});
   run.files.sidecars.push_back({"compare.svg", svg_plot(plotted, c.name + ": best loss vs simulated rollouts")});
+  {
+    // the motion of repeat 0's start and of each method's best design, as trajectory.csv
+    // (rollout 0 the start, 1 steer's design, 2 CMA-ES's), for report.html
+    const int stride = std::max(1, c.output.trajectory_stride), nx = c.info.nx(), slots = c.steps / stride + 1;
+    std::ostringstream tc;
+    tc << std::setprecision(17) << "rollout,step,time_s";
+    for (int i = 0; i < nx; ++i) tc << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
+    tc << "\n";
+    const std::vector<double>* designs[3] = {&pg.initial(), &R0.best_z, &R0.cma_z};
+    for (int d = 0; d < 3; ++d) {
+      const std::vector<double> z(designs[d]->begin(), designs[d]->begin() + nv);
+      const std::vector<double> tr = run.pg->trajectories(z, 1, stride);
+      for (int s2 = 0; s2 < slots; ++s2) {
+        tc << d << "," << s2 * stride << "," << s2 * stride * c.dt;
+        for (int i = 0; i < nx; ++i) tc << "," << tr[size_t(s2) * nx + i];
+        tc << "\n";
+      }
+    }
+    run.files.sidecars.push_back({"trajectory.csv", tc.str()});
+  }
   run.files.artifact = art;
 }
 
@@ -167,10 +190,12 @@ void summarize_compare(CompareState& run) {
 void write_compare(CompareState& run) {
   run.out.artifact = run.art;
   if (run.o.write) {
-    std::string curves;
-    for (const auto& [name, text] : run.files.sidecars)
+    std::string curves, traj;
+    for (const auto& [name, text] : run.files.sidecars) {
       if (name == "compare.csv") curves = text;
-    run.files.sidecars.push_back({"report.html", render_report(run.art, "", curves, &run.c)});
+      if (name == "trajectory.csv") traj = text;
+    }
+    run.files.sidecars.push_back({"report.html", render_report(run.art, traj, curves, &run.c)});
     run.out.artifact_dir = write_artifact(run.c.output.dir, run.c.name + "-compare-" + utc_now("%Y%m%d-%H%M%S"), run.files);
     run.summary << "  artifact: " << run.out.artifact_dir << "/artifact.json (curves: compare.csv, compare.svg)\n";
     run.summary << "  report: " << run.out.artifact_dir << "/report.html\n";

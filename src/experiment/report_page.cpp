@@ -175,7 +175,7 @@ function verdict() {
   var dev = A.device || {};
   el('div', null, 'model ' + model + ', B = ' + B + ', T = ' + fmt(sim.steps) + ' steps, dt = ' + fmt(get(sim, 'dt.value', sim.dt)) +
      ' s, ' + (sim.precision || '') + ', backend ' + (dev.backend || '?') + (dev.threads ? ' (' + dev.threads + ' threads)' : '') +
-     ', created ' + (A.created_utc || '?') + ', steer ' + (A.steer_version || '?'), box);
+     (A.created_utc ? ', created ' + A.created_utc : '') + ', steer ' + (A.steer_version || '?'), box);
   var res = A.result || {};
   if (cmd !== 'compare') {
     el('div', null, 'mean loss ' + fmt(res.loss_initial_mean, 6) + ' → ' + fmt(res.loss_final_mean, 6) +
@@ -251,8 +251,10 @@ function bounds(S, views) {
       if (S.target.x !== null && v.h === 0) { h0 = Math.min(h0, S.target.x); h1 = Math.max(h1, S.target.x); }
       if (S.target.y !== null && v.v === 1) { v0 = Math.min(v0, S.target.y); v1 = Math.max(v1, S.target.y); }
     }
-    var span = Math.max(h1 - h0, v1 - v0, 1e-6), pad = 0.06 * span;
-    return {h0: h0 - pad, h1: h1 + pad, v0: v0 - pad, v1: v1 + pad};
+    // equal scales: one margin from the larger span; else each axis its own
+    var span = Math.max(h1 - h0, v1 - v0, 1e-6);
+    var ph = 0.06 * (S.equal_aspect === false ? Math.max(h1 - h0, 1e-6) : span), pv = 0.06 * (S.equal_aspect === false ? Math.max(v1 - v0, 1e-6) : span);
+    return {h0: h0 - ph, h1: h1 + ph, v0: v0 - pv, v1: v1 + pv};
   });
 }
 function strainColor(s) {
@@ -267,11 +269,16 @@ function stiffColor(k, k0, k1) {
   var a = k1 > k0 ? (k - k0) / (k1 - k0) : 0.5;
   return 'rgb(' + Math.round(230 - 200 * a) + ',' + Math.round(200 - 120 * a) + ',' + Math.round(120 + 60 * a) + ')';
 }
+function scales(bx, W, H, equal) {
+  var sx = W / (bx.h1 - bx.h0), sy = H / (bx.v1 - bx.v0);
+  if (equal !== false) sx = sy = Math.min(sx, sy);
+  return {sx: sx, sy: sy};
+}
 function drawShape(g, S, p, bx, W, H, view, opts) {
-  // one configuration: edges and points in the view's projection, returns nothing
-  var d = S.dim, sc = Math.min(W / (bx.h1 - bx.h0), H / (bx.v1 - bx.v0));
-  var X = function (i) { return (p[d * i + view.h] - bx.h0) * sc; };
-  var Y = function (i) { return H - (p[d * i + view.v] - bx.v0) * sc; };
+  // one configuration: edges and points in the view's projection
+  var d = S.dim, k = scales(bx, W, H, S.equal_aspect);
+  var X = function (i) { return (p[d * i + view.h] - bx.h0) * k.sx; };
+  var Y = function (i) { return H - (p[d * i + view.v] - bx.v0) * k.sy; };
   (S.edges || []).forEach(function (e, k) {
     var col = opts.edgeColor ? opts.edgeColor(k, e) : opts.color;
     sv('line', {x1: X(e[0]).toFixed(1), y1: Y(e[0]).toFixed(1), x2: X(e[1]).toFixed(1), y2: Y(e[1]).toFixed(1), stroke: col,
@@ -306,17 +313,24 @@ function motion(s) {
   el('div', {'class': 'small'}, 'recorded every ' + fmt(get(A, 'trajectory.recorded_every_steps', 1)) + ' steps; ' + S.rollouts.length +
      ' rollout(s) drawn' + (S.frames_note ? '; ' + S.frames_note : ''), s);
   var views = S.views, bxs = bounds(S, views);
-  var mk = function (caption, v, W) {
-    var bx = bxs[v], H = Math.max(90, Math.min(420, W * (bx.v1 - bx.v0) / (bx.h1 - bx.h0)));
-    W = Math.min(W, H * (bx.h1 - bx.h0) / (bx.v1 - bx.v0));
-    var pn = el('div', {'class': 'panel'}, null, s);
-    el('div', {'class': 'cap'}, caption, pn);
+  var panels = el('div', null, null, s);
+  var mk = function (caption, v, W, Hmax) {
+    var bx = bxs[v], H;
+    if (S.equal_aspect === false) H = Math.min(Hmax, 0.55 * W);
+    else {
+      H = Math.max(90, Math.min(Hmax, W * (bx.v1 - bx.v0) / (bx.h1 - bx.h0)));
+      W = Math.min(W, H * (bx.h1 - bx.h0) / (bx.v1 - bx.v0));
+    }
+    var pn = el('div', {'class': 'panel'}, null, panels);
+    var axes = S.axes || ['x', 'y', 'z'];
+    el('div', {'class': 'cap'}, caption + ' — ' + axes[views[v].h] + ' ' + fmt(bx.h0, 3) + ' … ' + fmt(bx.h1, 3) + ' m, ' +
+       axes[views[v].v] + ' ' + fmt(bx.v0, 3) + ' … ' + fmt(bx.v1, 3) + ' m', pn);
     var svg = sv('svg', {width: Math.round(W), height: Math.round(H), 'class': 'motion'}, pn);
     return {svg: svg, W: W, H: H, bx: bx, view: views[v]};
   };
   var staticLayer = function (P, rolls) {
-    var g = sv('g', null, P.svg), bx = P.bx, sc = Math.min(P.W / (bx.h1 - bx.h0), P.H / (bx.v1 - bx.v0));
-    var X = function (x) { return (x - bx.h0) * sc; }, Y = function (y) { return P.H - (y - bx.v0) * sc; };
+    var g = sv('g', null, P.svg), bx = P.bx, k = scales(bx, P.W, P.H, S.equal_aspect);
+    var X = function (x) { return (x - bx.h0) * k.sx; }, Y = function (y) { return P.H - (y - bx.v0) * k.sy; };
     if (S.ground !== null && S.ground !== undefined && P.view.v === 1) {
       sv('rect', {x: 0, y: Y(S.ground), width: P.W, height: Math.max(0, P.H - Y(S.ground)), fill: '#e9e2d0'}, g);
       sv('line', {x1: 0, x2: P.W, y1: Y(S.ground), y2: Y(S.ground), stroke: '#8a7a55', 'stroke-width': 2}, g);
@@ -336,7 +350,7 @@ function motion(s) {
   if (S.kind === 'robot') {
     // side by side (stacked): one panel per rollout, springs coloured per frame
     S.rollouts.forEach(function (r, ri) {
-      var P = mk('rollout ' + r.rollout, 0, width - 30), dyn = staticLayer(P, [r]);
+      var P = mk(r.caption || 'rollout ' + r.rollout, 0, S.rollouts.length > 1 ? width / 2 - 24 : width - 30, 230), dyn = staticLayer(P, [r]);
       var k = S.edge_stiffness[ri] || [], k0 = Math.min.apply(null, k), k1 = Math.max.apply(null, k), p0 = r.p[0];
       var len = function (p, e) { var dx = p[2 * e[0]] - p[2 * e[1]], dy = p[2 * e[0] + 1] - p[2 * e[1] + 1]; return Math.sqrt(dx * dx + dy * dy); };
       player.draws.push(function (f) {
@@ -352,7 +366,7 @@ function motion(s) {
     // overlaid: one panel per projection, rollouts in colours
     var per = views.length > 1 ? Math.floor((width - 40) / Math.min(views.length, 3)) - 12 : width - 30;
     views.forEach(function (v, vi) {
-      var P = mk(v.name, vi, per), dyn = staticLayer(P, S.rollouts);
+      var P = mk(v.name, vi, per, 380), dyn = staticLayer(P, S.rollouts);
       player.draws.push(function (f) {
         while (dyn.firstChild) dyn.removeChild(dyn.firstChild);
         S.rollouts.forEach(function (r, ri) {
@@ -361,7 +375,7 @@ function motion(s) {
         });
       });
     });
-    if (S.rollouts.length > 1) el('div', {'class': 'small'}, 'colours: ' + S.rollouts.map(function (r, i) { return 'rollout ' + r.rollout + ' ' + ['blue', 'red', 'green', 'purple', 'orange', 'cyan', 'brown', 'pink'][i % 8]; }).join(', '), s);
+    if (S.rollouts.length > 1) el('div', {'class': 'small'}, 'colours: ' + S.rollouts.map(function (r, i) { return (r.caption || 'rollout ' + r.rollout) + ' ' + ['blue', 'red', 'green', 'purple', 'orange', 'cyan', 'brown', 'pink'][i % 8]; }).join(', '), s);
   }
   if (S.gallery && S.gallery.length) {
     el('h3', null, 'best designs in their rest shape, ranked by final loss', s);
@@ -469,6 +483,23 @@ function analyses(s) {
     plot(box, {title: 'horizon sweep: ‖λ_0‖/‖λ_seed‖ (rollout 0)', xlabel: 'steps', ylabel: 'ratio (log)', logy: true,
                series: [{x: st, y: ar, markers: true, color: '#9467bd'}], hlines: [{y: hs.bound, label: 'bound'}, {y: hs.bound ? 1 / hs.bound : null, label: '1/bound'}]});
   }
+  // a batch sweep (contact stiffness, smoothing, …): the first check's error per swept value
+  var rows = get(A, 'result.rollouts', []), v0 = (A.validation || [])[0];
+  if (v0 && rows.length > 1 && rows[0].swept) {
+    var err = {};
+    (v0.rollouts || []).forEach(function (r) { err[r.rollout] = r.best_relative_error; });
+    Object.keys(rows[0].swept).forEach(function (key) {
+      var pts = rows.filter(function (r) { return r.swept && err[r.rollout] !== undefined; });
+      if (pts.length < 2) return;
+      any = true;
+      var xv = pts.map(function (r) { return r.swept[key]; });
+      var lx = xv.every(function (x) { return x > 0; }) && Math.max.apply(null, xv) / Math.min.apply(null, xv) > 50;
+      plot(box, {title: 'swept ' + key + ': gradient check per level (' + v0.stage + ')', xlabel: key + (lx ? ' (log)' : ''),
+                 ylabel: 'best relative error (log)', logx: lx, logy: true,
+                 series: [{x: xv, y: pts.map(function (r) { return err[r.rollout] === 0 ? 1e-17 : err[r.rollout]; }), markers: true}],
+                 hlines: [{y: v0.tolerance, label: 'tolerance'}]});
+    });
+  }
   var pt = get(A, 'result.perturbation', null) || A.perturbation;
   if (pt && pt.levels) {
     any = true;
@@ -536,7 +567,7 @@ function selftest() {
     play(false);
     var after = sig();
     report(after !== before && player.frame !== f0, 'frame ' + f0 + ' -> ' + player.frame + ' of ' + player.frames + (after !== before ? ', drawing changed' : ', drawing unchanged') + '; ' + plots + ' figures');
-  }, 1000);
+  }, 130);  // three ticks of 40 ms: short of a wrap-around on the shortest recordings
 }
 verdict();
 section('Motion', motion);

@@ -67,6 +67,18 @@ nlohmann::json terminal_target(const nlohmann::json& art, const std::string& sta
   return nullptr;
 }
 
+// a comparison records its start and the two methods' best designs (compare_report.cpp)
+bool is_compare(const nlohmann::json& art) { return art.is_object() && art.value("command", std::string()) == "compare"; }
+
+void caption_compare(nlohmann::json& s, const nlohmann::json& art) {
+  if (!is_compare(art)) return;
+  const char* names[3] = {"start", "steer's best design", "CMA-ES's best design"};
+  for (auto& r : s["rollouts"]) {
+    const int b = r["rollout"];
+    if (b >= 0 && b < 3) r["caption"] = names[b];
+  }
+}
+
 nlohmann::json projectile_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
                                 int max_frames) {
   const Projectile& m = c.model_state<ProjectileSetup>().model;
@@ -82,6 +94,7 @@ nlohmann::json projectile_scene(const ExperimentConfig& c, const nlohmann::json&
   s["views"] = {{{"name", "path (x, y)"}, {"h", 0}, {"v", 1}}};
   if (D == 3) s["views"].push_back({{"name", "from above (x, z)"}, {"h", 0}, {"v", 2}});
   s["trail"] = true;
+  s["equal_aspect"] = false;  // a throw is much wider or taller than the point: each axis its own scale
   return s;
 }
 
@@ -109,7 +122,8 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
   // each drawn rollout's spring stiffness [N/m] (drawn per rollout in a morphology sweep)
   nlohmann::json stiff = nlohmann::json::array();
   for (const auto& ro : s["rollouts"]) {
-    const int b = ro["rollout"];
+    // a comparison's designs all start from rollout 0's θ
+    const int b = is_compare(art) ? 0 : ro["rollout"].get<int>();
     nlohmann::json k = nlohmann::json::array();
     for (int e = 0; e < m.n_springs; ++e)
       k.push_back(b < batch.size ? r5(batch.theta_of(b)[m.p_stiffness(e)]) : r5(c.theta[m.p_stiffness(e)]));
@@ -177,10 +191,12 @@ nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& art
                             int max_frames) {
   if (!c || tr.rollouts.empty()) return nullptr;
   const std::string& model = c->model.model();
-  if (model == ProjectileSetup::kModel) return projectile_scene(*c, artifact, tr, max_frames);
-  if (model == MassSpringSetup::kModel) return mass_spring_scene(*c, artifact, tr, max_frames);
-  if (model == ArticulatedSetup::kModel) return articulated_scene(*c, artifact, tr, max_frames);
-  return nullptr;
+  nlohmann::json s;
+  if (model == ProjectileSetup::kModel) s = projectile_scene(*c, artifact, tr, max_frames);
+  if (model == MassSpringSetup::kModel) s = mass_spring_scene(*c, artifact, tr, max_frames);
+  if (model == ArticulatedSetup::kModel) s = articulated_scene(*c, artifact, tr, max_frames);
+  if (s.is_object()) caption_compare(s, artifact);
+  return s;
 }
 
 RecordedTrajectory parse_trajectory_csv(const std::string& text) {
