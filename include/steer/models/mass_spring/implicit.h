@@ -404,9 +404,12 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
   implicit_prepare<S>(k, x, u, p, W);
   const int n = W.n;
   for (int q = 0; q < n; ++q) W.w[q] = W.target[q];
-  // the velocity scale the rounding of w is relative to [m/s]
+  // the velocity scale the rounding of w is relative to [m/s]: the velocities themselves, h g,
+  // and max |x| / h, since w enters the forces through x + h w, which is rounded to ε |x|
   S vscale = S(dt) * abs_of(S(p[p_global(kGravity)]));
   for (int q = 0; q < n; ++q) vscale = max_of(abs_of(W.target[q]), vscale);
+  for (int i = 0; i < n_particles; ++i)
+    for (int c = 0; c < dim; ++c) vscale = max_of(abs_of(S(x[x_pos(i) + c])) / S(dt), vscale);
   S prev = S(-1);
   const Mask none = S(1) < S(0);
   Mask done = none;
