@@ -69,3 +69,10 @@ if(STEER_HAS_ASAN)
 else()
   message(STATUS "steer: GPU emulation under AddressSanitizer: OFF (the compiler cannot link -fsanitize=address)")
 endif()
+
+# the parity suite's small and chunked cases once more with every block's threads shuffled and
+# preempted (STEER_CUDA_EMULATION_SCHEDULE, tests/cuda_emulation/emulator.h)
+add_test(NAME Emulated.CudaParityUnderPreemption
+         COMMAND emulated_cuda_parity_test --gtest_brief=1 --gtest_filter=*TinyBatches:*ChunkedPassesAreBitwiseIdentical:*CheckpointIntervalsAndTrajectory)
+set_tests_properties(Emulated.CudaParityUnderPreemption PROPERTIES
+                     ENVIRONMENT STEER_CUDA_EMULATION_SCHEDULE=preempt:7 LABELS "fast;gpu_emulation")

@@ -187,10 +187,19 @@ Stack stack_get() {
   return Stack{static_cast<char*>(p) + page};
 }
 
-void stack_put(Stack s) {
+// `abandoned`: the fiber stopped anywhere in its kernel (a faulted block), not at its end
+void stack_put(Stack s, bool abandoned) {
 #if STEER_EMU_ASAN
-  // frames that never returned (a fiber ends by switching away) leave poisoned red zones
-  ASAN_UNPOISON_MEMORY_REGION(s.base, kStackBytes);
+  // frames that never returned leave their red zones poisoned for the stack's next fiber: at
+  // a fiber's end only fiber_main and the switch below it, near the top (every frame under
+  // them has returned and unpoisoned itself); anywhere in an abandoned one
+  constexpr std::size_t kTopBytes = std::size_t(64) << 10;
+  if (abandoned)
+    ASAN_UNPOISON_MEMORY_REGION(s.base, kStackBytes);
+  else
+    ASAN_UNPOISON_MEMORY_REGION(s.base + kStackBytes - kTopBytes, kTopBytes);
+#else
+  (void)abandoned;
 #endif
   g_free_stacks.push_back(s);
 }
@@ -434,13 +443,13 @@ bool run_block(Block& b) {
 #endif
     b.current = nullptr;
     if (f.state == Fiber::kDone) {
-      stack_put(f.stack);
+      stack_put(f.stack, false);
       f.stack = Stack{};
     }
   }
   // a faulted block's fibers are abandoned where they stand
   for (Fiber& f : b.fibers)
-    if (f.stack.base) stack_put(f.stack);
+    if (f.stack.base) stack_put(f.stack, true);
   b.ready.clear();
   return b.fault.empty();
 }
