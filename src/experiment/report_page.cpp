@@ -287,6 +287,12 @@ function drawShape(g, S, p, bx, W, H, view, opts) {
   for (var i = 0; i * d < p.length; i++)
     sv('circle', {cx: X(i).toFixed(1), cy: Y(i).toFixed(1), r: opts.radius || 3, fill: opts.pointColor || opts.color || '#333'}, g);
 }
+function sweptText(b) {
+  // a swept batch's values of this rollout, for the captions
+  var row = get(A, 'result.rollouts', [])[b];
+  if (!row || !row.swept) return '';
+  return ' (' + Object.keys(row.swept).map(function (k) { return k + ' = ' + fmt(row.swept[k], 3); }).join(', ') + ')';
+}
 function motion(s) {
   var S = D.scene;
   if (!S) { el('p', null, D.scene_note || 'no motion recorded for this run', s); return; }
@@ -321,9 +327,10 @@ function motion(s) {
       H = Math.max(90, Math.min(Hmax, W * (bx.v1 - bx.v0) / (bx.h1 - bx.h0)));
       W = Math.min(W, H * (bx.h1 - bx.h0) / (bx.v1 - bx.v0));
     }
-    var pn = el('div', {'class': 'panel'}, null, panels);
+    var pn = el('div', {'class': 'panel', style: 'width:' + Math.max(150, Math.round(W) + 2) + 'px'}, null, panels);
     var axes = S.axes || ['x', 'y', 'z'];
-    el('div', {'class': 'cap'}, caption + ' — ' + axes[views[v].h] + ' ' + fmt(bx.h0, 3) + ' … ' + fmt(bx.h1, 3) + ' m, ' +
+    el('div', {'class': 'cap'}, caption, pn);
+    el('div', {'class': 'cap small'}, axes[views[v].h] + ' ' + fmt(bx.h0, 3) + ' … ' + fmt(bx.h1, 3) + ' m, ' +
        axes[views[v].v] + ' ' + fmt(bx.v0, 3) + ' … ' + fmt(bx.v1, 3) + ' m', pn);
     var svg = sv('svg', {width: Math.round(W), height: Math.round(H), 'class': 'motion'}, pn);
     return {svg: svg, W: W, H: H, bx: bx, view: views[v]};
@@ -350,7 +357,7 @@ function motion(s) {
   if (S.kind === 'robot') {
     // side by side (stacked): one panel per rollout, springs coloured per frame
     S.rollouts.forEach(function (r, ri) {
-      var P = mk(r.caption || 'rollout ' + r.rollout, 0, S.rollouts.length > 1 ? width / 2 - 24 : width - 30, 230), dyn = staticLayer(P, [r]);
+      var P = mk(r.caption || 'rollout ' + r.rollout + sweptText(r.rollout), 0, S.rollouts.length > 1 ? width / 2 - 24 : width - 30, 230), dyn = staticLayer(P, [r]);
       var k = S.edge_stiffness[ri] || [], k0 = Math.min.apply(null, k), k1 = Math.max.apply(null, k), p0 = r.p[0];
       var len = function (p, e) { var dx = p[2 * e[0]] - p[2 * e[1]], dy = p[2 * e[0] + 1] - p[2 * e[1] + 1]; return Math.sqrt(dx * dx + dy * dy); };
       player.draws.push(function (f) {

@@ -144,7 +144,10 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
       for (double& v : p) v = r5(v);
       gal.push_back({{"rank", r["rank"]}, {"rollout", b}, {"loss_final", r["loss_final"]}, {"p", p}});
     }
-    s["gallery"] = gal;
+    // only a batch of different shapes (a morphology sweep) makes a gallery
+    bool differ = false;
+    for (size_t g = 1; g < gal.size() && !differ; ++g) differ = gal[g]["p"] != gal[0]["p"];
+    if (differ) s["gallery"] = gal;
   }
   return s;
 }
