@@ -27,12 +27,14 @@ CASES = [
                                  ("validation", "max_rollouts", 2)]),
     ("panda", "run", [("simulation", "steps", 100), ("validation", "max_rollouts", 2),
                       ("validation", "epsilon_sweep", [1e-4, 1e-6])]),
-    # the pages' other parts: horizon sweep, perturbation and success, a contact sweep, a bounce
+    # the pages' other parts: horizon sweep, perturbation and success, a contact sweep, a bounce,
+    # the arm's energy in free motion
     ("panda_horizon_sweep", "run", [("simulation", "steps", 50), ("horizon_sweep", "steps", [20, 50, 80])]),
     ("panda_reach", "run", [("simulation", "steps", 60), ("batch", "size", 8), ("optimizer", "iterations", 3),
                             ("validation", "max_rollouts", 2), ("validation", "epsilon_sweep", [1e-4, 1e-6])]),
     ("soft_contact_sweep", "run", [("simulation", "steps", 100)]),
     ("warp_bounce", "run", [("optimizer", "iterations", 5)]),
+    ("panda_free_swing", "check", [("simulation", "steps", 200)]),
     ("soft_walker_knots", "compare", [("simulation", "steps", 200), ("compare", "iterations", 10),
                                       ("compare", "cmaes_rollouts", 300), ("compare", "repeats", 1),
                                       ("validation", "enabled", False)]),

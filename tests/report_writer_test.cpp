@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -149,6 +150,19 @@ TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
   EXPECT_NEAR(p[0][0].get<double>(), 0.0, 1e-12);
   EXPECT_NEAR(p.back()[0].get<double>(), xT["position.x"]["value"].get<double>(), 1e-4);
   EXPECT_NEAR(p.back()[1].get<double>(), xT["position.y"]["value"].get<double>(), 1e-4 * std::abs(xT["position.y"]["value"].get<double>()) + 1e-9);
+  // free motion: the model's energy per drawn frame; its largest change over the largest KE is
+  // the validator's energy drift (symplectic Euler under constant gravity drifts steadily, so
+  // the largest change is at the last step, which is always drawn), within the 5 digits
+  const json& en = sc["energy"];
+  ASSERT_EQ(en.size(), 1u);
+  double de = 0, ke = 0;
+  for (size_t i = 0; i < en[0]["E"].size(); ++i) {
+    de = std::max(de, std::abs(en[0]["E"][i].get<double>() - en[0]["E"][0].get<double>()));
+    ke = std::max(ke, en[0]["KE"][i].get<double>());
+  }
+  const double drift = art["validation"][0]["rollouts"][0]["energy_drift_relative"].get<double>();
+  ASSERT_GT(drift, 0.0);
+  EXPECT_NEAR(de / ke, drift, 0.05 * drift);
   // rebuilt from the folder alone: the same page
   const std::string before = html;
   fs::remove(dir / "report.html");

@@ -433,6 +433,15 @@ function curves(s) {
   if (!any) el('p', null, 'nothing was optimized in this run', s);
 }
 function checks(s) {
+  var en = D.scene && D.scene.energy;
+  if (en && en.length) {
+    // free motion: what the integrator does to the energy over time
+    var eb = el('div', {'class': 'plots'}, null, s);
+    plot(eb, {title: 'energy in free motion: E(t) − E(0)', xlabel: 't [s]', ylabel: 'E − E(0) [J]',
+              series: en.map(function (r, i) { return {name: 'rollout ' + r.rollout, x: r.t, y: r.E.map(function (e) { return e - r.E[0]; }), color: COLORS[i % COLORS.length]}; })});
+    plot(eb, {title: 'kinetic energy', xlabel: 't [s]', ylabel: 'KE [J]',
+              series: en.map(function (r, i) { return {name: 'rollout ' + r.rollout, x: r.t, y: r.KE, color: COLORS[i % COLORS.length]}; })});
+  }
   var vs = A.validation || [];
   if (!vs.length) { el('p', null, 'no gradient check ran', s); return; }
   vs.forEach(function (v) {

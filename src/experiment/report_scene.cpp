@@ -79,6 +79,47 @@ void caption_compare(nlohmann::json& s, const nlohmann::json& art) {
   }
 }
 
+// Free-motion rollouts (the validator reports an energy drift only for them): the model's own
+// mechanical energy E and kinetic energy KE [J] at each kept frame, with each rollout's θ: the
+// batch's draws with the final values of θ variables written over them. A rollout whose θ
+// variables the artifact does not list by slot name is left out.
+template <class Model>
+nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m, const nlohmann::json& art,
+                                  const RecordedTrajectory& tr, int max_rollouts, int max_frames) {
+  std::vector<int> free;
+  if (art.contains("validation") && art["validation"].is_array() && !art["validation"].empty())
+    for (const auto& r : art["validation"][0].value("rollouts", nlohmann::json::array()))
+      if (r.value("energy_drift_relative", 0.0) > 0) free.push_back(r.value("rollout", -1));
+  nlohmann::json out = nlohmann::json::array();
+  if (free.empty() || is_compare(art)) return out;
+  const Batch<double> batch = build_batch(c);
+  for (size_t r = 0; r < tr.rollouts.size() && int(r) < max_rollouts; ++r) {
+    const auto& ro = tr.rollouts[r];
+    if (std::find(free.begin(), free.end(), ro.rollout) == free.end() || ro.rollout >= batch.size) continue;
+    std::vector<double> th(batch.theta_of(ro.rollout), batch.theta_of(ro.rollout) + batch.np);
+    bool known = true;
+    const nlohmann::json* rows = art.contains("result") ? &art["result"]["rollouts"] : nullptr;
+    for (const VariableSpec& v : c.variables) {
+      if (v.kind != VariableSpec::kParameter) continue;
+      const nlohmann::json* vars = rows && rows->is_array() && size_t(ro.rollout) < rows->size() ? &(*rows)[ro.rollout]["variables"] : nullptr;
+      if (!vars || !vars->contains(v.name)) {
+        known = false;
+        break;
+      }
+      th[v.index] = (*vars)[v.name]["final"].get<double>();
+    }
+    if (!known) continue;
+    nlohmann::json t = nlohmann::json::array(), e = nlohmann::json::array(), ke = nlohmann::json::array();
+    for (size_t i : kept_frames(ro.state.size(), max_frames)) {
+      t.push_back(r5(ro.time_s[i]));
+      e.push_back(r5(m.template energy<double>(ro.state[i].data(), th.data())));
+      ke.push_back(r5(m.template kinetic_energy<double>(ro.state[i].data(), th.data())));
+    }
+    out.push_back({{"rollout", ro.rollout}, {"t", t}, {"E", e}, {"KE", ke}});
+  }
+  return out;
+}
+
 nlohmann::json projectile_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
                                 int max_frames) {
   const Projectile& m = c.model_state<ProjectileSetup>().model;
@@ -95,6 +136,7 @@ nlohmann::json projectile_scene(const ExperimentConfig& c, const nlohmann::json&
   if (D == 3) s["views"].push_back({{"name", "from above (x, z)"}, {"h", 0}, {"v", 2}});
   s["trail"] = true;
   s["equal_aspect"] = false;  // a throw is much wider or taller than the point: each axis its own scale
+  s["energy"] = free_motion_energy(c, m, art, tr, 8, max_frames);
   return s;
 }
 
@@ -149,10 +191,13 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
     for (size_t g = 1; g < gal.size() && !differ; ++g) differ = gal[g]["p"] != gal[0]["p"];
     if (differ) s["gallery"] = gal;
   }
+  MassSpring mt = m;  // the springs' potential reads the topology
+  mt.topo = ms.topology.data();
+  s["energy"] = free_motion_energy(c, mt, art, tr, 4, max_frames);
   return s;
 }
 
-nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json&, const RecordedTrajectory& tr,
+nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
                                  int max_frames) {
   const ArticulatedSetup& as = c.model_state<ArticulatedSetup>();
   const Articulated& m = as.model;
@@ -185,6 +230,7 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
                 {{"name", "top (x, y)"}, {"h", 0}, {"v", 1}}};
   s["trail_point"] = has_tip ? nb + 1 : nb;
   s["trail"] = true;
+  s["energy"] = free_motion_energy(c, m, art, tr, 4, max_frames);
   return s;
 }
 
