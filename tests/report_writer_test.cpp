@@ -290,6 +290,18 @@ TEST(ReportWriter, ArmFiguresAreRigid) {
   EXPECT_GT(std::sqrt(moved), 0.05);
 }
 
+// a recording that does not fit the model (a folder edited by hand) costs the motion, not the
+// page: the rest is drawn, with a note that says why
+TEST(ReportWriter, MismatchedRecordingLeavesANote) {
+  steer::ExperimentConfig c = steer::load_config(config_path("difftaichi_robot_a"));
+  json art = {{"format", "steer.artifact/1"}, {"command", "run"}};
+  const std::string html = steer::render_report(art, "rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n", "", &c);
+  const json data = embedded(html);
+  EXPECT_TRUE(data["scene"].is_null());
+  ASSERT_FALSE(data["notes"].empty());
+  EXPECT_NE(data["notes"].back().get<std::string>().find("1 state columns"), std::string::npos) << data["notes"].dump();
+}
+
 TEST(ReportWriter, TrajectoryCsvErrorsNameTheLine) {
   EXPECT_THROW(steer::parse_trajectory_csv("a,b\n1,2\n"), std::runtime_error);
   try {

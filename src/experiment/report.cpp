@@ -178,7 +178,15 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
   for (int attempt = 0; attempt < 8; ++attempt) {
     const int frames = 240 >> std::min(attempt, 5);
     nlohmann::json data = {{"artifact", art}, {"label_docs", docs}, {"compare_curves", curves}};
-    nlohmann::json scene = report_scene(c, artifact, tr, frames);
+    // the page must not cost the run its folder: a drawing that fails leaves a note instead
+    nlohmann::json scene;
+    std::string scene_error;
+    try {
+      scene = report_scene(c, artifact, tr, frames);
+    } catch (const std::exception& e) {
+      scene = nullptr;
+      scene_error = std::string("the motion is not drawn: ") + e.what();
+    }
     if (!scene.is_null() && !tr.rollouts.empty()) {
       const size_t recorded = tr.rollouts.front().state.size();
       scene["frames_note"] = std::to_string(scene["rollouts"][0]["p"].size()) + " of " + std::to_string(recorded) +
@@ -189,6 +197,7 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
     // last resorts, for batches far beyond the shipped configs: the listed initial states,
     // then the per-rollout checks
     nlohmann::json page_notes = notes;
+    if (!scene_error.empty()) page_notes.push_back(scene_error);
     if (attempt >= 6) data["artifact"].erase("initial");
     if (attempt >= 7) {
       data["artifact"].erase("validation");

@@ -239,6 +239,9 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
 nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& artifact, const RecordedTrajectory& tr,
                             int max_frames) {
   if (!c || tr.rollouts.empty()) return nullptr;
+  if (tr.columns.size() != size_t(c->info.nx()))
+    throw std::runtime_error("trajectory.csv has " + std::to_string(tr.columns.size()) + " state columns, the model " +
+                             std::to_string(c->info.nx()) + " states");
   const std::string& model = c->model.model();
   nlohmann::json s;
   if (model == ProjectileSetup::kModel) s = projectile_scene(*c, artifact, tr, max_frames);
