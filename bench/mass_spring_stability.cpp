@@ -34,9 +34,10 @@
 //              max(|v|, 1)), ε ∈ {1e-4, 1e-6, 1e-8}, the best relative error against the adjoint,
 //              in float64, as validation runs it (chain, walker_free: ∂L/∂θ.spring.stiffness of
 //              L = ½ (x_T[particle 3 or 0].x − x_0[…].x − 1 cm)²; walker: the actuator weights and biases)
-//   cost       wall time of one forward and one forward+gradient Problem::evaluate over --batch
-//              rollouts on --threads threads, per rollout-step [µs] (one warm-up, then repeats for
-//              --min-time seconds; the median)
+//   cost       one forward and one forward+gradient Problem::evaluate over --batch rollouts on
+//              --threads threads, per rollout-step [µs]: the least process CPU time of a call
+//              (the table; with one thread the figure least disturbed by other processes) and
+//              the median wall time (JSON); one warm-up, then repeats for --min-time seconds
 //   Newton     implicit step only: iterations per step, mean and largest over the trajectory,
 //              and steps that did not converge within model.newton_iterations
 // Output: a Markdown table per scene on stdout (and --json FILE).
@@ -50,6 +51,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -171,19 +173,26 @@ double median(std::vector<double> v) {
   return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// one warm-up call, then repeats for min_time seconds; the median wall time [s]
-double time_evaluate(steer::Problem& p, const std::vector<double>& vars, bool grad, double min_time) {
+// one warm-up call, then repeats for min_time seconds: the median wall time and the least
+// process CPU time of a call [s] (std::clock, all threads: on a shared machine the CPU time of
+// a one-thread call is the figure other processes disturb least)
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+Timing time_evaluate(steer::Problem& p, const std::vector<double>& vars, bool grad, double min_time) {
   steer::Evaluation ev;
   p.evaluate(vars, grad, ev);
   std::vector<double> w;
-  double total = 0;
+  double total = 0, cpu = INFINITY;
   while (total < min_time || w.empty()) {
+    const std::clock_t c0 = std::clock();
     const auto t0 = Clock::now();
     p.evaluate(vars, grad, ev);
     w.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu = std::min(cpu, double(std::clock() - c0) / CLOCKS_PER_SEC);
     total += w.back();
   }
-  return median(w);
+  return {median(w), cpu};
 }
 
 // the model of a config, its topology owned here
@@ -216,7 +225,8 @@ struct Cell {
   double error = NAN;                   // [m]
   double reversals = NAN;               // count / (T − 1)
   double fd_error = NAN;                // best relative error over the ε sweep
-  double fwd_us = NAN, fb_us = NAN;     // per rollout-step [µs]
+  double fwd_us = NAN, fb_us = NAN;     // per rollout-step, process CPU time [µs]
+  double fwd_wall_us = NAN, fb_wall_us = NAN;  // per rollout-step, wall time [µs]
   double newton_mean = NAN;
   int newton_max = -1, newton_failed = -1;
 };
@@ -356,8 +366,11 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
     auto pb = steer::make_problem(cb, steer::BackendKind::kCpu, o.threads);
     const std::vector<double> vb(pb->initial().begin(), pb->initial().end());
     const double per = 1e6 / (double(o.batch) * T);
-    cell.fwd_us = time_evaluate(*pb, vb, false, o.min_time) * per;
-    cell.fb_us = time_evaluate(*pb, vb, true, o.min_time) * per;
+    const Timing tf = time_evaluate(*pb, vb, false, o.min_time), tb = time_evaluate(*pb, vb, true, o.min_time);
+    cell.fwd_us = tf.cpu * per;
+    cell.fb_us = tb.cpu * per;
+    cell.fwd_wall_us = tf.wall * per;
+    cell.fb_wall_us = tb.wall * per;
   }
   return cell;
 }
@@ -380,7 +393,8 @@ json cell_json(const Cell& c) {
           {"energy_max_deviation_relative", jn(c.energy_dev)},           {"travel_m", jn(c.travel)},
           {"position_error_m", jn(c.error)},                             {"reversal_fraction", jn(c.reversals)},
           {"fd_relative_error", jn(c.fd_error)},                         {"forward_us_per_rollout_step", jn(c.fwd_us)},
-          {"forward_gradient_us_per_rollout_step", jn(c.fb_us)},         {"newton_mean", jn(c.newton_mean)},
+          {"forward_gradient_us_per_rollout_step", jn(c.fb_us)},
+          {"forward_wall_us_per_rollout_step", jn(c.fwd_wall_us)}, {"forward_gradient_wall_us_per_rollout_step", jn(c.fb_wall_us)},         {"newton_mean", jn(c.newton_mean)},
           {"newton_max", c.newton_max},                                  {"newton_not_converged", c.newton_failed}};
 }
 
@@ -460,7 +474,7 @@ int main(int argc, char** argv) {
     const double h_ref = hmin / o.ref_divisor;
 
     std::printf("# mass_spring_stability\n\nhorizon %s s, reference: symplectic Euler at h_ref = %s ms, positions compared every %s ms; "
-                "cost: %d rollouts on %d thread(s), per rollout-step\n",
+                "cost: %d rollouts on %d thread(s), process CPU time per rollout-step\n",
                 num(o.horizon).c_str(), num(h_ref * 1e3, "%.4g").c_str(), num(delta * 1e3).c_str(), o.batch, o.threads);
     if (!o.sets.empty()) {
       std::printf("edits:");
@@ -472,7 +486,7 @@ int main(int argc, char** argv) {
       const bool cons = conservative_scene(scene);
       std::printf("\n## %s\n\n", scene.c_str());
       std::vector<std::string> lines;
-      std::printf("| k [N/m] | h [ms] | step | stable | %s | error [mm] | reversals | FD rel. err | fwd [µs] | fwd+grad [µs] | Newton mean / max |\n",
+      std::printf("| k [N/m] | h [ms] | step | stable | %s | error [mm] | reversals | FD rel. err | fwd CPU [µs] | fwd+grad CPU [µs] | Newton mean / max |\n",
                   cons ? "E_T/E_0, max drift" : "travel [mm]");
       std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (double k : o.stiffness) {
