@@ -85,6 +85,9 @@ dim3 transpose_grid(long rows, long cols) {
 // memory per thread). Euler and implicitfast models therefore run as ArticulatedImplicit,
 // whose kernels leave rk4 out (17,344 bytes); rk4 keeps the Articulated kernels and their
 // large frame (187,328 bytes).
+// Mass-spring likewise: a symplectic model runs as MassSpringSymplectic, whose kernels leave
+// the backward-Euler Newton solve (and its per-thread band storage) out; backward-Euler models
+// keep the MassSpring kernels.
 template <class Model, class Fn>
 void with_kernel_model(const Model& m, Fn&& fn) {
   if constexpr (std::is_same_v<Model, Articulated>) {
@@ -93,10 +96,19 @@ void with_kernel_model(const Model& m, Fn&& fn) {
       return;
     }
   }
+  if constexpr (std::is_same_v<Model, MassSpring>) {
+    if (m.integrator == MassSpring::kSymplecticEuler) {
+      fn(MassSpringSymplectic(m));
+      return;
+    }
+  }
   fn(m);
 }
 static_assert(LanesPerRollout<ArticulatedImplicit>::value == LanesPerRollout<Articulated>::value &&
                   HasTopology<ArticulatedImplicit>::value == HasTopology<Articulated>::value,
+              "the kernel model variant keeps its model's device layout");
+static_assert(LanesPerRollout<MassSpringSymplectic>::value == LanesPerRollout<MassSpring>::value &&
+                  HasTopology<MassSpringSymplectic>::value == HasTopology<MassSpring>::value,
               "the kernel model variant keeps its model's device layout");
 
 // out[c·rows + r] = in[r·cols + c]: [rows][cols] -> [cols][rows] through a shared tile, so

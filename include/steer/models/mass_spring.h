@@ -59,7 +59,7 @@
 //
 // The parts, one algorithm per header (models/mass_spring/): model.h (data, layout, tape
 // types, declarations), actuation.h, springs.h, ground.h, step.h, step_solo.h, implicit.h,
-// diagnostics.h.
+// diagnostics.h, symplectic_kernel.h (the CUDA backend's compile-time symplectic model).
 #pragma once
 
 #include "steer/models/mass_spring/model.h"
@@ -70,3 +70,4 @@
 #include "steer/models/mass_spring/implicit.h"
 #include "steer/models/mass_spring/step_solo.h"
 #include "steer/models/mass_spring/diagnostics.h"
+#include "steer/models/mass_spring/symplectic_kernel.h"

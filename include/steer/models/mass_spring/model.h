@@ -257,6 +257,13 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                          const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+  // the symplectic-Euler step and adjoint alone (step and adj_step hand over to these unless the
+  // integrator is kBackwardEuler); MassSpringSymplectic's kernels reach only these
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  STEER_HD void adj_step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                    PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
 
   // ---- step_solo.h ----
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>

@@ -53,10 +53,14 @@ STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, c
 // (k, x_k, u_k, θ) -> x_{k+1}
 template <class S, class XIn, class UIn, class PIn, class XOut>
 STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const {
-  if (integrator == kBackwardEuler) {
+  if (integrator == kBackwardEuler)
     step_implicit<S>(k, x, u, p, xn, ln);  // implicit.h
-    return;
-  }
+  else
+    step_symplectic<S>(k, x, u, p, xn, ln);
+}
+template <class S, class XIn, class UIn, class PIn, class XOut>
+STEER_HD void MassSpring::step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                          const Lanes& ln) const {
 #if !defined(__CUDA_ARCH__)
   if (ln.width == 1) {
     step_solo<S>(k, x, u, p, xn);
@@ -100,10 +104,15 @@ STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const U
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
 STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                                    PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
-  if (integrator == kBackwardEuler) {
+  if (integrator == kBackwardEuler)
     adj_step_implicit<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);  // implicit.h
-    return;
-  }
+  else
+    adj_step_symplectic<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+}
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+STEER_HD void MassSpring::adj_step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                              UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                                              const Lanes& ln) const {
 #if !defined(__CUDA_ARCH__)
   if (ln.width == 1 && solo_adjoint_fits<S>()) {
     adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
