@@ -26,13 +26,23 @@ steer_emulation_objects(steer_cuda_emulation
   SOURCES ${steer_emu_dir}/kernels_projectile_mass_spring.cpp
           ${steer_emu_dir}/kernels_articulated_double.cpp ${steer_emu_dir}/kernels_articulated_float.cpp)
 
-# one GoogleTest executable against the emulated device; its tests are named Emulated.<suite>.<test>
+# one GoogleTest executable against the emulated device; its tests are named
+# Emulated.<suite>.<test>, or EmulatedAsan.<suite>.<test> on the AddressSanitizer objects
 function(steer_emulated_test name objects labels)
+  set(prefix "Emulated.")
+  if(objects MATCHES "_asan$")
+    set(prefix "EmulatedAsan.")
+  endif()
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE ${objects} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE STEER_SOURCE_DIR="${PROJECT_SOURCE_DIR}" STEER_BINARY="$<TARGET_FILE:steer_cli>")
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR})
-  gtest_discover_tests(${name} TEST_PREFIX "Emulated." DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  gtest_discover_tests(${name} TEST_PREFIX "${prefix}" DISCOVERY_TIMEOUT 60 TEST_LIST ${name}_TESTS)
+  # the labels set once the tests are known: gtest_discover_tests's PROPERTIES would split a
+  # list of labels into property names
+  set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+  file(WRITE ${labels_file} "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
 endfunction()
 
 # the CUDA parity suites, the same sources the real device runs (tests/CMakeLists.txt, label cuda)
