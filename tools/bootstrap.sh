@@ -38,6 +38,24 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# the Python module's tests (tests/python, docs/python.md): Debian's numpy, scipy, pytest and
+# CPU-only torch (python3-torch, about 230 MB installed with libtorch, where PyPI's default torch wheel
+# brings several GB of CUDA libraries), without recommends (libtorch-dev and its build tools)
+if [[ "$mode" == "test" ]]; then
+  py_missing=()
+  for p in python3-dev python3-venv python3-numpy python3-scipy python3-pytest python3-torch; do
+    dpkg -s "$p" >/dev/null 2>&1 || py_missing+=("$p")
+  done
+  if ((${#py_missing[@]})); then
+    echo "steer: installing ${py_missing[*]}" >&2
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    ((${#missing[@]})) || $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${py_missing[@]}" >/dev/null ||
+      echo "steer: could not install ${py_missing[*]}: the Python tests that need them will be skipped" >&2
+  fi
+fi
+
 # the CUDA toolkit, when present, is usually outside PATH
 if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=/usr/local/cuda/bin:$PATH
@@ -58,6 +76,21 @@ else
 fi
 
 mkdir -p "$build"
+# the Python module (python/, STEER_BUILD_PYTHON) in the test build, when a venv of Debian's python3
+# (/usr/bin/python3, which its python3-* packages are built for; not a python3 earlier in PATH) that sees Debian's
+# packages gets nanobind and scikit-build-core from PyPI; otherwise its tests say why they skip
+if [[ "$mode" == "test" ]]; then
+  pyenv="$root/$build/pyenv"
+  [[ "$build" = /* ]] && pyenv="$build/pyenv"
+  if { [[ -x "$pyenv/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$pyenv" >/dev/null 2>&1; } &&
+     { "$pyenv/bin/python" -c "import nanobind, scikit_build_core" 2>/dev/null ||
+       "$pyenv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 1 "nanobind>=2" "scikit-build-core>=0.9" >"$build/pip.log" 2>&1; }; then
+    cmake_args+=(-DSTEER_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$pyenv/bin/python")
+  else
+    echo "steer: no venv with nanobind (PyPI unreachable? see $build/pip.log): the Python tests will be skipped" >&2
+    cmake_args+=(-DSTEER_BUILD_PYTHON=OFF)
+  fi
+fi
 if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
   cat "$build/configure.log" >&2
   exit 1

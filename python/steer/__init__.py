@@ -1,0 +1,192 @@
+"""steer from Python: batched differentiable rollouts as arrays.
+
+    import numpy as np, steer
+    sim = steer.load("configs/projectile.json")      # a path or a dict, checked as the CLI checks it
+    b = sim.default_batch()                           # the config's batch: x0 (B, nx), u (B, T, nu), theta (B, ntheta)
+    r = sim.rollout(b.x0, b.u, b.theta, grad=True)    # r.loss (B,), r.grad_x0, r.grad_u, r.grad_theta
+
+Arrays are float64 or float32 as the config's simulation.precision says. The outputs are
+numpy arrays over the engine's own result buffers (no copy); the inputs are read once, in place,
+from any CPU array that offers the buffer protocol or DLPack (numpy, torch, jax). The GIL is
+released while rollouts run. See docs/python.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _steer
+
+__version__: str = _steer.__version__
+
+__all__ = ["load", "run", "check", "Simulator", "RolloutResult", "Batch", "__version__"]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch of rollouts' inputs: x0 (B, nx), u (B, T, nu), theta (B, ntheta)."""
+
+    x0: np.ndarray
+    u: np.ndarray
+    theta: np.ndarray
+
+
+@dataclass(frozen=True)
+class RolloutResult:
+    """What a batch of rollouts returns.
+
+    loss: (B,) per-rollout loss. With grad=True: grad_x0 (B, nx), grad_u (B, T, nu),
+    grad_theta (B, ntheta), the exact adjoint gradients of each rollout's loss. With
+    trajectory_stride s > 0: trajectory (B, T//s + 1, nx), the states x_0, x_s, x_2s, ...
+    event_step: per rollout, the landing loss's crossing step (-1: none); nonfinite: 1 where
+    the loss or a state became inf/NaN. engine_seconds: the time of the engine's batch call
+    alone (without the binding's checks and copies).
+    """
+
+    loss: np.ndarray
+    grad_x0: Optional[np.ndarray] = None
+    grad_u: Optional[np.ndarray] = None
+    grad_theta: Optional[np.ndarray] = None
+    trajectory: Optional[np.ndarray] = None
+    event_step: Sequence[int] = ()
+    nonfinite: Sequence[int] = ()
+    engine_seconds: float = 0.0
+
+
+def _as_input(name: str, a: Any, dtype: np.dtype) -> Any:
+    # arrays (numpy, torch, jax: anything with the buffer protocol or DLPack) go to the engine as
+    # they are, so a wrong dtype is refused there with the expected shape; plain Python numbers
+    # and lists become arrays of the simulator's dtype
+    if isinstance(a, (list, tuple, float, int)):
+        return np.asarray(a, dtype=dtype)
+    if hasattr(a, "__dlpack__") or hasattr(a, "__array_interface__") or isinstance(a, memoryview):
+        return a
+    raise ValueError(f"{name}: an array (numpy, torch, jax or a nested list) expected, got {type(a).__name__}")
+
+
+class Simulator:
+    """One experiment config, ready to simulate batches of rollouts.
+
+    Attributes: nx, nu, ntheta, T, dt, dtype, state_names, control_names, param_names (and their
+    units), x0 / u / theta (the config's nominal values: (nx,), (nu,) held at every step, (ntheta,)),
+    batch_size (the config's B), backend, threads (settable; 0 = all cores).
+    """
+
+    def __init__(self, core: Any, source: str):
+        self._core = core
+        self.source = source
+        info = core._info
+        self.name: str = info["name"]
+        self.model: str = info["model"]
+        self.state_names: list = list(info["state_names"])
+        self.state_units: list = list(info["state_units"])
+        self.control_names: list = list(info["control_names"])
+        self.control_units: list = list(info["control_units"])
+        self.param_names: list = list(info["param_names"])
+        self.param_units: list = list(info["param_units"])
+        self.T: int = int(info["T"])
+        self.dt: float = float(info["dt"])
+        self.batch_size: int = int(info["batch_size"])
+        self.precision: str = info["precision"]
+        self.dtype = np.dtype(np.float32 if core._float32 else np.float64)
+        self.x0 = np.asarray(info["x0"], dtype=self.dtype)
+        self.theta = np.asarray(info["theta"], dtype=self.dtype)
+        self.u = np.asarray(info["u"], dtype=self.dtype)
+
+    @property
+    def nx(self) -> int:
+        return len(self.state_names)
+
+    @property
+    def nu(self) -> int:
+        return len(self.control_names)
+
+    @property
+    def ntheta(self) -> int:
+        return len(self.param_names)
+
+    @property
+    def threads(self) -> int:
+        """CPU threads the rollouts use (0: all cores)."""
+        return self._core.threads
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        self._core.threads = int(n)
+
+    @property
+    def backend(self) -> str:
+        return self._core.backend
+
+    @property
+    def effective_config(self) -> dict:
+        """The config with every default filled in, as the artifact records it."""
+        return self._core._effective_config
+
+    def default_batch(self) -> Batch:
+        """The config's batch after its sweeps and random draws (the CLI's starting batch)."""
+        d = self._core._default_batch()
+        return Batch(d["x0"], d["u"], d["theta"])
+
+    def rollout(self, x0: Any, u: Any, theta: Any, grad: bool = False, trajectory_stride: int = 0) -> RolloutResult:
+        """Simulates B rollouts: x0 (B, nx), u (B, T, nu), theta (B, ntheta) in the config's dtype.
+
+        Returns the per-rollout loss (B,); with grad=True also dL/dx0, dL/du and dL/dtheta; with
+        trajectory_stride s > 0 the states every s steps (B, T//s + 1, nx). ValueError names the
+        argument, the expected shape and dtype when an input does not fit.
+        """
+        d = self._core._rollout(_as_input("x0", x0, self.dtype), _as_input("u", u, self.dtype),
+                                _as_input("theta", theta, self.dtype), bool(grad), int(trajectory_stride))
+        return RolloutResult(loss=d["loss"], grad_x0=d.get("grad_x0"), grad_u=d.get("grad_u"),
+                             grad_theta=d.get("grad_theta"), trajectory=d.get("trajectory"),
+                             event_step=d["event_step"], nonfinite=d["nonfinite"],
+                             engine_seconds=d["engine_seconds"])
+
+    def run(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = True,
+            progress: bool = False) -> dict:
+        """`steer run` on this config: validate, optimize, validate, write the artifact folder.
+
+        Returns {"artifact": dict, "artifact_dir": str, "summary": str, "check_passed": bool}.
+        """
+        return self._core._run("run", out_dir or "", -1 if threads is None else int(threads), bool(write), bool(progress))
+
+    def check(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = False,
+              progress: bool = False) -> dict:
+        """`steer check` on this config: the validator's FD check and labels at the start, no
+        optimization. Returns the same dict as run(); check_passed says whether every checked
+        rollout passed, and artifact["validation"] holds the report."""
+        return self._core._run("check", out_dir or "", -1 if threads is None else int(threads), bool(write), bool(progress))
+
+    def __repr__(self) -> str:
+        return (f"steer.Simulator({self.name!r}, model={self.model}, nx={self.nx}, nu={self.nu}, "
+                f"ntheta={self.ntheta}, T={self.T}, dtype={self.dtype.name}, B={self.batch_size})")
+
+
+ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def load(config: ConfigLike, base_dir: Optional[str] = None) -> Simulator:
+    """Reads an experiment config, from a JSON file's path or a dict, and checks it as `steer run`
+    does. A bad config raises ValueError with the CLI's message (the key path and the accepted
+    range). base_dir: where a dict's model.include is looked up (default: the working folder)."""
+    if isinstance(config, Mapping):
+        text = json.dumps(config)
+        return Simulator(_steer._load_text(text, "<dict>", base_dir or os.getcwd()), "<dict>")
+    if isinstance(config, (str, os.PathLike)):
+        path = os.fspath(config)
+        return Simulator(_steer._load_path(path), path)
+    raise ValueError(f"config: a path (str) or a dict expected, got {type(config).__name__}")
+
+
+def run(config: ConfigLike, **kwargs: Any) -> dict:
+    """`steer run CONFIG`: load(config).run(**kwargs)."""
+    return load(config).run(**kwargs)
+
+
+def check(config: ConfigLike, **kwargs: Any) -> dict:
+    """`steer check CONFIG`: load(config).check(**kwargs)."""
+    return load(config).check(**kwargs)

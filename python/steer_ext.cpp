@@ -1,0 +1,357 @@
+// steer._steer: the Python extension over the host library (docs/python.md). A Simulator holds
+// one parsed config (parse_config, as the CLI reads it) and runs batches of rollouts with
+// per-rollout x0, u and θ through run_batch (steer/backend.h) on the config's backend and
+// precision. The C++ core knows nothing of Python; everything Python-facing is in this file and
+// in python/steer/.
+//
+// Memory: the engine's Batch holds std::vectors, so the inputs are copied into it once (a
+// strided gather when an array is not C-contiguous; any CPU array with the buffer protocol or
+// DLPack, numpy or torch or jax, is read in place for that copy). The outputs are the engine's
+// own result vectors, moved into a heap block that a capsule owns: numpy's array points at
+// them and frees them with its last reference (no copy).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "config/json_reader.h"
+#include "experiment/experiment.h"
+#include "models/articulated/articulated_setup.h"
+#include "models/mass_spring/mass_spring_setup.h"
+#include "models/projectile/projectile_setup.h"
+#include "models/registry.h"
+#include "problem/problem.h"
+#include "steer/backend.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace steer {
+namespace {
+
+// the result arrays of one batch call, owned by a capsule once returned
+template <class S>
+struct Owned {
+  BatchResult<S> r;
+};
+
+// An ndarray viewing v's storage; `owner` keeps the storage alive (the capsule of the block
+// that holds v).
+template <class S>
+nb::object view_of(std::vector<S>& v, std::initializer_list<size_t> shape, nb::handle owner) {
+  std::vector<size_t> sh(shape);
+  return nb::cast(nb::ndarray<nb::numpy, S>(v.data(), sh.size(), sh.data(), owner));
+}
+
+// the dtype name a config's precision asks for
+const char* dtype_name(bool f32) { return f32 ? "float32" : "float64"; }
+
+std::string shape_text(const std::vector<long long>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+
+std::string shape_of(const nb::ndarray<nb::ro>& a) {
+  std::vector<long long> s;
+  for (size_t i = 0; i < a.ndim(); ++i) s.push_back((long long)a.shape(i));
+  return shape_text(s);
+}
+
+// Copies a (any strides, CPU memory) into dst after checking its dtype and shape; the message
+// names the argument, the shape and dtype expected and those given.
+template <class S>
+void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
+  const bool f32 = std::is_same<S, float>::value;
+  if (a.device_type() != nb::device::cpu::value)
+    throw nb::value_error((std::string(name) + ": a CPU array is expected (this call runs on host memory); move it to the CPU first").c_str());
+  if (a.dtype() != nb::dtype<S>())
+    throw nb::value_error((std::string(name) + ": dtype " + dtype_name(f32) + " expected (simulation.precision), shape " +
+                           shape_text(want) + "; convert with .astype(" + dtype_name(f32) + ")")
+                              .c_str());
+  bool ok = a.ndim() == want.size();
+  for (size_t i = 0; ok && i < want.size(); ++i) ok = (long long)a.shape(i) == want[i];
+  if (!ok)
+    throw nb::value_error((std::string(name) + ": shape " + shape_text(want) + " expected, got " + shape_of(a)).c_str());
+  size_t n = 1;
+  for (long long w : want) n *= size_t(w);
+  dst.resize(n);
+  const S* src = static_cast<const S*>(a.data());
+  bool contiguous = true;
+  long long expect = 1;
+  for (size_t i = want.size(); i-- > 0;) {
+    if (want[i] != 1 && a.stride(i) != expect) contiguous = false;
+    expect *= want[i];
+  }
+  if (contiguous) {
+    std::copy(src, src + n, dst.begin());
+    return;
+  }
+  // strided: walk the index in C order (strides in elements)
+  std::vector<long long> idx(want.size(), 0);
+  for (size_t k = 0; k < n; ++k) {
+    long long off = 0;
+    for (size_t i = 0; i < want.size(); ++i) off += idx[i] * a.stride(i);
+    dst[k] = src[off];
+    for (size_t i = want.size(); i-- > 0;) {
+      if (++idx[i] < want[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+// one model in one precision, with the data its struct points into
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th,
+                           bool grad, int traj_stride, int threads, std::vector<std::uintptr_t>& buffers) = 0;
+  virtual nb::dict default_batch(const ExperimentConfig& c) = 0;
+};
+
+template <class Model, class S>
+class ModelRunner : public Runner {
+ public:
+  ModelRunner(const ExperimentConfig& c, const Model& m, std::vector<int> topology)
+      : model_(m), loss_(c.loss), topology_(std::move(topology)) {
+    bind_topology(model_);
+    shape_ = c.checkpoint_plan().shape;
+    backend_ = resolve_backend(c.backend, &backend_note_);
+  }
+
+  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
+                   int traj_stride, int threads, std::vector<std::uintptr_t>& buffers) override {
+    const long long nx = model_.nx(), nu = model_.nu(), np = model_.np(), T = shape_.steps;
+    if (x0.ndim() != 2)
+      throw nb::value_error(("x0: shape (B, " + std::to_string(nx) + ") expected, got " + shape_of(x0)).c_str());
+    const long long B = (long long)x0.shape(0);
+    if (B < 1) throw nb::value_error("x0: the batch needs at least one rollout (B >= 1)");
+    Batch<S> batch;
+    batch.size = int(B), batch.nx = int(nx), batch.nu = int(nu), batch.np = int(np), batch.steps = int(T);
+    gather<S>("x0", x0, {B, nx}, batch.x0);
+    gather<S>("u", u, {B, T, nu}, batch.u);
+    gather<S>("theta", th, {B, np}, batch.theta);
+    RolloutShape sh = shape_;
+    if (traj_stride < 0 || traj_stride > T)
+      throw nb::value_error(("trajectory_stride: must be in [0, T] = [0, " + std::to_string(T) + "]").c_str());
+    sh.traj_stride = traj_stride;
+    auto* owned = new Owned<S>();
+    nb::capsule cap(owned, [](void* p) noexcept { delete static_cast<Owned<S>*>(p); });
+    double engine_seconds = 0;  // run_batch alone, the rollouts' time without the binding's
+    {
+      // the rollouts run on the engine's OpenMP threads with the GIL released, so other
+      // Python threads (another rollout included) run meanwhile
+      nb::gil_scoped_release unlocked;
+      const auto t0 = std::chrono::steady_clock::now();
+      run_batch<Model, S>(backend_, model_, loss_, sh, batch, grad, owned->r, threads);
+      engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    BatchResult<S>& r = owned->r;
+    nb::dict out;
+    out["engine_seconds"] = engine_seconds;
+    out["loss"] = view_of(r.loss, {size_t(B)}, cap);
+    buffers.assign({std::uintptr_t(r.loss.data())});
+    if (grad) {
+      out["grad_x0"] = view_of(r.grad_x0, {size_t(B), size_t(nx)}, cap);
+      out["grad_u"] = view_of(r.grad_u, {size_t(B), size_t(T), size_t(nu)}, cap);
+      out["grad_theta"] = view_of(r.grad_theta, {size_t(B), size_t(np)}, cap);
+      buffers.push_back(std::uintptr_t(r.grad_x0.data()));
+      buffers.push_back(std::uintptr_t(r.grad_u.data()));
+      buffers.push_back(std::uintptr_t(r.grad_theta.data()));
+    }
+    if (traj_stride > 0) {
+      out["trajectory"] = view_of(r.traj, {size_t(B), size_t(sh.traj_slots()), size_t(nx)}, cap);
+      buffers.push_back(std::uintptr_t(r.traj.data()));
+    }
+    std::vector<int> events(static_cast<size_t>(B)), nonfinite(static_cast<size_t>(B));
+    for (long long b = 0; b < B; ++b) events[size_t(b)] = r.diag[size_t(b)].event_step, nonfinite[size_t(b)] = r.diag[size_t(b)].nonfinite;
+    out["event_step"] = nb::cast(events);
+    out["nonfinite"] = nb::cast(nonfinite);
+    return out;
+  }
+
+  nb::dict default_batch(const ExperimentConfig& c) override {
+    Batch<double> b = build_batch(c);
+    auto* owned = new Batch<S>();
+    nb::capsule cap(owned, [](void* p) noexcept { delete static_cast<Batch<S>*>(p); });
+    owned->x0.assign(b.x0.begin(), b.x0.end());
+    owned->u.assign(b.u.begin(), b.u.end());
+    owned->theta.assign(b.theta.begin(), b.theta.end());
+    nb::dict out;
+    out["x0"] = view_of(owned->x0, {size_t(b.size), size_t(b.nx)}, cap);
+    out["u"] = view_of(owned->u, {size_t(b.size), size_t(b.steps), size_t(b.nu)}, cap);
+    out["theta"] = view_of(owned->theta, {size_t(b.size), size_t(b.np)}, cap);
+    return out;
+  }
+
+  const std::string& backend_note() const { return backend_note_; }
+  BackendKind backend() const { return backend_; }
+
+ private:
+  // a mass-spring struct points at its packed topology (MassSpringSetup), here this runner's copy
+  void bind_topology(Model& m) {
+    if constexpr (std::is_same<Model, MassSpring>::value) m.topo = topology_.data();
+    (void)m;
+  }
+  Model model_;
+  Loss loss_;
+  std::vector<int> topology_;
+  RolloutShape shape_;
+  BackendKind backend_ = BackendKind::kCpu;
+  std::string backend_note_;
+};
+
+template <class S>
+std::unique_ptr<Runner> make_runner_in(const ExperimentConfig& c, std::string& backend, std::string& note) {
+  auto finish = [&](auto p) -> std::unique_ptr<Runner> {
+    backend = backend_name(p->backend());
+    note = p->backend_note();
+    return p;
+  };
+  // every model the registry knows has a setup type here; the articulated struct keeps
+  // n_grad_params = −1 (every θ slot's gradient), where the CLI's problem asks only for its variables
+  if (c.model_type == ProjectileSetup::kModel)
+    return finish(std::make_unique<ModelRunner<Projectile, S>>(c, c.model_state<ProjectileSetup>().model, std::vector<int>{}));
+  if (c.model_type == MassSpringSetup::kModel) {
+    const MassSpringSetup& s = c.model_state<MassSpringSetup>();
+    return finish(std::make_unique<ModelRunner<MassSpring, S>>(c, s.model, s.topology));
+  }
+  if (c.model_type == ArticulatedSetup::kModel)
+    return finish(std::make_unique<ModelRunner<Articulated, S>>(c, c.model_state<ArticulatedSetup>().model, std::vector<int>{}));
+  throw std::invalid_argument("model.type: " + c.model_type + " has no Python binding (accepted: projectile, mass_spring, articulated)");
+}
+
+class Simulator {
+ public:
+  explicit Simulator(ExperimentConfig c) : c_(std::move(c)) {
+    check_physical_inputs(c_, false);
+    f32_ = c_.precision == "float32";
+    threads_ = c_.threads;
+    runner_ = f32_ ? make_runner_in<float>(c_, backend_, backend_note_) : make_runner_in<double>(c_, backend_, backend_note_);
+  }
+  const ExperimentConfig& config() const { return c_; }
+  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
+                   int traj_stride) {
+    return runner_->rollout(x0, u, th, grad, traj_stride, threads_, buffers_);
+  }
+  nb::dict default_batch() { return runner_->default_batch(c_); }
+  int threads() const { return threads_; }
+  void set_threads(int t) {
+    if (t < 0) throw nb::value_error(("threads: must be >= 0 (0 = all cores), got " + std::to_string(t)).c_str());
+    threads_ = t;
+  }
+  bool f32() const { return f32_; }
+  const std::string& backend() const { return backend_; }
+  const std::string& backend_note() const { return backend_note_; }
+  const std::vector<std::uintptr_t>& buffers() const { return buffers_; }
+
+ private:
+  ExperimentConfig c_;
+  bool f32_ = false;
+  int threads_ = 0;
+  std::string backend_, backend_note_;
+  std::unique_ptr<Runner> runner_;
+  std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
+};
+
+// a config from JSON text, read as the CLI reads a file (reader caps, model.include relative to
+// base_dir, every key checked)
+ExperimentConfig config_from_text(const std::string& text, const std::string& source, const std::string& base_dir) {
+  return parse_config(expand_includes(read_config_text(text, source), base_dir));
+}
+
+nb::object json_to_py(const nlohmann::json& j) {
+  nb::module_ json = nb::module_::import_("json");
+  return json.attr("loads")(j.dump());
+}
+
+nb::dict run_config(const ExperimentConfig& c, const std::string& command, const std::string& out_dir, int threads,
+                    bool write, bool progress) {
+  RunOptions o;
+  o.command = command;
+  o.out_dir = out_dir;
+  o.threads = threads;
+  o.write = write;
+  o.progress = progress;
+  ExperimentConfig cc = c;
+  apply_overrides(cc, o);
+  RunOutcome r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = run_experiment(cc, o);
+  }
+  nb::dict d;
+  d["artifact"] = json_to_py(r.artifact);
+  d["artifact_dir"] = r.artifact_dir;
+  d["summary"] = r.summary;
+  d["check_passed"] = r.check_passed;
+  return d;
+}
+
+}  // namespace
+}  // namespace steer
+
+NB_MODULE(_steer, m) {
+  using namespace steer;
+  m.doc() = "steer's C++ engine (use the package steer, not this module)";
+  m.attr("__version__") = STEER_VERSION;
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  nb::class_<Simulator>(m, "Simulator")
+      .def("_rollout", &Simulator::rollout, "x0"_a, "u"_a, "theta"_a, "grad"_a, "trajectory_stride"_a)
+      .def("_default_batch", &Simulator::default_batch)
+      .def_prop_rw("threads", &Simulator::threads, &Simulator::set_threads,
+                   "CPU threads for rollouts (0: the engine's default, all cores)")
+      .def_prop_ro("_float32", &Simulator::f32)
+      .def_prop_ro("backend", &Simulator::backend, "the backend rollouts run on (cpu or cuda)")
+      .def_prop_ro("backend_note", &Simulator::backend_note)
+      .def_prop_ro("_buffers", &Simulator::buffers)
+      .def_prop_ro("_info", [](const Simulator& s) {
+        const ExperimentConfig& c = s.config();
+        nb::dict d;
+        d["name"] = c.name;
+        d["model"] = c.model_type;
+        d["state_names"] = c.info.state_names;
+        d["state_units"] = c.info.state_units;
+        d["control_names"] = c.info.control_names;
+        d["control_units"] = c.info.control_units;
+        d["param_names"] = c.info.param_names;
+        d["param_units"] = c.info.param_units;
+        d["x0"] = c.x0;
+        d["theta"] = c.theta;
+        d["u"] = c.u_init;
+        d["T"] = c.steps;
+        d["dt"] = c.dt;
+        d["batch_size"] = c.batch_size;
+        d["precision"] = c.precision;
+        return d;
+      })
+      .def_prop_ro("_effective_config", [](const Simulator& s) { return json_to_py(s.config().to_json()); })
+      .def("_run", [](const Simulator& s, const std::string& command, const std::string& out_dir, int threads, bool write,
+                      bool progress) { return run_config(s.config(), command, out_dir, threads, write, progress); });
+
+  m.def("_load_path", [](const std::string& path) { return new Simulator(load_config(path)); }, "path"_a,
+        nb::rv_policy::take_ownership);
+  m.def("_load_text",
+        [](const std::string& text, const std::string& source, const std::string& base_dir) {
+          return new Simulator(config_from_text(text, source, base_dir));
+        },
+        "text"_a, "source"_a, "base_dir"_a, nb::rv_policy::take_ownership);
+}
