@@ -11,6 +11,11 @@ class _Count:
         self.ran = 0
         self.skipped = []
 
+    def pytest_collectreport(self, report):
+        # a module-level importorskip skips the whole file at collection
+        if report.skipped:
+            self.skipped.append(str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr))
+
     def pytest_runtest_logreport(self, report):
         if report.when == "call" and not report.skipped:
             self.ran += 1
