@@ -91,8 +91,18 @@ def _panda():
     return c
 
 
+def _panda_rk4():
+    # rk4's adjoint is the dual-number reference over the θ slots asked for: the CLI asks for the
+    # variables' slots only, Python for every slot
+    c = _panda()
+    c["model"]["integrator"] = "rk4"
+    c["variables"] = {"x0.v": {"lower": -5, "upper": 5}, "theta.mass": {"lower": 0.1, "upper": 10}}
+    return c
+
+
 CASES["robot_a"] = _robot_a
 CASES["panda"] = _panda
+CASES["panda_rk4"] = _panda_rk4
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
