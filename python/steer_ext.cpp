@@ -33,6 +33,7 @@
 #include "models/registry.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
+#include "validate/validator.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -256,6 +257,47 @@ class Simulator {
   const std::string& backend_note() const { return backend_note_; }
   const std::vector<std::uintptr_t>& buffers() const { return buffers_; }
 
+  // the config's optimization variables (VariableSpec, flattened as the CLI's problem does)
+  std::vector<std::string> variable_names() {
+    problem();
+    return problem_->var_names();
+  }
+  nb::dict variables() {
+    Problem& p = problem();
+    const size_t B = size_t(p.batch_size()), nv = size_t(p.num_vars());
+    auto* v = new std::vector<double>[3]{p.initial(), p.lower(), p.upper()};
+    nb::capsule cap(v, [](void* q) noexcept { delete[] static_cast<std::vector<double>*>(q); });
+    nb::dict d;
+    d["initial"] = view_of(v[0], {B, nv}, cap);
+    d["lower"] = view_of(v[1], {nv}, cap);
+    d["upper"] = view_of(v[2], {nv}, cap);
+    return d;
+  }
+  // The validator (src/validate/validator.h) at the given values of the variables (B, nv): the
+  // directional FD check with its ε sweep and every label, as `steer check` runs it at the
+  // start, on the float64 twin of a float32 config (the run's float32 gradient compared to it)
+  // and at h/2 when validation.timestep_check is on. Returns the report as the artifact has it.
+  nb::object check_at(const nb::ndarray<nb::ro>& vars, const std::string& stage) {
+    Problem& p = problem();
+    std::vector<double> v;
+    gather<double>("variables", vars, {(long long)p.batch_size(), (long long)p.num_vars()}, v);
+    std::string note;
+    const BackendKind kind = resolve_backend(c_.backend, &note);
+    ExperimentConfig c64 = c_;
+    c64.precision = "float64";
+    std::unique_ptr<Problem> check64 = f32_ ? make_problem(c64, kind, threads_) : nullptr;
+    std::unique_ptr<Problem> half;
+    if (c_.validation.timestep_check) half = std::make_unique<HalfStepProblem>(c64, kind, threads_);
+    ValidationReport r;
+    {
+      nb::gil_scoped_release unlocked;
+      r = f32_ ? validate(*check64, v, c_.validation, stage, problem_.get(), half.get())
+               : validate(*problem_, v, c_.validation, stage, nullptr, half.get());
+    }
+    nb::module_ json = nb::module_::import_("json");
+    return json.attr("loads")(to_json(r, 1 << 30).dump());
+  }
+
  private:
   ExperimentConfig c_;
   bool f32_ = false;
@@ -263,6 +305,14 @@ class Simulator {
   std::string backend_, backend_note_;
   std::unique_ptr<Runner> runner_;
   std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
+  std::unique_ptr<Problem> problem_;     // the CLI's problem over the variables, made when first asked
+  Problem& problem() {
+    if (!problem_) {
+      std::string note;
+      problem_ = make_problem(c_, resolve_backend(c_.backend, &note), threads_);
+    }
+    return *problem_;
+  }
 };
 
 // a config from JSON text, read as the CLI reads a file (reader caps, model.include relative to
@@ -323,6 +373,9 @@ NB_MODULE(_steer, m) {
       .def_prop_ro("backend", &Simulator::backend, "the backend rollouts run on (cpu or cuda)")
       .def_prop_ro("backend_note", &Simulator::backend_note)
       .def_prop_ro("_buffers", &Simulator::buffers)
+      .def_prop_ro("_variable_names", &Simulator::variable_names)
+      .def("_variables", &Simulator::variables)
+      .def("_check_at", &Simulator::check_at, "variables"_a, "stage"_a)
       .def_prop_ro("_info", [](const Simulator& s) {
         const ExperimentConfig& c = s.config();
         nb::dict d;

@@ -36,6 +36,15 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class _Variables:
+    """The config's variables: initial (B, nv), lower and upper bounds (nv,)."""
+
+    initial: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+@dataclass(frozen=True)
 class RolloutResult:
     """What a batch of rollouts returns.
 
@@ -154,12 +163,33 @@ class Simulator:
         """
         return self._core._run("run", out_dir or "", -1 if threads is None else int(threads), bool(write), bool(progress))
 
-    def check(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = False,
-              progress: bool = False) -> dict:
-        """`steer check` on this config: the validator's FD check and labels at the start, no
-        optimization. Returns the same dict as run(); check_passed says whether every checked
-        rollout passed, and artifact["validation"] holds the report."""
+    def run_check(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = False,
+                  progress: bool = False) -> dict:
+        """`steer check` on this config: the validator at the start, no optimization. Returns the
+        same dict as run(); check_passed says whether every checked rollout passed, and
+        artifact["validation"] holds the reports. Nothing is written unless write=True."""
         return self._core._run("check", out_dir or "", -1 if threads is None else int(threads), bool(write), bool(progress))
+
+    @property
+    def variable_names(self) -> list:
+        """The config's optimization variables, flattened as the CLI's problem flattens them
+        ("x0.velocity.x", "theta.drag", "controls.force.x[12]")."""
+        return list(self._core._variable_names)
+
+    def variables(self) -> "_Variables":
+        """The variables' start (B, nv) as the CLI starts from it, with their bounds (nv,):
+        returns a namespace with initial, lower, upper."""
+        d = self._core._variables()
+        return _Variables(d["initial"], d["lower"], d["upper"])
+
+    def check(self, variables: Any = None, stage: str = "python") -> dict:
+        """The validator (docs/validation.md) at the given values of the config's variables,
+        shape (B, nv) float64 (default: their start): directional centered FD with the epsilon
+        sweep, and every label, as `steer check` runs it. Returns the report as the artifact's
+        validation entry has it (passed, per-rollout errors and labels)."""
+        if variables is None:
+            variables = self.variables().initial
+        return self._core._check_at(_as_input("variables", variables, np.dtype(np.float64)), stage)
 
     def __repr__(self) -> str:
         return (f"steer.Simulator({self.name!r}, model={self.model}, nx={self.nx}, nu={self.nu}, "
@@ -188,5 +218,5 @@ def run(config: ConfigLike, **kwargs: Any) -> dict:
 
 
 def check(config: ConfigLike, **kwargs: Any) -> dict:
-    """`steer check CONFIG`: load(config).check(**kwargs)."""
-    return load(config).check(**kwargs)
+    """`steer check CONFIG`: load(config).run_check(**kwargs)."""
+    return load(config).run_check(**kwargs)

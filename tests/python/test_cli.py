@@ -154,3 +154,22 @@ def test_run_and_check_mirror_the_commands(tmp_path):
     chk = steer.check(projectile_config())
     assert chk["artifact_dir"] == "" and chk["check_passed"]
     assert chk["artifact"]["validation"]
+
+
+def test_check_on_given_variables():
+    """Simulator.check runs the validator at given variable values: at the start it is the
+    report `steer check` writes (the same FD and adjoint numbers), elsewhere it checks there"""
+    sim = steer.load(projectile_config())
+    assert sim.variable_names == ["x0.velocity.x", "x0.velocity.y"]
+    v = sim.variables()
+    np.testing.assert_array_equal(v.initial, [[2.5, 1.0]])
+    rep = sim.check()
+    cli = steer.check(projectile_config())["artifact"]["validation"][0]
+    assert rep["all_passed"] and cli["all_passed"]
+    for a, b in zip(rep["rollouts"], cli["rollouts"]):
+        assert (a["fd"], a["directional_adjoint"]) == (b["fd"], b["directional_adjoint"])
+    at = sim.check(np.array([[2.0, 0.5]]))
+    assert at["all_passed"]
+    assert at["rollouts"][0]["directional_adjoint"] != rep["rollouts"][0]["directional_adjoint"]
+    with pytest.raises(ValueError, match=r"variables: shape \(1, 2\) expected, got \(1, 3\)"):
+        sim.check(np.zeros((1, 3)))
