@@ -84,10 +84,11 @@ if [[ "$mode" == "test" ]]; then
   [[ "$build" = /* ]] && pyenv="$build/pyenv"
   if { [[ -x "$pyenv/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$pyenv" >/dev/null 2>&1; } &&
      { "$pyenv/bin/python" -c "import nanobind, scikit_build_core" 2>/dev/null ||
-       "$pyenv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 1 "nanobind>=2" "scikit-build-core>=0.10" >"$build/pip.log" 2>&1; }; then
+       "$pyenv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 1 "nanobind>=2" "scikit-build-core>=0.10" >"$build/pip.log" 2>&1; } &&
+     "$pyenv/bin/python" -c "import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then
     cmake_args+=(-DSTEER_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$pyenv/bin/python")
   else
-    echo "steer: no venv with nanobind (PyPI unreachable? see $build/pip.log): the Python tests will be skipped" >&2
+    echo "steer: no venv with nanobind and Python's headers (PyPI unreachable? see $build/pip.log): the Python tests will be skipped" >&2
     cmake_args+=(-DSTEER_BUILD_PYTHON=OFF)
   fi
 fi
