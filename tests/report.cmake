@@ -3,6 +3,8 @@
 # a screenshot each. The browser test skips (exit 77) only where no Chromium is installed;
 # tools/bootstrap.sh test installs the Debian package chromium.
 steer_test(report_writer_test fast)
+# the gradient check's and the horizon sweep's progress callbacks (fast)
+steer_test(validate_progress_test fast)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME Report.browser

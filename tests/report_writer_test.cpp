@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "experiment/report.h"
+#include "optim/optimizer.h"
 #include "models/mass_spring/mass_spring_setup.h"
 #include "temp_dir.h"
 
@@ -329,7 +330,14 @@ TEST(ReportWriter, ProgressLinesWithEta) {
   EXPECT_NE(r.err.find("steer: iteration 0/200 (0%)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("steer: iteration 200/200 (100%)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("done in"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("validated gradients (initial) in"), std::string::npos) << r.err;
+  // the gradient check: its batched passes with rate, ending at the total with the time taken
+  const size_t v = r.err.find("steer: validating gradients (initial, 1 rollouts) ");
+  ASSERT_NE(v, std::string::npos) << r.err;
+  const std::string last_check = r.err.substr(r.err.rfind("steer: validating gradients (initial", r.err.find("done in", v)));
+  const std::string check_line = last_check.substr(0, last_check.find('\n'));
+  EXPECT_NE(check_line.find("(100%)"), std::string::npos) << check_line;
+  EXPECT_NE(check_line.find("passes/s"), std::string::npos) << check_line;
+  EXPECT_NE(check_line.find("done in"), std::string::npos) << check_line;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << "no terminal: no carriage returns";
   EXPECT_EQ(steer::duration_text(3725), "1 h 02 min");
   EXPECT_EQ(steer::duration_text(185), "3 min 05 s");
@@ -372,4 +380,112 @@ TEST(ReportWriter, ProgressLineForms) {
   }
   std::cerr.rdbuf(old);
   EXPECT_TRUE(cap.str().empty());
+}
+
+// record_losses: the batch median over the finite losses (the mean of the two middle ones for
+// an even count), and the variables of the first ≤ 8 rollouts only when nv ≤ 32
+TEST(ReportWriter, TraceMedianAndVariablesLimits) {
+  steer::OptimizationTrace t;
+  // finite {3, 1, 2, 10}: median (2 + 3)/2; the NaN is left out as it is from the mean
+  const std::vector<double> vars10(size_t(10) * 2, 0.5);
+  std::vector<double> v = vars10;
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+  steer::record_losses(t, 0, {3, NAN, 1, 2, 10}, std::vector<double>(v.begin(), v.begin() + 10), 2);
+  steer::record_losses(t, 5, {4, 1, 7}, v, 2);  // 10 rows given, 8 kept
+  steer::record_losses(t, 10, {NAN, INFINITY}, v, 2);
+  ASSERT_EQ(t.loss_median.size(), 3u);
+  EXPECT_EQ(t.loss_median[0], 2.5);
+  EXPECT_EQ(t.loss_median[1], 4.0);
+  EXPECT_TRUE(std::isnan(t.loss_median[2]));
+  EXPECT_EQ(t.vars_per_rollout, 2);
+  ASSERT_EQ(t.vars.size(), 3u);
+  EXPECT_EQ(t.vars[0], std::vector<double>(v.begin(), v.begin() + 10));  // 5 rollouts: all kept
+  EXPECT_EQ(t.vars[1], std::vector<double>(v.begin(), v.begin() + 16));  // first 8 rollouts
+  const json j = steer::to_json(t);
+  EXPECT_EQ(j["loss_median"].size(), 3u);
+  EXPECT_EQ(j["loss_median"][0], 2.5);
+  EXPECT_TRUE(std::isnan(j["loss_median"][2].get<double>()));
+  EXPECT_TRUE(json::parse(j.dump())["loss_median"][2].is_null());  // NaN is written null
+  EXPECT_EQ(j["vars_per_rollout"], 2);
+  EXPECT_EQ(j["vars_first_rollouts"][1].size(), 16u);
+  // above kTraceMaxVars variables per rollout: no paths, and no fields in the JSON
+  steer::OptimizationTrace big;
+  steer::record_losses(big, 0, {1, 2}, std::vector<double>(size_t(2) * (steer::kTraceMaxVars + 1), 0.0),
+                       steer::kTraceMaxVars + 1);
+  EXPECT_EQ(big.vars_per_rollout, 0);
+  EXPECT_TRUE(big.vars.empty());
+  EXPECT_FALSE(steer::to_json(big).contains("vars_first_rollouts"));
+  EXPECT_EQ(big.loss_median, std::vector<double>{1.5});
+  // exactly kTraceMaxVars: kept
+  steer::OptimizationTrace edge;
+  steer::record_losses(edge, 0, {1}, std::vector<double>(steer::kTraceMaxVars, 0.25), steer::kTraceMaxVars);
+  EXPECT_EQ(edge.vars_per_rollout, steer::kTraceMaxVars);
+}
+
+// artifact.json's history and the page's data for gd, Adam, L-BFGS-B and CMA-ES: the median per
+// logged iteration equals the median of that entry's losses (batch ≤ 16: all of them are in
+// loss_first_rollouts), and the variables' paths start at the start values and end at the
+// result's final values of the same rollouts
+TEST(ReportWriter, HistoryMedianAndVariablePaths) {
+  for (const std::string method : {"gd", "adam", "lbfgsb", "cmaes"}) {
+    SCOPED_TRACE(method);
+    TempDir d;
+    json cfg = json::parse(slurp(config_path("projectile")));
+    const bool cmaes = method == "cmaes";
+    const int B = cmaes ? 1 : 10;
+    cfg["batch"]["size"] = B;
+    if (!cmaes) {
+      json speeds = json::array();
+      for (int b = 0; b < B; ++b) speeds.push_back(1.0 + 0.5 * b);
+      cfg["batch"]["sweep"] = {{"x0.velocity.x", speeds}};
+    }
+    cfg["optimizer"]["method"] = method;
+    cfg["optimizer"]["iterations"] = 12;
+    cfg["optimizer"]["log_every"] = 4;
+    cfg["validation"]["enabled"] = false;
+    cfg["output"]["trajectory_rollouts"] = B;
+    const fs::path cp = d.path / "p.json";
+    std::ofstream(cp) << cfg.dump();
+    const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const fs::path dir = folder_of(r);
+    const json art = json::parse(slurp(dir / "artifact.json"));
+    const json& h = art["optimization"]["history"];
+    ASSERT_TRUE(h.contains("loss_median")) << h.dump();
+    const size_t n = h["iteration"].size();
+    ASSERT_GE(n, 2u);
+    ASSERT_EQ(h["loss_median"].size(), n);
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<double> l = h["loss_first_rollouts"][k].get<std::vector<double>>();
+      ASSERT_EQ(l.size(), size_t(cmaes ? h["loss_first_rollouts"][k].size() : B));
+      std::sort(l.begin(), l.end());
+      const double med = l.size() % 2 ? l[l.size() / 2] : 0.5 * (l[l.size() / 2 - 1] + l[l.size() / 2]);
+      EXPECT_EQ(h["loss_median"][k].get<double>(), med) << "entry " << k;
+      EXPECT_LE(h["loss_min"][k].get<double>(), med);
+      EXPECT_GE(h["loss_max"][k].get<double>(), med);
+    }
+    // the paths: rows of the first min(B, 8) rollouts (CMA-ES: the distribution's mean, one row)
+    ASSERT_EQ(h["vars_per_rollout"], 2);
+    EXPECT_EQ(h["variable_names"], json({"x0.velocity.x", "x0.velocity.y"}));
+    const int rows = cmaes ? 1 : std::min(B, 8);
+    ASSERT_EQ(h["vars_first_rollouts"].size(), n);
+    const json& rr = art["result"]["rollouts"];
+    ASSERT_GE(int(rr.size()), rows);
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(h["vars_first_rollouts"][k].size(), size_t(rows) * 2) << "entry " << k;
+    for (int b = 0; b < rows; ++b) {
+      const char* names[2] = {"x0.velocity.x", "x0.velocity.y"};
+      for (int i = 0; i < 2; ++i) {
+        const json& var = rr[b]["variables"][names[i]];
+        EXPECT_EQ(h["vars_first_rollouts"][0][size_t(b) * 2 + i].get<double>(), var["initial"].get<double>())
+            << "rollout " << b << " " << names[i];
+        EXPECT_EQ(h["vars_first_rollouts"][n - 1][size_t(b) * 2 + i].get<double>(), var["final"].get<double>())
+            << "rollout " << b << " " << names[i];
+      }
+    }
+    // the optimizer moved them: the path is not a constant
+    EXPECT_NE(h["vars_first_rollouts"][0], h["vars_first_rollouts"][n - 1]);
+    // the page carries the same history
+    const json data = embedded(slurp(dir / "report.html"));
+    EXPECT_EQ(data["artifact"]["optimization"]["history"], h);
+  }
 }

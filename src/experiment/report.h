@@ -59,6 +59,8 @@ class ProgressLine {
   // tty: 1 or 0 forces the terminal or the plain form, −1 asks isatty(stderr)
   ProgressLine(bool enabled, std::string what, long long total, std::string unit, double every_s = 2.0, int tty = -1);
   ~ProgressLine();
+  // the total when it is known only once the work has started (a gradient check's passes)
+  void set_total(long long total) { total_ = total; }
   // done units so far; extra is appended ("mean loss 0.31")
   void update(long long done, const std::string& extra = "");
   // the final line (the terminal's line ends with a newline)

@@ -408,6 +408,8 @@ function curves(s) {
     var ser = [{name: 'batch mean', x: h.iteration, y: h.loss_mean, width: 2.5, color: '#000'},
                {name: 'batch min', x: h.iteration, y: h.loss_min, dash: '4 3', color: '#2a7'},
                {name: 'batch max', x: h.iteration, y: h.loss_max, dash: '4 3', color: '#c33'}];
+    // the median next to the mean: a few diverging rollouts pull the mean, not the median
+    if (h.loss_median && h.loss_median.length) ser.splice(1, 0, {name: 'batch median', x: h.iteration, y: h.loss_median, width: 2, dash: '8 3', color: '#1f77b4'});
     var fr = h.loss_first_rollouts || [];
     // loss_first_rollouts: per sampled iteration, the first rollouts' losses
     var nr = fr.length ? fr[0].length : 0;
@@ -416,6 +418,22 @@ function curves(s) {
     var pos = ys.length && ys.every(function (v) { return v > 0; });
     var logy = pos && Math.max.apply(null, ys) / Math.min.apply(null, ys) > 100;
     plot(box, {title: 'loss per iteration (' + A.optimization.method + ')', xlabel: 'iteration', ylabel: 'loss' + (logy ? ' (log)' : ''), logy: logy, series: ser});
+  }
+  // vars_first_rollouts: per logged iteration, the first rollouts' variables, rollout-major
+  // rows of vars_per_rollout values (small problems only, docs/artifact.md); one plot per variable
+  var nvp = h ? h.vars_per_rollout || 0 : 0, hv = h ? h.vars_first_rollouts || [] : [];
+  if (nvp > 0 && hv.length === h.iteration.length) {
+    any = true;
+    var vd = el('div', null, null, s);
+    el('h3', null, 'variables over the iterations (first ' + Math.round(hv[0].length / nvp) + ' rollout(s))', vd);
+    var vbox = el('div', {'class': 'plots variables'}, null, vd);
+    var names = h.variable_names || [];
+    for (var k = 0; k < nvp; k++) {
+      var nrv = Math.round(hv[0].length / nvp), vser = [];
+      for (var q = 0; q < nrv; q++) vser.push({name: nrv > 1 && q < 8 ? 'rollout ' + q : null, x: h.iteration,
+        y: hv.map(function (row) { return row[q * nvp + k]; }), width: 1.5, color: COLORS[q % COLORS.length]});
+      plot(vbox, {title: names[k] || ('variable ' + k), xlabel: 'iteration', ylabel: 'value', width: 270, height: 200, series: vser});
+    }
   }
   var rows = get(A, 'result.rollouts', []);
   if (rows.length && rows[0].variables) {

@@ -156,8 +156,15 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   const bool forced = o.command == "check" && stage == "initial";
   if (!forced && !c.validation.enabled) return;
   if (!forced && std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
-  if (o.progress) std::cerr << "steer: validating gradients (" << stage << ", " << std::min(B, c.validation.max_rollouts) << " rollouts)\n";
-  const auto t_check = std::chrono::steady_clock::now();
+  // "steer: validating gradients (initial, 8 rollouts) 3/9 (33%)  1.5 passes/s  ETA 4 s": batched
+  // passes of the check (gradient, ±ε per ε, secant), whose total the validator knows after its first
+  ProgressLine bar(o.progress,
+                   "validating gradients (" + stage + ", " + std::to_string(std::min(B, c.validation.max_rollouts)) + " rollouts)",
+                   0, "passes");
+  auto on_pass = [&bar](long long done, long long total) {
+    bar.set_total(total);
+    bar.update(done);
+  };
   // A float32 run is checked on its problem in float64: float32 central differences
   // (about 7 digits, less the ε² truncation) cannot resolve a 1e-6 tolerance, so a float32
   // check would flag every rollout. The run's float32 adjoint gradient is compared with the
@@ -171,10 +178,8 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
                                   stage == "final" && !gains.empty() ? &gains : nullptr,
                                   stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
-                                  secant_check_of(c.validation));
-  if (o.progress)
-    std::cerr << "steer: validated gradients (" << stage << ") in "
-              << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_check).count()) << "\n";
+                                  secant_check_of(c.validation), on_pass);
+  bar.finish();
   out.check_passed = out.check_passed && rep.all_passed();
   for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
   nlohmann::json j = to_json(rep, listed);
@@ -264,6 +269,8 @@ void optimize_stage(RunState& run) {
     // count in the run's timings
     if (zp) {
       r.vars = zp->to_v(r.vars);
+      // the trace's variables' paths in variable units too (rows of nv: to_v maps element i by i mod nv)
+      for (auto& row : r.trace.vars) row = zp->to_v(row);
       const Problem& in = zp->inner();
       p.forward_rollout_steps += in.forward_rollout_steps;
       p.backward_rollout_steps += in.backward_rollout_steps;
@@ -278,6 +285,8 @@ void optimize_stage(RunState& run) {
     efinal = r.final;
     optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
             {"history", to_json(r.trace)}};
+    // the names of the variables' paths, in the order of a row
+    if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = p.var_names();
     gains.resize(size_t(B));
     start_gradient.assign(size_t(B), 0.0);
     for (int b = 0; b < B; ++b) {
@@ -301,7 +310,7 @@ void analyses_stage(RunState& run) {
   const nlohmann::json& validations = run.validations;
   nlohmann::json& art = run.art;
   // analyses beyond optimize-and-validate (src/validate/analyses.h), each with its own section
-  // each sweep is one call: its start and its duration are what progress can say
+  // the perturbation is one forward pass per level: its start and duration are what progress says
   auto timed = [&](const char* what, size_t levels, auto&& fn) {
     if (run.o.progress) std::cerr << "steer: " << what << " (" << levels << " levels)\n";
     const auto t0 = std::chrono::steady_clock::now();
@@ -310,9 +319,15 @@ void analyses_stage(RunState& run) {
       std::cerr << "steer: " << what << " done in "
                 << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) << "\n";
   };
-  if (c.horizon_sweep.enabled)
-    timed("horizon sweep", c.horizon_sweep.steps.size(),
-          [&] { art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals); });
+  if (c.horizon_sweep.enabled) {
+    // a gradient check per horizon: "steer: horizon sweep 1/3 (33%)  T = 20  0.50 horizons/s  ETA 4 s"
+    ProgressLine bar(run.o.progress, "horizon sweep", (long long)c.horizon_sweep.steps.size(), "horizons", 1.0);
+    bar.update(0);
+    art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals, [&](long long done, long long) {
+      bar.update(done, "T = " + std::to_string(c.horizon_sweep.steps[size_t(done - 1)]));
+    });
+    bar.finish();
+  }
   if (c.perturb.enabled)
     timed("perturbation", c.perturb.relative.size(),
           [&] { art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals); });

@@ -298,13 +298,18 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
     };
 
     // each rollout's best loss so far, over the batched evaluations
-    std::vector<double> best(B, INFINITY);
+    // and the point that gave it (the variables' path in the trace): while after_evaluation
+    // runs every lane is blocked, so `vars` holds the points just evaluated
+    std::vector<double> best(B, INFINITY), best_vars = vars;
     auto after_evaluation = [&](const Evaluation& ev) {
       const int round = ++rep.batched_evaluations;
       for (int b = 0; b < B; ++b)
-        if (ev.loss[b] < best[b]) best[b] = ev.loss[b];
+        if (ev.loss[b] < best[b]) {
+          best[b] = ev.loss[b];
+          std::copy(vars.begin() + size_t(b) * nv, vars.begin() + size_t(b + 1) * nv, best_vars.begin() + size_t(b) * nv);
+        }
       if ((round - 1) % std::max(1, cfg.log_every) == 0) {
-        record_losses(res.trace, round - 1, best);
+        record_losses(res.trace, round - 1, best, best_vars, nv);
         if (progress) progress(round - 1, res.trace.loss_mean.back());
       }
     };
@@ -318,7 +323,7 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
   }
 
   p.evaluate(vars, true, res.final);
-  record_losses(res.trace, rep.batched_evaluations, res.final.loss);
+  record_losses(res.trace, rep.batched_evaluations, res.final.loss, vars, nv);
   if (progress) progress(rep.batched_evaluations, res.trace.loss_mean.back());
   res.vars = vars;
   res.iterations = rep.batched_evaluations;

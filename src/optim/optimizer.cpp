@@ -16,9 +16,24 @@ void project_to_bounds(const Problem& p, std::vector<double>& vars) {
   }
 }
 
-// appends one entry (mean/min/max over the batch's finite losses, first ≤ 16 rollouts) to
-// the trace; a batch with no finite loss has a NaN mean
-void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss) {
+double finite_median(const std::vector<double>& x) {
+  std::vector<double> f;
+  f.reserve(x.size());
+  for (double v : x)
+    if (std::isfinite(v)) f.push_back(v);
+  if (f.empty()) return NAN;
+  const size_t h = f.size() / 2;
+  std::nth_element(f.begin(), f.begin() + h, f.end());
+  if (f.size() % 2) return f[h];
+  // even count: the lower middle is the largest of the lower half
+  const double lo = *std::max_element(f.begin(), f.begin() + h);
+  return 0.5 * (lo + f[h]);
+}
+
+// appends one entry (mean/min/max/median over the batch's finite losses, first ≤ 16 rollouts,
+// small problems' variables) to the trace; a batch with no finite loss has a NaN mean and median
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss, const std::vector<double>& vars,
+                   int nv) {
   double sum = 0, mn = INFINITY, mx = -INFINITY;
   size_t finite = 0;
   for (double l : loss) {
@@ -34,6 +49,12 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
   t.loss_max.push_back(mx);
   const size_t keep = std::min<size_t>(loss.size(), 16);
   t.loss_rollouts.emplace_back(loss.begin(), loss.begin() + keep);
+  t.loss_median.push_back(loss.empty() ? 0 : finite_median(loss));
+  if (nv > 0 && nv <= kTraceMaxVars && vars.size() >= size_t(nv)) {
+    const size_t rows = std::min<size_t>(vars.size() / size_t(nv), kTraceVarRollouts);
+    t.vars_per_rollout = nv;
+    t.vars.emplace_back(vars.begin(), vars.begin() + rows * size_t(nv));
+  }
 }
 
 
@@ -113,7 +134,7 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     p.evaluate(v, true, ev);
     keep_best(ev.loss);
     if (it % cfg.log_every == 0) {
-      record_losses(res.trace, it, ev.loss);
+      record_losses(res.trace, it, ev.loss, v, nv);
       if (progress) progress(it, res.trace.loss_mean.back());
     }
     if (cfg.method == "gd" || cfg.method == "adam") stepper.step(p, v, ev.grad);
@@ -125,7 +146,7 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     v = best_v;
     p.evaluate(v, true, res.final);
   }
-  record_losses(res.trace, res.iterations, res.final.loss);
+  record_losses(res.trace, res.iterations, res.final.loss, v, nv);
   if (progress) progress(res.iterations, res.trace.loss_mean.back());
   res.vars = v;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -133,11 +154,17 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
 }
 
 nlohmann::json to_json(const OptimizationTrace& t) {
-  return {{"iteration", t.iteration},
+  nlohmann::json j = {{"iteration", t.iteration},
           {"loss_mean", t.loss_mean},
           {"loss_min", t.loss_min},
           {"loss_max", t.loss_max},
+          {"loss_median", t.loss_median},
           {"loss_first_rollouts", t.loss_rollouts}};
+  if (t.vars_per_rollout > 0) {
+    j["vars_per_rollout"] = t.vars_per_rollout;
+    j["vars_first_rollouts"] = t.vars;
+  }
+  return j;
 }
 
 }  // namespace steer

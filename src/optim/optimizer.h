@@ -15,8 +15,18 @@ namespace steer {
 struct OptimizationTrace {
   std::vector<int> iteration;
   std::vector<double> loss_mean, loss_min, loss_max;  // over the batch
+  std::vector<double> loss_median;                     // over the batch's finite losses
   std::vector<std::vector<double>> loss_rollouts;     // per logged iteration, first ≤ 16 rollouts
+  // per logged iteration, the variables of the first ≤ kTraceVarRollouts rollouts, row-major
+  // [rollouts·nv]; kept only for small problems (nv ≤ kTraceMaxVars), empty otherwise
+  int vars_per_rollout = 0;  // nv when variables are kept, 0 otherwise
+  std::vector<std::vector<double>> vars;
 };
+
+// the limits on the variables' paths in the trace: with at most 8 rollouts × 32 variables an
+// entry is ≤ 256 numbers, a few KB per logged iteration in artifact.json
+constexpr int kTraceMaxVars = 32;
+constexpr int kTraceVarRollouts = 8;
 
 struct OptimizationResult {
   std::vector<double> vars;  // [B·nv] final iterate
@@ -26,8 +36,15 @@ struct OptimizationResult {
   double seconds = 0;
 };
 
-// appends iteration `it` with the batch's losses to the trace (mean, min, max, first ≤ 16)
-void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss);
+// appends iteration `it` with the batch's losses to the trace (mean, min, max, median, first
+// ≤ 16) and, when 0 < nv ≤ kTraceMaxVars and vars is not empty, the first ≤ kTraceVarRollouts
+// rows of vars [B·nv]
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss,
+                   const std::vector<double>& vars = {}, int nv = 0);
+
+// the median of the finite values (the mean of the two middle ones for an even count); NaN
+// when none is finite
+double finite_median(const std::vector<double>& x);
 
 // clamps every variable into [lower_i, upper_i]
 void project_to_bounds(const Problem& p, std::vector<double>& vars);

@@ -25,8 +25,10 @@ double mean_of(const std::vector<double>& v) {
 }  // namespace
 
 nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend, std::ostringstream& summary,
-                                 std::map<std::string, int>& labels) {
+                                 std::map<std::string, int>& labels,
+                                 const std::function<void(long long, long long)>& progress) {
   nlohmann::json rows = nlohmann::json::array();
+  const long long levels = (long long)c.horizon_sweep.steps.size();
   summary << "  horizon sweep (T steps of " << c.dt << " s): ‖dL/du_0‖/‖dL/du_T-1‖, ‖λ_0‖/‖λ_seed‖, FD check, labels\n";
   for (int T : c.horizon_sweep.steps) {
     ExperimentConfig ct = c;
@@ -71,6 +73,7 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
     for (const auto& [k, n] : here) summary << "  " << k << " x" << n;
     summary << "\n";
     rows.push_back(row);
+    if (progress) progress((long long)rows.size(), levels);
   }
   return {{"measure", "per rollout at the start: ||dL/du_0|| / ||dL/du_{T-1}|| and ||lambda_0|| / ||lambda_seed||; "
                       "labels from the validator with its horizon_measure and bound"},

@@ -4,6 +4,7 @@
 // artifact section, appends human lines to `summary` and counts its labels.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -18,9 +19,11 @@
 namespace steer {
 
 // per horizon T: ‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖ and ‖λ_0‖/‖λ_seed‖ per rollout, the validation at the
-// start with its labels, and timings
+// start with its labels, and timings. progress, when given, is called with (horizons done,
+// horizons in all) after each horizon; it only reports.
 nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend, std::ostringstream& summary,
-                                 std::map<std::string, int>& labels);
+                                 std::map<std::string, int>& labels,
+                                 const std::function<void(long long, long long)>& progress = {});
 
 // the loss at vars with the perturb parameter scaled by (1 + r), per r and rollout, against
 // loss_opt; narrow_valley where it rises by more than (factor − 1)|L| + absolute

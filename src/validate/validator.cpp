@@ -64,7 +64,7 @@ std::string fmt(double v) {
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem, Problem* half_step,
                           const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm,
-                          const SecantCheckConfig& secant) {
+                          const SecantCheckConfig& secant, const ValidationProgress& progress) {
   ValidationReport rep;
   rep.stage = stage;
   rep.epsilon = cfg.epsilon;
@@ -82,30 +82,58 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     if (ok) {
       const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
       return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm,
-                      secant);
+                      secant, progress);
     }
   }
 
   // gradient at vars: one forward + backward pass
   Evaluation base;
   problem.evaluate(vars, true, base);
+
+  // the rollouts the secant check measures: those with a finite gradient that touched a contact
+  std::vector<char> finite_base(B, 0), secant_on(B, 0);
+  for (int b = 0; b < n; ++b) {
+    bool ok = std::isfinite(base.loss[b]) && !base.diag[b].nonfinite;
+    for (int i = 0; i < nv && ok; ++i) ok = std::isfinite(base.grad[size_t(b) * nv + i]);
+    finite_base[b] = ok;
+    if (secant.enabled && ok && base.diag[b].contact_steps > 0) {
+      secant_on[b] = 1;
+      ++rep.secant_rollouts;
+    }
+  }
+  // the batched passes of this check, for progress: the gradient here, the optional passes
+  // below (penetration, float32 gradient, reversals, h/2 gradient), two per ε of the sweep and
+  // the secant check's four
+  const long long passes_total = 1 + (cfg.penetration_bound > 0) + (run_problem != nullptr) +
+                                 (cfg.chatter_fraction > 0) + (half_step != nullptr) +
+                                 2 * (1 + (long long)cfg.epsilon_sweep.size()) + (rep.secant_rollouts > 0 ? 4 : 0);
+  long long passes_done = 0;
+  auto passed = [&](int k) {
+    passes_done += k;
+    if (progress) progress(passes_done, passes_total);
+  };
+  passed(1);
   // deepest penetration per rollout, for the penetration label (models with contact points)
   const std::vector<double> depth = cfg.penetration_bound > 0 ? problem.max_penetration(vars, n) : std::vector<double>{};
+  if (cfg.penetration_bound > 0) passed(1);
   // the run's own (float32) gradient at the same variables, one more forward + backward pass
   Evaluation run;
   if (run_problem) {
     run_problem->evaluate(vars, true, run);
+    passed(1);
     rep.float32_compared = true;
     rep.float32_tolerance = cfg.float32_tolerance;
   }
   // the velocity that turns back most often, per rollout: one more forward pass keeping every state
   const std::vector<VelocityReversals> reversals =
       cfg.chatter_fraction > 0 ? problem.velocity_reversals(vars, n) : std::vector<VelocityReversals>{};
+  if (cfg.chatter_fraction > 0) passed(1);
   const int T = problem.steps();
   // the same variables at half the timestep
   Evaluation half;
   if (half_step) {
     half_step->evaluate(vars, true, half);
+    passed(1);
     rep.timestep_checked = true;
     rep.timestep_tolerance = cfg.timestep_tolerance;
   }
@@ -148,6 +176,7 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     problem.evaluate(vp, false, ep);
     problem.evaluate(vm, false, em);
     rep.forward_passes += 2;
+    passed(2);
     for (int b = 0; b < n; ++b) {
       fd[e][b] = (ep.loss[b] - em.loss[b]) / (2 * eps[e]);
       switched[e][b] = contact_set_differs(ep.diag[b], em.diag[b]) ? 1 : 0;
@@ -158,16 +187,6 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
 
   // the secant check on the rollouts with contact: S(ε) and S(ε/2) over the same directions,
   // two batched forward passes each
-  std::vector<char> finite_base(B, 0), secant_on(B, 0);
-  for (int b = 0; b < n; ++b) {
-    bool ok = std::isfinite(base.loss[b]) && !base.diag[b].nonfinite;
-    for (int i = 0; i < nv && ok; ++i) ok = std::isfinite(base.grad[size_t(b) * nv + i]);
-    finite_base[b] = ok;
-    if (secant.enabled && ok && base.diag[b].contact_steps > 0) {
-      secant_on[b] = 1;
-      ++rep.secant_rollouts;
-    }
-  }
   std::vector<double> secant_full(B, 0.0), secant_half(B, 0.0);
   if (rep.secant_rollouts > 0) {
     rep.secant_checked = true;
@@ -183,6 +202,7 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
       problem.evaluate(vp, false, ep);
       problem.evaluate(vm, false, em);
       rep.forward_passes += 2;
+      passed(2);
       for (int b = 0; b < n; ++b) (half_eps ? secant_half : secant_full)[b] = (ep.loss[b] - em.loss[b]) / (2 * e);
     }
   }

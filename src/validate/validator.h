@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -119,11 +120,17 @@ double relative_error(double fd, double ad, double atol);
 // four batched forward passes, none when no checked rollout has contact.
 // A rollout whose loss, a state or a gradient component is not finite gets the nonfinite label
 // only: the other measures are figures of a gradient that does not exist.
+// progress, when given, is called after each batched pass with (passes done, passes in all):
+// the total is known once the gradient pass at vars has shown which rollouts touch a contact
+// (the secant check's passes), so the first call is (1, total) and the last (total, total).
+// It only reports: the result is the same with or without it.
+using ValidationProgress = std::function<void(long long done, long long total)>;
 ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
                           const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr,
                           const std::vector<double>* loss_gain = nullptr,
                           const std::vector<double>* start_gradient_norm = nullptr,
-                          const SecantCheckConfig& secant = SecantCheckConfig());
+                          const SecantCheckConfig& secant = SecantCheckConfig(),
+                          const ValidationProgress& progress = ValidationProgress());
 
 // artifact form; rollouts beyond max_listed are summarized only
 nlohmann::json to_json(const ValidationReport& r, int max_listed);
