@@ -21,11 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include <cstring>
@@ -36,6 +33,7 @@
 #include "gradient_suite.h"  // (the emulated build instantiates no suite)
 #endif
 #include "mass_spring_draws.h"
+#include "warp_lanes.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "models/mass_spring/mass_spring_setup.h"
 #include "steer/backend.h"
@@ -90,29 +88,10 @@ Robot tetrahedron() {
 }
 
 
-// θ with random actuator weights so that actuation is active
 std::vector<double> params_for(const MassSpring& m, const Robot& r, const std::vector<double>& gl = globals()) {
-  std::vector<double> p = nominal_parameters(m, r, 1.0, gl, 0.5);
-  for (int a = 0; a < m.n_actuators; ++a) {
-    for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);
-    p[m.p_bias(a)] = 0.1 * a;
-  }
-  for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = 1.0 + 0.1 * i;
-  return p;
+  return actuated_parameters(m, r, gl);
 }
 
-// a deformed, moving state: every other particle `dip` below the ground at y_g = 0.1
-std::vector<double> moving_state(const MassSpring& m, const Robot& r, double dip) {
-  std::vector<double> x = rest_state(m, r);
-  for (int i = 0; i < m.n_particles; ++i) {
-    for (int c = 0; c < m.dim; ++c) {
-      x[m.x_pos(i) + c] += 0.01 * std::sin(1.3 * i + 2.1 * c);
-      x[m.x_vel(i) + c] = 0.3 * std::cos(0.7 * i + 1.1 * c);
-    }
-    if (i % 2 == 0) x[m.x_pos(i) + 1] = 0.1 - dip;
-  }
-  return x;
-}
 
 
 struct ImplicitCases {
@@ -474,47 +453,7 @@ TEST(ImplicitMassSpring, DampedOscillatorConvergesFirstOrder) {
 
 namespace {
 
-// ---- the warp-per-rollout branch: W host threads as the lanes of one rollout, meeting at a
-// barrier where the device calls __syncwarp (as tests/lane_emulation_test.cpp runs the
-// explicit step) ----
-class WarpBarrier {
- public:
-  explicit WarpBarrier(int lanes) : lanes_(lanes) {}
-  static void wait_fn(void* self) { static_cast<WarpBarrier*>(self)->wait(); }
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (broken_) return;
-    if (finished_ > 0) {  // a warp-mate already left: it will never reach this sync
-      broken_ = true;
-      cv_.notify_all();
-      return;
-    }
-    const long generation = generation_;
-    if (++waiting_ == lanes_) {
-      waiting_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return generation_ != generation || broken_; });
-  }
-  void finish() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++finished_;
-    if (waiting_ > 0) broken_ = true;
-    cv_.notify_all();
-  }
-  bool broken() const { return broken_; }
-
- private:
-  int lanes_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int waiting_ = 0, finished_ = 0;
-  long generation_ = 0;
-  bool broken_ = false;
-};
-
+// ---- the warp-per-rollout branch: W host threads as the lanes of one rollout (warp_lanes.h) ----
 struct Buffers {
   std::vector<double> x0, u, p, ckpt, seg, lam, lam_prev, gx0, gu, gp;
   std::vector<int> stack{0};
@@ -556,22 +495,11 @@ bool run_lanes(const MassSpring& m, const Loss& loss, const RolloutShape& sh, Bu
     backward_rollout<MassSpring, double>(m, loss, sh, r);
     return true;
   }
-  WarpBarrier barrier(width);
-  std::vector<std::thread> lanes;
-  for (int l = 0; l < width; ++l)
-    lanes.emplace_back([&, l] {
-      Lanes ln;
-      ln.lane = l;
-      ln.width = width;
-      ln.host_wait = &WarpBarrier::wait_fn;
-      ln.host_barrier = &barrier;
-      forward_rollout<MassSpring, double>(m, loss, sh, r, ln);
-      ln.sync();
-      backward_rollout<MassSpring, double>(m, loss, sh, r, ln);
-      barrier.finish();
-    });
-  for (auto& t : lanes) t.join();
-  return !barrier.broken();
+  return run_as_warp(width, [&](const Lanes& ln) {
+    forward_rollout<MassSpring, double>(m, loss, sh, r, ln);
+    ln.sync();
+    backward_rollout<MassSpring, double>(m, loss, sh, r, ln);
+  });
 }
 
 }  // namespace

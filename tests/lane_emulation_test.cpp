@@ -18,14 +18,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "mass_spring_draws.h"
+#include "warp_lanes.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "steer/loss.h"
 #include "steer/models/mass_spring.h"
@@ -34,61 +32,6 @@
 
 namespace steer::testing {
 namespace {
-
-// A reusable barrier for the emulated warp. A lane that finishes while others wait at a
-// barrier (a sync its warp-mates reach and it does not) breaks the barrier: every wait
-// returns at once from then on and the test reports the mismatch instead of hanging.
-class WarpBarrier {
- public:
-  explicit WarpBarrier(int lanes) : lanes_(lanes), syncs_(lanes, 0) {}
-  static void wait_fn(void* self) { static_cast<WarpBarrier*>(self)->wait(); }
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (broken_) return;
-    if (finished_ > 0) {  // a warp-mate already left: it will never reach this sync
-      broken_ = true;
-      cv_.notify_all();
-      return;
-    }
-    const long generation = generation_;
-    if (++waiting_ == lanes_) {
-      waiting_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return generation_ != generation || broken_; });
-  }
-  void count_sync(int lane) { ++syncs_[lane]; }
-  void finish() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++finished_;
-    if (waiting_ > 0) broken_ = true;
-    cv_.notify_all();
-  }
-  bool broken() const { return broken_; }
-  const std::vector<long>& syncs() const { return syncs_; }
-
- private:
-  int lanes_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int waiting_ = 0, finished_ = 0;
-  long generation_ = 0;
-  bool broken_ = false;
-  std::vector<long> syncs_;
-};
-
-// one lane's view of the barrier: counts its syncs, then waits
-struct LaneSync {
-  WarpBarrier* barrier;
-  int lane;
-  static void wait_fn(void* self) {
-    auto* s = static_cast<LaneSync*>(self);
-    s->barrier->count_sync(s->lane);
-    s->barrier->wait();
-  }
-};
 
 // one rollout's arrays, contiguous (stride 1, the device's rollout-major layout for W > 1)
 template <class S>
@@ -143,26 +86,14 @@ bool run_rollout(const Model& m, const Loss& loss, const RolloutShape& sh, Rollo
     backward_rollout<Model, S>(m, loss, sh, r);
     return true;
   }
-  WarpBarrier barrier(width);
-  std::vector<LaneSync> lane_sync(width);
-  std::vector<std::thread> lanes;
-  for (int l = 0; l < width; ++l) {
-    lane_sync[l] = LaneSync{&barrier, l};
-    lanes.emplace_back([&, l] {
-      Lanes ln;
-      ln.lane = l;
-      ln.width = width;
-      ln.host_wait = &LaneSync::wait_fn;
-      ln.host_barrier = &lane_sync[l];
-      forward_rollout<Model, S>(m, loss, sh, r, ln);
-      ln.sync();  // the kernels end here; the backward kernel starts on a fresh warp
-      backward_rollout<Model, S>(m, loss, sh, r, ln);
-      barrier.finish();
-    });
-  }
-  for (auto& t : lanes) t.join();
-  if (syncs) *syncs = barrier.syncs();
-  return !barrier.broken();
+  return run_as_warp(
+      width,
+      [&](const Lanes& ln) {
+        forward_rollout<Model, S>(m, loss, sh, r, ln);
+        ln.sync();  // the kernels end here; the backward kernel starts on a fresh warp
+        backward_rollout<Model, S>(m, loss, sh, r, ln);
+      },
+      syncs);
 }
 
 // max over i of |a_i − b_i| / max(1, |b_i|)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <deque>
 #include <random>
 #include <vector>
@@ -67,6 +68,32 @@ void draw_mass_spring_rollout(const MassSpring& m, const Robot& r, int T, std::m
   for (double& ph : phase) ph = uni(0.0, 6.283185307179586);
   for (int t = 0; t < T; ++t)
     for (int a = 0; a < m.nu(); ++a) u[t * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + phase[a]) + uni(-0.2, 0.2));
+}
+
+// θ of r with globals gl, unit-ish masses 1 + 0.1 i and actuator weights and biases set so
+// that the actuation is active
+inline std::vector<double> actuated_parameters(const MassSpring& m, const Robot& r, const std::vector<double>& gl) {
+  std::vector<double> p = nominal_parameters(m, r, 1.0, gl, 0.5);
+  for (int a = 0; a < m.n_actuators; ++a) {
+    for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);
+    p[m.p_bias(a)] = 0.1 * a;
+  }
+  for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = 1.0 + 0.1 * i;
+  return p;
+}
+
+// a deformed, moving state of r: positions jittered by ~1 cm, velocities ~0.3 m/s, and every
+// other particle `dip` [m] below a ground at y_g = 0.1 m (negative: above it)
+inline std::vector<double> moving_state(const MassSpring& m, const Robot& r, double dip) {
+  std::vector<double> x = rest_state(m, r);
+  for (int i = 0; i < m.n_particles; ++i) {
+    for (int c = 0; c < m.dim; ++c) {
+      x[m.x_pos(i) + c] += 0.01 * std::sin(1.3 * i + 2.1 * c);
+      x[m.x_vel(i) + c] = 0.3 * std::cos(0.7 * i + 1.1 * c);
+    }
+    if (i % 2 == 0) x[m.x_pos(i) + 1] = 0.1 - dip;
+  }
+  return x;
 }
 
 }  // namespace steer::testing

@@ -44,29 +44,10 @@ Robot tetrahedron() {
   return r;
 }
 
-// θ with random actuator weights so that actuation is active
 std::vector<double> params_for(const MassSpring& m, const Robot& r, double ground_height = 0.1) {
-  std::vector<double> p = nominal_parameters(m, r, 1.0, globals(ground_height), 0.5);
-  for (int a = 0; a < m.n_actuators; ++a) {
-    for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);
-    p[m.p_bias(a)] = 0.1 * a;
-  }
-  for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = 1.0 + 0.1 * i;
-  return p;
+  return actuated_parameters(m, r, globals(ground_height));
 }
 
-// a deformed, moving state: some particles below the ground, tangential and normal velocities
-std::vector<double> moving_state(const MassSpring& m, const Robot& r, double dip) {
-  std::vector<double> x = rest_state(m, r);
-  for (int i = 0; i < m.n_particles; ++i) {
-    for (int c = 0; c < m.dim; ++c) {
-      x[m.x_pos(i) + c] += 0.01 * std::sin(1.3 * i + 2.1 * c);
-      x[m.x_vel(i) + c] = 0.3 * std::cos(0.7 * i + 1.1 * c);
-    }
-    if (i % 2 == 0) x[m.x_pos(i) + 1] = 0.1 - dip;  // penetrating the ground at y_g = 0.1
-  }
-  return x;
-}
 
 struct MassSpringCases {
   using Model = MassSpring;
