@@ -101,7 +101,7 @@ cmake --build "$build" -j "$jobs" "${targets[@]}"
 
 if [[ "$mode" == "run" ]]; then
   "$build/steer" run configs/projectile.json
-  echo "steer: the artifact folder is listed above (runs/<name>-<UTC time>/artifact.json, trajectory.csv)"
+  echo "steer: the artifact folder is listed above (runs/<name>-<UTC time>/artifact.json, trajectory.csv, report.html)"
 else
   ctest --test-dir "$build" --output-on-failure -j "$jobs"
 fi
