@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_set.h"
 #include "models/mass_spring/mass_spring_setup.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
@@ -71,6 +72,7 @@
 namespace {
 
 using nlohmann::json;
+using steer::bench::apply_set;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -88,25 +90,6 @@ struct Options {
   std::string json_path;
 };
 
-// "a.b.c=VALUE": sets j["a"]["b"]["c"] to VALUE parsed as JSON (a bare word is a string)
-void apply_set(json& j, const std::string& kv) {
-  const auto eq = kv.find('=');
-  if (eq == std::string::npos) throw std::invalid_argument("--set " + kv + ": expected key.path=value");
-  const std::string path = kv.substr(0, eq), text = kv.substr(eq + 1);
-  json value;
-  try {
-    value = json::parse(text);
-  } catch (const json::parse_error&) {
-    value = text;
-  }
-  json* node = &j;
-  std::stringstream ss(path);
-  std::string key;
-  std::vector<std::string> keys;
-  while (std::getline(ss, key, '.')) keys.push_back(key);
-  for (size_t i = 0; i + 1 < keys.size(); ++i) node = &(*node)[keys[i]];
-  (*node)[keys.back()] = value;
-}
 
 json grid_walker_robot(double k, double actuation) {
   return {{"grid",

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_set.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 
@@ -38,6 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using steer::bench::apply_set;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -45,25 +47,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// "a.b.c=VALUE": sets j["a"]["b"]["c"] to VALUE parsed as JSON (a bare word is a string)
-void apply_set(json& j, const std::string& kv) {
-  const auto eq = kv.find('=');
-  if (eq == std::string::npos) throw std::invalid_argument("--set " + kv + ": expected key.path=value");
-  const std::string path = kv.substr(0, eq), text = kv.substr(eq + 1);
-  json value;
-  try {
-    value = json::parse(text);
-  } catch (const json::parse_error&) {
-    value = text;
-  }
-  json* node = &j;
-  std::stringstream ss(path);
-  std::string key;
-  std::vector<std::string> keys;
-  while (std::getline(ss, key, '.')) keys.push_back(key);
-  for (size_t i = 0; i + 1 < keys.size(); ++i) node = &(*node)[keys[i]];
-  (*node)[keys.back()] = value;
-}
 
 std::vector<double> read_numbers(const std::string& path) {
   std::ifstream f(path);
