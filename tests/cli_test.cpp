@@ -15,11 +15,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_cli.h"
 #include "steer/backend.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using steer::testing::CliResult;
+using steer::testing::run_steer;
 
 namespace {
 
@@ -33,24 +37,6 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-// runs `steer ARGS` with stdout and stderr captured into files under dir
-CliResult run_steer(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
 
 // a folder that is absent or holds nothing at all (no artifact, no hidden temp folder)
 bool empty_or_absent(const fs::path& p) { return !fs::exists(p) || fs::is_empty(p); }

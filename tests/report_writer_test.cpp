@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_cli.h"
 #include "config/config.h"
 #include "experiment/report.h"
 #include "optim/optimizer.h"
@@ -28,6 +29,9 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using steer::testing::CliResult;
+using steer::testing::run_steer;
 
 namespace {
 
@@ -40,23 +44,6 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-CliResult run_steer(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
 
 std::string config_path(const std::string& name) { return std::string(STEER_SOURCE_DIR) + "/configs/" + name + ".json"; }
 
