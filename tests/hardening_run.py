@@ -201,16 +201,21 @@ def part_stale():
     for d in (dead, live, foreign):
         os.makedirs(d)
         open(os.path.join(d, "partial.csv"), "w").write("1,2\n")
+    # the writability probe of a run killed between creating and removing it
+    dead_probe = os.path.join(out, f".steer-probe-Ab3dEf.tmp-{host_tag()}-{p.pid}")
+    open(dead_probe, "w").close()
     r = run(["run", config("quick"), "--out", out, "--quiet"])
     if r.returncode != 0:
         fail(f"run failed: {r.stderr[-300:]}")
     if os.path.exists(dead):
         fail("the dead process's temporary folder was not removed")
+    if os.path.exists(dead_probe):
+        fail("the dead process's writability probe was not removed")
     if not os.path.exists(live):
         fail("a live process's temporary folder was removed")
     if not os.path.exists(foreign):
         fail("another host's temporary folder was removed")
-    print("stale: dead removed, live and other-host kept")
+    print("stale: dead folder and probe removed, live and other-host kept")
 
 
 def reference(name, out):

@@ -97,10 +97,13 @@ void prepare_output_dir(const std::string& out_dir, const std::string& key) {
     if (ec) fail("cannot be created: " + ec.message());
   }
   // a probe file proves the folder takes new files (permissions, read-only mounts, quotas)
-  std::string probe = (fs::path(out_dir) / (".steer-probe" + temp_suffix() + "-XXXXXX")).string();
+  // The random part goes before the ".tmp-<host>-<pid>" tail so that a probe left by a run
+  // killed between create and unlink is recognised as stale below by the next run.
+  const std::string tail = temp_suffix();
+  std::string probe = (fs::path(out_dir) / (".steer-probe-XXXXXX" + tail)).string();
   std::vector<char> buf(probe.begin(), probe.end());
   buf.push_back('\0');
-  const int fd = mkstemp(buf.data());
+  const int fd = mkstemps(buf.data(), int(tail.size()));
   if (fd < 0) fail(std::string("is not writable: ") + std::strerror(errno));
   close(fd);
   unlink(buf.data());
