@@ -20,12 +20,13 @@ cd "$root"
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
-# build dependencies from Debian's packages; only the missing ones are installed. The tests
-# add GoogleTest, MuJoCo (the cross-check), qemu-user (the portability check), python3 (the
+# build dependencies from Debian's packages; only the missing ones are installed. MuJoCo's
+# compiler imports MJCF and URDF models (docs/import.md). The tests add GoogleTest, Open MPI
+# (runs split across ranks, docs/scaling.md), qemu-user (the portability check), python3 (the
 # malformed-config corpus), clang (the config fuzzer, libFuzzer) and chromium (report.html
 # in a headless browser, docs/report.md).
-pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev)
-[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev libmujoco-dev qemu-user python3 clang chromium)
+pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev libmujoco-dev)
+[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev qemu-user python3 clang chromium libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
