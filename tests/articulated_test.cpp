@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "config/config.h"
@@ -67,6 +68,39 @@ ExperimentConfig hinge_slide_config() {
   })");
   return parse_config(j);
 }
+
+// three hinges and a slide whose joints sit away from their body origins (joint pos, in the
+// body frame), with two sites; the tip (contact point) is on a body with a joint pos
+nlohmann::json offset_joints_json() {
+  return nlohmann::json::parse(R"({
+    "name": "offset_joints",
+    "model": {"type": "articulated", "integrator": "euler",
+      "bodies": [
+        {"name": "base", "pos": [0, 0, 1], "quat": [0.9659258, 0, 0, 0.2588190],
+          "joint": {"name": "j1", "axis": [0, 0, 1], "pos": [0.05, -0.02, 0.1], "damping": 0.2, "kp": 10, "kv": 1, "force_limit": 20},
+          "mass": 1.5, "com": [0.02, 0.01, 0.15], "fullinertia": [0.02, 0.02, 0.01, 0.001, 0, 0.0005]},
+        {"name": "upper", "parent": "base", "pos": [0.1, 0, 0.3], "quat": [0.9238795, 0.3826834, 0, 0],
+          "joint": {"name": "j2", "axis": [0, 1, 0], "pos": [-0.04, 0.03, 0.02], "damping": 0.3, "armature": 0.01, "kp": 20, "kv": 2, "force_limit": 15},
+          "mass": 1.0, "com": [0.15, 0, 0.01], "fullinertia": [0.004, 0.012, 0.011, 0, 0.0005, 0]},
+        {"name": "fore", "parent": "upper", "pos": [0.3, 0.02, 0],
+          "joint": {"name": "j3", "axis": [0.6, 0.8, 0], "pos": [0.01, 0.02, -0.05], "damping": 0.1, "kp": 5, "kv": 0.5, "force_limit": 10},
+          "mass": 0.6, "com": [0.12, 0.01, 0], "fullinertia": [0.001, 0.005, 0.005, 0.0002, 0, 0]},
+        {"name": "finger", "parent": "fore", "pos": [0.25, 0, 0], "quat": [0.9659258, 0, 0.2588190, 0],
+          "joint": {"name": "j4", "type": "slide", "axis": [1, 0, 0], "pos": [0.3, 0.1, 0], "range": [-0.1, 0.1], "damping": 0.5, "kp": 50, "kv": 1, "force_limit": 30},
+          "mass": 0.2, "com": [0.03, 0, 0.01], "fullinertia": [0.0002, 0.0003, 0.0003, 0, 0, 0]}
+      ],
+      "tip": {"body": "fore", "pos": [0.2, 0.01, -0.02]},
+      "sites": [{"name": "grip", "body": "finger", "pos": [0.06, 0.01, -0.02], "quat": [0.8, 0.2, -0.1, 0.3]},
+                {"name": "elbow", "body": "upper", "pos": [0.3, 0, 0]}],
+      "contact": {"height": 0.8, "stiffness": 2000, "damping": 5, "smoothing": 0.01}},
+    "simulation": {"dt": 0.002, "steps": 10},
+    "initial_state": {"q": [0.3, -0.2, 0.4, 0.02], "v": [0.5, -0.2, 0.3, 0.1]},
+    "loss": {"terminal": [{"state": "j2.q", "target": 0.2}]},
+    "validation": {"enabled": false}
+  })");
+}
+
+ExperimentConfig offset_joints_config() { return parse_config(offset_joints_json()); }
 
 std::vector<double> with_gains_off(const Articulated& m, std::vector<double> p) {
   for (int j = 0; j < m.n_dof; ++j) {
@@ -155,6 +189,19 @@ struct ArticulatedProvider {
       StepCase<Articulated> c{"hinge + slide implicit servo", m, {0.3, 0.1, 0.5, -0.2}, {40.0, -2.0}, hs.theta, 1.0, 1};
       out.push_back(c);
     }
+    {
+      // joints away from their body origins, the contact point on such a body at the plane
+      ExperimentConfig oj = offset_joints_config();
+      for (int integ = 0; integ < 3; ++integ) {
+        Articulated m = oj.model_state<ArticulatedSetup>().model;
+        m.integrator = integ;
+        m.contact = true;
+        std::vector<double> p = oj.theta, x = {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1};
+        p[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x.data()), view(p.data())) - 0.003;
+        StepCase<Articulated> c{std::string("offset joints ") + names[integ], m, x, {1.0, -2.0, 0.5, 3.0}, p, 1e-2, 1};
+        out.push_back(c);
+      }
+    }
     return out;
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
@@ -198,6 +245,24 @@ struct ArticulatedProvider {
       c.loss.n_terminal = 2;
       c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 0.2, c.loss.terminal_weight[0] = 1;
       c.loss.terminal_index[1] = 3, c.loss.terminal_target[1] = 0.0, c.loss.terminal_weight[1] = 0.5;
+      out.push_back(c);
+    }
+    for (int integ : {int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+      RolloutCase<Articulated> c;
+      ExperimentConfig oj = offset_joints_config();
+      c.name = std::string("offset joints, 20 steps, ") + (integ == Articulated::kRk4 ? "rk4" : "implicitfast");
+      c.model = oj.model_state<ArticulatedSetup>().model;
+      c.model.integrator = integ;
+      c.p = oj.theta;
+      c.steps = 20;
+      c.checkpoint_every = 6;
+      c.x0 = {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1};
+      c.u.assign(size_t(c.steps) * 4, 0.0);
+      for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = std::cos(0.3 * double(i));
+      c.loss.n_terminal = 3;
+      for (int j = 0; j < 3; ++j)
+        c.loss.terminal_index[j] = j, c.loss.terminal_target[j] = 0.1 * j, c.loss.terminal_weight[j] = 1;
+      c.loss.effort_weight = 1e-3;
       out.push_back(c);
     }
     return out;
@@ -920,6 +985,134 @@ TEST(Articulated, CenterOfMassGradientMatchesFiniteDifferences) {
   }
 }
 
+// A joint pos is a change of the body's frame origin only: the same arm with every body's
+// frame moved to its joint anchor (offset_b → offset_b + R_fixed,b j_b − j_parent, com_b,
+// tip and sites → x − j_b, no joint pos) must move identically. Checked on the state after
+// 100 steps of each integrator (1e-12: the two differ only in rounding) and on the sites.
+TEST(Articulated, JointPosIsAFrameShift) {
+  const ExperimentConfig oj = offset_joints_config();
+  const Articulated m = oj.model_state<ArticulatedSetup>().model;
+  Articulated s = m;
+  std::vector<double> ps = oj.theta;
+  for (int b = 0; b < m.n_bodies; ++b) {
+    const int pa = m.parent[b];
+    for (int i = 0; i < 3; ++i) {
+      double rj = 0;
+      for (int k = 0; k < 3; ++k) rj += m.rot[b][3 * i + k] * m.joint_pos[b][k];
+      s.offset[b][i] = m.offset[b][i] + rj - (pa < 0 ? 0.0 : m.joint_pos[pa][i]);
+      ps[m.p_body(b, Articulated::kComX + i)] -= m.joint_pos[b][i];
+    }
+  }
+  for (int i = 0; i < 3; ++i) s.tip_offset[i] -= m.joint_pos[m.tip_body][i];
+  for (int k = 0; k < m.n_sites; ++k)
+    for (int i = 0; i < 3; ++i) s.site_pos[k][i] -= m.joint_pos[m.site_body[k]][i];
+  for (int b = 0; b < m.n_bodies; ++b)
+    for (int i = 0; i < 3; ++i) s.joint_pos[b][i] = 0;
+  double any = 0;
+  for (int b = 0; b < m.n_bodies; ++b)
+    for (int i = 0; i < 3; ++i) any += std::fabs(m.joint_pos[b][i]);
+  ASSERT_GT(any, 0.1);
+  for (int integ = 0; integ < 3; ++integ) {
+    Articulated a = m, b = s;
+    a.integrator = b.integrator = integ;
+    a.contact = b.contact = true;
+    std::vector<double> xa = {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1}, xb = xa, na(8), nb(8);
+    const std::vector<double> u = {0.5, -1.0, 0.2, 2.0};
+    for (int k = 0; k < 100; ++k) {
+      auto NA = view(na.data()), NB = view(nb.data());
+      a.step<double>(k, view(xa.data()), view(u.data()), view(oj.theta.data()), NA);
+      b.step<double>(k, view(xb.data()), view(u.data()), view(ps.data()), NB);
+      xa = na, xb = nb;
+    }
+    for (int i = 0; i < 8; ++i) EXPECT_NEAR(xa[i], xb[i], 1e-12) << "integrator " << integ << " state " << i;
+    for (int k = 0; k < m.n_sites; ++k) {
+      double pa[3], pb[3];
+      a.site_position<double>(view(xa.data()), view(oj.theta.data()), k, pa);
+      b.site_position<double>(view(xb.data()), view(ps.data()), k, pb);
+      for (int i = 0; i < 3; ++i) EXPECT_NEAR(pa[i], pb[i], 1e-12) << "site " << k;
+    }
+  }
+}
+
+// sites: the hand adjoints of site_position and site_rotation against the dual path (the
+// same functions on Dual numbers, 1e-13 absolute: rounding only) and centered finite
+// differences (h = 1e-6: truncation ~h² and rounding ~1e-16/h, ≤ 1e-9 absolute for entries
+// of order 1), for every site of the offset-joint arm and of a Panda with a site written in JSON
+TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
+  nlohmann::json pj = nlohmann::json::parse(std::ifstream(fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json"));
+  pj["model"]["sites"] = nlohmann::json::parse(R"([{"name": "gripper", "body": "link7", "pos": [0.01, -0.02, 0.1], "quat": [0.9, 0.1, 0.3, -0.2]}])");
+  const ExperimentConfig pc = parse_config(expand_includes(pj, (fs::path(STEER_SOURCE_DIR) / "configs").string()));
+  const ExperimentConfig oj = offset_joints_config();
+  ASSERT_EQ(pc.model_state<ArticulatedSetup>().site_index("gripper"), 0);
+  ASSERT_EQ(oj.model_state<ArticulatedSetup>().site_index("elbow"), 1);
+  ASSERT_EQ(oj.model_state<ArticulatedSetup>().site_index("nothing"), -1);
+  struct Case {
+    const ExperimentConfig& c;
+    std::vector<double> x;
+  };
+  for (const Case& k : {Case{pc, moving_state(0.2)}, Case{oj, {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1}}}) {
+    const Articulated& m = k.c.model_state<ArticulatedSetup>().model;
+    const std::vector<double>& p = k.c.theta;
+    const int n = m.n_dof;
+    using D = Dual<double, Articulated::kMaxDof>;
+    std::vector<D> xd(size_t(2 * n)), pd(p.size());
+    for (int i = 0; i < 2 * n; ++i) xd[i] = i < n ? D::variable(k.x[i], i) : D(k.x[i]);
+    for (size_t q = 0; q < p.size(); ++q) pd[q] = D(p[q]);
+    const double h = 1e-6;
+    for (int s = 0; s < m.n_sites; ++s) {
+      for (int out = 0; out < 12; ++out) {
+        // out < 3: position component, else rotation entry out − 3
+        const bool pos = out < 3;
+        double w[9] = {};
+        w[pos ? out : out - 3] = 1.0;
+        std::vector<double> gx(k.x.size(), 0.0), gp(p.size(), 0.0);
+        auto GX = view(gx.data()), GP = view(gp.data());
+        auto X = view(const_cast<double*>(k.x.data())), P = view(const_cast<double*>(p.data()));
+        if (pos)
+          m.adj_site_position<double>(X, P, s, GX, GP, w);
+        else
+          m.adj_site_rotation<double>(X, P, s, GX, GP, w);
+        for (double g : gp) EXPECT_EQ(g, 0.0);
+        D vd[9];
+        if (pos)
+          m.site_position<D>(xd.data(), pd.data(), s, vd);
+        else
+          m.site_rotation<D>(xd.data(), pd.data(), s, vd);
+        auto value = [&](std::vector<double> x) {
+          double v[9];
+          if (pos)
+            m.site_position<double>(view(x.data()), P, s, v);
+          else
+            m.site_rotation<double>(view(x.data()), P, s, v);
+          return v[pos ? out : out - 3];
+        };
+        for (int i = 0; i < 2 * n; ++i) {
+          const double dual = i < n ? vd[pos ? out : out - 3].v[i] : 0.0;
+          EXPECT_NEAR(gx[i], dual, 1e-13) << "site " << s << " output " << out << " state " << i;
+          std::vector<double> xp = k.x, xm = k.x;
+          xp[i] += h, xm[i] -= h;
+          EXPECT_NEAR(gx[i], (value(xp) - value(xm)) / (2 * h), 1e-9) << "site " << s << " output " << out << " state " << i;
+        }
+      }
+    }
+  }
+  // the site's position by its definition, p_b + R_b (pos − j_b) through the body's own frame
+  // (the centre of mass c_b = p_b + R_b (com − j_b) with com moved onto the site)
+  const Articulated& m = oj.model_state<ArticulatedSetup>().model;
+  std::vector<double> p = oj.theta, x = {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1};
+  for (int s = 0; s < m.n_sites; ++s) {
+    const int b = m.site_body[s];
+    for (int i = 0; i < 3; ++i) p[m.p_body(b, Articulated::kComX + i)] = m.site_pos[s][i];
+    double v[3];
+    m.site_position<double>(view(x.data()), view(p.data()), s, v);
+    for (int ax = 0; ax < 3; ++ax) {
+      Articulated::Kin<double> K;
+      m.forward_kinematics(x.data(), p.data(), K);
+      EXPECT_NEAR(v[ax], K.C[b][ax], 1e-15);
+    }
+  }
+}
+
 TEST(Articulated, ConfigErrorsNameTheKey) {
   auto fails_with = [](const std::string& text, const std::string& key) {
     expect_config_error(nlohmann::json::parse(text), {key});
@@ -966,6 +1159,14 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
                 .model.servo_newton,
             4);
   fails_with(head + R"("integrator": "euler"}})", "model.bodies");
+  // sites: a known body, unique names, at most kMaxSites
+  fails_with(head + R"("sites": [{"name": "s", "body": "nobody"}], )" + arm, "model.sites[0].body");
+  fails_with(head + R"("sites": [{"name": "s", "body": "a"}, {"name": "s", "body": "a"}], )" + arm, "model.sites[1].name");
+  fails_with(head + R"("sites": [{"body": "a"}], )" + arm, "model.sites[0].name");
+  fails_with(head + R"("sites": [{"name": "s", "body": "a", "quat": [0, 0, 0, 0]}], )" + arm, "model.sites[0].quat");
+  fails_with(head + R"("sites": {"name": "s"}, )" + arm, "model.sites");
+  fails_with(head + R"("bodies": [{"name": "a", "joint": {"pos": [0, 1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+             "model.bodies[0].joint.pos");
   try {
     expand_includes(nlohmann::json::parse(head + R"("include": "no_such_file.json"}})"), STEER_SOURCE_DIR);
     ADD_FAILURE() << "a missing include was accepted";

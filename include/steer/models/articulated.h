@@ -80,6 +80,7 @@
 //   implicit_step.h  the euler / implicitfast step; its hand adjoint
 //   integrators.h  step entry points and rk4; their adjoints
 //   diagnostics.h  penetration, centre of mass, energies
+//   sites.h        sites (named points and frames on a body): position, orientation; adjoints
 //   implicit.h     ArticulatedImplicit, the CUDA backend's compile-time euler / implicitfast model
 #pragma once
 
@@ -93,4 +94,5 @@
 #include "steer/models/articulated/implicit_step.h"
 #include "steer/models/articulated/integrators.h"
 #include "steer/models/articulated/diagnostics.h"
+#include "steer/models/articulated/sites.h"
 #include "steer/models/articulated/implicit.h"

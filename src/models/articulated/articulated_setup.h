@@ -13,6 +13,7 @@ namespace steer {
 // an articulated model's names, joint ranges and which PD targets the config gave
 struct ArticulatedNames {
   std::vector<std::string> bodies, joints;
+  std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
   std::string included_from;                  // model.include's file, empty when none (for messages)
@@ -22,6 +23,12 @@ struct ArticulatedSetup {
   static constexpr const char* kModel = "articulated";  // model.type
   Articulated model;
   ArticulatedNames names;
+  // site s's index by name (model.sites or an imported model's sites), −1 when there is none
+  int site_index(const std::string& name) const {
+    for (size_t s = 0; s < names.sites.size(); ++s)
+      if (names.sites[s] == name) return int(s);
+    return -1;
+  }
 };
 
 }  // namespace steer

@@ -162,6 +162,8 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
       const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
       if (an < 1e-9) config_fail(jo.key_path("axis"), "must not be zero (it is normalized)");
       for (int i = 0; i < 3; ++i) a.axis[bi][i] = ax[i] / an;
+      std::vector<double> jpos = jo.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+      for (int i = 0; i < 3; ++i) a.joint_pos[bi][i] = jpos[i];
       std::vector<double> range = jo.numbers("range", {-1e3, 1e3}, Range::closed(-1e3, 1e3), 2);
       if (!(range[0] < range[1])) config_fail(jo.key_path("range"), "expected [low, high] with low < high");
       a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
@@ -230,6 +232,38 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
   tip.finish();
+  // sites: named points fixed in a body, for Cartesian losses
+  if (m.has("sites")) {
+    const auto& sites = m.raw("sites");
+    const std::string sp = m.key_path("sites");
+    if (!sites.is_array())
+      config_fail(sp, "expected an array of {\"name\", \"body\", \"pos\", \"quat\"} (at most " +
+                          std::to_string(Articulated::kMaxSites) + ")");
+    if (sites.size() > size_t(Articulated::kMaxSites))
+      config_fail(sp, "at most " + std::to_string(Articulated::kMaxSites) + " sites, got " + std::to_string(sites.size()));
+    for (size_t k = 0; k < sites.size(); ++k) {
+      const std::string path = sp + "[" + std::to_string(k) + "]";
+      if (!sites[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(sites[k]));
+      JsonObject so(sites[k], path);
+      const std::string sn = so.string("name", "");
+      if (sn.empty()) config_fail(so.key_path("name"), "required: a unique site name");
+      for (const auto& other : names.sites)
+        if (other == sn) config_fail(so.key_path("name"), "'" + excerpt(sn) + "' is used twice");
+      if (!so.has("body")) config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
+      const std::string sb = so.string("body", "");
+      if (!body_index.count(sb)) config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
+      std::vector<double> pos = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+      std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
+      if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+        config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
+      so.finish();
+      const int si = a.n_sites++;
+      a.site_body[si] = body_index[sb];
+      for (int i = 0; i < 3; ++i) a.site_pos[si][i] = pos[i];
+      quat_to_matrix(quat, a.site_rot[si]);
+      names.sites.push_back(sn);
+    }
+  }
   JsonObject ct = m.object("contact");
   a.contact = ct.boolean("enabled", false);
   const double height = ct.number("height", 0.0, Range::closed(-1e3, 1e3));
@@ -344,12 +378,20 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
       e["joint"] = {{"name", names.joints[j]},
                     {"type", a.joint[b] == Articulated::kHinge ? "hinge" : "slide"},
                     {"axis", std::vector<double>(a.axis[b], a.axis[b] + 3)},
+                    {"pos_m", std::vector<double>(a.joint_pos[b], a.joint_pos[b] + 3)},
                     {"range", {names.ranges[j][0], names.ranges[j][1]}}};
     }
     bs.push_back(e);
   }
   m["bodies"] = bs;
   m["tip"] = {{"body", names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  nlohmann::json ss = nlohmann::json::array();
+  for (int s = 0; s < a.n_sites; ++s)
+    ss.push_back({{"name", names.sites[s]},
+                  {"body", names.bodies[a.site_body[s]]},
+                  {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
+                  {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
+  m["sites"] = ss;
   return m;
 }
 

@@ -10,9 +10,7 @@ namespace steer {
 // world position of the contact point [m]
 template <class S>
 inline STEER_HD void Articulated::tip_position(const Kin<S>& K, S* x) const {
-  S o[3];
-  rotate(K.R[tip_body], tip_offset, o);
-  for (int i = 0; i < 3; ++i) x[i] = K.P[tip_body][i] + o[i];
+  body_point(K, tip_body, tip_offset, x);
 }
 
 // τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into tc)

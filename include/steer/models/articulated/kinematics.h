@@ -1,6 +1,11 @@
 // Articulated: world kinematics of the tree, and its adjoint, with the 3-vector helpers.
-//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b),   p_b = p_parent + R_parent · offset_b (+ a_b q_b, slide),
-//   a_b = R_parent · R_fixed,b · axis_b,   c_b = p_b + R_b com_b,   I_w,b = R_b I_b R_bᵀ.
+// p_b is body b's joint anchor, j_b (joint_pos) its position in the body frame; the body
+// origin is o_b = p_b − R_b j_b, and a point x_body of the body is at p_b + R_b (x_body − j_b):
+//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b),
+//   p_b = p_parent + R_parent · (offset_b − j_parent) + R_parent R_fixed,b j_b (+ a_b q_b, slide),
+//   a_b = R_parent · R_fixed,b · axis_b,   c_b = p_b + R_b (com_b − j_b),   I_w,b = R_b I_b R_bᵀ.
+// Everything but the anchor's constant offset is the same as with j_b = 0, so the adjoint
+// (a rigid-body sweep of moments about the anchors) is unchanged.
 // The adjoint (adj_forward_kinematics) takes the per-body adjoints (KinAdj) back to q in one
 // inward sweep of a force F_j and a moment T_j about p_j: q̄_j = a_j · T_j (hinge), a_j · F_j (slide).
 #pragma once
@@ -51,8 +56,13 @@ inline STEER_HD void Articulated::forward_kinematics(const S* q, const PIn& p, K
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j)
         R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) + Rp[3 * i + 2] * S(rot[b][6 + j]);
+    // the anchor's offset from the parent's anchor, parent frame (constants)
+    double ob[3];
+    for (int i = 0; i < 3; ++i)
+      ob[i] = offset[b][i] - (pa < 0 ? 0.0 : joint_pos[pa][i]) + rot[b][3 * i] * joint_pos[b][0] +
+              rot[b][3 * i + 1] * joint_pos[b][1] + rot[b][3 * i + 2] * joint_pos[b][2];
     S off[3];
-    rotate(Rp, offset[b], off);
+    rotate(Rp, ob, off);
     for (int i = 0; i < 3; ++i) K.P[b][i] = Pp[i] + off[i];
     rotate(R0, axis[b], K.A[b]);
     if (joint[b] == kHinge) {
@@ -76,7 +86,8 @@ inline STEER_HD void Articulated::forward_kinematics(const S* q, const PIn& p, K
       if (joint[b] == kSlide)
         for (int i = 0; i < 3; ++i) K.P[b][i] += K.A[b][i] * q[dof[b]];
     }
-    S com[3] = {S(p[p_body(b, kComX)]), S(p[p_body(b, kComY)]), S(p[p_body(b, kComZ)])}, wc[3];
+    S com[3] = {S(p[p_body(b, kComX)]) - S(joint_pos[b][0]), S(p[p_body(b, kComY)]) - S(joint_pos[b][1]),
+                S(p[p_body(b, kComZ)]) - S(joint_pos[b][2])}, wc[3];
     rotate(K.R[b], com, wc);
     for (int i = 0; i < 3; ++i) K.C[b][i] = K.P[b][i] + wc[i];
   }
@@ -162,6 +173,15 @@ inline STEER_HD void Articulated::point_jacobian(const Kin<S>& K, int e, const S
   }
   const S r[3] = {x[0] - K.P[e][0], x[1] - K.P[e][1], x[2] - K.P[e][2]};
   cross(K.A[e], r, jv);
+}
+
+// world position of the point `pos` (body frame [m]) of body b: p_b + R_b (pos − j_b)
+template <class S>
+inline STEER_HD void Articulated::body_point(const Kin<S>& K, int b, const double* pos, S* x) const {
+  const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1], pos[2] - joint_pos[b][2]};
+  S o[3];
+  rotate(K.R[b], r, o);
+  for (int i = 0; i < 3; ++i) x[i] = K.P[b][i] + o[i];
 }
 
 }  // namespace steer

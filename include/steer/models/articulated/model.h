@@ -27,6 +27,7 @@ struct Articulated {
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams;
   static constexpr int kMaxContacts = 1;
+  static constexpr int kMaxSites = 8;
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
@@ -54,9 +55,19 @@ struct Articulated {
   double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
   double rot[kMaxBodies][9] = {};     // parent→body rotation, row-major (from the unit quaternion)
   double axis[kMaxBodies][3] = {};    // joint axis, body frame, unit
+  // joint anchor in the body frame [m] (MJCF's joint pos): a hinge turns the body about the
+  // line through this point. Kin's P is the anchor, so the dynamics and adjoints, which take
+  // moments about P, need nothing else; the body origin is P − R jpos.
+  double joint_pos[kMaxBodies][3] = {};
   // contact point: body and position in that body's frame [m]
   int tip_body = -1;
   double tip_offset[3] = {};
+  // sites: named points (and frames) fixed in a body, for losses and reports; pos and rot in
+  // the body frame (rot: site→body, row-major)
+  int n_sites = 0;
+  int site_body[kMaxSites] = {};
+  double site_pos[kMaxSites][3] = {};
+  double site_rot[kMaxSites][9] = {};
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
@@ -162,6 +173,22 @@ struct Articulated {
                                         S* adj_T, S* adj_p, bool want_inertia) const;
   template <class S>
   STEER_HD void point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const;
+  template <class S>
+  STEER_HD void body_point(const Kin<S>& K, int b, const double* pos, S* x) const;
+
+  // sites (sites.h): world position [m] and orientation (site→world, row-major) of site s at
+  // q = x[0 .. n_dof) with parameters p, and their adjoints, which add (∂out/∂x)ᵀ adj_out to
+  // adj_x and (∂out/∂p)ᵀ adj_out to adj_p
+  template <class S, class XIn, class PIn>
+  STEER_HD void site_position(const XIn& x, const PIn& p, int s, S out[3]) const;
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                  const S adj_out[3]) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const;
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                  const S adj_out[9]) const;
 
   // mass matrix, bias forces and their adjoint (dynamics.h)
   template <class S, class PIn>

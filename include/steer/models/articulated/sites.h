@@ -1,0 +1,87 @@
+// Articulated: sites, named points and frames fixed in a body (MJCF sites, or model.sites in
+// a config), and their adjoints, for losses on Cartesian positions and orientations.
+//   x_s = p_b + R_b (pos_s − j_b),   R_s = R_b R_site,s,   b = site_body[s].
+// Adjoints: x_s is a point of body b, so x̄_s enters the kinematics' adjoint as a force x̄ at
+// p_b and a moment (x_s − p_b) × x̄ about p_b. R_s turning with its body by a small rotation
+// δ changes by [δ]× R_s, so R̄ (∂φ/∂R_s) enters as the moment t with
+//   δ·t = Σ_ij R̄_ij ([δ]× R_s)_ij,   t_k = Σ_li ε_kli (R_s R̄ᵀ)_li.
+// adj_forward_kinematics then takes both back to q. Neither depends on θ except through the
+// kinematics (sites are model constants, not parameters), and the kinematics depend on θ only
+// through the centres of mass, which a site does not touch: adj_p receives nothing.
+#pragma once
+
+#include "steer/models/articulated/kinematics.h"
+#include "steer/models/articulated/model.h"
+
+namespace steer {
+
+template <class S, class XIn, class PIn>
+inline STEER_HD void Articulated::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
+  S q[kMaxDof] = {};
+  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  body_point(K, site_body[s], site_pos[s], out);
+}
+
+template <class S, class XIn, class PIn, class XAdj, class PAdj>
+inline STEER_HD void Articulated::adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                                    const S adj_out[3]) const {
+  (void)adj_p;
+  S q[kMaxDof] = {};
+  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  const int b = site_body[s];
+  S xs[3];
+  body_point(K, b, site_pos[s], xs);
+  KinAdj<S> KA;
+  for (int c = 0; c < n_bodies; ++c)
+    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
+  const S r[3] = {xs[0] - K.P[b][0], xs[1] - K.P[b][1], xs[2] - K.P[b][2]};
+  S m[3];
+  cross(r, adj_out, m);
+  for (int i = 0; i < 3; ++i) KA.P[b][i] = adj_out[i], KA.T[b][i] = m[i];
+  S aq[kMaxDof] = {};
+  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
+  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+}
+
+template <class S, class XIn, class PIn>
+inline STEER_HD void Articulated::site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
+  S q[kMaxDof] = {};
+  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  const S* R = K.R[site_body[s]];
+  const double* Q = site_rot[s];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
+}
+
+template <class S, class XIn, class PIn, class XAdj, class PAdj>
+inline STEER_HD void Articulated::adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                                    const S adj_out[9]) const {
+  (void)adj_p;
+  S Rs[9];
+  site_rotation(x, p, s, Rs);
+  S q[kMaxDof] = {};
+  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  // G = R_s R̄ᵀ; t = (G_12 − G_21, G_20 − G_02, G_01 − G_10)
+  S G[9];
+  for (int l = 0; l < 3; ++l)
+    for (int i = 0; i < 3; ++i)
+      G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] + Rs[3 * l + 2] * adj_out[3 * i + 2];
+  KinAdj<S> KA;
+  for (int c = 0; c < n_bodies; ++c)
+    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
+  const int b = site_body[s];
+  KA.T[b][0] = G[5] - G[7], KA.T[b][1] = G[6] - G[2], KA.T[b][2] = G[1] - G[3];
+  S aq[kMaxDof] = {};
+  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
+  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+}
+
+}  // namespace steer
