@@ -5,6 +5,8 @@
 #pragma once
 
 #include "rollout_device.cuh"
+#include "steer/cuda_check.h"
+#include "steer/cuda_device.h"
 #include "steer/lanes_per_rollout.h"
 
 namespace steer {
@@ -38,16 +40,39 @@ __global__ void backward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollo
   backward_rollout<Model, S, kPath>(m, loss, sh, refs_of<W>(d, b), lanes_of<W>());
 }
 
+// The loss as a kernel reads it: the host's Loss with its tracking table (Loss::track, host
+// memory, 2·rows·channels doubles) copied to the device for the launch. The copy lives until
+// the launch function returns, which waits for the kernel that reads it before freeing it.
+struct DeviceLoss {
+  Loss loss;
+  DeviceBuffer table;
+  explicit DeviceLoss(const Loss& host) : loss(host) {
+    if (!host.has_track()) return;
+    const std::size_t bytes = sizeof(double) * 2 * std::size_t(host.track_rows) * std::size_t(host.n_track);
+    table = DeviceBuffer(bytes);
+    STEER_CUDA_CHECK(cudaMemcpy(table.as<double>(), host.track, bytes, cudaMemcpyHostToDevice));
+    loss.track = table.as<const double>();
+  }
+  ~DeviceLoss() {
+    // a destructor cannot report; the launcher's own synchronizing call surfaces any fault
+    if (table.bytes() > 0) cudaDeviceSynchronize();
+  }
+  DeviceLoss(const DeviceLoss&) = delete;
+  DeviceLoss& operator=(const DeviceLoss&) = delete;
+};
+
 }  // namespace
 
 template <class KModel, class S>
 void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
-  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, forward_kernel<KModel, S>)(m, loss, sh, d);
+  const DeviceLoss dl(loss);
+  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, forward_kernel<KModel, S>)(m, dl.loss, sh, d);
 }
 
 template <class KModel, class S, bool kReferenceAdjoint>
 void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
-  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, backward_kernel<KModel, S, kReferenceAdjoint>)(m, loss, sh, d);
+  const DeviceLoss dl(loss);
+  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, backward_kernel<KModel, S, kReferenceAdjoint>)(m, dl.loss, sh, d);
 }
 
 }  // namespace cuda_detail

@@ -186,8 +186,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   double seed[W];
   for (int j = 0; j < nb; ++j) {
     View<R> lam_j = lane_view(lam, j), gp_j = lane_view(grad_p, j);
-    seed[j] = backward_begin<Model, R>(m, loss, out.diag[b0 + j].event_step, lane_view(xT, j),
-                                            lane_view(p, j), lam_j, gp_j);
+    seed[j] = backward_begin<Model, R>(m, loss, out.diag[b0 + j].event_step, T, lane_view(xT, j),
+                                       lane_view(p, j), lam_j, gp_j);
   }
   for (int s = sh.segments() - 1; s >= 0; --s) {
     const int k0 = s * K, k1 = (k0 + K < T) ? k0 + K : T;
@@ -205,9 +205,9 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int i = 0; i < nx; ++i) lam_prev[i] = P(0.0);
       for (int j = 0; j < nb; ++j) {
         View<R> lam_j = lane_view(lam, j), lam_prev_j = lane_view(lam_prev, j);
-        View<R> guk_j = lane_view(guk, j);
-        reverse_loss_terms<R>(loss, k, out.diag[b0 + j].event_step, nx, nu, lane_view(xk, j),
-                                   lane_view(xk1, j), lane_view(uk, j), lam_j, lam_prev_j, guk_j, seed[j]);
+        View<R> guk_j = lane_view(guk, j), gp_j = lane_view(grad_p, j);
+        reverse_loss_terms<Model, R>(m, loss, k, out.diag[b0 + j].event_step, lane_view(xk, j), lane_view(xk1, j),
+                                     lane_view(uk, j), lane_view(p, j), lam_j, lam_prev_j, guk_j, gp_j, seed[j]);
       }
       View<P> gp = grad_p;
       m.template adj_step_solo_taped<P>(k, xk, uk, p, sc.tape[k - k0], lam_prev, guk, gp, lam);

@@ -9,13 +9,28 @@
 //     + w_c (c(x_T, θ) − c(x_0, θ))   centre-of-mass displacement along one axis, with
 //                                       c = Σ m_i x_i / Σ m_i from the model (w_c = −1
 //                                       rewards moving forward)
+//     + Σ_s ½ w_s ‖p_s(x, θ) − t_s‖²      site targets: p_s a named point of the model (site_position),
+//                                       at x_T (terminal) or at every x_k, k = 0..T (running); each
+//                                       target coordinate a constant or a θ slot
+//     + Σ_k Σ_c ½ W_kc (y_c(x_k, θ) − R_kc)²   tracking (running state costs, trajectory fitting):
+//                                       channel c is a state slot or one coordinate of a site,
+//                                       R and W a table of T + 1 rows (k = 0..T) the Loss points at
 // If no crossing happens within the horizon the landing term is evaluated at x_T
 // (x_land = x_T) and the artifact says so (event step −1).
 #pragma once
 
+#include <type_traits>
+#include <utility>
+
 #include "steer/core.h"
 
 namespace steer {
+
+// whether a model offers named points (sites): int n_sites, site_position and adj_site_position
+template <class Model, class = void>
+struct has_sites : std::false_type {};
+template <class Model>
+struct has_sites<Model, std::void_t<decltype(std::declval<const Model&>().n_sites)>> : std::true_type {};
 
 struct Loss {
   static constexpr int kMaxTerms = 16;
@@ -40,6 +55,167 @@ struct Loss {
   bool com = false;
   int com_axis = 0;
   double com_weight = -1.0;
+  // site targets ½ w ‖p_site − target‖²; coordinate a's target is θ[site_param[t][a]] when that
+  // is ≥ 0, else site_target[t][a] (the config sets both for every term t < n_site)
+  static constexpr int kMaxSiteTerms = 8;
+  int n_site = 0;
+  int site_index[kMaxSiteTerms] = {};
+  bool site_running[kMaxSiteTerms] = {};  // every x_k (k = 0..T) instead of x_T alone
+  double site_weight[kMaxSiteTerms] = {};
+  double site_target[kMaxSiteTerms][3] = {};
+  int site_param[kMaxSiteTerms][3] = {};
+  // tracking table: row k (k = 0..track_rows − 1) holds, per channel c, the reference R_kc and
+  // the weight W_kc at track[2 (k n_track + c)] and [... + 1]; a step past the last row adds
+  // nothing. A channel is a state slot i (code i ≥ 0) or coordinate a of site s (code
+  // −(1 + 3 s + a)); channels of one site are adjacent, so its position is computed once. The
+  // table is host memory on the CPU and a device copy in a kernel (rollout_kernel_defs.cuh):
+  // the Loss stays a small value to copy.
+  static constexpr int kMaxTrack = 128;
+  int n_track = 0;
+  int track_rows = 0;
+  int track_channel[kMaxTrack] = {};
+  const double* track = nullptr;
+
+  STEER_HD bool has_track() const { return n_track > 0 && track_rows > 0; }
+  STEER_HD bool has_running_sites() const {
+    for (int t = 0; t < n_site; ++t)
+      if (site_running[t]) return true;
+    return false;
+  }
+  STEER_HD bool has_terminal_sites() const {
+    for (int t = 0; t < n_site; ++t)
+      if (!site_running[t]) return true;
+    return false;
+  }
+
+  // p_s(x, θ) [m]; a model without sites has none (the config refuses site terms for it)
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD static void site_pos(const Model& m, const XIn& x, const PIn& p, int s, S out[3]) {
+    if constexpr (has_sites<Model>::value) {
+      m.template site_position<S>(x, p, s, out);
+    } else {
+      (void)m, (void)x, (void)p, (void)s;
+      out[0] = out[1] = out[2] = S(0);
+    }
+  }
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD static void adj_site_pos(const Model& m, const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                    const S adj_out[3]) {
+    if constexpr (has_sites<Model>::value) {
+      m.template adj_site_position<S>(x, p, s, adj_x, adj_p, adj_out);
+    } else {
+      (void)m, (void)x, (void)p, (void)s, (void)adj_x, (void)adj_p, (void)adj_out;
+    }
+  }
+
+  // Σ over the site terms with site_running == running of ½ w ‖p_s(x, θ) − t‖²
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD S site_terms(const Model& m, const XIn& x, const PIn& p, bool running) const {
+    S l = S(0);
+    for (int t = 0; t < n_site; ++t) {
+      if (site_running[t] != running) continue;
+      S pos[3];
+      site_pos<S>(m, x, p, site_index[t], pos);
+      S e2 = S(0);
+      for (int a = 0; a < 3; ++a) {
+        const S e = pos[a] - site_goal<S>(p, t, a);
+        e2 += e * e;
+      }
+      l += S(0.5) * S(site_weight[t]) * e2;
+    }
+    return l;
+  }
+  // ∂/∂x: (∂p_s/∂x)ᵀ w (p_s − t); ∂/∂θ: the same through p_s, and −w (p_s − t) into a θ target
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_site_terms(const Model& m, const XIn& x, const PIn& p, bool running, XAdj& adj_x, PAdj& adj_p,
+                               const S& adj_l) const {
+    for (int t = 0; t < n_site; ++t) {
+      if (site_running[t] != running) continue;
+      S pos[3], g[3];
+      site_pos<S>(m, x, p, site_index[t], pos);
+      for (int a = 0; a < 3; ++a) {
+        g[a] = adj_l * S(site_weight[t]) * (pos[a] - site_goal<S>(p, t, a));
+        if (site_param[t][a] >= 0) adj_p[site_param[t][a]] -= g[a];
+      }
+      adj_site_pos<S>(m, x, p, site_index[t], adj_x, adj_p, g);
+    }
+  }
+  template <class S, class PIn>
+  STEER_HD S site_goal(const PIn& p, int t, int a) const {
+    return site_param[t][a] >= 0 ? S(p[site_param[t][a]]) : S(site_target[t][a]);
+  }
+
+  // row k of the tracking table: Σ_c ½ W_kc (y_c(x_k) − R_kc)²; a channel of weight 0 (no
+  // observation at this step) costs nothing, not even its site's position
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD S track_row(const Model& m, int k, const XIn& x, const PIn& p) const {
+    if (k < 0 || k >= track_rows) return S(0);
+    const double* row = track + 2 * long(k) * n_track;
+    S l = S(0);
+    S pos[3];
+    int site = -1;
+    for (int c = 0; c < n_track; ++c) {
+      const double w = row[2 * c + 1];
+      if (w == 0.0) continue;
+      const int code = track_channel[c];
+      S y;
+      if (code >= 0) {
+        y = S(x[code]);
+      } else {
+        const int s = (-code - 1) / 3;
+        if (s != site) site_pos<S>(m, x, p, s, pos), site = s;
+        y = pos[(-code - 1) % 3];
+      }
+      const S e = y - S(row[2 * c]);
+      l += S(0.5) * S(w) * e * e;
+    }
+    return l;
+  }
+  // ∂/∂x_k (and ∂/∂θ through the sites): W_kc (y_c − R_kc) ∂y_c, one site adjoint per site
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_track_row(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
+                              const S& adj_l) const {
+    if (k < 0 || k >= track_rows) return;
+    const double* row = track + 2 * long(k) * n_track;
+    S pos[3], g[3];
+    int site = -1;
+    for (int c = 0; c <= n_track; ++c) {
+      const bool end = c == n_track;
+      const double w = end ? 0.0 : row[2 * c + 1];
+      if (!end && w == 0.0) continue;
+      const int code = end ? 0 : track_channel[c];
+      const int s = code < 0 ? (-code - 1) / 3 : -1;
+      // the channels of the current site end here: its ȳ goes back through p_s
+      if (site >= 0 && s != site) adj_site_pos<S>(m, x, p, site, adj_x, adj_p, g), site = -1;
+      if (end) break;
+      if (code >= 0) {
+        adj_x[code] += adj_l * S(w) * (S(x[code]) - S(row[2 * c]));
+        continue;
+      }
+      if (s != site) {
+        site_pos<S>(m, x, p, s, pos);
+        g[0] = g[1] = g[2] = S(0);
+        site = s;
+      }
+      const int a = (-code - 1) % 3;
+      g[a] += adj_l * S(w) * (pos[a] - S(row[2 * c]));
+    }
+  }
+
+  // the loss terms of state x_k (k = 0..T): running site targets and tracking row k
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD S state_running(const Model& m, int k, const XIn& x, const PIn& p) const {
+    S l = S(0);
+    if (has_running_sites()) l += site_terms<S>(m, x, p, true);
+    if (has_track()) l += track_row<S>(m, k, x, p);
+    return l;
+  }
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_state_running(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
+                                  const S& adj_l) const {
+    if (has_running_sites()) adj_site_terms<S>(m, x, p, true, adj_x, adj_p, adj_l);
+    if (has_track()) adj_track_row<S>(m, k, x, p, adj_x, adj_p, adj_l);
+  }
 
   // w_c c(x, θ), the part of the displacement term evaluated at one end of the rollout
   template <class S, class Model, class XIn, class PIn>

@@ -297,6 +297,7 @@ STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const
   dg.energy0 = double(e);
   dg.kinetic_max = double(ke);
   L -= loss.template com_term<S>(m, x0, p);  // −w_c c(x_0)
+  L += loss.template state_running<S>(m, 0, x0, p);
 }
 // after step k: a = x_k, b = x_{k+1}, uk = u_k; obs: what the packed path has already computed
 template <class Model, class S, class X, class U, class P>
@@ -307,6 +308,7 @@ STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const 
   for (int j = 0; j < nu; ++j)
     if (!(uk[j] == S(0))) dg.conservative = 0;
   L += loss.template running<S>(uk, nu);
+  L += loss.template state_running<S>(m, k + 1, b, p);
   for (int c = 0; c < m.num_contacts(); ++c) {
     if (!(obs && obs->contact ? obs->contact[c] : m.template in_contact<S>(b, p, c))) continue;
     dg.contact_steps += 1;
@@ -341,6 +343,7 @@ STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P
                           S* loss_out, RolloutDiag* diag_out) {
   L += loss.template terminal<S>(xT, p);
   L += loss.template com_term<S>(m, xT, p);  // +w_c c(x_T)
+  if (loss.has_terminal_sites()) L += loss.template site_terms<S>(m, xT, p, false);
   if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(xT, xT, false);
   bool ok = finite_value(L);
   for (int i = 0; i < m.nx(); ++i) ok = ok && finite_value(xT[i]);
@@ -415,23 +418,29 @@ STEER_HD double view_norm(View<S> v, int n) {
 
 // The per-rollout loss terms of the backward pass, run by the leading lane: backward_rollout
 // calls these, and so does cpu_packed.h lane by lane.
-// λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term; returns ‖λ_T‖
+// λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened, + the running state terms of
+// x_T); θ̄ from the CoM, site and tracking terms; returns ‖λ_T‖
 template <class Model, class S, class X, class P, class XAdj, class PAdj>
-STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, const X& xT, const P& p, XAdj& lam,
-                               PAdj& grad_p) {
+STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int T, const X& xT, const P& p,
+                               XAdj& lam, PAdj& grad_p) {
   loss.template adj_terminal<S>(xT, p, lam, grad_p, S(1));
   loss.template adj_com_term<S>(m, xT, p, lam, grad_p, S(1));
+  if (loss.has_terminal_sites()) loss.template adj_site_terms<S>(m, xT, p, false, lam, grad_p, S(1));
+  loss.template adj_state_running<S>(m, T, xT, p, lam, grad_p, S(1));
   if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
   return view_norm(lam, m.nx());
 }
 // step k's loss terms: the landing term at the crossing step into λ_k (lam_prev, zeroed by the
-// caller), the running cost's ū_k, and the seed norm ‖λ‖ where the adjoint first becomes nonzero
-template <class S, class X, class U, class XAdj, class UAdj>
-STEER_HD void reverse_loss_terms(const Loss& loss, int k, int event, int nx, int nu, const X& xk, const X& xk1,
-                                 const U& uk, XAdj& lam, XAdj& lam_prev, UAdj& guk, double& seed) {
+// caller), the running cost's ū_k, the running state terms of x_k into λ_k and θ̄, and the seed
+// norm ‖λ‖ where the adjoint first becomes nonzero
+template <class Model, class S, class X, class U, class P, class XAdj, class UAdj, class PAdj>
+STEER_HD void reverse_loss_terms(const Model& m, const Loss& loss, int k, int event, const X& xk, const X& xk1,
+                                 const U& uk, const P& p, XAdj& lam, XAdj& lam_prev, UAdj& guk, PAdj& grad_p,
+                                 double& seed) {
   if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
-  if (seed == 0.0) seed = view_norm(lam, nx);
-  loss.template adj_running<S>(uk, nu, guk, S(1));
+  if (seed == 0.0) seed = view_norm(lam, m.nx());
+  loss.template adj_running<S>(uk, m.nu(), guk, S(1));
+  loss.template adj_state_running<S>(m, k, xk, p, lam_prev, grad_p, S(1));
 }
 // after step 0's adjoint: lam = λ_0; the CoM term's direct x_0 and θ parts, and the diagnostics
 template <class Model, class S, class X, class P, class XAdj, class UAdj, class PAdj>
@@ -481,7 +490,10 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
   View<S> guk = r.grad_u.at(long(k) * nu);
   fill(lam_prev, nx, S(0), ln);
   ln.sync();
-  if (ln.leader()) reverse_loss_terms<S>(loss, k, event, nx, nu, xk, xk1, uk, lam, lam_prev, guk, seed);
+  if (ln.leader()) {
+    View<S> gp = r.grad_p;
+    reverse_loss_terms<Model, S>(m, loss, k, event, xk, xk1, uk, r.p, lam, lam_prev, guk, gp, seed);
+  }
   ln.sync();
   if (use_reference_adjoint<kPath>(sh)) {
     if constexpr (kPath != AdjointPath::kHand)
@@ -580,7 +592,10 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
   // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened); θ̄ from the CoM term
   View<S> xT = r.ckpt.at(sh.final_slot() * nx);
   double seed = 0;
-  if (ln.leader()) seed = backward_begin<Model, S>(m, loss, event, xT, r.p, lam, r.grad_p);
+  if (ln.leader()) {
+    View<S> gp = r.grad_p;
+    seed = backward_begin<Model, S>(m, loss, event, T, xT, r.p, lam, gp);
+  }
   ln.sync();
   long long recomputed = 0;
   if (sh.binomial()) {

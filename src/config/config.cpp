@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include "config/json_text.h"
+#include "config/loss_data.h"
 #include "models/registry.h"
 
 #include <algorithm>
@@ -185,8 +186,13 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     c.loss_json["com_displacement"] = {{"axis", axis}, {"weight", loss.com_weight}, {"unit", "m"},
                                        {"term", "weight * (c(x_T) - c(x_0)), c = sum m_i x_i / sum m_i along axis"}};
   }
-  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com)
-    config_fail(l.path(), "the loss has no terms; give terminal, control_effort, landing or com_displacement");
+  const nlohmann::json sites = parse_site_terms(l, c);
+  if (!sites.is_null()) c.loss_json["sites"] = sites;
+  const nlohmann::json track = parse_track_sources(l, c);
+  if (!track.is_null())
+    for (auto it = track.begin(); it != track.end(); ++it) c.loss_json[it.key()] = it.value();
+  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com && loss.n_site == 0 && c.tracking.empty())
+    config_fail(l.path(), "the loss has no terms; give terminal, control_effort, landing, com_displacement, sites, reference or observations");
   l.finish();
 }
 
@@ -292,6 +298,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       if (nominal < lo || nominal > hi)
         config_fail(path, "the starting value " + std::to_string(nominal) + " lies outside the bounds [" +
                               std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      // every row of controls.initial_file starts a knot or a step
+      if (e.kind == VariableSpec::kControl)
+        for (int r = 0; r < c.u_rows; ++r) {
+          const double v = c.u_steps[size_t(r) * c.info.nu() + e.index];
+          if (v < lo || v > hi)
+            config_fail(path, "controls.initial_file row " + std::to_string(r) + " gives " + number_text(v) + ", outside the bounds [" +
+                                  number_text(lo) + ", " + number_text(hi) + "]");
+        }
       for (const auto& prev : c.variables)
         if (prev.kind == e.kind && prev.index == e.index)
           config_fail(path, "'" + excerpt(e.name) + "' is already a variable (named twice)");
@@ -571,8 +585,9 @@ static std::string chatter_remedy(const ExperimentConfig& c) {
 
 namespace {
 
-ExperimentConfig parse_config_unguarded(const nlohmann::json& j) {
+ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::string& base_dir) {
   ExperimentConfig c;
+  c.base_dir = base_dir;
   JsonObject root(j, "");
   c.raw = j;
   // the length first: a name of megabytes is refused without being scanned or quoted
@@ -610,7 +625,10 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j) {
   }
   {
     JsonObject ctl = root.object("controls");
+    parse_control_file(ctl, c);
     c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0), Range::closed(-1e12, 1e12), c.info.nu());
+    if (c.u_rows > 0)  // the first row, where a single value per control is asked for
+      c.u_init.assign(c.u_steps.begin(), c.u_steps.begin() + c.info.nu());
     ctl.finish();
   }
   parse_batch(root.object("batch"), c);
@@ -710,6 +728,7 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j) {
   if (c.success_tolerance > 0 && c.loss.n_terminal == 0)
     config_fail("success_tolerance", "success is judged on the loss's terminal terms; give loss.terminal or remove it");
   root.finish();
+  bind_track_table(c);
   check_memory(c);
   c.validation.chatter_remedy = chatter_remedy(c);
   return c;
@@ -717,9 +736,11 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j) {
 
 }  // namespace
 
-ExperimentConfig parse_config(const nlohmann::json& j) {
+ExperimentConfig parse_config(const nlohmann::json& j) { return parse_config(j, ""); }
+
+ExperimentConfig parse_config(const nlohmann::json& j, const std::string& base_dir) {
   try {
-    return parse_config_unguarded(j);
+    return parse_config_unguarded(j, base_dir);
   } catch (const nlohmann::json::exception& e) {
     // a value read past the checks above (a model parser's direct access): still a config
     // error, exit 2, though without the key path the checked reads give
@@ -777,7 +798,8 @@ ExperimentConfig load_config(const std::string& path) {
   FileIdentity id;
   nlohmann::json j = read_config_text(read_bounded_file(path, "config", &id), path);
   const size_t slash = path.find_last_of('/');
-  return parse_config(expand_model_include(std::move(j), slash == std::string::npos ? "." : path.substr(0, slash), id));
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  return parse_config(expand_model_include(std::move(j), dir, id), dir);
 }
 
 nlohmann::json ExperimentConfig::to_json() const {
@@ -796,6 +818,9 @@ nlohmann::json ExperimentConfig::to_json() const {
   nlohmann::json u = nlohmann::json::object();
   for (int i = 0; i < info.nu(); ++i) u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
   j["controls_initial"] = u;
+  if (u_rows > 0)
+    j["controls_initial_file"] = {{"file", u_file}, {"rows", u_rows}, {"columns", info.control_names},
+                                  {"note", "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
   j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
                      {"steps", steps},
                      {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
@@ -948,6 +973,10 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   f.steps = 2 * c.steps;
   model_of(f).set_dt(f, f.dt);
   f.loss.effort_weight = c.loss.effort_weight / 2;
+  // the running site terms and the tracking table are sums over the steps too
+  for (int t = 0; t < f.loss.n_site; ++t)
+    if (f.loss.site_running[t]) f.loss.site_weight[t] = c.loss.site_weight[t] / 2;
+  bind_track_table(f);
   f.checkpoint_every = 0;
   f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)
   f.horizon_sweep.enabled = false;

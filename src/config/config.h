@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -214,8 +215,25 @@ struct HorizonSweepConfig {
   std::vector<int> steps;
 };
 
+// One source of the loss's tracking table (loss.reference, loss.observations): columns of
+// values at times, each column a state slot or one coordinate of a site, interpolated
+// linearly to the steps (build_track_table)
+struct TrackSource {
+  std::string key;                 // the config key ("loss.reference", "loss.observations")
+  std::string file;                // as written in the config; "" for values given inline
+  std::vector<std::string> names;  // per column: a state slot or site.<name>.<x|y|z>
+  std::vector<std::string> units;  // per column
+  std::vector<int> channel;        // per column: Loss::track_channel's code
+  std::vector<double> weight;      // per column: W of ½ W (y − R)² at a step with a value
+  std::vector<double> time;        // [rows] strictly increasing [s]
+  std::vector<double> values;      // [rows][columns]; NaN: not observed
+};
+
 struct ExperimentConfig {
   nlohmann::json raw;  // the config as given
+  // the folder relative data file names are read from: the config's own (load_config), or
+  // the working folder for a config given as JSON ("")
+  std::string base_dir;
   std::string name = "experiment";
   std::string description;
 
@@ -228,6 +246,12 @@ struct ExperimentConfig {
   std::vector<double> x0;      // nominal initial state [nx]
   std::vector<double> theta;   // nominal parameters [np]
   std::vector<double> u_init;  // initial control, the same at every step [nu]
+  // controls.initial_file: per-step initial controls [u_rows][nu] for the steps k·u_dt, k =
+  // 0..u_rows − 1 (the last row held to the horizon); u_rows = 0: u_init at every step
+  std::vector<double> u_steps;
+  int u_rows = 0;
+  double u_dt = 0;
+  std::string u_file;
 
   // simulation
   double dt = 0.01;
@@ -249,6 +273,13 @@ struct ExperimentConfig {
 
   Loss loss;
   nlohmann::json loss_json;  // effective loss description for the artifact
+  // the tracking table's sources and the timestep their weights are per (the running sums
+  // Σ_k over T + 1 steps scale with 1/dt: a table built for another dt scales W by dt/track_dt)
+  std::vector<TrackSource> tracking;
+  double track_dt = 0;
+  // the table loss.track points at, built for this config's dt and steps (bind_track_table);
+  // shared by copies of the config, which never change it in place
+  std::shared_ptr<const std::vector<double>> track_table;
   std::vector<VariableSpec> variables;
   OptimizerConfig optimizer;
   ValidationConfig validation;
@@ -298,8 +329,20 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const ExperimentConfig& c);
 
 // reads and validates; throws ConfigError naming the key path and the accepted range (an
-// nlohmann exception from a direct read becomes a ConfigError too)
+// nlohmann exception from a direct read becomes a ConfigError too); data files the config
+// names are read relative to base_dir
 ExperimentConfig parse_config(const nlohmann::json& j);
+ExperimentConfig parse_config(const nlohmann::json& j, const std::string& base_dir);
+
+// The tracking table of c.tracking for timestep dt and `steps` steps: rows k = 0..steps at
+// t_k = k·dt, per channel (states first, then sites, a site's coordinates adjacent) the
+// reference interpolated linearly between the source's times and the weight
+// W = w·dt/c.track_dt where both neighbouring values are observed, else 0 (also outside the
+// source's time span). Sets loss's n_track, track_rows, track_channel; loss.track is the
+// caller's to point at table.
+void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss, std::vector<double>& table);
+// c.loss.track at a table for c.dt and c.steps, held by c.track_table (nothing without tracking)
+void bind_track_table(ExperimentConfig& c);
 
 // the same experiment at half the timestep over the same horizon: dt/2 (in the config and in
 // every model), 2T steps, the control-effort weight halved (Σ over 2T half steps of ½ w |u|²

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "config/data_file.h"
 #include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "models/registry.h"
@@ -37,6 +38,15 @@ void assemble_result(RunState& run) {
   nlohmann::json& result = run.result;
   result["rollouts"] = per;
   result["variables_listed_per_rollout"] = std::min(nv, 64);
+  // every rollout's whole gradient, at the start and at the end, as NPY side files [B, nv]
+  // (rollout-major, the variables in var_names order): the listing above stops at 64
+  if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv) {
+    result["gradient_file"] = {{"initial", "gradient_initial.npy"}, {"final", "gradient.npy"},
+                               {"shape", {B, nv}}, {"dtype", "float64"}, {"variables", p.var_names()},
+                               {"units", vunits}};
+    run.files.sidecars.push_back({"gradient_initial.npy", npy_bytes(e0.grad, {long(B), long(nv)})});
+    run.files.sidecars.push_back({"gradient.npy", npy_bytes(efinal.grad, {long(B), long(nv)})});
+  }
   {
     // the batch means are over the rollouts whose loss is finite; how many were not is said
     // beside them (one diverged rollout must not turn the batch's figure into NaN)

@@ -63,6 +63,10 @@ struct ModelDef {
   // the nominal θ or one rollout's; fills v with the first violation and returns false, true
   // when every value is valid. Parsing refuses a nominal violation, build_batch a drawn one.
   bool (*check_physical)(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) = nullptr;
+  // the model's named points in its site order (s of site_position): loss.sites and the
+  // site.<name>.<x|y|z> columns of loss.reference / loss.observations name them (nullptr: the
+  // model has no sites, and those keys are refused)
+  std::vector<std::string> (*site_names)(const ExperimentConfig& c) = nullptr;
   // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
   bool penetration_label = false;
   // run and compare report the centre of mass's travel along x before and after optimization

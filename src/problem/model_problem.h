@@ -41,6 +41,14 @@ class SimProblem : public Problem {
   SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
       : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
     hooks_.bind(c, model_);
+    // the tracking table for this problem's own dt and steps (a horizon sweep's T, the
+    // half-step twin's dt/2), shared read-only with the problem's copies (leading)
+    if (!c.tracking.empty()) {
+      auto table = std::make_shared<std::vector<double>>();
+      build_track_table(c, c.dt, c.steps, loss_, *table);
+      loss_.track = table->empty() ? nullptr : table->data();
+      track_table_ = table;
+    }
     batch_size_ = c.batch_size;
     nx_ = m.nx();
     state_names_ = c.info.state_names;
@@ -83,7 +91,8 @@ class SimProblem : public Problem {
   // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
   SimProblem(const SimProblem& o, int n)
       : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), hooks_(o.hooks_),
-        loss_(o.loss_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_), shape_(o.shape_) {
+        loss_(o.loss_), track_table_(o.track_table_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_),
+        shape_(o.shape_) {
     hooks_.rebind(model_);
     batch_size_ = n;
     nx_ = o.nx_;
@@ -279,6 +288,7 @@ class SimProblem : public Problem {
   Model model_;
   Hooks hooks_;
   Loss loss_;
+  std::shared_ptr<const std::vector<double>> track_table_;  // what loss_.track points at
   BackendKind backend_;
   int threads_;
   std::vector<VariableSpec> vars_;

@@ -150,8 +150,17 @@ Batch<double> build_batch(const ExperimentConfig& c) {
   draw_batch(c, b, c.steps);
   for (int r = 0; r < c.batch_size; ++r) {
     double* u = b.u_of(r);
-    for (int k = 0; k < c.steps; ++k)
-      for (int j = 0; j < c.info.nu(); ++j) u[size_t(k) * c.info.nu() + j] = c.u_init[j];
+    const int nu = c.info.nu();
+    for (int k = 0; k < c.steps; ++k) {
+      // controls.initial_file: step k at time k·dt takes the row of that time (rows at u_dt,
+      // the last held); the half-step twin (dt/2) holds each row over two steps
+      const double* row = c.u_init.data();
+      if (c.u_rows > 0) {
+        const long r = long(std::floor(k * (c.dt / c.u_dt) + 1e-9));
+        row = c.u_steps.data() + size_t(std::min<long>(r, c.u_rows - 1)) * nu;
+      }
+      for (int j = 0; j < nu; ++j) u[size_t(k) * nu + j] = row[j];
+    }
   }
   check_batch_physical(c, b, sources_of(c));
   return b;
