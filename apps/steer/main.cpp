@@ -4,18 +4,63 @@
 //   steer compare CONFIG  gradient-based optimization vs CMA-ES on the same rollout (compare section)
 //   steer run CONFIG --resume DIR  carry on an interrupted run from its checkpoint folder
 //   steer report RUN_DIR  rebuild RUN_DIR/report.html from the folder's artifact (docs/report.md)
+//   mpirun -np N steer run|check|compare CONFIG  the batch split across N ranks, one artifact
+//   written by rank 0, equal to the one-process artifact (docs/scaling.md)
 // Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config
 // error, 130 / 143 stopped by SIGINT / SIGTERM (docs/robustness.md).
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "experiment/compare.h"
 #include "experiment/experiment.h"
 #include "experiment/report.h"
 #include "config/json_reader.h"
+#include "parallel/parallel.h"
+#ifdef STEER_WITH_MPI
+#include "parallel/mpi_world.h"
+#endif
+
+namespace {
+
+// MPI_Finalize on every way out of main
+struct WorldGuard {
+  ~WorldGuard() {
+#ifdef STEER_WITH_MPI
+    steer::stop_mpi_world();
+#endif
+  }
+};
+
+// A failure during a run split across ranks. A RankFailure is known to every rank (agree()):
+// rank 0 says it and all ranks exit with `code`. Any other exception may be this rank's alone
+// while the others wait in a collective, so it ends the whole job (MPI_Abort); ranks other than
+// 0 wait a moment first, so that an error every rank hit (a config refused while the run is
+// set up) is said once, by rank 0, whose abort ends them.
+int job_failure(const std::string& text, int code, bool known_to_all) {
+  steer::Communicator& w = steer::world();
+  if (w.size() == 1 || known_to_all) {
+    if (w.rank() == 0) std::cerr << text << "\n";
+    return code;
+  }
+  if (w.rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::cerr << text << " [rank " << w.rank() << " of " << w.size() << "; the job is aborted]\n";
+  w.abort(code);
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+#ifdef STEER_WITH_MPI
+  steer::start_mpi_world(argc, argv);
+#endif
+  WorldGuard finalize;
+  const bool rank0 = steer::world().rank() == 0;
+  std::ostringstream silent;  // usage messages of ranks other than 0 (every rank parses the same line)
   CLI::App app{"steer: batched differentiable physics with checked gradients"};
   app.require_subcommand(1);
   std::string config_path;
@@ -51,11 +96,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return rank0 ? app.exit(e) : app.exit(e, silent, silent);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return rank0 ? app.exit(e) : app.exit(e, silent, silent);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    if (rank0)
+      app.exit(e);
+    else
+      app.exit(e, silent, silent);
     return 2;  // every usage error exits 2
   }
   if (report->parsed()) {
@@ -71,24 +119,33 @@ int main(int argc, char** argv) {
     }
   }
   opt.command = run->parsed() ? "run" : compare->parsed() ? "compare" : "check";
-  opt.progress = !quiet;
+  // across ranks, rank 0 alone shows progress and writes (the artifact, checkpoints); the others
+  // compute their blocks and follow the same stages
+  opt.progress = !quiet && rank0;
+  opt.write = rank0;
   opt.config_path = config_path;
   steer::install_stop_handlers();
+  steer::ExperimentConfig cfg;
   try {
-    steer::ExperimentConfig cfg = steer::load_config(config_path);
+    // the same file and options on every rank: an error here is every rank's, said by rank 0
+    cfg = steer::load_config(config_path);
     steer::apply_overrides(cfg, opt);
+  } catch (const steer::ConfigError& e) {
+    if (rank0) std::cerr << "steer: " << e.what() << "\n";
+    return 2;
+  }
+  try {
     steer::RunOutcome r = opt.command == "compare" ? steer::run_compare(cfg, opt) : steer::run_experiment(cfg, opt);
-    std::cout << r.summary;
+    if (rank0) std::cout << r.summary;
     if (opt.command == "check") return r.check_passed ? 0 : 1;
     return 0;
   } catch (const steer::ConfigError& e) {
-    std::cerr << "steer: " << e.what() << "\n";
-    return 2;
+    return job_failure(std::string("steer: ") + e.what(), 2, false);
   } catch (const steer::RunStopped& e) {
-    std::cerr << "steer: " << e.what() << "\n";
-    return e.exit_code();
+    return job_failure(std::string("steer: ") + e.what(), e.exit_code(), false);
+  } catch (const steer::RankFailure& e) {
+    return job_failure(std::string("steer: error: ") + e.what() + "; nothing was published", 1, true);
   } catch (const std::exception& e) {
-    std::cerr << "steer: error: " << e.what() << "\n";
-    return 1;
+    return job_failure(std::string("steer: error: ") + e.what(), 1, false);
   }
 }

@@ -116,7 +116,7 @@ RunCheckpoint::RunCheckpoint(std::string out_dir, std::string run_name, nlohmann
     : out_dir_(std::move(out_dir)), run_name_(std::move(run_name)), identity_(std::move(identity)), options_(options) {}
 
 std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string& dir, const nlohmann::json& identity,
-                                                              CheckpointOptions options) {
+                                                              CheckpointOptions options, bool follower) {
   auto fail = [&](const std::string& what) { throw ConfigError("--resume: '" + dir + "' " + what); };
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail("is not a folder");
@@ -144,9 +144,13 @@ std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string&
          " differs (a resumed run must have the same effective config and overrides; only --out may change)");
   }
   std::unique_ptr<RunCheckpoint> ck(new RunCheckpoint());
-  ck->lock_fd_ = lock_folder(dir);
-  if (ck->lock_fd_ == -2) fail("is in use by another steer process");
-  if (ck->lock_fd_ < 0) fail("is not writable");
+  ck->follower_ = follower;
+  if (follower) options.enabled = false;
+  if (!follower) {
+    ck->lock_fd_ = lock_folder(dir);
+    if (ck->lock_fd_ == -2) fail("is in use by another steer process");
+    if (ck->lock_fd_ < 0) fail("is not writable");
+  }
   ck->dir_ = dir;
   ck->out_dir_ = fs::path(dir).parent_path().string();
   if (ck->out_dir_.empty()) ck->out_dir_ = ".";
@@ -167,7 +171,7 @@ std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string&
     if (!lf || !lf.read(ck->replay_log_.data(), std::streamsize(ck->valid_bytes_)))
       fail("has an evaluation log shorter than state.json records");
   }
-  if (fs::exists(log_path, ec) && ::truncate(log_path.c_str(), off_t(ck->valid_bytes_)) != 0)
+  if (!follower && fs::exists(log_path, ec) && ::truncate(log_path.c_str(), off_t(ck->valid_bytes_)) != 0)
     fail("has an evaluation log that cannot be truncated: " + std::string(std::strerror(errno)));
   ck->resuming_ = true;
   ck->replay_done_ = ck->replay_count_ == 0;
@@ -321,7 +325,7 @@ void RunCheckpoint::save() {
 }
 
 void RunCheckpoint::remove() {
-  if (dir_.empty()) return;
+  if (dir_.empty() || follower_) return;
   std::error_code ec;
   fs::remove_all(dir_, ec);
   if (lock_fd_ >= 0) ::close(lock_fd_), lock_fd_ = -1;

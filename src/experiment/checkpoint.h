@@ -44,9 +44,11 @@ class RunCheckpoint {
   // a fresh run named run_name writing into out_dir; the folder is created at the first save
   RunCheckpoint(std::string out_dir, std::string run_name, nlohmann::json identity, CheckpointOptions options);
   // opens dir for resuming: refuses (ConfigError naming --resume) a folder that is not a
-  // checkpoint, one in use by another process, and one written for a different config
+  // checkpoint, one in use by another process, and one written for a different config. A
+  // follower (a rank other than 0 of a job split across ranks, docs/scaling.md) only reads the
+  // log to replay the same evaluations as rank 0: it takes no lock, never writes, never removes.
   static std::unique_ptr<RunCheckpoint> open_for_resume(const std::string& dir, const nlohmann::json& identity,
-                                                        CheckpointOptions options);
+                                                        CheckpointOptions options, bool follower = false);
   ~RunCheckpoint();
   RunCheckpoint(const RunCheckpoint&) = delete;
   RunCheckpoint& operator=(const RunCheckpoint&) = delete;
@@ -86,7 +88,7 @@ class RunCheckpoint {
   std::string out_dir_, run_name_, dir_;
   nlohmann::json identity_, saved_run_, saved_counters_;
   CheckpointOptions options_;
-  bool resuming_ = false, replay_done_ = true, dirty_ = false;
+  bool resuming_ = false, replay_done_ = true, dirty_ = false, follower_ = false;
   int lock_fd_ = -1;
   std::vector<Problem*> counted_;
   std::function<nlohmann::json()> run_state_;

@@ -13,6 +13,7 @@
 
 #include "experiment/compare_stages.h"
 #include "experiment/run_stages.h"
+#include "parallel/parallel.h"
 
 namespace steer {
 
@@ -117,7 +118,7 @@ void plan_compare(CompareState& run) {
   const ExperimentConfig& c = run.c;
   if (!c.has_compare) throw ConfigError("config: compare: missing; steer compare needs a compare section");
   run.backend = resolve_backend(c.backend, &run.backend_note);
-  if (!run.backend_note.empty()) std::cerr << "steer: " << run.backend_note << "\n";
+  if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
   run.pg = std::make_unique<NormalizedProblem>(make_problem(replicate_rollout0(c, 1), run.backend, c.threads));
   run.nv = run.pg->num_vars();
   run.B = run.k.starts;
@@ -136,7 +137,8 @@ void measure_cost_model(CompareState& run) {
   }
   CostModel& m = run.cost;
   m.cpu_time = run.backend == BackendKind::kCpu;
-  const std::vector<PassTimes> times = time_passes(timed, m.cpu_time, 7);
+  // across ranks every rank counts cost with rank 0's clock, so all of them hold the same curves
+  const std::vector<PassTimes> times = first_rank_values(time_passes(timed, m.cpu_time, 7));
   m.t_fwd = times[0].forward, m.t_grad = times[0].gradient;
   m.ratio = std::max(0.0, m.t_grad / m.t_fwd - 1.0);
   m.grad_cost = 1.0 + m.ratio;  // forward-rollout equivalents per gradient evaluation

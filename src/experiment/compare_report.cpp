@@ -53,6 +53,8 @@ void assemble_compare_artifact(CompareState& run) {
   art["config"] = c.raw;
   art["effective_config"] = c.to_json();
   art["device"] = {{"backend", backend_name(run.backend)}, {"backend_note", run.backend_note}, {"threads", c.threads > 0 ? c.threads : cpu_default_threads()}};
+  // compare splits each batch it simulates (the starts, each CMA-ES generation) across the ranks
+  art["parallel"] = parallel_json(0);
   art["cost_model"] = {{"forward_seconds_per_rollout", m.t_fwd},
                        {"forward_backward_seconds_per_rollout", m.t_grad},
                        {"backward_over_forward", m.ratio},

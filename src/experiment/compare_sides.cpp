@@ -14,6 +14,7 @@
 #include "optim/cmaes.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
+#include "parallel/split_problem.h"
 
 namespace steer {
 
@@ -22,7 +23,7 @@ std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, in
   ExperimentConfig v = replicate_rollout0(c, size);
   if (steps > 0) v.steps = steps;
   if (smoothing > 0) v.theta[v.info.param_index("ground.smoothing")] = smoothing;
-  return std::make_unique<NormalizedProblem>(make_problem(v, backend, threads));
+  return std::make_unique<NormalizedProblem>(make_split_problem(v, backend, threads));
 }
 
 double moved_of_gain(double l_half, double l_h, double l0) {
@@ -55,7 +56,7 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
               << c.seed << ")\n";
 
   // the starts: row 0 is CMA-ES's start, rows 1.. are drawn uniformly in start ± spread
-  NormalizedProblem pr(make_problem(replicate_rollout0(c, B), backend, c.threads));
+  NormalizedProblem pr(make_split_problem(replicate_rollout0(c, B), backend, c.threads));
   std::vector<double> z(size_t(B) * nv);
   {
     std::mt19937_64 rng(k.seed);
@@ -171,7 +172,8 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
   co.max_evaluations = k.cmaes_rollouts;
   co.seed = R.cmaes_seed;
   R.lambda = co.lambda;
-  NormalizedProblem pc(make_problem(replicate_rollout0(c, co.lambda), run.backend, c.threads));
+  // each generation's λ candidates split across the ranks
+  NormalizedProblem pc(make_split_problem(replicate_rollout0(c, co.lambda), run.backend, c.threads));
   std::vector<double> start(pg.initial().begin(), pg.initial().begin() + nv);
   if (run.o.progress)
     std::cerr << "steer: CMA-ES, λ = " << co.lambda << ", up to " << k.cmaes_rollouts << " rollouts (seed " << R.cmaes_seed << ")\n";

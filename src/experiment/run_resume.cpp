@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "experiment/run_stages.h"
+#include "parallel/parallel.h"
 
 namespace steer {
 
@@ -22,11 +23,13 @@ void prepare_run(RunState& run) {
   co.enabled = o.write && (co.seconds > 0 || co.evaluations > 0);
   const nlohmann::json identity = checkpoint_identity(c.to_json(), o.command);
   if (!o.resume_dir.empty()) {
-    run.checkpoint = RunCheckpoint::open_for_resume(o.resume_dir, identity, co);
+    // across ranks, rank 0 (the writer) owns the folder and the others replay the same log
+    run.checkpoint = RunCheckpoint::open_for_resume(o.resume_dir, identity, co, world().rank() != 0);
     run.run_name = run.checkpoint->run_name();
     run.created_utc = run.checkpoint->saved_run().value("created_utc", std::string());
     // said even with --quiet: what is replayed rather than simulated
-    std::cerr << "steer: resuming " << run.run_name << " from " << o.resume_dir << ": "
+    if (world().rank() == 0)
+      std::cerr << "steer: resuming " << run.run_name << " from " << o.resume_dir << ": "
               << run.checkpoint->logged_evaluations() << " logged optimizer evaluations to replay\n";
     return;
   }

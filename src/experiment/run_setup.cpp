@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "optim/cmaes.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
+#include "parallel/split_problem.h"
 #include "validate/analyses.h"
 #include "validate/validator.h"
 
@@ -65,6 +67,23 @@ std::string fmt(double v, int prec) {
   return s.str();
 }
 
+nlohmann::json parallel_json(int batch) {
+  Communicator& w = world();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::vector<std::string> hosts = allgather_strings(hostname());
+  const std::vector<std::string> devices = allgather_strings(visible ? visible : "");
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int r = 0; r < w.size(); ++r) {
+    nlohmann::json one = {{"rank", r}, {"host", hosts[size_t(r)]}, {"cuda_visible_devices", devices[size_t(r)]}};
+    if (batch > 0) {
+      const Block b = block_of(batch, r, w.size());
+      one["rollouts"] = {b.begin, b.begin + b.count};  // [begin, end)
+    }
+    ranks.push_back(one);
+  }
+  return {{"ranks", w.size()}, {"library", w.library()}, {"per_rank", ranks}};
+}
+
 // named values of one rollout's slice, with units
 nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v) {
   nlohmann::json j = nlohmann::json::object();
@@ -79,8 +98,9 @@ void plan_run(RunState& run) {
     throw ConfigError("config: variables: steer check needs at least one variable to differentiate against");
   run.backend = resolve_backend(c.backend, &run.backend_note);
   // a fallback or device choice is always said, even with --quiet
-  if (!run.backend_note.empty()) std::cerr << "steer: " << run.backend_note << "\n";
-  run.problem = make_problem(c, run.backend, c.threads);
+  if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
+  // across ranks: every rank sees the whole batch, simulates its block (src/parallel/split_problem.h)
+  run.problem = make_split_problem(c, run.backend, c.threads);
   run.B = run.problem->batch_size();
   run.nv = run.problem->num_vars();
   run.listed = std::min(run.B, std::max(c.output.trajectory_rollouts, 1));
@@ -119,6 +139,7 @@ void describe_run(RunState& run) {
                    {"cpu", cpu_model()},
                    {"host", hostname()},
                    {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
+  art["parallel"] = parallel_json(c.batch_size);
   // the checkpoint schedule (docs/design.md, Checkpointing): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
   // recompute_factor = forward steps one backward sweep executes / T
   art["checkpoint"] = c.checkpoint_plan().to_json();
@@ -172,9 +193,9 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   const bool f32 = c.precision == "float32";
   ExperimentConfig c64 = c;
   c64.precision = "float64";
-  if (f32 && !problem64) problem64 = make_problem(c64, backend, c.threads);
+  if (f32 && !problem64) problem64 = make_split_problem(c64, backend, c.threads);
   // the timestep check runs on the checked (float64) problem at h/2
-  if (c.validation.timestep_check && !half_step) half_step = std::make_unique<HalfStepProblem>(c64, backend, c.threads);
+  if (c.validation.timestep_check && !half_step) half_step = make_split_half_step(c64, backend, c.threads);
   ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
                                   stage == "final" && !gains.empty() ? &gains : nullptr,
                                   stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
@@ -214,11 +235,22 @@ void optimize_stage(RunState& run) {
   if (o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0) {
     // "steer: iteration 40/200 (20%)  mean loss …  rate  ETA": the first iteration at once
     // (a stop or a look at stderr finds the run optimizing), then about once a second, and the last
-    ProgressLine bar(o.progress, "iteration", c.optimizer.iterations, "iterations", 1.0);
+    // Split across ranks, rank 0 counts the rollouts all ranks simulated (each iteration is one
+    // batched pass over the whole batch, or a CMA-ES generation of λ): "steer: rollouts (2 ranks)
+    // 40960/819200 (5%)  iteration 10, mean loss …  rate  ETA"
+    const int ranks = world().size();
+    const long long per_iteration =
+        ranks == 1 ? 1
+                   : c.optimizer.method == "cmaes"
+                         ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv))
+                         : B;
+    ProgressLine bar(o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
+                     c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
     double last_mean = NAN;
     auto progress = [&](int it, double mean) {
       last_mean = mean;
-      bar.update(it, "mean loss " + fmt(mean, 8));
+      bar.update(it * per_iteration,
+                 (ranks == 1 ? "" : "iteration " + std::to_string(it) + ", ") + "mean loss " + fmt(mean, 8));
     };
     OptimizationResult r;
     // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
@@ -226,7 +258,7 @@ void optimize_stage(RunState& run) {
     Problem* po = &p;
     std::vector<double> start = v0;
     if (c.optimizer.normalized) {
-      zp = std::make_unique<NormalizedProblem>(make_problem(c, backend, c.threads));
+      zp = std::make_unique<NormalizedProblem>(make_split_problem(c, backend, c.threads));
       po = zp.get();
       start = zp->to_z(v0);
     }
@@ -253,7 +285,7 @@ void optimize_stage(RunState& run) {
       co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
                                                               : (long long)c.optimizer.iterations * co.lambda;
       co.seed = c.optimizer.seed;
-      std::unique_ptr<Problem> pop = make_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      std::unique_ptr<Problem> pop = make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
       if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
       OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
       r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);

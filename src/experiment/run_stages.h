@@ -86,6 +86,9 @@ void stop_point(const RunState& run, const std::string& where);
 // helpers shared by the stages
 std::string utc_now(const char* format);
 std::string fmt(double v, int prec = 6);
+// the job's ranks, their hosts and (batch > 0) blocks of a batch of `batch` rollouts (artifact "parallel", a
+// run-description field: docs/scaling.md); collective
+nlohmann::json parallel_json(int batch);
 // named values of one rollout's slice, with units
 nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "parallel/split_problem.h"
 #include "validate/validator.h"
 
 namespace steer {
@@ -35,7 +36,7 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
     ct.steps = T;
     ct.checkpoint_every = 0;  // ⌈√T⌉ at every horizon
     const auto t0 = std::chrono::steady_clock::now();
-    auto p = make_problem(ct, backend, ct.threads);
+    auto p = make_split_problem(ct, backend, ct.threads);
     Evaluation e;
     p->evaluate(p->initial(), true, e);
     std::vector<double> ctrl_ratio, state_ratio;
@@ -55,7 +56,7 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
       if (ct.precision == "float32") {
         ExperimentConfig c64 = ct;
         c64.precision = "float64";
-        p64 = make_problem(c64, backend, ct.threads);
+        p64 = make_split_problem(c64, backend, ct.threads);
       }
       ValidationReport rep = p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get(),
                                             nullptr, nullptr, nullptr, secant_check_of(c.validation))
@@ -93,7 +94,7 @@ nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend, 
   for (double r : k.relative) {
     // the same scaling check_physical_inputs (problem.h) checked before the run
     const ExperimentConfig cp = perturbed_config(c, r);
-    auto p = make_problem(cp, backend, cp.threads);
+    auto p = make_split_problem(cp, backend, cp.threads);
     Evaluation e;
     p->evaluate(vars, false, e);
     int n_flag = 0;

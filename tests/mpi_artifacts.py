@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Runs split across MPI ranks give the one-process artifact (docs/scaling.md).
+
+    mpi_artifacts.py STEER MPIRUN SOURCE_DIR WORK_DIR PART
+
+PART is one of
+  morphology   a reduced configs/morphology_sweep.json (Adam in normalized variables, a final
+               gradient check on a leading sample, ranking, trajectories)
+  panda        a reduced configs/panda_reach.json (the arm; checks at the start and the end,
+               success, the perturbation analysis)
+  projectile   a float32 projectile batch under L-BFGS-B with the timestep check and the horizon
+               sweep (the float64 twin and the h/2 problem split too)
+  compare      a short steer compare on configs/soft_walker_knots.json (several gradient starts,
+               CMA-ES generations split across ranks, two repeats)
+  fault        a rank that throws, and one that runs out of memory (the STEER_FAIL_RANK hook):
+               the job fails naming the rank and its rollouts, nothing is published
+  resume       a job whose rank fails mid-optimization leaves rank 0's checkpoint; --resume on a
+               different number of ranks ends with the uninterrupted one-process artifact
+Each same-answer part runs the CLI alone, then under mpirun with 1, 2 and 3 ranks, and compares
+the artifact folders file by file: artifact.json apart from the run-description fields (below),
+every sidecar byte for byte. Exit 0 on success, 1 with a message, 77 when MPIRUN is NO_MPI (a
+build without MPI: the test is skipped).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+STEER, MPIRUN, SOURCE, WORK, PART = sys.argv[1:6]
+
+# Fields that describe the run rather than its result: the start time and every clock figure
+# (keys with "seconds", "per_second", "latency"), the ranks and their hosts ("parallel"), and in
+# compare the cost model, which is measured with the clock (t_backward / t_forward) and scales
+# the gradient side's rollout axis (every figure derived from it is listed here).
+CLOCK_KEYS = ("seconds", "per_second", "latency")
+RUN_FIELDS = {"created_utc", "parallel"}
+# and each process's own: its host and its CPU threads (mpirun binds a rank to its cores, and a
+# rank's default thread count is the cores it may use)
+RUN_DEVICE_FIELDS = {"host", "threads"}
+COMPARE_CLOCK = re.compile(r"^(cost_model|cost|table|budget|over_repeats|curves|repeats)")
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def comparable(x, path=()):
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            if k in RUN_FIELDS or any(t in k for t in CLOCK_KEYS):
+                continue
+            if path == ("device",) and k in RUN_DEVICE_FIELDS:
+                continue
+            if path == ("effective_config", "output") and k == "dir":
+                continue  # --out: each run of the test publishes into its own folder
+            out[k] = comparable(v, path + (k,))
+        return out
+    if isinstance(x, list):
+        return [comparable(v, path) for v in x]
+    return x
+
+
+def differences(a, b, path=""):
+    """paths at which two JSON values differ"""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"{path}.{k} (only in one)")
+            else:
+                out += differences(a[k], b[k], f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path} (length {len(a)} vs {len(b)})"]
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += differences(x, y, f"{path}[{i}]")
+        return out
+    return [] if a == b else [f"{path}: {json.dumps(a)[:80]} vs {json.dumps(b)[:80]}"]
+
+
+def compare_artifacts(ref, other, what, compare_cost_keys=()):
+    names = sorted(n for n in os.listdir(ref) if n != "report.html")
+    names_o = sorted(n for n in os.listdir(other) if n != "report.html")
+    if names != names_o:
+        fail(f"{what}: files differ: {names} vs {names_o}")
+    for n in names:
+        with open(os.path.join(ref, n), "rb") as f:
+            a = f.read()
+        with open(os.path.join(other, n), "rb") as f:
+            b = f.read()
+        if n != "artifact.json":
+            if a != b:
+                fail(f"{what}: {n} differs")
+            continue
+        ja, jb = comparable(json.loads(a)), comparable(json.loads(b))
+        for k in compare_cost_keys:
+            ja.pop(k, None)
+            jb.pop(k, None)
+        d = differences(ja, jb)
+        if d:
+            fail(f"{what}: artifact.json differs at {len(d)} place(s), e.g. " + "; ".join(d[:5]))
+    return names
+
+
+def mpirun(n, extra_env=None):
+    cmd = [MPIRUN, "-np", str(n), "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    for k, v in (extra_env or {}).items():
+        cmd += ["-x", f"{k}={v}"]
+    return cmd + [STEER]
+
+
+def env():
+    e = dict(os.environ)
+    # containers often forbid the cross-memory attach of Open MPI's shared-memory transport
+    e.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    e.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    return e
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=1800, **kw)
+
+
+def fresh(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def published(out):
+    return sorted(e for e in os.listdir(out) if not e.startswith(".") and not e.endswith(".checkpoint"))
+
+
+def one_folder(out, what):
+    p = published(out)
+    if len(p) != 1:
+        fail(f"{what}: expected one artifact folder in {out}, found {p}")
+    return os.path.join(out, p[0])
+
+
+def write_config(name, cfg):
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=1)
+    return path
+
+
+def load(rel):
+    with open(os.path.join(SOURCE, rel)) as f:
+        return json.load(f)
+
+
+def morphology_config():
+    c = load("configs/morphology_sweep.json")
+    c["batch"]["size"] = 19  # blocks of 19/2 and 19/3: uneven, and the validator's sample cut at 8
+    c["simulation"]["steps"] = 120
+    c["simulation"]["backend"] = "cpu"
+    c["optimizer"]["iterations"] = 4
+    c["validation"]["max_rollouts"] = 8
+    c["output"]["trajectory_rollouts"] = 5
+    return c
+
+
+def panda_config():
+    c = load("configs/panda_reach.json")
+    c["model"]["include"] = os.path.join(SOURCE, "configs", c["model"]["include"])
+    c["batch"]["size"] = 7
+    c["simulation"]["steps"] = 40
+    c["optimizer"]["iterations"] = 3
+    c["validation"]["max_rollouts"] = 5
+    c["output"]["trajectory_rollouts"] = 4
+    return c
+
+
+def projectile_config():
+    c = load("configs/projectile.json")
+    c["simulation"].update({"steps": 60, "precision": "float32", "backend": "cpu"})
+    c["batch"] = {"size": 10, "seed": 4, "randomize": {"x0.velocity.x": {"jitter": 0.5}, "x0.velocity.y": {"jitter": 0.3}}}
+    c["optimizer"] = {"method": "lbfgsb", "iterations": 6}
+    c["validation"] = {"enabled": True, "at": ["initial", "final"], "tolerance": 1e-6, "max_rollouts": 6,
+                       "timestep_check": True}
+    c["horizon_sweep"] = {"steps": [20, 40]}
+    c["output"]["trajectory_rollouts"] = 3
+    return c
+
+
+def compare_config():
+    c = load("configs/soft_walker_knots.json")
+    c["simulation"]["steps"] = 150
+    c["simulation"]["backend"] = "cpu"
+    k = c["compare"]
+    k.update({"iterations": 12, "cmaes_rollouts": 300, "repeats": 2, "starts": 5})
+    c["optimizer"]["iterations"] = 5
+    return c
+
+
+def same_answer(name, cfg, command="run"):
+    path = write_config(name, cfg)
+    ref_out = fresh(name + "-alone")
+    r = run([STEER, command, path, "--out", ref_out, "--quiet"])
+    if r.returncode not in (0, 1):
+        fail(f"{name}: steer {command} alone exited {r.returncode}: {r.stderr[-600:]}")
+    ref = one_folder(ref_out, name + " alone")
+    ref_rc = r.returncode
+    cost_keys = ()
+    if command == "compare":
+        # the cost model is the clock's: two one-process compare runs differ in it and in all it
+        # scales; what is compared is everything else (CMA-ES's curve, the designs, their losses)
+        with open(os.path.join(ref, "artifact.json")) as f:
+            cost_keys = tuple(k for k in json.load(f) if COMPARE_CLOCK.match(k))
+    for n in (1, 2, 3):
+        out = fresh(f"{name}-np{n}")
+        r = run(mpirun(n) + [command, path, "--out", out])
+        if r.returncode != ref_rc:
+            fail(f"{name}: mpirun -np {n} steer {command} exited {r.returncode} (alone: {ref_rc}): {r.stderr[-800:]}")
+        got = one_folder(out, f"{name} on {n} ranks")
+        names = compare_artifacts(ref, got, f"{name}: {n} rank(s) vs one process", cost_keys)
+        with open(os.path.join(got, "artifact.json")) as f:
+            par = json.load(f)["parallel"]
+        if par["ranks"] != n:
+            fail(f"{name}: the artifact of {n} ranks says {par['ranks']}")
+        if command == "run" and n > 1 and "rollouts (" + str(n) + " ranks)" not in r.stderr and cfg["optimizer"]["method"] != "none":
+            fail(f"{name}: rank 0's progress does not count rollouts over the ranks: {r.stderr[-400:]}")
+        extra = [] if command != "compare" else [f"(clock-scaled sections left out: {', '.join(cost_keys)})"]
+        print(f"{name}: {n} rank(s): {', '.join(names)} equal to one process {' '.join(extra)}".rstrip())
+
+
+def part_fault():
+    cfg = morphology_config()
+    path = write_config("fault", cfg)
+    for n, rank, kind, expect in ((3, 1, "exception", "injected failure"), (2, 1, "oom", "out of memory")):
+        out = fresh(f"fault-np{n}-{kind}")
+        r = run(mpirun(n, {"STEER_FAIL_RANK": rank, "STEER_FAIL_KIND": kind, "STEER_FAIL_AFTER": 2})
+                + ["run", path, "--out", out, "--quiet"])
+        base, extra = divmod(19, n)
+        begin = rank * base + min(rank, extra)
+        count = base + (1 if rank < extra else 0)
+        who = f"rank {rank} of {n} (rollouts {begin}–{begin + count - 1})"
+        if r.returncode == 0:
+            fail(f"fault {kind}: the job exited 0")
+        if who not in r.stderr or expect not in r.stderr:
+            fail(f"fault {kind}: stderr does not name '{who}' and '{expect}': {r.stderr[-600:]}")
+        if r.stderr.count(who) != 1:
+            fail(f"fault {kind}: the failure is said {r.stderr.count(who)} times: {r.stderr[-600:]}")
+        left = os.listdir(out)
+        if left:
+            fail(f"fault {kind}: the output folder holds {left} after a failed job")
+        print(f"fault {kind} on rank {rank} of {n}: exit {r.returncode}, '{who} failed' said once, nothing published")
+
+
+def part_resume():
+    cfg = morphology_config()
+    path = write_config("resume", cfg)
+    ref_out = fresh("resume-alone")
+    r = run([STEER, "run", path, "--out", ref_out, "--quiet"])
+    if r.returncode != 0:
+        fail(f"resume: the uninterrupted run exited {r.returncode}: {r.stderr[-600:]}")
+    ref = one_folder(ref_out, "resume alone")
+    out = fresh("resume-split")
+    # the optimizer's problem fails at its 3rd evaluation on rank 1: iterations 1 and 2 are logged
+    r = run(mpirun(2, {"STEER_FAIL_RANK": 1, "STEER_FAIL_AFTER": 3})
+            + ["run", path, "--out", out, "--quiet", "--checkpoint-evaluations", "1"])
+    if r.returncode == 0:
+        fail("resume: the failing job exited 0")
+    cks = [e for e in os.listdir(out) if e.endswith(".checkpoint")]
+    if len(cks) != 1 or published(out):
+        fail(f"resume: expected one checkpoint and no artifact after the failure, found {os.listdir(out)}")
+    ck = os.path.join(out, cks[0])
+    with open(os.path.join(ck, "state.json")) as f:
+        logged = json.load(f)["logged"]
+    if logged < 1:
+        fail("resume: the checkpoint logged no evaluation")
+    r = run(mpirun(3) + ["run", path, "--out", out, "--resume", ck])
+    if r.returncode != 0:
+        fail(f"resume: mpirun -np 3 --resume exited {r.returncode}: {r.stderr[-800:]}")
+    if "logged optimizer evaluations to replay" not in r.stderr or r.stderr.count("to replay") != 1:
+        fail(f"resume: rank 0 alone should say what it replays: {r.stderr[-600:]}")
+    got = one_folder(out, "resume on 3 ranks")
+    if os.path.exists(ck):
+        fail("resume: the checkpoint folder is still there after the artifact was published")
+    compare_artifacts(ref, got, "resume: 2 ranks failed, resumed on 3, vs one uninterrupted process")
+    print(f"resume: failed on 2 ranks after {logged} logged evaluation(s), resumed on 3: equal to one process")
+
+
+def main():
+    if MPIRUN == "NO_MPI":
+        print("SKIP: steer was built without MPI (cmake/mpi.cmake found no MPI C library, or STEER_MPI=OFF)")
+        sys.exit(77)
+    os.makedirs(WORK, exist_ok=True)
+    if PART == "morphology":
+        same_answer("morphology", morphology_config())
+    elif PART == "panda":
+        same_answer("panda", panda_config())
+    elif PART == "projectile":
+        same_answer("projectile", projectile_config())
+    elif PART == "compare":
+        same_answer("compare", compare_config(), "compare")
+    elif PART == "fault":
+        part_fault()
+    elif PART == "resume":
+        part_resume()
+    else:
+        fail("unknown part " + PART)
+
+
+if __name__ == "__main__":
+    main()
