@@ -227,6 +227,9 @@ struct TrackSource {
   std::vector<double> weight;      // per column: W of ½ W (y − R)² at a step with a value
   std::vector<double> time;        // [rows] strictly increasing [s]
   std::vector<double> values;      // [rows][columns]; NaN: not observed
+  // between two observation times: interpolate linearly (true), or leave the steps there
+  // unobserved (false: only steps at an observation time count)
+  bool interpolate = true;
 };
 
 struct ExperimentConfig {

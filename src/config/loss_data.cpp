@@ -205,6 +205,7 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
     for (int r = 0; r < t.rows; ++r) src.time.push_back(r * c.dt);
   }
   src.weight = column_weights(o, src.names);
+  if (timed) src.interpolate = o.choice("interpolation", "linear", {"linear", "none"}) == "linear";
   return src;
 }
 
@@ -284,8 +285,10 @@ nlohmann::json parse_track_sources(const JsonObject& l, ExperimentConfig& c) {
                 {"rows", src.time.size()},
                 {"time_span_s", {src.time.front(), src.time.back()}},
                 {"columns", cols},
+                {"interpolation", timed ? nlohmann::json(src.interpolate ? "linear" : "none") : nlohmann::json(nullptr)},
                 {"term", timed ? "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - obs_c(k dt))^2, obs interpolated linearly "
-                                 "between observation times; steps outside them or next to a missing value add nothing"
+                                 "between observation times (interpolation linear) or taken at them only (none); steps "
+                                 "outside them or next to a missing value add nothing"
                                : "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - ref_c[k])^2"}};
     c.tracking.push_back(std::move(src));
   }
@@ -371,6 +374,8 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
       double v;
       if (std::fabs(t - src.time[size_t(seg)]) <= tol || seg + 1 >= m) {
         v = v0;  // at an observation (the last one included)
+      } else if (!src.interpolate) {
+        continue;  // between observations, and interpolation off
       } else {
         const double v1 = src.values[size_t(seg + 1) * nc + j];
         const double s = (t - src.time[size_t(seg)]) / (src.time[size_t(seg + 1)] - src.time[size_t(seg)]);
