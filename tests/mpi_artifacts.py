@@ -7,7 +7,7 @@ PART is one of
   morphology   a reduced configs/morphology_sweep.json (Adam in normalized variables, a final
                gradient check on a leading sample, ranking, trajectories)
   panda        a reduced configs/panda_reach.json (the arm; checks at the start and the end,
-               success, the perturbation analysis)
+               success, the perturbation analysis), under steer run and steer check
   projectile   a float32 projectile batch under L-BFGS-B with the timestep check and the horizon
                sweep (the float64 twin and the h/2 problem split too)
   compare      a short steer compare on configs/soft_walker_knots.json (several gradient starts,
@@ -33,13 +33,15 @@ STEER, MPIRUN, SOURCE, WORK, PART = sys.argv[1:6]
 # Fields that describe the run rather than its result: the start time and every clock figure
 # (keys with "seconds", "per_second", "latency"), the ranks and their hosts ("parallel"), and in
 # compare the cost model, which is measured with the clock (t_backward / t_forward) and scales
-# the gradient side's rollout axis (every figure derived from it is listed here).
+# the gradient side's rollout axis: every figure derived from it (COMPARE_COST_KEYS, the rollouts
+# column of compare.csv's gradient rows, compare.svg) differs between two one-process runs too.
 CLOCK_KEYS = ("seconds", "per_second", "latency")
 RUN_FIELDS = {"created_utc", "parallel"}
 # and each process's own: its host and its CPU threads (mpirun binds a rank to its cores, and a
 # rank's default thread count is the cores it may use)
 RUN_DEVICE_FIELDS = {"host", "threads"}
-COMPARE_CLOCK = re.compile(r"^(cost_model|cost|table|budget|over_repeats|curves|repeats)")
+COMPARE_COST_KEYS = {"cost_model", "rollouts_total", "steer_rollouts", "steer_rollouts_total", "steer_rollouts_per_repeat",
+                     "ratio_steer_over_cmaes", "ratio_per_repeat", "median_ratio", "reached"}
 
 
 def fail(msg):
@@ -47,21 +49,33 @@ def fail(msg):
     sys.exit(1)
 
 
-def comparable(x, path=()):
+def comparable(x, path=(), compare=False):
     if isinstance(x, dict):
         out = {}
         for k, v in x.items():
             if k in RUN_FIELDS or any(t in k for t in CLOCK_KEYS):
                 continue
+            if compare and k in COMPARE_COST_KEYS:
+                continue
             if path == ("device",) and k in RUN_DEVICE_FIELDS:
                 continue
             if path == ("effective_config", "output") and k == "dir":
                 continue  # --out: each run of the test publishes into its own folder
-            out[k] = comparable(v, path + (k,))
+            out[k] = comparable(v, path + (k,), compare)
         return out
     if isinstance(x, list):
-        return [comparable(v, path) for v in x]
+        return [comparable(v, path, compare) for v in x]
     return x
+
+
+def compare_csv(data):
+    """compare.csv without the gradient side's cost axis (its rollouts column is clock-scaled)"""
+    rows = data.decode().splitlines()
+    out = [rows[0]]
+    for r in rows[1:]:
+        f = r.split(",")
+        out.append(r if "CMA-ES" in r else ",".join(f[:-2] + f[-1:]))
+    return out
 
 
 def differences(a, b, path=""):
@@ -84,9 +98,11 @@ def differences(a, b, path=""):
     return [] if a == b else [f"{path}: {json.dumps(a)[:80]} vs {json.dumps(b)[:80]}"]
 
 
-def compare_artifacts(ref, other, what, compare_cost_keys=()):
-    names = sorted(n for n in os.listdir(ref) if n != "report.html")
-    names_o = sorted(n for n in os.listdir(other) if n != "report.html")
+def compare_artifacts(ref, other, what, compare=False):
+    # report.html embeds the artifact, run fields included; compare.svg draws the clock-scaled axis
+    skip = {"report.html", "compare.svg"}
+    names = sorted(n for n in os.listdir(ref) if n not in skip)
+    names_o = sorted(n for n in os.listdir(other) if n not in skip)
     if names != names_o:
         fail(f"{what}: files differ: {names} vs {names_o}")
     for n in names:
@@ -94,15 +110,13 @@ def compare_artifacts(ref, other, what, compare_cost_keys=()):
             a = f.read()
         with open(os.path.join(other, n), "rb") as f:
             b = f.read()
+        if n == "compare.csv":
+            a, b = compare_csv(a), compare_csv(b)
         if n != "artifact.json":
             if a != b:
                 fail(f"{what}: {n} differs")
             continue
-        ja, jb = comparable(json.loads(a)), comparable(json.loads(b))
-        for k in compare_cost_keys:
-            ja.pop(k, None)
-            jb.pop(k, None)
-        d = differences(ja, jb)
+        d = differences(comparable(json.loads(a), compare=compare), comparable(json.loads(b), compare=compare))
         if d:
             fail(f"{what}: artifact.json differs at {len(d)} place(s), e.g. " + "; ".join(d[:5]))
     return names
@@ -211,27 +225,21 @@ def same_answer(name, cfg, command="run"):
         fail(f"{name}: steer {command} alone exited {r.returncode}: {r.stderr[-600:]}")
     ref = one_folder(ref_out, name + " alone")
     ref_rc = r.returncode
-    cost_keys = ()
-    if command == "compare":
-        # the cost model is the clock's: two one-process compare runs differ in it and in all it
-        # scales; what is compared is everything else (CMA-ES's curve, the designs, their losses)
-        with open(os.path.join(ref, "artifact.json")) as f:
-            cost_keys = tuple(k for k in json.load(f) if COMPARE_CLOCK.match(k))
     for n in (1, 2, 3):
         out = fresh(f"{name}-np{n}")
         r = run(mpirun(n) + [command, path, "--out", out])
         if r.returncode != ref_rc:
             fail(f"{name}: mpirun -np {n} steer {command} exited {r.returncode} (alone: {ref_rc}): {r.stderr[-800:]}")
         got = one_folder(out, f"{name} on {n} ranks")
-        names = compare_artifacts(ref, got, f"{name}: {n} rank(s) vs one process", cost_keys)
+        names = compare_artifacts(ref, got, f"{name}: {n} rank(s) vs one process", command == "compare")
         with open(os.path.join(got, "artifact.json")) as f:
             par = json.load(f)["parallel"]
         if par["ranks"] != n:
             fail(f"{name}: the artifact of {n} ranks says {par['ranks']}")
         if command == "run" and n > 1 and "rollouts (" + str(n) + " ranks)" not in r.stderr and cfg["optimizer"]["method"] != "none":
             fail(f"{name}: rank 0's progress does not count rollouts over the ranks: {r.stderr[-400:]}")
-        extra = [] if command != "compare" else [f"(clock-scaled sections left out: {', '.join(cost_keys)})"]
-        print(f"{name}: {n} rank(s): {', '.join(names)} equal to one process {' '.join(extra)}".rstrip())
+        extra = " (the clock-scaled cost figures left out)" if command == "compare" else ""
+        print(f"{name}: {n} rank(s): {', '.join(names)} equal to one process{extra}")
 
 
 def part_fault():
@@ -300,6 +308,7 @@ def main():
         same_answer("morphology", morphology_config())
     elif PART == "panda":
         same_answer("panda", panda_config())
+        same_answer("panda-check", panda_config(), "check")
     elif PART == "projectile":
         same_answer("projectile", projectile_config())
     elif PART == "compare":

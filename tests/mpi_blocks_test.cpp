@@ -44,7 +44,8 @@ ExperimentConfig panda(int batch) {
   nlohmann::json j = read_json("configs/panda_reach.json");
   j["batch"]["size"] = batch;
   j["simulation"]["steps"] = 20;
-  return parse_config(j, std::string(STEER_SOURCE_DIR) + "/configs");
+  const std::string dir = std::string(STEER_SOURCE_DIR) + "/configs";
+  return parse_config(expand_includes(j, dir), dir);
 }
 
 TEST(MpiBlocks, BalancedContiguousBlocks) {
@@ -55,7 +56,9 @@ TEST(MpiBlocks, BalancedContiguousBlocks) {
         const Block b = block_of(n, r, ranks);
         EXPECT_EQ(b.begin, next) << "n " << n << " ranks " << ranks << " rank " << r;
         next += b.count;
-        if (r > 0) EXPECT_LE(b.count, block_of(n, r - 1, ranks).count) << "larger blocks first";
+        if (r > 0) {
+          EXPECT_LE(b.count, block_of(n, r - 1, ranks).count) << "larger blocks first";
+        }
         largest = std::max(largest, b.count);
         smallest = std::min(smallest, b.count);
       }
