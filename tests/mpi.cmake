@@ -16,7 +16,7 @@ if(Python3_Interpreter_FOUND)
                      ${mpi_launcher} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/mpi ${part})
     set_tests_properties(Mpi.${part} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
-  # fast enough for every test run: the fault part and the small projectile batch
-  set_tests_properties(Mpi.fault Mpi.projectile PROPERTIES LABELS fast)
-  set_tests_properties(Mpi.morphology Mpi.panda Mpi.compare Mpi.resume PROPERTIES LABELS slow)
+  # a few seconds each on two cores; the Panda (run and check) and compare parts run 8 jobs each
+  set_tests_properties(Mpi.fault Mpi.projectile Mpi.morphology Mpi.resume PROPERTIES LABELS fast)
+  set_tests_properties(Mpi.panda Mpi.compare PROPERTIES LABELS slow)
 endif()
