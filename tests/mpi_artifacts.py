@@ -173,26 +173,27 @@ def load(rel):
         return json.load(f)
 
 
-def morphology_config():
-    c = load("configs/morphology_sweep.json")
-    c["batch"]["size"] = 19  # blocks of 19/2 and 19/3: uneven, and the validator's sample cut at 8
-    c["simulation"]["steps"] = 120
+def reduced(rel, batch, steps, iterations, checked, listed):
+    """a shipped config at a test's size: batch, horizon, optimizer iterations, validator sample, listed rollouts"""
+    c = load(rel)
+    if "include" in c["model"]:
+        c["model"]["include"] = os.path.join(SOURCE, "configs", c["model"]["include"])
+    c["batch"]["size"] = batch
+    c["simulation"]["steps"] = steps
     c["simulation"]["backend"] = "cpu"
-    c["optimizer"]["iterations"] = 4
-    c["validation"]["max_rollouts"] = 8
-    c["output"]["trajectory_rollouts"] = 5
+    c["optimizer"]["iterations"] = iterations
+    c["validation"]["max_rollouts"] = checked
+    c["output"]["trajectory_rollouts"] = listed
     return c
+
+
+def morphology_config():
+    # blocks of 19 over 2 and 3 ranks are uneven, and the validator's sample (8) is cut from them
+    return reduced("configs/morphology_sweep.json", 19, 120, 4, 8, 5)
 
 
 def panda_config():
-    c = load("configs/panda_reach.json")
-    c["model"]["include"] = os.path.join(SOURCE, "configs", c["model"]["include"])
-    c["batch"]["size"] = 7
-    c["simulation"]["steps"] = 40
-    c["optimizer"]["iterations"] = 3
-    c["validation"]["max_rollouts"] = 5
-    c["output"]["trajectory_rollouts"] = 4
-    return c
+    return reduced("configs/panda_reach.json", 7, 40, 3, 5, 4)
 
 
 def projectile_config():

@@ -140,39 +140,36 @@ void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Eva
   }
 }
 
-std::vector<double> SplitProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
-  std::vector<double> t;
+template <class Fn>
+std::vector<double> SplitProblem::gather_leading(const std::vector<double>& vars, int n, const char* what, Fn&& fn) {
+  std::vector<double> part;
   const int here = leading_here(std::min(n, batch_size_));
-  guarded("recording trajectories", [&] {
-    if (here > 0) t = local_->trajectories(mine(vars, size_t(num_vars())), here, stride);
+  guarded(what, [&] {
+    if (here > 0) part = fn(*local_, mine(vars, size_t(num_vars())), here);
   });
-  return allgather_values(t);
+  return allgather_values(part);
+}
+
+std::vector<double> SplitProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
+  return gather_leading(vars, n, "recording trajectories", [stride](Problem& p, const std::vector<double>& v, int here) {
+    return p.trajectories(v, here, stride);
+  });
 }
 
 std::vector<double> SplitProblem::parameters(const std::vector<double>& vars) {
-  std::vector<double> th;
-  guarded("setting parameters", [&] {
-    if (local_) th = local_->parameters(mine(vars, size_t(num_vars())));
-  });
-  return allgather_values(th);
+  return gather_leading(vars, batch_size_, "setting parameters",
+                        [](Problem& p, const std::vector<double>& v, int) { return p.parameters(v); });
 }
 
 std::vector<double> SplitProblem::com_displacement(const std::vector<double>& vars, int n, int axis) {
-  std::vector<double> d;
-  const int here = leading_here(std::min(n, batch_size_));
-  guarded("measuring the centre of mass", [&] {
-    if (here > 0) d = local_->com_displacement(mine(vars, size_t(num_vars())), here, axis);
+  return gather_leading(vars, n, "measuring the centre of mass", [axis](Problem& p, const std::vector<double>& v, int here) {
+    return p.com_displacement(v, here, axis);
   });
-  return allgather_values(d);
 }
 
 std::vector<double> SplitProblem::max_penetration(const std::vector<double>& vars, int n) {
-  std::vector<double> d;
-  const int here = leading_here(std::min(n, batch_size_));
-  guarded("measuring penetration", [&] {
-    if (here > 0) d = local_->max_penetration(mine(vars, size_t(num_vars())), here);
-  });
-  return allgather_values(d);
+  return gather_leading(vars, n, "measuring penetration",
+                        [](Problem& p, const std::vector<double>& v, int here) { return p.max_penetration(v, here); });
 }
 
 std::vector<VelocityReversals> SplitProblem::velocity_reversals(const std::vector<double>& vars, int n) {

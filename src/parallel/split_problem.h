@@ -49,6 +49,9 @@ class SplitProblem : public Problem {
   // runs fn on this rank's problem and agrees on the outcome with the other ranks
   template <class Fn>
   void guarded(const char* what, Fn&& fn);
+  // fn(local problem, this block's vars, its rollouts of [0, n)) on every rank, concatenated
+  template <class Fn>
+  std::vector<double> gather_leading(const std::vector<double>& vars, int n, const char* what, Fn&& fn);
 
   BlockProblemFactory make_;
   Block block_;
