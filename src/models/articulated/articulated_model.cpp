@@ -5,6 +5,7 @@
 // effective-config keys are in config_articulated.cpp.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/articulated/config_articulated.h"
 #include "models/registry.h"
@@ -56,6 +57,9 @@ std::string com_axis_error(const ExperimentConfig&, const std::string& axis, int
   return "'" + axis + "': for model articulated only the vertical axis z is offered";
 }
 
+// the sites (model.sites, or an imported file's), in site_position's order
+std::vector<std::string> site_names(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().names.sites; }
+
 }  // namespace
 
 const ModelDef& articulated_model() {
@@ -70,6 +74,7 @@ const ModelDef& articulated_model() {
     d.chatter_remedy = chatter_remedy;
     d.com_axis_error = com_axis_error;
     d.check_physical = articulated_check_physical;
+    d.site_names = site_names;
     d.penetration_label = true;
     return d;
   }();

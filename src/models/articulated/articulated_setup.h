@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "steer/models/articulated.h"
 
 namespace steer {
@@ -17,6 +19,8 @@ struct ArticulatedNames {
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
   std::string included_from;                  // model.include's file, empty when none (for messages)
+  std::string imported_key, imported_from;    // model.mjcf / model.urdf and its file, empty when none
+  nlohmann::json import_record;               // the import's record (mjcf_import.h), null when none
 };
 
 struct ArticulatedSetup {

@@ -7,6 +7,7 @@
 
 #include "models/articulated/config_articulated.h"
 #include "models/articulated/inertia_check.h"
+#include "models/articulated/mjcf_import.h"
 
 namespace steer {
 
@@ -99,7 +100,98 @@ void quat_to_matrix(std::vector<double> qv, double* R) {
 
 }  // namespace
 
+namespace {
+
+void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
+
+// model.mjcf / model.urdf: the file's model (mjcf_import.h) as model keys, the config's own
+// keys over them, parsed as a JSON arm. Overrides: a top-level key replaces the imported one,
+// objects (torque_limits, contact, joint_limits, tip, all_joints) merged key by key;
+// model.bodies entries name an imported body and replace the keys they give (joint keys
+// merged into its joint); model.sites are added to the imported sites.
+void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
+  if (m.has("mjcf") && m.has("urdf")) config_fail(m.key_path("urdf"), "give model.mjcf or model.urdf, not both");
+  const std::string key = m.has("mjcf") ? "mjcf" : "urdf";
+  const nlohmann::json& v = m.raw(key);
+  if (!v.is_string() || v.get<std::string>().empty())
+    config_fail(m.key_path(key), "expected a file name relative to the config's folder, got " + json_type_name(v));
+  const std::string rel = v.get<std::string>();
+#ifndef STEER_MUJOCO_IMPORT
+  (void)c;
+  config_fail(m.key_path(key), "'" + excerpt(rel) + "': steer was built without MuJoCo, so it cannot compile " + key +
+                                   " files; rebuild with MuJoCo installed (Debian libmujoco-dev) or describe the arm in model.bodies");
+#else
+  const std::string path = rel[0] == '/' ? rel : (c.base_dir.empty() ? std::string(".") : c.base_dir) + "/" + rel;
+  ImportedModel im = import_mujoco_model(path, rel, key);
+  nlohmann::json merged = im.model;
+  nlohmann::json overrides = nlohmann::json::array();
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "contact", "joint_limits",
+                        "included_from"}) {
+    if (!m.has(k)) continue;
+    const nlohmann::json& o = m.raw(k);
+    if (o.is_object() && merged.contains(k) && merged[k].is_object())
+      merged[k].merge_patch(o);
+    else
+      merged[k] = o;
+    if (std::string(k) != "included_from") overrides.push_back(k);
+  }
+  if (m.has("bodies")) {
+    const nlohmann::json& ob = m.raw("bodies");
+    const std::string bp = m.key_path("bodies");
+    if (!ob.is_array()) config_fail(bp, "with model." + key + ": expected an array of {\"name\": <imported body>, <keys to override>}");
+    for (size_t i = 0; i < ob.size(); ++i) {
+      const std::string path_i = bp + "[" + std::to_string(i) + "]";
+      if (!ob[i].is_object() || !ob[i].contains("name") || !ob[i]["name"].is_string())
+        config_fail(path_i, "expected an object with the name of a body of '" + excerpt(rel) + "'");
+      const std::string bn = ob[i]["name"].get<std::string>();
+      nlohmann::json* target = nullptr;
+      for (auto& b : merged["bodies"])
+        if (b["name"] == bn) target = &b;
+      if (!target) config_fail(path_i + ".name", "'" + excerpt(bn) + "' is not a body of '" + excerpt(rel) + "'");
+      for (auto it = ob[i].begin(); it != ob[i].end(); ++it) {
+        if (it.key() == "joint") {
+          if (!target->contains("joint"))
+            config_fail(path_i + ".joint", "body '" + excerpt(bn) + "' has no joint in '" + excerpt(rel) + "'; an import's tree is the file's");
+          if (!it.value().is_object()) config_fail(path_i + ".joint", "expected an object of joint keys to override");
+          (*target)["joint"].merge_patch(it.value());
+        } else if (it.key() == "parent") {
+          config_fail(path_i + ".parent", "an import's tree is the file's; the parent cannot be overridden");
+        } else {
+          (*target)[it.key()] = it.value();
+        }
+      }
+    }
+    overrides.push_back("bodies");
+  }
+  if (m.has("sites")) {
+    const nlohmann::json& os = m.raw("sites");
+    if (!os.is_array()) config_fail(m.key_path("sites"), "expected an array of sites to add to the imported ones");
+    for (const auto& s : os) merged["sites"].push_back(s);
+    overrides.push_back("sites");
+  }
+  JsonObject inner(merged, m.path());
+  parse_articulated_arm(inner, c);
+  inner.finish();
+  ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
+  names.imported_key = key;
+  names.imported_from = rel;
+  names.import_record = im.record;
+  names.import_record["overridden_keys"] = overrides;
+#endif
+}
+
+}  // namespace
+
 void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
+  if (m.has("mjcf") || m.has("urdf"))
+    parse_imported_model(m, c);
+  else
+    parse_articulated_arm(m, c);
+}
+
+namespace {
+
+void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
   Articulated& a = setup.model;
   ArticulatedNames& names = setup.names;
@@ -301,13 +393,16 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
   if (!articulated_check_physical(c, c.theta.data(), bad)) config_fail(bad.key, bad.what);
 }
 
+}  // namespace
+
 bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
   const Articulated& a = c.model_state<ArticulatedSetup>().model;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   for (int b = 0; b < a.n_bodies; ++b) {
     const std::string body = "model.bodies[" + std::to_string(b) + "]";
     const std::string where = "body '" + excerpt(names.bodies[b]) + "'" +
-                              (names.included_from.empty() ? std::string() : " (model.include '" + excerpt(names.included_from) + "')");
+                              (names.included_from.empty() ? std::string() : " (model.include '" + excerpt(names.included_from) + "')") +
+                              (names.imported_from.empty() ? std::string() : " (model." + names.imported_key + " '" + excerpt(names.imported_from) + "')");
     const int qm = a.p_body(b, Articulated::kMass);
     // the range check covers one slot; this repeats it so that a body is judged whole
     if (!(theta[qm] > 0) || !std::isfinite(theta[qm])) {
@@ -392,6 +487,7 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                   {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
                   {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
   m["sites"] = ss;
+  if (!names.import_record.is_null()) m["imported_from"] = names.import_record;
   return m;
 }
 

@@ -1,0 +1,394 @@
+// model.mjcf / model.urdf: MuJoCo's compiler reads the file (includes, defaults, URDF, inertia
+// from geoms, principal axes), and the compiled mjModel is mapped onto steer's articulated
+// model as JSON model keys (mjcf_import.h). Mapping, per element of the compiled model:
+//   body b (≠ world):  pos = body_pos, quat = body_quat (parent frame), mass = body_mass,
+//                      com = body_ipos, fullinertia = R(iquat) diag(body_inertia) R(iquat)ᵀ
+//                      (about the centre of mass, body axes);
+//   hinge / slide:     axis = jnt_axis, pos = jnt_pos (body frame), range = jnt_range when
+//                      limited, damping = dof_damping, armature = dof_armature;
+//   actuator on joint j with gear g, gain G and affine bias (b0, b1, b2) on length g q and
+//   velocity g q̇: joint force τ = g (G ctrl + b1 g q + b2 g q̇), so
+//                      kp = −g² b1, kv = −g² b2, and the control term g G ctrl goes to the
+//                      PD target q* = g G ctrl / kp when kp > 0 (a position servo), else to
+//                      the feed-forward torque u_ff = g G ctrl (a motor or velocity servo);
+//                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
+//                      force limit |g| F (|g G| c), under steer's smooth saturation;
+//   sites:             site_pos, site_quat in their body's frame;
+//   contact:           a world plane (horizontal) and one sphere geom on the arm that can
+//                      touch it: the contact point is the sphere's centre and the plane
+//                      height is raised by its radius (d = z_plane + r − z_centre);
+//   options:           gravity (−z only), timestep, integrator Euler / RK4.
+// Refused, naming the element: free and ball joints, more than one joint per body, joint
+// springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
+// contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
+// constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
+// contact, capsules and other shapes that can collide, fluid forces, the implicit integrator.
+#include "models/articulated/mjcf_import.h"
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/json_reader.h"
+#include "steer/models/articulated/model.h"
+
+namespace steer {
+
+namespace {
+
+// SHA-256 (FIPS 180-4) of a byte string, lowercase hex: the artifact names the exact file a
+// run compiled
+std::string sha256_hex(const std::string& data) {
+  static const uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+      0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+      0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+      0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+      0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+      0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg = data;
+  const uint64_t bits = uint64_t(data.size()) * 8;
+  msg.push_back(char(0x80));
+  while (msg.size() % 64 != 56) msg.push_back(char(0));
+  for (int i = 7; i >= 0; --i) msg.push_back(char((bits >> (8 * i)) & 0xff));
+  auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (size_t off = 0; off < msg.size(); off += 64) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+      w[i] = uint32_t(uint8_t(msg[off + 4 * i])) << 24 | uint32_t(uint8_t(msg[off + 4 * i + 1])) << 16 |
+             uint32_t(uint8_t(msg[off + 4 * i + 2])) << 8 | uint32_t(uint8_t(msg[off + 4 * i + 3]));
+    for (int i = 16; i < 64; ++i) {
+      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
+  return std::string(out, 64);
+}
+
+struct ModelFree {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+
+std::string name_of(const mjModel* m, int type, int id, const std::string& fallback) {
+  const char* n = mj_id2name(m, type, id);
+  return n && *n ? std::string(n) : fallback;
+}
+
+std::string num(double v) { return number_text(v); }
+
+// row-major rotation of the unit quaternion (w, x, y, z)
+void quat_matrix(const double* q, double* R) {
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+}
+
+std::vector<double> vec(const double* v, int n) { return std::vector<double>(v, v + n); }
+
+}  // namespace
+
+ImportedModel import_mujoco_model(const std::string& path, const std::string& shown, const std::string& key) {
+  const std::string kp = "model." + key;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) + "'; paths are relative to the config's folder)");
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  char err[1000] = "";
+  std::unique_ptr<mjModel, ModelFree> owner(mj_loadXML(path.c_str(), nullptr, err, sizeof err));
+  if (!owner) config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "': " + excerpt(err, 400));
+  const mjModel* m = owner.get();
+  auto refuse = [&](const std::string& what) { config_fail(kp, "'" + excerpt(shown) + "': " + what); };
+  auto body_name = [&](int b) { return name_of(m, mjOBJ_BODY, b, "body" + std::to_string(b)); };
+  auto geom_name = [&](int g) { return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'"; };
+  auto actuator_name = [&](int a) { return "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) + "'"; };
+
+  const mjOption& o = m->opt;
+  const int dis = o.disableflags;
+  const bool constraints = !(dis & mjDSBL_CONSTRAINT);
+  const bool passive = !(dis & mjDSBL_PASSIVE);
+  const bool contact_on = constraints && !(dis & mjDSBL_CONTACT);
+  const bool limits_on = constraints && !(dis & mjDSBL_LIMIT);
+  const bool friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
+  const bool equality_on = constraints && !(dis & mjDSBL_EQUALITY);
+  if (dis & mjDSBL_ACTUATION) refuse("option flag actuation=\"disable\": steer always applies its joint torques");
+  nlohmann::json notes = nlohmann::json::array();
+
+  // ---- global elements steer does not model ----
+  if (m->ntendon > 0) refuse(std::to_string(m->ntendon) + " tendon(s), first '" + name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
+  if (equality_on)
+    for (int e = 0; e < m->neq; ++e)
+      refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) + "': equality constraints are not modelled");
+  if (m->nmocap > 0) refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
+  if (contact_on && m->npair > 0) refuse("contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
+  if (m->na > 0) refuse(std::to_string(m->na) + " actuator activation state(s): actuators with dynamics are not modelled");
+  for (int i = 0; i < 3; ++i)
+    if (o.wind[i] != 0) refuse("option wind: fluid forces are not modelled");
+  if (o.density != 0 || o.viscosity != 0) refuse("option density/viscosity: fluid forces are not modelled");
+  if (o.gravity[0] != 0 || o.gravity[1] != 0)
+    refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " + num(o.gravity[2]) +
+           "): steer's gravity acts along −z only");
+  std::string integrator;
+  if (o.integrator == mjINT_EULER) integrator = "euler";
+  else if (o.integrator == mjINT_RK4) integrator = "rk4";
+  else
+    refuse("option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → rk4); set "
+           "model.integrator in the config to choose one");
+
+  // ---- bodies and joints ----
+  if (m->nbody - 1 > Articulated::kMaxBodies)
+    refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(Articulated::kMaxBodies));
+  nlohmann::json bodies = nlohmann::json::array();
+  std::vector<int> dof_body;  // steer dof → MuJoCo joint id
+  std::vector<int> joint_of_dof_mj(size_t(m->nv), -1);
+  for (int b = 1; b < m->nbody; ++b) {
+    const std::string bn = body_name(b);
+    nlohmann::json e;
+    e["name"] = bn;
+    e["parent"] = m->body_parentid[b] == 0 ? std::string("world") : body_name(m->body_parentid[b]);
+    e["pos"] = vec(m->body_pos + 3 * b, 3);
+    e["quat"] = vec(m->body_quat + 4 * b, 4);
+    e["mass"] = m->body_mass[b];
+    e["com"] = vec(m->body_ipos + 3 * b, 3);
+    double R[9];
+    quat_matrix(m->body_iquat + 4 * b, R);
+    const double* d = m->body_inertia + 3 * b;
+    double I[9];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
+    e["fullinertia"] = {I[0], I[4], I[8], I[1], I[2], I[5]};
+    const int nj = m->body_jntnum[b];
+    if (nj > 1)
+      refuse("body '" + bn + "' has " + std::to_string(nj) + " joints; steer's articulated model takes one joint per body "
+             "(split the body into a chain of bodies, one joint each)");
+    if (nj == 1) {
+      const int j = m->body_jntadr[b];
+      const std::string jn = name_of(m, mjOBJ_JOINT, j, bn + ".joint");
+      const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
+      const int t = m->jnt_type[j];
+      if (t == mjJNT_FREE) refuse(jw + ": free joints are not modelled (steer's tree is fixed to the world)");
+      if (t == mjJNT_BALL) refuse(jw + ": ball joints are not modelled (use three hinges)");
+      const int dof = m->jnt_dofadr[j];
+      if (passive && m->jnt_stiffness[j] != 0)
+        refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " (a joint spring) is not modelled");
+      if (friction_on && m->dof_frictionloss[dof] != 0)
+        refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
+      if (m->qpos0[m->jnt_qposadr[j]] != 0)
+        refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
+      if (int(dof_body.size()) == Articulated::kMaxDof)
+        refuse("more than " + std::to_string(Articulated::kMaxDof) + " joints; steer's articulated model takes at most " +
+               std::to_string(Articulated::kMaxDof));
+      nlohmann::json jo;
+      jo["name"] = jn;
+      jo["type"] = t == mjJNT_HINGE ? "hinge" : "slide";
+      jo["axis"] = vec(m->jnt_axis + 3 * j, 3);
+      jo["pos"] = vec(m->jnt_pos + 3 * j, 3);
+      if (m->jnt_limited[j]) jo["range"] = vec(m->jnt_range + 2 * j, 2);
+      jo["damping"] = passive ? m->dof_damping[dof] : 0.0;
+      jo["armature"] = m->dof_armature[dof];
+      jo["kp"] = 0.0;
+      jo["kv"] = 0.0;
+      jo["force_limit"] = 1e9;  // no limit unless an actuator sets one
+      e["joint"] = jo;
+      joint_of_dof_mj[size_t(dof)] = int(dof_body.size());
+      dof_body.push_back(j);
+    }
+    bodies.push_back(e);
+  }
+  if (dof_body.empty()) refuse("no hinge or slide joint; steer's articulated model needs at least one");
+  auto steer_body = [&](int mj_body) { return mj_body - 1; };
+  auto joint_json = [&](int j) -> nlohmann::json& { return bodies[size_t(steer_body(m->jnt_bodyid[j]))]["joint"]; };
+  bool any_limited_joint = false;
+  if (limits_on)
+    for (int j : dof_body) any_limited_joint = any_limited_joint || m->jnt_limited[j];
+  if (any_limited_joint)
+    notes.push_back("limited joints: MuJoCo's limit constraint (solref/solimp) is replaced by steer's smooth penalty "
+                    "torque outside each range (model.joint_limits; set its stiffness and smoothing in the config)");
+
+  // ---- actuators ----
+  const int nd = int(dof_body.size());
+  std::vector<std::vector<int>> on_joint(static_cast<size_t>(nd));
+  std::vector<double> control_scale(static_cast<size_t>(nd), 0.0);  // u_ff = scale · ctrl of the joint's control actuator
+  std::vector<std::string> control_actuator(static_cast<size_t>(nd));
+  std::vector<double> target_scale(static_cast<size_t>(nd), 0.0);   // q* = scale · ctrl of the joint's servo
+  std::vector<std::string> target_actuator(static_cast<size_t>(nd));
+  auto plain_actuator = [&](int a) { return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)); };
+  for (int a = 0; a < m->nu; ++a) {
+    const std::string an = actuator_name(a);
+    if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
+      refuse(an + ": only joint transmissions are modelled (not tendon, site or slider-crank)");
+    if (m->actuator_dyntype[a] != mjDYN_NONE) refuse(an + ": actuator dynamics (dyntype) are not modelled");
+    if (m->actuator_gaintype[a] != mjGAIN_FIXED) refuse(an + ": only a fixed gain is modelled (gaintype)");
+    const int bt = m->actuator_biastype[a];
+    if (bt != mjBIAS_NONE && bt != mjBIAS_AFFINE) refuse(an + ": only no bias or an affine bias is modelled (biastype)");
+    const double* gp = m->actuator_gainprm + mjNGAIN * a;
+    const double* bp = m->actuator_biasprm + mjNBIAS * a;
+    const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0, b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
+    if (b0 != 0) refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
+    const int j = m->actuator_trnid[2 * a];
+    const int d = joint_of_dof_mj[size_t(m->jnt_dofadr[j])];
+    const double g = m->actuator_gear[6 * a];
+    const double kp = -g * g * b1, kv = -g * g * b2;
+    if (kp < 0 || kv < 0)
+      refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) + "; steer's servo gains must be ≥ 0");
+    on_joint[size_t(d)].push_back(a);
+    nlohmann::json& jo = joint_json(j);
+    const std::string jn = jo["name"].get<std::string>();
+    jo["kp"] = jo["kp"].get<double>() + kp;
+    jo["kv"] = jo["kv"].get<double>() + kv;
+    if (kp > 0) {
+      if (!target_actuator[size_t(d)].empty())
+        refuse(an + " and actuator '" + target_actuator[size_t(d)] + "' are both position servos on joint '" + jn + "'; steer's joint has one PD target");
+      target_actuator[size_t(d)] = plain_actuator(a);
+      target_scale[size_t(d)] = g * gp[0] / kp;
+      if (m->actuator_ctrllimited[a] && m->jnt_limited[j]) {
+        const double lo = target_scale[size_t(d)] * m->actuator_ctrlrange[2 * a], hi = target_scale[size_t(d)] * m->actuator_ctrlrange[2 * a + 1];
+        if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
+          refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " + num(m->actuator_ctrlrange[2 * a + 1]) +
+                 "] is narrower than joint '" + jn + "''s range; steer bounds the PD target by the joint's range only");
+      } else if (m->actuator_ctrllimited[a]) {
+        refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn + "' is not modelled (give the joint a range)");
+      }
+    } else if (gp[0] != 0) {
+      if (!control_actuator[size_t(d)].empty())
+        refuse(an + " and actuator '" + control_actuator[size_t(d)] + "' both drive joint '" + jn + "' with their controls; steer's joint has one torque control");
+      control_actuator[size_t(d)] = plain_actuator(a);
+      control_scale[size_t(d)] = g * gp[0];
+    }
+  }
+  bool any_force_limit = false;
+  for (int d = 0; d < nd; ++d) {
+    nlohmann::json& jo = joint_json(dof_body[size_t(d)]);
+    const std::string jn = jo["name"].get<std::string>();
+    double limit = 1e9;
+    for (int a : on_joint[size_t(d)]) {
+      const std::string an = actuator_name(a);
+      const double g = std::fabs(m->actuator_gear[6 * a]);
+      const bool servo = plain_actuator(a) == target_actuator[size_t(d)];
+      auto sym = [&](const double* r, const char* what) {
+        if (!(r[0] == -r[1]))
+          refuse(an + ": " + what + " [" + num(r[0]) + ", " + num(r[1]) + "] is not symmetric; steer's force limit is ±τ_max");
+        if (on_joint[size_t(d)].size() > 1)
+          refuse(an + ": its " + what + " limits one of several actuators on joint '" + jn +
+                 "'; steer saturates the joint's total torque only");
+        return r[1];
+      };
+      if (m->actuator_forcelimited[a]) limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
+      if (m->actuator_ctrllimited[a] && !servo && !(dis & mjDSBL_CLAMPCTRL))
+        limit = std::min(limit, std::fabs(control_scale[size_t(d)]) * sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
+    }
+    if (limit < 1e9) {
+      jo["force_limit"] = limit;
+      any_force_limit = true;
+    }
+    if (on_joint[size_t(d)].empty())
+      notes.push_back("joint '" + jn + "' has no actuator: its control torque." + jn + " is an extra input (0 reproduces the file)");
+  }
+  if (any_force_limit)
+    notes.push_back("actuator force limits: MuJoCo's hard clamp is steer's smooth saturation (model.torque_limits.sharpness)");
+
+  // ---- sites ----
+  if (m->nsite > Articulated::kMaxSites)
+    refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(Articulated::kMaxSites));
+  nlohmann::json sites = nlohmann::json::array();
+  for (int s = 0; s < m->nsite; ++s) {
+    const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
+    if (m->site_bodyid[s] == 0) refuse("site '" + sn + "' is on the world body; steer's sites are fixed in a body of the arm");
+    sites.push_back({{"name", sn}, {"body", body_name(m->site_bodyid[s])}, {"pos", vec(m->site_pos + 3 * s, 3)},
+                     {"quat", vec(m->site_quat + 4 * s, 4)}});
+  }
+
+  // ---- geoms: a world plane and one sphere on the arm ----
+  nlohmann::json contact = {{"enabled", false}};
+  nlohmann::json tip;
+  if (contact_on) {
+    auto collides = [&](int g) { return m->geom_contype[g] != 0 || m->geom_conaffinity[g] != 0; };
+    auto pair = [&](int a, int b) {
+      return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 || (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
+    };
+    int plane = -1, sphere = -1;
+    for (int g = 0; g < m->ngeom; ++g) {
+      if (!collides(g)) continue;
+      const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
+      const int t = m->geom_type[g];
+      if (world) {
+        if (t != mjGEOM_PLANE || m->geom_bodyid[g] != 0)
+          refuse(geom_name(g) + " on the world: only a plane in <worldbody> is modelled as a contact surface (geom-geom contact is not)");
+        const double* q = m->geom_quat + 4 * g;
+        if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
+          refuse(geom_name(g) + ": a tilted plane is not modelled; steer's contact plane is horizontal");
+        if (plane >= 0) refuse(geom_name(g) + ": a second contact plane is not modelled");
+        plane = g;
+      } else {
+        if (t != mjGEOM_SPHERE)
+          refuse(geom_name(g) + " on body '" + body_name(m->geom_bodyid[g]) + "': only a sphere can be a contact point (" +
+                 (t == mjGEOM_CAPSULE ? "a capsule needs two" : "this shape is not modelled") +
+                 "); set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
+        if (sphere >= 0)
+          refuse(geom_name(g) + ": a second contact sphere (after " + geom_name(sphere) + ") is not modelled; steer's arm has one contact point");
+        sphere = g;
+      }
+    }
+    if (plane >= 0 && sphere >= 0 && pair(plane, sphere)) {
+      const double r = m->geom_size[3 * sphere];
+      const double z = m->geom_pos[3 * plane + 2];
+      contact = {{"enabled", true}, {"height", z + r}};
+      tip = {{"body", body_name(m->geom_bodyid[sphere])}, {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
+      notes.push_back("contact: " + geom_name(sphere) + " against " + geom_name(plane) +
+                      " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not MuJoCo's "
+                      "soft constraint with friction; the plane height includes the sphere's radius " + num(r) + " m");
+    } else if (plane >= 0 && sphere >= 0) {
+      notes.push_back(geom_name(sphere) + " and " + geom_name(plane) + " cannot collide (contype/conaffinity): no contact");
+    }
+  }
+
+  ImportedModel out;
+  out.timestep = o.timestep;
+  out.model["integrator"] = integrator;
+  out.model["gravity"] = (dis & mjDSBL_GRAVITY) ? 0.0 : -o.gravity[2];
+  out.model["bodies"] = bodies;
+  out.model["sites"] = sites;
+  out.model["contact"] = contact;
+  if (!tip.is_null()) out.model["tip"] = tip;
+  out.model["torque_limits"] = {{"enabled", any_force_limit}};
+  out.model["joint_limits"] = {{"enabled", any_limited_joint}};
+  nlohmann::json ctl = nlohmann::json::array();
+  for (int d = 0; d < nd; ++d) {
+    nlohmann::json e = {{"joint", joint_json(dof_body[size_t(d)])["name"]}};
+    if (!control_actuator[size_t(d)].empty())
+      e["control"] = {{"actuator", control_actuator[size_t(d)]}, {"torque_per_ctrl", control_scale[size_t(d)]}};
+    if (!target_actuator[size_t(d)].empty())
+      e["target"] = {{"actuator", target_actuator[size_t(d)]}, {"target_per_ctrl", target_scale[size_t(d)]}};
+    ctl.push_back(e);
+  }
+  out.record = {{"file", shown},
+                {"format", key},
+                {"sha256", sha256_hex(bytes)},
+                {"bytes", bytes.size()},
+                {"compiler", std::string("MuJoCo ") + mj_versionString()},
+                {"timestep", o.timestep},
+                {"actuators", ctl},
+                {"notes", notes}};
+  return out;
+}
+
+}  // namespace steer
