@@ -167,6 +167,61 @@ struct SiteProvider {
   }
 };
 
+// The Panda (configs/panda.json) with a site 0.1 m beyond link7's origin: site terms and a
+// tracking table with site and state channels through the arm's hand adjoint (implicitfast)
+// and its dual-number step (rk4), in the gradient suite's tolerances
+Articulated panda_with_site(const ExperimentConfig& c, int integrator) {
+  Articulated m = c.model_state<ArticulatedSetup>().model;
+  m.integrator = integrator;
+  m.n_sites = 1;
+  m.site_body[0] = m.n_bodies - 1;
+  m.site_pos[0][0] = 0.02, m.site_pos[0][1] = -0.01, m.site_pos[0][2] = 0.1;
+  for (int i = 0; i < 9; ++i) m.site_rot[0][i] = i % 4 == 0 ? 1.0 : 0.0;
+  return m;
+}
+
+struct PandaSiteProvider {
+  using Model = Articulated;
+  static ExperimentConfig config() { return load_config(std::string(STEER_SOURCE_DIR) + "/configs/panda.json"); }
+  static std::vector<StepCase<Articulated>> step_cases() {
+    const ExperimentConfig c = config();
+    std::vector<double> x = c.x0;
+    for (size_t i = 7; i < x.size(); ++i) x[i] = 0.1 * double(i % 3);
+    return {{"panda implicitfast", panda_with_site(c, Articulated::kImplicitFast), x, std::vector<double>(7, 0.5), c.theta}};
+  }
+  static std::vector<RolloutCase<Articulated>> rollout_cases() {
+    const ExperimentConfig c = config();
+    const int T = 20;
+    std::vector<double> u(size_t(T) * 7);
+    for (size_t i = 0; i < u.size(); ++i) u[i] = 3.0 * std::sin(0.37 * double(i));
+    std::vector<RolloutCase<Articulated>> cs;
+    for (int integ : {int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+      const Articulated m = panda_with_site(c, integ);
+      const std::string tag = integ == Articulated::kRk4 ? " (rk4)" : " (implicitfast)";
+      // rk4 is explicit in the servo: the Panda's gains (kp 2000-4500) need implicitfast at
+      // 2 ms, so the rk4 cases run gentle gains (kp 50, kv 5) to stay stable
+      std::vector<double> p = c.theta;
+      if (integ == Articulated::kRk4)
+        for (int j = 0; j < 7; ++j) p[size_t(m.p_joint(j, Articulated::kKp))] = 50, p[size_t(m.p_joint(j, Articulated::kKv))] = 5;
+      Loss l;
+      l.n_site = 2;
+      // weights that keep L of order one (centered FD's rounding grows with |L|)
+      l.site_index[0] = 0, l.site_weight[0] = 0.5, l.site_running[0] = false;
+      const double goal[3] = {0.45, 0.05, 0.55};
+      for (int a = 0; a < 3; ++a) l.site_target[0][a] = goal[a], l.site_param[0][a] = -1;
+      // a running target whose z is a θ slot (joint 7's PD target here: any slot will do)
+      l.site_index[1] = 0, l.site_weight[1] = 0.05, l.site_running[1] = true;
+      for (int a = 0; a < 3; ++a) l.site_target[1][a] = 0.3, l.site_param[1][a] = -1;
+      l.site_param[1][2] = m.p_joint(6, Articulated::kTarget);
+      cs.push_back({"panda site targets" + tag, m, l, T, 6, c.x0, u, p});
+      Loss t;
+      set_track(t, T + 1, {1, 9, -(1 + 0), -(1 + 2)});
+      cs.push_back({"panda tracking table with a site" + tag, m, t, T, 7, c.x0, u, p});
+    }
+    return cs;
+  }
+};
+
 // the per-state loss terms' hand adjoints against forward-mode duals of the same terms, exact to
 // rounding (≤ 1e-12 relative to max(1, ‖g‖∞)), in x and θ at once
 TEST(LossTerms, AdjointsMatchDualNumbers) {
@@ -452,6 +507,47 @@ nlohmann::json read_artifact(const std::filesystem::path& runs) {
   return nullptr;
 }
 
+// The Panda with a site named in the config (model.sites): a terminal and a running site
+// target, site and joint observations from a file; `steer check`'s gradient check (centered
+// FD, 1e-6) passes on every rollout, and the site names reach the loss
+TEST(SiteLoss, PandaSitesByNameThroughTheCli) {
+  TempDir d("steer_losses");
+  std::ostringstream obs;
+  obs << "t,site.grip.x,site.grip.z,joint2.q\n";
+  for (int i = 0; i <= 10; ++i) obs << 0.01 * i << "," << 0.5 + 0.001 * i << "," << 0.6 - 0.002 * i << "," << 0.01 * i << "\n";
+  write_file(d.path / "obs.csv", obs.str());
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(std::string(STEER_SOURCE_DIR) + "/configs/panda.json"));
+  j["model"]["include"] = std::string(STEER_SOURCE_DIR) + "/configs/models/panda_arm.json";
+  j["model"]["sites"] = {{{"name", "grip"}, {"body", "link7"}, {"pos", {0.0, 0.0, 0.1}}}};
+  j["simulation"]["steps"] = 50;
+  j["simulation"]["backend"] = "cpu";
+  j["loss"] = {{"sites", {{{"site", "grip"}, {"target", {0.4, "theta.joint1.target", 0.6}}, {"weight", 10.0}},
+                          {{"site", "grip"}, {"target", {0.5, 0.0, 0.5}}, {"weight", 0.1}, {"running", true}}}},
+               {"observations", {{"file", "obs.csv"}, {"weight", 5.0}}}};
+  j["variables"] = {{"controls", {{"lower", -50}, {"upper", 50}, {"hold", 10}}}, {"theta.damping", {{"lower", 0}, {"upper", 100}}}};
+  j["validation"] = {{"at", {"initial"}}, {"tolerance", 1e-6}, {"max_rollouts", 4}, {"timestep_check", false}};
+  j["output"] = {{"dir", (d.path / "runs").string()}, {"trajectory_rollouts", 1}};
+  const std::string cfg = write_file(d.path / "c.json", j.dump());
+  const testing::CliResult r = testing::run_steer("check '" + cfg + "'", d.path);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const nlohmann::json a = read_artifact(d.path / "runs");
+  ASSERT_FALSE(a.is_null());
+  const auto& v = a["validation"][0];
+  EXPECT_TRUE(v["all_passed"].get<bool>()) << v.dump().substr(0, 800);
+  EXPECT_EQ(v["rollouts_passed"].get<int>(), 4);
+  const auto& loss = a["effective_config"]["loss"];
+  EXPECT_EQ(loss["sites"][0]["site"], "grip");
+  EXPECT_EQ(loss["sites"][0]["target"][1], "theta.joint1.target");
+  EXPECT_EQ(loss["observations"]["columns"].size(), 3u);
+  // an unknown site is refused by name
+  j["loss"]["sites"][0]["site"] = "thumb";
+  const std::string bad = write_file(d.path / "bad.json", j.dump());
+  const testing::CliResult rb = testing::run_steer("check '" + bad + "'", d.path);
+  EXPECT_EQ(rb.code, 2);
+  EXPECT_NE(rb.err.find("loss.sites[0].site"), std::string::npos) << rb.err;
+  EXPECT_NE(rb.err.find("grip"), std::string::npos) << rb.err;
+}
+
 // System identification on a small scale through the CLI: observations of the projectile's
 // position, recorded from the same model with drag 0.35 and mass 1.0 (every 0.02 s, noise-free),
 // fitted from drags 0.1, 0.5, 0.9 with L-BFGS-B; the drag comes back to 1e-5 (L-BFGS-B stops on
@@ -513,4 +609,5 @@ TEST(SysId, ProjectileDragFromObservations) {
 
 namespace steer::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(SiteLosses, GradientSuite, ::testing::Types<steer::SiteProvider>);
+INSTANTIATE_TYPED_TEST_SUITE_P(PandaSiteLosses, GradientSuite, ::testing::Types<steer::PandaSiteProvider>);
 }  // namespace steer::testing
