@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "cuda_emulation/emulated_batches.h"
+#include "loss_terms.h"
 #include "models/articulated/articulated_setup.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
@@ -62,10 +63,7 @@ TEST(LossesOnDevice, ProjectileTrackingTable) {
   const int T = 40;
   Loss l = emulated::projectile_loss();
   const std::vector<double> t = table(T + 1, 3);
-  l.n_track = 3;
-  l.track_rows = T + 1;
-  l.track_channel[0] = 0, l.track_channel[1] = 1, l.track_channel[2] = 3;
-  l.track = t.data();
+  testing::point_at_table(l, T + 1, {0, 1, 3}, t);
   expect_cuda_matches_cpu(m, l, emulated::projectile_batch(m, 7, T, 11), T, "projectile");
 }
 
@@ -74,10 +72,7 @@ TEST(LossesOnDevice, MassSpringWarpTrackingTable) {
   const int T = 20;
   Loss l = ms.loss;
   const std::vector<double> t = table(T - 3, 4);  // rows for part of the horizon
-  l.n_track = 4;
-  l.track_rows = T - 3;
-  for (int c = 0; c < 4; ++c) l.track_channel[c] = 5 * c + 1;
-  l.track = t.data();
+  testing::point_at_table(l, T - 3, {1, 6, 11, 16}, t);
   expect_cuda_matches_cpu(ms.model, l, ms.batch(3, T, 5), T, "mass-spring");
 }
 
@@ -91,25 +86,11 @@ TEST(LossesOnDevice, PandaSiteTermsAndTable) {
   for (int i = 0; i < 9; ++i) m.site_rot[0][i] = i % 4 == 0 ? 1.0 : 0.0;
   const int T = 25, B = 3;
   Loss l = c.loss;
-  l.n_site = 1;
-  l.site_index[0] = 0;
-  l.site_weight[0] = 2.0;
-  l.site_running[0] = true;
   const double goal[3] = {0.4, 0.1, 0.6};
-  for (int a = 0; a < 3; ++a) l.site_target[0][a] = goal[a], l.site_param[0][a] = -1;
+  testing::add_site_term(l, 0, 2.0, true, goal);
   const std::vector<double> t = table(T + 1, 5);
-  l.n_track = 5;
-  l.track_rows = T + 1;
-  const int ch[5] = {1, 8, -(1 + 0), -(1 + 1), -(1 + 2)};
-  for (int i = 0; i < 5; ++i) l.track_channel[i] = ch[i];
-  l.track = t.data();
-  Batch<double> b;
-  b.resize(B, m.nx(), m.nu(), m.np(), T);
-  for (int r = 0; r < B; ++r) {
-    std::copy(c.x0.begin(), c.x0.end(), b.x0_of(r));
-    std::copy(c.theta.begin(), c.theta.end(), b.theta_of(r));
-    for (int k = 0; k < T * m.nu(); ++k) b.u_of(r)[k] = 3.0 * std::sin(0.2 * k + r);
-  }
+  testing::point_at_table(l, T + 1, {1, 8, -(1 + 0), -(1 + 1), -(1 + 2)}, t);
+  const Batch<double> b = testing::sine_batch(c, m.nx(), m.nu(), m.np(), B, T, 3.0, 0.2);
   expect_cuda_matches_cpu(m, l, b, T, "panda");
 }
 

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "config/data_file.h"
 #include "gradient_suite.h"
+#include "loss_terms.h"
 #include "models/articulated/articulated_setup.h"
 #include "problem/problem.h"
 #include "run_cli.h"
@@ -32,6 +33,7 @@ namespace {
 using testing::RolloutCase;
 using testing::StepCase;
 using testing::TempDir;
+using testing::add_site_term;
 
 // A test double with sites (never in the library): the 2D projectile plus two named points
 // that are polynomials of the state and of θ[kMass] (a), so that their adjoints reach x and θ:
@@ -101,38 +103,24 @@ std::vector<double>& table_for(int rows, const std::vector<int>& channels) {
 }
 
 void set_track(Loss& l, int rows, const std::vector<int>& channels) {
-  l.n_track = int(channels.size());
-  l.track_rows = rows;
-  for (size_t c = 0; c < channels.size(); ++c) l.track_channel[c] = channels[c];
-  l.track = table_for(rows, channels).data();
+  testing::point_at_table(l, rows, channels, table_for(rows, channels));
 }
 
 Loss site_terminal_loss() {
   Loss l;
-  l.n_site = 2;
-  l.site_index[0] = 0;
-  l.site_weight[0] = 1.5;
-  l.site_running[0] = false;
-  const double tg[3] = {3.0, 0.5, -1.0};
-  for (int a = 0; a < 3; ++a) l.site_target[0][a] = tg[a], l.site_param[0][a] = -1;
+  const double tg0[3] = {3.0, 0.5, -1.0};
+  add_site_term(l, 0, 1.5, false, tg0);
   // site 1's target from θ slots: a per-rollout (drawn or variable) target
-  l.site_index[1] = 1;
-  l.site_weight[1] = 0.7;
-  l.site_running[1] = false;
-  l.site_param[1][0] = Projectile::kGroundStiffness;
-  l.site_param[1][1] = -1;
-  l.site_target[1][1] = 0.25;
-  l.site_param[1][2] = Projectile::kGroundDamping;
+  const double tg1[3] = {0.0, 0.25, 0.0};
+  const int th1[3] = {Projectile::kGroundStiffness, -1, Projectile::kGroundDamping};
+  add_site_term(l, 1, 0.7, false, tg1, th1);
   return l;
 }
 
 Loss running_loss() {
   Loss l;
-  l.n_site = 1;
-  l.site_index[0] = 1;
-  l.site_weight[0] = 0.05;
-  l.site_running[0] = true;
-  for (int a = 0; a < 3; ++a) l.site_target[0][a] = 0.1 * a, l.site_param[0][a] = -1;
+  const double tg[3] = {0.0, 0.1, 0.2};
+  add_site_term(l, 1, 0.05, true, tg);
   l.terminal_index[0] = 0;  // with a terminal state term beside them
   l.terminal_target[0] = 1.0;
   l.terminal_weight[0] = 1.0;
@@ -160,8 +148,8 @@ struct SiteProvider {
     cs.push_back({"tracking table, states and sites", site_projectile(), track, T, 7, x0, u, projectile_theta()});
     Loss partial;
     set_track(partial, T / 2, {1, -(1 + 3 + 0)});  // rows for the first half only
-    partial.n_site = 1, partial.site_index[0] = 0, partial.site_weight[0] = 2.0, partial.site_running[0] = false;
-    for (int a = 0; a < 3; ++a) partial.site_target[0][a] = 0.0, partial.site_param[0][a] = -1;
+    const double origin[3] = {0.0, 0.0, 0.0};
+    add_site_term(partial, 0, 2.0, false, origin);
     cs.push_back({"tracking over part of the horizon with a terminal site", site_projectile(), partial, T, 5, x0, u, projectile_theta()});
     return cs;
   }
@@ -204,15 +192,12 @@ struct PandaSiteProvider {
       if (integ == Articulated::kRk4)
         for (int j = 0; j < 7; ++j) p[size_t(m.p_joint(j, Articulated::kKp))] = 50, p[size_t(m.p_joint(j, Articulated::kKv))] = 5;
       Loss l;
-      l.n_site = 2;
       // weights that keep L of order one (centered FD's rounding grows with |L|)
-      l.site_index[0] = 0, l.site_weight[0] = 0.5, l.site_running[0] = false;
-      const double goal[3] = {0.45, 0.05, 0.55};
-      for (int a = 0; a < 3; ++a) l.site_target[0][a] = goal[a], l.site_param[0][a] = -1;
+      const double goal[3] = {0.45, 0.05, 0.55}, level[3] = {0.3, 0.3, 0.0};
+      add_site_term(l, 0, 0.5, false, goal);
       // a running target whose z is a θ slot (joint 7's PD target here: any slot will do)
-      l.site_index[1] = 0, l.site_weight[1] = 0.05, l.site_running[1] = true;
-      for (int a = 0; a < 3; ++a) l.site_target[1][a] = 0.3, l.site_param[1][a] = -1;
-      l.site_param[1][2] = m.p_joint(6, Articulated::kTarget);
+      const int z_slot[3] = {-1, -1, m.p_joint(6, Articulated::kTarget)};
+      add_site_term(l, 0, 0.05, true, level, z_slot);
       cs.push_back({"panda site targets" + tag, m, l, T, 6, c.x0, u, p});
       Loss t;
       set_track(t, T + 1, {1, 9, -(1 + 0), -(1 + 2)});
@@ -268,13 +253,7 @@ TEST(LossTerms, PackedPathMatchesScalarBits) {
   RolloutShape sh;
   sh.steps = T;
   sh.checkpoint_every = 6;
-  Batch<double> b;
-  b.resize(B, m.nx(), m.nu(), m.np(), T);
-  for (int r = 0; r < B; ++r) {
-    std::copy(c.x0.begin(), c.x0.end(), b.x0_of(r));
-    std::copy(c.theta.begin(), c.theta.end(), b.theta_of(r));
-    for (int k = 0; k < T * m.nu(); ++k) b.u_of(r)[k] = 2.0 * std::sin(0.3 * k + r);
-  }
+  const Batch<double> b = testing::sine_batch(c, m.nx(), m.nu(), m.np(), B, T, 2.0, 0.3);
   ASSERT_TRUE((use_packed_path<Articulated, double>(m, sh, B)));
   BatchResult<double> all;
   cpu_run_batch<Articulated, double>(m, loss, sh, b, true, all, 2);
