@@ -180,6 +180,12 @@ struct Articulated {
   // q = x[0 .. n_dof) with parameters p, and their adjoints, which add (∂out/∂x)ᵀ adj_out to
   // adj_x and (∂out/∂p)ᵀ adj_out to adj_p
   template <class S, class XIn, class PIn>
+  STEER_HD void kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const;
+  template <class S>
+  STEER_HD void site_frame(const Kin<S>& K, int s, S out[9]) const;
+  template <class S, class XAdj>
+  STEER_HD void adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3], XAdj& adj_x) const;
+  template <class S, class XIn, class PIn>
   STEER_HD void site_position(const XIn& x, const PIn& p, int s, S out[3]) const;
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,

@@ -15,12 +15,41 @@
 
 namespace steer {
 
+// the kinematics at q = x[0 .. n_dof)
 template <class S, class XIn, class PIn>
-inline STEER_HD void Articulated::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
+inline STEER_HD void Articulated::kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const {
   S q[kMaxDof] = {};
   for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
-  Kin<S> K;
   forward_kinematics(q, p, K);
+}
+
+// R_s = R_b R_site,s from the kinematics
+template <class S>
+inline STEER_HD void Articulated::site_frame(const Kin<S>& K, int s, S out[9]) const {
+  const S* R = K.R[site_body[s]];
+  const double* Q = site_rot[s];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
+}
+
+// a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
+// in it), taken back to q by adj_forward_kinematics and added into adj_x
+template <class S, class XAdj>
+inline STEER_HD void Articulated::adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3],
+                                                  XAdj& adj_x) const {
+  KinAdj<S> KA;
+  for (int c = 0; c < n_bodies; ++c)
+    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
+  for (int i = 0; i < 3; ++i) KA.P[b][i] = force[i], KA.T[b][i] = moment[i];
+  S aq[kMaxDof] = {};
+  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
+  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+}
+
+template <class S, class XIn, class PIn>
+inline STEER_HD void Articulated::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
+  Kin<S> K;
+  kinematics_at(x, p, K);
   body_point(K, site_body[s], site_pos[s], out);
 }
 
@@ -28,60 +57,38 @@ template <class S, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void Articulated::adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
                                                     const S adj_out[3]) const {
   (void)adj_p;
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
   Kin<S> K;
-  forward_kinematics(q, p, K);
+  kinematics_at(x, p, K);
   const int b = site_body[s];
-  S xs[3];
+  S xs[3], m[3];
   body_point(K, b, site_pos[s], xs);
-  KinAdj<S> KA;
-  for (int c = 0; c < n_bodies; ++c)
-    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
   const S r[3] = {xs[0] - K.P[b][0], xs[1] - K.P[b][1], xs[2] - K.P[b][2]};
-  S m[3];
   cross(r, adj_out, m);
-  for (int i = 0; i < 3; ++i) KA.P[b][i] = adj_out[i], KA.T[b][i] = m[i];
-  S aq[kMaxDof] = {};
-  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
-  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+  adj_body_wrench(K, b, adj_out, m, adj_x);
 }
 
 template <class S, class XIn, class PIn>
 inline STEER_HD void Articulated::site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
   Kin<S> K;
-  forward_kinematics(q, p, K);
-  const S* R = K.R[site_body[s]];
-  const double* Q = site_rot[s];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
+  kinematics_at(x, p, K);
+  site_frame(K, s, out);
 }
 
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void Articulated::adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
                                                     const S adj_out[9]) const {
   (void)adj_p;
-  S Rs[9];
-  site_rotation(x, p, s, Rs);
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
   Kin<S> K;
-  forward_kinematics(q, p, K);
+  kinematics_at(x, p, K);
+  S Rs[9];
+  site_frame(K, s, Rs);
   // G = R_s R̄ᵀ; t = (G_12 − G_21, G_20 − G_02, G_01 − G_10)
   S G[9];
   for (int l = 0; l < 3; ++l)
     for (int i = 0; i < 3; ++i)
       G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] + Rs[3 * l + 2] * adj_out[3 * i + 2];
-  KinAdj<S> KA;
-  for (int c = 0; c < n_bodies; ++c)
-    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
-  const int b = site_body[s];
-  KA.T[b][0] = G[5] - G[7], KA.T[b][1] = G[6] - G[2], KA.T[b][2] = G[1] - G[3];
-  S aq[kMaxDof] = {};
-  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
-  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+  const S zero[3] = {S(0), S(0), S(0)}, t[3] = {G[5] - G[7], G[6] - G[2], G[1] - G[3]};
+  adj_body_wrench(K, site_body[s], zero, t, adj_x);
 }
 
 }  // namespace steer
