@@ -40,7 +40,8 @@ def comparable(x, path=()):
     if isinstance(x, dict):
         return {k: comparable(v, path + (k,)) for k, v in x.items()
                 if k not in ("created_utc", "parallel") and not any(t in k for t in ("seconds", "per_second", "latency"))
-                and not (path == ("device",) and k in ("host", "threads"))}
+                and not (path == ("device",) and k in ("host", "threads"))
+                and not (path == ("effective_config", "output") and k == "dir")}
     if isinstance(x, list):
         return [comparable(v, path) for v in x]
     return x
