@@ -16,6 +16,8 @@ PART is one of
                the job fails naming the rank and its rollouts, nothing is published
   resume       a job whose rank fails mid-optimization leaves rank 0's checkpoint; --resume on a
                different number of ranks ends with the uninterrupted one-process artifact
+  devices      each rank's GPU by its node-local rank from a CUDA_VISIBLE_DEVICES list, as the
+               artifact records it
 Each same-answer part runs the CLI alone, then under mpirun with 1, 2 and 3 ranks, and compares
 the artifact folders file by file: artifact.json apart from the run-description fields (below),
 every sidecar byte for byte. Exit 0 on success, 1 with a message, 77 when MPIRUN is NO_MPI (a
@@ -266,6 +268,23 @@ def part_fault():
         print(f"fault {kind} on rank {rank} of {n}: exit {r.returncode}, '{who} failed' said once, nothing published")
 
 
+def part_devices():
+    # one GPU per rank by node-local rank: with CUDA_VISIBLE_DEVICES a list, rank r takes entry
+    # r % length (all ranks here share one node); the CPU backend runs, the choice is recorded
+    cfg = projectile_config()
+    path = write_config("devices", cfg)
+    for visible, expect in (("3,5", ["3", "5", "3"]), ("7", ["7", "7", "7"])):
+        out = fresh("devices")
+        r = run(mpirun(3, {"CUDA_VISIBLE_DEVICES": visible}) + ["run", path, "--out", out, "--quiet"])
+        if r.returncode != 0:
+            fail(f"devices: exited {r.returncode}: {r.stderr[-600:]}")
+        with open(os.path.join(one_folder(out, "devices"), "artifact.json")) as f:
+            got = [p["cuda_visible_devices"] for p in json.load(f)["parallel"]["per_rank"]]
+        if got != expect:
+            fail(f"devices: CUDA_VISIBLE_DEVICES={visible} on 3 ranks gave {got}, expected {expect}")
+        print(f"devices: CUDA_VISIBLE_DEVICES={visible} on 3 ranks: ranks see {got}")
+
+
 def part_resume():
     cfg = morphology_config()
     path = write_config("resume", cfg)
@@ -316,6 +335,8 @@ def main():
         same_answer("compare", compare_config(), "compare")
     elif PART == "fault":
         part_fault()
+    elif PART == "devices":
+        part_devices()
     elif PART == "resume":
         part_resume()
     else:
