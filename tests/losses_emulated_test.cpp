@@ -2,7 +2,7 @@
 // (tests/gpu_emulation.cmake): the real launcher and kernels, with the table copied to device
 // memory per launch (kernels/rollout_kernel_defs.cuh), against the CPU backend. The projectile
 // runs one thread per rollout, the mass-spring robot a warp per rollout (the leading lane
-// evaluates the loss), the Panda one thread per rollout with a site on its hand.
+// evaluates the loss), the Panda one thread per rollout with a site (position and orientation).
 // Tolerance: 1e-12 relative to max(1, |value|) per array entry (the emulated kernels are host
 // code, so the two paths differ at most by the schedule of a warp's lanes).
 #include <gtest/gtest.h>
@@ -88,6 +88,8 @@ TEST(LossesOnDevice, PandaSiteTermsAndTable) {
   Loss l = c.loss;
   const double goal[3] = {0.4, 0.1, 0.6};
   testing::add_site_term(l, 0, 2.0, true, goal);
+  l.site_rot_weight[0] = 0.5;  // and the site's orientation against the identity
+  for (int i = 0; i < 9; ++i) l.site_rot_target[0][i] = i % 4 == 0 ? 1.0 : 0.0;
   const std::vector<double> t = table(T + 1, 5);
   testing::point_at_table(l, T + 1, {1, 8, -(1 + 0), -(1 + 1), -(1 + 2)}, t);
   const Batch<double> b = testing::sine_batch(c, m.nx(), m.nu(), m.np(), B, T, 3.0, 0.2);

@@ -38,6 +38,8 @@ using testing::add_site_term;
 // A test double with sites (never in the library): the 2D projectile plus two named points
 // that are polynomials of the state and of θ[kMass] (a), so that their adjoints reach x and θ:
 //   site 0 = (x0 + a x1², a x1 + x0², x0 x1 − a),   site 1 = (x2 x3, a² x1, x3 − x0)
+// and a "rotation" per site whose entries are such polynomials too (the loss treats R as nine
+// numbers; orthogonality plays no part in its adjoint): R_i = c_i + x_(i mod 4) x_((i+s) mod 4) + a x_(i mod 4)
 struct SiteProjectile : Projectile {
   int n_sites = 2;
   template <class S, class XIn, class PIn>
@@ -51,6 +53,21 @@ struct SiteProjectile : Projectile {
       out[0] = x2 * x3;
       out[1] = a * a * x1;
       out[2] = x3 - x0;
+    }
+  }
+  template <class S, class XIn, class PIn>
+  STEER_HD void site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
+    const S a = S(p[kMass]);
+    for (int i = 0; i < 9; ++i) out[i] = S(0.1 * i) + S(x[i % 4]) * S(x[(i + s) % 4]) + a * S(x[i % 4]);
+  }
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S g[9]) const {
+    const S a = S(p[kMass]);
+    for (int i = 0; i < 9; ++i) {
+      const int j = i % 4, k = (i + s) % 4;
+      adj_x[j] += g[i] * (S(x[k]) + a);
+      adj_x[k] += g[i] * S(x[j]);
+      adj_p[kMass] += g[i] * S(x[j]);
     }
   }
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
@@ -114,6 +131,9 @@ Loss site_terminal_loss() {
   const double tg1[3] = {0.0, 0.25, 0.0};
   const int th1[3] = {Projectile::kGroundStiffness, -1, Projectile::kGroundDamping};
   add_site_term(l, 1, 0.7, false, tg1, th1);
+  // and an orientation target on site 0
+  l.site_rot_weight[0] = 0.3;
+  for (int i = 0; i < 9; ++i) l.site_rot_target[0][i] = 0.2 * i - 0.5;
   return l;
 }
 
@@ -121,6 +141,8 @@ Loss running_loss() {
   Loss l;
   const double tg[3] = {0.0, 0.1, 0.2};
   add_site_term(l, 1, 0.05, true, tg);
+  l.site_rot_weight[0] = 0.01;  // a running orientation target
+  for (int i = 0; i < 9; ++i) l.site_rot_target[0][i] = i % 4 == 0 ? 1.0 : 0.0;
   l.terminal_index[0] = 0;  // with a terminal state term beside them
   l.terminal_target[0] = 1.0;
   l.terminal_weight[0] = 1.0;
@@ -198,6 +220,11 @@ struct PandaSiteProvider {
       // a running target whose z is a θ slot (joint 7's PD target here: any slot will do)
       const int z_slot[3] = {-1, -1, m.p_joint(6, Articulated::kTarget)};
       add_site_term(l, 0, 0.05, true, level, z_slot);
+      // the hand's orientation at x_T against a rotation of 0.3 rad about x
+      l.site_rot_weight[0] = 0.5;
+      const double cx = std::cos(0.3), sx = std::sin(0.3);
+      const double Rx[9] = {1, 0, 0, 0, cx, -sx, 0, sx, cx};
+      for (int i = 0; i < 9; ++i) l.site_rot_target[0][i] = Rx[i];
       cs.push_back({"panda site targets" + tag, m, l, T, 6, c.x0, u, p});
       Loss t;
       set_track(t, T + 1, {1, 9, -(1 + 0), -(1 + 2)});
@@ -500,7 +527,9 @@ TEST(SiteLoss, PandaSitesByNameThroughTheCli) {
   j["model"]["sites"] = {{{"name", "grip"}, {"body", "link7"}, {"pos", {0.0, 0.0, 0.1}}}};
   j["simulation"]["steps"] = 50;
   j["simulation"]["backend"] = "cpu";
-  j["loss"] = {{"sites", {{{"site", "grip"}, {"target", {0.4, "theta.joint1.target", 0.6}}, {"weight", 10.0}},
+  j["loss"] = {{"sites", {{{"site", "grip"}, {"target", {0.4, "theta.joint1.target", 0.6}}, {"weight", 10.0},
+                           {"orientation", {0.0, 1.0, 0.0, 0.0}}, {"orientation_weight", 2.0}},
+                          {{"site", "grip"}, {"orientation", {1.0, 0.0, 0.0, 0.0}}, {"orientation_weight", 0.5}},
                           {{"site", "grip"}, {"target", {0.5, 0.0, 0.5}}, {"weight", 0.1}, {"running", true}}}},
                {"observations", {{"file", "obs.csv"}, {"weight", 5.0}}}};
   j["variables"] = {{"controls", {{"lower", -50}, {"upper", 50}, {"hold", 10}}}, {"theta.damping", {{"lower", 0}, {"upper", 100}}}};
@@ -517,7 +546,17 @@ TEST(SiteLoss, PandaSitesByNameThroughTheCli) {
   const auto& loss = a["effective_config"]["loss"];
   EXPECT_EQ(loss["sites"][0]["site"], "grip");
   EXPECT_EQ(loss["sites"][0]["target"][1], "theta.joint1.target");
+  EXPECT_EQ(loss["sites"][0]["orientation_weight"], 2.0);
+  EXPECT_EQ(loss["sites"][1]["weight"], 0.0);  // orientation only
+  EXPECT_EQ(loss["sites"].size(), 3u);
   EXPECT_EQ(loss["observations"]["columns"].size(), 3u);
+  // a term with neither target nor orientation is refused, naming the key
+  nlohmann::json none = j;
+  none["loss"]["sites"] = {{{"site", "grip"}, {"running", true}}};
+  const std::string nf = write_file(d.path / "none.json", none.dump());
+  const testing::CliResult rn = testing::run_steer("check '" + nf + "'", d.path);
+  EXPECT_EQ(rn.code, 2);
+  EXPECT_NE(rn.err.find("loss.sites[0].target: missing; give target"), std::string::npos) << rn.err;
   // an unknown site is refused by name
   j["loss"]["sites"][0]["site"] = "thumb";
   const std::string bad = write_file(d.path / "bad.json", j.dump());

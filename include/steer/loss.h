@@ -10,8 +10,9 @@
 //                                       c = Σ m_i x_i / Σ m_i from the model (w_c = −1
 //                                       rewards moving forward)
 //     + Σ_s ½ w_s ‖p_s(x, θ) − t_s‖²      site targets: p_s a named point of the model (site_position),
-//                                       at x_T (terminal) or at every x_k, k = 0..T (running); each
-//                                       target coordinate a constant or a θ slot
+//       + ½ w_R,s ‖R_s(x, θ) − R*_s‖_F²  at x_T (terminal) or at every x_k, k = 0..T (running); each
+//                                       target coordinate a constant or a θ slot; R_s the site's
+//                                       orientation (site_rotation) where the model offers it
 //     + Σ_k Σ_c ½ W_kc (y_c(x_k, θ) − R_kc)²   tracking (running state costs, trajectory fitting):
 //                                       channel c is a state slot or one coordinate of a site,
 //                                       R and W a table of T + 1 rows (k = 0..T) the Loss points at
@@ -31,6 +32,13 @@ template <class Model, class = void>
 struct has_sites : std::false_type {};
 template <class Model>
 struct has_sites<Model, std::void_t<decltype(std::declval<const Model&>().n_sites)>> : std::true_type {};
+// whether its sites also have an orientation (site_rotation, row-major site→world, and its adjoint)
+template <class Model, class = void>
+struct has_site_rotation : std::false_type {};
+template <class Model>
+struct has_site_rotation<Model, std::void_t<decltype(std::declval<const Model&>().template site_rotation<double>(
+                                    std::declval<View<const double>>(), std::declval<View<const double>>(), 0,
+                                    static_cast<double*>(nullptr)))>> : std::true_type {};
 
 struct Loss {
   static constexpr int kMaxTerms = 16;
@@ -64,6 +72,10 @@ struct Loss {
   double site_weight[kMaxSiteTerms] = {};
   double site_target[kMaxSiteTerms][3] = {};
   int site_param[kMaxSiteTerms][3] = {};
+  // orientation: + ½ w_R ‖R_s(x, θ) − R*‖_F² with R_s the site's site→world rotation and R* the
+  // target (row-major); 0 = no orientation term (models with site_rotation only)
+  double site_rot_weight[kMaxSiteTerms] = {};
+  double site_rot_target[kMaxSiteTerms][9] = {};
   // tracking table: row k (k = 0..track_rows − 1) holds, per channel c, the reference R_kc and
   // the weight W_kc at track[2 (k n_track + c)] and [... + 1]; a step past the last row adds
   // nothing. A channel is a state slot i (code i ≥ 0) or coordinate a of site s (code
@@ -122,6 +134,18 @@ struct Loss {
         e2 += e * e;
       }
       l += S(0.5) * S(site_weight[t]) * e2;
+      if constexpr (has_site_rotation<Model>::value) {
+        if (site_rot_weight[t] != 0.0) {
+          S R[9];
+          m.template site_rotation<S>(x, p, site_index[t], R);
+          S r2 = S(0);
+          for (int i = 0; i < 9; ++i) {
+            const S e = R[i] - S(site_rot_target[t][i]);
+            r2 += e * e;
+          }
+          l += S(0.5) * S(site_rot_weight[t]) * r2;
+        }
+      }
     }
     return l;
   }
@@ -138,6 +162,15 @@ struct Loss {
         if (site_param[t][a] >= 0) adj_p[site_param[t][a]] -= g[a];
       }
       adj_site_pos<S>(m, x, p, site_index[t], adj_x, adj_p, g);
+      if constexpr (has_site_rotation<Model>::value) {
+        if (site_rot_weight[t] != 0.0) {
+          // ∂/∂R = w_R (R − R*), back through the site's rotation
+          S R[9], gR[9];
+          m.template site_rotation<S>(x, p, site_index[t], R);
+          for (int i = 0; i < 9; ++i) gR[i] = adj_l * S(site_rot_weight[t]) * (R[i] - S(site_rot_target[t][i]));
+          m.template adj_site_rotation<S>(x, p, site_index[t], adj_x, adj_p, gR);
+        }
+      }
     }
   }
   template <class S, class PIn>

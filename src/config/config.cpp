@@ -975,7 +975,10 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   f.loss.effort_weight = c.loss.effort_weight / 2;
   // the running site terms and the tracking table are sums over the steps too
   for (int t = 0; t < f.loss.n_site; ++t)
-    if (f.loss.site_running[t]) f.loss.site_weight[t] = c.loss.site_weight[t] / 2;
+    if (f.loss.site_running[t]) {
+      f.loss.site_weight[t] = c.loss.site_weight[t] / 2;
+      f.loss.site_rot_weight[t] = c.loss.site_rot_weight[t] / 2;
+    }
   bind_track_table(f);
   f.checkpoint_every = 0;
   f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)

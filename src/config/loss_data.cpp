@@ -232,13 +232,19 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
     // each coordinate's target: a number, or a parameter slot "theta.<name>" (drawn per
     // rollout, or itself a variable)
     const std::string tp = term.key_path("target");
-    if (!term.has("target") || !term.raw("target").is_array() || term.raw("target").size() != 3)
+    const bool has_pos = term.has("target"), has_rot = term.has("orientation");
+    if (!has_pos && !has_rot)
+      config_fail(tp, "missing; give target ([x, y, z] [m]), orientation ([w, x, y, z]) or both");
+    if (has_pos && (!term.raw("target").is_array() || term.raw("target").size() != 3))
       config_fail(tp, "expected [x, y, z] [m], each a number or a parameter theta.<name>");
-    nlohmann::json tgt = nlohmann::json::array();
+    if (!has_pos && term.has("weight"))
+      config_fail(term.key_path("weight"), "weighs the position target; give target, or orientation_weight for the orientation");
+    nlohmann::json tgt = has_pos ? nlohmann::json::array() : nlohmann::json(nullptr);
     for (int a = 0; a < 3; ++a) {
-      const auto& v = term.raw("target")[size_t(a)];
       loss.site_param[t][a] = -1;
       loss.site_target[t][a] = 0;
+      if (!has_pos) continue;
+      const auto& v = term.raw("target")[size_t(a)];
       if (v.is_string()) {
         const std::string tn = v.get<std::string>();
         const int pi = tn.rfind("theta.", 0) == 0 ? c.info.param_index(tn.substr(6)) : -1;
@@ -252,12 +258,34 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
         config_fail(tp + "[" + std::to_string(a) + "]", "expected a number in [-1e12, 1e12] [m] or a parameter theta.<name>");
       }
     }
-    loss.site_weight[t] = term.number("weight", 1.0, Range::nonnegative());
+    loss.site_weight[t] = has_pos ? term.number("weight", 1.0, Range::nonnegative()) : 0.0;
+    // orientation: a unit quaternion (w, x, y, z) of the site's frame in the world, normalized
+    // here, as the rotation matrix R* the term compares the site's rotation with
+    nlohmann::json quat = nullptr;
+    loss.site_rot_weight[t] = 0;
+    if (has_rot) {
+      std::vector<double> q = term.numbers("orientation", {}, Range::closed(-1e6, 1e6), 4);
+      const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      if (!(n > 1e-12)) config_fail(term.key_path("orientation"), "expected a quaternion [w, x, y, z] of non-zero length");
+      for (double& v : q) v /= n;
+      const double w = q[0], x = q[1], y = q[2], z = q[3];
+      const double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                           2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                           2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+      for (int i = 0; i < 9; ++i) loss.site_rot_target[t][i] = R[i];
+      loss.site_rot_weight[t] = term.number("orientation_weight", 1.0, Range::nonnegative());
+      quat = q;
+    } else if (term.has("orientation_weight")) {
+      config_fail(term.key_path("orientation_weight"), "weighs an orientation target; give orientation too");
+    }
     loss.site_running[t] = term.boolean("running", false);
     term.finish();
+    const std::string at = loss.site_running[t] ? "x_k" : "x_T";
+    std::string what = has_pos ? "0.5 * weight * |p_site(" + at + ") - target|^2" : "";
+    if (has_rot) what += std::string(has_pos ? " + " : "") + "0.5 * orientation_weight * |R_site(" + at + ") - R(orientation)|_F^2";
     terms.push_back({{"site", site}, {"target", tgt}, {"weight", loss.site_weight[t]}, {"running", bool(loss.site_running[t])}, {"unit", "m"},
-                     {"term", loss.site_running[t] ? "sum_k=0..T 0.5 * weight * |p_site(x_k) - target|^2"
-                                                   : "0.5 * weight * |p_site(x_T) - target|^2"}});
+                     {"orientation", quat}, {"orientation_weight", loss.site_rot_weight[t]},
+                     {"term", loss.site_running[t] ? "sum_k=0..T " + what : what}});
   }
   loss.n_site = int(arr.size());
   return terms;
