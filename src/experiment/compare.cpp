@@ -119,6 +119,7 @@ void plan_compare(CompareState& run) {
   if (!c.has_compare) throw ConfigError("config: compare: missing; steer compare needs a compare section");
   run.backend = resolve_backend(c.backend, &run.backend_note);
   if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
+  require_one_backend(run.backend);
   run.pg = std::make_unique<NormalizedProblem>(make_problem(replicate_rollout0(c, 1), run.backend, c.threads));
   run.nv = run.pg->num_vars();
   run.B = run.k.starts;

@@ -67,6 +67,18 @@ std::string fmt(double v, int prec) {
   return s.str();
 }
 
+void require_one_backend(BackendKind backend) {
+  Communicator& w = world();
+  if (w.size() == 1) return;
+  // the CPU and CUDA paths agree to rounding, not bit for bit, so a job whose ranks resolved
+  // "auto" differently (a node without a GPU) would not give the one-process artifact
+  const std::vector<std::string> all = allgather_strings(backend_name(backend));
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      throw ConfigError("simulation.backend: rank 0 runs on " + all[0] + " but rank " + std::to_string(r) + " on " +
+                        all[r] + "; every rank must use the same backend (set simulation.backend or --backend to cpu or cuda)");
+}
+
 nlohmann::json parallel_json(int batch) {
   Communicator& w = world();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -99,6 +111,7 @@ void plan_run(RunState& run) {
   run.backend = resolve_backend(c.backend, &run.backend_note);
   // a fallback or device choice is always said, even with --quiet
   if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
+  require_one_backend(run.backend);
   // across ranks: every rank sees the whole batch, simulates its block (src/parallel/split_problem.h)
   run.problem = make_split_problem(c, run.backend, c.threads);
   run.B = run.problem->batch_size();

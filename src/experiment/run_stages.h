@@ -86,6 +86,8 @@ void stop_point(const RunState& run, const std::string& where);
 // helpers shared by the stages
 std::string utc_now(const char* format);
 std::string fmt(double v, int prec = 6);
+// across ranks: refuses (ConfigError on every rank) a job whose ranks resolved different backends; collective
+void require_one_backend(BackendKind backend);
 // the job's ranks, their hosts and (batch > 0) blocks of a batch of `batch` rollouts (artifact "parallel", a
 // run-description field: docs/scaling.md); collective
 nlohmann::json parallel_json(int batch);
