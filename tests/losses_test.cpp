@@ -550,6 +550,7 @@ TEST(SiteLoss, PandaSitesByNameThroughTheCli) {
   EXPECT_EQ(loss["sites"][1]["weight"], 0.0);  // orientation only
   EXPECT_EQ(loss["sites"].size(), 3u);
   EXPECT_EQ(loss["observations"]["columns"].size(), 3u);
+  EXPECT_EQ(loss["observations"]["file_fnv1a64"].get<std::string>().size(), 16u);
   // a term with neither target nor orientation is refused, naming the key
   nlohmann::json none = j;
   none["loss"]["sites"] = {{{"site", "grip"}, {"running", true}}};

@@ -819,7 +819,7 @@ nlohmann::json ExperimentConfig::to_json() const {
   for (int i = 0; i < info.nu(); ++i) u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
   j["controls_initial"] = u;
   if (u_rows > 0)
-    j["controls_initial_file"] = {{"file", u_file}, {"rows", u_rows}, {"columns", info.control_names},
+    j["controls_initial_file"] = {{"file", u_file}, {"file_fnv1a64", u_digest}, {"rows", u_rows}, {"columns", info.control_names},
                                   {"note", "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
   j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
                      {"steps", steps},

@@ -221,6 +221,7 @@ struct HorizonSweepConfig {
 struct TrackSource {
   std::string key;                 // the config key ("loss.reference", "loss.observations")
   std::string file;                // as written in the config; "" for values given inline
+  std::string digest;              // the file's FNV-1a 64 (DataTable::digest)
   std::vector<std::string> names;  // per column: a state slot or site.<name>.<x|y|z>
   std::vector<std::string> units;  // per column
   std::vector<int> channel;        // per column: Loss::track_channel's code
@@ -254,7 +255,7 @@ struct ExperimentConfig {
   std::vector<double> u_steps;
   int u_rows = 0;
   double u_dt = 0;
-  std::string u_file;
+  std::string u_file, u_digest;  // as written, and the file's FNV-1a 64
 
   // simulation
   double dt = 0.01;

@@ -114,6 +114,7 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
   if (o.has("file")) {
     src.file = o.string("file", "");
     t = read_data_file(resolve_data_path(src.file, c.base_dir), o.key_path("file"));
+    src.digest = t.digest;
   } else {
     t = inline_table(o);
   }
@@ -310,6 +311,7 @@ nlohmann::json parse_track_sources(const JsonObject& l, ExperimentConfig& c) {
     for (size_t i = 0; i < src.names.size(); ++i)
       cols.push_back({{"column", src.names[i]}, {"weight", src.weight[i]}, {"unit", src.units[i]}});
     out[key] = {{"file", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.file)},
+                {"file_fnv1a64", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.digest)},
                 {"rows", src.time.size()},
                 {"time_span_s", {src.time.front(), src.time.back()}},
                 {"columns", cols},
@@ -351,6 +353,7 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
   }
   if (t.rows > c.steps) config_fail(key, std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
   c.u_rows = t.rows;
+  c.u_digest = t.digest;
   c.u_dt = c.dt;
   c.u_steps.resize(size_t(t.rows) * nu);
   for (int r = 0; r < t.rows; ++r)
