@@ -133,6 +133,9 @@ int main(int argc, char** argv) {
   } catch (const steer::ConfigError& e) {
     if (rank0) std::cerr << "steer: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    if (rank0) std::cerr << "steer: error: " << e.what() << "\n";
+    return 1;
   }
   try {
     steer::RunOutcome r = opt.command == "compare" ? steer::run_compare(cfg, opt) : steer::run_experiment(cfg, opt);
