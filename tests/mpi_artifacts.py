@@ -13,7 +13,8 @@ PART is one of
   compare      a short steer compare on configs/soft_walker_knots.json (several gradient starts,
                CMA-ES generations split across ranks, two repeats)
   fault        a rank that throws, and one that runs out of memory (the STEER_FAIL_RANK hook):
-               the job fails naming the rank and its rollouts, nothing is published
+               the job fails naming the rank and its rollouts, nothing is published; an output
+               folder only rank 0 refuses aborts the job with exit 2
   resume       a job whose rank fails mid-optimization leaves rank 0's checkpoint; --resume on a
                different number of ranks ends with the uninterrupted one-process artifact
   devices      each rank's GPU by its node-local rank from a CUDA_VISIBLE_DEVICES list, as the
@@ -266,6 +267,16 @@ def part_fault():
         if left:
             fail(f"fault {kind}: the output folder holds {left} after a failed job")
         print(f"fault {kind} on rank {rank} of {n}: exit {r.returncode}, '{who} failed' said once, nothing published")
+    # an error only rank 0 meets (it alone prepares the output folder): the job is aborted with
+    # the error's exit code, the message said once with its rank
+    not_a_folder = os.path.join(WORK, "fault-out-is-a-file")
+    with open(not_a_folder, "w") as f:
+        f.write("a file\n")
+    r = run(mpirun(2) + ["run", path, "--out", not_a_folder, "--quiet"])
+    said = "--out: '" + not_a_folder + "' is not a folder [rank 0 of 2; the job is aborted]"
+    if r.returncode != 2 or r.stderr.count(said) != 1:
+        fail(f"fault --out: expected exit 2 and '{said}' once, got {r.returncode}: {r.stderr[-600:]}")
+    print("fault --out on rank 0 alone: exit 2, said once, the job aborted")
 
 
 def part_devices():
