@@ -529,6 +529,11 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c) {
                                                             : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
     e.batch += problem(lambda, T, sz) + 8 * lambda * nv * 4;
   }
+  // the tracking table (loss.reference / loss.observations): 2 doubles per step and channel in
+  // the config, the run's problem and, under validation, the half-step problem (2T steps)
+  double channels = 0;
+  for (const auto& src : c.tracking) channels += double(src.channel.size());
+  e.batch += 16 * channels * ((T + 1) * 2 + (2 * T + 1));
   const double n = std::min<double>(B, c.validation.max_rollouts);
   const double lanes = 64 / sz;  // rollouts in one SIMD pack (a 512-bit register of scalars)
   if (c.validation.enabled && !c.variables.empty()) {
