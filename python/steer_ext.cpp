@@ -228,8 +228,17 @@ std::unique_ptr<Runner> make_runner_in(const ExperimentConfig& c, std::string& b
     const MassSpringSetup& s = c.model_state<MassSpringSetup>();
     return finish(std::make_unique<ModelRunner<MassSpring, S>>(c, s.model, s.topology));
   }
-  if (c.model_type == ArticulatedSetup::kModel)
-    return finish(std::make_unique<ModelRunner<Articulated, S>>(c, c.model_state<ArticulatedSetup>().model, std::vector<int>{}));
+  if (c.model_type == ArticulatedSetup::kModel) {
+    const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+    // a tree beyond Articulated's capacity runs as ArticulatedLarge, which only the CLI's CPU path binds
+    if (s.large_tree)
+      throw std::invalid_argument("model.bodies: the Python binding takes trees of at most " +
+                                  std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
+                                  " joints and " + std::to_string(Articulated::kMaxSites) + " sites; got " +
+                                  std::to_string(s.large.n_bodies) + " bodies, " + std::to_string(s.large.n_dof) +
+                                  " joints (run it with the steer CLI)");
+    return finish(std::make_unique<ModelRunner<Articulated, S>>(c, s.model, std::vector<int>{}));
+  }
   throw std::invalid_argument("model.type: " + c.model_type + " has no Python binding (accepted: projectile, mass_spring, articulated)");
 }
 

@@ -200,7 +200,7 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
 nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
                                  int max_frames) {
   const ArticulatedSetup& as = c.model_state<ArticulatedSetup>();
-  const Articulated& m = as.model;
+  const ArticulatedLarge& m = as.large;  // the tree as parsed, whichever capacity runs it
   // points: the world origin, every body's origin, the tip; the body origins do not depend on
   // θ (only the centres of mass do), so the nominal θ serves every rollout
   const int nb = m.n_bodies;
@@ -212,7 +212,7 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
   for (int b = 0; b < nb; ++b) edges.push_back({m.parent[b] + 1, b + 1});
   if (has_tip) edges.push_back({m.tip_body + 1, nb + 1});
   auto fk = [&](int, const std::vector<double>& x) {
-    Articulated::Kin<double> K;
+    ArticulatedLarge::Kin<double> K;
     m.forward_kinematics(x.data(), c.theta.data(), K);  // q = the state's first n_dof slots
     std::vector<double> p = {0, 0, 0};
     for (int b = 0; b < nb; ++b) p.insert(p.end(), K.P[b], K.P[b] + 3);

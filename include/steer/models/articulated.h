@@ -69,6 +69,10 @@
 // whose step and adjoint leave rk4 and the dual path out at compile time, so that its
 // kernels' stack frames are not sized by them; rk4 keeps Articulated's own kernels.
 //
+// Capacity: the arrays are sized at compile time (ArticulatedCap<bodies, joints, sites>,
+// model.h). Articulated (10, 8, 8) runs on every backend; ArticulatedLarge (32, 32, 8), for
+// larger trees, on the CPU's scalar path only; the config parser picks the smaller that fits.
+//
 // The parts, one algorithm per header, each function followed by its adjoint (articulated/):
 //   model.h        the data, parameter slots and shared intermediates; member declarations
 //   kinematics.h   forward kinematics, world inertia, point Jacobian; adjoints

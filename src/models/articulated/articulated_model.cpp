@@ -4,9 +4,11 @@
 // servos and the registration; the model section's parser, initial state, slot table and
 // effective-config keys are in config_articulated.cpp.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "config/json_reader.h"
 #include "models/articulated/config_articulated.h"
 #include "models/registry.h"
 #include "problem/model_problem.h"
@@ -15,34 +17,65 @@ namespace steer {
 
 namespace {
 
-const Articulated& articulated(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().model; }
+// the tree as parsed (articulated_setup.h), whichever capacity runs it
+const ArticulatedLarge& articulated(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().large; }
 
 void model_json(const ExperimentConfig& c, nlohmann::json& m) { m.update(articulated_model_json(c)); }
 
-void set_dt(ExperimentConfig& c, double dt) { c.model_state<ArticulatedSetup>().model.dt = dt; }
+void set_dt(ExperimentConfig& c, double dt) {
+  ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  s.model.dt = dt, s.large.dt = dt;
+}
 
-struct ArticulatedProblemHooks : ProblemHooks<Articulated> {
+#ifdef STEER_WITH_CUDA
+// ArticulatedLarge has no CUDA kernels (model.h) and new_problem refuses the cuda backend for
+// it; these stand in for the instantiations run_batch (backend.h) names, never reached.
+template <>
+void cuda_run_batch<ArticulatedLarge, double>(const ArticulatedLarge&, const Loss&, const RolloutShape&,
+                                              const Batch<double>&, bool, BatchResult<double>&) {
+  throw std::logic_error("ArticulatedLarge has no CUDA kernels");
+}
+template <>
+void cuda_run_batch<ArticulatedLarge, float>(const ArticulatedLarge&, const Loss&, const RolloutShape&,
+                                             const Batch<float>&, bool, BatchResult<float>&) {
+  throw std::logic_error("ArticulatedLarge has no CUDA kernels");
+}
+#endif
+
+// Model: Articulated or ArticulatedLarge (model.h)
+template <class Model>
+struct ArticulatedProblemHooks : ProblemHooks<Model> {
   // the adjoint differentiates only the parameters that are variables
-  void bind(const ExperimentConfig& c, Articulated& m) {
+  void bind(const ExperimentConfig& c, Model& m) {
     m.n_grad_params = 0;
     for (const auto& v : c.variables)
       if (v.kind == VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
   }
   // the contact point's depth below the plane [m], when the model has a contact plane
-  static bool measures_penetration(const Articulated& m) { return m.contact; }
-  static double penetration(const Articulated& m, View<const double> x, View<const double> p) {
-    return m.penetration<double>(x, p);
+  static bool measures_penetration(const Model& m) { return m.contact; }
+  static double penetration(const Model& m, View<const double> x, View<const double> p) {
+    return m.template penetration<double>(x, p);
   }
 };
 
+// A tree within Articulated's capacity runs as Articulated on every backend; a larger one as
+// ArticulatedLarge on the CPU only (model.h: no CUDA kernels are compiled for it).
 std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return make_model_problem<Articulated, ArticulatedProblemHooks>(c, articulated(c), backend, threads);
+  const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  if (!s.large_tree) return make_model_problem<Articulated, ArticulatedProblemHooks<Articulated>>(c, s.model, backend, threads);
+  if (backend != BackendKind::kCpu)
+    throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
+                      std::to_string(s.large.n_dof) + " joints and " + std::to_string(s.large.n_sites) +
+                      " sites runs on the CPU backend only; the CUDA backend takes at most " +
+                      std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
+                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (set \"backend\": \"cpu\")");
+  return make_model_problem<ArticulatedLarge, ArticulatedProblemHooks<ArticulatedLarge>>(c, s.large, backend, threads);
 }
 
 // A saturated servo under implicitfast chatters because its k_v acts explicitly at the clamp
 // (README, "Saturated servos"); the servo made implicit through the saturation removes that.
 std::string chatter_remedy(const ExperimentConfig& c, const std::string& smaller_dt) {
-  const Articulated& a = articulated(c);
+  const ArticulatedLarge& a = articulated(c);
   if (a.torque_limits && a.servo_newton == 0) {
     const std::string servo = "model.torque_limits.newton_iterations ≥ 1 makes the servo implicit through its force limit";
     return a.integrator == Articulated::kImplicitFast ? servo + "; or " + smaller_dt

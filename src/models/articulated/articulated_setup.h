@@ -25,6 +25,13 @@ struct ArticulatedNames {
 
 struct ArticulatedSetup {
   static constexpr const char* kModel = "articulated";  // model.type
+  // The tree as parsed, at the large capacity: always filled, and what the config's readers
+  // (slot table, effective config, physical check, report scene) read.
+  ArticulatedLarge large;
+  // The tree exceeds Articulated's capacity (10 bodies, 8 joints, 8 sites): its problem runs
+  // `large` on the CPU and `model` is left empty. Otherwise `model` is `large` at the arm's
+  // capacity, the model every backend runs.
+  bool large_tree = false;
   Articulated model;
   ArticulatedNames names;
   // site s's index by name (model.sites or an imported model's sites), −1 when there is none

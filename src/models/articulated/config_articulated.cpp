@@ -27,7 +27,7 @@ std::string fmt(double v) {
 
 }  // namespace
 
-ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names) {
+ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& names) {
   ModelInfo info;
   info.type = "articulated";
   const int n = m.n_dof;
@@ -193,7 +193,8 @@ namespace {
 
 void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
-  Articulated& a = setup.model;
+  // parsed at the large capacity; copied to the arm-sized model below when the tree fits it
+  ArticulatedLarge& a = setup.large;
   ArticulatedNames& names = setup.names;
   names.included_from = m.string("included_from", "");  // set by expand_includes, echoed in the artifact
   const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
@@ -202,9 +203,9 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   const auto& bodies = m.raw("bodies");
   const std::string bp = m.key_path("bodies");
   if (!bodies.is_array() || bodies.empty())
-    config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(Articulated::kMaxBodies) + ")");
-  if (bodies.size() > size_t(Articulated::kMaxBodies))
-    config_fail(bp, "at most " + std::to_string(Articulated::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
+    config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(ArticulatedLarge::kMaxBodies) + ")");
+  if (bodies.size() > size_t(ArticulatedLarge::kMaxBodies))
+    config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
   struct BodyValues {
     double mass;
     std::vector<double> com, inertia;
@@ -246,8 +247,8 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     a.dof[bi] = -1;
     if (o.has("joint") && !o.raw("joint").is_null()) {
       JsonObject jo = o.object("joint");
-      if (a.n_dof == Articulated::kMaxDof)
-        config_fail(jo.path(), "at most " + std::to_string(Articulated::kMaxDof) + " joints");
+      if (a.n_dof == ArticulatedLarge::kMaxDof)
+        config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
       const std::string jn = jo.string("name", name + ".joint");
       const std::string type = jo.choice("type", "hinge", {"hinge", "slide"});
       std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
@@ -330,9 +331,9 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     const std::string sp = m.key_path("sites");
     if (!sites.is_array())
       config_fail(sp, "expected an array of {\"name\", \"body\", \"pos\", \"quat\"} (at most " +
-                          std::to_string(Articulated::kMaxSites) + ")");
-    if (sites.size() > size_t(Articulated::kMaxSites))
-      config_fail(sp, "at most " + std::to_string(Articulated::kMaxSites) + " sites, got " + std::to_string(sites.size()));
+                          std::to_string(ArticulatedLarge::kMaxSites) + ")");
+    if (sites.size() > size_t(ArticulatedLarge::kMaxSites))
+      config_fail(sp, "at most " + std::to_string(ArticulatedLarge::kMaxSites) + " sites, got " + std::to_string(sites.size()));
     for (size_t k = 0; k < sites.size(); ++k) {
       const std::string path = sp + "[" + std::to_string(k) + "]";
       if (!sites[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(sites[k]));
@@ -389,6 +390,8 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   c.theta[a.p_global(Articulated::kContactStiffness)] = stiff;
   c.theta[a.p_global(Articulated::kContactDamping)] = cdamp;
   c.theta[a.p_global(Articulated::kContactSmoothing)] = smooth;
+  setup.large_tree = !articulated_fits<Articulated>(a);
+  if (!setup.large_tree) articulated_copy(a, setup.model);
   PhysicalViolation bad;
   if (!articulated_check_physical(c, c.theta.data(), bad)) config_fail(bad.key, bad.what);
 }
@@ -396,7 +399,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
 }  // namespace
 
 bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
-  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   for (int b = 0; b < a.n_bodies; ++b) {
     const std::string body = "model.bodies[" + std::to_string(b) + "]";
@@ -425,7 +428,7 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta, 
 }
 
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   const int n = a.n_dof;
   std::vector<double> q = s.numbers("q", std::vector<double>(n, 0.0), Range::closed(-1e3, 1e3), n);
@@ -444,7 +447,7 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
 }
 
 nlohmann::json articulated_model_json(const ExperimentConfig& c) {
-  const Articulated& a = c.model_state<ArticulatedSetup>().model;
+  const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   nlohmann::json m;
   m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";

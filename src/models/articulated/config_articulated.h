@@ -10,7 +10,7 @@
 
 namespace steer {
 
-ModelInfo articulated_info(const Articulated& m, const ArticulatedNames& names);
+ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& names);
 // model.* -> the config's ArticulatedSetup (model, names), c.info, nominal θ
 void parse_articulated_model(const JsonObject& m, ExperimentConfig& c);
 // initial_state.q / v; a PD target the model section did not give holds the initial pose

@@ -10,8 +10,9 @@ namespace steer {
 // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
 // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b), softplus(z_a), softplus(z_b)
 // for adj_saturate: kSatTape values per joint)
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD S Articulated::saturate(const PIn& p, int j, const S& raw, S& slope, S* sig) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::saturate(const PIn& p, int j, const S& raw, S& slope, S* sig) const {
   if (!torque_limits) {
     slope = S(1);
     return raw;
@@ -42,8 +43,9 @@ inline STEER_HD S Articulated::saturate(const PIn& p, int j, const S& raw, S& sl
 //   own values, so the adjoint computes no exponential); s' is taken as (1 − σ_a) − σ_b or
 //   (1 − σ_b) − σ_a on the saturated side, which keeps its digits there; ∂τ/∂β only when
 //   want_beta.
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD S Articulated::adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p,
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p,
                                             const S& adj_tau, const S& adj_slope, bool want_beta) const {
   if (!torque_limits) return adj_tau;
   const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
@@ -59,16 +61,18 @@ inline STEER_HD S Articulated::adj_saturate(const PIn& p, int j, const S& raw, c
 }
 
 // the joint-limit torque τ_l,j(q_j) [N·m or N] (0 when joint_limits is off)
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD S Articulated::limit_torque(int j, const S& qj) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::limit_torque(int j, const S& qj) const {
   if (!joint_limits) return S(0);
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return k * w * (softplus_of(S((S(limit_lower[j]) - qj) / w)) - softplus_of(S((qj - S(limit_upper[j])) / w)));
 }
 
 // ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD S Articulated::limit_slope(int j, const S& qj) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::limit_slope(int j, const S& qj) const {
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) + sigmoid_of(S((qj - S(limit_upper[j])) / w)));
 }

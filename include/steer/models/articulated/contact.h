@@ -8,14 +8,16 @@
 namespace steer {
 
 // world position of the contact point [m]
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::tip_position(const Kin<S>& K, S* x) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::tip_position(const Kin<S>& K, S* x) const {
   body_point(K, tip_body, tip_offset, x);
 }
 
 // τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into tc)
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void Articulated::contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const {
   if (!contact) return;
   S x[3];
   tip_position(K, x);
@@ -44,8 +46,9 @@ inline STEER_HD void Articulated::contact_forces(const Kin<S>& K, const S* v, co
 //   f_z = k w softplus(z) − d_c σ(z) ż,  z = (height − z_tip)/w
 //   f̄_z = ż_μ,  z̄ = f̄_z (k σ(z) − d_c σ'(z) ż) [per w: k w σ/w],  ż̄ = −f̄_z d_c σ(z),
 //   J̄_z,e = f_z μ_e + ż̄ q̇_e
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void Articulated::adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu,
                                                      KinAdj<S>& KA, S* adj_v, S* adj_p) const {
   if (!contact) return;
   S x[3];

@@ -10,8 +10,9 @@
 namespace steer {
 
 // the contact point's penetration below the plane [m] (≤ 0 when clear)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S Articulated::penetration(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PIn& p) const {
   S q[kMaxDof] = {};
   for (int i = 0; i < n_dof; ++i) q[i] = x[i];
   Kin<S> K;
@@ -22,23 +23,26 @@ inline STEER_HD S Articulated::penetration(const XIn& x, const PIn& p) const {
 }
 
 // (bool for a scalar S, the lanes' mask for a pack)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD auto Articulated::in_contact(const XIn& x, const PIn& p, int c) const {
+inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p, int c) const {
   (void)c;
   return penetration<S>(x, p) > S(0);
 }
 
 // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S Articulated::center_of_mass(const XIn& x, const PIn& p, int ax) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const PIn& p, int ax) const {
   Kin<S> K;
   S mt = S(0);
   return center_of_mass_kin(x, p, ax, K, mt);
 }
 
 // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S Articulated::center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const {
   S q[kMaxDof] = {};
   for (int i = 0; i < n_dof; ++i) q[i] = x[i];
   forward_kinematics(q, p, K);
@@ -52,8 +56,9 @@ inline STEER_HD S Articulated::center_of_mass_kin(const XIn& x, const PIn& p, in
 }
 
 // ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm · R_b[axis, :]
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void Articulated::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                                      const S& adj_c) const {
   using D = Dual<S, kMaxDof>;
   D qd[kMaxDof];
@@ -79,8 +84,9 @@ inline STEER_HD void Articulated::adj_center_of_mass(const XIn& x, const PIn& p,
 
 // E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b, the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
 // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void Articulated::energies(const XIn& x, const PIn& p, S& e, S& ke) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PIn& p, S& e, S& ke) const {
   S q[kMaxDof] = {}, M[kMaxDof * kMaxDof] = {};
   for (int i = 0; i < n_dof; ++i) q[i] = x[i];
   Kin<S> K;
@@ -93,15 +99,17 @@ inline STEER_HD void Articulated::energies(const XIn& x, const PIn& p, S& e, S& 
   for (int b = 0; b < n_bodies; ++b) e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S Articulated::kinetic_energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::kinetic_energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return ke;
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S Articulated::energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return e;
@@ -109,8 +117,9 @@ inline STEER_HD S Articulated::energy(const XIn& x, const PIn& p) const {
 
 // conservative when no damping, no PD gains and no contact: then, with zero controls,
 // an energy change is the integrator's error
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD bool Articulated::conservative(const PIn& p) const {
+inline STEER_HD bool ArticulatedCap<NB, ND, NS>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || joint_limits) return false;
   for (int j = 0; j < n_dof; ++j)

@@ -10,8 +10,9 @@
 namespace steer {
 
 // (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void Articulated::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                                        const Lanes& ln) const {
   (void)k;
   if (!ln.leader()) return;
@@ -34,8 +35,9 @@ inline STEER_HD void Articulated::step(int k, const XIn& x, const UIn& u, const 
 //   and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
 //   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
 //   adj_forward_kinematics takes those back to q and the centres of mass.
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void Articulated::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                                            PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
   if (!ln.leader()) return;
   if (integrator == kRk4) {
@@ -46,8 +48,9 @@ inline STEER_HD void Articulated::adj_step(int k, const XIn& x, const UIn& u, co
 }
 
 // step, keeping its tape (rk4 has no tape: its adjoint is the dual path)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void Articulated::step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                                              StepTape<S>& t, const Lanes& ln) const {
   (void)k;
   if (!ln.leader()) return;
@@ -59,8 +62,9 @@ inline STEER_HD void Articulated::step_taped(int k, const XIn& x, const UIn& u, 
 }
 
 // adj_step from the step's tape (rollout.h keeps it from the segment recompute)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void Articulated::adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p,
                                                  const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                                                  const XnAdj& adj_xn, const Lanes& ln) const {
   if (!ln.leader()) return;
@@ -72,8 +76,9 @@ inline STEER_HD void Articulated::adj_step_taped(int k, const XIn& x, const UIn&
 }
 
 // q̈ = M⁻¹(τ − D q̇ − c + τ_c), everything explicit (the rk4 right-hand side)
+template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
-inline STEER_HD void Articulated::acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const {
   Kin<S> K;
   forward_kinematics(q, p, K);
   S M[kMaxDof * kMaxDof], c[kMaxDof];
@@ -91,8 +96,9 @@ inline STEER_HD void Articulated::acceleration(const S* q, const S* v, const UIn
 }
 
 // the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void Articulated::step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
   const int n = n_dof;
   const S h = S(dt);
   S q[kMaxDof] = {}, v[kMaxDof] = {};
@@ -115,17 +121,19 @@ inline STEER_HD void Articulated::step_rk4(const XIn& x, const UIn& u, const PIn
 
 // the reference: vector-Jacobian product of step by forward-mode duals over x, u and the
 // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void Articulated::adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                                                 UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
   if (!ln.leader()) return;
-  dual_adj_step<Articulated, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
+  dual_adj_step<ArticulatedCap, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
                                 n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
 }
 
 // step, and with tp its tape (step_implicit; as step() and step_taped() run it)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
-inline void Articulated::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
+inline void ArticulatedCap<NB, ND, NS>::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
   (void)k;
   if constexpr (std::is_same<Tape, std::nullptr_t>::value) {
     StepTape<S> t;
@@ -136,8 +144,9 @@ inline void Articulated::step_solo(int k, const XIn& x, const UIn& u, const PIn&
 }
 
 // adj_step_taped's hand adjoint (u enters through the tape)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline void Articulated::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t,
+inline void ArticulatedCap<NB, ND, NS>::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t,
                                              XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
   (void)k, (void)u;
   adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);

@@ -15,15 +15,17 @@
 namespace steer {
 
 // o = a × b
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::cross(const S* a, const S* b, S* o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::cross(const S* a, const S* b, S* o) {
   const S x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
   o[0] = x, o[1] = y, o[2] = z;
 }
 
 // ā += b × ō, b̄ += ō × a: the adjoint of o = a × b
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::adj_cross(const S* a, const S* b, S* adj_a, S* adj_b, const S* adj_o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_cross(const S* a, const S* b, S* adj_a, S* adj_b, const S* adj_o) {
   S t[3];
   cross(b, adj_o, t);
   for (int i = 0; i < 3; ++i) adj_a[i] += t[i];
@@ -32,20 +34,23 @@ inline STEER_HD void Articulated::adj_cross(const S* a, const S* b, S* adj_a, S*
 }
 
 // a · b
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD S Articulated::dot(const S* a, const S* b) {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::dot(const S* a, const S* b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 // o = R v (R row-major 3×3)
+template <int NB, int ND, int NS>
 template <class S, class T>
-inline STEER_HD void Articulated::rotate(const S* R, const T* v, S* o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::rotate(const S* R, const T* v, S* o) {
   for (int i = 0; i < 3; ++i) o[i] = R[3 * i] * S(v[0]) + R[3 * i + 1] * S(v[1]) + R[3 * i + 2] * S(v[2]);
 }
 
 // (q, θ) -> R_b, p_b, a_b, c_b for every body
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void Articulated::forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const {
   for (int b = 0; b < n_bodies; ++b) {
     const int pa = parent[b];
     S Rp[9], Pp[3];
@@ -99,8 +104,9 @@ inline STEER_HD void Articulated::forward_kinematics(const S* q, const PIn& p, K
 //   F_b = p̄_b + c̄_b + Σ_children F_ch,
 //   T_b = t̄_b + (c_b − p_b) × c̄_b + a_b × ā_b + Σ_children [T_ch + (p_ch − p_b) × F_ch],
 //   q̄_b = a_b · T_b (hinge) or a_b · F_b (slide).
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
                                                          bool want_com) const {
   for (int b = n_bodies - 1; b >= 0; --b) {
     S* F = KA.P[b];
@@ -125,8 +131,9 @@ inline STEER_HD void Articulated::adj_forward_kinematics(const Kin<S>& K, S* adj
 }
 
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)
+template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void Articulated::world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const {
   const S xx = p[p_body(b, kIxx)], yy = p[p_body(b, kIyy)], zz = p[p_body(b, kIzz)];
   const S xy = p[p_body(b, kIxy)], xz = p[p_body(b, kIxz)], yz = p[p_body(b, kIyz)];
   const S Ib[9] = {xx, xy, xz, xy, yy, yz, xz, yz, zz};
@@ -142,8 +149,9 @@ inline STEER_HD void Articulated::world_inertia(const Kin<S>& K, const PIn& p, i
 // t̄ += axial(Ī_w I_w − I_w Ī_w) = (I_w v) × u − v × (I_w u) (I_w turning by δ changes by
 // [δ]× I_w − I_w [δ]×; Iu = I_w u, Iv = I_w v given), and when want_inertia
 // Ī_b += (Rᵀu)(Rᵀv)ᵀ into the six entries (off-diagonal pairs summed)
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu,
                                                           const S* Iv, S* adj_T, S* adj_p, bool want_inertia) const {
   S t1[3], t2[3];
   cross(Iv, u, t1);
@@ -165,8 +173,9 @@ inline STEER_HD void Articulated::adj_world_inertia_rank1(const Kin<S>& K, int b
 }
 
 // linear Jacobian column of dof d (joint of body e) at world point x: a × (x − p_e), or a
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const {
   if (joint[e] == kSlide) {
     for (int i = 0; i < 3; ++i) jv[i] = K.A[e][i];
     return;
@@ -176,8 +185,9 @@ inline STEER_HD void Articulated::point_jacobian(const Kin<S>& K, int e, const S
 }
 
 // world position of the point `pos` (body frame [m]) of body b: p_b + R_b (pos − j_b)
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::body_point(const Kin<S>& K, int b, const double* pos, S* x) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::body_point(const Kin<S>& K, int b, const double* pos, S* x) const {
   const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1], pos[2] - joint_pos[b][2]};
   S o[3];
   rotate(K.R[b], r, o);

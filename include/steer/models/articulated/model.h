@@ -1,4 +1,4 @@
-// Articulated: the model's data (the tree, joint types and axes, the parameters' slots in θ),
+// ArticulatedCap (Articulated, ArticulatedLarge): the model's data (the tree, joint types and axes, the parameters' slots in θ),
 // the intermediates its algorithms share (Kin, RneaWork, StepTape, KinAdj), and the
 // declarations of its member functions, each defined with its adjoint in its algorithm's
 // header (articulated.h includes them all). Parameter slots:
@@ -17,9 +17,15 @@
 
 namespace steer {
 
-struct Articulated {
-  static constexpr int kMaxBodies = 10;
-  static constexpr int kMaxDof = 8;
+// The model at a capacity fixed at compile time: NB bodies, ND joints, NS sites. Every array
+// below (the tree, Kin, RneaWork, StepTape's A[ND²], KinAdj, θ's kMaxParam slots) is sized by
+// them, so a GPU thread's frame, and hence its registers and local memory, grows with the
+// capacity, not with the tree it runs: small robots keep Articulated (10, 8, 8), and trees
+// beyond it take ArticulatedLarge (32, 32, 8) on the CPU (articulated_model.cpp picks).
+template <int NB, int ND, int NS>
+struct ArticulatedCap {
+  static constexpr int kMaxBodies = NB;
+  static constexpr int kMaxDof = ND;
   static constexpr int kBodyParams = 10;
   static constexpr int kJointParams = 6;
   static constexpr int kGlobalParams = 6;
@@ -27,7 +33,7 @@ struct Articulated {
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams;
   static constexpr int kMaxContacts = 1;
-  static constexpr int kMaxSites = 8;
+  static constexpr int kMaxSites = NS;
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
@@ -141,17 +147,6 @@ struct Articulated {
   static constexpr double kServoLineSearchTol = 1e-3;
   STEER_HD bool implicit_servo() const { return integrator == kImplicitFast && servo_newton > 0; }
   STEER_HD int num_contacts() const { return contact ? 1 : 0; }
-
-  // ---- the CPU backend's SIMD path (cpu_packed.h) ----
-  // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
-  // one rollout per lane, every lane the same topology, the value branches (saturation and
-  // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
-  // adjoint is the dual-number one).
-  bool packable() const { return integrator != kRk4; }
-  // The per-step diagnostics too run on packs (cpu_packed.h): in_contact<PackD> returns the
-  // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
-  // W rollouts instead of one per rollout
-  static constexpr bool kPackedDiagnostics = true;
 
   // world kinematics and its adjoint (kinematics.h)
   template <class S>
@@ -300,5 +295,61 @@ struct Articulated {
   template <class S, class PIn>
   STEER_HD bool conservative(const PIn& p) const;
 };
+
+// The arm-sized model: every existing use (the CPU scalar and packed paths, the CUDA kernels,
+// Python) is of this capacity.
+struct Articulated : ArticulatedCap<10, 8, 8> {
+  // ---- the CPU backend's SIMD path (cpu_packed.h) ----
+  // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
+  // one rollout per lane, every lane the same topology, the value branches (saturation and
+  // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
+  // adjoint is the dual-number one).
+  bool packable() const { return integrator != kRk4; }
+  // The per-step diagnostics too run on packs (cpu_packed.h): in_contact<PackD> returns the
+  // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
+  // W rollouts instead of one per rollout
+  static constexpr bool kPackedDiagnostics = true;
+};
+
+// Trees beyond Articulated's capacity (a humanoid's limbs, an arm with a gripper): up to 32
+// bodies and 32 joints. It runs on the CPU's scalar path only (no packable(), so cpu_backend.h
+// sends every batch there; no CUDA kernels are instantiated for it), which keeps the packed
+// and CUDA objects, compiled per instruction set and per precision, to the small model.
+struct ArticulatedLarge : ArticulatedCap<32, 32, 8> {};
+
+// `to` becomes `from` at another capacity (same tree, same fields); the caller checks that the
+// tree fits `to` (articulated_fits). Every field of ArticulatedCap is listed here.
+template <class To, class From>
+inline bool articulated_fits(const From& from) {
+  return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof && from.n_sites <= To::kMaxSites &&
+         from.n_grad_params <= To::kMaxParam;
+}
+template <class To, class From>
+inline void articulated_copy(const From& from, To& to) {
+  to.n_bodies = from.n_bodies, to.n_dof = from.n_dof, to.dt = from.dt, to.integrator = from.integrator;
+  to.servo_newton = from.servo_newton, to.torque_limits = from.torque_limits, to.contact = from.contact;
+  to.joint_limits = from.joint_limits, to.limit_stiffness = from.limit_stiffness;
+  to.limit_smoothing = from.limit_smoothing;
+  for (int j = 0; j < from.n_dof; ++j) {
+    to.limit_lower[j] = from.limit_lower[j], to.limit_upper[j] = from.limit_upper[j];
+    to.body_of_dof[j] = from.body_of_dof[j];
+  }
+  for (int b = 0; b < from.n_bodies; ++b) {
+    to.parent[b] = from.parent[b], to.joint[b] = from.joint[b], to.dof[b] = from.dof[b];
+    for (int i = 0; i < 3; ++i)
+      to.offset[b][i] = from.offset[b][i], to.axis[b][i] = from.axis[b][i], to.joint_pos[b][i] = from.joint_pos[b][i];
+    for (int i = 0; i < 9; ++i) to.rot[b][i] = from.rot[b][i];
+  }
+  to.tip_body = from.tip_body;
+  for (int i = 0; i < 3; ++i) to.tip_offset[i] = from.tip_offset[i];
+  to.n_sites = from.n_sites;
+  for (int s = 0; s < from.n_sites; ++s) {
+    to.site_body[s] = from.site_body[s];
+    for (int i = 0; i < 3; ++i) to.site_pos[s][i] = from.site_pos[s][i];
+    for (int i = 0; i < 9; ++i) to.site_rot[s][i] = from.site_rot[s][i];
+  }
+  to.n_grad_params = from.n_grad_params;
+  for (int k = 0; k < from.n_grad_params; ++k) to.grad_params[k] = from.grad_params[k];
+}
 
 }  // namespace steer

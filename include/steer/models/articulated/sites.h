@@ -16,16 +16,18 @@
 namespace steer {
 
 // the kinematics at q = x[0 .. n_dof)
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void Articulated::kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const {
   S q[kMaxDof] = {};
   for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
   forward_kinematics(q, p, K);
 }
 
 // R_s = R_b R_site,s from the kinematics
+template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void Articulated::site_frame(const Kin<S>& K, int s, S out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int s, S out[9]) const {
   const S* R = K.R[site_body[s]];
   const double* Q = site_rot[s];
   for (int i = 0; i < 3; ++i)
@@ -34,8 +36,9 @@ inline STEER_HD void Articulated::site_frame(const Kin<S>& K, int s, S out[9]) c
 
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
+template <int NB, int ND, int NS>
 template <class S, class XAdj>
-inline STEER_HD void Articulated::adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3],
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3],
                                                   XAdj& adj_x) const {
   KinAdj<S> KA;
   for (int c = 0; c < n_bodies; ++c)
@@ -46,15 +49,17 @@ inline STEER_HD void Articulated::adj_body_wrench(const Kin<S>& K, int b, const 
   for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void Articulated::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   body_point(K, site_body[s], site_pos[s], out);
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void Articulated::adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
                                                     const S adj_out[3]) const {
   (void)adj_p;
   Kin<S> K;
@@ -67,15 +72,17 @@ inline STEER_HD void Articulated::adj_site_position(const XIn& x, const PIn& p, 
   adj_body_wrench(K, b, adj_out, m, adj_x);
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void Articulated::site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   site_frame(K, s, out);
 }
 
+template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void Articulated::adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
                                                     const S adj_out[9]) const {
   (void)adj_p;
   Kin<S> K;

@@ -155,8 +155,8 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
            "model.integrator in the config to choose one");
 
   // ---- bodies and joints ----
-  if (m->nbody - 1 > Articulated::kMaxBodies)
-    refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(Articulated::kMaxBodies));
+  if (m->nbody - 1 > ArticulatedLarge::kMaxBodies)
+    refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(ArticulatedLarge::kMaxBodies));
   nlohmann::json bodies = nlohmann::json::array();
   std::vector<int> dof_body;  // steer dof → MuJoCo joint id
   std::vector<int> joint_of_dof_mj(size_t(m->nv), -1);
@@ -194,9 +194,9 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
         refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
       if (m->qpos0[m->jnt_qposadr[j]] != 0)
         refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
-      if (int(dof_body.size()) == Articulated::kMaxDof)
-        refuse("more than " + std::to_string(Articulated::kMaxDof) + " joints; steer's articulated model takes at most " +
-               std::to_string(Articulated::kMaxDof));
+      if (int(dof_body.size()) == ArticulatedLarge::kMaxDof)
+        refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints; steer's articulated model takes at most " +
+               std::to_string(ArticulatedLarge::kMaxDof));
       nlohmann::json jo;
       jo["name"] = jn;
       jo["type"] = t == mjJNT_HINGE ? "hinge" : "slide";
@@ -307,8 +307,8 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
     notes.push_back("actuator force limits: MuJoCo's hard clamp is steer's smooth saturation (model.torque_limits.sharpness)");
 
   // ---- sites ----
-  if (m->nsite > Articulated::kMaxSites)
-    refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(Articulated::kMaxSites));
+  if (m->nsite > ArticulatedLarge::kMaxSites)
+    refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(ArticulatedLarge::kMaxSites));
   nlohmann::json sites = nlohmann::json::array();
   for (int s = 0; s < m->nsite; ++s) {
     const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
