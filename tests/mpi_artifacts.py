@@ -24,6 +24,7 @@ the artifact folders file by file: artifact.json apart from the run-description 
 every sidecar byte for byte. Exit 0 on success, 1 with a message, 77 when MPIRUN is NO_MPI (a
 build without MPI: the test is skipped).
 """
+import ast
 import json
 import os
 import re
@@ -242,8 +243,42 @@ def same_answer(name, cfg, command="run"):
             fail(f"{name}: the artifact of {n} ranks says {par['ranks']}")
         if command == "run" and n > 1 and "rollouts (" + str(n) + " ranks)" not in r.stderr and cfg["optimizer"]["method"] != "none":
             fail(f"{name}: rank 0's progress does not count rollouts over the ranks: {r.stderr[-400:]}")
+        if command == "run" and n > 1:
+            optimizer_bytes(name, cfg, got, par, n)
         extra = " (the clock-scaled cost figures left out)" if command == "compare" else ""
         print(f"{name}: {n} rank(s): {', '.join(names)} equal to one process{extra}")
+
+
+def npy_shape(path):
+    """the shape in a .npy file's header"""
+    with open(path, "rb") as f:
+        head = f.read(128).decode("latin1")
+    return ast.literal_eval(head[head.index("{"):head.index("}") + 1])["shape"]
+
+
+def optimizer_bytes(name, cfg, got, par, n):
+    """Adam and gd run on each rank's block: the optimizer gathers a logged iteration's losses
+    (8 B per rollout), the leading rollouts' variables of a small problem and, once, the final
+    variables, never an evaluation's gradients and diagnostics (docs/scaling.md)"""
+    method = cfg["optimizer"]["method"]
+    opt = par.get("optimizer")
+    if opt is None:
+        fail(f"{name}: the artifact of {n} ranks has no parallel.optimizer")
+    B, nv = npy_shape(os.path.join(got, "gradient.npy"))[:2]
+    iters = opt["iterations"]
+    gathered = iters * B * (8 + 8 * nv + 96)  # what the gathered path receives at least
+    if method in ("adam", "gd"):
+        # per logged iteration (≤ iterations + 1 entries): losses and ≤ 8 rows of ≤ 32 variables;
+        # once: the final variables, the counters (24 B per rank) and a flag per rank
+        bound = (iters + 1) * (8 * B + 8 * 8 * 32) + 8 * B * nv + 25 * n
+        if opt["path"] != "per-rank blocks" or opt["bytes_received"] > bound:
+            fail(f"{name}: {method} on {n} ranks took the path '{opt['path']}' and received "
+                 f"{opt['bytes_received']} B (the block path's bound: {bound} B)")
+    elif opt["path"] != "gathered" or opt["bytes_received"] < gathered:
+        fail(f"{name}: {method} on {n} ranks: path '{opt['path']}', {opt['bytes_received']} B received, "
+             f"expected the gathered path's ≥ {gathered} B")
+    print(f"{name}: {n} ranks, {method}: optimizer path '{opt['path']}', {opt['bytes_received']} B received "
+          f"over {iters} iterations (B = {B}, nv = {nv}; gathering every evaluation: ≥ {gathered} B)")
 
 
 def part_fault():

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "optim/optimizer.h"
 #include "parallel/parallel.h"
 #include "parallel/split_problem.h"
 #include "problem/problem.h"
@@ -167,6 +168,46 @@ TEST(MpiBlocks, OneRankSplitProblemIsTheWholeProblem) {
   cut->evaluate(std::vector<double>(split.initial().begin(), split.initial().begin() + 4 * split.num_vars()), true, e4);
   EXPECT_TRUE(same_bits(e4.loss.data(), a.loss.data(), 4));
   EXPECT_EQ(split.leading(7), nullptr);
+}
+
+// Adam on a one-rank split problem's block (BlockProblem, gathering through the split problem)
+// gives the whole problem's Adam bit for bit: the final variables, the history and the counters;
+// and the optimizer gathers only the logged losses and, once, the final variables
+TEST(MpiBlocks, BlockOptimizerIsTheWholeOptimizer) {
+  ASSERT_EQ(world().size(), 1);
+  ExperimentConfig c = morphology(5);
+  c.optimizer.method = "adam";
+  c.optimizer.iterations = 3;
+  c.optimizer.log_every = 2;
+  auto shared = std::make_shared<ExperimentConfig>(c);
+  auto nominal = std::make_shared<Batch<double>>(build_batch(c));
+  SplitProblem split(c.batch_size, [shared, nominal](int begin, int count) {
+    return make_problem(block_config(*shared, *nominal, begin, count), BackendKind::kCpu, 1);
+  });
+  NormalizedProblem whole(make_problem(c, BackendKind::kCpu, 1));
+  NormalizedProblem block(std::make_unique<BlockProblem>(split));
+  ASSERT_EQ(block.batch_size(), 5);
+  const std::vector<double> start = whole.to_z(whole.inner().initial());
+  const OptimizationResult a = optimize(whole, c.optimizer, start, nullptr);
+  BatchView view;
+  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) { return split.gather_rows(rows, per, n); };
+  view.any = [](bool flag) { return any_rank(flag); };
+  const long long before = world().received_bytes;
+  const OptimizationResult b = optimize(block, c.optimizer, split.block_rows(start, size_t(split.num_vars())), nullptr, view);
+  split.settle_counters();
+  const long long received = world().received_bytes - before;
+  ASSERT_EQ(a.vars.size(), b.vars.size());
+  EXPECT_TRUE(same_bits(a.vars.data(), b.vars.data(), a.vars.size()));
+  EXPECT_TRUE(same_bits(a.final.grad.data(), b.final.grad.data(), a.final.grad.size()));
+  EXPECT_EQ(to_json(a.trace).dump(), to_json(b.trace).dump());
+  EXPECT_EQ(a.trace.iteration, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(split.forward_rollout_steps, whole.inner().forward_rollout_steps);
+  EXPECT_EQ(split.backward_rollout_steps, whole.inner().backward_rollout_steps);
+  EXPECT_GT(split.forward_rollout_steps, 0);
+  // 3 logged entries × 5 losses × 8 B, the best-iterate flag (1 B), the counters (24 B); the
+  // morphology sweep has more than 32 variables, so no leading variables; the agreements carry
+  // no bytes when nothing failed
+  EXPECT_EQ(received, 3 * 5 * 8 + 1 + 24);
 }
 
 // the failure hook fires on its rank from its evaluation on, and agree() names the rank's block

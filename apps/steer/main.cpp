@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   run->add_option("--resume", opt.resume_dir,
                   "carry on the interrupted run whose checkpoint folder is DIR (<out>/<run name>.checkpoint)");
   run->add_option("--checkpoint-seconds", opt.checkpoint_seconds,
-                  "save a resumable checkpoint at least this often during the optimization, in seconds (0 = by count only; default 60)")
+                  "save a resumable checkpoint at least this often during the optimization, in seconds (0 = by count only; "
+                  "default 60; across MPI ranks, Adam and gd keep one only when this or --checkpoint-evaluations is given)")
       ->check(CLI::Range(0.0, 1e9));
   run->add_option("--checkpoint-evaluations", opt.checkpoint_evaluations,
                   "... and after this many optimizer evaluations (0 = by time only; default 0)")
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
     }
   }
   opt.command = run->parsed() ? "run" : compare->parsed() ? "compare" : "check";
+  opt.checkpoint_chosen = run->count("--checkpoint-seconds") + run->count("--checkpoint-evaluations") > 0;
   // across ranks, rank 0 alone shows progress and writes (the artifact, checkpoints); the others
   // compute their blocks and follow the same stages
   opt.progress = !quiet && rank0;

@@ -22,6 +22,9 @@ struct RunOptions {
   std::string resume_dir;       // --resume: the checkpoint folder of an interrupted run
   double checkpoint_seconds = 60;  // a checkpoint at least this often during the optimization (0: by count only)
   int checkpoint_evaluations = 0;  // ... and after this many optimizer evaluations (0: by time only)
+  // --checkpoint-seconds or --checkpoint-evaluations given: across ranks, Adam and gd then keep the
+  // checkpoint (and gather every evaluation for its log) rather than run per-rank blocks
+  bool checkpoint_chosen = false;
   std::string config_path;      // for the resume hint in messages
 };
 

@@ -21,6 +21,11 @@ void prepare_run(RunState& run) {
   co.seconds = o.checkpoint_seconds;
   co.evaluations = o.checkpoint_evaluations;
   co.enabled = o.write && (co.seconds > 0 || co.evaluations > 0);
+  // across ranks, Adam and gd run on per-rank blocks without gathering evaluations, which a
+  // checkpoint's whole-batch log would need (docs/scaling.md): they keep one only when asked
+  if (world().size() > 1 && c.batch_size > 1 && !o.checkpoint_chosen &&
+      (c.optimizer.method == "adam" || c.optimizer.method == "gd"))
+    co.enabled = false;
   const nlohmann::json identity = checkpoint_identity(c.to_json(), o.command);
   if (!o.resume_dir.empty()) {
     // across ranks, rank 0 (the writer) owns the folder and the others replay the same log

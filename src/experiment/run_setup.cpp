@@ -227,6 +227,32 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   validations.push_back(j);
 }
 
+namespace {
+
+// Adam and gd across ranks (docs/scaling.md): every rollout's steps need only its own gradient,
+// so each rank runs them on its block (BlockProblem) and nothing is gathered per evaluation but
+// the ranks' agreement on failures; a logged iteration gathers the losses for the trace and the
+// progress line, and the final variables are gathered once. start and the result's vars are the
+// whole batch's [B·nv] (in z when normalized, as the caller's optimizer sees them); the result's
+// final evaluation is left to the caller. A run with a checkpoint keeps the gathered path: its
+// log replays whole-batch evaluations.
+OptimizationResult optimize_blocks(SplitProblem& split, const OptimizerConfig& cfg, const std::vector<double>& start,
+                                   bool normalized, const std::function<void(int, double)>& progress) {
+  const size_t nv = size_t(split.num_vars());
+  std::unique_ptr<Problem> block = std::make_unique<BlockProblem>(split);
+  if (normalized) block = std::make_unique<NormalizedProblem>(std::move(block));
+  BatchView view;
+  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) { return split.gather_rows(rows, per, n); };
+  view.any = [](bool flag) { return any_rank(flag); };
+  OptimizationResult r = optimize(*block, cfg, split.block_rows(start, nv), progress, view);
+  split.settle_counters();
+  r.vars = split.gather_rows(r.vars, nv, -1);
+  r.final = Evaluation();
+  return r;
+}
+
+}  // namespace
+
 void optimize_stage(RunState& run) {
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
@@ -288,6 +314,12 @@ void optimize_stage(RunState& run) {
       recorded = std::make_unique<RecordedProblem>(q, *run.checkpoint);
       return *recorded;
     };
+    // "gathered": every evaluation gathers the whole batch's losses, gradients and diagnostics
+    std::string path = "gathered";
+    // rank 0 alone writes a fresh checkpoint, every rank replays one it resumes: the ranks agree
+    // on whether one is kept, so that they all take the same path
+    const bool checkpointed = any_rank(run.checkpoint != nullptr);
+    const long long received_before = world().received_bytes;
     if (c.optimizer.method == "lbfgsb") {
       r = lbfgsb_optimize(logged(*po), c.optimizer, start, progress);
     } else if (c.optimizer.method == "cmaes") {
@@ -305,9 +337,16 @@ void optimize_stage(RunState& run) {
       r.trace = rc.trace;
       r.iterations = rc.iterations;
       r.seconds = rc.seconds;
+    } else if (SplitProblem* split = checkpointed ? nullptr : dynamic_cast<SplitProblem*>(zp ? &zp->inner() : &p)) {
+      path = "per-rank blocks";
+      r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);
     } else {
       r = optimize(logged(*po), c.optimizer, start, progress);
     }
+    // what the optimizer gathered into this rank (a run-description field: docs/scaling.md)
+    if (ranks > 1)
+      art["parallel"]["optimizer"] = {{"path", path}, {"iterations", r.iterations},
+                                      {"bytes_received", world().received_bytes - received_before}};
     if (run.checkpoint) run.checkpoint->optimizer_finished();
     bar.finish("mean loss " + fmt(last_mean, 8));
     // back to variable units, evaluated on the run's own problem; the wrapper's simulations

@@ -110,7 +110,7 @@ void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector
 }
 
 OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
-                            const std::function<void(int, double)>& progress) {
+                            const std::function<void(int, double)>& progress, const BatchView& view) {
   OptimizationResult res;
   auto t0 = std::chrono::steady_clock::now();
   std::vector<double> v = start;
@@ -130,11 +130,22 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
         std::copy(v.begin() + size_t(b) * nv, v.begin() + size_t(b + 1) * nv, best_v.begin() + size_t(b) * nv);
       }
   };
+  // the trace's entry of iteration `it`: the whole batch's losses, and the leading rows' variables
+  // when the trace keeps them
+  auto record = [&](int it, const std::vector<double>& loss) {
+    if (!view.gather) {
+      record_losses(res.trace, it, loss, v, nv);
+      return;
+    }
+    const bool keeps_vars = nv > 0 && nv <= kTraceMaxVars;
+    record_losses(res.trace, it, view.gather(loss, 1, -1),
+                  keeps_vars ? view.gather(v, size_t(nv), kTraceVarRollouts) : std::vector<double>(), nv);
+  };
   for (int it = 0; it < cfg.iterations; ++it) {
     p.evaluate(v, true, ev);
     keep_best(ev.loss);
     if (it % cfg.log_every == 0) {
-      record_losses(res.trace, it, ev.loss, v, nv);
+      record(it, ev.loss);
       if (progress) progress(it, res.trace.loss_mean.back());
     }
     if (cfg.method == "gd" || cfg.method == "adam") stepper.step(p, v, ev.grad);
@@ -142,11 +153,14 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
   }
   p.evaluate(v, true, res.final);
   keep_best(res.final.loss);
-  if (best_v != v) {
+  // the batch is evaluated again when any rollout's best iterate is not its last one, so every
+  // part takes this evaluation together and counts it as one process would
+  const bool moved = best_v != v;
+  if (view.any ? view.any(moved) : moved) {
     v = best_v;
     p.evaluate(v, true, res.final);
   }
-  record_losses(res.trace, res.iterations, res.final.loss, v, nv);
+  record(res.iterations, res.final.loss);
   if (progress) progress(res.iterations, res.trace.loss_mean.back());
   res.vars = v;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -72,11 +72,23 @@ class GradientStepper {
   std::vector<double> m1_, m2_;  // Adam moments
 };
 
+// How an optimizer that runs on one part (a block of rollouts) of a larger batch sees the whole
+// batch: gather(rows, per, n) returns the whole batch's rows of rollouts [0, n) (n < 0: all), per
+// values each, from every part's `rows`, on every part; any(flag) is true on every part when
+// `flag` is true on any. Both are collectives (docs/scaling.md). Empty: the problem is the batch.
+struct BatchView {
+  std::function<std::vector<double>(const std::vector<double>&, size_t, int)> gather;
+  std::function<bool(bool)> any;
+};
+
 // runs cfg.iterations steps from start and returns each rollout's best iterate (the last one
 // unless a step made the loss worse); progress(it, mean loss) is called on every logged
-// iteration (may be empty)
+// iteration (may be empty). With a view, p is one part of the batch and start, the result's
+// vars and final are that part's rows, while the trace and progress are the whole batch's: the
+// steps need nothing from the other parts, and only a logged iteration gathers its losses (8 B
+// per rollout) and the first ≤ kTraceVarRollouts rollouts' variables.
 OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
-                            const std::function<void(int, double)>& progress);
+                            const std::function<void(int, double)>& progress, const BatchView& view = {});
 
 nlohmann::json to_json(const OptimizationTrace& t);
 

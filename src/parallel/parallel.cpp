@@ -47,6 +47,7 @@ std::vector<std::string> allgather_strings(const std::string& local) {
   std::vector<char> all;
   std::vector<size_t> counts;
   world().allgather(local.data(), local.size(), all, counts);
+  world().received_bytes += (long long)all.size();
   std::vector<std::string> out;
   size_t at = 0;
   for (size_t n : counts) {
@@ -54,6 +55,12 @@ std::vector<std::string> allgather_strings(const std::string& local) {
     at += n;
   }
   return out;
+}
+
+bool any_rank(bool flag) {
+  for (char f : allgather_values(std::vector<char>{char(flag ? 1 : 0)}))
+    if (f) return true;
+  return false;
 }
 
 void agree(const std::string& error, const std::string& what) {

@@ -28,6 +28,9 @@ class Communicator {
   [[noreturn]] virtual void abort(int code) = 0;
   // "Open MPI v4.1.4" or "one process"
   virtual std::string library() const = 0;
+  // bytes this rank has received from all-gathers so far (its own part included): what a
+  // stage gathered is the difference across it (the artifact's parallel.optimizer)
+  long long received_bytes = 0;
 };
 
 // the job's communicator: the one-process world unless set_world installed another
@@ -64,6 +67,7 @@ std::vector<T> allgather_values(const std::vector<T>& local) {
   std::vector<char> all;
   std::vector<size_t> counts;
   world().allgather(local.data(), local.size() * sizeof(T), all, counts);
+  world().received_bytes += (long long)all.size();
   std::vector<T> out(all.size() / sizeof(T));
   if (!all.empty()) std::memcpy(out.data(), all.data(), all.size());
   return out;
@@ -76,6 +80,9 @@ std::vector<T> first_rank_values(const std::vector<T>& local) {
   all.resize(local.size());
   return all;
 }
+
+// Collective: true on every rank when `flag` is true on any rank
+bool any_rank(bool flag);
 
 // Collective: every rank's string, in rank order
 std::vector<std::string> allgather_strings(const std::string& local);

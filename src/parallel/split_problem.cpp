@@ -104,32 +104,10 @@ std::vector<double> SplitProblem::mine(const std::vector<double>& all, size_t pe
 
 int SplitProblem::leading_here(int n) const { return std::max(0, std::min(n, block_.begin + block_.count) - block_.begin); }
 
-void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
-  const size_t nv = size_t(num_vars());
-  if (vars.size() != size_t(batch_size_) * nv) throw std::invalid_argument("evaluate: vars has the wrong size");
+template <class Fn>
+void SplitProblem::timed_call(bool want_grad, Fn&& fn) {
   const auto t0 = std::chrono::steady_clock::now();
-  Evaluation ev;
-  long long counted[3] = {0, 0, 0};
-  const long long evaluation = ++evaluations_;
-  guarded(want_grad ? "in a forward and backward pass" : "in a forward pass", [&] {
-    injected_failure(evaluation);
-    if (!local_) return;
-    const long long f = local_->forward_rollout_steps, b = local_->backward_rollout_steps,
-                    r = local_->recomputed_rollout_steps;
-    local_->evaluate(mine(vars, nv), want_grad, ev);
-    counted[0] = local_->forward_rollout_steps - f;
-    counted[1] = local_->backward_rollout_steps - b;
-    counted[2] = local_->recomputed_rollout_steps - r;
-  });
-  out.loss = allgather_values(ev.loss);
-  out.grad = want_grad ? allgather_values(ev.grad) : std::vector<double>();
-  out.diag = allgather_values(ev.diag);
-  const std::vector<long long> all = allgather_values(std::vector<long long>(counted, counted + 3));
-  for (size_t r = 0; r < all.size(); r += 3) {
-    forward_rollout_steps += all[r];
-    backward_rollout_steps += all[r + 1];
-    recomputed_rollout_steps += all[r + 2];
-  }
+  fn();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (want_grad) {
     gradient_seconds += secs;
@@ -138,6 +116,74 @@ void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Eva
     forward_seconds += secs;
     ++forward_calls;
   }
+}
+
+void SplitProblem::run_block(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
+  out = Evaluation();
+  const long long evaluation = ++evaluations_;
+  guarded(want_grad ? "in a forward and backward pass" : "in a forward pass", [&] {
+    injected_failure(evaluation);
+    if (!local_) return;
+    const long long f = local_->forward_rollout_steps, b = local_->backward_rollout_steps,
+                    r = local_->recomputed_rollout_steps;
+    local_->evaluate(vars, want_grad, out);
+    pending_[0] += local_->forward_rollout_steps - f;
+    pending_[1] += local_->backward_rollout_steps - b;
+    pending_[2] += local_->recomputed_rollout_steps - r;
+  });
+}
+
+void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
+  const size_t nv = size_t(num_vars());
+  if (vars.size() != size_t(batch_size_) * nv) throw std::invalid_argument("evaluate: vars has the wrong size");
+  timed_call(want_grad, [&] {
+    Evaluation ev;
+    run_block(mine(vars, nv), want_grad, ev);
+    out.loss = allgather_values(ev.loss);
+    out.grad = want_grad ? allgather_values(ev.grad) : std::vector<double>();
+    out.diag = allgather_values(ev.diag);
+    settle_counters();
+  });
+}
+
+void SplitProblem::evaluate_block(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
+  if (vars.size() != size_t(block_.count) * size_t(num_vars()))
+    throw std::invalid_argument("evaluate_block: vars has the wrong size");
+  timed_call(want_grad, [&] { run_block(vars, want_grad, out); });
+}
+
+void SplitProblem::settle_counters() {
+  const std::vector<long long> all = allgather_values(std::vector<long long>(pending_, pending_ + 3));
+  for (size_t r = 0; r < all.size(); r += 3) {
+    forward_rollout_steps += all[r];
+    backward_rollout_steps += all[r + 1];
+    recomputed_rollout_steps += all[r + 2];
+  }
+  pending_[0] = pending_[1] = pending_[2] = 0;
+}
+
+std::vector<double> SplitProblem::gather_rows(const std::vector<double>& rows_here, size_t per, int n) const {
+  const int here = n < 0 ? block_.count : leading_here(std::min(n, batch_size_));
+  const size_t keep = std::min(rows_here.size(), size_t(here) * per);
+  return allgather_values(std::vector<double>(rows_here.begin(), rows_here.begin() + keep));
+}
+
+BlockProblem::BlockProblem(SplitProblem& whole) : whole_(whole) {
+  batch_size_ = whole.block().count;
+  nx_ = whole.nx();
+  steps_ = whole.steps();
+  lower_ = whole.lower();
+  upper_ = whole.upper();
+  names_ = whole.var_names();
+  initial_ = whole.block_rows(whole.initial(), size_t(whole.num_vars()));
+}
+
+std::vector<double> BlockProblem::trajectories(const std::vector<double>&, int, int) {
+  throw std::logic_error("BlockProblem: trajectories are recorded on the whole SplitProblem");
+}
+
+std::vector<double> BlockProblem::parameters(const std::vector<double>&) {
+  throw std::logic_error("BlockProblem: parameters are read from the whole SplitProblem");
 }
 
 template <class Fn>

@@ -41,6 +41,20 @@ class SplitProblem : public Problem {
   std::unique_ptr<Problem> leading(int n) const override;
   Block block() const { return block_; }
 
+  // The block's side of an optimizer that treats every rollout alone (BlockProblem): the
+  // block's loss, gradient and diagnostics at the block's variables, gathered nowhere. The
+  // ranks still agree on the outcome (a failure ends every rank together) and the evaluation
+  // counts toward the injected-failure hook as evaluate() does; its rollout-steps wait in this
+  // rank's pending counters until settle_counters(). Collective.
+  void evaluate_block(const std::vector<double>& vars, bool want_grad, Evaluation& out);
+  // adds every rank's pending rollout-steps to the whole problem's counters. Collective.
+  void settle_counters();
+  // this rank's rows of a whole-batch vector of `per` values per rollout
+  std::vector<double> block_rows(const std::vector<double>& all, size_t per) const { return mine(all, per); }
+  // the whole batch's rows [0, n) (n < 0: all) from each rank's block rows `rows` of `per`
+  // values per rollout, in rollout order, on every rank. Collective.
+  std::vector<double> gather_rows(const std::vector<double>& rows, size_t per, int n) const;
+
  private:
   // this rank's rows of a whole-batch vector of `per` values per rollout
   std::vector<double> mine(const std::vector<double>& all, size_t per) const;
@@ -49,6 +63,11 @@ class SplitProblem : public Problem {
   // runs fn on this rank's problem and agrees on the outcome with the other ranks
   template <class Fn>
   void guarded(const char* what, Fn&& fn);
+  // fn() counted as one evaluation call, its seconds added to the call's kind
+  template <class Fn>
+  void timed_call(bool want_grad, Fn&& fn);
+  // this rank's evaluation of its block's vars, guarded (collective), its rollout-steps added to pending_
+  void run_block(const std::vector<double>& vars, bool want_grad, Evaluation& out);
   // fn(local problem, this block's vars, its rollouts of [0, n)) on every rank, concatenated
   template <class Fn>
   std::vector<double> gather_leading(const std::vector<double>& vars, int n, const char* what, Fn&& fn);
@@ -57,6 +76,25 @@ class SplitProblem : public Problem {
   Block block_;
   std::unique_ptr<Problem> local_;  // null when this rank has no rollouts
   long long evaluations_ = 0;
+  long long pending_[3] = {0, 0, 0};  // forward, backward, recomputed rollout-steps this rank simulated, not yet in the counters
+};
+
+// This rank's block of a SplitProblem as a problem of its own: batch = the block's rollouts,
+// the same variables and bounds, evaluate() = SplitProblem::evaluate_block. A per-rollout
+// optimizer (Adam, gd) runs on it without gathering gradients (docs/scaling.md). A rank
+// without rollouts has a batch of 0 and still takes part in every evaluation's agreement.
+// Only evaluate() is served; the other queries belong to the whole problem.
+class BlockProblem : public Problem {
+ public:
+  explicit BlockProblem(SplitProblem& whole);
+  void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override {
+    whole_.evaluate_block(vars, want_grad, out);
+  }
+  std::vector<double> trajectories(const std::vector<double>&, int, int) override;
+  std::vector<double> parameters(const std::vector<double>&) override;
+
+ private:
+  SplitProblem& whole_;
 };
 
 // The config of rollouts [begin, begin + count) of c's batch, whose build_batch gives exactly
