@@ -10,13 +10,13 @@ if(Python3_Interpreter_FOUND)
   if(STEER_WITH_MPI AND MPIEXEC_EXECUTABLE)
     set(mpi_launcher ${MPIEXEC_EXECUTABLE})
   endif()
-  foreach(part morphology panda projectile compare fault resume devices)
+  foreach(part morphology panda projectile compare fault resume devices shards)
     add_test(NAME Mpi.${part}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_artifacts.py $<TARGET_FILE:steer_cli>
                      ${mpi_launcher} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/mpi ${part})
     set_tests_properties(Mpi.${part} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
   # a few seconds each on two cores; the Panda (run and check) and compare parts run 8 jobs each
-  set_tests_properties(Mpi.fault Mpi.projectile Mpi.morphology Mpi.resume Mpi.devices PROPERTIES LABELS fast)
+  set_tests_properties(Mpi.fault Mpi.projectile Mpi.morphology Mpi.resume Mpi.devices Mpi.shards PROPERTIES LABELS fast)
   set_tests_properties(Mpi.panda Mpi.compare PROPERTIES LABELS slow)
 endif()

@@ -15,6 +15,7 @@ PART is one of
   fault        a rank that throws, and one that runs out of memory (the STEER_FAIL_RANK hook):
                the job fails naming the rank and its rollouts, nothing is published; an output
                folder only rank 0 refuses aborts the job with exit 2
+  shards       --shard-bytes 1: the gradient files as per-rank shards at 2 and 3 ranks, their union equal to one process's
   resume       a job whose rank fails mid-optimization leaves rank 0's checkpoint; --resume on a
                different number of ranks ends with the uninterrupted one-process artifact
   devices      each rank's GPU by its node-local rank from a CUDA_VISIBLE_DEVICES list, as the
@@ -281,6 +282,73 @@ def optimizer_bytes(name, cfg, got, par, n):
           f"over {iters} iterations (B = {B}, nv = {nv}; gathering every evaluation: ≥ {gathered} B)")
 
 
+def npy_data(path):
+    """a .npy file's shape and its data bytes (after the header)"""
+    with open(path, "rb") as f:
+        raw = f.read()
+    header_len = int.from_bytes(raw[8:10], "little")  # format 1.0: 10-byte preamble
+    return npy_shape(path), raw[10 + header_len:]
+
+
+def part_shards():
+    # --shard-bytes 1 forces shards: each rank writes its block's rows of both gradient files into
+    # the one artifact folder; their union in rank order must be the one-process files, and the
+    # rest of the artifact must equal one process's
+    cfg = morphology_config()
+    path = write_config("shards", cfg)
+    ref_out = fresh("shards-alone")
+    r = run([STEER, "run", path, "--out", ref_out, "--quiet", "--shard-bytes", "1"])
+    if r.returncode != 0:
+        fail(f"shards: steer run alone exited {r.returncode}: {r.stderr[-600:]}")
+    ref = one_folder(ref_out, "shards alone")
+    if not os.path.exists(os.path.join(ref, "gradient.npy")):
+        fail("shards: one process wrote no gradient.npy (shards are for runs split across ranks)")
+    with open(os.path.join(ref, "artifact.json")) as f:
+        ref_art = json.load(f)
+    for n in (2, 3):
+        out = fresh(f"shards-np{n}")
+        r = run(mpirun(n) + ["run", path, "--out", out, "--quiet", "--shard-bytes", "1"])
+        if r.returncode != 0:
+            fail(f"shards: mpirun -np {n} exited {r.returncode}: {r.stderr[-800:]}")
+        if [e for e in os.listdir(out) if e.startswith(".")]:
+            fail(f"shards: a temporary folder is left in {out}: {os.listdir(out)}")
+        got = one_folder(out, f"shards on {n} ranks")
+        with open(os.path.join(got, "artifact.json")) as f:
+            art = json.load(f)
+        gf = art["result"]["gradient_file"]
+        shards = gf.get("shards")
+        if not shards or len(shards) != n:
+            fail(f"shards: {n} ranks list {shards!r}, expected {n} shards")
+        expect = {"artifact.json", "report.html", "trajectory.csv"}
+        for base, key in (("gradient_initial", "initial"), ("gradient", "final")):
+            _, whole = npy_data(os.path.join(ref, base + ".npy"))
+            union = b""
+            rows = 0
+            for k, sh in enumerate(shards):
+                if sh["rank"] != k or sh[key] != f"{base}.rank{k:04d}.npy":
+                    fail(f"shards: shard {k} on {n} ranks is {sh}")
+                shape, data = npy_data(os.path.join(got, sh[key]))
+                if list(shape) != sh["shape"] or sh["rollouts"] != [rows, rows + shape[0]]:
+                    fail(f"shards: {sh[key]} has shape {shape}, listed as {sh}")
+                rows += shape[0]
+                union += data
+                expect.add(sh[key])
+            if union != whole:
+                fail(f"shards: the {n} shards of {base}.npy are not the one-process file's rows")
+        if sorted(os.listdir(got)) != sorted(expect):
+            fail(f"shards: {n} ranks published {sorted(os.listdir(got))}, expected {sorted(expect)}")
+        # apart from the gradient files' listing, the artifact is the one-process one
+        for a in (art, ref_art):
+            del a["result"]["gradient_file"]
+        d = differences(comparable(ref_art), comparable(art))
+        if d:
+            fail(f"shards: artifact.json of {n} ranks differs at {len(d)} place(s), e.g. " + "; ".join(d[:5]))
+        with open(os.path.join(ref, "artifact.json")) as f:
+            ref_art = json.load(f)
+        print(f"shards: {n} ranks: {len(shards)} shards of gradient.npy and gradient_initial.npy, their union "
+              f"equal to one process's files; the rest of the artifact equal")
+
+
 def part_fault():
     cfg = morphology_config()
     path = write_config("fault", cfg)
@@ -385,6 +453,8 @@ def main():
         part_devices()
     elif PART == "resume":
         part_resume()
+    elif PART == "shards":
+        part_shards()
     else:
         fail("unknown part " + PART)
 

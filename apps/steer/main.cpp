@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
   add_common(run);
   add_common(check);
   add_common(compare);
+  for (CLI::App* sub : {run, check})
+    sub->add_option("--shard-bytes", opt.shard_bytes,
+                    "across MPI ranks, write the gradient files as per-rank shards when the whole files would "
+                    "exceed this many bytes (default 2147483648 = 2 GiB)")
+        ->check(CLI::Range(1LL, (long long)9e18));
   run->add_option("--resume", opt.resume_dir,
                   "carry on the interrupted run whose checkpoint folder is DIR (<out>/<run name>.checkpoint)");
   run->add_option("--checkpoint-seconds", opt.checkpoint_seconds,

@@ -133,6 +133,11 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 }
 
 std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files) {
+  return write_artifact(out_dir, run_name, files, nullptr);
+}
+
+std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files,
+                           const std::function<void(const std::string&)>& before_publish) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw std::runtime_error("artifact: cannot create output folder '" + out_dir + "': " + ec.message());
@@ -143,6 +148,7 @@ std::string write_artifact(const std::string& out_dir, const std::string& run_na
   try {
     for (const auto& [name, contents] : files.sidecars) write_and_sync(tmp / name, contents);
     write_and_sync(tmp / "artifact.json", files.artifact.dump(1) + "\n");
+    if (before_publish) before_publish(tmp.string());
     // publish under the first free name; a name another run takes between our tries only
     // moves us on to the next suffix
     fs::path final_dir = fs::path(out_dir) / run_name;

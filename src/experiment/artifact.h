@@ -3,6 +3,7 @@
 // crash or a failure never leaves a half-written run behind.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,10 @@ struct ArtifactFiles {
 // onto the empty folder where the file system lacks it), so concurrent runs into one folder
 // all land. Throws std::runtime_error on I/O failure, after removing the temporary folder.
 std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files);
+// the same, calling before_publish(temporary folder) once the files are in it and before it is
+// published (the other ranks' shards are written then); an exception from it removes the folder
+std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files,
+                           const std::function<void(const std::string&)>& before_publish);
 
 // Before any work: creates out_dir if needed and proves it is a writable folder (a probe file
 // is created and removed), then removes the temporary folders that runs on this host left

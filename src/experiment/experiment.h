@@ -25,6 +25,9 @@ struct RunOptions {
   // --checkpoint-seconds or --checkpoint-evaluations given: across ranks, Adam and gd then keep the
   // checkpoint (and gather every evaluation for its log) rather than run per-rank blocks
   bool checkpoint_chosen = false;
+  // --shard-bytes: across ranks, the gradient files are written as per-rank shards when the two
+  // whole files (2·B·nv·8 B) would exceed this (docs/artifact.md, "Per-rank shards"); 2 GiB
+  long long shard_bytes = 2147483648LL;
   std::string config_path;      // for the resume hint in messages
 };
 

@@ -7,6 +7,7 @@
 #include "config/data_file.h"
 #include "experiment/report.h"
 #include "experiment/run_stages.h"
+#include "experiment/shards.h"
 #include "models/registry.h"
 
 namespace steer {
@@ -40,7 +41,7 @@ void assemble_result(RunState& run) {
   result["variables_listed_per_rollout"] = std::min(nv, 64);
   // every rollout's whole gradient, at the start and at the end, as NPY side files [B, nv]
   // (rollout-major, the variables in var_names order): the listing above stops at 64
-  if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv) {
+  if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv && !gradient_shards(run, vunits)) {
     result["gradient_file"] = {{"initial", "gradient_initial.npy"}, {"final", "gradient.npy"},
                                {"shape", {B, nv}}, {"dtype", "float64"}, {"variables", p.var_names()},
                                {"units", vunits}};
@@ -332,10 +333,11 @@ void write_stage(RunState& run) {
     for (const auto& [name, text] : files.sidecars)
       if (name == "trajectory.csv") traj = text;
     files.sidecars.push_back({"report.html", render_report(art, traj, "", &c)});
-    out.artifact_dir = write_artifact(c.output.dir, run.run_name, files);
+    out.artifact_dir = write_artifact(c.output.dir, run.run_name, files, shard_writer(run));
     s << "  artifact: " << out.artifact_dir << "/artifact.json\n";
     s << "  report: " << out.artifact_dir << "/report.html\n";
   }
+  if (!o.write) write_own_shard(run);
   out.summary = s.str();
 }
 

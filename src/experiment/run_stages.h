@@ -53,6 +53,10 @@ struct RunState {
   std::string run_name;                // the artifact folder's name: <name>-<start time, UTC>
   std::string created_utc;             // the run's start
   std::unique_ptr<RunCheckpoint> checkpoint;  // null: the run keeps no checkpoint
+  // the gradient files as per-rank shards (src/experiment/shards.h): every rank writes its own
+  // shard_files into rank 0's temporary artifact folder before rank 0 publishes it
+  bool sharded = false;
+  std::vector<std::pair<std::string, std::string>> shard_files;
 };
 
 // refuses what the command cannot run, picks the backend and builds the problem
