@@ -15,7 +15,8 @@ PART is one of
   fault        a rank that throws, and one that runs out of memory (the STEER_FAIL_RANK hook):
                the job fails naming the rank and its rollouts, nothing is published; an output
                folder only rank 0 refuses aborts the job with exit 2
-  shards       --shard-bytes 1: the gradient files as per-rank shards at 2 and 3 ranks, their union equal to one process's
+  shards       --shard-bytes 1: the gradient files as per-rank shards at 2 and 3 ranks, their union
+               equal to one process's; a rank that fails writing its shard: nothing published
   resume       a job whose rank fails mid-optimization leaves rank 0's checkpoint; --resume on a
                different number of ranks ends with the uninterrupted one-process artifact
   devices      each rank's GPU by its node-local rank from a CUDA_VISIBLE_DEVICES list, as the
@@ -347,6 +348,17 @@ def part_shards():
             ref_art = json.load(f)
         print(f"shards: {n} ranks: {len(shards)} shards of gradient.npy and gradient_initial.npy, their union "
               f"equal to one process's files; the rest of the artifact equal")
+    # a rank that cannot write its shard: every rank fails together, and rank 0's temporary
+    # folder, which already holds its own files, is removed instead of published
+    out = fresh("shards-fail")
+    r = run(mpirun(3, {"STEER_FAIL_RANK": 2, "STEER_FAIL_KIND": "shard"})
+            + ["run", path, "--out", out, "--quiet", "--shard-bytes", "1"])
+    who = "rank 2 of 3 (rollouts 13–18) failed: writing its artifact shard: injected failure"
+    if r.returncode == 0 or r.stderr.count(who) != 1:
+        fail(f"shards: a failed shard write should exit non-zero and say '{who}' once, got {r.returncode}: {r.stderr[-600:]}")
+    if os.listdir(out):
+        fail(f"shards: a failed shard write left {os.listdir(out)} in the output folder")
+    print(f"shards: rank 2 of 3 failing to write its shard: exit {r.returncode}, said once, nothing published")
 
 
 def part_fault():

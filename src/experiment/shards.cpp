@@ -54,6 +54,7 @@ namespace {
 // writes this rank's shard files into `folder`; returns the error ("" when written)
 std::string write_shards(const RunState& run, const std::string& folder) {
   try {
+    injected_shard_failure();
     for (const auto& [name, contents] : run.shard_files) write_file_atomic((fs::path(folder) / name).string(), contents);
   } catch (const std::exception& e) {
     return std::string("writing its artifact shard: ") + e.what();

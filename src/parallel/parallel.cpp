@@ -85,12 +85,21 @@ void agree(const std::string& error, const std::string& what) {
 void injected_failure(long long evaluation) {
   const char* who = std::getenv("STEER_FAIL_RANK");
   if (!who || std::atoi(who) != world().rank()) return;
+  const char* shard = std::getenv("STEER_FAIL_KIND");
+  if (shard && std::string(shard) == "shard") return;  // that rank fails writing its shard instead
   const char* after = std::getenv("STEER_FAIL_AFTER");
   if (evaluation < (after ? std::atoll(after) : 1)) return;
   const char* kind = std::getenv("STEER_FAIL_KIND");
   if (kind && std::string(kind) == "oom") throw std::bad_alloc();
   throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) + ", evaluation " +
                            std::to_string(evaluation) + ")");
+}
+
+void injected_shard_failure() {
+  const char* who = std::getenv("STEER_FAIL_RANK");
+  const char* kind = std::getenv("STEER_FAIL_KIND");
+  if (!who || std::atoi(who) != world().rank() || !kind || std::string(kind) != "shard") return;
+  throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) + ", STEER_FAIL_KIND=shard)");
 }
 
 }  // namespace steer

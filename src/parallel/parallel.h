@@ -92,5 +92,8 @@ std::vector<std::string> allgather_strings(const std::string& local);
 // STEER_FAIL_KIND = exception (default) or oom (std::bad_alloc). Read only here; a job without
 // the variable never fails on purpose.
 void injected_failure(long long evaluation);
+// the same hook with STEER_FAIL_KIND=shard: rank r fails writing its artifact shard
+// (src/experiment/shards.h) instead of in its evaluations
+void injected_shard_failure();
 
 }  // namespace steer
