@@ -15,18 +15,6 @@
 
 namespace steer {
 
-namespace {
-
-// the tree as parsed (articulated_setup.h), whichever capacity runs it
-const ArticulatedLarge& articulated(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().large; }
-
-void model_json(const ExperimentConfig& c, nlohmann::json& m) { m.update(articulated_model_json(c)); }
-
-void set_dt(ExperimentConfig& c, double dt) {
-  ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
-  s.model.dt = dt, s.large.dt = dt;
-}
-
 #ifdef STEER_WITH_CUDA
 // ArticulatedLarge has no CUDA kernels (model.h) and new_problem refuses the cuda backend for
 // it; these stand in for the instantiations run_batch (backend.h) names, never reached.
@@ -41,6 +29,18 @@ void cuda_run_batch<ArticulatedLarge, float>(const ArticulatedLarge&, const Loss
   throw std::logic_error("ArticulatedLarge has no CUDA kernels");
 }
 #endif
+
+namespace {
+
+// the tree as parsed (articulated_setup.h), whichever capacity runs it
+const ArticulatedLarge& articulated(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().large; }
+
+void model_json(const ExperimentConfig& c, nlohmann::json& m) { m.update(articulated_model_json(c)); }
+
+void set_dt(ExperimentConfig& c, double dt) {
+  ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  s.model.dt = dt, s.large.dt = dt;
+}
 
 // Model: Articulated or ArticulatedLarge (model.h)
 template <class Model>
