@@ -125,7 +125,7 @@ template <class Model, class S>
 class ModelRunner : public Runner {
  public:
   ModelRunner(const ExperimentConfig& c, const Model& m, std::vector<int> topology)
-      : model_(m), loss_(c.loss), topology_(std::move(topology)) {
+      : model_(m), loss_(c.loss), track_table_(c.track_table), topology_(std::move(topology)) {
     bind_topology(model_);
     shape_ = c.checkpoint_plan().shape;
     backend_ = resolve_backend(c.backend, &backend_note_);
@@ -207,6 +207,8 @@ class ModelRunner : public Runner {
   }
   Model model_;
   Loss loss_;
+  // the tracking table loss_ points into (loss.reference / loss.observations), kept alive with it
+  std::shared_ptr<const std::vector<double>> track_table_;
   std::vector<int> topology_;
   RolloutShape shape_;
   BackendKind backend_ = BackendKind::kCpu;
@@ -327,7 +329,8 @@ class Simulator {
 // a config from JSON text, read as the CLI reads a file (reader caps, model.include relative to
 // base_dir, every key checked)
 ExperimentConfig config_from_text(const std::string& text, const std::string& source, const std::string& base_dir) {
-  return parse_config(expand_includes(read_config_text(text, source), base_dir));
+  // data files (loss.reference/observations, controls.initial_file) are relative to base_dir too
+  return parse_config(expand_includes(read_config_text(text, source), base_dir), base_dir);
 }
 
 nb::object json_to_py(const nlohmann::json& j) {

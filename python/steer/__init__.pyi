@@ -47,7 +47,7 @@ class Simulator:
     precision: str
     dtype: np.dtype[Any]
     x0: npt.NDArray[np.floating]     # (nx,) nominal initial state
-    u: npt.NDArray[np.floating]      # (nu,) nominal control, held at every step
+    u: npt.NDArray[np.floating]      # (nu,) nominal control, held at every step (controls.initial_file: its first row; default_batch().u has every step)
     theta: npt.NDArray[np.floating]  # (ntheta,) nominal parameters
     @property
     def nx(self) -> int: ...

@@ -222,3 +222,33 @@ def test_version():
     import re
     text = (SOURCE_DIR / "CMakeLists.txt").read_text()
     assert steer.__version__ == re.search(r"project\(steer VERSION ([0-9.]+)", text).group(1)
+
+
+def test_data_files_relative_to_the_config(tmp_path, monkeypatch):
+    """loss.observations and controls.initial_file are read from the config's folder, not the
+    working folder, and the tracking loss is the documented sum
+    L = sum_k 1/2 w (x_k - obs(k h))^2 over the states x_0 ... x_T."""
+    import json
+
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    T, h = 20, 0.01
+    # observed x: a line the projectile does not follow, one row per step
+    (folder / "obs.csv").write_text("t,position.x\n" + "".join(f"{k * h:.17g},{0.01 * k:.17g}\n" for k in range(T + 1)))
+    # per-step controls: a horizontal push that changes at step 10 (nu = 2)
+    (folder / "u.csv").write_text("".join("0.5,0\n" if k < 10 else "-0.5,0\n" for k in range(T)))
+    cfg = json.loads((SOURCE_DIR / "configs" / "projectile.json").read_text())
+    cfg["simulation"]["steps"] = T
+    cfg["loss"] = {"observations": {"file": "obs.csv", "weight": 3.0, "interpolation": "none"}}
+    cfg["controls"] = {"initial_file": "u.csv"}
+    (folder / "cfg.json").write_text(json.dumps(cfg))
+    monkeypatch.chdir(tmp_path)  # a working folder that does not hold the data files
+    s = steer.load(folder / "cfg.json")
+    b = s.default_batch()
+    np.testing.assert_array_equal(b.u[0, :10, 0], 0.5)
+    np.testing.assert_array_equal(b.u[0, 10:, 0], -0.5)
+    r = s.rollout(b.x0, b.u, b.theta, trajectory_stride=1)
+    x = r.trajectory[0, :, 0]
+    expected = sum(0.5 * 3.0 * (x[k] - 0.01 * k) ** 2 for k in range(T + 1))
+    assert r.loss[0] == pytest.approx(expected, rel=1e-12, abs=0)
+    assert expected > 1e-4  # the term is not trivially zero
