@@ -25,6 +25,8 @@ import signal
 import socket
 import subprocess
 import sys
+
+from script_folders import fresh_folder
 import time
 
 STEER, DATA, WORK, PART = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -37,10 +39,7 @@ def fail(msg):
 
 
 def fresh(name):
-    d = os.path.join(WORK, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    return fresh_folder(WORK, name)
 
 
 def config(name):

@@ -30,9 +30,10 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
+
+from script_folders import fresh_folder
 
 STEER, MPIRUN, SOURCE, WORK, PART = sys.argv[1:6]
 
@@ -150,10 +151,7 @@ def run(cmd, **kw):
 
 
 def fresh(name):
-    d = os.path.join(WORK, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    return fresh_folder(WORK, name)
 
 
 def published(out):
