@@ -23,6 +23,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -366,6 +367,38 @@ TEST(ImportMujoco, ConfigOverridesImportedValues) {
                       {"variables", {{"theta.upper.mass", {{"lower", 0.5}, {"upper", 2}}}, {"theta.damping", {{"lower", 0}, {"upper", 20}}}}},
                       {"validation", {{"enabled", false}}}};
   EXPECT_EQ(parse_config(j, kConfigs.string()).variables.size(), 5u);
+}
+
+// simulation.dt defaults to the file's <option timestep>; a config's dt wins; a JSON arm,
+// which has no file, still needs simulation.dt
+TEST(ImportMujoco, TimestepFromTheFileUnlessTheConfigSetsIt) {
+  std::string xml;
+  {
+    std::ifstream f(kConfigs / "mjcf" / "offset_arm.xml");
+    xml.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const std::string from = "timestep=\"0.002\"";
+  ASSERT_NE(xml.find(from), std::string::npos);
+  xml.replace(xml.find(from), from.size(), "timestep=\"0.0025\"");
+  steer::testing::TempDir tmp("steer_import_dt");
+  const fs::path dir = tmp.path;
+  std::ofstream(dir / "arm.xml") << xml;
+  nlohmann::json j = {{"name", "import"},
+                      {"model", {{"type", "articulated"}, {"mjcf", "arm.xml"}}},
+                      {"simulation", {{"steps", 5}}},
+                      {"loss", {{"control_effort", 1.0}}},
+                      {"validation", {{"enabled", false}}}};
+  EXPECT_EQ(parse_config(j, dir.string()).dt, 0.0025);
+  j["simulation"]["dt"] = 0.001;
+  EXPECT_EQ(parse_config(j, dir.string()).dt, 0.001);
+  nlohmann::json arm = nlohmann::json::parse(std::ifstream(kConfigs / "panda.json"));
+  arm["simulation"].erase("dt");
+  try {
+    parse_config(expand_includes(arm, kConfigs.string()), kConfigs.string());
+    ADD_FAILURE() << "a JSON arm without simulation.dt was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("simulation.dt"), std::string::npos) << e.what();
+  }
 }
 
 // CLI: each unsupported element refused with exit 2, naming it and what is unsupported

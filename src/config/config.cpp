@@ -332,7 +332,10 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
 }
 
 void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
-  c.dt = s.number_required("dt", Range{0, 10, true, false});
+  if (c.model_dt > 0 && !s.has("dt"))
+    c.dt = s.number("dt", c.model_dt, Range{0, 10, true, false});  // the model file's timestep
+  else
+    c.dt = s.number_required("dt", Range{0, 10, true, false});
   c.steps = int(s.integer("steps", 100, 1, 100000000));
   c.precision = s.choice("precision", "float64", {"float64", "float32"});
   if (s.has("checkpoint_every")) {

@@ -259,6 +259,9 @@ struct ExperimentConfig {
 
   // simulation
   double dt = 0.01;
+  // the timestep a model file gives (an imported MJCF's option timestep) [s]; 0 = none. It is
+  // the default of simulation.dt, which the config may still set.
+  double model_dt = 0;
   int steps = 100;
   std::string precision = "float64";
   int checkpoint_every = 0;  // 0 = ⌈√T⌉

@@ -123,6 +123,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
 #else
   const std::string path = rel[0] == '/' ? rel : (c.base_dir.empty() ? std::string(".") : c.base_dir) + "/" + rel;
   ImportedModel im = import_mujoco_model(path, rel, key);
+  c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
   for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "contact", "joint_limits",
