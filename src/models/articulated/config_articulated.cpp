@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/articulated/config_articulated.h"
+#include "models/articulated/config_contact.h"
 #include "models/articulated/inertia_check.h"
 #include "models/articulated/mjcf_import.h"
 
@@ -80,10 +81,7 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
   }
   slot(m.p_global(Articulated::kGravity), "gravity", "m/s^2", Range::closed(-1e3, 1e3), "");
   slot(m.p_global(Articulated::kSharpness), "saturation.sharpness", "1/(N*m)", Range{0, 1e6, true, false}, "");
-  slot(m.p_global(Articulated::kPlaneHeight), "contact.height", "m", Range::closed(-1e3, 1e3), "contact");
-  slot(m.p_global(Articulated::kContactStiffness), "contact.stiffness", "N/m", Range::closed(0, 1e12), "contact");
-  slot(m.p_global(Articulated::kContactDamping), "contact.damping", "N*s/m", Range::closed(0, 1e9), "contact");
-  slot(m.p_global(Articulated::kContactSmoothing), "contact.smoothing", "m", Range{0, 1e3, true, false}, "contact");
+  articulated_contact_slots(m, names, info);
   return info;
 }
 
@@ -319,13 +317,8 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
                 " needs model.integrator \"implicitfast\" (got \"" + integ + "\"); use 0 with " + integ);
   tl.finish();
-  JsonObject tip = m.object("tip");
-  const std::string tb = tip.string("body", names.bodies.back());
-  if (!body_index.count(tb)) config_fail(tip.key_path("body"), "'" + excerpt(tb) + "' is not a body of model.bodies");
-  a.tip_body = body_index[tb];
-  std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-  for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
-  tip.finish();
+  ArticulatedContactValues contact_values;
+  parse_articulated_contact(m, body_index, a, names, contact_values);
   // sites: named points fixed in a body, for Cartesian losses
   if (m.has("sites")) {
     const auto& sites = m.raw("sites");
@@ -358,13 +351,6 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
       names.sites.push_back(sn);
     }
   }
-  JsonObject ct = m.object("contact");
-  a.contact = ct.boolean("enabled", false);
-  const double height = ct.number("height", 0.0, Range::closed(-1e3, 1e3));
-  const double stiff = ct.number("stiffness", 1e4, Range::closed(0, 1e12));
-  const double cdamp = ct.number("damping", 10.0, Range::closed(0, 1e9));
-  const double smooth = ct.number("smoothing", 1e-3, Range{0, 1e3, true, false});
-  ct.finish();
   // joint limits: a smooth penalty torque outside each joint's range (articulated.h)
   JsonObject jl = m.object("joint_limits");
   a.joint_limits = jl.boolean("enabled", false);
@@ -387,10 +373,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   }
   c.theta[a.p_global(Articulated::kGravity)] = gravity;
   c.theta[a.p_global(Articulated::kSharpness)] = sharp;
-  c.theta[a.p_global(Articulated::kPlaneHeight)] = height;
-  c.theta[a.p_global(Articulated::kContactStiffness)] = stiff;
-  c.theta[a.p_global(Articulated::kContactDamping)] = cdamp;
-  c.theta[a.p_global(Articulated::kContactSmoothing)] = smooth;
+  articulated_contact_theta(a, contact_values, c.theta.data());
   setup.large_tree = !articulated_fits<Articulated>(a);
   if (!setup.large_tree) articulated_copy(a, setup.model);
   PhysicalViolation bad;
@@ -458,7 +441,7 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                            ? std::string("linearized at the step's velocity (MuJoCo implicitfast)")
                            : "implicit through the saturation: unsaturated predictor + " + std::to_string(a.servo_newton) +
                                  " Newton iterations";
-  m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
+  articulated_contact_json(a, names, m);
   if (a.joint_limits)
     m["joint_limits"] = {{"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},
                          {"stiffness", a.limit_stiffness},
@@ -483,7 +466,6 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
     bs.push_back(e);
   }
   m["bodies"] = bs;
-  m["tip"] = {{"body", names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
   nlohmann::json ss = nlohmann::json::array();
   for (int s = 0; s < a.n_sites; ++s)
     ss.push_back({{"name", names.sites[s]},

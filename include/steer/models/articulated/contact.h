@@ -7,6 +7,12 @@
 
 namespace steer {
 
+// the contacts the validator's contact_mode_switch watches
+template <int NB, int ND, int NS>
+inline STEER_HD int ArticulatedCap<NB, ND, NS>::num_contacts() const {
+  return contact ? 1 : 0;
+}
+
 // world position of the contact point [m]
 template <int NB, int ND, int NS>
 template <class S>

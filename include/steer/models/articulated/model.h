@@ -3,7 +3,8 @@
 // declarations of its member functions, each defined with its adjoint in its algorithm's
 // header (articulated.h includes them all). Parameter slots:
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
-//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6 n_dof + k.
+//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6 n_dof + k,
+//   p_contact(k) = p_global(kGlobalParams) + k (contact_set.h).
 #pragma once
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "steer/core.h"
 #include "steer/dual.h"
+#include "steer/models/articulated/contact_set.h"
 #include "steer/model_math.h"
 #include "steer/reference_adjoint.h"
 
@@ -31,7 +33,8 @@ struct ArticulatedCap {
   static constexpr int kGlobalParams = 6;
   static constexpr int kMaxState = 2 * kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
-  static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams;
+  static constexpr int kMaxParam =
+      kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
@@ -68,6 +71,8 @@ struct ArticulatedCap {
   // contact point: body and position in that body's frame [m]
   int tip_body = -1;
   double tip_offset[3] = {};
+  // ground contact points beyond the tip (contact_set.h, contact.h)
+  GroundContacts ground;
   // sites: named points (and frames) fixed in a body, for losses and reports; pos and rot in
   // the body frame (rot: site→body, row-major)
   int n_sites = 0;
@@ -81,10 +86,11 @@ struct ArticulatedCap {
 
   STEER_HD int nx() const { return 2 * n_dof; }
   STEER_HD int nu() const { return n_dof; }
-  STEER_HD int np() const { return p_global(kGlobalParams); }
+  STEER_HD int np() const { return p_contact(GroundContacts::kParams); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
   STEER_HD int p_global(int k) const { return n_bodies * kBodyParams + n_dof * kJointParams + k; }
+  STEER_HD int p_contact(int k) const { return p_global(kGlobalParams) + k; }
 
   // world-frame kinematics of every body for one configuration q
   template <class S>
@@ -146,7 +152,7 @@ struct ArticulatedCap {
   static constexpr int kServoLineSearch = 8;
   static constexpr double kServoLineSearchTol = 1e-3;
   STEER_HD bool implicit_servo() const { return integrator == kImplicitFast && servo_newton > 0; }
-  STEER_HD int num_contacts() const { return contact ? 1 : 0; }
+  STEER_HD int num_contacts() const;  // contact.h
 
   // world kinematics and its adjoint (kinematics.h)
   template <class S>
@@ -341,6 +347,7 @@ inline void articulated_copy(const From& from, To& to) {
     for (int i = 0; i < 9; ++i) to.rot[b][i] = from.rot[b][i];
   }
   to.tip_body = from.tip_body;
+  to.ground = from.ground;
   for (int i = 0; i < 3; ++i) to.tip_offset[i] = from.tip_offset[i];
   to.n_sites = from.n_sites;
   for (int s = 0; s < from.n_sites; ++s) {
