@@ -1,8 +1,73 @@
-// model.tip and model.contact for type articulated: the fingertip point against the plane
-// z = contact.height, its penalty law's parameters as θ slots.
+// model.tip, model.contact and model.contacts for type articulated: the fingertip point and the
+// ground points (spheres fixed in bodies) against the plane z = contact.height, their laws'
+// parameters as θ slots (contact_law.h, docs/contact.md).
 #include "models/articulated/config_contact.h"
 
+#include <cstdio>
+#include <set>
+
 namespace steer {
+
+namespace {
+
+std::string shown(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+// the θ slots of the ground points' laws: name, unit, range (contact_law.h's GroundContactParam order)
+struct ContactSlot {
+  int k;
+  const char* name;
+  const char* unit;
+  Range range;
+};
+const ContactSlot kContactSlots[] = {
+    {kContactFriction, "contact.friction", "1", Range::closed(0, 1e3)},
+    {kContactSlipVelocity, "contact.slip_velocity", "m/s", Range{0, 1e3, true, false}},
+    {kContactImpD0, "contact.solimp_d0", "1", Range{0, 1, true, true}},
+    {kContactImpDWidth, "contact.solimp_dwidth", "1", Range{0, 1, true, true}},
+    {kContactImpWidth, "contact.solimp_width", "m", Range{0, 1e3, true, false}},
+    {kContactRefTimeconst, "contact.solref_timeconst", "s", Range{0, 1e3, true, false}},
+    {kContactRefDampratio, "contact.solref_dampratio", "1", Range{0, 1e3, true, false}},
+    {kContactImpMass, "contact.impedance_mass", "kg", Range{0, 1e6, true, false}},
+};
+
+// model.contacts: [{"name", "body", "pos", "radius"}], at most GroundContacts::kMaxPoints
+void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a) {
+  a.ground.n_points = 0;
+  if (!m.has("contacts")) return;
+  const auto& list = m.raw("contacts");
+  const std::string lp = m.key_path("contacts");
+  const std::string kMax = std::to_string(GroundContacts::kMaxPoints);
+  if (!list.is_array())
+    config_fail(lp, "expected an array of {\"name\", \"body\", \"pos\", \"radius\"} (at most " + kMax + ")");
+  if (list.size() > size_t(GroundContacts::kMaxPoints))
+    config_fail(lp, "at most " + kMax + " contact points, got " + std::to_string(list.size()));
+  std::set<std::string> seen;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const std::string path = lp + "[" + std::to_string(k) + "]";
+    if (!list[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(list[k]));
+    JsonObject co(list[k], path);
+    const std::string cn = co.string("name", "");
+    if (cn.empty()) config_fail(co.key_path("name"), "required: a unique contact name");
+    if (!seen.insert(cn).second) config_fail(co.key_path("name"), "'" + excerpt(cn) + "' is used twice");
+    if (!co.has("body")) config_fail(co.key_path("body"), "required: the name of the body the point is fixed in");
+    const std::string cb = co.string("body", "");
+    auto it = body_index.find(cb);
+    if (it == body_index.end()) config_fail(co.key_path("body"), "'" + excerpt(cb) + "' is not a body of model.bodies");
+    std::vector<double> pos = co.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+    const double radius = co.number("radius", 0.0, Range::closed(0, 1e3));
+    co.finish();
+    const int c = a.ground.n_points++;
+    a.ground.body[c] = it->second;
+    for (int i = 0; i < 3; ++i) a.ground.pos[c][i] = pos[i];
+    a.ground.radius[c] = radius;
+  }
+}
+
+}  // namespace
 
 void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a,
                                ArticulatedNames& names, ArticulatedContactValues& values) {
@@ -14,12 +79,25 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
   tip.finish();
+  parse_ground_points(m, body_index, a);
   JsonObject ct = m.object("contact");
   a.contact = ct.boolean("enabled", false);
   values.height = ct.number("height", 0.0, Range::closed(-1e3, 1e3));
   values.stiffness = ct.number("stiffness", 1e4, Range::closed(0, 1e12));
   values.damping = ct.number("damping", 10.0, Range::closed(0, 1e9));
   values.smoothing = ct.number("smoothing", 1e-3, Range{0, 1e3, true, false});
+  const std::string law = ct.choice("law", "softplus", {"softplus", "impedance"});
+  a.ground.law = law == "impedance" ? GroundContacts::kImpedance : GroundContacts::kSoftplus;
+  values.friction = ct.number("friction", values.friction, kContactSlots[kContactFriction].range);
+  values.slip_velocity = ct.number("slip_velocity", values.slip_velocity, kContactSlots[kContactSlipVelocity].range);
+  std::vector<double> si = ct.numbers("solimp", {0.9, 0.95, 0.001}, Range{0, 1e3, true, false}, 3);
+  for (int i = 0; i < 2; ++i)
+    if (!(si[i] < 1))
+      config_fail(ct.key_path("solimp"), "[d0, dwidth, width]: d0 and dwidth must be in (0, 1), got " + shown(si[i]));
+  std::vector<double> sr = ct.numbers("solref", {0.02, 1.0}, Range{0, 1e3, true, false}, 2);
+  for (int i = 0; i < 3; ++i) values.solimp[i] = si[i];
+  for (int i = 0; i < 2; ++i) values.solref[i] = sr[i];
+  values.impedance_mass = ct.number("impedance_mass", 0.0, Range::closed(0, 1e6));
   ct.finish();
 }
 
@@ -28,6 +106,20 @@ void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedConta
   theta[a.p_global(Articulated::kContactStiffness)] = values.stiffness;
   theta[a.p_global(Articulated::kContactDamping)] = values.damping;
   theta[a.p_global(Articulated::kContactSmoothing)] = values.smoothing;
+  theta[a.p_contact(kContactFriction)] = values.friction;
+  theta[a.p_contact(kContactSlipVelocity)] = values.slip_velocity;
+  theta[a.p_contact(kContactImpD0)] = values.solimp[0];
+  theta[a.p_contact(kContactImpDWidth)] = values.solimp[1];
+  theta[a.p_contact(kContactImpWidth)] = values.solimp[2];
+  theta[a.p_contact(kContactRefTimeconst)] = values.solref[0];
+  theta[a.p_contact(kContactRefDampratio)] = values.solref[1];
+  double mass = values.impedance_mass;
+  if (!(mass > 0)) {
+    // the body masses are in θ already (config_articulated.cpp sets them first)
+    mass = 0;
+    for (int b = 0; b < a.n_bodies; ++b) mass += theta[a.p_body(b, Articulated::kMass)];
+  }
+  theta[a.p_contact(kContactImpMass)] = mass;
 }
 
 void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames&, ModelInfo& info) {
@@ -36,11 +128,22 @@ void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames
   info.set_param(a.p_global(Articulated::kContactDamping), "contact.damping", "N*s/m", Range::closed(0, 1e9), "contact");
   info.set_param(a.p_global(Articulated::kContactSmoothing), "contact.smoothing", "m", Range{0, 1e3, true, false},
                  "contact");
+  for (const ContactSlot& s : kContactSlots) info.set_param(a.p_contact(s.k), s.name, s.unit, s.range, "contact");
 }
 
 void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames& names, nlohmann::json& m) {
   m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
   m["tip"] = {{"body", names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  if (a.ground.n_points == 0) return;
+  nlohmann::json pts = nlohmann::json::array();
+  for (int c = 0; c < a.ground.n_points; ++c)
+    pts.push_back({{"body", names.bodies[a.ground.body[c]]},
+                   {"pos_m", std::vector<double>(a.ground.pos[c], a.ground.pos[c] + 3)},
+                   {"radius_m", a.ground.radius[c]}});
+  m["contacts"] = pts;
+  m["contacts_law"] = a.ground.law == GroundContacts::kImpedance
+                          ? "impedance (MuJoCo solimp/solref as a penalty force) + smoothed Coulomb friction"
+                          : "softplus spring-damper + smoothed Coulomb friction";
 }
 
 }  // namespace steer

@@ -1,4 +1,4 @@
-// The articulated model's contact keys (model.tip, model.contact): parsed into the model's
+// The articulated model's contact keys (model.tip, model.contact, model.contacts): parsed into the model's
 // contact fields, their θ slots named, their nominal values set, and their effective-config
 // keys written. config_articulated.cpp calls these.
 #pragma once
@@ -16,9 +16,14 @@ namespace steer {
 // the contact laws' nominal parameter values, read before θ is sized
 struct ArticulatedContactValues {
   double height = 0, stiffness = 1e4, damping = 10, smoothing = 1e-3;
+  // the ground points' laws (contact_law.h): friction, and the impedance law's solimp, solref
+  // and mass (0: the sum of the bodies' masses)
+  double friction = 1, slip_velocity = 0.01;
+  double solimp[3] = {0.9, 0.95, 0.001}, solref[2] = {0.02, 1};
+  double impedance_mass = 0;
 };
 
-// model.tip and model.contact -> a's contact fields and the values of their θ slots
+// model.tip, model.contact and model.contacts -> a's contact fields and the values of their θ slots
 void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a,
                                ArticulatedNames& names, ArticulatedContactValues& values);
 // the nominal values into θ [np]

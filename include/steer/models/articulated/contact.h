@@ -1,16 +1,162 @@
-// Articulated: the fingertip contact against the plane z = height, and its adjoint.
-//   d = height − z_tip,  z = d/w,  f_z = k w softplus(z) − d_c σ(z) ż_tip,  τ_c = J_tip,zᵀ f_z.
+// Articulated: the contacts against the plane z = height, and their adjoint.
+//   the fingertip (model.tip, contact.enabled): d = height − z_tip,  z = d/w,
+//     f_z = k w softplus(z) − d_c σ(z) ż_tip,  τ_c = J_tip,zᵀ f_z;
+//   the ground points (model.contacts, GroundContacts): a sphere of radius r centred at c
+//     touches at x_c = c − r ẑ, depth d = height − x_c,z, with the force
+//     f = (f_t, f_n) of contact_law.h at x_c and τ_c = J(x_c)ᵀ f.
 #pragma once
 
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/kinematics.h"
+#include "steer/models/articulated/contact_law.h"
 
 namespace steer {
 
-// the contacts the validator's contact_mode_switch watches
+// the contacts the validator's contact_mode_switch watches: the tip (when enabled), then the
+// ground points in their order
 template <int NB, int ND, int NS>
 inline STEER_HD int ArticulatedCap<NB, ND, NS>::num_contacts() const {
-  return contact ? 1 : 0;
+  return (contact ? 1 : 0) + ground.n_points;
+}
+
+// the normal laws' parameters from θ
+template <class Model, class S, class PIn>
+STEER_HD NormalLawParams<S> ground_law_params(const Model& m, const PIn& p) {
+  NormalLawParams<S> q;
+  q.k = S(p[m.p_global(Model::kContactStiffness)]);
+  q.dc = S(p[m.p_global(Model::kContactDamping)]);
+  q.w = S(p[m.p_global(Model::kContactSmoothing)]);
+  q.d0 = S(p[m.p_contact(kContactImpD0)]);
+  q.d1 = S(p[m.p_contact(kContactImpDWidth)]);
+  q.width = S(p[m.p_contact(kContactImpWidth)]);
+  q.tc = S(p[m.p_contact(kContactRefTimeconst)]);
+  q.zeta = S(p[m.p_contact(kContactRefDampratio)]);
+  q.mass = S(p[m.p_contact(kContactImpMass)]);
+  return q;
+}
+
+// ground point c's contact point x_c = c − r ẑ [m] (the sphere's lowest point)
+template <class Model, class S>
+STEER_HD void ground_point(const Model& m, const typename Model::template Kin<S>& K, int c, S* xc) {
+  m.body_point(K, m.ground.body[c], m.ground.pos[c], xc);
+  xc[2] -= S(m.ground.radius[c]);
+}
+
+// the linear Jacobian columns J_e(x_c) of the joints above the point's body (n of them, dof
+// indices in ds, owning bodies in es), x_c's velocity J q̇ and, with mu, J μ
+template <class Model, class S>
+STEER_HD int ground_jacobian(const Model& m, const typename Model::template Kin<S>& K, int b, const S* xc, const S* v,
+                             const S* mu, S (*J)[3], int* es, S* vel, S* vmu) {
+  int nd = 0;
+  for (int i = 0; i < 3; ++i) vel[i] = S(0);
+  if (vmu)
+    for (int i = 0; i < 3; ++i) vmu[i] = S(0);
+  for (int e = b; e >= 0; e = m.parent[e]) {
+    if (m.joint[e] == Model::kFixed) continue;
+    m.point_jacobian(K, e, xc, J[nd]);
+    es[nd] = e;
+    for (int i = 0; i < 3; ++i) vel[i] += J[nd][i] * v[m.dof[e]];
+    if (vmu)
+      for (int i = 0; i < 3; ++i) vmu[i] += J[nd][i] * mu[m.dof[e]];
+    ++nd;
+  }
+  return nd;
+}
+
+// the force f = (f_t,x, f_t,y, f_n) [N] on a point at depth d [m] moving at vel [m/s]
+template <class Model, class S, class PIn>
+STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S>& q, const S& d, const S* vel, S* f) {
+  const NormalForce<S> nf = m.ground.law == GroundContacts::kImpedance ? normal_impedance(d, vel[2], q)
+                                                                       : normal_softplus(d, vel[2], q);
+  friction_smoothed(vel, nf.fe, S(p[m.p_contact(kContactFriction)]), S(p[m.p_contact(kContactSlipVelocity)]), f);
+  f[2] = nf.fn;
+}
+
+// τ_c += Σ_points J(x_c)ᵀ f
+template <class Model, class S, class PIn>
+STEER_HD void ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v, const PIn& p,
+                                    S* tc) {
+  if (m.ground.n_points == 0) return;
+  const NormalLawParams<S> q = ground_law_params<Model, S>(m, p);
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]);
+  for (int c = 0; c < m.ground.n_points; ++c) {
+    S xc[3], J[Model::kMaxDof][3], vel[3], f[3];
+    int es[Model::kMaxDof];
+    ground_point<Model, S>(m, K, c, xc);
+    const int nd = ground_jacobian<Model, S>(m, K, m.ground.body[c], xc, v, nullptr, J, es, vel, nullptr);
+    ground_force<Model, S>(m, p, q, S(height - xc[2]), vel, f);
+    for (int r = 0; r < nd; ++r) tc[m.dof[es[r]]] += J[r][0] * f[0] + J[r][1] * f[1] + J[r][2] * f[2];
+  }
+}
+
+// adjoint of φ = μᵀ τ_c = Σ_points u_μ · f (u_μ = J(x_c) μ, the point's velocity under joint
+// velocities μ): f̄ = u_μ through the laws (contact_law.h) to d̄ (x̄_c,z = −d̄), the point's
+// velocity v̄ and θ̄; then per joint e above the point J̄_e = f μ_e + v̄ q̇_e, q̇̄_e += J_e · v̄,
+// and J_e = a_e × (x_c − p_e) (hinge) or a_e (slide) into ā_e, p̄_e and x̄_c; x_c moves with
+// its body as the sphere's centre does (the −r ẑ is fixed in the world), so x̄_c enters the
+// body as a force at p_b and the moment (c − p_b) × x̄_c about it
+template <class Model, class S, class PIn>
+STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v,
+                                        const PIn& p, const S* mu, typename Model::template KinAdj<S>& KA, S* adj_v,
+                                        S* adj_p) {
+  if (m.ground.n_points == 0) return;
+  const NormalLawParams<S> q = ground_law_params<Model, S>(m, p);
+  NormalLawParams<S> aq{S(0), S(0), S(0), S(0), S(0), S(0), S(0), S(0), S(0)};
+  S amu_f = S(0), avs = S(0), aheight = S(0);
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]);
+  const S mu_f = S(p[m.p_contact(kContactFriction)]), vs = S(p[m.p_contact(kContactSlipVelocity)]);
+  const bool imp = m.ground.law == GroundContacts::kImpedance;
+  for (int c = 0; c < m.ground.n_points; ++c) {
+    const int b = m.ground.body[c];
+    S xc[3], J[Model::kMaxDof][3], vel[3], umu[3];
+    int es[Model::kMaxDof];
+    ground_point<Model, S>(m, K, c, xc);
+    const int nd = ground_jacobian<Model, S>(m, K, b, xc, v, mu, J, es, vel, umu);
+    const S d = height - xc[2];
+    const NormalForce<S> nf = imp ? normal_impedance(d, vel[2], q) : normal_softplus(d, vel[2], q);
+    S f[3];
+    friction_smoothed(vel, nf.fe, mu_f, vs, f);
+    f[2] = nf.fn;
+    // the laws' adjoints
+    S avel[3] = {S(0), S(0), S(0)}, afe = S(0), ad = S(0);
+    adj_friction_smoothed(vel, nf.fe, mu_f, vs, umu, avel, afe, amu_f, avs);
+    if (imp)
+      adj_normal_impedance(d, vel[2], q, umu[2], afe, ad, avel[2], aq);
+    else
+      adj_normal_softplus(d, vel[2], q, umu[2], afe, ad, avel[2], aq);
+    aheight += ad;
+    // the Jacobian's adjoint
+    S ax[3] = {S(0), S(0), -ad};
+    for (int r = 0; r < nd; ++r) {
+      const int e = es[r], j = m.dof[e];
+      adj_v[j] += J[r][0] * avel[0] + J[r][1] * avel[1] + J[r][2] * avel[2];
+      const S aj[3] = {f[0] * mu[j] + avel[0] * v[j], f[1] * mu[j] + avel[1] * v[j], f[2] * mu[j] + avel[2] * v[j]};
+      if (m.joint[e] == Model::kSlide) {
+        for (int i = 0; i < 3; ++i) KA.A[e][i] += aj[i];
+        continue;
+      }
+      const S rr[3] = {xc[0] - K.P[e][0], xc[1] - K.P[e][1], xc[2] - K.P[e][2]};
+      S arr[3] = {S(0), S(0), S(0)};
+      Model::adj_cross(K.A[e], rr, KA.A[e], arr, aj);
+      for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
+    }
+    const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + S(m.ground.radius[c]) - K.P[b][2]};
+    S mx[3];
+    Model::cross(rc, ax, mx);
+    for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
+  }
+  adj_p[m.p_global(Model::kPlaneHeight)] += aheight;
+  adj_p[m.p_global(Model::kContactStiffness)] += aq.k;
+  adj_p[m.p_global(Model::kContactDamping)] += aq.dc;
+  adj_p[m.p_global(Model::kContactSmoothing)] += aq.w;
+  adj_p[m.p_contact(kContactImpD0)] += aq.d0;
+  adj_p[m.p_contact(kContactImpDWidth)] += aq.d1;
+  adj_p[m.p_contact(kContactImpWidth)] += aq.width;
+  adj_p[m.p_contact(kContactRefTimeconst)] += aq.tc;
+  adj_p[m.p_contact(kContactRefDampratio)] += aq.zeta;
+  adj_p[m.p_contact(kContactImpMass)] += aq.mass;
+  adj_p[m.p_contact(kContactFriction)] += amu_f;
+  adj_p[m.p_contact(kContactSlipVelocity)] += avs;
 }
 
 // world position of the contact point [m]
@@ -24,6 +170,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::tip_position(const Kin<S>& K, S
 template <int NB, int ND, int NS>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const {
+  ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   if (!contact) return;
   S x[3];
   tip_position(K, x);
@@ -56,6 +203,7 @@ template <int NB, int ND, int NS>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu,
                                                      KinAdj<S>& KA, S* adj_v, S* adj_p) const {
+  adj_ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, mu, KA, adj_v, adj_p);
   if (!contact) return;
   S x[3];
   tip_position(K, x);

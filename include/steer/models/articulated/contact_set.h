@@ -4,11 +4,16 @@
 // θ[p_contact(k)], k < GroundContacts::kParams.
 #pragma once
 
+#include "steer/models/articulated/contact_law.h"
+
 namespace steer {
 
 struct GroundContacts {
   static constexpr int kMaxPoints = 8;  // contact points over the whole tree
-  static constexpr int kParams = 0;     // θ slots of the contact laws beyond the model's globals
+  // θ slots of the contact laws beyond the model's globals (contact_law.h's GroundContactParam)
+  static constexpr int kParams = kGroundContactParams;
+  enum NormalLaw { kSoftplus = 0, kImpedance = 1 };
+  int law = kSoftplus;                  // the points' normal law (the tip keeps the softplus law)
   int n_points = 0;
   int body[kMaxPoints] = {};           // body index of point c
   double pos[kMaxPoints][3] = {};      // point c in its body's frame [m]

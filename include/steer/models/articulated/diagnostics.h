@@ -1,4 +1,4 @@
-// Articulated: per-step diagnostics: the contact point's penetration, the centre of mass
+// Articulated: per-step diagnostics: the contacts' penetration and state, the centre of mass
 //   c = Σ_b m_b c_b / Σ_b m_b   (with its adjoint),
 // and the energies KE = ½ q̇ᵀ M(q) q̇, E = KE + Σ_b m_b g z_b.
 #pragma once
@@ -6,28 +6,94 @@
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/kinematics.h"
 #include "steer/models/articulated/dynamics.h"
+#include "steer/models/articulated/contact.h"
 
 namespace steer {
 
-// the contact point's penetration below the plane [m] (≤ 0 when clear)
+// contact c's depth below the plane [m] (≤ 0 when clear) from the kinematics K: c = 0 is the
+// tip when contact.enabled, the ground points follow in their order (depth of the sphere's
+// lowest point, height − (z − r))
+template <class Model, class S, class PIn>
+STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& K, const PIn& p, int c) {
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]);
+  S t[3];
+  if (m.contact && c == 0) {
+    m.tip_position(K, t);
+  } else {
+    ground_point<Model, S>(m, K, c - (m.contact ? 1 : 0), t);
+  }
+  return height - t[2];
+}
+
+// the deepest penetration below the plane over the model's contacts [m] (≤ 0 when all are
+// clear); the tip alone when there are no ground points (also when contact.enabled is off)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PIn& p) const {
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = x[i];
+  S q[kMaxQ] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
-  S t[3];
-  tip_position(K, t);
-  return S(p[p_global(kPlaneHeight)]) - t[2];
+  if (ground.n_points == 0) {
+    S t[3];
+    tip_position(K, t);
+    return S(p[p_global(kPlaneHeight)]) - t[2];
+  }
+  S deepest = contact_depth<ArticulatedCap, S>(*this, K, p, 0);
+  for (int c = 1; c < num_contacts(); ++c) {
+    const S d = contact_depth<ArticulatedCap, S>(*this, K, p, c);
+    deepest = select(d > deepest, d, deepest);
+  }
+  return deepest;
 }
 
-// (bool for a scalar S, the lanes' mask for a pack)
+// contact c below the plane (bool for a scalar S, the lanes' mask for a pack)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p, int c) const {
-  (void)c;
-  return penetration<S>(x, p) > S(0);
+  if (ground.n_points == 0) return penetration<S>(x, p) > S(0);
+  S q[kMaxQ] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = x[i];
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  return contact_depth<ArticulatedCap, S>(*this, K, p, c) > S(0);
+}
+
+// one contact's state at a state x: its mode, its depth [m] and its point's slip speed |v_t| [m/s]
+enum ContactMode { kContactAir = 0, kContactStick = 1, kContactSlip = 2 };
+struct ContactState {
+  int mode = kContactAir;  // air: depth ≤ 0; stick: |v_t| < v_s (friction grows linearly with
+                           // the slip, f_t ≈ −μ N v_t / v_s); slip: |v_t| ≥ v_s (f_t → −μ N v̂_t)
+  double depth = 0;        // height − z of the contact point (> 0: penetrating) [m]
+  double slip = 0;         // |v_t|, the contact point's speed along the plane [m/s]
+};
+
+// contact c's state (c as in_contact counts: the tip first when enabled, then the ground
+// points); the tip has no friction, so it sticks whenever it penetrates and moves less than v_s
+template <class Model, class XIn, class PIn>
+ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
+  using K_t = typename Model::template Kin<double>;
+  double q[Model::kMaxQ] = {}, v[Model::kMaxDof] = {};
+  for (int i = 0; i < m.nq(); ++i) q[i] = x[i];
+  for (int i = 0; i < m.n_dof; ++i) v[i] = x[m.nq() + i];
+  K_t K;
+  m.forward_kinematics(q, p, K);
+  double pt[3], J[Model::kMaxDof][3], vel[3];
+  int es[Model::kMaxDof];
+  int b;
+  if (m.contact && c == 0) {
+    m.tip_position(K, pt);
+    b = m.tip_body;
+  } else {
+    ground_point<Model, double>(m, K, c - (m.contact ? 1 : 0), pt);
+    b = m.ground.body[c - (m.contact ? 1 : 0)];
+  }
+  ground_jacobian<Model, double>(m, K, b, pt, v, nullptr, J, es, vel, nullptr);
+  ContactState s;
+  s.depth = double(p[m.p_global(Model::kPlaneHeight)]) - pt[2];
+  s.slip = std::sqrt(vel[0] * vel[0] + vel[1] * vel[1]);
+  if (s.depth > 0) s.mode = s.slip < double(p[m.p_contact(kContactSlipVelocity)]) ? kContactStick : kContactSlip;
+  return s;
 }
 
 // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
@@ -43,8 +109,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const {
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = x[i];
+  S q[kMaxQ] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = x[i];
   forward_kinematics(q, p, K);
   S mc = S(0);
   mt = S(0);
@@ -60,6 +126,10 @@ template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                                      const S& adj_c) const {
+  if (free_base) {  // q has nq = n_dof + 1 > the duals' columns: the kinematics' adjoint sweep (sites.h)
+    adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
+    return;
+  }
   using D = Dual<S, kMaxDof>;
   D qd[kMaxDof];
   for (int i = 0; i < n_dof; ++i) qd[i] = D::variable(S(x[i]), i);
@@ -87,14 +157,14 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PIn& p, S& e, S& ke) const {
-  S q[kMaxDof] = {}, M[kMaxDof * kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = x[i];
+  S q[kMaxQ] = {}, M[kMaxDof * kMaxDof] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
   mass_matrix(K, p, M);
   ke = S(0);
   for (int i = 0; i < n_dof; ++i)
-    for (int j = 0; j < n_dof; ++j) ke += S(0.5) * S(x[n_dof + i]) * M[i * kMaxDof + j] * S(x[n_dof + j]);
+    for (int j = 0; j < n_dof; ++j) ke += S(0.5) * S(x[nq() + i]) * M[i * kMaxDof + j] * S(x[nq() + j]);
   e = ke;
   for (int b = 0; b < n_bodies; ++b) e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
 }
@@ -121,7 +191,7 @@ template <int NB, int ND, int NS>
 template <class S, class PIn>
 inline STEER_HD bool ArticulatedCap<NB, ND, NS>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
-  if (contact || joint_limits) return false;
+  if (contact || ground.n_points > 0 || joint_limits) return false;
   for (int j = 0; j < n_dof; ++j)
     if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) && S(p[p_joint(j, kKv)]) == S(0)))
       return false;
