@@ -18,6 +18,10 @@ struct ArticulatedNames {
   std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
+  // a free root (Articulated::free_base): its joint's name and the default initial q of its
+  // seven slots, p [m] and the unit quaternion (w, x, y, z), from the root body's pos and quat
+  std::string free_joint;
+  std::array<double, 7> free_q0 = {0, 0, 0, 1, 0, 0, 0};
   std::string included_from;                  // model.include's file, empty when none (for messages)
   std::string imported_key, imported_from;    // model.mjcf / model.urdf and its file, empty when none
   nlohmann::json import_record;               // the import's record (mjcf_import.h), null when none

@@ -31,24 +31,37 @@ std::string fmt(double v) {
 ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& names) {
   ModelInfo info;
   info.type = "articulated";
-  const int n = m.n_dof;
-  for (int j = 0; j < n; ++j) {
-    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    info.state_names.push_back(names.joints[j] + ".q");
-    info.state_units.push_back(hinge ? "rad" : "m");
-    info.state_ranges.push_back(Range::closed(names.ranges[j][0], names.ranges[j][1]));
-    info.state_groups["q"].push_back(j);
+  const int n = m.n_dof, nq = m.nq();
+  // a free root's slots: q = p.x, p.y, p.z [m], quat.w … quat.z; q̇ = v.x … [m/s] (world),
+  // w.x … [rad/s] (body frame); its controls force.x … [N] (world), torque.x … [N·m] (body)
+  const std::string fj = m.free_base ? names.free_joint : std::string();
+  for (int i = 0; i < nq; ++i) {
+    if (m.free_base && i < 7) {
+      static const char* kFreeQ[7] = {"p.x", "p.y", "p.z", "quat.w", "quat.x", "quat.y", "quat.z"};
+      info.state_names.push_back(fj + "." + kFreeQ[i]);
+      info.state_units.push_back(i < 3 ? "m" : "1");
+      info.state_ranges.push_back(i < 3 ? Range::closed(-1e3, 1e3) : Range::closed(-2, 2));
+    } else {
+      const int j = m.free_base ? i - 1 : i;
+      const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+      info.state_names.push_back(names.joints[j] + ".q");
+      info.state_units.push_back(hinge ? "rad" : "m");
+      info.state_ranges.push_back(Range::closed(names.ranges[j][0], names.ranges[j][1]));
+    }
+    info.state_groups["q"].push_back(i);
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    info.state_names.push_back(names.joints[j] + ".v");
+    static const char* kFreeV[6] = {"v.x", "v.y", "v.z", "w.x", "w.y", "w.z"};
+    info.state_names.push_back(m.free_dof(j) ? fj + "." + kFreeV[j] : names.joints[j] + ".v");
     info.state_units.push_back(hinge ? "rad/s" : "m/s");
     info.state_ranges.push_back(Range::closed(-1e6, 1e6));
-    info.state_groups["v"].push_back(n + j);
+    info.state_groups["v"].push_back(nq + j);
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    info.control_names.push_back("torque." + names.joints[j]);
+    static const char* kFreeU[6] = {"force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"};
+    info.control_names.push_back(m.free_dof(j) ? fj + "." + kFreeU[j] : "torque." + names.joints[j]);
     info.control_units.push_back(hinge ? "N*m" : "N");
   }
   info.resize_params(m.np());
@@ -57,6 +70,14 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
   };
   for (int b = 0; b < m.n_bodies; ++b) {
     const std::string& bn = names.bodies[b];
+    if (m.free_base && b < Articulated::kFreeFrames) {
+      // a free root's massless frames (model.h): zero, in a group of their own
+      for (int k = 0; k < Articulated::kBodyParams; ++k)
+        slot(m.p_body(b, k), bn + "." + (k == 0 ? std::string("mass") : k < 4 ? std::string("com.") + kAxisNames[k - 1]
+                                                                             : std::string("inertia.") + kInertiaNames[k - 4]),
+             k == 0 ? "kg" : k < 4 ? "m" : "kg*m^2", Range::closed(0, 0), "free_frames");
+      continue;
+    }
     slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
     for (int i = 0; i < 3; ++i) {
       slot(m.p_body(b, Articulated::kComX + i), bn + ".com." + kAxisNames[i], "m", Range::closed(-1e3, 1e3), "com");
@@ -205,6 +226,18 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(ArticulatedLarge::kMaxBodies) + ")");
   if (bodies.size() > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
+  // a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
+  // it and 6 joints (model.h)
+  auto is_free = [](const nlohmann::json& b) {
+    return b.is_object() && b.contains("joint") && b["joint"].is_object() && b["joint"].contains("type") &&
+           b["joint"]["type"] == "free";
+  };
+  const bool free_root = is_free(bodies[0]);
+  const int n_frames = free_root ? Articulated::kFreeFrames : 0;
+  if (bodies.size() + n_frames > size_t(ArticulatedLarge::kMaxBodies))
+    config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies - n_frames) +
+                        " bodies under a free root (its joint takes " + std::to_string(n_frames) + " frames), got " +
+                        std::to_string(bodies.size()));
   struct BodyValues {
     double mass;
     std::vector<double> com, inertia;
@@ -228,7 +261,34 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
         config_fail(o.key_path("parent"), "'" + excerpt(par) + "' is not 'world' or an earlier body (list parents before children)");
       pi = it->second;
     }
-    const int bi = int(b);
+    if (is_free(bodies[b]) && (b != 0 || pi != -1))
+      config_fail(o.key_path("joint") + ".type",
+                  "\"free\" is only for the first body, whose parent is world (a floating base); body '" + excerpt(name) +
+                      "' is body " + std::to_string(b) + " with parent '" + excerpt(par) + "'");
+    if (b == 0 && free_root) {
+      // the free root's frames: slides along world x, y, z, then hinges about the root's own x, y
+      // (the root body itself turns about its z); all at the origin, R from q's quaternion
+      a.free_base = true;
+      static const char* kFrame[5] = {"x", "y", "z", "rx", "ry"};
+      for (int f = 0; f < Articulated::kFreeFrames; ++f) {
+        a.parent[f] = f - 1;
+        a.joint[f] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
+        for (int i = 0; i < 3; ++i) a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
+        for (int i = 0; i < 9; ++i) a.rot[f][i] = i % 4 == 0 ? 1.0 : 0.0;
+        a.dof[f] = f;
+        a.body_of_dof[f] = f;
+        BodyValues fv{};
+        fv.mass = 0;
+        fv.com = {0, 0, 0};
+        fv.inertia = {0, 0, 0, 0, 0, 0};
+        fv.jp[Articulated::kForceLimit] = 1e3;
+        vals.push_back(fv);
+        names.bodies.push_back(name + ".free_frame." + kFrame[f]);
+      }
+      a.n_bodies = a.n_dof = Articulated::kFreeFrames;
+      pi = Articulated::kFreeFrames - 1;
+    }
+    const int bi = a.n_bodies;
     a.parent[bi] = pi;
     std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
     std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
@@ -236,6 +296,14 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
       config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
     for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
     quat_to_matrix(quat, a.rot[bi]);
+    if (b == 0 && free_root) {
+      // the root's pos and quat become its initial p and orientation (initial_state.q's default);
+      // its frame sits on the free joint's (the origin, unrotated)
+      const double qn = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+      names.free_q0 = {pos[0], pos[1], pos[2], quat[0] / qn, quat[1] / qn, quat[2] / qn, quat[3] / qn};
+      for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
+      for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
+    }
     BodyValues v{};
     v.mass = o.number_required("mass", Range{0, 1e6, true, false});
     v.com = o.numbers("com", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
@@ -249,7 +317,35 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
       if (a.n_dof == ArticulatedLarge::kMaxDof)
         config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
       const std::string jn = jo.string("name", name + ".joint");
-      const std::string type = jo.choice("type", "hinge", {"hinge", "slide"});
+      const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
+      if (type == "free") {
+        // the root body turns about its own z (its frames carry the other five dofs); damping and
+        // armature apply to all six, which have no servo (their controls are forces and torques)
+        names.free_joint = jn;
+        static const char* kDofName[6] = {"x", "y", "z", "rx", "ry", "rz"};
+        for (int f = 0; f < Articulated::kFreeDofs; ++f) {
+          names.joints.push_back(jn + "." + kDofName[f]);
+          names.ranges.push_back({-1e3, 1e3});
+        }
+        const double damping = jo.number("damping", 0.0, Range::closed(0, 1e6));
+        const double armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
+        jo.finish();
+        for (int f = 0; f < Articulated::kFreeFrames; ++f)
+          vals[f].jp[Articulated::kDamping] = damping, vals[f].jp[Articulated::kArmature] = armature;
+        v.jp[Articulated::kDamping] = damping, v.jp[Articulated::kArmature] = armature;
+        v.jp[Articulated::kForceLimit] = 1e3;
+        a.joint[bi] = Articulated::kHinge;
+        a.axis[bi][0] = a.axis[bi][1] = 0, a.axis[bi][2] = 1;
+        a.dof[bi] = Articulated::kFreeDofs - 1;
+        a.body_of_dof[Articulated::kFreeDofs - 1] = bi;
+        a.n_dof = Articulated::kFreeDofs;
+        o.finish();
+        body_index[name] = bi;
+        names.bodies.push_back(name);
+        vals.push_back(v);
+        ++a.n_bodies;
+        continue;
+      }
       std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
       const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
       if (an < 1e-9) config_fail(jo.key_path("axis"), "must not be zero (it is normalized)");
@@ -290,21 +386,24 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     for (int k = 0; k < Articulated::kJointParams; ++k) {
       if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
       const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
-      for (auto& bv : vals) bv.jp[k] = v;
+      // a free root's dofs keep their own (the joint's damping and armature; no servo)
+      for (size_t b = a.free_base ? Articulated::kFreeDofs : 0; b < vals.size(); ++b) vals[b].jp[k] = v;
     }
     aj.finish();
   }
   // targets: the PD targets q* of every joint, replacing the joints' own
   if (m.has("targets")) {
-    std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof);
-    for (int b = 0, j = 0; b < a.n_bodies; ++b) {
-      if (a.dof[b] < 0) continue;
-      if (!(t[j] >= names.ranges[j][0] && t[j] <= names.ranges[j][1]))
-        config_fail(m.key_path("targets") + "[" + std::to_string(j) + "]",
-                    fmt(t[j]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
-      vals[b].jp[Articulated::kTarget] = t[j];
+    // one per joint after a free root's six (which have no servo)
+    const int nf = a.free_base ? Articulated::kFreeDofs : 0;
+    std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof - nf);
+    for (int b = 0; b < a.n_bodies; ++b) {
+      const int j = a.dof[b], k = j - nf;  // k: the entry of targets
+      if (j < nf) continue;
+      if (!(t[k] >= names.ranges[j][0] && t[k] <= names.ranges[j][1]))
+        config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
+                    fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
+      vals[b].jp[Articulated::kTarget] = t[k];
       vals[b].has_target = true;
-      ++j;
     }
   }
   JsonObject tl = m.object("torque_limits");
@@ -316,6 +415,9 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   if (a.servo_newton > 0 && a.integrator != Articulated::kImplicitFast)
     config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
                 " needs model.integrator \"implicitfast\" (got \"" + integ + "\"); use 0 with " + integ);
+  if (a.servo_newton > 0 && a.free_base)
+    config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
+                " is not available with a free root (model.bodies[0].joint.type \"free\"); use 0");
   tl.finish();
   ArticulatedContactValues contact_values;
   parse_articulated_contact(m, body_index, a, names, contact_values);
@@ -385,8 +487,10 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
 bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
-  for (int b = 0; b < a.n_bodies; ++b) {
-    const std::string body = "model.bodies[" + std::to_string(b) + "]";
+  for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
+    // (a free root's frames are massless by construction; the JSON index skips them)
+    const int jb = a.free_base ? b - Articulated::kFreeFrames : b;
+    const std::string body = "model.bodies[" + std::to_string(jb) + "]";
     const std::string where = "body '" + excerpt(names.bodies[b]) + "'" +
                               (names.included_from.empty() ? std::string() : " (model.include '" + excerpt(names.included_from) + "')") +
                               (names.imported_from.empty() ? std::string() : " (model." + names.imported_key + " '" + excerpt(names.imported_from) + "')");
@@ -414,19 +518,31 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta, 
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
-  const int n = a.n_dof;
-  std::vector<double> q = s.numbers("q", std::vector<double>(n, 0.0), Range::closed(-1e3, 1e3), n);
+  const int n = a.n_dof, nq = a.nq();
+  // q: nq entries (a free root's p and quaternion first, the quaternion normalized here); v: n
+  std::vector<double> q0(nq, 0.0);
+  if (a.free_base)
+    for (int i = 0; i < 7; ++i) q0[i] = names.free_q0[i];
+  std::vector<double> q = s.numbers("q", q0, Range::closed(-1e3, 1e3), nq);
   std::vector<double> v = s.numbers("v", std::vector<double>(n, 0.0), Range::closed(-1e6, 1e6), n);
-  c.x0.assign(2 * n, 0.0);
+  if (a.free_base) {
+    const double qn = std::sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
+    if (!(qn > 1e-9))
+      config_fail(s.key_path("q") + "[3..6]", "the free root's quaternion (w, x, y, z) must not be zero (it is normalized)");
+    for (int i = 3; i < 7; ++i) q[i] /= qn;
+  }
+  c.x0.assign(nq + n, 0.0);
+  for (int i = 0; i < nq; ++i) {
+    const Range& r = c.info.state_ranges[i];
+    if (!r.contains(q[i]))
+      config_fail(s.key_path("q") + "[" + std::to_string(i) + "]",
+                  fmt(q[i]) + " is outside the range of " + c.info.state_names[i] + ", " + r.describe());
+    c.x0[i] = q[i];
+  }
   for (int j = 0; j < n; ++j) {
-    const Range& r = c.info.state_ranges[j];
-    if (!r.contains(q[j]))
-      config_fail(s.key_path("q") + "[" + std::to_string(j) + "]",
-                  fmt(q[j]) + " is outside the range of " + names.joints[j] + ", " + r.describe());
-    c.x0[j] = q[j];
-    c.x0[n + j] = v[j];
+    c.x0[nq + j] = v[j];
     // a PD target not given holds the initial pose
-    if (!names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[j];
+    if (!a.free_dof(j) && !names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[a.qadr(j)];
   }
 }
 
@@ -450,7 +566,13 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
     m["joint_limits"] = "off";
   m["dof"] = a.n_dof;
   nlohmann::json bs = nlohmann::json::array();
-  for (int b = 0; b < a.n_bodies; ++b) {
+  for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
+    if (a.free_base && b == Articulated::kFreeFrames) {  // the free root (its frames are not listed)
+      bs.push_back({{"name", names.bodies[b]},
+                    {"parent", "world"},
+                    {"joint", {{"name", names.free_joint}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
+      continue;
+    }
     nlohmann::json e = {{"name", names.bodies[b]},
                         {"parent", a.parent[b] < 0 ? std::string("world") : names.bodies[a.parent[b]]},
                         {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},

@@ -122,7 +122,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, co
       const S qd = v[dof[b]];
       S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd}, t4[3];
       cross(wp, av, t4);
-      if (joint[b] == kHinge) {
+      if (free_turn(b)) {
+        // a free root's axes R e_i turn with the root itself, not with the previous frame:
+        // ω = R ω_body, α = Ṙ ω_body + R ω̇_body = ω × ω + R ω̇_body, so no velocity product
+        for (int i = 0; i < 3; ++i) w[b][i] += av[i];
+      } else if (joint[b] == kHinge) {
         // ω = ω_p + a q̇, α = α_p + ω_p × a q̇
         for (int i = 0; i < 3; ++i) w[b][i] += av[i], al[b][i] += t4[i];
       } else {
@@ -276,7 +280,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(const Kin<S>&
       const S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd};
       S aav[3] = {S(0), S(0), S(0)}, ane[3];
       if (joint[b] == kHinge) {
-        for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i], ane[i] = -h * aOw[b][i];
+        // (a free root's turning frames have no ω_p × a q̇ in α: bias_forces)
+        const S ka = free_turn(b) ? S(0) : -h;
+        for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i], ane[i] = ka * aOw[b][i];
       } else {
         for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
       }

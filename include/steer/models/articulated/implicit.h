@@ -62,21 +62,7 @@ struct ArticulatedImplicit : Articulated {
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                    const S& adj_c) const {
-    Kin<S> K;
-    S mt = S(0);
-    const S cm = center_of_mass_kin(x, p, ax, K, mt);
-    KinAdj<S> KA;
-    for (int b = 0; b < n_bodies; ++b) {
-      const S m = p[p_body(b, kMass)];
-      adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax] - cm) / mt;
-      for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j];
-      for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
-      KA.C[b][ax] = adj_c * m / mt;
-    }
-    S aq[kMaxDof] = {};
-    // com̄_b is added above, so adj_forward_kinematics writes no parameter (want_com = false)
-    adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
-    for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+    adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
   }
 };
 

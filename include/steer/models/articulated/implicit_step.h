@@ -3,6 +3,11 @@
 //   q⁺ = q + h q̇⁺;
 // adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
 // and q̇⁺ held fixed.
+// A free root (model.h) has no servo: τ_i = u_i for its six dofs (a world force [N] and a
+// body-frame torque [N·m], the generalized forces of its velocities), damping and armature
+// as any joint's; its quaternion steps on the rotation group, quat⁺ = quat ⊗ exp(h ω⁺/2)
+// (quat_step), p⁺ = p + h v⁺, and the cotangent of ω⁺ then takes quat_step's adjoint in
+// place of h q̄⁺.
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -39,15 +44,18 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, con
     const S kv = p[p_joint(i, kKv)];
     S implicit_gain = S(p[p_joint(i, kDamping)]);
     S f;
-    if (implicit_servo()) {
+    if (free_dof(i)) {
+      raw[i] = S(u[i]), slope[i] = S(0);  // a direct generalized force: no servo, no saturation
+      f = raw[i] - c[i] + tc[i];
+    } else if (implicit_servo()) {
       f = tc[i] - c[i];  // servo_solve adds the controller
     } else {
-      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) - kv * v[i] + S(u[i]);
+      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[qadr(i)]) - kv * v[i] + S(u[i]);
       const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
       f = tau - c[i] + tc[i];
     }
-    if (joint_limits) f += limit_torque(i, q[i]);
-    if (integrator == kImplicitFast && !implicit_servo()) {
+    if (joint_limits && !free_dof(i)) f += limit_torque(i, q[qadr(i)]);
+    if (integrator == kImplicitFast && !implicit_servo() && !free_dof(i)) {
       implicit_gain += slope[i] * kv;
       f += slope[i] * kv * v[i];
     }
@@ -76,14 +84,20 @@ template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                                                 StepTape<S>& t) const {
-  const int n = n_dof;
+  const int n = n_dof, nqv = nq();
   const S h = S(dt);
-  S q[kMaxDof] = {}, v[kMaxDof] = {};
-  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  S q[kMaxQ] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < nqv; ++i) q[i] = x[i];
+  for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
   fill_tape(q, v, u, p, t);
   for (int i = 0; i < n; ++i) {
-    xn[n + i] = t.vp[i];
-    xn[i] = q[i] + h * t.vp[i];
+    xn[nqv + i] = t.vp[i];
+    if (!free_turn(i)) xn[qadr(i)] = q[qadr(i)] + h * t.vp[i];
+  }
+  if (free_base) {
+    S qn[4];
+    quat_step(q + 3, t.vp + 3, h, qn);
+    for (int i = 0; i < 4; ++i) xn[3 + i] = qn[i];
   }
 }
 
@@ -93,21 +107,27 @@ template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, cla
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t,
                                                           XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
                                                           const XnAdj& adj_xn) const {
-  const int n = n_dof, npv = np();
+  const int n = n_dof, npv = np(), nqv = nq();
   const S h = S(dt);
-  S q[kMaxDof] = {}, v[kMaxDof] = {};
-  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  S q[kMaxQ] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < nqv; ++i) q[i] = x[i];
+  for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
   const Kin<S>& K = t.K;
   const RneaWork<S>& W = t.W;
   const S *A = t.A, *vp = t.vp, *mdiag = t.mdiag, *raw = t.raw, *slope = t.slope, *sig = t.sig;
-  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺)
-  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxDof], av[kMaxDof];
-  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[n + i]) + h * S(adj_xn[i]);
+  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a free root's ω⁺: q̇̄⁺ + quat_step's adjoint)
+  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ], av[kMaxDof];
+  for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
+  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[nqv + i]) + (free_turn(i) ? S(0) : h * aq[qadr(i)]);
+  if (free_base) {
+    const S aqn[4] = {aq[3], aq[4], aq[5], aq[6]};
+    for (int i = 0; i < 4; ++i) aq[3 + i] = S(0);
+    adj_quat_step(q + 3, vp + 3, h, aqn, aq + 3, lam + 3);
+  }
   cholesky_substitute(n, A, lam);
   for (int i = 0; i < n; ++i) {
     mu[i] = h * lam[i];
     wv[i] = v[i] - vp[i];
-    aq[i] = S(adj_xn[i]);
     // q̇̄ += M λ (M's strict upper triangle survives in A)
     S ml = mdiag[i] * lam[i];
     for (int j = 0; j < n; ++j)
@@ -133,6 +153,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
   for (int i = 0; i < n; ++i) {
     const S kp = p[p_joint(i, kKp)], kv = p[p_joint(i, kKv)];
     ap[p_joint(i, kDamping)] -= mu[i] * vp[i];
+    if (free_dof(i)) {
+      adj_u[i] += mu[i];  // τ_i = u_i
+      continue;
+    }
     S aslope = S(0);
     if (integrator == kImplicitFast && !implicit_servo()) {
       // μ_i s'_i k_v,i (q̇_i − q̇⁺_i)
@@ -142,13 +166,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
     }
     const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
     // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
-    if (joint_limits) aq[i] += mu[i] * limit_slope(i, q[i]);
+    if (joint_limits) aq[qadr(i)] += mu[i] * limit_slope(i, q[qadr(i)]);
     // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ + u_ff
     // with q̇⁺ held fixed in φ (its dependence is λ's)
     const S tgt = p[p_joint(i, kTarget)];
-    ap[p_joint(i, kKp)] += araw * (tgt - q[i]);
+    ap[p_joint(i, kKp)] += araw * (tgt - q[qadr(i)]);
     ap[p_joint(i, kTarget)] += araw * kp;
-    aq[i] -= araw * kp;
+    aq[qadr(i)] -= araw * kp;
     if (implicit_servo()) {
       ap[p_joint(i, kKv)] -= araw * vp[i];
     } else {
@@ -159,8 +183,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
   }
   adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
   adj_contact_forces(K, v, p, mu, KA, av, ap);
-  adj_forward_kinematics(K, aq, ap, KA, want_com);
-  for (int i = 0; i < n; ++i) adj_x[i] += aq[i], adj_x[n + i] += av[i];
+  adj_forward_kinematics(K, aq, ap, KA, want_com, q);
+  for (int i = 0; i < nqv; ++i) adj_x[i] += aq[i];
+  for (int i = 0; i < n; ++i) adj_x[nqv + i] += av[i];
   if (n_grad_params < 0) {
     for (int qq = 0; qq < npv; ++qq) adj_p[qq] += ap[qq];
   } else {
@@ -174,9 +199,10 @@ template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                                                     UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
-  const int n = n_dof;
-  S q[kMaxDof] = {}, v[kMaxDof] = {};
-  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
+  const int n = n_dof, nqv = nq();
+  S q[kMaxQ] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < nqv; ++i) q[i] = x[i];
+  for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
   StepTape<S> t;
   fill_tape(q, v, u, p, t);
   adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);

@@ -86,37 +86,62 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const 
   bias_forces(K, v, p, c);
   for (int j = 0; j < n_dof; ++j) {
     S slope;
-    const S raw = S(p[p_joint(j, kKp)]) * (S(p[p_joint(j, kTarget)]) - q[j]) - S(p[p_joint(j, kKv)]) * v[j] + S(u[j]);
-    qdd[j] = saturate(p, j, raw, slope) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
+    const S raw = free_dof(j) ? S(u[j])
+                              : S(p[p_joint(j, kKp)]) * (S(p[p_joint(j, kTarget)]) - q[qadr(j)]) -
+                                    S(p[p_joint(j, kKv)]) * v[j] + S(u[j]);
+    qdd[j] = (free_dof(j) ? raw : saturate(p, j, raw, slope)) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
   }
   contact_forces(K, v, p, qdd);
   if (joint_limits)
-    for (int j = 0; j < n_dof; ++j) qdd[j] += limit_torque(j, q[j]);
+    for (int j = 0; j < n_dof; ++j)
+      if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]);
   cholesky_solve(n_dof, M, qdd);
 }
 
-// the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
+// the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4). A free root's
+// quaternion has q̇uat = ½ quat ⊗ (0, ω) (ω body frame) and is divided by its norm at the
+// end of the step (a smooth map), which rk4's polynomial update does not keep.
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
-  const int n = n_dof;
+  const int n = n_dof, nqv = nq();
   const S h = S(dt);
-  S q[kMaxDof] = {}, v[kMaxDof] = {};
-  for (int i = 0; i < n; ++i) q[i] = x[i], v[i] = x[n + i];
-  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxDof] = {}, vs[kMaxDof] = {}, v2[kMaxDof] = {}, v3[kMaxDof] = {};
+  S q[kMaxQ] = {}, v[kMaxDof] = {};
+  for (int i = 0; i < nqv; ++i) q[i] = x[i];
+  for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
+  // q̇ at (qc, vc) into d (nq entries)
+  auto qdot = [&](const S* qc, const S* vc, S* d) {
+    for (int i = 0; i < n; ++i)
+      if (!free_turn(i)) d[qadr(i)] = vc[i];
+    if (free_base) {
+      const S wq[4] = {S(0), S(0.5) * vc[3], S(0.5) * vc[4], S(0.5) * vc[5]};
+      articulated_detail::quat_mul(qc + 3, wq, d + 3);
+    }
+  };
+  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxQ] = {}, vs[kMaxDof] = {};
+  S d1[kMaxQ] = {}, d2[kMaxQ] = {}, d3[kMaxQ] = {}, d4[kMaxQ] = {};
   acceleration(q, v, u, p, a1);
-  for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v[i], vs[i] = v[i] + S(0.5) * h * a1[i];
-  for (int i = 0; i < n; ++i) v2[i] = vs[i];
+  qdot(q, v, d1);
+  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + S(0.5) * h * d1[i];
+  for (int i = 0; i < n; ++i) vs[i] = v[i] + S(0.5) * h * a1[i];
   acceleration(qs, vs, u, p, a2);
-  for (int i = 0; i < n; ++i) qs[i] = q[i] + S(0.5) * h * v2[i], vs[i] = v[i] + S(0.5) * h * a2[i];
-  for (int i = 0; i < n; ++i) v3[i] = vs[i];
+  qdot(qs, vs, d2);
+  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + S(0.5) * h * d2[i];
+  for (int i = 0; i < n; ++i) vs[i] = v[i] + S(0.5) * h * a2[i];
   acceleration(qs, vs, u, p, a3);
-  for (int i = 0; i < n; ++i) qs[i] = q[i] + h * v3[i], vs[i] = v[i] + h * a3[i];
+  qdot(qs, vs, d3);
+  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + h * d3[i];
+  for (int i = 0; i < n; ++i) vs[i] = v[i] + h * a3[i];
   acceleration(qs, vs, u, p, a4);
-  for (int i = 0; i < n; ++i) {
-    xn[i] = q[i] + h / S(6) * (v[i] + S(2) * v2[i] + S(2) * v3[i] + vs[i]);
-    xn[n + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
+  qdot(qs, vs, d4);
+  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + h / S(6) * (d1[i] + S(2) * d2[i] + S(2) * d3[i] + d4[i]);
+  if (free_base) {
+    using std::sqrt;
+    const S inv = S(1) / sqrt(qs[3] * qs[3] + qs[4] * qs[4] + qs[5] * qs[5] + qs[6] * qs[6]);
+    for (int i = 3; i < 7; ++i) qs[i] = qs[i] * inv;
   }
+  for (int i = 0; i < nqv; ++i) xn[i] = qs[i];
+  for (int i = 0; i < n; ++i) xn[nqv + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
 }
 
 // the reference: vector-Jacobian product of step by forward-mode duals over x, u and the

@@ -8,6 +8,8 @@
 // (a rigid-body sweep of moments about the anchors) is unchanged.
 // The adjoint (adj_forward_kinematics) takes the per-body adjoints (KinAdj) back to q in one
 // inward sweep of a force F_j and a moment T_j about p_j: q̄_j = a_j · T_j (hinge), a_j · F_j (slide).
+// q is the configuration, nq = n_dof entries (n_dof + 1 with a free root, model.h): joint j's
+// angle or displacement is q[qadr(j)]; a free root's orientation is the quaternion q[3 … 6].
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -56,11 +58,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     S Rp[9], Pp[3];
     for (int i = 0; i < 9; ++i) Rp[i] = pa < 0 ? S(i % 4 == 0 ? 1.0 : 0.0) : K.R[pa][i];
     for (int i = 0; i < 3; ++i) Pp[i] = pa < 0 ? S(0) : K.P[pa][i];
-    // R0 = R_parent · R_fixed
+    // R0 = R_parent · R_fixed; a free root's first turning frame takes R(quat) instead (its
+    // parent, the last slide frame, does not turn: R_parent = 𝟙)
     S R0[9];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) + Rp[3 * i + 2] * S(rot[b][6 + j]);
+    if (free_base && b == 3) {
+      quat_matrix(q + 3, R0);
+    } else {
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) + Rp[3 * i + 2] * S(rot[b][6 + j]);
+    }
     // the anchor's offset from the parent's anchor, parent frame (constants)
     double ob[3];
     for (int i = 0; i < 3; ++i)
@@ -70,9 +77,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     rotate(Rp, ob, off);
     for (int i = 0; i < 3; ++i) K.P[b][i] = Pp[i] + off[i];
     rotate(R0, axis[b], K.A[b]);
-    if (joint[b] == kHinge) {
+    if (joint[b] == kHinge && !free_turn(b)) {
       // Rodrigues, body frame: Rot(a, q)_ij = cos q δ_ij + sin q [a]×_ij + (1 − cos q) a_i a_j
-      const S qb = q[dof[b]];
+      const S qb = q[qadr(dof[b])];
       S s, c;
       sincos_of(qb, s, c);  // model_math.h: vmath's on the host in float64 and for packs
       const S t = S(1) - c;
@@ -89,7 +96,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     } else {
       for (int i = 0; i < 9; ++i) K.R[b][i] = R0[i];
       if (joint[b] == kSlide)
-        for (int i = 0; i < 3; ++i) K.P[b][i] += K.A[b][i] * q[dof[b]];
+        for (int i = 0; i < 3; ++i) K.P[b][i] += K.A[b][i] * q[qadr(dof[b])];
     }
     S com[3] = {S(p[p_body(b, kComX)]) - S(joint_pos[b][0]), S(p[p_body(b, kComY)]) - S(joint_pos[b][1]),
                 S(p[p_body(b, kComZ)]) - S(joint_pos[b][2])}, wc[3];
@@ -104,10 +111,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
 //   F_b = p̄_b + c̄_b + Σ_children F_ch,
 //   T_b = t̄_b + (c_b − p_b) × c̄_b + a_b × ā_b + Σ_children [T_ch + (p_ch − p_b) × F_ch],
 //   q̄_b = a_b · T_b (hinge) or a_b · F_b (slide).
+// A free root's three turning frames share one anchor, so T at its first (body 3) is the
+// whole tree's moment about p: the adjoint of a world rotation of the root, which
+// adj_root_turn takes to the quaternion (its hinges have no angle of their own).
 template <int NB, int ND, int NS>
-template <class S>
+template <class S, class QIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
-                                                         bool want_com) const {
+                                                         bool want_com, const QIn& q) const {
   for (int b = n_bodies - 1; b >= 0; --b) {
     S* F = KA.P[b];
     S* T = KA.T[b];
@@ -120,14 +130,128 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_forward_kinematics(const Ki
     cross(rc, aC, t1);
     cross(K.A[b], KA.A[b], t2);
     for (int i = 0; i < 3; ++i) F[i] += aC[i], T[i] += t1[i] + t2[i];
-    if (joint[b] == kHinge) adj_q[dof[b]] += dot(K.A[b], T);
-    if (joint[b] == kSlide) adj_q[dof[b]] += dot(K.A[b], F);
+    if (joint[b] == kHinge && !free_turn(b)) adj_q[qadr(dof[b])] += dot(K.A[b], T);
+    if (joint[b] == kSlide) adj_q[qadr(dof[b])] += dot(K.A[b], F);
+    if (free_base && b == 3) adj_root_turn(K, q, T, adj_q);
     const int pa = parent[b];
     if (pa < 0) continue;
     const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
     cross(r, F, t1);
     for (int i = 0; i < 3; ++i) KA.P[pa][i] += F[i], KA.T[pa][i] += T[i] + t1[i];
   }
+}
+
+// R(n), n = quat/|quat| (w, x, y, z), row-major: the normalization is a smooth map of the
+// state, so a quaternion off the unit sphere by rounding still gives a rotation
+template <int NB, int ND, int NS>
+template <class S>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_matrix(const S* quat, S* R) {
+  using std::sqrt;
+  const S inv = S(1) / sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+  const S w = quat[0] * inv, x = quat[1] * inv, y = quat[2] * inv, z = quat[3] * inv;
+  R[0] = S(1) - S(2) * (y * y + z * z), R[1] = S(2) * (x * y - w * z), R[2] = S(2) * (x * z + w * y);
+  R[3] = S(2) * (x * y + w * z), R[4] = S(1) - S(2) * (x * x + z * z), R[5] = S(2) * (y * z - w * x);
+  R[6] = S(2) * (x * z - w * y), R[7] = S(2) * (y * z + w * x), R[8] = S(1) - S(2) * (x * x + y * y);
+}
+
+namespace articulated_detail {
+
+// e = exp(u) = (cos θ, sinc θ · u) for the pure quaternion u (|u| = θ), with
+// C = cos θ, Sc = sin θ/θ and their derivatives in θ², dC = −Sc/2, dSc = (cos θ − Sc)/(2θ²).
+// Below θ² = 1e-3 the Taylor series (terms to θ⁸; the first left out is below 1e-22) replace
+// the closed forms, whose 0/0 and cancellation they avoid; a select, so that packs and duals
+// take each lane's own side.
+template <class S>
+STEER_HD void exp_coefficients(const S& t2, S& C, S& Sc, S& dSc) {
+  using std::sqrt;
+  const auto small = t2 < S(1e-3);
+  const S ts = select(small, S(1), t2);  // a harmless angle where the series is taken
+  const S th = sqrt(ts);
+  S s, c;
+  sincos_of(th, s, c);
+  const S sc_big = s / th;
+  const S C_series = S(1) + t2 * (S(-1.0 / 2) + t2 * (S(1.0 / 24) + t2 * (S(-1.0 / 720) + t2 * S(1.0 / 40320))));
+  const S Sc_series = S(1) + t2 * (S(-1.0 / 6) + t2 * (S(1.0 / 120) + t2 * (S(-1.0 / 5040) + t2 * S(1.0 / 362880))));
+  const S dSc_series = S(-1.0 / 6) + t2 * (S(1.0 / 60) + t2 * (S(-1.0 / 1680) + t2 * S(1.0 / 90720)));
+  C = select(small, C_series, c);
+  Sc = select(small, Sc_series, sc_big);
+  dSc = select(small, dSc_series, S((c - sc_big) / (S(2) * ts)));
+}
+
+// o = a ⊗ b (w, x, y, z)
+template <class S>
+STEER_HD void quat_mul(const S* a, const S* b, S* o) {
+  const S w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  const S x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  const S y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  const S z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  o[0] = w, o[1] = x, o[2] = y, o[3] = z;
+}
+
+// ā += ∂(a ⊗ b)/∂a ᵀ ō,  b̄ += ∂(a ⊗ b)/∂b ᵀ ō
+template <class S>
+STEER_HD void adj_quat_mul(const S* a, const S* b, const S* o, S* adj_a, S* adj_b) {
+  adj_a[0] += o[0] * b[0] + o[1] * b[1] + o[2] * b[2] + o[3] * b[3];
+  adj_a[1] += -o[0] * b[1] + o[1] * b[0] - o[2] * b[3] + o[3] * b[2];
+  adj_a[2] += -o[0] * b[2] + o[1] * b[3] + o[2] * b[0] - o[3] * b[1];
+  adj_a[3] += -o[0] * b[3] - o[1] * b[2] + o[2] * b[1] + o[3] * b[0];
+  adj_b[0] += o[0] * a[0] + o[1] * a[1] + o[2] * a[2] + o[3] * a[3];
+  adj_b[1] += -o[0] * a[1] + o[1] * a[0] + o[2] * a[3] - o[3] * a[2];
+  adj_b[2] += -o[0] * a[2] - o[1] * a[3] + o[2] * a[0] + o[3] * a[1];
+  adj_b[3] += -o[0] * a[3] + o[1] * a[2] - o[2] * a[1] + o[3] * a[0];
+}
+
+}  // namespace articulated_detail
+
+// quat⁺ = quat ⊗ exp(h ω/2), ω in the body frame [rad/s]: the rotation by h|ω| about ω that
+// MuJoCo's mju_quatIntegrate applies. exp of a pure quaternion has unit norm, so |quat⁺| =
+// |quat| up to rounding.
+template <int NB, int ND, int NS>
+template <class S>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_step(const S* quat, const S* w, const S& h, S* out) {
+  const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
+  S C, Sc, dSc;
+  articulated_detail::exp_coefficients(S(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), C, Sc, dSc);
+  const S e[4] = {C, Sc * u[0], Sc * u[1], Sc * u[2]};
+  articulated_detail::quat_mul(quat, e, out);
+}
+
+// adjoint of quat_step: quat̄ += ∂quat⁺/∂quat ᵀ ō, ω̄ += ∂quat⁺/∂ω ᵀ ō. With e = (C, Sc u),
+// u = h ω/2, θ² = |u|²: ū = Sc ē_v + 2 u (dC ē_0 + dSc (ē_v · u)), dC = −Sc/2, ω̄ = h ū/2.
+template <int NB, int ND, int NS>
+template <class S>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out,
+                                                               S* adj_quat, S* adj_w) {
+  const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
+  S C, Sc, dSc;
+  articulated_detail::exp_coefficients(S(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), C, Sc, dSc);
+  const S e[4] = {C, Sc * u[0], Sc * u[1], Sc * u[2]};
+  S ae[4] = {S(0), S(0), S(0), S(0)};
+  articulated_detail::adj_quat_mul(quat, e, adj_out, adj_quat, ae);
+  const S g = S(-0.5) * Sc * ae[0] + dSc * (ae[1] * u[0] + ae[2] * u[1] + ae[3] * u[2]);
+  for (int i = 0; i < 3; ++i) adj_w[i] += S(0.5) * h * (Sc * ae[1 + i] + S(2) * u[i] * g);
+}
+
+// T (world [N·m per unit cotangent]) is the adjoint of a small world rotation δφ of the root
+// (applied at its anchor). δφ = R δψ for a body-frame rotation δψ, and n = quat/|quat|
+// perturbed by δquat turns by δψ = 2 Im(n* ⊗ δn) = (2/|quat|) Im(n* ⊗ δquat) (the radial part
+// of δquat drops out), Im(n* ⊗ δq) = w δv − δw v − v × δv for n = (w, v); hence with ψ̄ = Rᵀ T,
+//   quat̄_w += −(2/|quat|) v · ψ̄,   quat̄_v += (2/|quat|) (w ψ̄ + v × ψ̄).
+template <int NB, int ND, int NS>
+template <class S, class QIn>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_root_turn(const Kin<S>& K, const QIn& q, const S* T, S* adj_q) const {
+  using std::sqrt;
+  const S* R = K.R[3];
+  const S ps[3] = {R[0] * T[0] + R[3] * T[1] + R[6] * T[2], R[1] * T[0] + R[4] * T[1] + R[7] * T[2],
+                   R[2] * T[0] + R[5] * T[1] + R[8] * T[2]};
+  const S qw = S(q[3]), qx = S(q[4]), qy = S(q[5]), qz = S(q[6]);
+  const S nrm = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
+  const S k = S(2) / (nrm * nrm);  // 2/|quat| times the 1/|quat| of n = quat/|quat|
+  const S v[3] = {qx, qy, qz};
+  S vx[3];
+  cross(v, ps, vx);
+  adj_q[3] -= k * dot(v, ps);
+  for (int i = 0; i < 3; ++i) adj_q[4 + i] += k * (qw * ps[i] + vx[i]);
 }
 
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)

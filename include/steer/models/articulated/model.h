@@ -31,7 +31,9 @@ struct ArticulatedCap {
   static constexpr int kBodyParams = 10;
   static constexpr int kJointParams = 6;
   static constexpr int kGlobalParams = 6;
-  static constexpr int kMaxState = 2 * kMaxDof;
+  // x = [q (nq), q̇ (n_dof)]: nq = n_dof, or n_dof + 1 with a free root (its quaternion)
+  static constexpr int kMaxQ = kMaxDof + 1;
+  static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam =
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams;
@@ -40,6 +42,18 @@ struct ArticulatedCap {
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
+  // A free root (free_base): a 6-DoF joint between the world and the tree's root, in
+  // MuJoCo's convention, q = [p (3, world) [m], quat (w, x, y, z)], q̇ = [v (3) [m/s], the
+  // linear velocity of the root's origin in the world frame, ω (3) [rad/s] in the root's body
+  // frame], so nq = n_dof + 1. Its six velocity dofs (0 … 5) sit on bodies 0 … 5: three
+  // slides along the world axes (bodies 0, 1, 2, massless frames), then three hinges about the
+  // root's own axes R e_x, R e_y, R e_z (bodies 3, 4, 5; 3 and 4 massless frames, 5 the root
+  // body itself), all three at angle zero with R = R(quat/|quat|) set as body 3's rotation.
+  // The velocity-level algorithms (mass matrix, Jacobians, contact, the kinematics' adjoint
+  // sweep) then need nothing else; the configuration (the quaternion) and the hinges'
+  // velocity-product terms do (kinematics.h, dynamics.h, implicit_step.h).
+  static constexpr int kFreeDofs = 6;
+  static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
   enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };
   enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
   enum JointParam { kDamping = 0, kArmature, kKp, kKv, kTarget, kForceLimit };
@@ -49,6 +63,7 @@ struct ArticulatedCap {
   int n_dof = 0;
   double dt = 0.002;  // h [s]
   int integrator = kEuler;
+  bool free_base = false;  // dofs 0 … 5 are a free root (above)
   int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
   bool torque_limits = true;
   bool contact = false;
@@ -84,7 +99,13 @@ struct ArticulatedCap {
   int n_grad_params = -1;
   short grad_params[kMaxParam] = {};
 
-  STEER_HD int nx() const { return 2 * n_dof; }
+  STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
+  STEER_HD int nx() const { return nq() + n_dof; }
+  // dof j's slot in q: its angle or displacement (the free root's p for j < 3; j = 3 … 5 have
+  // no angle, the quaternion q[3 … 6] holds the root's orientation)
+  STEER_HD int qadr(int j) const { return free_base && j >= kFreeDofs ? j + 1 : j; }
+  STEER_HD bool free_dof(int j) const { return free_base && j < kFreeDofs; }
+  STEER_HD bool free_turn(int b) const { return free_base && b >= 3 && b < kFreeDofs; }  // b turns about the root's own axis
   STEER_HD int nu() const { return n_dof; }
   STEER_HD int np() const { return p_contact(GroundContacts::kParams); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
@@ -165,8 +186,18 @@ struct ArticulatedCap {
   STEER_HD static void rotate(const S* R, const T* v, S* o);
   template <class S, class PIn>
   STEER_HD void forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const;
+  template <class S, class QIn>
+  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com,
+                                       const QIn& q) const;
+  // the free root: R(quat/|quat|) and quat ⊗ exp(h ω/2) with its adjoint (kinematics.h)
   template <class S>
-  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com) const;
+  STEER_HD static void quat_matrix(const S* quat, S* R);
+  template <class S>
+  STEER_HD static void quat_step(const S* quat, const S* w, const S& h, S* out);
+  template <class S>
+  STEER_HD static void adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out, S* adj_quat, S* adj_w);
+  template <class S, class QIn>
+  STEER_HD void adj_root_turn(const Kin<S>& K, const QIn& q, const S* T, S* adj_q) const;
   template <class S, class PIn>
   STEER_HD void world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const;
   template <class S>
@@ -178,14 +209,20 @@ struct ArticulatedCap {
   STEER_HD void body_point(const Kin<S>& K, int b, const double* pos, S* x) const;
 
   // sites (sites.h): world position [m] and orientation (site→world, row-major) of site s at
-  // q = x[0 .. n_dof) with parameters p, and their adjoints, which add (∂out/∂x)ᵀ adj_out to
+  // q = x[0 .. nq) with parameters p, and their adjoints, which add (∂out/∂x)ᵀ adj_out to
   // adj_x and (∂out/∂p)ᵀ adj_out to adj_p
   template <class S, class XIn, class PIn>
   STEER_HD void kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const;
   template <class S>
   STEER_HD void site_frame(const Kin<S>& K, int s, S out[9]) const;
-  template <class S, class XAdj>
-  STEER_HD void adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3], XAdj& adj_x) const;
+  template <class S, class XIn, class XAdj>
+  STEER_HD void adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3], const S moment[3],
+                                XAdj& adj_x) const;
+  // the centre of mass's adjoint through the kinematics' adjoint (implicit.h's, and the free
+  // root's on every path; sites.h)
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass_sweep(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
+                                         const S& adj_c) const;
   template <class S, class XIn, class PIn>
   STEER_HD void site_position(const XIn& x, const PIn& p, int s, S out[3]) const;
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
@@ -333,6 +370,7 @@ inline bool articulated_fits(const From& from) {
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {
   to.n_bodies = from.n_bodies, to.n_dof = from.n_dof, to.dt = from.dt, to.integrator = from.integrator;
+  to.free_base = from.free_base;
   to.servo_newton = from.servo_newton, to.torque_limits = from.torque_limits, to.contact = from.contact;
   to.joint_limits = from.joint_limits, to.limit_stiffness = from.limit_stiffness;
   to.limit_smoothing = from.limit_smoothing;

@@ -43,7 +43,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::servo_solve(const S* q, const U
   S base[kMaxDof], r[kMaxDof], w[kMaxDof], d[kMaxDof], tau_w[kMaxDof];
   for (int i = 0; i < n; ++i) {
     base[i] = t.vp[i];
-    r[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[i]) + S(u[i]);
+    r[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[qadr(i)]) + S(u[i]);
     w[i] = S(0);
   }
   // H x from M's strict upper triangle (kept in t.A), its diagonal and D

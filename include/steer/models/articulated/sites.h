@@ -15,12 +15,12 @@
 
 namespace steer {
 
-// the kinematics at q = x[0 .. n_dof)
+// the kinematics at q = x[0 .. nq)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const {
-  S q[kMaxDof] = {};
-  for (int i = 0; i < n_dof; ++i) q[i] = S(x[i]);
+  S q[kMaxQ] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = S(x[i]);
   forward_kinematics(q, p, K);
 }
 
@@ -37,16 +37,40 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
 template <int NB, int ND, int NS>
-template <class S, class XAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, int b, const S force[3], const S moment[3],
-                                                  XAdj& adj_x) const {
+template <class S, class XIn, class XAdj>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3],
+                                                  const S moment[3], XAdj& adj_x) const {
   KinAdj<S> KA;
   for (int c = 0; c < n_bodies; ++c)
     for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
   for (int i = 0; i < 3; ++i) KA.P[b][i] = force[i], KA.T[b][i] = moment[i];
-  S aq[kMaxDof] = {};
-  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false);
-  for (int i = 0; i < n_dof; ++i) adj_x[i] += aq[i];
+  S aq[kMaxQ] = {};
+  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false, x);
+  for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
+}
+
+// c = Σ m_b c_b / Σ m_b sends c̄_b = c̄ m_b/Σm (along the axis) to each centre of mass, and
+// adj_forward_kinematics takes those back to q; ∂c/∂m_b = (c_b − c)/Σm,
+// ∂c/∂com_b = m_b/Σm · R_b[axis, :]
+template <int NB, int ND, int NS>
+template <class S, class XIn, class PIn, class XAdj, class PAdj>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const XIn& x, const PIn& p, int ax, XAdj& adj_x,
+                                                           PAdj& adj_p, const S& adj_c) const {
+  Kin<S> K;
+  S mt = S(0);
+  const S cm = center_of_mass_kin(x, p, ax, K, mt);
+  KinAdj<S> KA;
+  for (int b = 0; b < n_bodies; ++b) {
+    const S m = p[p_body(b, kMass)];
+    adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax] - cm) / mt;
+    for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j];
+    for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+    KA.C[b][ax] = adj_c * m / mt;
+  }
+  S aq[kMaxQ] = {};
+  // com̄_b is added above, so adj_forward_kinematics writes no parameter (want_com = false)
+  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false, x);
+  for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
 }
 
 template <int NB, int ND, int NS>
@@ -69,7 +93,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x,
   body_point(K, b, site_pos[s], xs);
   const S r[3] = {xs[0] - K.P[b][0], xs[1] - K.P[b][1], xs[2] - K.P[b][2]};
   cross(r, adj_out, m);
-  adj_body_wrench(K, b, adj_out, m, adj_x);
+  adj_body_wrench(K, x, b, adj_out, m, adj_x);
 }
 
 template <int NB, int ND, int NS>
@@ -95,7 +119,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x,
     for (int i = 0; i < 3; ++i)
       G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] + Rs[3 * l + 2] * adj_out[3 * i + 2];
   const S zero[3] = {S(0), S(0), S(0)}, t[3] = {G[5] - G[7], G[6] - G[2], G[1] - G[3]};
-  adj_body_wrench(K, site_body[s], zero, t, adj_x);
+  adj_body_wrench(K, x, site_body[s], zero, t, adj_x);
 }
 
 }  // namespace steer

@@ -6,6 +6,9 @@
 //                      (about the centre of mass, body axes);
 //   hinge / slide:     axis = jnt_axis, pos = jnt_pos (body frame), range = jnt_range when
 //                      limited, damping = dof_damping, armature = dof_armature;
+//   free joint:        on a child of worldbody only (a floating base): "type": "free", the
+//                      body's pos and quat (MuJoCo's qpos0 for it) the initial pose, damping
+//                      and armature when equal on its six dofs;
 //   actuator on joint j with gear g, gain G and affine bias (b0, b1, b2) on length g q and
 //   velocity g q̇: joint force τ = g (G ctrl + b1 g q + b2 g q̇), so
 //                      kp = −g² b1, kv = −g² b2, and the control term g G ctrl goes to the
@@ -18,7 +21,7 @@
 //                      touch it: the contact point is the sphere's centre and the plane
 //                      height is raised by its radius (d = z_plane + r − z_centre);
 //   options:           gravity (−z only), timestep, integrator Euler / RK4.
-// Refused, naming the element: free and ball joints, more than one joint per body, joint
+// Refused, naming the element: free joints below the root, ball joints, more than one joint per body, joint
 // springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
@@ -158,8 +161,9 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   if (m->nbody - 1 > ArticulatedLarge::kMaxBodies)
     refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(ArticulatedLarge::kMaxBodies));
   nlohmann::json bodies = nlohmann::json::array();
-  std::vector<int> dof_body;  // steer dof → MuJoCo joint id
+  std::vector<int> dof_body;  // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
   std::vector<int> joint_of_dof_mj(size_t(m->nv), -1);
+  int free_dofs = 0;  // 6 with a free root
   for (int b = 1; b < m->nbody; ++b) {
     const std::string bn = body_name(b);
     nlohmann::json e;
@@ -185,7 +189,23 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
       const std::string jn = name_of(m, mjOBJ_JOINT, j, bn + ".joint");
       const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
       const int t = m->jnt_type[j];
-      if (t == mjJNT_FREE) refuse(jw + ": free joints are not modelled (steer's tree is fixed to the world)");
+      if (t == mjJNT_FREE && m->body_parentid[b] != 0)
+        refuse(jw + ": a free joint is modelled only on a child of <worldbody> (a floating base), not below another body");
+      if (t == mjJNT_FREE) {
+        // the floating base: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
+        const int dof = m->jnt_dofadr[j];
+        for (int k = 1; k < 6; ++k)
+          if (m->dof_damping[dof + k] != m->dof_damping[dof] || m->dof_armature[dof + k] != m->dof_armature[dof])
+            refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
+        nlohmann::json jo = {{"name", jn},
+                             {"type", "free"},
+                             {"damping", passive ? m->dof_damping[dof] : 0.0},
+                             {"armature", m->dof_armature[dof]}};
+        e["joint"] = jo;
+        free_dofs = 6;
+        bodies.push_back(e);
+        continue;
+      }
       if (t == mjJNT_BALL) refuse(jw + ": ball joints are not modelled (use three hinges)");
       const int dof = m->jnt_dofadr[j];
       if (passive && m->jnt_stiffness[j] != 0)
@@ -194,7 +214,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
         refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
       if (m->qpos0[m->jnt_qposadr[j]] != 0)
         refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
-      if (int(dof_body.size()) == ArticulatedLarge::kMaxDof)
+      if (int(dof_body.size()) + free_dofs == ArticulatedLarge::kMaxDof)
         refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints; steer's articulated model takes at most " +
                std::to_string(ArticulatedLarge::kMaxDof));
       nlohmann::json jo;
@@ -214,7 +234,8 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
     }
     bodies.push_back(e);
   }
-  if (dof_body.empty()) refuse("no hinge or slide joint; steer's articulated model needs at least one");
+  if (dof_body.empty() && free_dofs == 0)
+    refuse("no hinge or slide joint and no free joint at the root; steer's articulated model needs at least one");
   auto steer_body = [&](int mj_body) { return mj_body - 1; };
   auto joint_json = [&](int j) -> nlohmann::json& { return bodies[size_t(steer_body(m->jnt_bodyid[j]))]["joint"]; };
   bool any_limited_joint = false;
@@ -245,6 +266,8 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
     const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0, b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
     if (b0 != 0) refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
     const int j = m->actuator_trnid[2 * a];
+    if (m->jnt_type[j] == mjJNT_FREE)
+      refuse(an + ": an actuator on the free joint is not modelled (the free root's controls are its forces and torques)");
     const int d = joint_of_dof_mj[size_t(m->jnt_dofadr[j])];
     const double g = m->actuator_gear[6 * a];
     const double kp = -g * g * b1, kv = -g * g * b2;

@@ -1,0 +1,12 @@
+# The articulated model's free root (a floating base, model.h): the gradient suite on a
+# tumbling body and on free bodies with limbs (euler, implicitfast, rk4), the quaternion's
+# norm over 10⁴ steps, free-flight energy and momentum drift, the config's slots and refusals.
+steer_test(free_base_test fast)
+
+# Free flight of a tumbling body and the quadruped with its feet in the air, against MuJoCo
+# (configs/mjcf/tumbling_body.xml, configs/mjcf/quadruped.xml); built where MuJoCo is found.
+if(STEER_MUJOCO_IMPORT)
+  steer_test(free_base_mujoco_test crosscheck)
+  target_include_directories(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  target_link_libraries(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})
+endif()
