@@ -9,7 +9,10 @@
 //     500 ms (250 steps): every q and q̇ after every step within the tolerance below. The
 //     servo torques stay far below the ±30 N·m force range (kp 0.1 rad = 12 N·m), where
 //     steer's smooth saturation equals MuJoCo's clamp to rounding; near the range the two
-//     laws differ by design (up to 0.14 N·m at sharpness 5) and so would the trajectories.
+//     laws differ by design (up to 0.14 N·m at sharpness 5) and so would the trajectories;
+//   - the import's contact geoms: the quadruped's four feet and the box's eight corners
+//     become ground points (model.contacts) with their bodies, positions and radii, the
+//     plane's height and the pairs' friction; a capsule gives its two end caps.
 // Tolerances: p and the orientation (the largest entry of R_steer − R_mujoco) within 1e-12, q̇
 // within 1e-11, after every step. MuJoCo and steer evaluate the same equations in different
 // orders (MuJoCo in the centre-of-mass frame with spatial algebra, steer by composite bodies
@@ -159,6 +162,57 @@ TEST(FreeBaseMujoco, QuadrupedFeetInTheAir) {
   EXPECT_LT(gq, 1e-12);
   EXPECT_LT(gr, 1e-12);
   EXPECT_LT(gv, 1e-11);
+}
+
+// the θ value of a named slot
+double slot(const ExperimentConfig& c, const std::string& name) {
+  for (size_t q = 0; q < c.info.param_names.size(); ++q)
+    if (c.info.param_names[q] == name) return c.theta[q];
+  ADD_FAILURE() << "no slot " << name;
+  return 0;
+}
+
+TEST(FreeBaseMujoco, ContactGeomsBecomeGroundPoints) {
+  const ExperimentConfig quad = import_config(kConfigs / "mjcf" / "quadruped.xml", 10);
+  const ArticulatedLarge& q = quad.model_state<ArticulatedSetup>().large;
+  const ArticulatedNames& qn = quad.model_state<ArticulatedSetup>().names;
+  ASSERT_EQ(q.ground.n_points, 4);
+  EXPECT_FALSE(q.contact);
+  const char* feet[4] = {"FL_shin", "FR_shin", "HL_shin", "HR_shin"};
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(qn.bodies[q.ground.body[c]], feet[c]);
+    EXPECT_NEAR(q.ground.pos[c][0], -0.112928, 1e-12);
+    EXPECT_NEAR(q.ground.pos[c][2], -0.165067, 1e-12);
+    EXPECT_EQ(q.ground.radius[c], 0.02);
+  }
+  EXPECT_EQ(slot(quad, "contact.height"), 0.0);
+  EXPECT_EQ(slot(quad, "contact.friction"), 1.0);
+  const ExperimentConfig box = import_config(kConfigs / "mjcf" / "box.xml", 10);
+  const ArticulatedLarge& b = box.model_state<ArticulatedSetup>().large;
+  ASSERT_EQ(b.ground.n_points, 8);
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(std::fabs(b.ground.pos[c][0]), 0.095);
+    EXPECT_EQ(b.ground.radius[c], 0.005);
+  }
+  EXPECT_EQ(slot(box, "contact.friction"), 0.5);
+  // a capsule from (0, 0, 0) to (0.3, 0, 0) on a free body over a floor: its end caps
+  TempDir dir("free_base_capsule");
+  std::ofstream(dir.path / "capsule.xml")
+      << "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 0.1' pos='0 0 -0.2'/>"
+         "<body name='rod' pos='0 0 1'><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
+         "<geom name='limb' type='capsule' size='0.02' fromto='0 0 0 0.3 0 0' mass='0'/></body></worldbody></mujoco>";
+  const ExperimentConfig cap = import_config(dir.path / "capsule.xml", 10);
+  const ArticulatedLarge& k = cap.model_state<ArticulatedSetup>().large;
+  ASSERT_EQ(k.ground.n_points, 2);
+  // (in the order of the capsule's z axis, which MuJoCo points from fromto's second end)
+  EXPECT_NEAR(std::min(k.ground.pos[0][0], k.ground.pos[1][0]), 0.0, 1e-12);
+  EXPECT_NEAR(std::max(k.ground.pos[0][0], k.ground.pos[1][0]), 0.3, 1e-12);
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_NEAR(k.ground.pos[c][1], 0.0, 1e-12) << c;
+    EXPECT_NEAR(k.ground.pos[c][2], 0.0, 1e-12) << c;
+    EXPECT_EQ(k.ground.radius[c], 0.02);
+  }
+  EXPECT_EQ(slot(cap, "contact.height"), -0.2);
 }
 
 }  // namespace

@@ -145,8 +145,8 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "contact", "joint_limits",
-                        "included_from"}) {
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "contact", "contacts",
+                        "joint_limits", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())

@@ -20,12 +20,18 @@
 //   contact:           a world plane (horizontal) and one sphere geom on the arm that can
 //                      touch it: the contact point is the sphere's centre and the plane
 //                      height is raised by its radius (d = z_plane + r − z_centre);
+//                      more than one such geom, or capsules: every sphere, and each
+//                      capsule's two end caps, that can collide with the plane become the
+//                      ground points of model.contacts ({name, body, pos (body frame),
+//                      radius}; at most GroundContacts::kMaxPoints), the plane's height
+//                      contact.height and, when every pair's is the same, MuJoCo's pair
+//                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (−z only), timestep, integrator Euler / RK4.
 // Refused, naming the element: free joints below the root, ball joints, more than one joint per body, joint
 // springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
-// contact, capsules and other shapes that can collide, fluid forces, the implicit integrator.
+// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit integrator.
 #include "models/articulated/mjcf_import.h"
 
 #include <mujoco/mujoco.h>
@@ -340,15 +346,18 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
                      {"quat", vec(m->site_quat + 4 * s, 4)}});
   }
 
-  // ---- geoms: a world plane and one sphere on the arm ----
+  // ---- geoms: a world plane, and one sphere on the arm (the tip) or several spheres and
+  // capsules (ground points) ----
   nlohmann::json contact = {{"enabled", false}};
   nlohmann::json tip;
+  nlohmann::json points = nlohmann::json::array();
   if (contact_on) {
     auto collides = [&](int g) { return m->geom_contype[g] != 0 || m->geom_conaffinity[g] != 0; };
     auto pair = [&](int a, int b) {
       return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 || (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
     };
-    int plane = -1, sphere = -1;
+    int plane = -1;
+    std::vector<int> shapes;  // spheres and capsules on the arm that can collide
     for (int g = 0; g < m->ngeom; ++g) {
       if (!collides(g)) continue;
       const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
@@ -362,25 +371,61 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
         if (plane >= 0) refuse(geom_name(g) + ": a second contact plane is not modelled");
         plane = g;
       } else {
-        if (t != mjGEOM_SPHERE)
-          refuse(geom_name(g) + " on body '" + body_name(m->geom_bodyid[g]) + "': only a sphere can be a contact point (" +
-                 (t == mjGEOM_CAPSULE ? "a capsule needs two" : "this shape is not modelled") +
-                 "); set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
-        if (sphere >= 0)
-          refuse(geom_name(g) + ": a second contact sphere (after " + geom_name(sphere) + ") is not modelled; steer's arm has one contact point");
-        sphere = g;
+        if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
+          refuse(geom_name(g) + " on body '" + body_name(m->geom_bodyid[g]) +
+                 "': only spheres and capsules (their end caps) can be contact points (this shape is not modelled); "
+                 "set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
+        shapes.push_back(g);
       }
     }
-    if (plane >= 0 && sphere >= 0 && pair(plane, sphere)) {
+    std::vector<int> touching;
+    for (int g : shapes)
+      if (plane >= 0 && pair(plane, g)) touching.push_back(g);
+      else if (plane >= 0) notes.push_back(geom_name(g) + " and " + geom_name(plane) + " cannot collide (contype/conaffinity): not a contact point");
+    const double z = plane >= 0 ? m->geom_pos[3 * plane + 2] : 0.0;
+    if (touching.size() == 1 && m->geom_type[touching[0]] == mjGEOM_SPHERE) {
+      const int sphere = touching[0];
       const double r = m->geom_size[3 * sphere];
-      const double z = m->geom_pos[3 * plane + 2];
       contact = {{"enabled", true}, {"height", z + r}};
       tip = {{"body", body_name(m->geom_bodyid[sphere])}, {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
       notes.push_back("contact: " + geom_name(sphere) + " against " + geom_name(plane) +
                       " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not MuJoCo's "
                       "soft constraint with friction; the plane height includes the sphere's radius " + num(r) + " m");
-    } else if (plane >= 0 && sphere >= 0) {
-      notes.push_back(geom_name(sphere) + " and " + geom_name(plane) + " cannot collide (contype/conaffinity): no contact");
+    } else if (!touching.empty()) {
+      // ground points: a sphere at its centre, a capsule at the centres of its two end caps
+      // (its axis is the geom's z, half-length size[1]); radius size[0]
+      double mu = -1;
+      bool same_mu = true;
+      for (int g : touching) {
+        const std::string gn = name_of(m, mjOBJ_GEOM, g, body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
+        const std::string bn = body_name(m->geom_bodyid[g]);
+        const double r = m->geom_size[3 * g];
+        const double* c = m->geom_pos + 3 * g;
+        if (m->geom_type[g] == mjGEOM_SPHERE) {
+          points.push_back({{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}});
+        } else {
+          double R[9];
+          quat_matrix(m->geom_quat + 4 * g, R);
+          const double hl = m->geom_size[3 * g + 1];
+          for (int e = 0; e < 2; ++e) {
+            const double sgn = e == 0 ? -1.0 : 1.0;
+            const double pe[3] = {c[0] + sgn * hl * R[2], c[1] + sgn * hl * R[5], c[2] + sgn * hl * R[8]};
+            points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")}, {"body", bn}, {"pos", vec(pe, 3)}, {"radius", r}});
+          }
+        }
+        const double pm = std::max(m->geom_friction[3 * plane], m->geom_friction[3 * g]);
+        same_mu = same_mu && (mu < 0 || pm == mu);
+        mu = pm;
+      }
+      if (points.size() > size_t(GroundContacts::kMaxPoints))
+        refuse(std::to_string(points.size()) + " contact points (spheres and capsule end caps that can touch " + geom_name(plane) +
+               "); steer takes at most " + std::to_string(GroundContacts::kMaxPoints));
+      contact = {{"height", z}};
+      if (same_mu) contact["friction"] = mu;
+      notes.push_back("contact: " + std::to_string(points.size()) + " ground points (model.contacts) against " + geom_name(plane) +
+                      " under steer's contact laws (model.contact; docs/contact.md), not MuJoCo's soft constraints" +
+                      (same_mu ? "; friction " + num(mu) + " is MuJoCo's pair friction max(plane, geom)"
+                               : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
     }
   }
 
@@ -392,6 +437,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   out.model["sites"] = sites;
   out.model["contact"] = contact;
   if (!tip.is_null()) out.model["tip"] = tip;
+  if (!points.empty()) out.model["contacts"] = points;
   out.model["torque_limits"] = {{"enabled", any_force_limit}};
   out.model["joint_limits"] = {{"enabled", any_limited_joint}};
   nlohmann::json ctl = nlohmann::json::array();
