@@ -10,3 +10,13 @@ if(STEER_MUJOCO_IMPORT)
   target_include_directories(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_link_libraries(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})
 endif()
+
+# ArticulatedLegged, the quadruped's capacity: its CPU packs against its scalar path and
+# ArticulatedLarge (same bits), and its CUDA sources on the emulated device against the CPU
+# (tests/gpu_emulation.cmake: the kernels compiled as host C++). It imports the quadruped, so
+# it is built where MuJoCo is found.
+if(STEER_MUJOCO_IMPORT AND COMMAND steer_emulation_objects)
+  steer_emulation_objects(steer_cuda_emulation_legged SOURCES ${steer_emu_dir}/kernels_articulated_legged.cpp)
+  steer_emulated_test(free_base_legged_test steer_cuda_emulation_legged "fast;gpu_emulation"
+                      ${CMAKE_CURRENT_SOURCE_DIR}/free_base_legged_test.cpp)
+endif()

@@ -22,6 +22,10 @@
            int);                                                                                               \
   void run(const Articulated&, const Loss&, const RolloutShape&, const Batch<float>&, bool, BatchResult<float>&, \
            int);                                                                                               \
+  void run(const ArticulatedLegged&, const Loss&, const RolloutShape&, const Batch<double>&, bool,             \
+           BatchResult<double>&, int);                                                                         \
+  void run(const ArticulatedLegged&, const Loss&, const RolloutShape&, const Batch<float>&, bool,              \
+           BatchResult<float>&, int);                                                                          \
   int width();                                                                                                 \
   }
 
@@ -125,6 +129,15 @@ void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& s
   dispatch(m, loss, sh, batch, want_grad, out, threads);
 }
 void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads) {
+  dispatch(m, loss, sh, batch, want_grad, out, threads);
+}
+
+void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                    bool want_grad, BatchResult<double>& out, int threads) {
+  dispatch(m, loss, sh, batch, want_grad, out, threads);
+}
+void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
                     bool want_grad, BatchResult<float>& out, int threads) {
   dispatch(m, loss, sh, batch, want_grad, out, threads);
 }

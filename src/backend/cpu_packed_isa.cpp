@@ -37,6 +37,16 @@ void run(const Articulated& m, const Loss& loss, const RolloutShape& sh,
   cpu_run_groups_packed<Articulated>(m, loss, sh, batch, want_grad, out, threads);
 }
 
+void run(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh,
+         const Batch<double>& batch, bool want_grad, BatchResult<double>& out, int threads) {
+  cpu_run_groups_packed<ArticulatedLegged>(m, loss, sh, batch, want_grad, out, threads);
+}
+
+void run(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh,
+         const Batch<float>& batch, bool want_grad, BatchResult<float>& out, int threads) {
+  cpu_run_groups_packed<ArticulatedLegged>(m, loss, sh, batch, want_grad, out, threads);
+}
+
 int width() { return kPackWidth; }
 
 }  // namespace STEER_PACKED_ISA

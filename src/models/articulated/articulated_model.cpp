@@ -28,6 +28,21 @@ void cuda_run_batch<ArticulatedLarge, float>(const ArticulatedLarge&, const Loss
                                              const Batch<float>&, bool, BatchResult<float>&) {
   throw std::logic_error("ArticulatedLarge has no CUDA kernels");
 }
+#ifndef STEER_CUDA_LEGGED
+// ArticulatedLegged's kernels (kernels/rollout_articulated_legged_*.cu) are compiled where the
+// CUDA build lists them and defines STEER_CUDA_LEGGED (src/CMakeLists.txt); until then the
+// cuda backend refuses a legged tree by name (new_problem), and these stand in.
+template <>
+void cuda_run_batch<ArticulatedLegged, double>(const ArticulatedLegged&, const Loss&, const RolloutShape&,
+                                               const Batch<double>&, bool, BatchResult<double>&) {
+  throw std::logic_error("this CUDA build has no ArticulatedLegged kernels");
+}
+template <>
+void cuda_run_batch<ArticulatedLegged, float>(const ArticulatedLegged&, const Loss&, const RolloutShape&,
+                                              const Batch<float>&, bool, BatchResult<float>&) {
+  throw std::logic_error("this CUDA build has no ArticulatedLegged kernels");
+}
+#endif
 #endif
 
 namespace {
@@ -39,10 +54,10 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) { m.update(articul
 
 void set_dt(ExperimentConfig& c, double dt) {
   ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
-  s.model.dt = dt, s.large.dt = dt;
+  s.model.dt = dt, s.large.dt = dt, s.legged.dt = dt;
 }
 
-// Model: Articulated or ArticulatedLarge (model.h)
+// Model: Articulated, ArticulatedLegged or ArticulatedLarge (model.h)
 template <class Model>
 struct ArticulatedProblemHooks : ProblemHooks<Model> {
   // the adjoint differentiates only the parameters that are variables
@@ -58,17 +73,28 @@ struct ArticulatedProblemHooks : ProblemHooks<Model> {
   }
 };
 
-// A tree within Articulated's capacity runs as Articulated on every backend; a larger one as
-// ArticulatedLarge on the CPU only (model.h: no CUDA kernels are compiled for it).
+// The smallest capacity that fits: a tree within Articulated's runs as Articulated, one within
+// ArticulatedLegged's (a quadruped on a free root) as ArticulatedLegged, both on every backend;
+// a larger one as ArticulatedLarge on the CPU only (model.h: no CUDA kernels are compiled for it).
 std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
   const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
   if (!s.large_tree) return make_model_problem<Articulated, ArticulatedProblemHooks<Articulated>>(c, s.model, backend, threads);
+#if defined(STEER_WITH_CUDA) && !defined(STEER_CUDA_LEGGED)
+  const bool legged_backend = backend == BackendKind::kCpu;
+#else
+  const bool legged_backend = true;
+#endif
+  if (s.legged_tree && legged_backend)
+    return make_model_problem<ArticulatedLegged, ArticulatedProblemHooks<ArticulatedLegged>>(c, s.legged, backend, threads);
   if (backend != BackendKind::kCpu)
     throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
                       std::to_string(s.large.n_dof) + " joints and " + std::to_string(s.large.n_sites) +
                       " sites runs on the CPU backend only; the CUDA backend takes at most " +
                       std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
-                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (set \"backend\": \"cpu\")");
+                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
+                      std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " + std::to_string(ArticulatedLegged::kMaxDof) +
+                      " joints and " + std::to_string(ArticulatedLegged::kMaxSites) +
+                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set \"backend\": \"cpu\")");
   return make_model_problem<ArticulatedLarge, ArticulatedProblemHooks<ArticulatedLarge>>(c, s.large, backend, threads);
 }
 

@@ -37,6 +37,10 @@ struct ArticulatedSetup {
   // capacity, the model every backend runs.
   bool large_tree = false;
   Articulated model;
+  // A tree beyond Articulated that fits ArticulatedLegged (20 bodies, 18 joints, 8 sites; a
+  // quadruped on a free root): `legged` is `large` at that capacity, which every backend runs.
+  bool legged_tree = false;
+  ArticulatedLegged legged;
   ArticulatedNames names;
   // site s's index by name (model.sites or an imported model's sites), −1 when there is none
   int site_index(const std::string& name) const {

@@ -478,6 +478,8 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   articulated_contact_theta(a, contact_values, c.theta.data());
   setup.large_tree = !articulated_fits<Articulated>(a);
   if (!setup.large_tree) articulated_copy(a, setup.model);
+  setup.legged_tree = setup.large_tree && articulated_fits<ArticulatedLegged>(a);
+  if (setup.legged_tree) articulated_copy(a, setup.legged);
   PhysicalViolation bad;
   if (!articulated_check_physical(c, c.theta.data(), bad)) config_fail(bad.key, bad.what);
 }

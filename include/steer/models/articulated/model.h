@@ -360,6 +360,29 @@ struct Articulated : ArticulatedCap<10, 8, 8> {
 // and CUDA objects, compiled per instruction set and per precision, to the small model.
 struct ArticulatedLarge : ArticulatedCap<32, 32, 8> {};
 
+// A legged robot on a free root: a quadruped's torso and 4 × 3 leg links with the free joint's
+// five frames (18 bodies), its 18 joints (the free root's 6 and 12 hinges), and room for 2 more
+// bodies and 8 sites. Like Articulated, and unlike ArticulatedLarge, it runs on the CPU's packs
+// (cpu_packed_isa.cpp) and has CUDA kernels (kernels/rollout_articulated_legged_*.cu); the
+// config parser picks it for a tree beyond Articulated that fits it.
+struct ArticulatedLegged : ArticulatedCap<20, 18, 8> {
+  bool packable() const { return integrator != kRk4; }
+  static constexpr bool kPackedDiagnostics = true;
+};
+
+// the packed path's entry points for ArticulatedLegged (src/backend/cpu_packed.cpp); found by
+// argument-dependent lookup from cpu_backend.h's dispatch, which declares Articulated's
+struct Loss;
+struct RolloutShape;
+template <class R>
+struct Batch;
+template <class R>
+struct BatchResult;
+void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
+                    bool want_grad, BatchResult<double>& out, int threads);
+void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
+                    bool want_grad, BatchResult<float>& out, int threads);
+
 // `to` becomes `from` at another capacity (same tree, same fields); the caller checks that the
 // tree fits `to` (articulated_fits). Every field of ArticulatedCap is listed here.
 template <class To, class From>
