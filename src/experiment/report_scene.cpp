@@ -202,20 +202,23 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
   const ArticulatedSetup& as = c.model_state<ArticulatedSetup>();
   const ArticulatedLarge& m = as.large;  // the tree as parsed, whichever capacity runs it
   // points: the world origin, every body's origin, the tip; the body origins do not depend on
-  // θ (only the centres of mass do), so the nominal θ serves every rollout
+  // θ (only the centres of mass do), so the nominal θ serves every rollout. A free root's
+  // massless frames (model.h) are not drawn: the root joins the world directly.
   const int nb = m.n_bodies;
+  const int first = m.free_base ? Articulated::kFreeFrames : 0;
+  const int shown = nb - first;
   const bool has_tip = m.tip_body >= 0;
   nlohmann::json names = nlohmann::json::array({"world"});
-  for (int b = 0; b < nb; ++b) names.push_back(b < int(as.names.bodies.size()) ? as.names.bodies[b] : "body" + std::to_string(b));
+  for (int b = first; b < nb; ++b) names.push_back(b < int(as.names.bodies.size()) ? as.names.bodies[b] : "body" + std::to_string(b));
   if (has_tip) names.push_back("tip");
   nlohmann::json edges = nlohmann::json::array();
-  for (int b = 0; b < nb; ++b) edges.push_back({m.parent[b] + 1, b + 1});
-  if (has_tip) edges.push_back({m.tip_body + 1, nb + 1});
+  for (int b = first; b < nb; ++b) edges.push_back({m.parent[b] < first ? 0 : m.parent[b] - first + 1, b - first + 1});
+  if (has_tip) edges.push_back({m.tip_body - first + 1, shown + 1});
   auto fk = [&](int, const std::vector<double>& x) {
     ArticulatedLarge::Kin<double> K;
-    m.forward_kinematics(x.data(), c.theta.data(), K);  // q = the state's first n_dof slots
+    m.forward_kinematics(x.data(), c.theta.data(), K);  // q = the state's first nq slots
     std::vector<double> p = {0, 0, 0};
-    for (int b = 0; b < nb; ++b) p.insert(p.end(), K.P[b], K.P[b] + 3);
+    for (int b = first; b < nb; ++b) p.insert(p.end(), K.P[b], K.P[b] + 3);
     if (has_tip) {
       double t[3];
       m.tip_position(K, t);
@@ -228,7 +231,7 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
   s["ground"] = nullptr;
   s["views"] = {{{"name", "side (x, z)"}, {"h", 0}, {"v", 2}}, {{"name", "front (y, z)"}, {"h", 1}, {"v", 2}},
                 {{"name", "top (x, y)"}, {"h", 0}, {"v", 1}}};
-  s["trail_point"] = has_tip ? nb + 1 : nb;
+  s["trail_point"] = has_tip ? shown + 1 : shown;
   s["trail"] = true;
   s["energy"] = free_motion_energy(c, m, art, tr, 4, max_frames);
   return s;
