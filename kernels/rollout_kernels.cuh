@@ -22,6 +22,12 @@
 //
 //   forward_kernel: (x0, u, θ) -> (ckpt, L, diag);  backward_kernel: -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ)
 //
+// A batch whose inputs are already in device memory (Batch::view_inputs with Memory::kDevice,
+// e.g. a torch CUDA tensor passed by the Python module) is not copied: the rollout-major layout
+// reads it in place and writes the results straight into the result's device arrays
+// (BatchResult::device); the SoA layout transposes from the caller's array and back into the
+// result's, without the staging copies. Only diag comes back to the host.
+//
 // Models with a topology (a `topo` member: one int array shared by the whole batch) get it
 // copied to the device once per call; the kernels receive a copy of the model whose topo
 // points at the device copy, read through the cache like any other load.
@@ -226,23 +232,43 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   const long B = batch.size;
   const long nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
   const long tslots = sh.traj_slots();
-
-  // result arrays exactly as cpu_run_batch lays them out
-  out.loss.assign(B, S(0));
-  out.diag.assign(B, RolloutDiag{});
-  if (want_grad) {
-    out.grad_x0.assign(std::size_t(B) * nx, S(0));
-    out.grad_u.assign(std::size_t(B) * T * nu, S(0));
-    out.grad_theta.assign(std::size_t(B) * np, S(0));
-  } else {
-    out.grad_x0.clear();
-    out.grad_u.clear();
-    out.grad_theta.clear();
+  const bool on_device = batch.memory() == Memory::kDevice;
+  // rollout-major device inputs are the kernels' own layout: read and written in place
+  const bool in_place = on_device && !soa;
+  if (on_device) {
+    int current = 0;
+    STEER_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != batch.device())
+      throw std::invalid_argument("backend cuda: the batch's arrays are on device " + std::to_string(batch.device()) +
+                                  ", this process runs on device " + std::to_string(current));
   }
-  if (tslots > 0)
-    out.traj.assign(std::size_t(B) * tslots * nx, S(0));
-  else
-    out.traj.clear();
+
+  // result arrays exactly as cpu_run_batch lays them out, on the host or (device inputs) in
+  // one device block
+  out.diag.assign(B, RolloutDiag{});
+  out.memory = on_device ? Memory::kDevice : Memory::kHost;
+  out.device = {};
+  const long n_res = 1 + (want_grad ? nx + T * nu + np : 0) + tslots * nx;  // elements per rollout
+  out.loss.assign(on_device ? 0 : B, S(0));
+  out.grad_x0.assign(on_device || !want_grad ? 0 : std::size_t(B) * nx, S(0));
+  out.grad_u.assign(on_device || !want_grad ? 0 : std::size_t(B) * T * nu, S(0));
+  out.grad_theta.assign(on_device || !want_grad ? 0 : std::size_t(B) * np, S(0));
+  out.traj.assign(on_device ? 0 : std::size_t(B) * tslots * nx, S(0));
+  if (on_device && B > 0) {
+    auto* block = new DeviceBuffer(sizeof(S) * std::size_t(B) * std::size_t(n_res));
+    out.device.owner = std::shared_ptr<void>(block, [](void* p) { delete static_cast<DeviceBuffer*>(p); });
+    S* next = block->as<S>();
+    auto take = [&](long n) {  // the next [B][n] array of the block
+      S* p = n > 0 ? next : nullptr;
+      next += std::size_t(B) * std::size_t(n);
+      return p;
+    };
+    out.device.loss = take(1);
+    out.device.grad_x0 = want_grad ? take(nx) : nullptr;
+    out.device.grad_u = want_grad ? take(T * nu) : nullptr;
+    out.device.grad_theta = want_grad ? take(np) : nullptr;
+    out.device.traj = take(tslots * nx);
+  }
   CudaRunStats st;
   if (B == 0) {
     if (stats) *stats = st;
@@ -256,10 +282,12 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
   const long n_stack = want_grad ? sh.stack_slots() : 0;  // read by the backward sweep only
   const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
   const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
-  // largest array to transpose (SoA only)
-  const long n_stage = soa ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
-  const std::size_t per_rollout = sizeof(S) * std::size_t(n_x0 + n_u + n_p + n_ckpt + n_seg +
-                                                          n_adj + n_grad + n_traj + n_stage + 1) +
+  // per-pass copies of the inputs and results: none when the kernels use the caller's arrays
+  // and the result's device block in place
+  const long n_io = in_place ? 0 : n_x0 + n_u + n_p + n_grad + n_traj + 1;
+  // largest array to transpose through host staging (SoA from or to host memory only)
+  const long n_stage = soa && !on_device ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
+  const std::size_t per_rollout = sizeof(S) * std::size_t(n_io + n_ckpt + n_seg + n_adj + n_stage) +
                                   sizeof(int) * std::size_t(n_stack) + sizeof(RolloutDiag);
 
   // rollouts per pass: the whole batch if it fits, else as many as free memory holds
@@ -276,12 +304,13 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
 
   // device buffers for one pass of `chunk` rollouts, reused by every pass
   auto alloc = [&](long n) { return DeviceBuffer(sizeof(S) * std::size_t(n) * chunk); };
-  DeviceBuffer d_x0 = alloc(n_x0), d_u = alloc(n_u), d_p = alloc(n_p);
-  DeviceBuffer d_ckpt = alloc(n_ckpt), d_seg = alloc(n_seg), d_traj = alloc(n_traj);
+  const long io = in_place ? 0 : 1;  // 0: the caller's and the result's arrays stand in
+  DeviceBuffer d_x0 = alloc(io * n_x0), d_u = alloc(io * n_u), d_p = alloc(io * n_p);
+  DeviceBuffer d_ckpt = alloc(n_ckpt), d_seg = alloc(n_seg), d_traj = alloc(io * n_traj);
   DeviceBuffer d_lam = alloc(want_grad ? nx : 0), d_lam_prev = alloc(want_grad ? nx : 0);
-  DeviceBuffer d_gx0 = alloc(want_grad ? n_x0 : 0), d_gu = alloc(want_grad ? n_u : 0),
-               d_gp = alloc(want_grad ? n_p : 0);
-  DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(1);
+  DeviceBuffer d_gx0 = alloc(want_grad ? io * n_x0 : 0), d_gu = alloc(want_grad ? io * n_u : 0),
+               d_gp = alloc(want_grad ? io * n_p : 0);
+  DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(io);
   DeviceBuffer d_stack(sizeof(int) * std::size_t(n_stack) * chunk);
   DeviceBuffer d_diag(sizeof(RolloutDiag) * std::size_t(chunk));
   DeviceBuffer d_topo;
@@ -317,12 +346,33 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     d.loss = d_loss.as<S>();
     d.diag = d_diag.as<RolloutDiag>();
     S* d_st = d_stage.as<S>();
+    const typename BatchResult<S>::DeviceArrays& dev = out.device;
+    if (in_place) {
+      // rows b0..b0+Bc of the caller's arrays and of the result's, [Bc][n] like the kernels'
+      d.x0 = batch.x0_data() + b0 * n_x0;
+      d.u = batch.u_data() + b0 * n_u;
+      d.p = batch.theta_data() + b0 * n_p;
+      d.loss = dev.loss + b0;
+      if (want_grad) {
+        d.grad_x0 = dev.grad_x0 + b0 * n_x0;
+        d.grad_u = dev.grad_u + b0 * n_u;
+        d.grad_p = dev.grad_theta + b0 * n_p;
+      }
+      d.traj = tslots > 0 ? dev.traj + b0 * n_traj : nullptr;
+    }
 
-    // host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]
+    // host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]; device inputs: SoA
+    // transposed from the caller's rows, rollout-major read in place above
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[0]));
-    upload_rollouts(batch.x0.data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0, soa);
-    upload_rollouts(batch.u.data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u, soa);
-    upload_rollouts(batch.theta.data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p, soa);
+    if (!on_device) {
+      upload_rollouts(batch.x0_data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0, soa);
+      upload_rollouts(batch.u_data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u, soa);
+      upload_rollouts(batch.theta_data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p, soa);
+    } else if (!in_place) {
+      launch_transpose(batch.x0_data() + b0 * n_x0, d_x0.as<S>(), Bc, n_x0);
+      launch_transpose(batch.u_data() + b0 * n_u, d_u.as<S>(), Bc, n_u);
+      launch_transpose(batch.theta_data() + b0 * n_p, d_p.as<S>(), Bc, n_p);
+    }
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[1]));
 
     const dim3 grid = rollout_grid(Bc, W);
@@ -348,18 +398,29 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
     }
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[3]));
 
-    // device −> host, back to rollout-major; loss and diag are per rollout already
-    STEER_CUDA_CHECK(
-        cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
+    // device −> host, back to rollout-major; loss and diag are per rollout already. Device
+    // results: diag only (in place), or the SoA results transposed into the result's arrays
     STEER_CUDA_CHECK(
         cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
-    if (want_grad) {
+    if (on_device) {
+      if (!in_place) {
+        STEER_CUDA_CHECK(cudaMemcpy(dev.loss + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToDevice));
+        if (want_grad) {
+          launch_transpose(d.grad_x0, dev.grad_x0 + b0 * n_x0, n_x0, Bc);
+          launch_transpose(d.grad_u, dev.grad_u + b0 * n_u, n_u, Bc);
+          launch_transpose(d.grad_p, dev.grad_theta + b0 * n_p, n_p, Bc);
+        }
+        if (tslots > 0) launch_transpose(d.traj, dev.traj + b0 * n_traj, n_traj, Bc);
+      }
+    } else if (want_grad) {
       download_rollouts(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0, soa);
       download_rollouts(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u, soa);
       download_rollouts(d.grad_p, d_st, out.grad_theta.data() + b0 * n_p, Bc, n_p, soa);
     }
-    if (tslots > 0)
-      download_rollouts(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj, soa);
+    if (!on_device) {
+      STEER_CUDA_CHECK(cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
+      if (tslots > 0) download_rollouts(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj, soa);
+    }
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[4]));
     // a fault inside a kernel surfaces at the first synchronizing call after it
     STEER_CUDA_CHECK(cudaDeviceSynchronize());

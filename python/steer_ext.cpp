@@ -4,11 +4,13 @@
 // precision. The C++ core knows nothing of Python; everything Python-facing is in this file and
 // in python/steer/.
 //
-// Memory: the engine's Batch holds std::vectors, so the inputs are copied into it once (a
-// strided gather when an array is not C-contiguous; any CPU array with the buffer protocol or
-// DLPack, numpy or torch or jax, is read in place for that copy). The outputs are the engine's
-// own result vectors, moved into a heap block that a capsule owns: numpy's array points at
-// them and frees them with its last reference (no copy).
+// Memory: an input array (numpy through the buffer protocol; torch, jax or anything else
+// through DLPack) that is C-contiguous, aligned and of the config's dtype is read by the engine
+// in place (Batch::view_inputs, no copy); any other layout is first copied into C order. The
+// outputs are the engine's own result arrays, moved into a heap block that a capsule owns:
+// the returned array points at them and frees them with its last reference (no copy). On a
+// CUDA build, inputs in CUDA device memory stay there: the CUDA backend reads them in place
+// and writes the results into device arrays (BatchResult::device), returned through DLPack.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -35,6 +37,10 @@
 #include "steer/backend.h"
 #include "validate/validator.h"
 
+#ifdef STEER_CUDA_EMULATION
+#include <cuda_runtime.h>  // the emulated device (tests/cuda_emulation), for its test helpers below
+#endif
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
@@ -55,6 +61,14 @@ nb::object view_of(std::vector<S>& v, std::initializer_list<size_t> shape, nb::h
   return nb::cast(nb::ndarray<nb::numpy, S>(v.data(), sh.size(), sh.data(), owner));
 }
 
+// An array over CUDA device memory (C order), returned as an object with __dlpack__ that
+// torch.from_dlpack or jax.dlpack.from_dlpack take without a copy; `owner` keeps it alive.
+template <class S>
+nb::object device_view_of(S* p, std::initializer_list<size_t> shape, nb::handle owner, int device_id) {
+  std::vector<size_t> sh(shape);
+  return nb::cast(nb::ndarray<nb::array_api, S>(p, sh.size(), sh.data(), owner, nullptr, nb::dtype<S>(), nb::device::cuda::value, device_id));
+}
+
 // the dtype name a config's precision asks for
 const char* dtype_name(bool f32) { return f32 ? "float32" : "float64"; }
 
@@ -70,13 +84,22 @@ std::string shape_of(const nb::ndarray<nb::ro>& a) {
   return shape_text(s);
 }
 
-// Copies a (any strides, CPU memory) into dst after checking its dtype and shape; the message
-// names the argument, the shape and dtype expected and those given.
+// Checks a's device, dtype and shape; the message names the argument, the shape and dtype
+// expected and those given. `device_ok`: CUDA device memory is accepted (a CUDA build's rollout).
 template <class S>
-void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
+void check_array(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, bool device_ok) {
   const bool f32 = std::is_same<S, float>::value;
-  if (a.device_type() != nb::device::cpu::value)
-    throw nb::value_error((std::string(name) + ": a CPU array is expected (this call runs on host memory); move it to the CPU first").c_str());
+  const int dev = a.device_type();
+  if (dev == nb::device::cuda::value && !device_ok) {
+#ifdef STEER_WITH_CUDA
+    throw nb::value_error((std::string(name) + ": a CPU array is expected here (this call runs on host memory); move it to the CPU first").c_str());
+#else
+    throw nb::value_error((std::string(name) + ": a CUDA device array, but this build of steer has no CUDA backend (built without a CUDA compiler); move it to the CPU first (.cpu(), numpy)").c_str());
+#endif
+  }
+  if (dev != nb::device::cpu::value && dev != nb::device::cuda::value)
+    throw nb::value_error((std::string(name) + ": an array in CPU memory (or CUDA memory on a CUDA build) is expected, got DLPack device type " +
+                           std::to_string(dev)).c_str());
   if (a.dtype() != nb::dtype<S>())
     throw nb::value_error((std::string(name) + ": dtype " + dtype_name(f32) + " expected (simulation.precision), shape " +
                            shape_text(want) + "; convert with .astype(" + dtype_name(f32) + ")")
@@ -85,17 +108,29 @@ void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<lo
   for (size_t i = 0; ok && i < want.size(); ++i) ok = (long long)a.shape(i) == want[i];
   if (!ok)
     throw nb::value_error((std::string(name) + ": shape " + shape_text(want) + " expected, got " + shape_of(a)).c_str());
+}
+
+// whether a (of shape `want`) is laid out as the engine reads it: C-contiguous (strides in
+// elements; a dimension of extent 1 may have any stride) and its first element aligned for S
+template <class S>
+bool engine_layout(const nb::ndarray<nb::ro>& a, const std::vector<long long>& want) {
+  if (reinterpret_cast<std::uintptr_t>(a.data()) % alignof(S) != 0) return false;
+  long long expect = 1;
+  for (size_t i = want.size(); i-- > 0;) {
+    if (want[i] != 1 && a.stride(i) != expect) return false;
+    expect *= want[i];
+  }
+  return true;
+}
+
+// Copies a (checked, CPU memory, any strides) into dst in C order.
+template <class S>
+void copy_c_order(const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
   size_t n = 1;
   for (long long w : want) n *= size_t(w);
   dst.resize(n);
   const S* src = static_cast<const S*>(a.data());
-  bool contiguous = true;
-  long long expect = 1;
-  for (size_t i = want.size(); i-- > 0;) {
-    if (want[i] != 1 && a.stride(i) != expect) contiguous = false;
-    expect *= want[i];
-  }
-  if (contiguous) {
+  if (engine_layout<S>(a, want)) {
     std::copy(src, src + n, dst.begin());
     return;
   }
@@ -112,12 +147,35 @@ void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<lo
   }
 }
 
+// a copy of a CPU array in C order, checked as check_array checks it (the validator's input)
+template <class S>
+void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
+  check_array<S>(name, a, want, false);
+  copy_c_order<S>(a, want, dst);
+}
+
+// The memory the engine reads for one input: a's own when it has the engine's layout (no copy),
+// else a C-order copy in `copy`. A CUDA array must have that layout already: the device is
+// not read from the host to rearrange it.
+template <class S>
+const S* engine_input(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& copy,
+                      bool device_ok) {
+  check_array<S>(name, a, want, device_ok);
+  if (engine_layout<S>(a, want)) return static_cast<const S*>(a.data());
+  if (a.device_type() == nb::device::cuda::value)
+    throw nb::value_error((std::string(name) + ": a CUDA array is read in place and must be C-contiguous; pass .contiguous()").c_str());
+  copy_c_order<S>(a, want, copy);
+  return copy.data();
+}
+
 // one model in one precision, with the data its struct points into
 class Runner {
  public:
   virtual ~Runner() = default;
+  // buffers: the addresses of the result arrays; inputs: those the engine read x0, u, θ from
   virtual nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th,
-                           bool grad, int traj_stride, int threads, std::vector<std::uintptr_t>& buffers) = 0;
+                           bool grad, int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
+                           std::vector<std::uintptr_t>& inputs) = 0;
   virtual nb::dict default_batch(const ExperimentConfig& c) = 0;
 };
 
@@ -132,51 +190,85 @@ class ModelRunner : public Runner {
   }
 
   nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
-                   int traj_stride, int threads, std::vector<std::uintptr_t>& buffers) override {
+                   int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
+                   std::vector<std::uintptr_t>& inputs) override {
     const long long nx = model_.nx(), nu = model_.nu(), np = model_.np(), T = shape_.steps;
     if (x0.ndim() != 2)
       throw nb::value_error(("x0: shape (B, " + std::to_string(nx) + ") expected, got " + shape_of(x0)).c_str());
     const long long B = (long long)x0.shape(0);
     if (B < 1) throw nb::value_error("x0: the batch needs at least one rollout (B >= 1)");
-    Batch<S> batch;
-    batch.size = int(B), batch.nx = int(nx), batch.nu = int(nu), batch.np = int(np), batch.steps = int(T);
-    gather<S>("x0", x0, {B, nx}, batch.x0);
-    gather<S>("u", u, {B, T, nu}, batch.u);
-    gather<S>("theta", th, {B, np}, batch.theta);
     RolloutShape sh = shape_;
     if (traj_stride < 0 || traj_stride > T)
       throw nb::value_error(("trajectory_stride: must be in [0, T] = [0, " + std::to_string(T) + "]").c_str());
     sh.traj_stride = traj_stride;
+    // CUDA device arrays: all three on one device, and only to the CUDA backend of a CUDA build
+#ifdef STEER_WITH_CUDA
+    const bool on_device = x0.device_type() == nb::device::cuda::value;
+    if (on_device && backend_ != BackendKind::kCuda)
+      throw nb::value_error(("x0: a CUDA device array, but this simulator runs on the " + std::string(backend_name(backend_)) +
+                             " backend (simulation.backend = cuda or auto with a device reads device arrays); move it to the CPU first")
+                                .c_str());
+#else
+    const bool on_device = false;  // check_array refuses device arrays, naming the argument
+#endif
+    check_array<S>("x0", x0, {B, nx}, on_device);  // a CPU build refuses a device x0 by its name first
+    const char* names[3] = {"x0", "u", "theta"};
+    const nb::ndarray<nb::ro>* arrays[3] = {&x0, &u, &th};
+#ifndef STEER_WITH_CUDA
+    // a CPU build names a device u or theta as it names a device x0, before any device mismatch
+    for (int k = 1; k < 3; ++k)
+      if (arrays[k]->device_type() == nb::device::cuda::value) check_array<S>(names[k], *arrays[k], {}, false);
+#endif
+    for (int k = 1; k < 3; ++k)
+      if (arrays[k]->device_type() != x0.device_type() || (on_device && arrays[k]->device_id() != x0.device_id()))
+        throw nb::value_error((std::string(names[k]) + ": on another device than x0 (" +
+                               (on_device ? "CUDA device " + std::to_string(x0.device_id()) : std::string("CPU")) +
+                               "); pass x0, u and theta on one device")
+                                  .c_str());
+    // in place where the layout allows (Batch::view_inputs), else C-order copies kept here
+    std::vector<S> copies[3];
+    const S* px0 = engine_input<S>("x0", x0, {B, nx}, copies[0], on_device);
+    const S* pu = engine_input<S>("u", u, {B, T, nu}, copies[1], on_device);
+    const S* pth = engine_input<S>("theta", th, {B, np}, copies[2], on_device);
+    Batch<S> batch;
+    batch.size = int(B), batch.nx = int(nx), batch.nu = int(nu), batch.np = int(np), batch.steps = int(T);
+    batch.view_inputs(px0, pu, pth, on_device ? Memory::kDevice : Memory::kHost, on_device ? int(x0.device_id()) : 0);
+    inputs.assign({std::uintptr_t(px0), std::uintptr_t(pu), std::uintptr_t(pth)});
     auto* owned = new Owned<S>();
     nb::capsule cap(owned, [](void* p) noexcept { delete static_cast<Owned<S>*>(p); });
     double engine_seconds = 0;  // run_batch alone, the rollouts' time without the binding's
     {
       // the rollouts run on the engine's OpenMP threads with the GIL released, so other
-      // Python threads (another rollout included) run meanwhile
+      // Python threads (another rollout included) run meanwhile; the input arrays stay
+      // referenced by this call's arguments meanwhile
       nb::gil_scoped_release unlocked;
       const auto t0 = std::chrono::steady_clock::now();
       run_batch<Model, S>(backend_, model_, loss_, sh, batch, grad, owned->r, threads);
       engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     BatchResult<S>& r = owned->r;
+    const size_t b = size_t(B), slots = size_t(sh.traj_slots());
+    // the result arrays: host vectors, or the device block of a device batch
+    auto result = [&](std::vector<S>& host, S* device, std::initializer_list<size_t> shape) {
+      if (r.memory == Memory::kDevice) {
+        buffers.push_back(std::uintptr_t(device));
+        return device_view_of(device, shape, cap, int(x0.device_id()));
+      }
+      buffers.push_back(std::uintptr_t(host.data()));
+      return view_of(host, shape, cap);
+    };
     nb::dict out;
     out["engine_seconds"] = engine_seconds;
-    out["loss"] = view_of(r.loss, {size_t(B)}, cap);
-    buffers.assign({std::uintptr_t(r.loss.data())});
+    buffers.clear();
+    out["loss"] = result(r.loss, r.device.loss, {b});
     if (grad) {
-      out["grad_x0"] = view_of(r.grad_x0, {size_t(B), size_t(nx)}, cap);
-      out["grad_u"] = view_of(r.grad_u, {size_t(B), size_t(T), size_t(nu)}, cap);
-      out["grad_theta"] = view_of(r.grad_theta, {size_t(B), size_t(np)}, cap);
-      buffers.push_back(std::uintptr_t(r.grad_x0.data()));
-      buffers.push_back(std::uintptr_t(r.grad_u.data()));
-      buffers.push_back(std::uintptr_t(r.grad_theta.data()));
+      out["grad_x0"] = result(r.grad_x0, r.device.grad_x0, {b, size_t(nx)});
+      out["grad_u"] = result(r.grad_u, r.device.grad_u, {b, size_t(T), size_t(nu)});
+      out["grad_theta"] = result(r.grad_theta, r.device.grad_theta, {b, size_t(np)});
     }
-    if (traj_stride > 0) {
-      out["trajectory"] = view_of(r.traj, {size_t(B), size_t(sh.traj_slots()), size_t(nx)}, cap);
-      buffers.push_back(std::uintptr_t(r.traj.data()));
-    }
-    std::vector<int> events(static_cast<size_t>(B)), nonfinite(static_cast<size_t>(B));
-    for (long long b = 0; b < B; ++b) events[size_t(b)] = r.diag[size_t(b)].event_step, nonfinite[size_t(b)] = r.diag[size_t(b)].nonfinite;
+    if (traj_stride > 0) out["trajectory"] = result(r.traj, r.device.traj, {b, slots, size_t(nx)});
+    std::vector<int> events(b), nonfinite(b);
+    for (size_t k = 0; k < b; ++k) events[k] = r.diag[k].event_step, nonfinite[k] = r.diag[k].nonfinite;
     out["event_step"] = nb::cast(events);
     out["nonfinite"] = nb::cast(nonfinite);
     return out;
@@ -255,7 +347,7 @@ class Simulator {
   const ExperimentConfig& config() const { return c_; }
   nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
                    int traj_stride) {
-    return runner_->rollout(x0, u, th, grad, traj_stride, threads_, buffers_);
+    return runner_->rollout(x0, u, th, grad, traj_stride, threads_, buffers_, inputs_);
   }
   nb::dict default_batch() { return runner_->default_batch(c_); }
   int threads() const { return threads_; }
@@ -267,6 +359,7 @@ class Simulator {
   const std::string& backend() const { return backend_; }
   const std::string& backend_note() const { return backend_note_; }
   const std::vector<std::uintptr_t>& buffers() const { return buffers_; }
+  const std::vector<std::uintptr_t>& inputs() const { return inputs_; }
 
   // the config's optimization variables (VariableSpec, flattened as the CLI's problem does)
   std::vector<std::string> variable_names() {
@@ -316,6 +409,7 @@ class Simulator {
   std::string backend_, backend_note_;
   std::unique_ptr<Runner> runner_;
   std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
+  std::vector<std::uintptr_t> inputs_;   // where the last rollout's engine read x0, u, θ
   std::unique_ptr<Problem> problem_;     // the CLI's problem over the variables, made when first asked
   Problem& problem() {
     if (!problem_) {
@@ -361,6 +455,41 @@ nb::dict run_config(const ExperimentConfig& c, const std::string& command, const
   return d;
 }
 
+#ifdef STEER_CUDA_EMULATION
+// Test helpers of the module built against the emulated CUDA device (tests/python.cmake): device
+// arrays made from and read back into host arrays with the emulator's cudaMalloc/cudaMemcpy, so
+// that the device-array path of rollout runs without a GPU.
+struct EmulatedDeviceArray {
+  void* p = nullptr;
+  ~EmulatedDeviceArray() {
+    if (p) cudaFree(p);
+  }
+};
+
+template <class S>
+nb::object emulated_to_device(const nb::ndarray<nb::ro, S, nb::c_contig, nb::device::cpu>& a) {
+  auto* d = new EmulatedDeviceArray();
+  nb::capsule cap(d, [](void* q) noexcept { delete static_cast<EmulatedDeviceArray*>(q); });
+  const size_t bytes = a.size() * sizeof(S);
+  if (cudaMalloc(&d->p, bytes > 0 ? bytes : 1) != cudaSuccess) throw std::runtime_error("emulated cudaMalloc failed");
+  if (cudaMemcpy(d->p, a.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("emulated cudaMemcpy failed");
+  std::vector<size_t> shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape(i);
+  return nb::cast(nb::ndarray<nb::array_api, S>(d->p, shape.size(), shape.data(), cap, nullptr, nb::dtype<S>(), nb::device::cuda::value, 0));
+}
+
+template <class S>
+nb::object emulated_to_host(const nb::ndarray<nb::ro, S, nb::c_contig, nb::device::cuda>& a) {
+  auto* v = new std::vector<S>(a.size());
+  nb::capsule cap(v, [](void* q) noexcept { delete static_cast<std::vector<S>*>(q); });
+  if (cudaMemcpy(v->data(), a.data(), a.size() * sizeof(S), cudaMemcpyDeviceToHost) != cudaSuccess)
+    throw std::runtime_error("emulated cudaMemcpy failed");
+  std::vector<size_t> shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape(i);
+  return nb::cast(nb::ndarray<nb::numpy, S>(v->data(), shape.size(), shape.data(), cap));
+}
+#endif
+
 }  // namespace
 }  // namespace steer
 
@@ -368,6 +497,11 @@ NB_MODULE(_steer, m) {
   using namespace steer;
   m.doc() = "steer's C++ engine (use the package steer, not this module)";
   m.attr("__version__") = STEER_VERSION;
+#ifdef STEER_WITH_CUDA
+  m.attr("_cuda_build") = true;  // rollout takes CUDA device arrays
+#else
+  m.attr("_cuda_build") = false;
+#endif
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -385,6 +519,7 @@ NB_MODULE(_steer, m) {
       .def_prop_ro("backend", &Simulator::backend, "the backend rollouts run on (cpu or cuda)")
       .def_prop_ro("backend_note", &Simulator::backend_note)
       .def_prop_ro("_buffers", &Simulator::buffers)
+      .def_prop_ro("_inputs", &Simulator::inputs)
       .def_prop_ro("_variable_names", &Simulator::variable_names)
       .def("_variables", &Simulator::variables)
       .def("_check_at", &Simulator::check_at, "variables"_a, "stage"_a)
@@ -412,6 +547,13 @@ NB_MODULE(_steer, m) {
       .def("_run", [](const Simulator& s, const std::string& command, const std::string& out_dir, int threads, bool write,
                       bool progress) { return run_config(s.config(), command, out_dir, threads, write, progress); });
 
+#ifdef STEER_CUDA_EMULATION
+  m.attr("_emulated_device") = true;
+  m.def("_to_device", &emulated_to_device<double>, "a"_a);
+  m.def("_to_device", &emulated_to_device<float>, "a"_a);
+  m.def("_to_host", &emulated_to_host<double>, "a"_a);
+  m.def("_to_host", &emulated_to_host<float>, "a"_a);
+#endif
   m.def("_load_path", [](const std::string& path) { return new Simulator(load_config(path)); }, "path"_a,
         nb::rv_policy::take_ownership);
   m.def("_load_text",

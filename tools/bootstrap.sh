@@ -88,6 +88,16 @@ if [[ "$mode" == "test" ]]; then
        "$pyenv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 1 "nanobind>=2" "scikit-build-core>=0.10" >"$build/pip.log" 2>&1; } &&
      "$pyenv/bin/python" -c "import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then
     cmake_args+=(-DSTEER_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$pyenv/bin/python")
+    # jax's CPU build for the DLPack input tests (tests/python/test_inputs.py), pinned so that pip
+    # keeps Debian's numpy and scipy (python3-torch is built against them); without it those
+    # tests skip, saying so
+    if ! "$pyenv/bin/python" -c "import jax" 2>/dev/null; then
+      np_v=$("$pyenv/bin/python" -c "import numpy; print(numpy.__version__)" 2>/dev/null || echo 0)
+      sp_v=$("$pyenv/bin/python" -c "import scipy; print(scipy.__version__)" 2>/dev/null || echo 0)
+      "$pyenv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 1 "jax==0.4.30" "jaxlib==0.4.30" \
+        "numpy==$np_v" "scipy==$sp_v" >>"$build/pip.log" 2>&1 ||
+        echo "steer: could not install jax (see $build/pip.log): its tests will be skipped" >&2
+    fi
   else
     echo "steer: no venv with nanobind and Python's headers (PyPI unreachable? see $build/pip.log): the Python tests will be skipped" >&2
     cmake_args+=(-DSTEER_BUILD_PYTHON=OFF)

@@ -63,7 +63,11 @@ template <class Model, class S>
 void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
                    bool want_grad, BatchResult<S>& out, int threads = 0) {
   check_batch(m, sh, batch);
+  if (batch.memory() == Memory::kDevice)
+    throw std::invalid_argument("backend cpu: the batch's inputs are in CUDA device memory; run it on the cuda backend or copy them to the host");
   const int B = batch.size, nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
+  out.memory = Memory::kHost;
+  out.device = {};
   out.loss.assign(B, S(0));
   out.diag.assign(B, RolloutDiag{});
   if (want_grad) {

@@ -5,10 +5,12 @@
     b = sim.default_batch()                           # the config's batch: x0 (B, nx), u (B, T, nu), theta (B, ntheta)
     r = sim.rollout(b.x0, b.u, b.theta, grad=True)    # r.loss (B,), r.grad_x0, r.grad_u, r.grad_theta
 
-Arrays are float64 or float32 as the config's simulation.precision says. The outputs are
-numpy arrays over the engine's own result buffers (no copy); the inputs are read once, in place,
-from any CPU array that offers the buffer protocol or DLPack (numpy, torch, jax). The GIL is
-released while rollouts run. See docs/python.md.
+Arrays are float64 or float32 as the config's simulation.precision says. Inputs are read by
+the engine in place, without a copy, when they are C-contiguous arrays of that dtype (numpy
+through the buffer protocol; torch, jax and others through DLPack); any other layout is copied
+once into C order first. The outputs are numpy arrays over the engine's own result buffers (no
+copy). On a CUDA build, CUDA device arrays (torch CUDA tensors, ...) stay on the device. The GIL
+is released while rollouts run. See docs/python.md.
 """
 from __future__ import annotations
 
@@ -75,6 +77,21 @@ def _as_input(name: str, a: Any, dtype: np.dtype) -> Any:
     if hasattr(a, "__dlpack__") or hasattr(a, "__array_interface__") or isinstance(a, memoryview):
         return a
     raise ValueError(f"{name}: an array (numpy, torch, jax or a nested list) expected, got {type(a).__name__}")
+
+
+def _framework_of(like: Any, out: Any) -> Any:
+    # host results are numpy arrays already; device results (DLPack objects over the engine's
+    # device block) become arrays of the framework x0 came from, sharing the memory
+    if isinstance(out, np.ndarray):
+        return out
+    module = type(like).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.from_dlpack(out)
+    if module in ("jax", "jaxlib"):
+        import jax.dlpack
+        return jax.dlpack.from_dlpack(out)
+    return out
 
 
 class Simulator:
@@ -147,12 +164,22 @@ class Simulator:
         Returns the per-rollout loss (B,); with grad=True also dL/dx0, dL/du and dL/dtheta; with
         trajectory_stride s > 0 the states every s steps (B, T//s + 1, nx). ValueError names the
         argument, the expected shape and dtype when an input does not fit.
+
+        Memory: an input that is C-contiguous, aligned and of the config's dtype (numpy, a CPU
+        torch tensor, a jax CPU array, anything with the buffer protocol or DLPack) is read by the
+        engine in place, with no copy; do not write to it from another thread while the call
+        runs. Any other layout (a transposed or sliced view, a nested list) is copied into C
+        order once. The results are numpy arrays over the engine's result buffers. On a CUDA
+        build with the cuda backend, CUDA device arrays (all three on one device, C-contiguous)
+        are read in place on the device and the results are device arrays too: torch tensors
+        when x0 is a torch tensor, jax arrays when it is a jax array, else objects with
+        __dlpack__. A CPU build refuses device arrays, naming the argument.
         """
         d = self._core._rollout(_as_input("x0", x0, self.dtype), _as_input("u", u, self.dtype),
                                 _as_input("theta", theta, self.dtype), bool(grad), int(trajectory_stride))
-        return RolloutResult(loss=d["loss"], grad_x0=d.get("grad_x0"), grad_u=d.get("grad_u"),
-                             grad_theta=d.get("grad_theta"), trajectory=d.get("trajectory"),
-                             event_step=d["event_step"], nonfinite=d["nonfinite"],
+        arrays = {k: _framework_of(x0, d[k]) if k in d else None
+                  for k in ("loss", "grad_x0", "grad_u", "grad_theta", "trajectory")}
+        return RolloutResult(**arrays, event_step=d["event_step"], nonfinite=d["nonfinite"],
                              engine_seconds=d["engine_seconds"])
 
     def run(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = True,

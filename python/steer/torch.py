@@ -8,9 +8,12 @@
 
 The forward pass runs steer's batch (with the adjoint when any input requires a gradient) and
 keeps dL/dx0, dL/du, dL/dtheta; backward scales them by the incoming gradient of each rollout's
-loss (a vector-Jacobian product, dL_b/d(inputs of b) only depends on rollout b). CPU tensors
-are passed to the engine through DLPack without a copy on the way in, and its result buffers
-come back as tensors sharing their memory. Second derivatives are not available.
+loss (a vector-Jacobian product, dL_b/d(inputs of b) only depends on rollout b). Contiguous
+tensors are read by the engine in place through DLPack (no copy; others are copied once), and
+its result buffers come back as tensors sharing their memory. On a CUDA build with the cuda
+backend, CUDA tensors stay on the device (made contiguous there if they are not) and the
+losses and gradients are CUDA tensors; a CPU build refuses them, naming the argument. Second
+derivatives are not available.
 """
 from __future__ import annotations
 
@@ -26,9 +29,13 @@ __all__ = ["rollout", "Rollout"]
 def _engine_input(name: str, t: Any, sim: Simulator) -> Any:
     if not isinstance(t, _torch.Tensor):
         return _torch.as_tensor(t, dtype=_dtype(sim))
-    if t.device.type != "cpu":
-        raise ValueError(f"{name}: a CPU tensor expected (device {t.device}); move it with .cpu()")
-    return t.detach()
+    # the engine reads a device tensor in place, so it needs C order there
+    return t.detach().contiguous() if t.device.type == "cuda" else t.detach()
+
+
+def _tensor(a: Any) -> _torch.Tensor:
+    # numpy arrays over the engine's host buffers, or CUDA tensors already (Simulator.rollout)
+    return a if isinstance(a, _torch.Tensor) else _torch.from_numpy(a)
 
 
 def _dtype(sim: Simulator) -> "_torch.dtype":
@@ -44,9 +51,8 @@ class Rollout(_torch.autograd.Function):
         r = sim.rollout(_engine_input("x0", x0, sim), _engine_input("u", u, sim),
                         _engine_input("theta", theta, sim), grad=want)
         if want:
-            ctx.save_for_backward(_torch.from_numpy(r.grad_x0), _torch.from_numpy(r.grad_u),
-                                  _torch.from_numpy(r.grad_theta))
-        return _torch.from_numpy(r.loss)
+            ctx.save_for_backward(_tensor(r.grad_x0), _tensor(r.grad_u), _tensor(r.grad_theta))
+        return _tensor(r.loss)
 
     @staticmethod
     @_torch.autograd.function.once_differentiable
@@ -60,6 +66,7 @@ class Rollout(_torch.autograd.Function):
 
 
 def rollout(sim: Simulator, x0: _torch.Tensor, u: _torch.Tensor, theta: _torch.Tensor) -> _torch.Tensor:
-    """Per-rollout losses (B,) of sim's rollouts, differentiable in x0, u and theta (CPU tensors
-    of sim's dtype and shapes (B, nx), (B, T, nu), (B, ntheta))."""
+    """Per-rollout losses (B,) of sim's rollouts, differentiable in x0, u and theta (tensors of
+    sim's dtype and shapes (B, nx), (B, T, nu), (B, ntheta); CPU tensors, or CUDA tensors on a
+    CUDA build with the cuda backend, where the losses and gradients stay on the device)."""
     return Rollout.apply(sim, x0, u, theta)
