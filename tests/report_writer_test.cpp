@@ -163,6 +163,33 @@ TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
   EXPECT_EQ(n, 0);
 }
 
+// A config that names a data file relative to its own folder: `steer report`, run from another
+// working folder, reads the file from the folder the artifact records and rebuilds the same
+// page (without it the config cannot be parsed again and the page loses the motion)
+TEST(ReportWriter, RebuildReadsDataFilesFromTheConfigsFolder) {
+  TempDir d;
+  fs::create_directories(d.path / "cfg");
+  fs::create_directories(d.path / "elsewhere");
+  std::ofstream(d.path / "cfg" / "obs.csv") << "t,position.x\n0,0\n0.1,0.5\n0.2,1.1\n";
+  json cfg = json::parse(slurp(config_path("projectile")));
+  cfg["optimizer"]["iterations"] = 5;
+  cfg["output"]["trajectory_rollouts"] = 1;
+  cfg["loss"] = {{"observations", {{"file", "obs.csv"}}}};
+  const fs::path cp = d.path / "cfg" / "p.json";
+  std::ofstream(cp) << cfg.dump();
+  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path dir = folder_of(r);
+  const json art = json::parse(slurp(dir / "artifact.json"));
+  EXPECT_EQ(fs::path(art["config_folder"].get<std::string>()), fs::absolute(d.path / "cfg").lexically_normal());
+  const std::string before = slurp(dir / "report.html");
+  ASSERT_TRUE(embedded(before)["scene"].is_object());
+  fs::remove(dir / "report.html");
+  const CliResult rb = run_steer("report '" + dir.string() + "'", d.path / "elsewhere");
+  ASSERT_EQ(rb.code, 0) << rb.err;
+  EXPECT_EQ(slurp(dir / "report.html"), before);
+}
+
 // `steer report` refuses what is not a run folder with exit 2, naming RUN_DIR
 TEST(ReportWriter, ReportCommandRefusesNonRunFolders) {
   TempDir d;

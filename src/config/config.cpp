@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
@@ -589,6 +590,12 @@ static std::string chatter_remedy(const ExperimentConfig& c) {
   const std::string smaller_dt = "a smaller simulation.dt (the step resolves ω only while ω·dt < 2)";
   const ModelDef& def = model_of(c);
   return def.chatter_remedy ? def.chatter_remedy(c, smaller_dt) : smaller_dt;
+}
+
+std::string absolute_config_folder(const ExperimentConfig& c) {
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::absolute(c.base_dir.empty() ? "." : c.base_dir, ec);
+  return ec ? c.base_dir : folder.lexically_normal().string();
 }
 
 namespace {

@@ -340,6 +340,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c);
 // names are read relative to base_dir
 ExperimentConfig parse_config(const nlohmann::json& j);
 ExperimentConfig parse_config(const nlohmann::json& j, const std::string& base_dir);
+// the absolute folder c's relative file names are read from (base_dir, or the working folder
+// when it is empty), as the artifact records it so that `steer report` can parse the config again
+std::string absolute_config_folder(const ExperimentConfig& c);
 
 // The tracking table of c.tracking for timestep dt and `steps` steps: rows k = 0..steps at
 // t_k = k·dt, per channel (states first, then sites, a site's coordinates adjacent) the

@@ -51,6 +51,7 @@ void assemble_compare_artifact(CompareState& run) {
   art["steer_version"] = STEER_VERSION;
   art["command"] = "compare";
   art["config"] = c.raw;
+  art["config_folder"] = absolute_config_folder(c);
   art["effective_config"] = c.to_json();
   art["device"] = {{"backend", backend_name(run.backend)}, {"backend_note", run.backend_note}, {"threads", c.threads > 0 ? c.threads : cpu_default_threads()}};
   // compare splits each batch it simulates (the starts, each CMA-ES generation) across the ranks

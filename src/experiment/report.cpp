@@ -231,7 +231,9 @@ std::string rebuild_report(const std::string& run_dir) {
   std::unique_ptr<ExperimentConfig> cfg;
   if (art.contains("config") && art["config"].is_object()) {
     try {
-      cfg = std::make_unique<ExperimentConfig>(parse_config(art["config"]));
+      // data and model files named relative to the config are read from its folder
+      const std::string folder = art.value("config_folder", std::string());
+      cfg = std::make_unique<ExperimentConfig>(parse_config(art["config"], folder));
     } catch (const std::exception&) {
       cfg.reset();
     }

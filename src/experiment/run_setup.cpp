@@ -133,6 +133,7 @@ void describe_run(RunState& run) {
   art["command"] = o.command;
   art["created_utc"] = run.created_utc;
   art["config"] = c.raw;
+  art["config_folder"] = absolute_config_folder(c);
   art["effective_config"] = c.to_json();
   art["seed"] = {{"batch", c.seed}, {"validation", c.validation.seed}};
   {
