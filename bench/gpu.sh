@@ -7,6 +7,8 @@
 #   1. Panda (articulated, one thread per rollout, T = 250 at 2 ms, implicitfast, the reach
 #      config's loss), CUDA float32 at B = 2^14 .. 2^20: the H200 targets (≥ 1e9 forward and
 #      ≥ 2.5e8 forward+backward rollout-steps/s).
+#   1b. The quadruped (bench/configs/quadruped_throughput.json: ArticulatedLegged, T = 250 at
+#      2 ms, four feet in contact), CUDA float32 at B = 2^12 .. 2^18; its CPU row in item 6.
 #   2. The 4096-variant morphology sweep (configs/morphology_sweep.json) on CUDA and on the CPU
 #      (all cores): wall time of each and both summaries, for CPU/CUDA agreement of the ranking.
 #   3. mass_spring (one warp per rollout, 25 particles, T = 681), CUDA float32 and float64 at
@@ -32,11 +34,12 @@ mkdir -p "$out"
 start=$SECONDS
 
 if [[ -n "${GPU_BENCH_SMALL:-}" ]]; then
-  batches=64,128; servo_batches=128; ms_batches=16,32; cpu_b=32; min_time=0.05
+  batches=64,128; servo_batches=128; ms_batches=16,32; legged_batches=32,64; cpu_b=32; min_time=0.05
 else
   batches=16384,32768,65536,131072,262144,524288,1048576
   servo_batches=262144,524288,1048576
-  ms_batches=1024,2048,4096,8192,16384,32768,65536; cpu_b=1024; min_time=0.2
+  ms_batches=1024,2048,4096,8192,16384,32768,65536; legged_batches=4096,16384,65536,262144
+  cpu_b=1024; min_time=0.2
 fi
 
 # item NAME LOG CMD...: run CMD under the time left, its output teed into OUTDIR/LOG
@@ -62,6 +65,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 item "panda cuda float32" bench_cuda_panda_float32.md \
   "$bin" --config configs/panda_reach.json --backend "$dev" --precision float32 --batches "$batches" \
   --checkpoint sqrt --max-mem-gb 48 --min-time "$min_time" --json "$out/bench_cuda_panda_float32.json" --markdown
+
+# the quadruped (ArticulatedLegged: a free root, 12 servos, four feet in ground contact),
+# bench/configs/quadruped_throughput.json, CUDA float32; its CPU row is at the end
+item "quadruped cuda float32" bench_cuda_quadruped_float32.md \
+  "$bin" --config bench/configs/quadruped_throughput.json --backend "$dev" --precision float32 --batches "$legged_batches" \
+  --checkpoint sqrt --max-mem-gb 48 --min-time "$min_time" --json "$out/bench_cuda_quadruped_float32.json" --markdown
 
 # the sweep: same config, seed and variables on both backends; the summary ranks the
 # variants, the artifact holds the timings (times.txt: whole seconds of each)
@@ -96,6 +105,9 @@ item "projectile cpu" bench_cpu.md \
 item "panda cpu" bench_cpu_panda.md \
   "$bin" --config configs/panda_reach.json --backend cpu --precision both --batches "$cpu_b" --checkpoint sqrt \
   --min-time "$min_time" --json "$out/bench_cpu_panda.json" --markdown
+item "quadruped cpu" bench_cpu_quadruped.md \
+  "$bin" --config bench/configs/quadruped_throughput.json --backend cpu --precision float32 --batches "$cpu_b" --checkpoint sqrt \
+  --min-time "$min_time" --json "$out/bench_cpu_quadruped.json" --markdown
 item "mass_spring cpu" bench_cpu_mass_spring.md \
   "$bin" --model mass_spring --backend cpu --precision both --batches "$cpu_b" --checkpoint sqrt \
   --min-time "$min_time" --json "$out/bench_cpu_mass_spring.json" --markdown

@@ -8,7 +8,9 @@
 //     relative to the largest entry (the kernels run the same rollout code; the emulated
 //     device's libm may differ from steer's vmath in the last bit); float32 within 1e-12
 //     plus twice the CPU's own float32 error.
-// Built only as an emulated test (tests/free_base.cmake), where STEER_WITH_CUDA is defined.
+// Built as an emulated test (tests/free_base.cmake), where STEER_WITH_CUDA is defined, and in a
+// CUDA build as free_base_legged_cuda_test (label cuda: the same parity on a real device,
+// skipped without one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,7 +119,11 @@ TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
 
 template <class S>
 void emulated_parity(int integrator) {
+#if defined(STEER_CUDA_EMULATION)
   ASSERT_TRUE(cuda_status().available) << cuda_status().reason;
+#else
+  if (!cuda_status().available) GTEST_SKIP() << cuda_status().reason;
+#endif
   ExperimentConfig c = quadruped_config();
   c.model_state<ArticulatedSetup>().legged.integrator = integrator;
   const ArticulatedLegged& m = c.model_state<ArticulatedSetup>().legged;
@@ -135,7 +141,7 @@ void emulated_parity(int integrator) {
   auto expect_close = [&](const std::vector<S>& g, const std::vector<S>& c32, const std::vector<double>& ref, const char* what) {
     const double bound = f32 ? 1e-12 + 2.0 * rel_max(as64(c32), ref) : 1e-12;
     const double err = rel_max(as64(g), ref);
-    std::printf("[ figures ] %s %s: emulated device vs CPU float64, max relative %.3g (bound %.3g)\n",
+    std::printf("[ figures ] %s %s: device vs CPU float64, max relative %.3g (bound %.3g)\n",
                 f32 ? "float32" : "float64", what, err, bound);
     EXPECT_LE(err, bound) << what;
   };
@@ -145,8 +151,8 @@ void emulated_parity(int integrator) {
   expect_close(gpu.grad_theta, cpu32.grad_theta, cpu.grad_theta, "dL/dtheta");
 }
 
-TEST(ArticulatedLegged, EmulatedDeviceEulerDouble) { emulated_parity<double>(Articulated::kEuler); }
-TEST(ArticulatedLegged, EmulatedDeviceImplicitFastFloat) { emulated_parity<float>(Articulated::kImplicitFast); }
+TEST(ArticulatedLegged, DeviceParityEulerDouble) { emulated_parity<double>(Articulated::kEuler); }
+TEST(ArticulatedLegged, DeviceParityImplicitFastFloat) { emulated_parity<float>(Articulated::kImplicitFast); }
 
 }  // namespace
 }  // namespace steer

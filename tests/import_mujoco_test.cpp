@@ -421,7 +421,8 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   };
   const std::string link = R"(<inertial pos="0 0 0.1" mass="1" diaginertia="0.01 0.01 0.01"/>)";
   const std::string arm = "<body name='a' pos='0 0 1'>" + link + "<joint name='j' type='hinge' axis='0 1 0'/>";
-  refused("free joint", "<body name='box'>" + link + "<freejoint name='float'/></body>", {"float", "free joints"});
+  refused("free joint below the root", arm + "<body name='box'>" + link + "<freejoint name='float'/></body></body>",
+          {"free joint can only be used on top level"});
   refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>", {"socket", "ball joints"});
   refused("two joints", "<body name='b'>" + link + "<joint name='j1' axis='1 0 0'/><joint name='j2' axis='0 1 0'/></body>",
           {"'b'", "2 joints"});
@@ -432,8 +433,7 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           {"cable", "tendons are not modelled"}, "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
   refused("equality", arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>", {"tie", "equality"},
           "<equality><joint name='tie' joint1='j' joint2='k'/></equality>");
-  refused("capsule", arm + "<geom name='limb' type='capsule' size='0.02' fromto='0 0 0 0.3 0 0'/></body>",
-          {"limb", "capsule needs two"});
+  refused("box geom", arm + "<geom name='limb' type='box' size='0.02 0.02 0.1'/></body>", {"limb", "only spheres and capsules"});
   refused("geom-geom", "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm + "</body>", {"block", "geom-geom"});
   refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"}, "<actuator><cylinder name='piston' joint='j'/></actuator>");
   refused("tendon transmission", arm + "<site name='s1'/></body>", {"pull", "joint transmissions"},
