@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "config/config.h"
@@ -161,33 +162,12 @@ TEST(ContactLaw, FrictionAdjointMatchesDualAndFiniteDifferences) {
 
 // ---- test doubles: a box on 3 slides + 3 hinges, an arm with spheres ----
 
-// a box (half extents 0.1 × 0.08 × 0.05 m, 1 kg) carried by slides x, y, z and hinges about
-// x, y, z (each carrier 0.1 kg), its 8 corners contact points; `extra` goes into model.contact
+// tests/data/rigid_contact_box.json: a box (half extents 0.1 × 0.08 × 0.05 m, 1 kg) carried by
+// slides x, y, z and hinges about x, y, z (each carrier 0.1 kg), its 8 corners contact points;
+// `extra` goes into model.contact
 ExperimentConfig box_config(const std::string& extra, bool tip = false) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "name": "box_slides_hinges",
-    "model": {"type": "articulated", "integrator": "euler",
-      "bodies": [
-        {"name": "sx", "joint": {"name": "x", "type": "slide", "axis": [1, 0, 0]}, "mass": 0.1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-        {"name": "sy", "parent": "sx", "joint": {"name": "y", "type": "slide", "axis": [0, 1, 0]}, "mass": 0.1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-        {"name": "sz", "parent": "sy", "joint": {"name": "z", "type": "slide", "axis": [0, 0, 1]}, "mass": 0.1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-        {"name": "rx", "parent": "sz", "joint": {"name": "ax", "axis": [1, 0, 0]}, "mass": 0.1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-        {"name": "ry", "parent": "rx", "joint": {"name": "ay", "axis": [0, 1, 0]}, "mass": 0.1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-        {"name": "box", "parent": "ry", "joint": {"name": "az", "axis": [0, 0, 1]}, "mass": 1.0, "com": [0.003, -0.002, 0.001],
-         "fullinertia": [0.002967, 0.004167, 0.005467, 0, 0, 0]}
-      ],
-      "contacts": [
-        {"name": "c---", "body": "box", "pos": [-0.1, -0.08, -0.05]}, {"name": "c+--", "body": "box", "pos": [0.1, -0.08, -0.05]},
-        {"name": "c-+-", "body": "box", "pos": [-0.1, 0.08, -0.05]}, {"name": "c++-", "body": "box", "pos": [0.1, 0.08, -0.05]},
-        {"name": "c--+", "body": "box", "pos": [-0.1, -0.08, 0.05]}, {"name": "c+-+", "body": "box", "pos": [0.1, -0.08, 0.05]},
-        {"name": "c-++", "body": "box", "pos": [-0.1, 0.08, 0.05]}, {"name": "c+++", "body": "box", "pos": [0.1, 0.08, 0.05]}
-      ],
-      "contact": {"stiffness": 2e4, "damping": 50, "smoothing": 1e-3, "friction": 0.5, "slip_velocity": 0.01}},
-    "simulation": {"dt": 0.001, "steps": 10},
-    "initial_state": {"q": [0, 0, 0.05, 0, 0, 0], "v": [0, 0, 0, 0, 0, 0]},
-    "loss": {"terminal": [{"state": "x.q", "target": 0.3}, {"state": "z.q", "target": 0.1}, {"state": "ay.q", "target": 0.2, "weight": 0.5}]},
-    "validation": {"enabled": false}
-  })");
+  std::ifstream in(std::string(STEER_SOURCE_DIR) + "/tests/data/rigid_contact_box.json");
+  nlohmann::json j = nlohmann::json::parse(in);
   nlohmann::json e = nlohmann::json::parse(extra.empty() ? "{}" : extra);
   for (auto it = e.begin(); it != e.end(); ++it) j["model"]["contact"][it.key()] = it.value();
   if (tip) {
