@@ -3,7 +3,7 @@
 Runs B robot-A rollouts (configs/difftaichi_robot_a.json, 681 steps) with gradients through
 steer.Simulator.rollout, `repeats` times, and compares each call's wall time in Python with the
 engine's own time for the batch (RolloutResult.engine_seconds: run_batch alone). The difference
-is what the binding adds: argument checks, the copy of x0, u and theta into the engine's batch,
+is what the binding adds: argument checks (x0, u and theta are read in place when C-contiguous),
 wrapping the result buffers as arrays, and the GIL hand-over. Prints one line per call and a
 JSON summary (median overhead in seconds and as a fraction of the engine time).
 
