@@ -32,6 +32,7 @@ const ContactSlot kContactSlots[] = {
     {kContactRefTimeconst, "contact.solref_timeconst", "s", Range{0, 1e3, true, false}},
     {kContactRefDampratio, "contact.solref_dampratio", "1", Range{0, 1e3, true, false}},
     {kContactImpMass, "contact.impedance_mass", "kg", Range{0, 1e6, true, false}},
+    {kContactRestitution, "contact.restitution", "1", Range{0, 1, true, true}},
 };
 
 // model.contacts: [{"name", "body", "pos", "radius"}], at most GroundContacts::kMaxPoints
@@ -98,6 +99,19 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   for (int i = 0; i < 3; ++i) values.solimp[i] = si[i];
   for (int i = 0; i < 2; ++i) values.solref[i] = sr[i];
   values.impedance_mass = ct.number("impedance_mass", 0.0, Range::closed(0, 1e6));
+  // restitution e replaces the ground points' softplus damping by d_c = 2 ζ(e) sqrt(k m_c)
+  // (contact_law.h's restitution_damping); without the key the slot holds an unused 0.5
+  a.ground.restitution = ct.has("restitution") ? 1 : 0;
+  values.restitution = ct.number("restitution", 0.5, kContactSlots[kContactRestitution].range);
+  if (a.ground.restitution) {
+    const std::string rk = ct.key_path("restitution");
+    if (a.ground.law != GroundContacts::kSoftplus)
+      config_fail(rk, "applies to the softplus law only; the impedance law's damping is contact.solref's dampratio");
+    if (ct.has("damping"))
+      config_fail(rk, "give contact.damping or contact.restitution, not both (restitution sets the points' damping)");
+    if (a.contact)
+      config_fail(rk, "sets the ground points' damping only; the tip (contact.enabled) needs contact.damping instead");
+  }
   ct.finish();
 }
 
@@ -120,6 +134,7 @@ void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedConta
     for (int b = 0; b < a.n_bodies; ++b) mass += theta[a.p_body(b, Articulated::kMass)];
   }
   theta[a.p_contact(kContactImpMass)] = mass;
+  theta[a.p_contact(kContactRestitution)] = values.restitution;
 }
 
 void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames&, ModelInfo& info) {
@@ -143,7 +158,10 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
   m["contacts"] = pts;
   m["contacts_law"] = a.ground.law == GroundContacts::kImpedance
                           ? "impedance (MuJoCo solimp/solref as a penalty force) + smoothed Coulomb friction"
-                          : "softplus spring-damper + smoothed Coulomb friction";
+                          : a.ground.restitution
+                                ? "softplus spring-damper, damping from contact.restitution and contact.impedance_mass, "
+                                  "+ smoothed Coulomb friction"
+                                : "softplus spring-damper + smoothed Coulomb friction";
 }
 
 }  // namespace steer

@@ -21,6 +21,7 @@ struct ArticulatedContactValues {
   double friction = 1, slip_velocity = 0.01;
   double solimp[3] = {0.9, 0.95, 0.001}, solref[2] = {0.02, 1};
   double impedance_mass = 0;
+  double restitution = 0.5;  // e in (0, 1); used where GroundContacts::restitution is set
 };
 
 // model.tip, model.contact and model.contacts -> a's contact fields and the values of their θ slots

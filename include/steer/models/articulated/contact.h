@@ -32,6 +32,7 @@ STEER_HD NormalLawParams<S> ground_law_params(const Model& m, const PIn& p) {
   q.tc = S(p[m.p_contact(kContactRefTimeconst)]);
   q.zeta = S(p[m.p_contact(kContactRefDampratio)]);
   q.mass = S(p[m.p_contact(kContactImpMass)]);
+  if (m.ground.restitution) q.dc = restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass);
   return q;
 }
 
@@ -145,9 +146,16 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
     Model::cross(rc, ax, mx);
     for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
   }
+  if (m.ground.restitution) {
+    // d_c = restitution_damping(e, k, m_c): d̄_c goes on to e, k and m_c
+    S ae = S(0);
+    adj_restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass, aq.dc, ae, aq.k, aq.mass);
+    adj_p[m.p_contact(kContactRestitution)] += ae;
+  } else {
+    adj_p[m.p_global(Model::kContactDamping)] += aq.dc;
+  }
   adj_p[m.p_global(Model::kPlaneHeight)] += aheight;
   adj_p[m.p_global(Model::kContactStiffness)] += aq.k;
-  adj_p[m.p_global(Model::kContactDamping)] += aq.dc;
   adj_p[m.p_global(Model::kContactSmoothing)] += aq.w;
   adj_p[m.p_contact(kContactImpD0)] += aq.d0;
   adj_p[m.p_contact(kContactImpDWidth)] += aq.d1;

@@ -12,6 +12,10 @@
 //                       f_n = m_c imp (K imp δ − B σ(d/w) ż)
 //   friction:           f_t = −μ N v_t / sqrt(|v_t|² + v_s²),  N = the elastic part of f_n
 //                       (k w softplus(d/w), or m_c K imp² δ), so the bound is never negative.
+//   restitution:        the softplus law's d_c from a coefficient of restitution e ∈ (0, 1):
+//                       ζ = −ln e / sqrt(π² + ln² e),  d_c = 2 ζ sqrt(k m_c), the damping with
+//                       which a linear spring-damper k, d_c carrying m_c leaves the contact
+//                       (the depth back at 0) at e times its approach speed.
 //
 // Every adjoint accumulates (+=) into its outputs.
 #pragma once
@@ -32,7 +36,10 @@ enum GroundContactParam {
   kContactImpWidth,         // solimp width [m], > 0
   kContactRefTimeconst,     // solref timeconst τ [s], > 0
   kContactRefDampratio,     // solref dampratio ζ [1], > 0
-  kContactImpMass,          // m_c [kg], > 0: the mass the reference acceleration acts on
+  kContactImpMass,          // m_c [kg], > 0: the mass the reference acceleration acts on (and
+                            // the mass per point restitution's damping is computed for)
+  kContactRestitution,      // e [1], (0, 1): the softplus law's d_c = restitution_damping(e, k, m_c)
+                            // where GroundContacts::restitution is set (else unused)
   kGroundContactParams
 };
 
@@ -90,20 +97,30 @@ STEER_HD void impedance_sigmoid(const S& x, S& y, S& dy) {
   dy = select(high, S(0), select(low, S(S(4) * x), S(S(4) * u)));
 }
 
+// the impedance law's intermediates at depth d: s = d/w, softplus(s), σ(s), 1 − σ(s), δ, x, y(x),
+// y'(x), imp, K, B (normal_impedance and its adjoint both start from these)
+template <class S>
+struct ImpedanceTerms {
+  S s, sp, sg, sgc, dl, x, y, dy, imp, kk, bb;
+  STEER_HD ImpedanceTerms(const S& d, const NormalLawParams<S>& q) {
+    s = d / q.w;
+    softplus_sigmoid_of(s, sp, sg, &sgc);
+    dl = q.w * sp;
+    x = dl / q.width;
+    impedance_sigmoid(x, y, dy);
+    imp = q.d0 + y * (q.d1 - q.d0);
+    kk = S(1) / (q.d1 * q.d1 * q.tc * q.tc * q.zeta * q.zeta);
+    bb = S(2) / (q.d1 * q.tc);
+  }
+};
+
 // f_n = m_c imp (K imp δ − B σ(d/w) ż), N = m_c K imp² δ (see the header)
 template <class S>
 STEER_HD NormalForce<S> normal_impedance(const S& d, const S& zdot, const NormalLawParams<S>& q) {
-  const S s = d / q.w;
-  S sp, sg;
-  softplus_sigmoid_of(s, sp, sg);
-  const S dl = q.w * sp;
-  S y, dy;
-  impedance_sigmoid(S(dl / q.width), y, dy);
-  const S imp = q.d0 + y * (q.d1 - q.d0);
-  const S kk = S(1) / (q.d1 * q.d1 * q.tc * q.tc * q.zeta * q.zeta), bb = S(2) / (q.d1 * q.tc);
+  const ImpedanceTerms<S> t(d, q);
   NormalForce<S> o;
-  o.fe = q.mass * kk * imp * imp * dl;
-  o.fn = o.fe - q.mass * bb * imp * sg * zdot;
+  o.fe = q.mass * t.kk * t.imp * t.imp * t.dl;
+  o.fn = o.fe - q.mass * t.bb * t.imp * t.sg * zdot;
   return o;
 }
 
@@ -116,34 +133,57 @@ STEER_HD NormalForce<S> normal_impedance(const S& d, const S& zdot, const Normal
 template <class S>
 STEER_HD void adj_normal_impedance(const S& d, const S& zdot, const NormalLawParams<S>& q, const S& afn, const S& afe,
                                    S& ad, S& azdot, NormalLawParams<S>& aq) {
-  const S s = d / q.w;
-  S sp, sg, sgc;
-  softplus_sigmoid_of(s, sp, sg, &sgc);
-  const S dsg = sg * sgc;
-  const S dl = q.w * sp;
-  const S x = dl / q.width;
-  S y, dy;
-  impedance_sigmoid(x, y, dy);
-  const S imp = q.d0 + y * (q.d1 - q.d0);
-  const S kk = S(1) / (q.d1 * q.d1 * q.tc * q.tc * q.zeta * q.zeta), bb = S(2) / (q.d1 * q.tc);
+  const ImpedanceTerms<S> t(d, q);
+  const S dsg = t.sg * t.sgc;
   const S m = q.mass, both = afn + afe;
-  const S fe = m * kk * imp * imp * dl;
-  const S fn = fe - m * bb * imp * sg * zdot;
-  const S aimp = both * S(2) * m * kk * imp * dl - afn * m * bb * sg * zdot;
-  const S ax = aimp * (q.d1 - q.d0) * dy;
-  aq.d0 += aimp * (S(1) - y);
-  aq.d1 += aimp * y;
-  const S adl = both * m * kk * imp * imp + ax / q.width;
-  aq.width -= ax * x / q.width;
-  const S ag = -afn * m * bb * imp * zdot;
-  azdot -= afn * m * bb * imp * sg;
-  const S akk = both * m * imp * imp * dl, abb = -afn * m * imp * sg * zdot;
+  const S fe = m * t.kk * t.imp * t.imp * t.dl;
+  const S fn = fe - m * t.bb * t.imp * t.sg * zdot;
+  const S aimp = both * S(2) * m * t.kk * t.imp * t.dl - afn * m * t.bb * t.sg * zdot;
+  const S ax = aimp * (q.d1 - q.d0) * t.dy;
+  aq.d0 += aimp * (S(1) - t.y);
+  aq.d1 += aimp * t.y;
+  const S adl = both * m * t.kk * t.imp * t.imp + ax / q.width;
+  aq.width -= ax * t.x / q.width;
+  const S ag = -afn * m * t.bb * t.imp * zdot;
+  azdot -= afn * m * t.bb * t.imp * t.sg;
+  const S akk = both * m * t.imp * t.imp * t.dl, abb = -afn * m * t.imp * t.sg * zdot;
   aq.mass += (afn * fn + afe * fe) / m;
-  aq.d1 -= S(2) * akk * kk / q.d1 + abb * bb / q.d1;
-  aq.tc -= S(2) * akk * kk / q.tc + abb * bb / q.tc;
-  aq.zeta -= S(2) * akk * kk / q.zeta;
-  ad += adl * sg + ag * dsg / q.w;
-  aq.w += adl * (sp - sg * s) - ag * dsg * s / q.w;
+  aq.d1 -= S(2) * akk * t.kk / q.d1 + abb * t.bb / q.d1;
+  aq.tc -= S(2) * akk * t.kk / q.tc + abb * t.bb / q.tc;
+  aq.zeta -= S(2) * akk * t.kk / q.zeta;
+  ad += adl * t.sg + ag * dsg / q.w;
+  aq.w += adl * (t.sp - t.sg * t.s) - ag * dsg * t.s / q.w;
+}
+
+// π² (9.8696044010893586188...) as the nearest double
+constexpr double kPiSquared = 9.869604401089358;
+
+// the damping [N·s/m] that gives a linear spring-damper (stiffness k [N/m], mass m [kg]) the
+// coefficient of restitution e: the damped oscillation z = A e^{−ζωt} sin(ω_d t) returns to
+// z = 0 after half a period π/ω_d with the speed ratio e^{−ζπ/sqrt(1 − ζ²)} = e, so
+// ζ = −ln e / sqrt(π² + ln² e) (ζ < 1 for every e > 0) and d_c = 2 ζ sqrt(k m).
+// ln e is log1p(e − 1) (model_math.h's log1p: the same bits on every path).
+template <class S>
+STEER_HD S restitution_damping(const S& e, const S& k, const S& m) {
+  using std::sqrt;
+  const S l = log1p_of(S(e - S(1)));
+  const S zeta = -l / sqrt(S(kPiSquared) + l * l);
+  return S(2) * zeta * sqrt(k * m);
+}
+
+// adjoint of restitution_damping for the cotangent d̄_c, with L = ln e, r = sqrt(π² + L²):
+//   ∂ζ/∂L = −π² / r³,  ∂L/∂e = 1/e  ->  ē += d̄_c 2 sqrt(k m) (−π² / r³) / e,
+//   k̄ += d̄_c d_c / (2k),  m̄ += d̄_c d_c / (2m)
+template <class S>
+STEER_HD void adj_restitution_damping(const S& e, const S& k, const S& m, const S& adc, S& ae, S& ak, S& am) {
+  using std::sqrt;
+  const S l = log1p_of(S(e - S(1)));
+  const S r2 = S(kPiSquared) + l * l, r = sqrt(r2);
+  const S root = sqrt(k * m);
+  const S dc = S(2) * (-l / r) * root;
+  ae -= adc * S(2) * root * S(kPiSquared) / (r2 * r * e);
+  ak += adc * dc / (S(2) * k);
+  am += adc * dc / (S(2) * m);
 }
 
 // smoothed Coulomb friction on the plane: f_t = −μ N v_t / sqrt(|v_t|² + v_s²) (v_t, f_t: x, y)

@@ -14,6 +14,9 @@ struct GroundContacts {
   static constexpr int kParams = kGroundContactParams;
   enum NormalLaw { kSoftplus = 0, kImpedance = 1 };
   int law = kSoftplus;                  // the points' normal law (the tip keeps the softplus law)
+  // 1: the softplus law's damping d_c is restitution_damping(θ[contact.restitution], k, m_c)
+  // (contact_law.h) instead of θ[contact.damping]; the tip keeps θ[contact.damping]
+  int restitution = 0;
   int n_points = 0;
   int body[kMaxPoints] = {};           // body index of point c
   double pos[kMaxPoints][3] = {};      // point c in its body's frame [m]
