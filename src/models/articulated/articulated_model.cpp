@@ -66,8 +66,9 @@ struct ArticulatedProblemHooks : ProblemHooks<Model> {
     for (const auto& v : c.variables)
       if (v.kind == VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
   }
-  // the contact point's depth below the plane [m], when the model has a contact plane
-  static bool measures_penetration(const Model& m) { return m.contact; }
+  // the deepest contact's depth below the plane [m] (diagnostics.h): the fingertip's when it
+  // is on, else the ground points'
+  static bool measures_penetration(const Model& m) { return m.contact || m.ground.n_points > 0; }
   static double penetration(const Model& m, View<const double> x, View<const double> p) {
     return m.template penetration<double>(x, p);
   }
