@@ -28,6 +28,7 @@
 #include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/cuda_backend.h"
+#include "parity_error.h"
 
 namespace steer {
 namespace {
@@ -59,12 +60,6 @@ Batch<S> panda_batch(const ExperimentConfig& c, int B, int T) {
     for (int k = 0; k < T * 7; ++k) b.u_of(r)[k] = S(2.0 * std::sin(0.01 * k + r));
   }
   return b;
-}
-
-double rel_max(const std::vector<double>& a, const std::vector<double>& ref) {
-  double d = 0, s = 0;
-  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
-  return d / std::max(s, 1e-300);
 }
 
 // integrator: the config's (implicitfast) when negative; rk4 runs its own kernels (the dual

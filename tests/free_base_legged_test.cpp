@@ -25,6 +25,7 @@
 #include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/models/articulated.h"
+#include "parity_error.h"
 
 namespace steer {
 namespace {
@@ -67,12 +68,6 @@ RolloutShape shape() {
 template <class S>
 bool same_bits(const std::vector<S>& a, const std::vector<S>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0;
-}
-
-double rel_max(const std::vector<double>& a, const std::vector<double>& ref) {
-  double d = 0, s = 0;
-  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
-  return d / std::max(s, 1e-300);
 }
 
 TEST(ArticulatedLegged, ParserPicksIt) {

@@ -16,6 +16,7 @@
 #include "steer/backend.h"
 #include "steer/cpu_backend.h"
 #include "steer/cuda_backend.h"
+#include "parity_error.h"
 
 namespace steer {
 namespace {
@@ -41,12 +42,6 @@ Batch<S> lanes(const Articulated& m, const std::vector<double>& theta, int B, in
     for (int k = 0; k < T * m.nu(); ++k) b.u_of(r)[k] = S(0.3 * std::sin(0.2 * k + r));
   }
   return b;
-}
-
-double rel_max(const std::vector<double>& a, const std::vector<double>& ref) {
-  double d = 0, s = 0;
-  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
-  return d / std::max(s, 1e-300);
 }
 
 template <class S>
