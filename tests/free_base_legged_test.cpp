@@ -4,10 +4,11 @@
 //   - it gives the same bits as ArticulatedLarge on the same tree (scalar path), and its CPU
 //     packs the same bits as its scalar path (losses and every gradient);
 //   - its CUDA sources (kernels/rollout_articulated_legged_*.cu) on the emulated device of
-//     tests/cuda_emulation against the CPU in float64: loss and gradients within 1e-12
-//     relative to the largest entry (the kernels run the same rollout code; the emulated
-//     device's libm may differ from steer's vmath in the last bit); float32 within 1e-12
-//     plus twice the CPU's own float32 error.
+//     tests/cuda_emulation (or a real one) against the CPU in float64: loss and gradients
+//     within 1e-10 relative to the largest entry, the other parity suites' bound (the kernels
+//     run the same rollout code; a device's transcendentals may differ from steer's vmath in
+//     the last bit, and four feet striking the ground over 20 steps amplify that); float32
+//     within 1e-10 plus twice the CPU's own float32 error.
 // Built as an emulated test (tests/free_base.cmake), where STEER_WITH_CUDA is defined, and in a
 // CUDA build as free_base_legged_cuda_test (label cuda: the same parity on a real device,
 // skipped without one).
@@ -134,7 +135,7 @@ void emulated_parity(int integrator) {
   if (f32) run_batch<ArticulatedLegged, S>(BackendKind::kCpu, m, c.loss, sh, batch, true, cpu32, 0);
   auto as64 = [](const std::vector<S>& v) { return std::vector<double>(v.begin(), v.end()); };
   auto expect_close = [&](const std::vector<S>& g, const std::vector<S>& c32, const std::vector<double>& ref, const char* what) {
-    const double bound = f32 ? 1e-12 + 2.0 * rel_max(as64(c32), ref) : 1e-12;
+    const double bound = f32 ? 1e-10 + 2.0 * rel_max(as64(c32), ref) : 1e-10;
     const double err = rel_max(as64(g), ref);
     std::printf("[ figures ] %s %s: device vs CPU float64, max relative %.3g (bound %.3g)\n",
                 f32 ? "float32" : "float64", what, err, bound);
