@@ -172,6 +172,31 @@ TEST(FootStrike, StiffContactFlipsTheSignAndIsLabelledSmoothingRestoresIt) {
   EXPECT_FALSE(has_label(smooth, "fd_mismatch"));
 }
 
+// The penetration label sees the ground points (the deepest foot), not only a fingertip: on
+// soft contact (k = 10³ N/m, w = 10 mm) the feet sink about 12 mm under the robot's weight,
+// past a 5 mm bound; at k = 10⁵ N/m they sink well under a millimetre.
+TEST(GroundPenetration, FeetSinkingPastTheBoundAreLabelled) {
+  json j = foot_strike_config();
+  j["batch"]["sweep"] = {{"theta.contact.stiffness", {1e3, 1e5}}, {"theta.contact.smoothing", {1e-2, 3e-4}}};
+  j["validation"]["penetration_bound"] = 0.005;
+  const ExperimentConfig c = parse_config(j, (fs::path(STEER_SOURCE_DIR) / "configs").string());
+  steer::testing::TempDir d("steer_legged_penetration");
+  RunOptions o;
+  o.backend = "cpu";
+  o.out_dir = d.path.string();
+  o.progress = false;
+  const RunOutcome r = run_experiment(c, o);
+  const json& rs = r.artifact["validation"][0]["rollouts"];
+  ASSERT_EQ(rs.size(), 2u);
+  double soft_depth = 0;
+  for (const auto& l : rs[0]["labels"])
+    if (l["label"] == "penetration") soft_depth = l["figure"].get<double>();
+  std::printf("k = 1e3 N/m: penetration label figure %.4g m (bound 0.005 m)\n", soft_depth);
+  EXPECT_GT(soft_depth, 0.005);
+  EXPECT_LT(soft_depth, 0.05);
+  EXPECT_FALSE(has_label(rs[1], "penetration"));
+}
+
 // The same by hand: the ±ε rollouts' contact sets, the first step and foot where they differ,
 // the dual-number derivative against the adjoint's magnitude and against centered FD.
 TEST(FootStrike, StepAndFootOfTheSwitchAndTheDualReference) {
