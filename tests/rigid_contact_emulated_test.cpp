@@ -1,8 +1,10 @@
 // The CUDA backend on rigid contact (contact_law.h, contact.h): a batch of the box on 3 slides +
 // 3 hinges with its 8 corner points, lanes clear, sticking, sliding and tipping, run through
 // run_batch on the CUDA backend (the emulated device in tests/gpu_emulation.cmake, or a real
-// one) and on the CPU: loss and every gradient agree to 1e-10 relative in float64 (the two
-// differ in the order of reductions only), 1e-2 in float32 beyond float32's own CPU error.
+// one) and on the CPU, with the softplus law (its damping given, or from a coefficient of
+// restitution) and the impedance law: loss and every gradient agree to 1e-10 relative in
+// float64 (the two differ in the order of reductions only), 1e-2 in float32 beyond float32's
+// own CPU error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,12 +23,19 @@
 namespace steer {
 namespace {
 
-// the box of rigid_contact_test.cpp (tests/data/rigid_contact_box.json) with the given normal law
+// the box of rigid_contact_test.cpp (tests/data/rigid_contact_box.json) with the given normal
+// law; "restitution": the softplus law with its damping from a coefficient of restitution
 ExperimentConfig box(const std::string& law) {
   std::ifstream in(std::string(STEER_SOURCE_DIR) + "/tests/data/rigid_contact_box.json");
   nlohmann::json j = nlohmann::json::parse(in);
   j["model"]["contacts"][4]["radius"] = 0.01;  // one sphere among the points
-  j["model"]["contact"]["law"] = law;
+  if (law == "restitution") {
+    j["model"]["contact"].erase("damping");
+    j["model"]["contact"]["restitution"] = 0.4;
+    j["model"]["contact"]["law"] = "softplus";
+  } else {
+    j["model"]["contact"]["law"] = law;
+  }
   return parse_config(j);
 }
 
@@ -88,6 +97,7 @@ void check(const std::string& law, double tol) {
 TEST(RigidContactCuda, SoftplusFloat64) { check<double>("softplus", 1e-10); }
 TEST(RigidContactCuda, ImpedanceFloat64) { check<double>("impedance", 1e-10); }
 TEST(RigidContactCuda, SoftplusFloat32) { check<float>("softplus", 1e-2); }
+TEST(RigidContactCuda, RestitutionFloat64) { check<double>("restitution", 1e-10); }
 
 }  // namespace
 }  // namespace steer
