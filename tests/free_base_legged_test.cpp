@@ -133,18 +133,7 @@ void emulated_parity(int integrator) {
   run_batch<ArticulatedLegged, double>(BackendKind::kCpu, m, c.loss, sh, batch64, true, cpu, 0);
   const bool f32 = std::is_same<S, float>::value;
   if (f32) run_batch<ArticulatedLegged, S>(BackendKind::kCpu, m, c.loss, sh, batch, true, cpu32, 0);
-  auto as64 = [](const std::vector<S>& v) { return std::vector<double>(v.begin(), v.end()); };
-  auto expect_close = [&](const std::vector<S>& g, const std::vector<S>& c32, const std::vector<double>& ref, const char* what) {
-    const double bound = f32 ? 1e-10 + 2.0 * rel_max(as64(c32), ref) : 1e-10;
-    const double err = rel_max(as64(g), ref);
-    std::printf("[ figures ] %s %s: device vs CPU float64, max relative %.3g (bound %.3g)\n",
-                f32 ? "float32" : "float64", what, err, bound);
-    EXPECT_LE(err, bound) << what;
-  };
-  expect_close(gpu.loss, cpu32.loss, cpu.loss, "loss");
-  expect_close(gpu.grad_u, cpu32.grad_u, cpu.grad_u, "dL/du");
-  expect_close(gpu.grad_x0, cpu32.grad_x0, cpu.grad_x0, "dL/dx0");
-  expect_close(gpu.grad_theta, cpu32.grad_theta, cpu.grad_theta, "dL/dtheta");
+  expect_device_parity(gpu, cpu32, cpu, 1e-10);
 }
 
 TEST(ArticulatedLegged, DeviceParityEulerDouble) { emulated_parity<double>(Articulated::kEuler); }

@@ -81,6 +81,17 @@ bool has_label(const json& rollout, const std::string& name) {
   return false;
 }
 
+// the validator's per-rollout reports of a run of c on the CPU (its initial check)
+json initial_check_rollouts(const ExperimentConfig& c) {
+  steer::testing::TempDir d("steer_legged_test");
+  RunOptions o;
+  o.backend = "cpu";
+  o.out_dir = d.path.string();
+  o.progress = false;
+  const RunOutcome r = run_experiment(c, o);
+  return r.artifact["validation"][0]["rollouts"];
+}
+
 // the nominal θ with the level's contact stiffness and smoothing
 std::vector<double> theta_of(const ExperimentConfig& c, const ArticulatedLegged& m, double w) {
   std::vector<double> p = c.theta;
@@ -135,13 +146,7 @@ double dual_derivative(const ArticulatedLegged& m, const ExperimentConfig& c, co
 TEST(FootStrike, StiffContactFlipsTheSignAndIsLabelledSmoothingRestoresIt) {
   const ExperimentConfig c = parsed();
   ASSERT_TRUE(c.model_state<ArticulatedSetup>().legged_tree);
-  steer::testing::TempDir d("steer_legged_test");
-  RunOptions o;
-  o.backend = "cpu";
-  o.out_dir = d.path.string();
-  o.progress = false;
-  const RunOutcome r = run_experiment(c, o);
-  const json& rs = r.artifact["validation"][0]["rollouts"];
+  const json rs = initial_check_rollouts(c);
   ASSERT_EQ(rs.size(), 2u);
   for (const json& ro : rs) {
     std::printf("w = %g m: adjoint %+.6e, FD at eps 1e-2..1e-6:", ro["rollout"] == 0 ? kSharpW : kSmoothW,
@@ -180,13 +185,7 @@ TEST(GroundPenetration, FeetSinkingPastTheBoundAreLabelled) {
   j["batch"]["sweep"] = {{"theta.contact.stiffness", {1e3, 1e5}}, {"theta.contact.smoothing", {1e-2, 3e-4}}};
   j["validation"]["penetration_bound"] = 0.005;
   const ExperimentConfig c = parse_config(j, (fs::path(STEER_SOURCE_DIR) / "configs").string());
-  steer::testing::TempDir d("steer_legged_penetration");
-  RunOptions o;
-  o.backend = "cpu";
-  o.out_dir = d.path.string();
-  o.progress = false;
-  const RunOutcome r = run_experiment(c, o);
-  const json& rs = r.artifact["validation"][0]["rollouts"];
+  const json rs = initial_check_rollouts(c);
   ASSERT_EQ(rs.size(), 2u);
   double soft_depth = 0;
   for (const auto& l : rs[0]["labels"])
@@ -249,13 +248,7 @@ TEST(FootStrike, StepAndFootOfTheSwitchAndTheDualReference) {
 TEST(FootStrike, AdjointEqualsTheDualReference) {
   const ExperimentConfig c = parsed();
   const ArticulatedLegged& m = c.model_state<ArticulatedSetup>().legged;
-  steer::testing::TempDir d("steer_legged_test");
-  RunOptions o;
-  o.backend = "cpu";
-  o.out_dir = d.path.string();
-  o.progress = false;
-  const RunOutcome r = run_experiment(c, o);
-  const json& rs = r.artifact["validation"][0]["rollouts"];
+  const json rs = initial_check_rollouts(c);
   const double ws[2] = {kSharpW, kSmoothW};
   for (int i = 0; i < 2; ++i) {
     const double dual = dual_derivative(m, c, theta_of(c, m, ws[i]));
