@@ -50,6 +50,8 @@ struct RolloutCase {
   int steps = 50;
   int checkpoint_every = 7;
   std::vector<double> x0, u, p;  // u: [T·nu]
+  // FD step ε_i = 1e-6 · max(fd_scale, |z_i|) (as StepCase's)
+  double fd_scale = 1.0;
 };
 
 inline double inf_norm(const std::vector<double>& v) {
@@ -172,7 +174,7 @@ std::vector<double> rollout_fd(const RolloutCase<Model>& c, std::vector<double>*
       const int r = 2 * i + s;
       slot[s] = i < nx ? b.x0_of(r) + i : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx) : b.theta_of(r) + (i - nx - c.steps * nu));
     }
-    eps[i] = 1e-6 * std::max(1.0, std::fabs(*slot[0]));
+    eps[i] = 1e-6 * std::max(c.fd_scale, std::fabs(*slot[0]));
     *slot[0] += eps[i];
     *slot[1] -= eps[i];
   }

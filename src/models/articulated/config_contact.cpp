@@ -99,9 +99,28 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   for (int i = 0; i < 3; ++i) values.solimp[i] = si[i];
   for (int i = 0; i < 2; ++i) values.solref[i] = sr[i];
   values.impedance_mass = ct.number("impedance_mass", 0.0, Range::closed(0, 1e6));
-  // restitution e replaces the ground points' softplus damping by d_c = 2 ζ(e) sqrt(k m_c)
-  // (contact_law.h's restitution_damping); without the key the slot holds an unused 0.5
-  a.ground.restitution = ct.has("restitution") ? 1 : 0;
+  // contact.impact "time_of_impact": the ground points take impulses with restitution e where
+  // they cross the plane within a step (impact.h); the normal law keeps contact.damping
+  const std::string impact = ct.choice("impact", "none", {"none", "time_of_impact"});
+  a.ground.impact = impact == "time_of_impact" ? 1 : 0;
+  a.ground.impact_sweeps =
+      int(ct.integer("impact_sweeps", a.ground.impact_sweeps, 1, GroundContacts::kMaxImpactSweeps));
+  if (a.ground.impact) {
+    const std::string ik = ct.key_path("impact");
+    if (a.ground.n_points == 0)
+      config_fail(ik, "\"time_of_impact\" acts on the ground points; give model.contacts (none are given)");
+    if (a.integrator == Articulated::kRk4)
+      config_fail(ik, "\"time_of_impact\" needs model.integrator \"euler\" or \"implicitfast\" (got \"rk4\")");
+    if (!ct.has("restitution"))
+      config_fail(ct.key_path("restitution"), "required with contact.impact \"time_of_impact\": the impulses' "
+                                              "coefficient of restitution e in (0, 1)");
+  } else if (ct.has("impact_sweeps")) {
+    config_fail(ct.key_path("impact_sweeps"), "applies to contact.impact \"time_of_impact\" only (got \"none\")");
+  }
+  // without the impact, restitution e replaces the ground points' softplus damping by
+  // d_c = 2 ζ(e) sqrt(k m_c) (contact_law.h's restitution_damping); without the key the slot
+  // holds an unused 0.5
+  a.ground.restitution = ct.has("restitution") && !a.ground.impact ? 1 : 0;
   values.restitution = ct.number("restitution", 0.5, kContactSlots[kContactRestitution].range);
   if (a.ground.restitution) {
     const std::string rk = ct.key_path("restitution");
@@ -162,6 +181,10 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
                                 ? "softplus spring-damper, damping from contact.restitution and contact.impedance_mass, "
                                   "+ smoothed Coulomb friction"
                                 : "softplus spring-damper + smoothed Coulomb friction";
+  if (a.ground.impact)
+    m["contacts_impact"] = {{"law", "time_of_impact: an impulse with restitution contact.restitution where a point "
+                                    "crosses the plane within a step, at the crossing time"},
+                            {"sweeps", a.ground.impact_sweeps}};
 }
 
 }  // namespace steer

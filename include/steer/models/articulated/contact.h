@@ -73,6 +73,32 @@ STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S
   f[2] = nf.fn;
 }
 
+// adjoint of ground point c's Jacobian columns J_e(x_c) (aj[r]: J̄ of column r, over the nd
+// joints es above the point's body) and of x_c (ax, added to) into the kinematics' adjoint:
+// J_e = a_e × (x_c − p_e) (hinge) or a_e (slide) into ā_e, p̄_e and x̄_c; x_c moves with its
+// body as the sphere's centre does (the −r ẑ is fixed in the world), so x̄_c enters the body
+// as a force at p_b and the moment (c − p_b) × x̄_c about it
+template <class Model, class S>
+STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K, int c, const S* xc, int nd,
+                               const int* es, const S (*aj)[3], S* ax, typename Model::template KinAdj<S>& KA) {
+  for (int r = 0; r < nd; ++r) {
+    const int e = es[r];
+    if (m.joint[e] == Model::kSlide) {
+      for (int i = 0; i < 3; ++i) KA.A[e][i] += aj[r][i];
+      continue;
+    }
+    const S rr[3] = {xc[0] - K.P[e][0], xc[1] - K.P[e][1], xc[2] - K.P[e][2]};
+    S arr[3] = {S(0), S(0), S(0)};
+    Model::adj_cross(K.A[e], rr, KA.A[e], arr, aj[r]);
+    for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
+  }
+  const int b = m.ground.body[c];
+  const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + S(m.ground.radius[c]) - K.P[b][2]};
+  S mx[3];
+  Model::cross(rc, ax, mx);
+  for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
+}
+
 // τ_c += Σ_points J(x_c)ᵀ f
 template <class Model, class S, class PIn>
 STEER_HD void ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v, const PIn& p,
@@ -93,9 +119,7 @@ STEER_HD void ground_contact_forces(const Model& m, const typename Model::templa
 // adjoint of φ = μᵀ τ_c = Σ_points u_μ · f (u_μ = J(x_c) μ, the point's velocity under joint
 // velocities μ): f̄ = u_μ through the laws (contact_law.h) to d̄ (x̄_c,z = −d̄), the point's
 // velocity v̄ and θ̄; then per joint e above the point J̄_e = f μ_e + v̄ q̇_e, q̇̄_e += J_e · v̄,
-// and J_e = a_e × (x_c − p_e) (hinge) or a_e (slide) into ā_e, p̄_e and x̄_c; x_c moves with
-// its body as the sphere's centre does (the −r ẑ is fixed in the world), so x̄_c enters the
-// body as a force at p_b and the moment (c − p_b) × x̄_c about it
+// and J̄_e, x̄_c through adj_ground_point
 template <class Model, class S, class PIn>
 STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v,
                                         const PIn& p, const S* mu, typename Model::template KinAdj<S>& KA, S* adj_v,
@@ -127,24 +151,13 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
       adj_normal_softplus(d, vel[2], q, umu[2], afe, ad, avel[2], aq);
     aheight += ad;
     // the Jacobian's adjoint
-    S ax[3] = {S(0), S(0), -ad};
+    S ax[3] = {S(0), S(0), -ad}, aj[Model::kMaxDof][3];
     for (int r = 0; r < nd; ++r) {
-      const int e = es[r], j = m.dof[e];
+      const int j = m.dof[es[r]];
       adj_v[j] += J[r][0] * avel[0] + J[r][1] * avel[1] + J[r][2] * avel[2];
-      const S aj[3] = {f[0] * mu[j] + avel[0] * v[j], f[1] * mu[j] + avel[1] * v[j], f[2] * mu[j] + avel[2] * v[j]};
-      if (m.joint[e] == Model::kSlide) {
-        for (int i = 0; i < 3; ++i) KA.A[e][i] += aj[i];
-        continue;
-      }
-      const S rr[3] = {xc[0] - K.P[e][0], xc[1] - K.P[e][1], xc[2] - K.P[e][2]};
-      S arr[3] = {S(0), S(0), S(0)};
-      Model::adj_cross(K.A[e], rr, KA.A[e], arr, aj);
-      for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
+      for (int i = 0; i < 3; ++i) aj[r][i] = f[i] * mu[j] + avel[i] * v[j];
     }
-    const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + S(m.ground.radius[c]) - K.P[b][2]};
-    S mx[3];
-    Model::cross(rc, ax, mx);
-    for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
+    adj_ground_point<Model, S>(m, K, c, xc, nd, es, aj, ax, KA);
   }
   if (m.ground.restitution) {
     // d_c = restitution_damping(e, k, m_c): d̄_c goes on to e, k and m_c

@@ -17,6 +17,13 @@ struct GroundContacts {
   // 1: the softplus law's damping d_c is restitution_damping(θ[contact.restitution], k, m_c)
   // (contact_law.h) instead of θ[contact.damping]; the tip keeps θ[contact.damping]
   int restitution = 0;
+  // 1: time-of-impact restitution (impact.h): within a step, a point that crosses the plane
+  // from above gets the impulse that turns its normal velocity v_n into −e v_n, e =
+  // θ[contact.restitution], applied at the crossing time; the normal law still acts (on
+  // resting and slow contacts), with θ[contact.damping] as its damping
+  int impact = 0;
+  static constexpr int kMaxImpactSweeps = 4;
+  int impact_sweeps = 2;  // passes over the points per step (1 … kMaxImpactSweeps)
   int n_points = 0;
   int body[kMaxPoints] = {};           // body index of point c
   double pos[kMaxPoints][3] = {};      // point c in its body's frame [m]

@@ -7,7 +7,8 @@
 // body-frame torque [N·m], the generalized forces of its velocities), damping and armature
 // as any joint's; its quaternion steps on the rotation group, quat⁺ = quat ⊗ exp(h ω⁺/2)
 // (quat_step), p⁺ = p + h v⁺, and the cotangent of ω⁺ then takes quat_step's adjoint in
-// place of h q̄⁺.
+// place of h q̄⁺. With time-of-impact restitution (GroundContacts::impact) the impulses follow
+// q̇⁺ and the position integrates their mean velocity (impact.h).
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -17,6 +18,7 @@
 #include "steer/models/articulated/actuator.h"
 #include "steer/models/articulated/cholesky.h"
 #include "steer/models/articulated/servo.h"
+#include "steer/models/articulated/impact.h"
 
 namespace steer {
 
@@ -90,13 +92,18 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_implicit(const XIn& x, con
   for (int i = 0; i < nqv; ++i) q[i] = x[i];
   for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
   fill_tape(q, v, u, p, t);
+  // q̇_end and the mean velocity q̇_pos the position integrates: q̇⁺ both, unless a ground point
+  // takes a time-of-impact impulse (impact.h)
+  S vend[kMaxDof], vpos[kMaxDof];
+  for (int i = 0; i < n; ++i) vend[i] = vpos[i] = t.vp[i];
+  if (ground.impact) ground_impacts(*this, t, p, v, vend, vpos);
   for (int i = 0; i < n; ++i) {
-    xn[nqv + i] = t.vp[i];
-    if (!free_turn(i)) xn[qadr(i)] = q[qadr(i)] + h * t.vp[i];
+    xn[nqv + i] = vend[i];
+    if (!free_turn(i)) xn[qadr(i)] = q[qadr(i)] + h * vpos[i];
   }
   if (free_base) {
     S qn[4];
-    quat_step(q + 3, t.vp + 3, h, qn);
+    quat_step(q + 3, vpos + 3, h, qn);
     for (int i = 0; i < 4; ++i) xn[3 + i] = qn[i];
   }
 }
@@ -115,25 +122,6 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
   const Kin<S>& K = t.K;
   const RneaWork<S>& W = t.W;
   const S *A = t.A, *vp = t.vp, *mdiag = t.mdiag, *raw = t.raw, *slope = t.slope, *sig = t.sig;
-  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a free root's ω⁺: q̇̄⁺ + quat_step's adjoint)
-  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ], av[kMaxDof];
-  for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
-  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[nqv + i]) + (free_turn(i) ? S(0) : h * aq[qadr(i)]);
-  if (free_base) {
-    const S aqn[4] = {aq[3], aq[4], aq[5], aq[6]};
-    for (int i = 0; i < 4; ++i) aq[3 + i] = S(0);
-    adj_quat_step(q + 3, vp + 3, h, aqn, aq + 3, lam + 3);
-  }
-  cholesky_substitute(n, A, lam);
-  for (int i = 0; i < n; ++i) {
-    mu[i] = h * lam[i];
-    wv[i] = v[i] - vp[i];
-    // q̇̄ += M λ (M's strict upper triangle survives in A)
-    S ml = mdiag[i] * lam[i];
-    for (int j = 0; j < n; ++j)
-      if (j != i) ml += A[(i < j ? i : j) * kMaxDof + (i < j ? j : i)] * lam[j];
-    av[i] = ml;
-  }
   S ap[kMaxParam];
   for (int qq = 0; qq < npv; ++qq) ap[qq] = S(0);
   // which parameter groups are requested (the rest of ap is left out of the sums)
@@ -149,6 +137,35 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
   KinAdj<S> KA;
   for (int b = 0; b < n_bodies; ++b)
     for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a free root's ω⁺: q̇̄⁺ + quat_step's adjoint); with time-of-impact
+  // impulses the position integrates q̇_pos, and q̇̄⁺ comes back through the impulses (impact.h)
+  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ] = {}, av[kMaxDof], apos[kMaxDof], av0[kMaxDof];
+  for (int i = 0; i < n; ++i) av0[i] = S(0);
+  for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
+  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[nqv + i]), apos[i] = free_turn(i) ? S(0) : h * aq[qadr(i)];
+  if (free_base) {
+    const S aqn[4] = {aq[3], aq[4], aq[5], aq[6]};
+    for (int i = 0; i < 4; ++i) aq[3 + i] = S(0);
+    S vpos[kMaxDof], vend[kMaxDof];
+    for (int i = 0; i < n; ++i) vpos[i] = vend[i] = vp[i];
+    if (ground.impact) ground_impacts(*this, t, p, v, vend, vpos);
+    adj_quat_step(q + 3, vpos + 3, h, aqn, aq + 3, apos + 3);
+  }
+  if (ground.impact) {
+    adj_ground_impacts(*this, t, p, v, lam, apos, av0, KA, ap, want_inertia);
+  } else {
+    for (int i = 0; i < n; ++i) lam[i] += apos[i];
+  }
+  cholesky_substitute(n, A, lam);
+  for (int i = 0; i < n; ++i) {
+    mu[i] = h * lam[i];
+    wv[i] = v[i] - vp[i];
+    // q̇̄ += M λ (M's strict upper triangle survives in A)
+    S ml = mdiag[i] * lam[i];
+    for (int j = 0; j < n; ++j)
+      if (j != i) ml += A[(i < j ? i : j) * kMaxDof + (i < j ? j : i)] * lam[j];
+    av[i] = ml + av0[i];
+  }
   // the controller and the implicit joint terms, joint by joint
   for (int i = 0; i < n; ++i) {
     const S kp = p[p_joint(i, kKp)], kv = p[p_joint(i, kKv)];
