@@ -434,6 +434,7 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
                                                      model_names([](const ModelDef& d) { return d.penetration_label; }) +
                                                      " only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
+  vc.listed_rollouts = int(v.integer("listed_rollouts", vc.listed_rollouts, 0, 1 << 24));
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
   vc.timestep_check = v.boolean("timestep_check", vc.timestep_check);
   vc.timestep_tolerance = v.number("timestep_tolerance", vc.timestep_tolerance, Range::positive());
@@ -883,6 +884,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"horizon_measure", validation.horizon_measure},
                      {"penetration_bound_m", validation.penetration_bound},
                      {"max_rollouts", validation.max_rollouts},
+                     {"listed_rollouts", validation.listed_rollouts},
                      {"float32_tolerance", validation.float32_tolerance},
                      {"timestep_check", validation.timestep_check},
                      {"timestep_tolerance", validation.timestep_tolerance},

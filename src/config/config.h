@@ -96,6 +96,11 @@ struct ValidationConfig {
   std::string horizon_measure = "state";
   double penetration_bound = 0;  // [m]; > 0: label rollouts whose contact point sinks deeper
   int max_rollouts = 4096;           // rollouts checked (the first ones of the batch)
+  // checked rollouts whose per-rollout entries (FD, adjoint, sweep, labels) the artifact lists
+  // in validation[].rollouts, the first ones; the counts, label totals and the timestep,
+  // secant and float32 arrays cover every checked rollout whatever this is. Its own key, apart
+  // from output.trajectory_rollouts: recording no trajectory must not hide the check's detail
+  int listed_rollouts = 8;
   // float32 runs: the largest ‖g32 − g64‖/‖g64‖ of the run's own adjoint gradient against its
   // float64 twin's that still passes. 1e-2 keeps the descent direction (cosine ≥ 0.9999) and
   // is 9× or more above what smooth rollouts show (projectile 1.2e-5, DiffTaichi robots ≤ 1.1e-3,

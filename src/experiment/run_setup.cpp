@@ -179,7 +179,7 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   const RunOptions& o = run.o;
   const BackendKind backend = run.backend;
   Problem& p = *run.problem;
-  const int B = run.B, listed = run.listed;
+  const int B = run.B;
   RunOutcome& out = run.out;
   std::unique_ptr<Problem>& problem64 = run.problem64;
   std::unique_ptr<Problem>& half_step = run.half_step;
@@ -217,7 +217,8 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   bar.finish();
   out.check_passed = out.check_passed && rep.all_passed();
   for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
-  nlohmann::json j = to_json(rep, listed);
+  // validation's own listing (validation.listed_rollouts), not the trajectory recording's
+  nlohmann::json j = to_json(rep, c.validation.listed_rollouts);
   j["precision"] = "float64";
   if (f32) {
     j["precision_note"] = "this float32 run's gradients are checked on the same problem in float64 (float32 central "

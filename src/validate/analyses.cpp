@@ -63,7 +63,7 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
                                  : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T), nullptr,
                                             nullptr, nullptr, nullptr, secant_check_of(c.validation));
       for (const auto& [k, n] : rep.label_counts) here[k] += n, labels[k] += n;
-      row["validation"] = to_json(rep, 8);
+      row["validation"] = to_json(rep, c.validation.listed_rollouts);
       row["max_relative_error"] = rep.max_error;
     }
     row["labels"] = here;
