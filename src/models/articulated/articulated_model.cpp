@@ -111,12 +111,6 @@ std::string chatter_remedy(const ExperimentConfig& c, const std::string& smaller
   return smaller_dt;
 }
 
-// the articulated model measures its centre of mass along the vertical z only
-std::string com_axis_error(const ExperimentConfig&, const std::string& axis, int index) {
-  if (index == 2) return "";
-  return "'" + axis + "': for model articulated only the vertical axis z is offered";
-}
-
 // the sites (model.sites, or an imported file's), in site_position's order
 std::vector<std::string> site_names(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().names.sites; }
 
@@ -132,7 +126,8 @@ const ModelDef& articulated_model() {
     d.set_dt = set_dt;
     d.make_problem = new_problem;
     d.chatter_remedy = chatter_remedy;
-    d.com_axis_error = com_axis_error;
+    // no com_axis_error: c = Σ m_b c_b / Σ m_b is measured along any world axis x, y, z
+    // (center_of_mass and its adjoint take the axis; tests/com_axis_test.cpp)
     d.check_physical = articulated_check_physical;
     d.site_names = site_names;
     d.penetration_label = true;
