@@ -286,7 +286,8 @@ struct ExperimentConfig {
   Loss loss;
   nlohmann::json loss_json;  // effective loss description for the artifact
   // the tracking table's sources and the timestep their weights are per (the running sums
-  // Σ_k over T + 1 steps scale with 1/dt: a table built for another dt scales W by dt/track_dt)
+  // Σ_k over T + 1 steps scale with 1/dt: a table built for another dt scales W by dt/track_dt;
+  // observations without interpolation are a sum over their times and keep W)
   std::vector<TrackSource> tracking;
   double track_dt = 0;
   // the table loss.track points at, built for this config's dt and steps (bind_track_table);
@@ -353,8 +354,10 @@ std::string absolute_config_folder(const ExperimentConfig& c);
 // t_k = k·dt, per channel (states first, then sites, a site's coordinates adjacent) the
 // reference interpolated linearly between the source's times and the weight
 // W = w·dt/c.track_dt where both neighbouring values are observed, else 0 (also outside the
-// source's time span). Sets loss's n_track, track_rows, track_channel; loss.track is the
-// caller's to point at table.
+// source's time span). A source without interpolation ("none") weighs only the steps at its
+// observation times, with W = w at any dt; at a dt below c.track_dt only the steps that are also
+// steps at c.track_dt, so the timestep check's h/2 run sums the same observations as the run.
+// Sets loss's n_track, track_rows, track_channel; loss.track is the caller's to point at table.
 void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss, std::vector<double>& table);
 // c.loss.track at a table for c.dt and c.steps, held by c.track_table (nothing without tracking)
 void bind_track_table(ExperimentConfig& c);

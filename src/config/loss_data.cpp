@@ -393,13 +393,21 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
   for (int i = 0; i < n; ++i) {
     const TrackSource& src = c.tracking[size_t(ch[size_t(i)].src)];
     const int j = ch[size_t(i)].col, nc = int(src.channel.size()), m = int(src.time.size());
-    const double w = src.weight[size_t(j)] * scale;
+    // An interpolated source is a Riemann sum over the steps, Σ_k h w (…)² / track_dt, so at
+    // another timestep its weight scales by dt/track_dt. Without interpolation the term is a sum
+    // over the observation times, one term per observation whatever the timestep: its weight
+    // stays, and at a finer dt (the timestep check's h/2) only the steps that are also steps of
+    // the run at track_dt count, so that both runs compare the same observations.
+    const bool per_observation = !src.interpolate;
+    const double w = src.weight[size_t(j)] * (per_observation ? 1.0 : scale);
+    const bool thinned = per_observation && c.track_dt > 0 && dt < c.track_dt;
     int seg = 0;  // the interval [time[seg], time[seg + 1]] holding t (t increases with k)
     for (int k = 0; k < rows; ++k) {
       const double t = k * dt;
       const double tol = 1e-9 * std::max(dt, std::fabs(t));
       double* cell = &table[(size_t(k) * n + i) * 2];
       if (t < src.time.front() - tol || t > src.time.back() + tol) continue;
+      if (thinned && std::fabs(t - std::round(t / c.track_dt) * c.track_dt) > tol) continue;  // between the run's steps
       while (seg + 1 < m && src.time[size_t(seg + 1)] <= t + tol) ++seg;
       const double v0 = src.values[size_t(seg) * nc + j];
       double v;

@@ -483,8 +483,9 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
         {"loss_change", loss_change},
         {"rollouts_labelled", r.label_counts.count("timestep_sensitive") ? r.label_counts.at("timestep_sensitive") : 0},
         {"definition", "the same variables at half the timestep over the same horizon (2T steps, each control held "
-                       "over both half steps, the effort weight halved): per rollout ||g(h/2) - g(h)|| / "
-                       "max(||g(h)||, abs_tolerance) and |L(h/2) - L(h)| / |L(h)|; at an optimum (measure gain_moved) "
+                       "over both half steps, the weights of the sums over the steps halved; observations without "
+                       "interpolation compared at the same observation times with their own weights): per rollout "
+                       "||g(h/2) - g(h)|| / max(||g(h)||, abs_tolerance) and |L(h/2) - L(h)| / |L(h)|; at an optimum (measure gain_moved) "
                        "|L(h/2) - L(h)| / (the optimization's gain |L(start) - L(optimum)|) instead; "
                        "timestep_sensitive when the measure exceeds the tolerance (a label, not a failure)"}};
     if (r.timestep_on_gain) j["timestep_check"]["gain_moved"] = gain;
