@@ -158,10 +158,11 @@ RolloutCase<Model> com_case(const std::string& name, const Model& m, const Exper
 
 // centered FD of the rollout loss for every input (x0, u, θ), Richardson-extrapolated:
 // D(ε) = (L(z + ε) − L(z − ε)) / 2ε with ε_i = 1e-6 · max(1, |z_i|) (gradient_suite.h's step),
-// and fd = (4 D(ε/2) − D(ε)) / 3, which cancels D's O(ε²) truncation. Plain D(ε) leaves ~7e-6
-// relative on the quadruped's light-link inertia entries (values 10⁻⁴–10⁻³ kg·m², off-diagonals
-// 0: an absolute ε of 1e-6 is a percent of the link's inertia), and a smaller ε meets the
-// rounding of c(x_T) ≈ 0.3 m (~1e-16 / ε). One batch of 4n rollouts.
+// and fd = (4 D(ε/2) − D(ε)) / 3, which cancels D's O(ε²) truncation. On the inertia entries
+// of the quadruped's light links (0.05–0.8 kg; the off-diagonal ones 0, so ε is the absolute
+// 1e-6 kg·m², not small against the link's inertia) plain D(ε) keeps its truncation above the
+// tolerance, and a smaller ε meets the rounding of c(x_T) ≈ 0.3 m (~1e-16 / ε). One batch of
+// 4n rollouts.
 template <class Model>
 std::vector<double> rollout_fd_richardson(const RolloutCase<Model>& c) {
   const Model& m = c.model;
