@@ -34,7 +34,9 @@ struct RunState {
   std::unique_ptr<Problem> problem64;  // a float32 run's problem in float64, for its gradient checks
   std::unique_ptr<Problem> half_step;  // the checked problem at h/2 (validation.timestep_check)
   int B = 0, nv = 0;
-  int listed = 0;                      // rollouts listed in the artifact
+  // rollouts the artifact lists in initial, the final states and the com travel (the first
+  // output.trajectory_rollouts, at least 1); the gradient check lists validation.listed_rollouts
+  int listed = 0;
   std::vector<std::string> vunits;     // the unit of each flattened variable
   nlohmann::json art;                  // the artifact under construction
   std::vector<double> v0, vfinal;      // variables at the start and at the optimum [B·nv]
