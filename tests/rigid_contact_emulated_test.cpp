@@ -2,7 +2,7 @@
 // 3 hinges with its 8 corner points, lanes clear, sticking, sliding and tipping, run through
 // run_batch on the CUDA backend (the emulated device in tests/gpu_emulation.cmake, or a real
 // one) and on the CPU, with the softplus law (its damping given, or from a coefficient of
-// restitution) and the impedance law: loss and every gradient agree to 1e-10 relative in
+// restitution, or with time-of-impact impulses) and the impedance law: loss and every gradient agree to 1e-10 relative in
 // float64 (the two differ in the order of reductions only), 1e-2 in float32 beyond float32's
 // own CPU error.
 #include <gtest/gtest.h>
@@ -29,7 +29,12 @@ ExperimentConfig box(const std::string& law) {
   std::ifstream in(std::string(STEER_SOURCE_DIR) + "/tests/data/rigid_contact_box.json");
   nlohmann::json j = nlohmann::json::parse(in);
   j["model"]["contacts"][4]["radius"] = 0.01;  // one sphere among the points
-  if (law == "restitution") {
+  if (law == "time_of_impact") {
+    // the softplus law with its damping, and impulses with e = 0.4 where a point crosses the plane
+    j["model"]["contact"]["law"] = "softplus";
+    j["model"]["contact"]["restitution"] = 0.4;
+    j["model"]["contact"]["impact"] = "time_of_impact";
+  } else if (law == "restitution") {
     j["model"]["contact"].erase("damping");
     j["model"]["contact"]["restitution"] = 0.4;
     j["model"]["contact"]["law"] = "softplus";
@@ -84,12 +89,20 @@ void check(const std::string& law, double tol) {
   }
   EXPECT_GT(touched, 0);
   EXPECT_LT(touched, B);
+  if (law == "time_of_impact") {
+    // some lanes take impulses: their loss depends on e
+    int impacted = 0;
+    for (int r = 0; r < B; ++r) impacted += cpu.grad_theta[size_t(r) * m.np() + m.p_contact(kContactRestitution)] != 0.0;
+    EXPECT_GT(impacted, 0);
+  }
 }
 
 TEST(RigidContactCuda, SoftplusFloat64) { check<double>("softplus", 1e-10); }
 TEST(RigidContactCuda, ImpedanceFloat64) { check<double>("impedance", 1e-10); }
 TEST(RigidContactCuda, SoftplusFloat32) { check<float>("softplus", 1e-2); }
 TEST(RigidContactCuda, RestitutionFloat64) { check<double>("restitution", 1e-10); }
+TEST(RigidContactCuda, TimeOfImpactFloat64) { check<double>("time_of_impact", 1e-10); }
+TEST(RigidContactCuda, TimeOfImpactFloat32) { check<float>("time_of_impact", 1e-2); }
 
 }  // namespace
 }  // namespace steer

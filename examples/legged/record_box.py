@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Records the "measured" trajectory that configs/box_slide.json identifies (docs/legged.md, The box).
+"""Records the "measured" trajectory that configs/box_slide.json (or box_bounce.json) identifies (docs/legged.md, The box).
 
 The recording is steer itself at known contact parameters and a finer timestep: the box of
 box_slide.json at dt / FINE (default 4) over the same duration, with the true friction
 coefficient and coefficient of restitution (or, with --damping, a contact damping instead) given
-on the command line. Every FINE-th state is kept, so the recorded times are the fit's steps, and
+on the command line. With the config's contact.impact "time_of_impact" the restitution is the
+impulses' and the config's contact.damping stays. Every FINE-th state is kept, so the recorded times are the fit's steps, and
 Gaussian noise of standard deviation SIGMA is added to each recorded coordinate (m for the
 centre, 1 for the quaternion's components). steer's contact law is not MuJoCo's (a penalty force
 with smoothed Coulomb friction against MuJoCo's soft constraint with a friction cone), so a MuJoCo
@@ -57,7 +58,12 @@ def main():
     ct["friction"] = a.friction
     if a.damping is not None:
         ct.pop("restitution", None)
+        ct.pop("impact", None)
+        ct.pop("impact_sweeps", None)
         ct["damping"] = a.damping
+    elif ct.get("impact") == "time_of_impact":
+        # the impulses' restitution; the normal law keeps the config's contact.damping
+        ct["restitution"] = a.restitution
     else:
         ct.pop("damping", None)
         ct["restitution"] = a.restitution

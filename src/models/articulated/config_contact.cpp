@@ -114,9 +114,11 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
     if (!ct.has("restitution"))
       config_fail(ct.key_path("restitution"), "required with contact.impact \"time_of_impact\": the impulses' "
                                               "coefficient of restitution e in (0, 1)");
-  } else if (ct.has("impact_sweeps")) {
-    config_fail(ct.key_path("impact_sweeps"), "applies to contact.impact \"time_of_impact\" only (got \"none\")");
   }
+  a.ground.impact_speed = ct.number("impact_speed", a.ground.impact_speed, Range{0, 1e3, true, false});
+  for (const char* k : {"impact_sweeps", "impact_speed"})
+    if (!a.ground.impact && ct.has(k))
+      config_fail(ct.key_path(k), "applies to contact.impact \"time_of_impact\" only (got \"none\")");
   // without the impact, restitution e replaces the ground points' softplus damping by
   // d_c = 2 ζ(e) sqrt(k m_c) (contact_law.h's restitution_damping); without the key the slot
   // holds an unused 0.5
@@ -184,7 +186,8 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
   if (a.ground.impact)
     m["contacts_impact"] = {{"law", "time_of_impact: an impulse with restitution contact.restitution where a point "
                                     "crosses the plane within a step, at the crossing time"},
-                            {"sweeps", a.ground.impact_sweeps}};
+                            {"sweeps", a.ground.impact_sweeps},
+                            {"impact_speed_m_per_s", a.ground.impact_speed}};
 }
 
 }  // namespace steer

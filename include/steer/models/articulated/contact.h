@@ -64,6 +64,23 @@ STEER_HD int ground_jacobian(const Model& m, const typename Model::template Kin<
   return nd;
 }
 
+// With time-of-impact impulses (impact.h) the laws are for resting, sliding and slow contact:
+// a point crossing the plane fast passes the smoothing layer (a few w) within a fraction of a
+// step, and whether a step happens to sample it there (and how deep) would add a force
+// impulse of random size to the bounce. The laws' force is therefore weighted by
+//   ω = H + σ_3 (1 − H),  H = exp(−(ż/v_g)²),  σ_3 = σ(d/w − 3)
+// (v_g = GroundContacts::impact_speed): 1 for slow points (H → 1) and for points deeper than a
+// few w (σ_3 → 1, so a fast point already in the plane is still held), about σ_3 ≤ 0.05 for a
+// fast point in the layer. Returns ω with H and σ_3; 1 without impulses.
+template <class Model, class S>
+STEER_HD S impact_law_weight(const Model& m, const S& d, const S& zdot, const S& w, S& H, S& sg3) {
+  if (!m.ground.impact) return H = sg3 = S(1);
+  const S r = zdot / S(m.ground.impact_speed);
+  H = exp_of(S(-r * r));
+  sg3 = sigmoid_of(S(d / w - S(3)));
+  return H + sg3 * (S(1) - H);
+}
+
 // the force f = (f_t,x, f_t,y, f_n) [N] on a point at depth d [m] moving at vel [m/s]
 template <class Model, class S, class PIn>
 STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S>& q, const S& d, const S* vel, S* f) {
@@ -71,6 +88,11 @@ STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S
                                                                        : normal_softplus(d, vel[2], q);
   friction_smoothed(vel, nf.fe, S(p[m.p_contact(kContactFriction)]), S(p[m.p_contact(kContactSlipVelocity)]), f);
   f[2] = nf.fn;
+  if (m.ground.impact) {
+    S H, sg3;
+    const S om = impact_law_weight(m, d, vel[2], q.w, H, sg3);
+    for (int i = 0; i < 3; ++i) f[i] = om * f[i];
+  }
 }
 
 // adjoint of ground point c's Jacobian columns J_e(x_c) (aj[r]: J̄ of column r, over the nd
@@ -142,13 +164,28 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
     S f[3];
     friction_smoothed(vel, nf.fe, mu_f, vs, f);
     f[2] = nf.fn;
+    // the weight ω(d, ż) with impulses (impact_law_weight): the laws see ω ū, ω̄ = f · ū
+    S H, sg3;
+    const S om = impact_law_weight(m, d, vel[2], q.w, H, sg3);
+    const S aom = f[0] * umu[0] + f[1] * umu[1] + f[2] * umu[2];
+    const S wu[3] = {om * umu[0], om * umu[1], om * umu[2]};
+    for (int i = 0; i < 3; ++i) f[i] = om * f[i];
     // the laws' adjoints
     S avel[3] = {S(0), S(0), S(0)}, afe = S(0), ad = S(0);
-    adj_friction_smoothed(vel, nf.fe, mu_f, vs, umu, avel, afe, amu_f, avs);
+    adj_friction_smoothed(vel, nf.fe, mu_f, vs, wu, avel, afe, amu_f, avs);
     if (imp)
-      adj_normal_impedance(d, vel[2], q, umu[2], afe, ad, avel[2], aq);
+      adj_normal_impedance(d, vel[2], q, wu[2], afe, ad, avel[2], aq);
     else
-      adj_normal_softplus(d, vel[2], q, umu[2], afe, ad, avel[2], aq);
+      adj_normal_softplus(d, vel[2], q, wu[2], afe, ad, avel[2], aq);
+    if (m.ground.impact) {
+      // ω = H + σ₃ (1 − H):  ∂ω/∂ż = (1 − σ₃) H (−2 ż / v_g²),  ∂ω/∂d = (1 − H) σ₃ (1 − σ₃) / w,
+      // ∂ω/∂w = −(1 − H) σ₃ (1 − σ₃) d / w²
+      const S vg = S(m.ground.impact_speed);
+      const S ds = aom * (S(1) - H) * sg3 * (S(1) - sg3) / q.w;
+      avel[2] += aom * (S(1) - sg3) * H * S(-2) * vel[2] / (vg * vg);
+      ad += ds;
+      aq.w -= ds * d / q.w;
+    }
     aheight += ad;
     // the Jacobian's adjoint
     S ax[3] = {S(0), S(0), -ad}, aj[Model::kMaxDof][3];

@@ -24,6 +24,7 @@ struct GroundContacts {
   int impact = 0;
   static constexpr int kMaxImpactSweeps = 4;
   int impact_sweeps = 2;  // passes over the points per step (1 … kMaxImpactSweeps)
+  double impact_speed = 0.1;  // v_g [m/s]: impulses fade out below this crossing speed (impact.h)
   int n_points = 0;
   int body[kMaxPoints] = {};           // body index of point c
   double pos[kMaxPoints][3] = {};      // point c in its body's frame [m]
