@@ -28,6 +28,7 @@
 #include "config_errors.h"
 #include "experiment/experiment.h"
 #include "gradient_suite.h"
+#include "recorded_fit.h"
 #include "models/articulated/articulated_setup.h"
 
 namespace steer::testing {
@@ -263,25 +264,13 @@ TEST(BoxSlide, ConfigParsesWithRestitutionSlots) {
 // the start lands within 0.005 of μ and 0.01 of e (what is left is rk4's error at dt
 // against dt/4, and the noise; the run gives 0.50004 and 0.30018)
 TEST(BoxSlide, RunRecoversFrictionAndRestitution) {
-  std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/box_slide.json");
-  nlohmann::json j = nlohmann::json::parse(in);
-  j["batch"]["size"] = 1;
-  j["validation"] = {{"enabled", false}};
-  j["loss"]["observations"]["file"] = std::string(STEER_SOURCE_DIR) + "/configs/data/box_slide_recorded.csv";
-  ExperimentConfig c = parse_config(j);
-  RunOptions o;
-  o.backend = "cpu";
-  o.progress = false;
-  o.write = false;
-  apply_overrides(c, o);
-  const RunOutcome r = run_experiment(c, o);
-  const nlohmann::json& res = r.artifact["result"];
+  const nlohmann::json res = run_recorded_fit("box_slide", "box_slide_recorded.csv", 1);
   ASSERT_EQ(res["rollouts"].size(), 1u) << res.dump().substr(0, 2000);
   const nlohmann::json& v = res["rollouts"][0]["variables"];
   EXPECT_NEAR(v["theta.contact.friction"]["final"].get<double>(), 0.5, 0.005);
   EXPECT_NEAR(v["theta.contact.restitution"]["final"].get<double>(), 0.3, 0.01);
   // the fit reaches the noise floor: ½ w σ² per observed value, 501 rows × 5 columns
-  EXPECT_LT(r.artifact["result"]["loss_final_best"].get<double>(), 1.5 * 0.5 * 1e4 * 1e-8 * 501 * 5);
+  EXPECT_LT(res["loss_final_best"].get<double>(), 1.5 * 0.5 * 1e4 * 1e-8 * 501 * 5);
 }
 
 TEST(BoxSlide, RestitutionRefusalsNameTheKey) {

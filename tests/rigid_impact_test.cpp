@@ -26,7 +26,7 @@
 
 #include "config/config.h"
 #include "config_errors.h"
-#include "experiment/experiment.h"
+#include "recorded_fit.h"
 #include "gradient_suite.h"
 #include "models/articulated/articulated_setup.h"
 #include "steer/cpu_backend.h"
@@ -330,19 +330,8 @@ TEST(TimeOfImpact, PacksGiveEachRolloutItsScalarBitsFloat32) { expect_packs_matc
 // start lands within 0.01 of μ and of e (what is left is the step's error, dt against dt/4: the
 // fit is below the loss at the truth, 264)
 TEST(BallBounce, RunRecoversFrictionAndRestitution) {
-  std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/ball_bounce.json");
-  nlohmann::json j = nlohmann::json::parse(in);
-  j["validation"] = {{"enabled", false}};
-  j["loss"]["observations"]["file"] = std::string(STEER_SOURCE_DIR) + "/configs/data/ball_bounce_recorded.csv";
-  ExperimentConfig c = parse_config(j);
-  EXPECT_EQ(model_of(c).ground.impact, 1);
-  RunOptions o;
-  o.backend = "cpu";
-  o.progress = false;
-  o.write = false;
-  apply_overrides(c, o);
-  const RunOutcome r = run_experiment(c, o);
-  const nlohmann::json& res = r.artifact["result"];
+  EXPECT_EQ(model_of(load_config(std::string(STEER_SOURCE_DIR) + "/configs/ball_bounce.json")).ground.impact, 1);
+  const nlohmann::json res = run_recorded_fit("ball_bounce", "ball_bounce_recorded.csv");
   ASSERT_EQ(res["rollouts"].size(), 2u) << res.dump().substr(0, 2000);
   for (const nlohmann::json& ro : res["rollouts"]) {
     const nlohmann::json& v = ro["variables"];
