@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "config/json_reader.h"
 #include "experiment/experiment.h"
+#include "recorded_fit.h"
 
 namespace steer {
 namespace {
@@ -92,16 +93,7 @@ TEST(ObservationTimestep, HalfStepTableKeepsTheObservations) {
     for (int ch = 0; ch < c.loss.n_track; ++ch) EXPECT_EQ(cell(f, k, ch).second, 0.5 * cell(c, 0, ch).second) << k;
 }
 
-json timestep_check(const json& j) {
-  const ExperimentConfig c = parse_config(j);
-  RunOptions o;
-  o.command = "check";
-  o.backend = "cpu";
-  o.progress = false;
-  o.write = false;
-  const RunOutcome r = run_experiment(c, o);
-  return r.artifact["validation"][0];
-}
+json timestep_check(const json& j) { return testing::run_in_process(j, "check")["validation"][0]; }
 
 TEST(ObservationTimestep, CheckComparesLikeWithLike) {
   // the Euler step's O(h) change: y's error a h t / 2 (a = 9.81 m/s², h = 2 ms) against the

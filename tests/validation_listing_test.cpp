@@ -18,6 +18,7 @@
 #include "config/json_reader.h"
 #include "config_errors.h"
 #include "experiment/experiment.h"
+#include "recorded_fit.h"
 #include "temp_dir.h"
 
 namespace steer {
@@ -46,15 +47,9 @@ json projectile_config() {
 
 // the artifact's first validation entry of `steer check` on j (nothing written)
 json checked(const json& j) {
-  const ExperimentConfig c = parse_config(j);
-  RunOptions o;
-  o.command = "check";
-  o.backend = "cpu";
-  o.progress = false;
-  o.write = false;
-  const RunOutcome r = run_experiment(c, o);
-  EXPECT_EQ(r.artifact["validation"].size(), 1u);
-  return r.artifact["validation"][0];
+  const json artifact = testing::run_in_process(j, "check");
+  EXPECT_EQ(artifact["validation"].size(), 1u);
+  return artifact["validation"][0];
 }
 
 // the listed entries are the first n checked rollouts, in order
