@@ -160,6 +160,24 @@ TEST(TimeOfImpact, TheSuiteCasesTakeImpulses) {
   EXPECT_EQ(with, 6);
 }
 
+// with impulses a ground point counts as in contact while it is about to strike within the
+// step (the validator's contact_mode_switch then sees impacts move between steps)
+TEST(TimeOfImpact, APointAboutToStrikeCountsAsInContact) {
+  const ExperimentConfig c = box_config(kImpactContact);
+  Articulated m = model_of(c);
+  // flat, the bottom corners 1 mm above the plane: falling at 1 m/s they strike within the
+  // 2 ms step, at 0.4 m/s they do not
+  const std::vector<double> fast = state({0, 0, 0.051, 1, 0, 0, 0}, {0, 0, -1.0, 0, 0, 0});
+  const std::vector<double> slow = state({0, 0, 0.051, 1, 0, 0, 0}, {0, 0, -0.4, 0, 0, 0});
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(m.in_contact<double>(fast.data(), c.theta.data(), k)) << k;
+    EXPECT_FALSE(m.in_contact<double>(slow.data(), c.theta.data(), k)) << k;
+  }
+  for (int k = 4; k < 8; ++k) EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), k)) << "top corner " << k;
+  m.ground.impact = 0;
+  EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), 0)) << "without impulses: depth alone";
+}
+
 // ---- physics ----
 
 // one step of m from x with zero controls
@@ -311,6 +329,8 @@ void expect_packs_match_scalar() {
     cpu_run_batch<Articulated, R>(m, c.loss, sh, one, true, alone, 1);
     ASSERT_TRUE(std::isfinite(double(alone.loss[0])));
     EXPECT_TRUE(same_bits(std::vector<R>{packed.loss[r]}, alone.loss)) << "rollout " << r;
+    EXPECT_EQ(packed.diag[r].contact_steps, alone.diag[0].contact_steps) << "rollout " << r;
+    EXPECT_GT(alone.diag[0].contact_steps, 0) << "rollout " << r;
     auto slice = [&](const std::vector<R>& v, size_t n) {
       return std::vector<R>(v.begin() + size_t(r) * n, v.begin() + size_t(r + 1) * n);
     };

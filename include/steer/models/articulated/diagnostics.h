@@ -47,7 +47,12 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PI
   return deepest;
 }
 
-// contact c below the plane (bool for a scalar S, the lanes' mask for a pack)
+// contact c below the plane (bool for a scalar S, the lanes' mask for a pack). With
+// time-of-impact impulses (impact.h) a ground point also counts while it is about to strike:
+// above the plane by d and closing so that d + h ż < 0 at the state's velocity, the step in
+// which it takes an impulse (up to the step's own change of ż). The validator's
+// contact_mode_switch then sees an impact move from one step to another under ±ε, where the
+// gradient jumps, although the point is above the plane at both ends of the step.
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
 inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p, int c) const {
@@ -56,7 +61,15 @@ inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const 
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
-  return contact_depth<ArticulatedCap, S>(*this, K, p, c) > S(0);
+  const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
+  const int g = c - (contact ? 1 : 0);
+  if (!ground.impact || g < 0) return depth > S(0);
+  S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
+  int es[kMaxDof];
+  for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
+  ground_point<ArticulatedCap, S>(*this, K, g, xc);
+  ground_jacobian<ArticulatedCap, S>(*this, K, ground.body[g], xc, v, nullptr, J, es, vel, nullptr);
+  return depth > S(0) || S(S(dt) * vel[2] - depth) < S(0);
 }
 
 // one contact's state at a state x: its mode, its depth [m] and its point's slip speed |v_t| [m/s]
