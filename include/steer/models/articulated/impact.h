@@ -181,96 +181,91 @@ STEER_HD bool ground_impacts(const Model& m, const typename Model::template Step
   return true;
 }
 
-// adjoint of the impact stage: av holds q̇̄_end on entry and q̇̄⁺ on return; apos is q̇̄_pos;
-// av0 receives (adds) the cotangent of q̇ at the step's start (through v_n,0);
+// adjoint of the impact stage, reversing the impulses ground_impacts recorded (rec): av holds
+// q̇̄_end on entry and, on return, q̇̄⁺ less q̇̄_pos (apos, which reaches q̇⁺ unchanged: the
+// caller adds it); av0 receives (adds) the cotangent of q̇ at the step's start (through v_n,0);
 // the kinematics' adjoint goes to KA, θ's to ap (restitution, height, and M's parameters
 // through adj_dynamics_form)
 template <class Model, class S, class PIn>
 STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template StepTape<S>& t, const PIn& p,
-                                 const S* v0, S* av, const S* apos, S* av0, typename Model::template KinAdj<S>& KA, S* ap,
-                                 bool want_inertia) {
+                                 const S* v0, const ImpactRecord<Model, S>& rec, S* av, const S* apos, S* av0,
+                                 typename Model::template KinAdj<S>& KA, S* ap, bool want_inertia) {
   const int n = m.n_dof;
-  S v[Model::kMaxDof], vpos[Model::kMaxDof];
-  for (int i = 0; i < n; ++i) v[i] = t.vp[i];
-  ImpactRecord<Model, S> rec;
-  if (ground_impacts(m, t, p, v0, v, vpos, &rec)) {
-    const S height = S(p[m.p_global(Model::kPlaneHeight)]), e = S(p[m.p_contact(kContactRestitution)]);
-    const S mu = S(p[m.p_contact(kContactFriction)]), vslip = S(p[m.p_contact(kContactSlipVelocity)]);
-    const S h = S(m.dt), vg = S(m.ground.impact_speed);
-    S L[Model::kMaxDof * Model::kMaxDof];
-    impact_mass_factor(m, t, L);
-    S ae = S(0), aheight = S(0), amu = S(0), avslip = S(0);
-    for (int k = rec.n - 1; k >= 0; --k) {
-      const ImpactPoint<Model, S> pt(m, t.K, rec.point[k], height);
-      const S* vb = rec.v[k];
-      const Impulse<Model, S> im(m, pt, L, e, mu, vslip, v0, vb);
-      // Δq̇ = Σ_a imp_a y_a enters q̇_end and, weighted by 1 − s, q̇_pos
-      S adv[Model::kMaxDof], ay[3][Model::kMaxDof], aJ[3][Model::kMaxDof];
-      S aimp[3] = {S(0), S(0), S(0)}, as = S(0);
-      for (int i = 0; i < n; ++i) {
-        adv[i] = av[i] + (S(1) - im.s) * apos[i];
-        const S dv = im.imp[0] * im.y[0][i] + im.imp[1] * im.y[1][i] + im.imp[2] * im.y[2][i];
-        as -= dv * apos[i];
-        for (int a = 0; a < 3; ++a) aimp[a] += adv[i] * im.y[a][i], ay[a][i] = im.imp[a] * adv[i], aJ[a][i] = S(0);
-      }
-      for (int a = 0; a < 3; ++a) aimp[a] = select(im.crossing, aimp[a], S(0));
-      as = select(im.crossing, as, S(0));
-      // friction: T_a = g v_a(s), g = −Q/D, D = sqrt(|v_t(s)|² + (Q W)² + v_s²), Q = μ P
-      S avsr[3];
-      const S g = -im.Q / im.D;
-      const S ag = aimp[0] * im.vsr[0] + aimp[1] * im.vsr[1];
-      const S aD = ag * im.Q / (im.D * im.D);
-      for (int a = 0; a < 2; ++a) avsr[a] = g * aimp[a] + aD * im.vsr[a] / im.D;
-      const S aQ = -ag / im.D + aD * im.Q * im.W * im.W / im.D;
-      const S aW = aD * im.Q * im.Q * im.W / im.D;
-      avslip += aD * vslip / im.D;
-      amu += aQ * im.P;
-      const S aP = aimp[2] + aQ * mu;
-      // W = (J_x y_x + J_y y_y)/2
-      for (int a = 0; a < 2; ++a)
-        for (int i = 0; i < n; ++i) ay[a][i] += S(0.5) * aW * pt.jd[a][i], aJ[a][i] += S(0.5) * aW * im.y[a][i];
-      // P = −(1 + e) v_n(s) G / m⁻¹,  G = 1 − exp(−(v_n(s)/v_g)²),  m⁻¹ = J_n y_n
-      const S dgate = S(2) * im.vsr[2] / (vg * vg) * im.ex;  // G'(v_n(s))
-      ae -= aP * im.vsr[2] * im.gate / im.minv_safe;
-      avsr[2] = -aP * (S(1) + e) * (im.gate + im.vsr[2] * dgate) / im.minv_safe;
-      const S aminv = -aP * im.P / im.minv_safe;
-      for (int i = 0; i < n; ++i) ay[2][i] += aminv * pt.jd[2][i], aJ[2][i] += aminv * im.y[2][i];
-      // v_a(s) = v_a,0 + s (v_a − v_a,0);  s = d₀ / (−h v_n)
-      S avr[3], avr0[3];
-      S as_v = S(0);
-      for (int a = 0; a < 3; ++a) {
-        avr0[a] = avsr[a] * (S(1) - im.s);
-        avr[a] = avsr[a] * im.s;
-        as_v += avsr[a] * (im.vr[a] - im.vr0[a]);
-      }
-      as += select(im.crossing, as_v, S(0));
-      avr[2] -= as * im.s / im.vn_safe;
-      const S ad0 = as / (-h * im.vn_safe);
-      // v_a = J_a q̇, v_a,0 = J_a q̇₀;  y_a = M⁻¹ J_aᵀ: J̄_a += z_a = M⁻¹ ȳ_a, M̄ = −z_a y_aᵀ
-      S dummy_v[Model::kMaxDof], wy[Model::kMaxDof];
-      for (int a = 0; a < 3; ++a) {
-        for (int i = 0; i < n; ++i) {
-          av[i] += avr[a] * pt.jd[a][i], av0[i] += avr0[a] * pt.jd[a][i];
-          aJ[a][i] += avr[a] * vb[i] + avr0[a] * v0[i];
-          wy[i] = -im.y[a][i], dummy_v[i] = S(0);
-        }
-        Model::cholesky_substitute(n, L, ay[a]);
-        for (int i = 0; i < n; ++i) aJ[a][i] += ay[a][i];
-        m.adj_dynamics_form(t.K, vb, p, t.W, ay[a], wy, S(0), KA, dummy_v, ap, want_inertia);
-      }
-      // the rows' adjoints per column, and d₀ = x_c,z − height
-      S aj[Model::kMaxDof][3], ax[3] = {S(0), S(0), ad0};
-      for (int r = 0; r < pt.nd; ++r)
-        for (int a = 0; a < 3; ++a) aj[r][a] = aJ[a][m.dof[pt.es[r]]];
-      aheight -= ad0;
-      adj_ground_point<Model, S>(m, t.K, rec.point[k], pt.xc, pt.nd, pt.es, aj, ax, KA);
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]), e = S(p[m.p_contact(kContactRestitution)]);
+  const S mu = S(p[m.p_contact(kContactFriction)]), vslip = S(p[m.p_contact(kContactSlipVelocity)]);
+  const S h = S(m.dt), vg = S(m.ground.impact_speed);
+  S L[Model::kMaxDof * Model::kMaxDof];
+  impact_mass_factor(m, t, L);
+  S ae = S(0), aheight = S(0), amu = S(0), avslip = S(0);
+  for (int k = rec.n - 1; k >= 0; --k) {
+    const ImpactPoint<Model, S> pt(m, t.K, rec.point[k], height);
+    const S* vb = rec.v[k];
+    const Impulse<Model, S> im(m, pt, L, e, mu, vslip, v0, vb);
+    // Δq̇ = Σ_a imp_a y_a enters q̇_end and, weighted by 1 − s, q̇_pos
+    S adv[Model::kMaxDof], ay[3][Model::kMaxDof], aJ[3][Model::kMaxDof];
+    S aimp[3] = {S(0), S(0), S(0)}, as = S(0);
+    for (int i = 0; i < n; ++i) {
+      adv[i] = av[i] + (S(1) - im.s) * apos[i];
+      const S dv = im.imp[0] * im.y[0][i] + im.imp[1] * im.y[1][i] + im.imp[2] * im.y[2][i];
+      as -= dv * apos[i];
+      for (int a = 0; a < 3; ++a) aimp[a] += adv[i] * im.y[a][i], ay[a][i] = im.imp[a] * adv[i], aJ[a][i] = S(0);
     }
-    ap[m.p_contact(kContactRestitution)] += ae;
-    ap[m.p_contact(kContactFriction)] += amu;
-    ap[m.p_contact(kContactSlipVelocity)] += avslip;
-    ap[m.p_global(Model::kPlaneHeight)] += aheight;
+    for (int a = 0; a < 3; ++a) aimp[a] = select(im.crossing, aimp[a], S(0));
+    as = select(im.crossing, as, S(0));
+    // friction: T_a = g v_a(s), g = −Q/D, D = sqrt(|v_t(s)|² + (Q W)² + v_s²), Q = μ P
+    S avsr[3];
+    const S g = -im.Q / im.D;
+    const S ag = aimp[0] * im.vsr[0] + aimp[1] * im.vsr[1];
+    const S aD = ag * im.Q / (im.D * im.D);
+    for (int a = 0; a < 2; ++a) avsr[a] = g * aimp[a] + aD * im.vsr[a] / im.D;
+    const S aQ = -ag / im.D + aD * im.Q * im.W * im.W / im.D;
+    const S aW = aD * im.Q * im.Q * im.W / im.D;
+    avslip += aD * vslip / im.D;
+    amu += aQ * im.P;
+    const S aP = aimp[2] + aQ * mu;
+    // W = (J_x y_x + J_y y_y)/2
+    for (int a = 0; a < 2; ++a)
+      for (int i = 0; i < n; ++i) ay[a][i] += S(0.5) * aW * pt.jd[a][i], aJ[a][i] += S(0.5) * aW * im.y[a][i];
+    // P = −(1 + e) v_n(s) G / m⁻¹,  G = 1 − exp(−(v_n(s)/v_g)²),  m⁻¹ = J_n y_n
+    const S dgate = S(2) * im.vsr[2] / (vg * vg) * im.ex;  // G'(v_n(s))
+    ae -= aP * im.vsr[2] * im.gate / im.minv_safe;
+    avsr[2] = -aP * (S(1) + e) * (im.gate + im.vsr[2] * dgate) / im.minv_safe;
+    const S aminv = -aP * im.P / im.minv_safe;
+    for (int i = 0; i < n; ++i) ay[2][i] += aminv * pt.jd[2][i], aJ[2][i] += aminv * im.y[2][i];
+    // v_a(s) = v_a,0 + s (v_a − v_a,0);  s = d₀ / (−h v_n)
+    S avr[3], avr0[3];
+    S as_v = S(0);
+    for (int a = 0; a < 3; ++a) {
+      avr0[a] = avsr[a] * (S(1) - im.s);
+      avr[a] = avsr[a] * im.s;
+      as_v += avsr[a] * (im.vr[a] - im.vr0[a]);
+    }
+    as += select(im.crossing, as_v, S(0));
+    avr[2] -= as * im.s / im.vn_safe;
+    const S ad0 = as / (-h * im.vn_safe);
+    // v_a = J_a q̇, v_a,0 = J_a q̇₀;  y_a = M⁻¹ J_aᵀ: J̄_a += z_a = M⁻¹ ȳ_a, M̄ = −z_a y_aᵀ
+    S dummy_v[Model::kMaxDof], wy[Model::kMaxDof];
+    for (int a = 0; a < 3; ++a) {
+      for (int i = 0; i < n; ++i) {
+        av[i] += avr[a] * pt.jd[a][i], av0[i] += avr0[a] * pt.jd[a][i];
+        aJ[a][i] += avr[a] * vb[i] + avr0[a] * v0[i];
+        wy[i] = -im.y[a][i], dummy_v[i] = S(0);
+      }
+      Model::cholesky_substitute(n, L, ay[a]);
+      for (int i = 0; i < n; ++i) aJ[a][i] += ay[a][i];
+      m.adj_dynamics_form(t.K, vb, p, t.W, ay[a], wy, S(0), KA, dummy_v, ap, want_inertia);
+    }
+    // the rows' adjoints per column, and d₀ = x_c,z − height
+    S aj[Model::kMaxDof][3], ax[3] = {S(0), S(0), ad0};
+    for (int r = 0; r < pt.nd; ++r)
+      for (int a = 0; a < 3; ++a) aj[r][a] = aJ[a][m.dof[pt.es[r]]];
+    aheight -= ad0;
+    adj_ground_point<Model, S>(m, t.K, rec.point[k], pt.xc, pt.nd, pt.es, aj, ax, KA);
   }
-  for (int i = 0; i < n; ++i) av[i] += apos[i];
+  ap[m.p_contact(kContactRestitution)] += ae;
+  ap[m.p_contact(kContactFriction)] += amu;
+  ap[m.p_contact(kContactSlipVelocity)] += avslip;
+  ap[m.p_global(Model::kPlaneHeight)] += aheight;
 }
 
 }  // namespace steer

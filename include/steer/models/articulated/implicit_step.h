@@ -143,19 +143,18 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
   for (int i = 0; i < n; ++i) av0[i] = S(0);
   for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
   for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[nqv + i]), apos[i] = free_turn(i) ? S(0) : h * aq[qadr(i)];
+  // the impulses rerun from the tape (their record for the adjoint, q̇_pos for quat_step's)
+  S vpos[kMaxDof], vend[kMaxDof];
+  for (int i = 0; i < n; ++i) vpos[i] = vend[i] = vp[i];
+  ImpactRecord<ArticulatedCap, S> rec;
+  const bool impulses = ground.impact && ground_impacts(*this, t, p, v, vend, vpos, &rec);
   if (free_base) {
     const S aqn[4] = {aq[3], aq[4], aq[5], aq[6]};
     for (int i = 0; i < 4; ++i) aq[3 + i] = S(0);
-    S vpos[kMaxDof], vend[kMaxDof];
-    for (int i = 0; i < n; ++i) vpos[i] = vend[i] = vp[i];
-    if (ground.impact) ground_impacts(*this, t, p, v, vend, vpos);
     adj_quat_step(q + 3, vpos + 3, h, aqn, aq + 3, apos + 3);
   }
-  if (ground.impact) {
-    adj_ground_impacts(*this, t, p, v, lam, apos, av0, KA, ap, want_inertia);
-  } else {
-    for (int i = 0; i < n; ++i) lam[i] += apos[i];
-  }
+  if (impulses) adj_ground_impacts(*this, t, p, v, rec, lam, apos, av0, KA, ap, want_inertia);
+  for (int i = 0; i < n; ++i) lam[i] += apos[i];
   cholesky_substitute(n, A, lam);
   for (int i = 0; i < n; ++i) {
     mu[i] = h * lam[i];
