@@ -6,22 +6,16 @@
 // recompute factor (forward steps the backward sweep executed / T, from the rollouts'
 // diagnostics) and the scratch bytes per rollout of its schedule.
 //
-// --model projectile (the worked example): dim 2, dt 0.01 s, g 9.81 m/s², no drag, no ground,
-// mass 1 kg, zero controls, terminal loss ½(x_T − 6)², x0 = (0, 0, v0) with v0 drawn per
-// rollout; T = 300 unless --steps. One thread per rollout on CUDA.
-// --model mass_spring (DiffTaichi-sized soft robot): a 2D grid robot, a 6 × 2-cell body on two
-// one-cell legs, 25 particles (1 kg), 66 springs (2000 N/m, 0.5 N·s/m), 18 actuated vertical
-// springs (amplitude 0.2), sinusoid actuation with 10 phases at ω = 10 rad/s, actuator weights
-// and biases drawn per rollout; compliant ground (y_g 0.1 m, k_g 3000 N/m, d_g 20 N·s/m, w_g
-// 0.01 m, μ 0.3, v_ε 0.2 m/s), velocity damping 2 /s; dt 0.004 s, T = 681 unless --steps;
-// CoM loss −(c_x(x_T) − c_x(x_0)). One warp per rollout on CUDA.
-// --config FILE (projectile, mass_spring or articulated, e.g. configs/difftaichi_robot_a.json,
-// configs/panda_reach.json): the config's model, loss, controls and rollout 0's x0 and θ (after
-// its draws), replicated B times; T from the config unless --steps. An articulated model's
-// adjoint covers x, u and the config's parameter variables, as in a run. One thread per
-// rollout on CUDA.
+// --config FILE (default bench/configs/projectile_throughput.json, the worked example; also
+// bench/configs/mass_spring_throughput.json, a DiffTaichi-sized soft robot, and any steer
+// config, e.g. configs/difftaichi_robot_a.json, configs/panda_reach.json): the config's model,
+// loss, controls and rollout 0's x0 and θ (after its draws), replicated B times; T from the
+// config unless --steps. The model runs behind its BatchRunner (src/problem/batch_runner.h),
+// as in a run: any registered model is benchmarked without a line here, and an articulated
+// model's adjoint covers x, u and the config's parameter variables, as in a run.
 // Work per rollout-step (docs/design.md, "Benchmarks and work counting") is counted, not
-// estimated: the model's step and adj_step run on Counted<S> (steer/op_count.h) at 8 states spread over rollout 0's trajectory, giving
+// estimated: the model's step and adj_step run on Counted<S> (steer/op_count.h, through
+// BatchRunner::count_work) at 8 states spread over rollout 0's trajectory, giving
 // flops (add, mul, div, sqrt; special functions apart) and the distinct bytes a step reads and
 // writes. A forward+backward rollout-step does (1 + recompute) forward steps and one adjoint
 // step (on the CPU with the uniform schedule, a model's taped adjoint: rollout.h). Achieved
@@ -47,43 +41,32 @@
 #include <vector>
 
 #include "config/config.h"
-#include "models/articulated/articulated_setup.h"
-#include "models/mass_spring/mass_spring_setup.h"
-#include "models/projectile/projectile_setup.h"
-#include "models/mass_spring/mass_spring_robot.h"
+#include "problem/batch_runner.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 #include "steer/cuda_backend.h"
-#include "steer/models/articulated.h"
-#include "steer/models/mass_spring.h"
-#include "steer/models/projectile.h"
-#include "steer/op_count.h"
 
 namespace {
 
 using steer::BackendKind;
 using steer::Batch;
 using steer::BatchResult;
-using steer::Loss;
-using steer::Articulated;
-using steer::MassSpring;
-using steer::Projectile;
+using steer::BatchRunner;
 using steer::RolloutDiag;
 using steer::RolloutShape;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string model = "projectile";
   std::string backend = "cpu";
   std::string precision = "both";
-  std::vector<long> batches = {1, 16, 256, 4096, 65536, 262144, 1048576};  // projectile
+  std::vector<long> batches = {1, 16, 256, 4096, 65536, 262144, 1048576};  // the default config
   double max_mem_gb = 8.0;
-  int steps = 300;  // projectile; mass_spring: 681
+  int steps = 300;  // from the config unless --steps
   std::vector<std::string> checkpoints = {"sqrt"};
   std::vector<int> snapshots;          // binomial snapshot counts
   std::vector<double> memory_mb;       // per-rollout scratch budgets [MiB]
   double store_forward_mb = 256;       // per-thread budget of --checkpoint stored [MiB]
-  std::string config_path;
+  std::string config_path = STEER_SOURCE_DIR "/bench/configs/projectile_throughput.json";
   int threads = 0;
   double min_time = 0.2;  // [s] per measured figure
   std::string json_path;
@@ -212,132 +195,40 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// the worked example: B rollouts, v0 = (U[1, 4], U[0.5, 3]) m/s, fixed seed
-struct ProjectileSetup {
-  Projectile m;  // dim 2, dt 0.01, no ground
-  Loss loss;     // ½ (x_T − 6)²
-  ProjectileSetup() {
-    loss.n_terminal = 1;
-    loss.terminal_index[0] = 0;
-    loss.terminal_target[0] = 6.0;
-    loss.terminal_weight[0] = 1.0;
+// a model from a steer config: rollout 0 of its batch (x0 and θ after draws), the config's
+// constant controls and loss, replicated B times; its BatchRunner per precision
+struct ConfigScene {
+  steer::ExperimentConfig c;
+  std::vector<double> x0, p0, u0;
+  int nx = 0, nu = 0, np = 0;
+  explicit ConfigScene(const steer::ExperimentConfig& config) : c(config), u0(config.u_init) {
+    const Batch<double> nominal = steer::build_batch(steer::replicate_rollout0(c, 1));
+    x0.assign(nominal.x0_of(0), nominal.x0_of(0) + nominal.nx);
+    p0.assign(nominal.theta_of(0), nominal.theta_of(0) + nominal.np);
+    nx = nominal.nx, nu = nominal.nu, np = nominal.np;
+  }
+  // the model in precision S on `kind`; as a run differentiates (the config's variables)
+  template <class S>
+  std::unique_ptr<BatchRunner> runner(BackendKind kind) const {
+    steer::ExperimentConfig cs = c;
+    cs.precision = sizeof(S) == 4 ? "float32" : "float64";
+    return steer::make_runner(cs, kind);
   }
   template <class S>
   Batch<S> batch(long B, int T) const {
     Batch<S> b;
-    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
-    std::mt19937_64 rng(20261129);
-    std::uniform_real_distribution<double> vx(1.0, 4.0), vy(0.5, 3.0);
+    b.resize(int(B), nx, nu, np, T);
     for (long r = 0; r < B; ++r) {
-      S* x = b.x0_of(int(r));
-      x[2] = S(vx(rng));
-      x[3] = S(vy(rng));
-      S* p = b.theta_of(int(r));
-      p[Projectile::kGravity] = S(9.81);
-      p[Projectile::kMass] = S(1.0);
-      p[Projectile::kGroundSmoothing] = S(0.01);
-    }
-    return b;
-  }
-  nlohmann::json describe() const { return {{"nx", m.nx()}, {"nu", m.nu()}, {"np", m.np()}}; }
-};
-
-// the soft robot (see the top of the file): nominal θ, actuator weights and biases drawn per
-// rollout with a fixed seed, starting at rest 1 cm above its resting height
-struct MassSpringSetup {
-  steer::Robot robot;
-  std::vector<int> topo;  // m.topo points here: the setup is not copied
-  MassSpring m;
-  Loss loss;  // −(c_x(x_T) − c_x(x_0))
-  std::vector<double> p0, x0;
-  MassSpringSetup() {
-    std::vector<std::array<int, 2>> cells = {{0, 0}, {5, 0}};  // legs
-    for (int row = 1; row <= 2; ++row)
-      for (int col = 0; col < 6; ++col) cells.push_back({col, row});
-    robot = steer::grid_robot(cells, 0.1, {0.1, 0.11}, 2000.0, 0.2);
-    topo = steer::pack_topology(robot);
-    m = steer::make_mass_spring(robot, 10, MassSpring::kSinusoid, true, 0.004);
-    m.topo = topo.data();
-    loss.com = true;
-    loss.com_axis = 0;
-    loss.com_weight = -1.0;
-    // g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s]
-    p0 = steer::nominal_parameters(m, robot, 1.0, {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0}, 0.5);
-    x0 = steer::rest_state(m, robot);
-  }
-  MassSpringSetup(const MassSpringSetup&) = delete;
-  MassSpringSetup& operator=(const MassSpringSetup&) = delete;
-  template <class S>
-  Batch<S> batch(long B, int T) const {
-    Batch<S> b;
-    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
-    std::mt19937_64 rng(20261129);
-    std::uniform_real_distribution<double> w(-0.5, 0.5), bias(-0.2, 0.2);
-    for (long r = 0; r < B; ++r) {
-      S* x = b.x0_of(int(r));
-      for (int i = 0; i < m.nx(); ++i) x[i] = S(x0[i]);
-      S* p = b.theta_of(int(r));
-      for (int q = 0; q < m.np(); ++q) p[q] = S(p0[q]);
-      for (int a = 0; a < m.n_actuators; ++a) {
-        for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = S(w(rng));
-        p[m.p_bias(a)] = S(bias(rng));
-      }
+      for (int i = 0; i < nx; ++i) b.x0_of(int(r))[i] = S(x0[i]);
+      for (int q = 0; q < np; ++q) b.theta_of(int(r))[q] = S(p0[q]);
+      for (int k = 0; k < T; ++k)
+        for (int j = 0; j < nu; ++j) b.u_of(int(r))[size_t(k) * nu + j] = S(u0[j]);
     }
     return b;
   }
   nlohmann::json describe() const {
-    return {{"nx", m.nx()},           {"nu", m.nu()},         {"np", m.np()},
-            {"particles", m.n_particles}, {"springs", m.n_springs}, {"actuators", m.n_actuators},
-            {"dt", m.dt}};
+    return {{"config", c.name}, {"model", c.model_type}, {"nx", nx}, {"nu", nu}, {"np", np}, {"dt", c.dt}};
   }
-};
-
-// a model from a steer config: rollout 0 of its batch (x0 and θ after draws), the config's
-// constant controls and loss, replicated B times
-template <class Model>
-struct ConfigSetup {
-  std::vector<int> topo;  // a mass-spring model's topo points here: the setup is not copied
-  Model m;
-  Loss loss;
-  std::vector<double> x0, p0, u0;
-  std::string name;
-  explicit ConfigSetup(const steer::ExperimentConfig& c) : loss(c.loss), u0(c.u_init), name(c.name) {
-    const Batch<double> nominal = steer::build_batch(steer::replicate_rollout0(c, 1));
-    x0.assign(nominal.x0_of(0), nominal.x0_of(0) + nominal.nx);
-    p0.assign(nominal.theta_of(0), nominal.theta_of(0) + nominal.np);
-    if constexpr (std::is_same_v<Model, MassSpring>) {
-      m = c.model_state<steer::MassSpringSetup>().model;
-      topo = c.model_state<steer::MassSpringSetup>().topology;
-      m.topo = topo.data();
-    } else if constexpr (std::is_same_v<Model, Articulated> || std::is_same_v<Model, steer::ArticulatedLegged>) {
-      // as a run differentiates: the adjoint covers x, u and the config's parameter variables
-      const steer::ArticulatedSetup& s = c.model_state<steer::ArticulatedSetup>();
-      if constexpr (std::is_same_v<Model, Articulated>)
-        m = s.model;
-      else
-        m = s.legged;
-      m.n_grad_params = 0;
-      for (const auto& v : c.variables)
-        if (v.kind == steer::VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
-    } else {
-      m = c.model_state<steer::ProjectileSetup>().model;
-    }
-  }
-  ConfigSetup(const ConfigSetup&) = delete;
-  ConfigSetup& operator=(const ConfigSetup&) = delete;
-  template <class S>
-  Batch<S> batch(long B, int T) const {
-    Batch<S> b;
-    b.resize(int(B), m.nx(), m.nu(), m.np(), T);
-    for (long r = 0; r < B; ++r) {
-      for (int i = 0; i < m.nx(); ++i) b.x0_of(int(r))[i] = S(x0[i]);
-      for (int q = 0; q < m.np(); ++q) b.theta_of(int(r))[q] = S(p0[q]);
-      for (int k = 0; k < T; ++k)
-        for (int j = 0; j < m.nu(); ++j) b.u_of(int(r))[size_t(k) * m.nu() + j] = S(u0[j]);
-    }
-    return b;
-  }
-  nlohmann::json describe() const { return {{"config", name}, {"nx", m.nx()}, {"nu", m.nu()}, {"np", m.np()}}; }
 };
 
 // times one call of run_batch; on CUDA also its kernel and transfer times [s]
@@ -345,89 +236,44 @@ struct Timed {
   double wall = 0, kernel = -1, transfer = -1;
 };
 
-template <class Model, class S>
-Timed run_once(BackendKind kind, const Model& m, const Loss& loss, const RolloutShape& sh,
-               const Batch<S>& batch, bool want_grad, BatchResult<S>& out, int threads) {
+template <class S>
+Timed run_once(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
+               BatchResult<S>& out, int threads) {
   Timed t;
+  steer::CudaRunStats st;
+  const bool cuda = runner.backend() == BackendKind::kCuda;
   const auto t0 = Clock::now();
-#ifdef STEER_WITH_CUDA
-  if (kind == BackendKind::kCuda) {
-    steer::CudaRunStats st;
-    steer::cuda_run_batch_ex(m, loss, sh, batch, want_grad, out, steer::CudaRunOptions{}, &st);
+  runner.run(batch, sh, want_grad, out, threads, cuda ? &st : nullptr);
+  t.wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (cuda) {
     t.kernel = 1e-3 * (st.forward_ms + st.backward_ms);
     t.transfer = 1e-3 * (st.upload_ms + st.download_ms);
-  } else
-#endif
-    steer::run_batch(kind, m, loss, sh, batch, want_grad, out, threads);
-  t.wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
   return t;
 }
 
 // one warm-up, then repeats until min_time has passed; returns every timed run
-template <class Model, class S>
-std::vector<Timed> measure(BackendKind kind, const Model& m, const Loss& loss,
-                           const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
+template <class S>
+std::vector<Timed> measure(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
                            int threads, double min_time, long long* recompute_steps = nullptr) {
   BatchResult<S> out;
-  run_once(kind, m, loss, sh, batch, want_grad, out, threads);  // page faults, CUDA context
+  run_once(runner, sh, batch, want_grad, out, threads);  // page faults, CUDA context
   if (recompute_steps) *recompute_steps = out.diag.empty() ? 0 : out.diag[0].recompute_steps;
   std::vector<Timed> runs;
   double total = 0;
   while (total < min_time || runs.empty()) {
-    runs.push_back(run_once(kind, m, loss, sh, batch, want_grad, out, threads));
+    runs.push_back(run_once(runner, sh, batch, want_grad, out, threads));
     total += runs.back().wall;
   }
   return runs;
 }
 
-// counted work of one forward step and one adjoint step, averaged over 8 states spread over
-// rollout 0's trajectory (the step is run plainly in float64 to get there); the adjoint seed
-// is λ = 1 in every component (the count depends on the state's branches, not on λ)
-struct WorkCounts {
-  double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0, elements_fwd = 0, elements_adj = 0;
-};
-// taped: count the adjoint as the CPU backend's uniform schedule runs it for a model with a
-// step tape (rollout.h: from the recompute's tape, without computing the step again)
-template <class S, class Setup>
-WorkCounts count_work(const Setup& setup, int T, bool taped) {
-  const auto& m = setup.m;
-  const Batch<double> b = setup.template batch<double>(1, T);
-  std::vector<double> x(b.x0_of(0), b.x0_of(0) + m.nx()), xn(m.nx()), u(m.nu());
-  const std::vector<double> p(b.theta_of(0), b.theta_of(0) + m.np()), seed(m.nx(), 1.0);
-  const int samples = std::min(T, 8);
-  WorkCounts w;
-  for (int k = 0, taken = 0; k < T && taken < samples; ++k) {
-    for (int j = 0; j < m.nu(); ++j) u[j] = b.u_of(0)[size_t(k) * m.nu() + j];
-    if (k == long(taken) * T / samples) {
-      const steer::StepWork f = steer::count_step<S>(m, k, x, u, p);
-      steer::StepWork a;
-      using Model = std::decay_t<decltype(m)>;
-      if constexpr (steer::has_step_tape<Model>::value) {
-        a = taped ? steer::count_adj_step_taped<S>(m, k, x, u, p, seed) : steer::count_adj_step<S>(m, k, x, u, p, seed);
-      } else {
-        (void)taped;
-        a = steer::count_adj_step<S>(m, k, x, u, p, seed);
-      }
-      w.flops_fwd += double(f.ops.flops()) / samples;
-      w.special_fwd += double(f.ops.special) / samples;
-      w.elements_fwd += double(f.elements) / samples;
-      w.flops_adj += double(a.ops.flops()) / samples;
-      w.special_adj += double(a.ops.special) / samples;
-      w.elements_adj += double(a.elements) / samples;
-      ++taken;
-    }
-    m.template step<double>(k, x.data(), u.data(), p.data(), xn);
-    x.swap(xn);
-  }
-  return w;
-}
-
-template <class Setup, class S>
-Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, const Schedule& q) {
-  const auto& m = setup.m;
-  const Loss& loss = setup.loss;
+template <class S>
+Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& runner, long B, const Schedule& q) {
+  const BackendKind kind = runner.backend();
+  const int nx = runner.nx();
   const RolloutShape& sh = q.shape;
-  const Batch<S> batch = setup.template batch<S>(B, opt.steps);
+  const Batch<S> batch = scene.template batch<S>(B, opt.steps);
 
   Row r;
   r.backend = steer::backend_name(kind);
@@ -447,7 +293,7 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
     if (sh.store_forward_bytes > 0) r.schedule = "stored (else K=" + std::to_string(r.checkpoint) + ")";
   }
   r.budget_mb = q.budget_mb;
-  r.scratch = long(steer::rollout_scratch_bytes<S>(sh, m.nx()));
+  r.scratch = long(steer::rollout_scratch_bytes<S>(sh, nx));
   auto summarize = [](const std::vector<Timed>& runs, double& med, double& best, int& reps) {
     std::vector<double> w;
     for (const auto& t : runs) w.push_back(t.wall);
@@ -455,17 +301,16 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
     best = *std::min_element(w.begin(), w.end());
     reps = int(w.size());
   };
-  const auto fwd = measure(kind, m, loss, sh, batch, false, opt.threads, opt.min_time);
+  const auto fwd = measure(runner, sh, batch, false, opt.threads, opt.min_time);
   summarize(fwd, r.fwd_median_s, r.fwd_best_s, r.fwd_reps);
   long long recompute_steps = 0;
-  const auto fb = measure(kind, m, loss, sh, batch, true, opt.threads, opt.min_time, &recompute_steps);
+  const auto fb = measure(runner, sh, batch, true, opt.threads, opt.min_time, &recompute_steps);
   r.recompute = double(recompute_steps) / opt.steps;
   if (sh.store_forward_bytes > 0 && recompute_steps == 0 && kind == BackendKind::kCpu) {
     // the stored forward ran: T + 1 states, λ, λ_prev, x_0 and x_T slots, and T step tapes per rollout
     RolloutShape w = sh;
     w.checkpoint_every = opt.steps;
-    r.scratch = long(steer::rollout_scratch_bytes<S>(w, m.nx()) +
-                     (long long)opt.steps * steer::step_tape_bytes_of<std::decay_t<decltype(m)>, S>(m, 0));
+    r.scratch = long(steer::rollout_scratch_bytes<S>(w, nx) + (long long)opt.steps * runner.step_tape_bytes());
   }
   summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
   if (kind == BackendKind::kCuda) {
@@ -479,10 +324,12 @@ Row bench_one(const Options& opt, const Setup& setup, BackendKind kind, long B, 
     r.kernel_fb_s = median(kfb);
     r.transfer_s = median(tr);
   }
-  r.scratch_k1 = scratch_bytes<S>(opt.steps, 1, m.nx());
-  r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), m.nx());
+  r.scratch_k1 = scratch_bytes<S>(opt.steps, 1, nx);
+  r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), nx);
   r.peak_rss_kb = peak_rss_kb();
-  const WorkCounts w = count_work<S>(setup, opt.steps, kind == BackendKind::kCpu && !sh.binomial());
+  // the adjoint as the CPU's uniform schedule runs it (from the step's tape, rollout.h)
+  const steer::StepWorkCounts w = runner.count_work(scene.template batch<double>(1, opt.steps), opt.steps, 8,
+                                                    kind == BackendKind::kCpu && !sh.binomial());
   r.flops_fwd = w.flops_fwd;
   r.flops_adj = w.flops_adj;
   r.special_fwd = w.special_fwd;
@@ -619,19 +466,18 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
        << " GFLOP/s, DRAM " << fmt("%.4g", cs.peak_bandwidth_gbs) << " GB/s.\n";
 }
 
-template <class S, class Setup>
-void bench_precision(const Options& opt, const Setup& setup, BackendKind kind,
-                     std::vector<Row>& rows) {
-  const auto& m = setup.m;
+template <class S>
+void bench_precision(const Options& opt, const ConfigScene& scene, BackendKind kind, std::vector<Row>& rows) {
+  const std::unique_ptr<BatchRunner> runner = scene.template runner<S>(kind);
   for (long B : opt.batches) {
-    const double gb = host_bytes<S>(B, opt.steps, m.nx(), m.nu(), m.np()) / 1e9;
+    const double gb = host_bytes<S>(B, opt.steps, runner->nx(), runner->nu(), runner->np()) / 1e9;
     if (gb > opt.max_mem_gb) {
       std::cerr << "bench_rollout: stopping at B = " << B << ": about " << fmt("%.1f", gb)
                 << " GB of host memory > --max-mem-gb " << opt.max_mem_gb << "\n";
       break;
     }
-    for (const Schedule& q : schedules_for<S>(opt, m.nx())) {
-      Row r = bench_one<Setup, S>(opt, setup, kind, B, q);
+    for (const Schedule& q : schedules_for<S>(opt, runner->nx())) {
+      Row r = bench_one<S>(opt, scene, *runner, B, q);
       std::cerr << r.backend << " " << r.precision << " B=" << B << " " << r.schedule << ": fwd "
                 << fmt("%.3g", steps_per_s(r, r.fwd_median_s)) << " fwd+bwd "
                 << fmt("%.3g", steps_per_s(r, r.fb_median_s)) << " rollout-steps/s, recompute "
@@ -646,8 +492,6 @@ void bench_precision(const Options& opt, const Setup& setup, BackendKind kind,
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"bench_rollout: batched rollout throughput, forward and forward+backward"};
-  app.add_option("--model", opt.model, "model to run")
-      ->check(CLI::IsMember({"projectile", "mass_spring"}));
   app.add_option("--backend", opt.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--precision", opt.precision, "float32, float64 or both")
       ->check(CLI::IsMember({"float32", "float64", "both"}));
@@ -655,7 +499,7 @@ int main(int argc, char** argv) {
                           ->delimiter(',');
   app.add_option("--max-mem-gb", opt.max_mem_gb, "stop growing B past this host memory [GB]");
   auto* steps_opt =
-      app.add_option("--steps", opt.steps, "horizon T (projectile 300, mass_spring 681)")
+      app.add_option("--steps", opt.steps, "horizon T (default: the config's simulation.steps)")
           ->check(CLI::PositiveNumber);
   auto* checkpoint_opt =
       app.add_option("--checkpoint", opt.checkpoints,
@@ -670,7 +514,8 @@ int main(int argc, char** argv) {
                  "per-rollout scratch budgets [MiB], comma separated: uniform sqrt(T) if it fits, else binomial")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  app.add_option("--config", opt.config_path, "take model, loss, x0 and θ from this steer config")
+  auto* config_opt = app.add_option("--config", opt.config_path,
+                 "take model, loss, x0 and θ from this steer config (default: bench/configs/projectile_throughput.json)")
       ->check(CLI::ExistingFile);
   app.add_option("--threads", opt.threads, "CPU threads (0 = default)");
   app.add_option("--min-time", opt.min_time, "seconds of repeats per figure");
@@ -680,60 +525,25 @@ int main(int argc, char** argv) {
   // --snapshots / --memory-mb alone measure only those schedules
   if (checkpoint_opt->count() == 0 && (!opt.snapshots.empty() || !opt.memory_mb.empty()))
     opt.checkpoints.clear();
-  if (opt.model == "mass_spring") {
-    if (steps_opt->count() == 0) opt.steps = 681;
-    if (batches_opt->count() == 0) opt.batches = {1, 64, 1024};
+  std::unique_ptr<ConfigScene> scene;
+  try {
+    scene = std::make_unique<ConfigScene>(steer::load_config(opt.config_path));
+  } catch (const std::exception& e) {
+    std::cerr << "bench_rollout: " << e.what() << "\n";
+    return 1;
   }
-  std::unique_ptr<steer::ExperimentConfig> cfg;
-  if (!opt.config_path.empty()) {
-    try {
-      cfg = std::make_unique<steer::ExperimentConfig>(steer::load_config(opt.config_path));
-    } catch (const std::exception& e) {
-      std::cerr << "bench_rollout: " << e.what() << "\n";
-      return 1;
-    }
-    opt.model = cfg->model_type;
-    if (steps_opt->count() == 0) opt.steps = cfg->steps;
-    if (batches_opt->count() == 0) opt.batches = {1, 64, 1024};
-  }
-
+  if (steps_opt->count() == 0) opt.steps = scene->c.steps;
+  // the default batches (up to 2^20) suit the default scene, the worked example; a config named
+  // with --config is usually heavier
+  if (batches_opt->count() == 0 && config_opt->count() > 0) opt.batches = {1, 64, 1024};
   try {
     std::string note;
     const BackendKind kind = steer::resolve_backend(opt.backend, &note);
     if (!note.empty()) std::cerr << "bench_rollout: " << note << "\n";
     std::vector<Row> rows;
-    nlohmann::json model_info;
-    auto run_all = [&](const auto& setup) {
-      model_info = setup.describe();
-      if (opt.precision != "float64") bench_precision<float>(opt, setup, kind, rows);
-      if (opt.precision != "float32") bench_precision<double>(opt, setup, kind, rows);
-    };
-    if (cfg && opt.model == "mass_spring") {
-      const ConfigSetup<MassSpring> setup(*cfg);
-      run_all(setup);
-    } else if (cfg && opt.model == "articulated") {
-      // the capacity a run picks (articulated_setup.h): a quadruped on a free root runs as
-      // ArticulatedLegged; larger trees have no CUDA kernels and are not benchmarked here
-      const steer::ArticulatedSetup& as = cfg->model_state<steer::ArticulatedSetup>();
-      if (as.large_tree && !as.legged_tree)
-        throw std::invalid_argument("--config: a tree beyond ArticulatedLegged's capacity (ArticulatedLarge) is not benchmarked");
-      if (as.legged_tree) {
-        const ConfigSetup<steer::ArticulatedLegged> setup(*cfg);
-        run_all(setup);
-      } else {
-        const ConfigSetup<Articulated> setup(*cfg);
-        run_all(setup);
-      }
-    } else if (cfg && opt.model == "projectile") {
-      const ConfigSetup<Projectile> setup(*cfg);
-      run_all(setup);
-    } else if (cfg) {
-      throw std::invalid_argument("--config: model type '" + opt.model + "' is not benchmarked");
-    } else if (opt.model == "mass_spring") {
-      run_all(MassSpringSetup{});
-    } else {
-      run_all(ProjectileSetup{});
-    }
+    const nlohmann::json model_info = scene->describe();
+    if (opt.precision != "float64") bench_precision<float>(opt, *scene, kind, rows);
+    if (opt.precision != "float32") bench_precision<double>(opt, *scene, kind, rows);
 
     std::ostringstream cmd;
     for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << argv[i];
@@ -741,7 +551,7 @@ int main(int argc, char** argv) {
     if (!opt.json_path.empty()) {
       const steer::CudaStatus cs = steer::cuda_status();
       nlohmann::json j = {{"command", cmd.str()},
-                          {"model", opt.model},
+                          {"model", scene->c.model_type},
                           {"config", opt.config_path},
                           {"model_info", model_info},
                           {"cpu", cpu_model()},

@@ -81,7 +81,7 @@ done
 
 for prec in float32 float64; do
   item "mass_spring cuda $prec" "bench_cuda_mass_spring_$prec.md" \
-    "$bin" --model mass_spring --backend "$dev" --precision "$prec" --batches "$ms_batches" \
+    "$bin" --config bench/configs/mass_spring_throughput.json --backend "$dev" --precision "$prec" --batches "$ms_batches" \
     --checkpoint sqrt --max-mem-gb 48 --min-time "$min_time" --json "$out/bench_cuda_mass_spring_$prec.json" --markdown
 done
 
@@ -109,7 +109,7 @@ item "quadruped cpu" bench_cpu_quadruped.md \
   "$bin" --config bench/configs/quadruped_throughput.json --backend cpu --precision float32 --batches "$cpu_b" --checkpoint sqrt \
   --min-time "$min_time" --json "$out/bench_cpu_quadruped.json" --markdown
 item "mass_spring cpu" bench_cpu_mass_spring.md \
-  "$bin" --model mass_spring --backend cpu --precision both --batches "$cpu_b" --checkpoint sqrt \
+  "$bin" --config bench/configs/mass_spring_throughput.json --backend cpu --precision both --batches "$cpu_b" --checkpoint sqrt \
   --min-time "$min_time" --json "$out/bench_cpu_mass_spring.json" --markdown
 
 echo "gpu.sh: $((SECONDS - start))s of ${budget}s; skipped or cut: $(wc -l < "$out/skipped.txt")"

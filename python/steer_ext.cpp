@@ -29,10 +29,8 @@
 #include "config/config.h"
 #include "config/json_reader.h"
 #include "experiment/experiment.h"
-#include "models/articulated/articulated_setup.h"
-#include "models/mass_spring/mass_spring_setup.h"
-#include "models/projectile/projectile_setup.h"
 #include "models/registry.h"
+#include "problem/batch_runner.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
 #include "validate/validator.h"
@@ -168,31 +166,34 @@ const S* engine_input(const char* name, const nb::ndarray<nb::ro>& a, const std:
   return copy.data();
 }
 
-// one model in one precision, with the data its struct points into
-class Runner {
+// The config's model in one precision as arrays in and out: the model's BatchRunner
+// (src/problem/batch_runner.h, the runner the CLI's problem runs), which returns ∂L/∂θ for
+// every θ slot here, and the Python-side checks and array views around it
+class ArrayRunner {
  public:
-  virtual ~Runner() = default;
+  virtual ~ArrayRunner() = default;
   // buffers: the addresses of the result arrays; inputs: those the engine read x0, u, θ from
   virtual nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th,
                            bool grad, int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
                            std::vector<std::uintptr_t>& inputs) = 0;
   virtual nb::dict default_batch(const ExperimentConfig& c) = 0;
+  virtual BackendKind backend() const = 0;
 };
 
-template <class Model, class S>
-class ModelRunner : public Runner {
+template <class S>
+class PrecisionRunner : public ArrayRunner {
  public:
-  ModelRunner(const ExperimentConfig& c, const Model& m, std::vector<int> topology)
-      : model_(m), loss_(c.loss), track_table_(c.track_table), topology_(std::move(topology)) {
-    bind_topology(model_);
+  PrecisionRunner(const ExperimentConfig& c, BackendKind backend) {
+    RunnerOptions options;
+    options.every_parameter_gradient = true;
+    runner_ = make_runner(c, backend, options);
     shape_ = c.checkpoint_plan().shape;
-    backend_ = resolve_backend(c.backend, &backend_note_);
   }
 
   nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
                    int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
                    std::vector<std::uintptr_t>& inputs) override {
-    const long long nx = model_.nx(), nu = model_.nu(), np = model_.np(), T = shape_.steps;
+    const long long nx = runner_->nx(), nu = runner_->nu(), np = runner_->np(), T = shape_.steps;
     if (x0.ndim() != 2)
       throw nb::value_error(("x0: shape (B, " + std::to_string(nx) + ") expected, got " + shape_of(x0)).c_str());
     const long long B = (long long)x0.shape(0);
@@ -204,8 +205,8 @@ class ModelRunner : public Runner {
     // CUDA device arrays: all three on one device, and only to the CUDA backend of a CUDA build
 #ifdef STEER_WITH_CUDA
     const bool on_device = x0.device_type() == nb::device::cuda::value;
-    if (on_device && backend_ != BackendKind::kCuda)
-      throw nb::value_error(("x0: a CUDA device array, but this simulator runs on the " + std::string(backend_name(backend_)) +
+    if (on_device && runner_->backend() != BackendKind::kCuda)
+      throw nb::value_error(("x0: a CUDA device array, but this simulator runs on the " + std::string(backend_name(runner_->backend())) +
                              " backend (simulation.backend = cuda or auto with a device reads device arrays); move it to the CPU first")
                                 .c_str());
 #else
@@ -243,7 +244,7 @@ class ModelRunner : public Runner {
       // referenced by this call's arguments meanwhile
       nb::gil_scoped_release unlocked;
       const auto t0 = std::chrono::steady_clock::now();
-      run_batch<Model, S>(backend_, model_, loss_, sh, batch, grad, owned->r, threads);
+      runner_->run(batch, sh, grad, owned->r, threads);
       engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     BatchResult<S>& r = owned->r;
@@ -288,53 +289,12 @@ class ModelRunner : public Runner {
     return out;
   }
 
-  const std::string& backend_note() const { return backend_note_; }
-  BackendKind backend() const { return backend_; }
+  BackendKind backend() const override { return runner_->backend(); }
 
  private:
-  // a mass-spring struct points at its packed topology (MassSpringSetup), here this runner's copy
-  void bind_topology(Model& m) {
-    if constexpr (std::is_same<Model, MassSpring>::value) m.topo = topology_.data();
-    (void)m;
-  }
-  Model model_;
-  Loss loss_;
-  // the tracking table loss_ points into (loss.reference / loss.observations), kept alive with it
-  std::shared_ptr<const std::vector<double>> track_table_;
-  std::vector<int> topology_;
+  std::unique_ptr<BatchRunner> runner_;
   RolloutShape shape_;
-  BackendKind backend_ = BackendKind::kCpu;
-  std::string backend_note_;
 };
-
-template <class S>
-std::unique_ptr<Runner> make_runner_in(const ExperimentConfig& c, std::string& backend, std::string& note) {
-  auto finish = [&](auto p) -> std::unique_ptr<Runner> {
-    backend = backend_name(p->backend());
-    note = p->backend_note();
-    return p;
-  };
-  // every model the registry knows has a setup type here; the articulated struct keeps
-  // n_grad_params = −1 (every θ slot's gradient), where the CLI's problem asks only for its variables
-  if (c.model_type == ProjectileSetup::kModel)
-    return finish(std::make_unique<ModelRunner<Projectile, S>>(c, c.model_state<ProjectileSetup>().model, std::vector<int>{}));
-  if (c.model_type == MassSpringSetup::kModel) {
-    const MassSpringSetup& s = c.model_state<MassSpringSetup>();
-    return finish(std::make_unique<ModelRunner<MassSpring, S>>(c, s.model, s.topology));
-  }
-  if (c.model_type == ArticulatedSetup::kModel) {
-    const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
-    // a tree beyond Articulated's capacity runs as ArticulatedLarge, which only the CLI's CPU path binds
-    if (s.large_tree)
-      throw std::invalid_argument("model.bodies: the Python binding takes trees of at most " +
-                                  std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
-                                  " joints and " + std::to_string(Articulated::kMaxSites) + " sites; got " +
-                                  std::to_string(s.large.n_bodies) + " bodies, " + std::to_string(s.large.n_dof) +
-                                  " joints (run it with the steer CLI)");
-    return finish(std::make_unique<ModelRunner<Articulated, S>>(c, s.model, std::vector<int>{}));
-  }
-  throw std::invalid_argument("model.type: " + c.model_type + " has no Python binding (accepted: projectile, mass_spring, articulated)");
-}
 
 class Simulator {
  public:
@@ -342,7 +302,12 @@ class Simulator {
     check_physical_inputs(c_, false);
     f32_ = c_.precision == "float32";
     threads_ = c_.threads;
-    runner_ = f32_ ? make_runner_in<float>(c_, backend_, backend_note_) : make_runner_in<double>(c_, backend_, backend_note_);
+    const BackendKind kind = resolve_backend(c_.backend, &backend_note_);
+    if (f32_)
+      runner_ = std::make_unique<PrecisionRunner<float>>(c_, kind);
+    else
+      runner_ = std::make_unique<PrecisionRunner<double>>(c_, kind);
+    backend_ = backend_name(runner_->backend());
   }
   const ExperimentConfig& config() const { return c_; }
   nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
@@ -407,7 +372,7 @@ class Simulator {
   bool f32_ = false;
   int threads_ = 0;
   std::string backend_, backend_note_;
-  std::unique_ptr<Runner> runner_;
+  std::unique_ptr<ArrayRunner> runner_;
   std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
   std::vector<std::uintptr_t> inputs_;   // where the last rollout's engine read x0, u, θ
   std::unique_ptr<Problem> problem_;     // the CLI's problem over the variables, made when first asked

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "steer/batch.h"
 #include "steer/cpu_backend.h"
@@ -30,6 +31,14 @@ CudaStatus cuda_status();
 // "auto" falls back to the CPU and writes why into *note
 BackendKind resolve_backend(const std::string& request, std::string* note);
 
+// A model whose CUDA kernels a CUDA build compiles (kernels/rollout_<model>_<precision>.cu)
+// says so with `static constexpr bool kCudaKernels = true;`. run_batch refuses the cuda backend
+// for any other model instead of naming kernels that do not exist.
+template <class Model, class = void>
+struct has_cuda_kernels : std::false_type {};
+template <class Model>
+struct has_cuda_kernels<Model, std::enable_if_t<Model::kCudaKernels>> : std::true_type {};
+
 #ifdef STEER_WITH_CUDA
 // defined in kernels/rollout_kernels.cuh, instantiated per model and precision in
 // kernels/rollout_<model>_<precision>.cu
@@ -46,7 +55,10 @@ void run_batch(BackendKind kind, const Model& m, const Loss& loss, const Rollout
     return;
   }
 #ifdef STEER_WITH_CUDA
-  cuda_run_batch<Model, S>(m, loss, sh, batch, want_grad, out);
+  if constexpr (has_cuda_kernels<Model>::value)
+    cuda_run_batch<Model, S>(m, loss, sh, batch, want_grad, out);
+  else
+    throw std::runtime_error("backend cuda: this model has no CUDA kernels; run it on the cpu backend");
 #else
   throw std::runtime_error("backend cuda: this build has no CUDA backend (configured with STEER_CUDA=OFF or no CUDA compiler found)");
 #endif

@@ -23,8 +23,8 @@ namespace steer {
 int cpu_default_threads();
 
 // ---- the SIMD path (cpu_packed.h) ----
-// A model with a packed path defines packable() (MassSpring, Articulated); the path itself is compiled
-// in src/backend/cpu_packed_isa.cpp, once per instruction set.
+// A model with a packed path defines packable() and is listed in src/models/packed_models.h; the
+// path itself is compiled in src/backend/cpu_packed_isa.cpp, once per instruction set.
 template <class Model, class = void>
 struct has_packed_path : std::false_type {};
 template <class Model>
@@ -42,17 +42,12 @@ bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
   }
 }
 
-struct MassSpring;
-struct Articulated;
-// the batch as groups of cpu_pack_width() rollouts, parallel over groups; out is sized by the caller
-void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads);
-void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads);
-void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads);
-void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads);
+// the batch as groups of cpu_pack_width() rollouts, parallel over groups; out is sized by the
+// caller. S is float or double; instantiated in src/backend/cpu_packed.cpp for the models of
+// STEER_PACKED_MODELS (src/models/packed_models.h)
+template <class Model, class S>
+void cpu_run_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
+                    BatchResult<S>& out, int threads);
 // rollouts per pack in the packed path: 8 with AVX-512, 4 with AVX2, else 2 (the instruction set
 // is chosen at run time, src/backend/cpu_packed.cpp)
 int cpu_pack_width();

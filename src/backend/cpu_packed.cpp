@@ -7,26 +7,18 @@
 #include <string>
 
 #include "steer/cpu_backend.h"
-#include "steer/models/articulated.h"
-#include "steer/models/mass_spring.h"
+#include "models/packed_models.h"
 
 // the entry points of each packed build (STEER_PACKED_HAVE_<ISA> is set by CMake for the
-// builds it compiles; sse2 is always built on x86-64, and is the plain build elsewhere)
-#define STEER_DECLARE_PACKED(isa)                                                                              \
-  namespace isa {                                                                                              \
-  void run(const MassSpring&, const Loss&, const RolloutShape&, const Batch<double>&, bool, BatchResult<double>&, \
-           int);                                                                                               \
-  void run(const Articulated&, const Loss&, const RolloutShape&, const Batch<double>&, bool,                   \
-           BatchResult<double>&, int);                                                                         \
-  void run(const MassSpring&, const Loss&, const RolloutShape&, const Batch<float>&, bool, BatchResult<float>&,  \
-           int);                                                                                               \
-  void run(const Articulated&, const Loss&, const RolloutShape&, const Batch<float>&, bool, BatchResult<float>&, \
-           int);                                                                                               \
-  void run(const ArticulatedLegged&, const Loss&, const RolloutShape&, const Batch<double>&, bool,             \
-           BatchResult<double>&, int);                                                                         \
-  void run(const ArticulatedLegged&, const Loss&, const RolloutShape&, const Batch<float>&, bool,              \
-           BatchResult<float>&, int);                                                                          \
-  int width();                                                                                                 \
+// builds it compiles; sse2 is always built on x86-64, and is the plain build elsewhere), one
+// pair per model of STEER_PACKED_MODELS
+#define STEER_DECLARE_PACKED_RUN(Model)                                                                        \
+  void run(const Model&, const Loss&, const RolloutShape&, const Batch<double>&, bool, BatchResult<double>&, int); \
+  void run(const Model&, const Loss&, const RolloutShape&, const Batch<float>&, bool, BatchResult<float>&, int);
+#define STEER_DECLARE_PACKED(isa)             \
+  namespace isa {                             \
+  STEER_PACKED_MODELS(STEER_DECLARE_PACKED_RUN) \
+  int width();                                \
   }
 
 namespace steer {
@@ -116,31 +108,18 @@ void dispatch(const Model& m, const Loss& loss, const RolloutShape& sh, const Ba
 
 }  // namespace
 
-void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads) {
+template <class Model, class S>
+void cpu_run_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
+                    BatchResult<S>& out, int threads) {
   dispatch(m, loss, sh, batch, want_grad, out, threads);
 }
-void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads) {
-  dispatch(m, loss, sh, batch, want_grad, out, threads);
-}
-void cpu_run_packed(const MassSpring& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads) {
-  dispatch(m, loss, sh, batch, want_grad, out, threads);
-}
-void cpu_run_packed(const Articulated& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads) {
-  dispatch(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads) {
-  dispatch(m, loss, sh, batch, want_grad, out, threads);
-}
-void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads) {
-  dispatch(m, loss, sh, batch, want_grad, out, threads);
-}
+#define STEER_INSTANTIATE_PACKED(Model)                                                                            \
+  template void cpu_run_packed<Model, double>(const Model&, const Loss&, const RolloutShape&, const Batch<double>&, \
+                                              bool, BatchResult<double>&, int);                                    \
+  template void cpu_run_packed<Model, float>(const Model&, const Loss&, const RolloutShape&, const Batch<float>&,   \
+                                             bool, BatchResult<float>&, int);
+STEER_PACKED_MODELS(STEER_INSTANTIATE_PACKED)
+#undef STEER_INSTANTIATE_PACKED
 
 int cpu_pack_width() {
   switch (packed_isa()) {

@@ -6,8 +6,7 @@
 // the portable code (src/CMakeLists.txt; src/backend/cpu_packed.cpp dispatches at run time).
 #include "steer/cpu_packed.h"
 
-#include "steer/models/articulated.h"
-#include "steer/models/mass_spring.h"
+#include "models/packed_models.h"
 
 // the portable build (compiled with the library's own flags) unless CMake names another
 #ifndef STEER_PACKED_ISA
@@ -17,35 +16,18 @@
 namespace steer {
 namespace STEER_PACKED_ISA {
 
-void run(const MassSpring& m, const Loss& loss, const RolloutShape& sh,
-               const Batch<double>& batch, bool want_grad, BatchResult<double>& out, int threads) {
-  cpu_run_groups_packed<MassSpring>(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void run(const Articulated& m, const Loss& loss, const RolloutShape& sh,
-               const Batch<double>& batch, bool want_grad, BatchResult<double>& out, int threads) {
-  cpu_run_groups_packed<Articulated>(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void run(const MassSpring& m, const Loss& loss, const RolloutShape& sh,
-               const Batch<float>& batch, bool want_grad, BatchResult<float>& out, int threads) {
-  cpu_run_groups_packed<MassSpring>(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void run(const Articulated& m, const Loss& loss, const RolloutShape& sh,
-               const Batch<float>& batch, bool want_grad, BatchResult<float>& out, int threads) {
-  cpu_run_groups_packed<Articulated>(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void run(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh,
-         const Batch<double>& batch, bool want_grad, BatchResult<double>& out, int threads) {
-  cpu_run_groups_packed<ArticulatedLegged>(m, loss, sh, batch, want_grad, out, threads);
-}
-
-void run(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh,
-         const Batch<float>& batch, bool want_grad, BatchResult<float>& out, int threads) {
-  cpu_run_groups_packed<ArticulatedLegged>(m, loss, sh, batch, want_grad, out, threads);
-}
+// the entry points, a float64 and a float32 one per model of STEER_PACKED_MODELS
+#define STEER_PACKED_RUN(Model)                                                                                 \
+  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch, bool want_grad, \
+           BatchResult<double>& out, int threads) {                                                            \
+    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                                 \
+  }                                                                                                             \
+  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch, bool want_grad,  \
+           BatchResult<float>& out, int threads) {                                                             \
+    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                                 \
+  }
+STEER_PACKED_MODELS(STEER_PACKED_RUN)
+#undef STEER_PACKED_RUN
 
 int width() { return kPackWidth; }
 

@@ -16,7 +16,9 @@
 
 namespace steer {
 
-class Problem;
+class BatchRunner;
+struct RecordedTrajectory;
+struct RunnerOptions;
 
 // a physically invalid model value (check_physical): where it is written and what it violates
 struct PhysicalViolation {
@@ -40,10 +42,12 @@ struct ModelDef {
   void (*model_json)(const ExperimentConfig& c, nlohmann::json& m) = nullptr;
   // the timestep into the model's struct in its setup [s] (parse, and halved_timestep's dt/2)
   void (*set_dt)(ExperimentConfig& c, double dt) = nullptr;
-  // the CPU problem for c in c.precision (src/problem/model_problem.h instantiated for the
-  // model in its folder, with the folder's ProblemHooks; the CUDA instantiations are in
-  // kernels/rollout_<model>_<precision>.cu)
-  std::unique_ptr<Problem> (*make_problem)(const ExperimentConfig& c, BackendKind backend, int threads) = nullptr;
+  // the model of c in c.precision on `backend`, behind BatchRunner (src/problem/batch_runner.h):
+  // make_model_runner (model_runner.h) over the folder's model struct and RunnerHooks. The CLI's
+  // problem, Python and the benchmark run batches through it. The CUDA instantiations are in
+  // kernels/rollout_<model>_<precision>.cu; a struct without them is refused on cuda.
+  std::unique_ptr<BatchRunner> (*make_runner)(const ExperimentConfig& c, BackendKind backend,
+                                              const RunnerOptions& options) = nullptr;
 
   // --- optional hooks (nullptr / false: the model does not offer it) ---
   // what the chatter label suggests; smaller_dt is the generic advice (nullptr: only that)
@@ -67,6 +71,10 @@ struct ModelDef {
   // site.<name>.<x|y|z> columns of loss.reference / loss.observations name them (nullptr: the
   // model has no sites, and those keys are refused)
   std::vector<std::string> (*site_names)(const ExperimentConfig& c) = nullptr;
+  // report.html's drawing of the motion from the recorded states, as src/experiment/report_scene.h
+  // describes it (nullptr: the page says that this model draws nothing, and shows the rest)
+  nlohmann::json (*report_scene)(const ExperimentConfig& c, const nlohmann::json& artifact,
+                                 const RecordedTrajectory& tr, int max_frames) = nullptr;
   // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
   bool penetration_label = false;
   // run and compare report the centre of mass's travel along x before and after optimization
@@ -86,11 +94,22 @@ const ModelDef& model_of(const ExperimentConfig& c);
 
 // The registered models, in the order messages list them: the one line a new model adds.
 // Each name N stands for the registration `const ModelDef& N_model()` that its folder
-// src/models/N/ defines.
+// src/models/N/ defines. A model with a SIMD path also lists its struct in packed_models.h.
 #define STEER_REGISTERED_MODELS(X) X(projectile) X(mass_spring) X(articulated)
+
+// Models a build adds from outside src/models (the test-only model, tests/models/oscillator):
+// the same list, one X(N) each, in a header the build names with STEER_EXTRA_MODELS_HEADER
+// (tests/test_model.cmake); registry.cpp appends them to the registered models.
+#ifdef STEER_EXTRA_MODELS_HEADER
+#include STEER_EXTRA_MODELS_HEADER
+#endif
+#ifndef STEER_EXTRA_MODELS
+#define STEER_EXTRA_MODELS(X)
+#endif
 
 #define STEER_DECLARE_MODEL(name) const ModelDef& name##_model();
 STEER_REGISTERED_MODELS(STEER_DECLARE_MODEL)
+STEER_EXTRA_MODELS(STEER_DECLARE_MODEL)
 #undef STEER_DECLARE_MODEL
 
 }  // namespace steer

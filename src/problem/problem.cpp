@@ -229,10 +229,6 @@ ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size) {
   return r;
 }
 
-std::unique_ptr<Problem> make_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return model_of(c).make_problem(c, backend, threads);
-}
-
 HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend, int threads)
     : inner_(make_problem(halved_timestep(c), backend, threads)) {
   // halved_timestep doubles each control's hold, so the inner problem's variables are these:

@@ -48,6 +48,8 @@ struct Projectile {
   enum Contact { kContactSmooth = 0, kContactHard = 1 };
   static constexpr int kMaxState = 6;
   static constexpr int kMaxControl = 3;
+  // kernels/rollout_projectile_<precision>.cu (backend.h, has_cuda_kernels)
+  static constexpr bool kCudaKernels = true;
   static constexpr int kMaxParam = kNumParams;
   static constexpr int kMaxContacts = 2;
 

@@ -10,40 +10,11 @@
 
 #include "config/json_reader.h"
 #include "models/articulated/config_articulated.h"
+#include "models/articulated/articulated_report.h"
 #include "models/registry.h"
-#include "problem/model_problem.h"
+#include "problem/model_runner.h"
 
 namespace steer {
-
-#ifdef STEER_WITH_CUDA
-// ArticulatedLarge has no CUDA kernels (model.h) and new_problem refuses the cuda backend for
-// it; these stand in for the instantiations run_batch (backend.h) names, never reached.
-template <>
-void cuda_run_batch<ArticulatedLarge, double>(const ArticulatedLarge&, const Loss&, const RolloutShape&,
-                                              const Batch<double>&, bool, BatchResult<double>&) {
-  throw std::logic_error("ArticulatedLarge has no CUDA kernels");
-}
-template <>
-void cuda_run_batch<ArticulatedLarge, float>(const ArticulatedLarge&, const Loss&, const RolloutShape&,
-                                             const Batch<float>&, bool, BatchResult<float>&) {
-  throw std::logic_error("ArticulatedLarge has no CUDA kernels");
-}
-#ifndef STEER_CUDA_LEGGED
-// ArticulatedLegged's kernels (kernels/rollout_articulated_legged_*.cu) are compiled where the
-// CUDA build lists them and defines STEER_CUDA_LEGGED (src/CMakeLists.txt); until then the
-// cuda backend refuses a legged tree by name (new_problem), and these stand in.
-template <>
-void cuda_run_batch<ArticulatedLegged, double>(const ArticulatedLegged&, const Loss&, const RolloutShape&,
-                                               const Batch<double>&, bool, BatchResult<double>&) {
-  throw std::logic_error("this CUDA build has no ArticulatedLegged kernels");
-}
-template <>
-void cuda_run_batch<ArticulatedLegged, float>(const ArticulatedLegged&, const Loss&, const RolloutShape&,
-                                              const Batch<float>&, bool, BatchResult<float>&) {
-  throw std::logic_error("this CUDA build has no ArticulatedLegged kernels");
-}
-#endif
-#endif
 
 namespace {
 
@@ -59,9 +30,11 @@ void set_dt(ExperimentConfig& c, double dt) {
 
 // Model: Articulated, ArticulatedLegged or ArticulatedLarge (model.h)
 template <class Model>
-struct ArticulatedProblemHooks : ProblemHooks<Model> {
-  // the adjoint differentiates only the parameters that are variables
-  void bind(const ExperimentConfig& c, Model& m) {
+struct ArticulatedRunnerHooks : RunnerHooks<Model> {
+  // the adjoint differentiates only the parameters that are variables, unless every θ slot's
+  // gradient is asked for (n_grad_params = −1, as parsed)
+  void bind(const ExperimentConfig& c, Model& m, const RunnerOptions& options) {
+    if (options.every_parameter_gradient) return;
     m.n_grad_params = 0;
     for (const auto& v : c.variables)
       if (v.kind == VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
@@ -74,29 +47,11 @@ struct ArticulatedProblemHooks : ProblemHooks<Model> {
   }
 };
 
-// The smallest capacity that fits: a tree within Articulated's runs as Articulated, one within
-// ArticulatedLegged's (a quadruped on a free root) as ArticulatedLegged, both on every backend;
-// a larger one as ArticulatedLarge on the CPU only (model.h: no CUDA kernels are compiled for it).
-std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
-  if (!s.large_tree) return make_model_problem<Articulated, ArticulatedProblemHooks<Articulated>>(c, s.model, backend, threads);
-#if defined(STEER_WITH_CUDA) && !defined(STEER_CUDA_LEGGED)
-  const bool legged_backend = backend == BackendKind::kCpu;
-#else
-  const bool legged_backend = true;
-#endif
-  if (s.legged_tree && legged_backend)
-    return make_model_problem<ArticulatedLegged, ArticulatedProblemHooks<ArticulatedLegged>>(c, s.legged, backend, threads);
-  if (backend != BackendKind::kCpu)
-    throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
-                      std::to_string(s.large.n_dof) + " joints and " + std::to_string(s.large.n_sites) +
-                      " sites runs on the CPU backend only; the CUDA backend takes at most " +
-                      std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
-                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
-                      std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " + std::to_string(ArticulatedLegged::kMaxDof) +
-                      " joints and " + std::to_string(ArticulatedLegged::kMaxSites) +
-                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set \"backend\": \"cpu\")");
-  return make_model_problem<ArticulatedLarge, ArticulatedProblemHooks<ArticulatedLarge>>(c, s.large, backend, threads);
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+  return with_articulated(c.model_state<ArticulatedSetup>(), backend, [&](const auto& m) {
+    using Model = std::decay_t<decltype(m)>;
+    return make_model_runner<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
+  });
 }
 
 // A saturated servo under implicitfast chatters because its k_v acts explicitly at the clamp
@@ -124,7 +79,8 @@ const ModelDef& articulated_model() {
     d.parse_initial_state = parse_articulated_initial_state;
     d.model_json = model_json;
     d.set_dt = set_dt;
-    d.make_problem = new_problem;
+    d.make_runner = new_runner;
+    d.report_scene = articulated_scene;
     d.chatter_remedy = chatter_remedy;
     // no com_axis_error: c = Σ m_b c_b / Σ m_b is measured along any world axis x, y, z
     // (center_of_mass and its adjoint take the axis; tests/com_axis_test.cpp)

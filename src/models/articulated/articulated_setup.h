@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/json_reader.h"
+#include "steer/batch.h"
 #include "steer/models/articulated.h"
 
 namespace steer {
@@ -49,5 +51,27 @@ struct ArticulatedSetup {
     return -1;
   }
 };
+
+// Calls f(model) with the tree at the smallest capacity that fits and runs on `backend`, and
+// returns what f returns. The one place the capacity is chosen: a tree within Articulated's
+// runs as Articulated, one within ArticulatedLegged's (a quadruped on a free root) as
+// ArticulatedLegged, both on every backend; a larger one as ArticulatedLarge on the CPU only
+// (model.h: no CUDA kernels are compiled for it), and the cuda backend refuses it by name.
+template <class F>
+decltype(auto) with_articulated(const ArticulatedSetup& s, BackendKind backend, F&& f) {
+  if (!s.large_tree) return f(s.model);
+  if (s.legged_tree) return f(s.legged);
+  if (backend != BackendKind::kCpu)
+    throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
+                      std::to_string(s.large.n_dof) + " joints and " + std::to_string(s.large.n_sites) +
+                      " sites runs on the CPU backend only; the CUDA backend takes at most " +
+                      std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
+                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
+                      std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " +
+                      std::to_string(ArticulatedLegged::kMaxDof) + " joints and " +
+                      std::to_string(ArticulatedLegged::kMaxSites) +
+                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set \"backend\": \"cpu\")");
+  return f(s.large);
+}
 
 }  // namespace steer

@@ -12,8 +12,9 @@
 
 #include "models/mass_spring/config_mass_spring.h"
 #include "models/mass_spring/mass_spring_setup.h"
+#include "models/mass_spring/mass_spring_report.h"
 #include "models/registry.h"
-#include "problem/model_problem.h"
+#include "problem/model_runner.h"
 
 namespace steer {
 
@@ -91,19 +92,18 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<MassSpringSetup>().model.dt = dt; }
 
-// a problem owns a copy of the robot's topology and points its model at it (the model struct
+// a runner owns a copy of the robot's topology and points its model at it (the model struct
 // only holds the pointer, so that it stays a plain value on the device)
-struct MassSpringProblemHooks : ProblemHooks<MassSpring> {
+struct MassSpringRunnerHooks : RunnerHooks<MassSpring> {
   std::vector<int> topology;
-  void bind(const ExperimentConfig& c, MassSpring& m) {
+  void bind(const ExperimentConfig& c, MassSpring& m, const RunnerOptions&) {
     topology = setup(c).topology;
     m.topo = topology.data();
   }
-  void rebind(MassSpring& m) const { m.topo = topology.data(); }
 };
 
-std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return make_model_problem<MassSpring, MassSpringProblemHooks>(c, setup(c).model, backend, threads);
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+  return make_model_runner<MassSpring, MassSpringRunnerHooks>(c, setup(c).model, backend, options);
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
@@ -148,7 +148,8 @@ const ModelDef& mass_spring_model() {
     d.parse_initial_state = parse_initial_state;
     d.model_json = model_json;
     d.set_dt = set_dt;
-    d.make_problem = new_problem;
+    d.make_runner = new_runner;
+    d.report_scene = mass_spring_scene;
     d.chatter_remedy = chatter_remedy;
     d.com_axis_error = com_axis_error;
     d.tie_variables = tie_variables;

@@ -7,8 +7,9 @@
 
 #include "models/projectile/projectile_model.h"
 #include "models/projectile/projectile_setup.h"
+#include "models/projectile/projectile_report.h"
 #include "models/registry.h"
-#include "problem/model_problem.h"
+#include "problem/model_runner.h"
 
 namespace steer {
 
@@ -80,8 +81,8 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<ProjectileSetup>().model.dt = dt; }
 
-std::unique_ptr<Problem> new_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return make_model_problem(c, projectile(c), backend, threads);
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+  return make_model_runner(c, projectile(c), backend, options);
 }
 
 // a period-2 oscillation of a projectile is a stiff ground contact at ω·dt ≈ 2
@@ -131,7 +132,8 @@ const ModelDef& projectile_model() {
     d.parse_initial_state = parse_initial_state;
     d.model_json = model_json;
     d.set_dt = set_dt;
-    d.make_problem = new_problem;
+    d.make_runner = new_runner;
+    d.report_scene = projectile_scene;
     d.chatter_remedy = chatter_remedy;
     d.landing_dims = landing_dims;
     d.com_axis_error = com_axis_error;

@@ -352,6 +352,8 @@ struct Articulated : ArticulatedCap<10, 8, 8> {
   // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
   // W rollouts instead of one per rollout
   static constexpr bool kPackedDiagnostics = true;
+  // kernels/rollout_articulated*_<precision>.cu (backend.h, has_cuda_kernels)
+  static constexpr bool kCudaKernels = true;
 };
 
 // Trees beyond Articulated's capacity (a humanoid's limbs, an arm with a gripper): up to 32
@@ -368,20 +370,9 @@ struct ArticulatedLarge : ArticulatedCap<32, 32, 8> {};
 struct ArticulatedLegged : ArticulatedCap<20, 18, 8> {
   bool packable() const { return integrator != kRk4; }
   static constexpr bool kPackedDiagnostics = true;
+  // kernels/rollout_articulated_legged_<precision>.cu (backend.h, has_cuda_kernels)
+  static constexpr bool kCudaKernels = true;
 };
-
-// the packed path's entry points for ArticulatedLegged (src/backend/cpu_packed.cpp); found by
-// argument-dependent lookup from cpu_backend.h's dispatch, which declares Articulated's
-struct Loss;
-struct RolloutShape;
-template <class R>
-struct Batch;
-template <class R>
-struct BatchResult;
-void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch,
-                    bool want_grad, BatchResult<double>& out, int threads);
-void cpu_run_packed(const ArticulatedLegged& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,
-                    bool want_grad, BatchResult<float>& out, int threads);
 
 // `to` becomes `from` at another capacity (same tree, same fields); the caller checks that the
 // tree fits `to` (articulated_fits). Every field of ArticulatedCap is listed here.

@@ -35,6 +35,8 @@ struct MassSpring {
   static constexpr int kMaxControl = 0;
   static constexpr int kMaxParam = 0;
   static constexpr int kSpringParams = 4;  // k, c, L0, α
+  // kernels/rollout_mass_spring_<precision>.cu (backend.h, has_cuda_kernels)
+  static constexpr bool kCudaKernels = true;
 
   int dim = 2;
   int n_particles = 0;

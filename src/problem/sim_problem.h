@@ -1,10 +1,8 @@
-// The batch problem of one model in one precision: the Problem interface over run_batch
-// (steer/backend.h) for Model and scalar S. A header so that each model's folder instantiates
-// it for its own model (src/models/<name>/, the model's make_problem hook) and a build
-// compiles the models side by side; run_batch's CPU path is instantiated with it, its CUDA
-// path in kernels/rollout_<model>_<precision>.cu. What differs between models beyond the model
-// struct (data the struct points into, setup from the config, a contact depth to report) comes
-// in through a hooks type from the model's folder (ProblemHooks).
+// The batch problem of one config: the Problem interface (problem.h) over the config's
+// BatchRunner (batch_runner.h), in the runner's precision S. It knows no model: the variables
+// are scattered into a copy of the nominal batch, run, and the gradients gathered back; the
+// model's own parts (the step, the centre of mass, a contact depth) come from the runner.
+// Instantiated for float and double in sim_problem.cpp; make_problem (problem.h) builds it.
 #pragma once
 
 #include <algorithm>
@@ -15,42 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "problem/batch_runner.h"
 #include "problem/problem.h"
-#include "steer/backend.h"
 
 namespace steer {
 
-// A model's additions to its SimProblem; a model folder derives from this and overrides what
-// its model needs (the defaults do nothing). A hooks object lives in the problem and is
-// copied with it.
-template <class Model>
-struct ProblemHooks {
-  // prepares the problem's copy m of the model struct from the config; may keep data m points into
-  void bind(const ExperimentConfig&, Model&) {}
-  // after the problem (and these hooks) were copied: points m at this copy's data
-  void rebind(Model&) const {}
-  // whether max_penetration reports a contact depth for this model struct
-  static bool measures_penetration(const Model&) { return false; }
-  // the contact depth below the ground at state x, parameters p [m] (> 0: penetrating)
-  static double penetration(const Model&, View<const double>, View<const double>) { return -1e300; }
-};
-
-template <class Model, class S, class Hooks = ProblemHooks<Model>>
+template <class S>
 class SimProblem : public Problem {
  public:
-  SimProblem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads)
-      : model_(m), loss_(c.loss), backend_(backend), threads_(threads), vars_(c.variables) {
-    hooks_.bind(c, model_);
-    // the tracking table for this problem's own dt and steps (a horizon sweep's T, the
-    // half-step twin's dt/2), shared read-only with the problem's copies (leading)
-    if (!c.tracking.empty()) {
-      auto table = std::make_shared<std::vector<double>>();
-      build_track_table(c, c.dt, c.steps, loss_, *table);
-      loss_.track = table->empty() ? nullptr : table->data();
-      track_table_ = table;
-    }
+  // runner: c's model in precision S (make_runner); shared read-only with the problem's copies (leading)
+  SimProblem(const ExperimentConfig& c, std::shared_ptr<const BatchRunner> runner, int threads)
+      : runner_(std::move(runner)), threads_(threads), vars_(c.variables) {
     batch_size_ = c.batch_size;
-    nx_ = m.nx();
+    nx_ = runner_->nx();
     state_names_ = c.info.state_names;
     for (int i = 0; i < c.info.nx(); ++i)
       if (c.info.state_units[size_t(i)] == "m/s" || c.info.state_units[size_t(i)] == "rad/s") velocity_slots_.push_back(i);
@@ -90,10 +65,8 @@ class SimProblem : public Problem {
 
   // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
   SimProblem(const SimProblem& o, int n)
-      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), model_(o.model_), hooks_(o.hooks_),
-        loss_(o.loss_), track_table_(o.track_table_), backend_(o.backend_), threads_(o.threads_), vars_(o.vars_),
-        shape_(o.shape_) {
-    hooks_.rebind(model_);
+      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), runner_(o.runner_), threads_(o.threads_),
+        vars_(o.vars_), shape_(o.shape_) {
     batch_size_ = n;
     nx_ = o.nx_;
     steps_ = o.steps_;
@@ -140,7 +113,7 @@ class SimProblem : public Problem {
       throw std::invalid_argument("evaluate: vars has the wrong size");
     auto t0 = std::chrono::steady_clock::now();
     scatter(vars, work_);
-    run_batch<Model, S>(backend_, model_, loss_, shape_, work_, want_grad, result_, threads_);
+    runner_->run(work_, shape_, want_grad, result_, threads_);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     forward_rollout_steps += (long long)batch_size_ * steps_;
     if (want_grad) {
@@ -192,7 +165,7 @@ class SimProblem : public Problem {
     RolloutShape sh = shape_;
     sh.traj_stride = stride;
     BatchResult<S> res;
-    run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+    runner_->run(part, sh, false, res, threads_);
     return std::vector<double>(res.traj.begin(), res.traj.end());
   }
 
@@ -203,26 +176,24 @@ class SimProblem : public Problem {
     std::vector<double> out(n);
     const int np = base_.np;
     for (int b = 0; b < n; ++b) {
-      View<const double> P{th.data() + size_t(b) * np, 1};
-      View<const double> X0{ends.data() + size_t(b) * 2 * nx_, 1}, XT{ends.data() + (size_t(b) * 2 + 1) * nx_, 1};
-      out[b] = model_.template center_of_mass<double>(XT, P, axis) - model_.template center_of_mass<double>(X0, P, axis);
+      const double* P = th.data() + size_t(b) * np;
+      const double *X0 = ends.data() + size_t(b) * 2 * nx_, *XT = ends.data() + (size_t(b) * 2 + 1) * nx_;
+      out[b] = runner_->center_of_mass(XT, P, axis) - runner_->center_of_mass(X0, P, axis);
     }
     return out;
   }
 
   std::vector<double> max_penetration(const std::vector<double>& vars, int n) override {
-    if (!Hooks::measures_penetration(model_)) return {};
+    if (!runner_->measures_penetration()) return {};
     n = std::min(n, batch_size_);
     const std::vector<double> traj = trajectories(vars, n, 1);  // every state
     const std::vector<double> th = parameters(vars);
     const int slots = steps_ + 1, np = base_.np;
     std::vector<double> out(n, -1e300);
     for (int b = 0; b < n; ++b) {
-      View<const double> P{th.data() + size_t(b) * np, 1};
-      for (int k = 0; k < slots; ++k) {
-        View<const double> X{traj.data() + (size_t(b) * slots + k) * nx_, 1};
-        out[b] = std::max(out[b], Hooks::penetration(model_, X, P));
-      }
+      const double* P = th.data() + size_t(b) * np;
+      for (int k = 0; k < slots; ++k)
+        out[b] = std::max(out[b], runner_->penetration(traj.data() + (size_t(b) * slots + k) * nx_, P));
     }
     return out;
   }
@@ -252,7 +223,7 @@ class SimProblem : public Problem {
       std::copy_n(work_.u_of(b0), size_t(c) * steps_ * nu, part.u.begin());
       std::copy_n(work_.theta_of(b0), size_t(c) * np, part.theta.begin());
       BatchResult<S> res;
-      run_batch<Model, S>(backend_, model_, loss_, sh, part, false, res, threads_);
+      runner_->run(part, sh, false, res, threads_);
       for (int r = 0; r < c; ++r) {
         VelocityReversals& o = out[size_t(b0 + r)];
         const S* x = res.traj.data() + size_t(r) * slots * nx;
@@ -285,11 +256,7 @@ class SimProblem : public Problem {
  private:
   std::vector<int> velocity_slots_;          // state slots in m/s or rad/s
   std::vector<std::string> state_names_;
-  Model model_;
-  Hooks hooks_;
-  Loss loss_;
-  std::shared_ptr<const std::vector<double>> track_table_;  // what loss_.track points at
-  BackendKind backend_;
+  std::shared_ptr<const BatchRunner> runner_;
   int threads_;
   std::vector<VariableSpec> vars_;
   RolloutShape shape_;
@@ -297,11 +264,7 @@ class SimProblem : public Problem {
   BatchResult<S> result_;
 };
 
-// the model's problem in the config's precision (float32 or float64)
-template <class Model, class Hooks = ProblemHooks<Model>>
-std::unique_ptr<Problem> make_model_problem(const ExperimentConfig& c, const Model& m, BackendKind backend, int threads) {
-  if (c.precision == "float32") return std::make_unique<SimProblem<Model, float, Hooks>>(c, m, backend, threads);
-  return std::make_unique<SimProblem<Model, double, Hooks>>(c, m, backend, threads);
-}
+extern template class SimProblem<float>;
+extern template class SimProblem<double>;
 
 }  // namespace steer

@@ -1,0 +1,150 @@
+// BatchRunner (batch_runner.h) for one model struct in one precision: the only place the
+// pipeline holds a model's type. A model's folder instantiates it in its make_runner hook
+// (make_model_runner below); run_batch's CPU path is instantiated with it, its CUDA path in
+// kernels/rollout_<model>_<precision>.cu. What differs between models beyond the struct (data
+// the struct points into, setup from the config, a contact depth) comes through a hooks type
+// from the model's folder (RunnerHooks).
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "problem/batch_runner.h"
+#include "steer/backend.h"
+#include "steer/op_count.h"
+
+namespace steer {
+
+// A model's additions to its runner; a model folder derives from this and overrides what its
+// model needs (the defaults do nothing). The hooks live in the runner, which is never copied.
+template <class Model>
+struct RunnerHooks {
+  // prepares the runner's copy m of the model struct from the config; may keep data m points into
+  void bind(const ExperimentConfig&, Model&, const RunnerOptions&) {}
+  // whether penetration reports a contact depth for this model struct
+  static bool measures_penetration(const Model&) { return false; }
+  // the contact depth below the ground at state x, parameters p [m] (> 0: penetrating)
+  static double penetration(const Model&, View<const double>, View<const double>) { return -1e300; }
+};
+
+template <class Model, class S, class Hooks = RunnerHooks<Model>>
+class ModelRunner final : public BatchRunner {
+  static_assert(std::is_same<S, double>::value || std::is_same<S, float>::value, "a runner runs float or double");
+
+ public:
+  ModelRunner(const ExperimentConfig& c, const Model& m, BackendKind backend, const RunnerOptions& options)
+      : model_(m), loss_(c.loss) {
+    hooks_.bind(c, model_, options);
+    // the tracking table for this config's own dt and steps (a horizon sweep's T, the
+    // half-step twin's dt/2)
+    if (!c.tracking.empty()) {
+      auto table = std::make_shared<std::vector<double>>();
+      build_track_table(c, c.dt, c.steps, loss_, *table);
+      loss_.track = table->empty() ? nullptr : table->data();
+      track_table_ = table;
+    }
+    nx_ = model_.nx(), nu_ = model_.nu(), np_ = model_.np();
+    backend_ = backend;
+    float32_ = std::is_same<S, float>::value;
+  }
+  ModelRunner(const ModelRunner&) = delete;
+  ModelRunner& operator=(const ModelRunner&) = delete;
+
+  void run(const Batch<double>& batch, const RolloutShape& sh, bool want_grad, BatchResult<double>& out, int threads,
+           CudaRunStats* stats) const override {
+    run_in(batch, sh, want_grad, out, threads, stats);
+  }
+  void run(const Batch<float>& batch, const RolloutShape& sh, bool want_grad, BatchResult<float>& out, int threads,
+           CudaRunStats* stats) const override {
+    run_in(batch, sh, want_grad, out, threads, stats);
+  }
+
+  void step(int k, const double* x, const double* u, const double* p, double* xn) const override {
+    View<double> out{xn, 1};
+    model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1}, View<const double>{p, 1}, out);
+  }
+  double center_of_mass(const double* x, const double* p, int axis) const override {
+    return model_.template center_of_mass<double>(View<const double>{x, 1}, View<const double>{p, 1}, axis);
+  }
+  bool measures_penetration() const override { return Hooks::measures_penetration(model_); }
+  double penetration(const double* x, const double* p) const override {
+    return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{p, 1});
+  }
+
+  long long step_tape_bytes() const override { return step_tape_bytes_of<Model, S>(model_, 0); }
+
+  StepWorkCounts count_work(const Batch<double>& b, int steps, int samples, bool taped) const override {
+    std::vector<double> x(b.x0_of(0), b.x0_of(0) + nx_), xn(static_cast<size_t>(nx_)), u(static_cast<size_t>(nu_));
+    const std::vector<double> p(b.theta_of(0), b.theta_of(0) + np_), seed(static_cast<size_t>(nx_), 1.0);
+    samples = std::min(steps, samples);
+    StepWorkCounts w;
+    for (int k = 0, taken = 0; k < steps && taken < samples; ++k) {
+      for (int j = 0; j < nu_; ++j) u[size_t(j)] = b.u_of(0)[size_t(k) * nu_ + j];
+      if (k == long(taken) * steps / samples) {
+        const StepWork f = count_step<S>(model_, k, x, u, p);
+        StepWork a;
+        if constexpr (has_step_tape<Model>::value) {
+          a = taped ? count_adj_step_taped<S>(model_, k, x, u, p, seed) : count_adj_step<S>(model_, k, x, u, p, seed);
+        } else {
+          (void)taped;
+          a = count_adj_step<S>(model_, k, x, u, p, seed);
+        }
+        w.flops_fwd += double(f.ops.flops()) / samples;
+        w.special_fwd += double(f.ops.special) / samples;
+        w.elements_fwd += double(f.elements) / samples;
+        w.flops_adj += double(a.ops.flops()) / samples;
+        w.special_adj += double(a.ops.special) / samples;
+        w.elements_adj += double(a.elements) / samples;
+        ++taken;
+      }
+      step(k, x.data(), u.data(), p.data(), xn.data());
+      x.swap(xn);
+    }
+    return w;
+  }
+
+ private:
+  template <class R>
+  void run_in(const Batch<R>& batch, const RolloutShape& sh, bool want_grad, BatchResult<R>& out, int threads,
+              CudaRunStats* stats) const {
+    if constexpr (!std::is_same<R, S>::value) {
+      (void)batch, (void)sh, (void)want_grad, (void)out, (void)threads, (void)stats;
+      throw std::logic_error(std::string("BatchRunner::run: a ") + (float32_ ? "float32" : "float64") +
+                             " runner was given a " + (std::is_same<R, float>::value ? "float32" : "float64") + " batch");
+    } else {
+#ifdef STEER_WITH_CUDA
+      if constexpr (has_cuda_kernels<Model>::value) {
+        if (stats && backend_ == BackendKind::kCuda) {
+          cuda_run_batch_ex<Model, S>(model_, loss_, sh, batch, want_grad, out, CudaRunOptions{}, stats);
+          return;
+        }
+      }
+#endif
+      (void)stats;
+      run_batch<Model, S>(backend_, model_, loss_, sh, batch, want_grad, out, threads);
+    }
+  }
+
+  Model model_;
+  Hooks hooks_;
+  Loss loss_;
+  std::shared_ptr<const std::vector<double>> track_table_;  // what loss_.track points at
+};
+
+// The runner of model struct m in c.precision. A model without CUDA kernels (has_cuda_kernels,
+// backend.h) is refused on the cuda backend, naming simulation.backend.
+template <class Model, class Hooks = RunnerHooks<Model>>
+std::unique_ptr<BatchRunner> make_model_runner(const ExperimentConfig& c, const Model& m, BackendKind backend,
+                                               const RunnerOptions& options) {
+  if (backend == BackendKind::kCuda && !has_cuda_kernels<Model>::value)
+    throw ConfigError("simulation.backend: the " + c.model_type +
+                      " model has no CUDA kernels; run it on the cpu backend (\"backend\": \"cpu\")");
+  if (c.precision == "float32") return std::make_unique<ModelRunner<Model, float, Hooks>>(c, m, backend, options);
+  return std::make_unique<ModelRunner<Model, double, Hooks>>(c, m, backend, options);
+}
+
+}  // namespace steer
