@@ -1,5 +1,5 @@
 // The binomial (Revolve) checkpoint schedule of include/steer/rollout.h and its config key
-// simulation.checkpoint_memory_mb (src/config/config.cpp): gradients bitwise identical to storing
+// simulation.checkpoint_memory_mb (src/config/checkpoint_plan.cpp): gradients bitwise identical to storing
 // every state (K = 1) for every snapshot count, the forward steps the sweep executes equal to
 // Griewank & Walther's r·T − β(s + 1, r − 1) (the optimum, checked against a brute-force
 // recursion), scratch memory within the budget, and budgets too small refused by name.

@@ -66,7 +66,9 @@ TEST(ConfigMassSpring, RobotErrorsNameTheKey) {
   testing::expect_config_error(g, {"model.robot.grid.cells[1]", "twice"});
   json s = base();
   s["model"]["robot"]["springs"][0] = {0, 1, 0.1, -5, 0.0};
-  testing::expect_config_error(s, {"model.robot.springs[0]", "stiffness"});
+  testing::expect_config_error(s, {"model.robot.springs[0]", "stiffness must be in (0, 1e9]"});
+  s["model"]["robot"]["springs"][0] = {0, 1, 0.1, 2e9, 0.0};
+  testing::expect_config_error(s, {"model.robot.springs[0]", "stiffness must be in (0, 1e9]"});
   json u = base();
   u["model"]["ground"] = {{"friction", 20.0}};
   testing::expect_config_error(u, {"model.ground.friction", "[0, 10]"});

@@ -1,17 +1,16 @@
+// parse_config: the config's sections, each checked key by key against its range, in the
+// order they depend on each other. What is derived from a parsed config has a file of its own:
+// the memory estimate (memory_estimate.cpp), the effective config (config_json.cpp), the
+// checkpoint schedule (checkpoint_plan.cpp), the half-step twin (halved_timestep.cpp); reading
+// a config file and its model.include is config_load.cpp.
 #include "config/config.h"
 
-#include "config/json_text.h"
 #include "config/loss_data.h"
 #include "models/registry.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
-#include <iomanip>
-#include <sstream>
-
-#include <unistd.h>
 
 namespace steer {
 
@@ -456,119 +455,7 @@ void parse_output(const JsonObject& o, ExperimentConfig& c) {
   o.finish();
 }
 
-// refuses a run whose host memory (estimate_memory) exceeds the limit, naming the key of the
-// largest part
-void check_memory(const ExperimentConfig& c) {
-  const MemoryEstimate e = estimate_memory(c);
-  double limit_gb = c.memory_limit_gb;
-  if (limit_gb <= 0) {
-    const double phys = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-    limit_gb = phys > 0 ? 0.8 * phys / 1e9 : 1e9;
-  }
-  const double need_gb = e.total() / 1e9;
-  if (!(need_gb > limit_gb)) return;
-  auto gb = [](double bytes) {
-    std::ostringstream s;
-    s << std::setprecision(3) << bytes / 1e9 << " GB";
-    return s.str();
-  };
-  struct Part {
-    double bytes;
-    std::string key, what, advice;
-  };
-  const Part parts[] = {
-      {e.batch, "simulation.steps", "batch.size × simulation.steps " + gb(e.batch) +
-                                        " (batches, gradients and the optimizer's and validator's copies, per-thread checkpoints)",
-       "lower batch.size or simulation.steps"},
-      {e.trajectory, "output.trajectory_rollouts", "trajectory recording " + gb(e.trajectory) +
-                                                       " (output.trajectory_rollouts × simulation.steps / output.trajectory_stride "
-                                                       "states, their CSV and JSON text)",
-       "lower output.trajectory_rollouts or raise output.trajectory_stride"},
-      {e.penetration, "validation.penetration_bound", "the penetration check " + gb(e.penetration) +
-                                                          " (every state of validation.max_rollouts rollouts)",
-       "lower validation.max_rollouts or set validation.penetration_bound to 0"}};
-  const Part* top = &parts[0];
-  std::string list;
-  for (const Part& q : parts) {
-    if (q.bytes > top->bytes) top = &q;
-    if (q.bytes >= 0.01 * e.total()) list += (list.empty() ? "" : ", ") + q.what;
-  }
-  std::ostringstream m;
-  m << (top == &parts[0] ? "batch.size × simulation.steps needs" : "the run needs") << " about " << gb(e.total())
-    << " of host memory, more than the limit of " << std::setprecision(3) << limit_gb
-    << " GB (simulation.memory_limit_gb, default 80% of physical memory): " << list << "; " << top->advice;
-  config_fail(top->key, m.str());
-}
-
 }  // namespace
-
-int cpu_default_threads();  // src/backend/backend.cpp: the CPU backend's default thread count
-
-double MemoryEstimate::total() const { return batch + trajectory + penetration; }
-
-// Host bytes by where they go (src/problem/model_problem.h, src/experiment/run_setup.cpp and
-// run_report.cpp, src/validate/). One SimProblem of b rollouts over T steps in s-byte scalars
-// holds its nominal and working batches and the backend's gradient arrays, 3 s b (nx + T nu +
-// np), plus its start and gradient over the nv variable entries; it is built from a float64
-// batch. The problems alive at once: the run's; its normalized and CMA-ES population copies;
-// under validation the float64 twin of a float32 run and the half-step problem (2T steps), and
-// their copies cut to validation.max_rollouts; one horizon-sweep or perturbation problem at a
-// time. Each CPU thread keeps a SIMD pack's checkpoints and stored forward pass. The recorded
-// trajectory is held as the backend's states, a float64 copy, its CSV text (stream and string,
-// ~20 bytes a number and a row's step and time) and its JSON (a 16-byte node and ~24 bytes of
-// text a number, in the tree and in the artifact's text).
-MemoryEstimate estimate_memory(const ExperimentConfig& c) {
-  MemoryEstimate e;
-  const double B = c.batch_size, T = c.steps, nx = c.info.nx(), nu = c.info.nu(), np = c.info.np();
-  const bool f32 = c.precision == "float32";
-  const double sz = f32 ? 4 : 8;
-  double nv = 0;
-  for (const auto& v : c.variables) nv += v.length(c.steps);
-  auto row = [&](double steps) { return nx + steps * nu + np; };
-  auto problem = [&](double b, double steps, double s) { return b * (3 * s * row(steps) + 8 * row(steps) + 16 * nv + 4 * 8 * nx); };
-  // the run's problem; the evaluations, the optimizer's moments, best and trial iterates
-  e.batch = problem(B, T, sz) + 8 * B * (8 * nv + 16);
-  if (c.optimizer.normalized) e.batch += problem(B, T, sz);
-  if (c.optimizer.method == "cmaes") {
-    const double lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population
-                                                            : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
-    e.batch += problem(lambda, T, sz) + 8 * lambda * nv * 4;
-  }
-  // the tracking table (loss.reference / loss.observations): 2 doubles per step and channel in
-  // the config, the run's problem and, under validation, the half-step problem (2T steps)
-  double channels = 0;
-  for (const auto& src : c.tracking) channels += double(src.channel.size());
-  e.batch += 16 * channels * ((T + 1) * 2 + (2 * T + 1));
-  const double n = std::min<double>(B, c.validation.max_rollouts);
-  const double lanes = 64 / sz;  // rollouts in one SIMD pack (a 512-bit register of scalars)
-  if (c.validation.enabled && !c.variables.empty()) {
-    if (f32) e.batch += problem(B, T, 8);
-    if (c.validation.timestep_check) e.batch += problem(B, 2 * T, 8);
-    if (n < B) e.batch += problem(n, T, 8) * (f32 ? 2 : 1) + (c.validation.timestep_check ? problem(n, 2 * T, 8) : 0);
-    // the chatter count keeps every state of ≤ 64 MiB of rollouts at a time
-    if (c.validation.chatter_fraction > 0) e.batch += std::min(64.0 * 1048576.0, n * (T + 1) * nx * sz) + lanes * row(T) * sz;
-    if (c.validation.penetration_bound > 0) e.penetration = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
-  }
-  double one_at_a_time = 0;
-  if (c.horizon_sweep.enabled)
-    for (int h : c.horizon_sweep.steps) one_at_a_time = std::max(one_at_a_time, problem(B, h, sz) + (f32 ? problem(B, h, 8) : 0));
-  if (c.perturb.enabled) one_at_a_time = std::max(one_at_a_time, problem(B, T, sz));
-  e.batch += one_at_a_time;
-  // per thread: a pack's checkpoint scratch and its stored forward pass (at least its states)
-  const CheckpointPlan plan = c.checkpoint_plan();
-  const double threads = c.threads > 0 ? c.threads : std::max(1, cpu_default_threads());
-  const double workers = std::min(threads, std::ceil(B / lanes));
-  e.batch += workers * (lanes * double(plan.scratch_bytes) +
-                        std::min(double(plan.shape.store_forward_bytes), lanes * (T + 1) * nx * sz));
-  // the recorded trajectories (output.trajectory_rollouts every output.trajectory_stride steps)
-  const double ntraj = std::min<double>(B, c.output.trajectory_rollouts);
-  const double slots = std::floor(T / c.output.trajectory_stride) + 1;
-  const double json_slots = std::min<double>(slots, c.output.json_trajectory_points + 1);
-  e.trajectory = ntraj * (slots * nx * (sz + 8) + row(T) * sz + 2 * slots * (20 + 20 * nx) + json_slots * nx * (16 + 2 * 24));
-  // x_0 and x_T of every rollout (analyses) and of the listed ones (the report)
-  e.batch += 2 * B * 2 * nx * (sz + 8);
-  return e;
-}
 
 int ModelInfo::state_index(const std::string& n) const { return index_of(state_names, n); }
 int ModelInfo::control_index(const std::string& n) const { return index_of(control_names, n); }
@@ -593,20 +480,11 @@ static std::string chatter_remedy(const ExperimentConfig& c) {
   return def.chatter_remedy ? def.chatter_remedy(c, smaller_dt) : smaller_dt;
 }
 
-std::string absolute_config_folder(const ExperimentConfig& c) {
-  std::error_code ec;
-  const std::filesystem::path folder = std::filesystem::absolute(c.base_dir.empty() ? "." : c.base_dir, ec);
-  return ec ? c.base_dir : folder.lexically_normal().string();
-}
-
 namespace {
 
-ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::string& base_dir) {
-  ExperimentConfig c;
-  c.base_dir = base_dir;
-  JsonObject root(j, "");
-  c.raw = j;
-  // the length first: a name of megabytes is refused without being scanned or quoted
+// name and description; the name's length is checked first, so that a name of megabytes is
+// refused without being scanned or quoted
+void parse_name(const JsonObject& root, ExperimentConfig& c) {
   if (root.has("name") && root.raw("name").is_string() && root.raw("name").get_ref<const std::string&>().size() > kMaxNameLength)
     config_fail("name", std::to_string(root.raw("name").get_ref<const std::string&>().size()) + " characters, more than the limit of " +
                             std::to_string(kMaxNameLength) + " (it names the run folder, whose name with its time stamp, "
@@ -617,36 +495,144 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
       config_fail("name", "'" + excerpt(c.name) + "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
-  // model first: everything else refers to its slots
+}
+
+// model.type among the registered models, then the model's own section (its parse_model hook)
+void parse_model(const JsonObject& root, const nlohmann::json& j, ExperimentConfig& c) {
   if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: " + model_names() + ")");
   JsonObject m = root.object("model");
   std::vector<std::string> names;
   for (const ModelDef* d : registered_models()) names.push_back(d->name);
   c.model_type = m.choice("type", "", names);
   if (c.model_type.empty()) config_fail("model.type", "missing; accepted: " + model_names());
-  const ModelDef& def = model_of(c);
-  def.parse_model(m, c);
+  model_of(c).parse_model(m, c);
   // model.include leaves model.included_from (expand_includes); a model that does not read it
   // takes no include file, and the user is told about the key they wrote
   if (j.at("model").is_object() && j.at("model").contains("included_from") && !m.was_read("included_from"))
     config_fail("model.include", "model " + c.model_type + " takes no include file; remove model.include");
   m.finish();
-  if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
-  parse_simulation(root.object("simulation"), c);
-  def.set_dt(c, c.dt);
+}
+
+// initial_state (the model's hook) and controls (controls.initial_file, controls.initial)
+void parse_start(const JsonObject& root, ExperimentConfig& c) {
   {
     JsonObject st = root.object("initial_state");
-    def.parse_initial_state(st, c);
+    model_of(c).parse_initial_state(st, c);
     st.finish();
   }
-  {
-    JsonObject ctl = root.object("controls");
-    parse_control_file(ctl, c);
-    c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0), Range::closed(-1e12, 1e12), c.info.nu());
-    if (c.u_rows > 0)  // the first row, where a single value per control is asked for
-      c.u_init.assign(c.u_steps.begin(), c.u_steps.begin() + c.info.nu());
-    ctl.finish();
+  JsonObject ctl = root.object("controls");
+  parse_control_file(ctl, c);
+  c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0), Range::closed(-1e12, 1e12), c.info.nu());
+  if (c.u_rows > 0)  // the first row, where a single value per control is asked for
+    c.u_init.assign(c.u_steps.begin(), c.u_steps.begin() + c.info.nu());
+  ctl.finish();
+}
+
+// compare.continuation: phases on an easier problem before the real one (horizon, ground
+// smoothing)
+void parse_continuation(const JsonObject& cp, ExperimentConfig& c) {
+  CompareConfig& k = c.compare;
+  const auto& arr = cp.raw("continuation");
+  const std::string path = cp.key_path("continuation");
+  if (!arr.is_array()) config_fail(path, "expected an array of {steps, ground_smoothing, iterations, evaluate_every}, got " + json_type_name(arr));
+  if (!arr.empty() && k.gradient_method == "lbfgsb")
+    config_fail(path, "continuation phases run adam or gd; set gradient_method to one of them");
+  const int smooth_slot = c.info.param_index("ground.smoothing");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    JsonObject ph(arr[i], path + "[" + std::to_string(i) + "]");
+    ContinuationPhase f;
+    f.steps = int(ph.integer("steps", 0, 0, c.steps));
+    // a shorter horizon would have fewer control entries than the real problem's variables
+    if (f.steps > 0 && f.steps < c.steps)
+      for (const auto& v : c.variables)
+        if (v.kind == VariableSpec::kControl)
+          config_fail(ph.key_path("steps"), "a shorter horizon cannot carry the control variable '" + v.name +
+                                                "' (one entry per step or knot of all " + std::to_string(c.steps) +
+                                                " steps); use 0 (the full horizon) with controls");
+    if (ph.has("ground_smoothing") && smooth_slot < 0)
+      config_fail(ph.key_path("ground_smoothing"), "model " + c.info.type + " has no ground.smoothing");
+    f.ground_smoothing = ph.number("ground_smoothing", 0, smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
+    f.iterations = int(ph.integer("iterations", f.iterations, 1, 10000000));
+    f.evaluate_every = int(ph.integer("evaluate_every", f.evaluate_every, 1, 10000000));
+    ph.finish();
+    k.continuation.push_back(f);
   }
+}
+
+// `steer compare`'s section: the gradient side, its continuation, the CMA-ES side, repeats
+void parse_compare(const JsonObject& cp, ExperimentConfig& c) {
+  CompareConfig& k = c.compare;
+  c.has_compare = true;
+  k.gradient_method = cp.choice("gradient_method", k.gradient_method, {"adam", "gd", "lbfgsb"});
+  k.learning_rate = cp.number("learning_rate", k.learning_rate, Range{0, 1e3, true, false});
+  k.iterations = int(cp.integer("iterations", k.iterations, 1, 10000000));
+  k.beta1 = cp.number("beta1", k.beta1, Range{0, 1, false, true});
+  k.beta2 = cp.number("beta2", k.beta2, Range{0, 1, false, true});
+  parse_lr_schedule(cp, k.learning_rate, k.lr_schedule, k.learning_rate_final);
+  if (k.lr_schedule != "constant" && k.gradient_method == "lbfgsb")
+    config_fail(cp.key_path("learning_rate_schedule"), "applies to adam and gd; L-BFGS-B chooses its steps by line search");
+  k.gradient_clip = cp.number("gradient_clip", k.gradient_clip, Range{0, 1e300, false, false});
+  if (k.gradient_clip > 0 && k.gradient_method == "lbfgsb")
+    config_fail(cp.key_path("gradient_clip"), "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
+  k.starts = int(cp.integer("starts", k.starts, 1, 100000));
+  k.start_spread = cp.number("start_spread", k.start_spread, Range{0, 1, true, false});
+  if (cp.has("continuation")) parse_continuation(cp, c);
+  k.cmaes_rollouts = cp.integer("cmaes_rollouts", k.cmaes_rollouts, 1, 1000000000L);
+  k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
+  k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
+  k.seed = std::uint64_t(cp.integer("seed", 1, 0, (1L << 62)));
+  k.repeats = int(cp.integer("repeats", k.repeats, 1, 1000));
+  cp.finish();
+  if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
+  for (const auto& v : c.variables)
+    if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
+      config_fail("variables." + v.name, "compare normalizes variables by their bounds: give finite lower < upper");
+}
+
+void parse_perturb(const JsonObject& pt, ExperimentConfig& c) {
+  PerturbConfig& k = c.perturb;
+  k.enabled = true;
+  k.name = pt.string("parameter", "");
+  bool is_state = false;
+  if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + excerpt(k.name) + "'");
+  k.indices = resolve_slots(c.info, pt.key_path("parameter"), k.name, is_state);
+  k.relative = pt.numbers("relative", k.relative, Range{-1, 10, true, false});
+  k.factor = pt.number("factor", k.factor, Range{1, 1e300, false, false});
+  k.absolute = pt.number("absolute", k.absolute, Range::nonnegative());
+  pt.finish();
+  for (const auto& v : c.variables)
+    if (v.kind == VariableSpec::kParameter && std::find(k.indices.begin(), k.indices.end(), v.index) != k.indices.end())
+      config_fail("perturb.parameter", "'" + v.name + "' is a variable: perturb a parameter the optimizer does not set");
+  for (double r : k.relative)
+    for (int i : k.indices)
+      if (!c.info.param_ranges[i].contains(c.theta[i] * (1 + r)))
+        config_fail("perturb.relative", "scaling " + c.info.param_names[i] + " by " + std::to_string(1 + r) + " leaves its range " + c.info.param_ranges[i].describe());
+}
+
+void parse_horizon_sweep(const JsonObject& hs, ExperimentConfig& c) {
+  c.horizon_sweep.enabled = true;
+  for (double v : hs.numbers("steps", {}, Range::closed(1, 1e7))) {
+    if (v != std::floor(v)) config_fail(hs.key_path("steps"), "expected whole step counts in [1, 1e7]");
+    c.horizon_sweep.steps.push_back(int(v));
+  }
+  if (c.horizon_sweep.steps.empty()) config_fail(hs.key_path("steps"), "expected a non-empty list of step counts");
+  hs.finish();
+}
+
+// the sections in the order they depend on each other: the model first (everything else
+// refers to its slots), the simulation (the model's timestep), the loss and variables before
+// the optimizer and validation that need them
+ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::string& base_dir) {
+  ExperimentConfig c;
+  c.base_dir = base_dir;
+  JsonObject root(j, "");
+  c.raw = j;
+  parse_name(root, c);
+  parse_model(root, j, c);
+  if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
+  parse_simulation(root.object("simulation"), c);
+  model_of(c).set_dt(c, c.dt);
+  parse_start(root, c);
   parse_batch(root.object("batch"), c);
   if (!root.has("loss")) config_fail("loss", "missing; expected an object with terminal, control_effort or landing");
   parse_loss(root.object("loss"), c);
@@ -654,92 +640,9 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   parse_optimizer(root.object("optimizer"), c);
   parse_validation(root.object("validation"), c);
   parse_output(root.object("output"), c);
-  if (root.has("compare")) {
-    JsonObject cp = root.object("compare");
-    CompareConfig& k = c.compare;
-    c.has_compare = true;
-    k.gradient_method = cp.choice("gradient_method", k.gradient_method, {"adam", "gd", "lbfgsb"});
-    k.learning_rate = cp.number("learning_rate", k.learning_rate, Range{0, 1e3, true, false});
-    k.iterations = int(cp.integer("iterations", k.iterations, 1, 10000000));
-    k.beta1 = cp.number("beta1", k.beta1, Range{0, 1, false, true});
-    k.beta2 = cp.number("beta2", k.beta2, Range{0, 1, false, true});
-    parse_lr_schedule(cp, k.learning_rate, k.lr_schedule, k.learning_rate_final);
-    if (k.lr_schedule != "constant" && k.gradient_method == "lbfgsb")
-      config_fail(cp.key_path("learning_rate_schedule"), "applies to adam and gd; L-BFGS-B chooses its steps by line search");
-    k.gradient_clip = cp.number("gradient_clip", k.gradient_clip, Range{0, 1e300, false, false});
-    if (k.gradient_clip > 0 && k.gradient_method == "lbfgsb")
-      config_fail(cp.key_path("gradient_clip"), "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
-    k.starts = int(cp.integer("starts", k.starts, 1, 100000));
-    k.start_spread = cp.number("start_spread", k.start_spread, Range{0, 1, true, false});
-    if (cp.has("continuation")) {
-      // phases on an easier problem before the real one (horizon, ground smoothing)
-      const auto& arr = cp.raw("continuation");
-      const std::string path = cp.key_path("continuation");
-      if (!arr.is_array()) config_fail(path, "expected an array of {steps, ground_smoothing, iterations, evaluate_every}, got " + json_type_name(arr));
-      if (!arr.empty() && k.gradient_method == "lbfgsb")
-        config_fail(path, "continuation phases run adam or gd; set gradient_method to one of them");
-      const int smooth_slot = c.info.param_index("ground.smoothing");
-      for (size_t i = 0; i < arr.size(); ++i) {
-        JsonObject ph(arr[i], path + "[" + std::to_string(i) + "]");
-        ContinuationPhase f;
-        f.steps = int(ph.integer("steps", 0, 0, c.steps));
-        // a shorter horizon would have fewer control entries than the real problem's variables
-        if (f.steps > 0 && f.steps < c.steps)
-          for (const auto& v : c.variables)
-            if (v.kind == VariableSpec::kControl)
-              config_fail(ph.key_path("steps"), "a shorter horizon cannot carry the control variable '" + v.name +
-                                                    "' (one entry per step or knot of all " + std::to_string(c.steps) +
-                                                    " steps); use 0 (the full horizon) with controls");
-        if (ph.has("ground_smoothing") && smooth_slot < 0)
-          config_fail(ph.key_path("ground_smoothing"), "model " + c.info.type + " has no ground.smoothing");
-        f.ground_smoothing = ph.number("ground_smoothing", 0, smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
-        f.iterations = int(ph.integer("iterations", f.iterations, 1, 10000000));
-        f.evaluate_every = int(ph.integer("evaluate_every", f.evaluate_every, 1, 10000000));
-        ph.finish();
-        k.continuation.push_back(f);
-      }
-    }
-    k.cmaes_rollouts = cp.integer("cmaes_rollouts", k.cmaes_rollouts, 1, 1000000000L);
-    k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
-    k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
-    k.seed = std::uint64_t(cp.integer("seed", 1, 0, (1L << 62)));
-    k.repeats = int(cp.integer("repeats", k.repeats, 1, 1000));
-    cp.finish();
-    if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
-    for (const auto& v : c.variables)
-      if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
-        config_fail("variables." + v.name, "compare normalizes variables by their bounds: give finite lower < upper");
-  }
-  if (root.has("perturb")) {
-    JsonObject pt = root.object("perturb");
-    PerturbConfig& k = c.perturb;
-    k.enabled = true;
-    k.name = pt.string("parameter", "");
-    bool is_state = false;
-    if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + excerpt(k.name) + "'");
-    k.indices = resolve_slots(c.info, pt.key_path("parameter"), k.name, is_state);
-    k.relative = pt.numbers("relative", k.relative, Range{-1, 10, true, false});
-    k.factor = pt.number("factor", k.factor, Range{1, 1e300, false, false});
-    k.absolute = pt.number("absolute", k.absolute, Range::nonnegative());
-    pt.finish();
-    for (const auto& v : c.variables)
-      if (v.kind == VariableSpec::kParameter && std::find(k.indices.begin(), k.indices.end(), v.index) != k.indices.end())
-        config_fail("perturb.parameter", "'" + v.name + "' is a variable: perturb a parameter the optimizer does not set");
-    for (double r : k.relative)
-      for (int i : k.indices)
-        if (!c.info.param_ranges[i].contains(c.theta[i] * (1 + r)))
-          config_fail("perturb.relative", "scaling " + c.info.param_names[i] + " by " + std::to_string(1 + r) + " leaves its range " + c.info.param_ranges[i].describe());
-  }
-  if (root.has("horizon_sweep")) {
-    JsonObject hs = root.object("horizon_sweep");
-    c.horizon_sweep.enabled = true;
-    for (double v : hs.numbers("steps", {}, Range::closed(1, 1e7))) {
-      if (v != std::floor(v)) config_fail(hs.key_path("steps"), "expected whole step counts in [1, 1e7]");
-      c.horizon_sweep.steps.push_back(int(v));
-    }
-    if (c.horizon_sweep.steps.empty()) config_fail(hs.key_path("steps"), "expected a non-empty list of step counts");
-    hs.finish();
-  }
+  if (root.has("compare")) parse_compare(root.object("compare"), c);
+  if (root.has("perturb")) parse_perturb(root.object("perturb"), c);
+  if (root.has("horizon_sweep")) parse_horizon_sweep(root.object("horizon_sweep"), c);
   c.success_tolerance = root.number("success_tolerance", 0.0, Range::nonnegative());
   if (c.success_tolerance > 0 && c.loss.n_terminal == 0)
     config_fail("success_tolerance", "success is judged on the loss's terminal terms; give loss.terminal or remove it");
@@ -764,245 +667,5 @@ ExperimentConfig parse_config(const nlohmann::json& j, const std::string& base_d
   }
 }
 
-namespace {
-
-// model.include into out (moved in and out: a config is never copied here). The include file
-// gets the same caps as the config (json_text.h); it must be a JSON object of model keys, not
-// the config itself (config_id) nor another whole config, and may not include further: one
-// level, so there is no cycle to follow.
-nlohmann::json expand_model_include(nlohmann::json out, const std::string& base_dir, const FileIdentity& config_id) {
-  if (!out.is_object() || !out.contains("model") || !out["model"].is_object() || !out["model"].contains("include"))
-    return out;
-  nlohmann::json& m = out["model"];
-  if (!m["include"].is_string()) config_fail("model.include", "expected a file name relative to the config's folder, got " + json_type_name(m["include"]));
-  const std::string rel = m["include"].get<std::string>();
-  const std::string shown = "'" + excerpt(rel, 160) + "'";
-  if (rel.empty()) config_fail("model.include", "expected a file name relative to the config's folder, got an empty string");
-  // the C library would read the name up to its first NUL: another file than the one written
-  if (rel.find('\0') != std::string::npos) config_fail("model.include", shown + " holds a NUL character (\\u0000)");
-  // relative to the config's folder; an absolute path as it is
-  const std::string path = rel[0] == '/' ? rel : (base_dir.empty() ? std::string(".") : base_dir) + "/" + rel;
-  FileIdentity id;
-  const std::string text = read_bounded_file(path, "config: model.include", &id);
-  if (id.same(config_id)) config_fail("model.include", shown + " is this config itself; include a file of model keys");
-  nlohmann::json frag = parse_json_text(text, "config: model.include", rel);
-  if (!frag.is_object()) config_fail("model.include", shown + " must hold a JSON object of model keys, not " + json_type_name(frag));
-  if (frag.contains("include"))
-    config_fail("model.include", shown + " has an include of its own; includes do not nest (one file of model keys per config)");
-  if (frag.contains("model") || frag.contains("simulation"))
-    config_fail("model.include", shown + " is a whole config (it has a " + std::string(frag.contains("model") ? "model" : "simulation") +
-                                     " key); include a file of model keys only");
-  frag.erase("description");  // the fragment's own documentation (its source)
-  m.erase("include");
-  for (auto it = frag.begin(); it != frag.end(); ++it)
-    if (!m.contains(it.key())) m[it.key()] = std::move(it.value());  // the config's own keys win
-  m["included_from"] = rel;
-  return out;
-}
-
-}  // namespace
-
-nlohmann::json expand_includes(const nlohmann::json& j, const std::string& base_dir) {
-  return expand_model_include(j, base_dir, FileIdentity{});
-}
-
-nlohmann::json read_config_text(const std::string& text, const std::string& source) {
-  return parse_json_text(text, "config", source);
-}
-
-ExperimentConfig load_config(const std::string& path) {
-  FileIdentity id;
-  nlohmann::json j = read_config_text(read_bounded_file(path, "config", &id), path);
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  return parse_config(expand_model_include(std::move(j), dir, id), dir);
-}
-
-nlohmann::json ExperimentConfig::to_json() const {
-  nlohmann::json j;
-  j["name"] = name;
-  j["description"] = description;
-  nlohmann::json m = {{"type", model_type}};
-  model_of(*this).model_json(*this, m);
-  nlohmann::json params = nlohmann::json::object();
-  for (int q = 0; q < info.np(); ++q) params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
-  m["parameters"] = params;
-  j["model"] = m;
-  nlohmann::json x = nlohmann::json::object();
-  for (int i = 0; i < info.nx(); ++i) x[info.state_names[i]] = {{"value", x0[i]}, {"unit", info.state_units[i]}};
-  j["initial_state"] = x;
-  nlohmann::json u = nlohmann::json::object();
-  for (int i = 0; i < info.nu(); ++i) u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
-  j["controls_initial"] = u;
-  if (u_rows > 0)
-    j["controls_initial_file"] = {{"file", u_file}, {"file_fnv1a64", u_digest}, {"rows", u_rows}, {"columns", info.control_names},
-                                  {"note", "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
-  j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
-                     {"steps", steps},
-                     {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
-                     {"precision", precision},
-                     {"checkpoint_every", resolved_checkpoint()},
-                     {"checkpoint_schedule", checkpoint_plan().shape.binomial() ? "binomial" : "uniform"},
-                     {"checkpoint_memory_mb", checkpoint_memory_mb > 0 ? nlohmann::json(checkpoint_memory_mb) : nlohmann::json()},
-                     {"store_forward_mb", store_forward_mb},
-                     {"backend_requested", backend},
-                     {"threads", threads}};
-  nlohmann::json ov = nlohmann::json::array();
-  for (const auto& o : overrides) {
-    nlohmann::json e = {{"slot", o.name}, {"slots", o.indices.size()}};
-    switch (o.draw) {
-      case BatchOverride::kSweep: e["values"] = o.values; break;
-      case BatchOverride::kUniform: e["uniform"] = {o.lo, o.hi}; break;
-      case BatchOverride::kRelative: e["relative"] = o.hi; break;
-      case BatchOverride::kJitter: e["jitter"] = o.hi; break;
-    }
-    ov.push_back(e);
-  }
-  j["batch"] = {{"size", batch_size}, {"seed", seed}, {"overrides", ov}};
-  j["loss"] = loss_json;
-  nlohmann::json vars = nlohmann::json::array();
-  for (const auto& v : variables) {
-    std::string unit = v.kind == VariableSpec::kInitialState ? info.state_units[v.index]
-                       : v.kind == VariableSpec::kParameter  ? info.param_units[v.index]
-                                                             : info.control_units[v.index];
-    vars.push_back({{"name", v.name}, {"lower", v.lower}, {"upper", v.upper}, {"unit", unit},
-                    {"per_step", v.kind == VariableSpec::kControl}, {"hold", v.hold}, {"entries", v.length(steps)}});
-  }
-  j["variables"] = vars;
-  j["optimizer"] = {{"method", optimizer.method}, {"learning_rate", optimizer.learning_rate},
-                    {"iterations", optimizer.iterations}, {"beta1", optimizer.beta1},
-                    {"beta2", optimizer.beta2}, {"epsilon", optimizer.adam_eps},
-                    {"gradient_clip", optimizer.gradient_clip},
-                    {"learning_rate_schedule", optimizer.lr_schedule},
-                    {"learning_rate_final", optimizer.learning_rate_final},
-                    {"bounds", "projected onto [lower, upper] after every step"}};
-  j["validation"] = {{"enabled", validation.enabled}, {"at", validation.at}, {"epsilon", validation.epsilon},
-                     {"epsilon_sweep", validation.epsilon_sweep}, {"tolerance", validation.tolerance},
-                     {"abs_tolerance", validation.abs_tolerance}, {"seed", validation.seed},
-                     {"energy_drift_bound", validation.energy_drift_bound},
-                     {"horizon_ratio_bound", validation.horizon_ratio_bound},
-                     {"horizon_measure", validation.horizon_measure},
-                     {"penetration_bound_m", validation.penetration_bound},
-                     {"max_rollouts", validation.max_rollouts},
-                     {"listed_rollouts", validation.listed_rollouts},
-                     {"float32_tolerance", validation.float32_tolerance},
-                     {"timestep_check", validation.timestep_check},
-                     {"timestep_tolerance", validation.timestep_tolerance},
-                     {"chatter_fraction", validation.chatter_fraction},
-                     {"secant_check", validation.secant_check},
-                     {"secant_epsilon", validation.secant_epsilon},
-                     {"secant_tolerance", validation.secant_tolerance}};
-  j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
-                 {"trajectory_rollouts", output.trajectory_rollouts},
-                 {"json_trajectory_points", output.json_trajectory_points}};
-  return j;
-}
-
-int ExperimentConfig::resolved_checkpoint() const {
-  if (checkpoint_every > 0) return checkpoint_every;
-  int k = int(std::ceil(std::sqrt(double(steps))));
-  return k < 1 ? 1 : k;
-}
-
-CheckpointPlan ExperimentConfig::checkpoint_plan() const {
-  const bool f32 = precision == "float32";
-  const int nx = info.nx();
-  auto scratch = [&](const RolloutShape& sh) {
-    return f32 ? rollout_scratch_bytes<float>(sh, nx) : rollout_scratch_bytes<double>(sh, nx);
-  };
-  CheckpointPlan p;
-  p.shape.steps = steps;
-  p.shape.checkpoint_every = resolved_checkpoint();
-  p.budget_mb = checkpoint_memory_mb;
-  const double budget = std::floor(checkpoint_memory_mb * 1048576.0);  // [bytes]
-  if (checkpoint_memory_mb > 0 && double(scratch(p.shape)) > budget) {
-    const std::string key = "simulation.checkpoint_memory_mb";
-    std::ostringstream need;
-    need << "the uniform schedule with K = " << p.shape.checkpoint_every << " needs " << scratch(p.shape)
-         << " bytes per rollout (" << double(scratch(p.shape)) / 1048576.0 << " MiB)";
-    if (checkpoint_every > 0) {
-      need << ", more than " << key << " = " << checkpoint_memory_mb
-           << " MiB; drop checkpoint_every to let the budget choose the binomial schedule, or raise the budget";
-      config_fail("simulation.checkpoint_every", need.str());
-    }
-    // binomial: x_T, three working states and λ, λ_prev are fixed; each snapshot costs a state and its index
-    RolloutShape b = p.shape;
-    b.schedule = CheckpointSchedule::kBinomial;
-    b.snapshots = 0;
-    const double fixed = double(scratch(b)), per_snapshot = double(nx) * (f32 ? 4 : 8) + double(sizeof(int));
-    const long long bytes = (long long)budget;
-    const int s = f32 ? binomial_snapshots_within<float>(bytes, steps, nx) : binomial_snapshots_within<double>(bytes, steps, nx);
-    if (double(bytes) < fixed + 2 * per_snapshot) {
-      const double least_mb = (fixed + 2 * per_snapshot) / 1048576.0;
-      std::ostringstream m;
-      m << checkpoint_memory_mb << " MiB holds fewer than the 2 snapshots of the smallest binomial schedule (" << need.str()
-        << "; the binomial one needs " << fixed << " bytes for x_T, 3 working states and 2 adjoint vectors plus "
-        << per_snapshot << " bytes per snapshot: a state of " << nx << " " << precision << " values and its step index); accepted range ["
-        << least_mb << ", 1e6] MiB";
-      config_fail(key, m.str());
-    }
-    b.snapshots = s;
-    p.shape = b;
-  }
-  // the CPU backend's stored forward pass (rollout.h): per thread, and not where the user bounds
-  // the memory per rollout
-  if (checkpoint_memory_mb <= 0 && store_forward_mb > 0) {
-    p.store_forward_mb = store_forward_mb;
-    p.shape.store_forward_bytes = (long long)std::floor(store_forward_mb * 1048576.0);
-  }
-  if (p.shape.binomial()) {
-    p.repetitions = binomial_reach(steps, p.shape.snapshot_slots()).r;
-    p.recompute_steps = binomial_forward_steps(steps, p.shape.snapshot_slots());
-  } else {
-    p.repetitions = 1;
-    p.recompute_steps = steps;  // each segment recomputed once from its checkpoint
-  }
-  p.recompute_factor = double(p.recompute_steps) / double(steps);
-  p.scratch_bytes = scratch(p.shape);
-  return p;
-}
-
-nlohmann::json CheckpointPlan::to_json() const {
-  nlohmann::json j = {{"schedule", shape.binomial() ? "binomial" : "uniform"},
-                      {"repetitions", repetitions},
-                      {"recompute_steps", recompute_steps},
-                      {"recompute_factor", recompute_factor},
-                      {"scratch_bytes_per_rollout", scratch_bytes},
-                      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()},
-                      {"cpu_store_forward_mb", store_forward_mb},
-                      {"cpu_store_forward_note",
-                       store_forward_mb > 0
-                           ? "the CPU backend keeps each rollout's whole forward pass (states and step tapes, per "
-                             "thread) when it fits this budget, and its backward sweep then recomputes nothing "
-                             "(timings.rollout_steps_recomputed_backward); the schedule above is the GPU's and the "
-                             "fallback's"
-                           : "off: the backward sweep recomputes from the checkpoints"}};
-  if (shape.binomial())
-    j["snapshots"] = shape.snapshot_slots();
-  else
-    j["checkpoint_every"] = shape.checkpoint_every;
-  return j;
-}
-
-ExperimentConfig halved_timestep(const ExperimentConfig& c) {
-  ExperimentConfig f = c;
-  f.dt = c.dt / 2;
-  f.steps = 2 * c.steps;
-  model_of(f).set_dt(f, f.dt);
-  f.loss.effort_weight = c.loss.effort_weight / 2;
-  // the running site terms and the tracking table are sums over the steps too
-  for (int t = 0; t < f.loss.n_site; ++t)
-    if (f.loss.site_running[t]) {
-      f.loss.site_weight[t] = c.loss.site_weight[t] / 2;
-      f.loss.site_rot_weight[t] = c.loss.site_rot_weight[t] / 2;
-    }
-  bind_track_table(f);
-  f.checkpoint_every = 0;
-  f.checkpoint_memory_mb = 0;  // (store_forward_mb stays: the same bits either way)
-  f.horizon_sweep.enabled = false;
-  // a knot keeps its span of time: 2·hold half steps, so both problems have the same variables
-  for (auto& v : f.variables) v.hold *= 2;
-  return f;
-}
 
 }  // namespace steer

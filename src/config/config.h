@@ -340,6 +340,9 @@ struct MemoryEstimate {
   double total() const;
 };
 MemoryEstimate estimate_memory(const ExperimentConfig& c);
+// ConfigError when estimate_memory(c)'s total exceeds the limit, naming the key of the largest
+// part and what lowers it (parse_config's last check)
+void check_memory(const ExperimentConfig& c);
 
 // reads and validates; throws ConfigError naming the key path and the accepted range (an
 // nlohmann exception from a direct read becomes a ConfigError too); data files the config

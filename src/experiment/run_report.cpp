@@ -12,24 +12,23 @@
 
 namespace steer {
 
-void assemble_result(RunState& run) {
-  const ExperimentConfig& c = run.c;
+namespace {
+
+// variables, losses and gradients of the listed rollouts; every rollout's whole gradient, at
+// the start and at the end, as NPY side files [B, nv] (rollout-major, the variables in
+// var_names order): the listing stops at 64 variables
+void list_rollouts(RunState& run) {
   Problem& p = *run.problem;
-  const int B = run.B, nv = run.nv, listed = run.listed;
+  const int B = run.B, nv = run.nv;
   const std::vector<std::string>& vunits = run.vunits;
-  const std::vector<double>& v0 = run.v0;
-  const std::vector<double>& vfinal = run.vfinal;
   const Evaluation& e0 = run.e0;
   const Evaluation& efinal = run.efinal;
-  RunOutcome& out = run.out;
-  nlohmann::json& art = run.art;
-  // variables, losses and gradients of the first rollouts
   nlohmann::json per = nlohmann::json::array();
-  for (int b = 0; b < listed; ++b) {
+  for (int b = 0; b < run.listed; ++b) {
     nlohmann::json vars = nlohmann::json::object();
     for (int i = 0; i < nv && i < 64; ++i) {
       const size_t k = size_t(b) * nv + i;
-      vars[p.var_names()[i]] = {{"initial", v0[k]}, {"final", vfinal[k]}, {"unit", vunits[i]},
+      vars[p.var_names()[i]] = {{"initial", run.v0[k]}, {"final", run.vfinal[k]}, {"unit", vunits[i]},
                                 {"gradient_initial", e0.grad[k]}, {"gradient_final", efinal.grad[k]}};
     }
     per.push_back({{"rollout", b}, {"loss_initial", e0.loss[b]}, {"loss_final", efinal.loss[b]},
@@ -39,8 +38,6 @@ void assemble_result(RunState& run) {
   nlohmann::json& result = run.result;
   result["rollouts"] = per;
   result["variables_listed_per_rollout"] = std::min(nv, 64);
-  // every rollout's whole gradient, at the start and at the end, as NPY side files [B, nv]
-  // (rollout-major, the variables in var_names order): the listing above stops at 64
   if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv && !gradient_shards(run, vunits)) {
     result["gradient_file"] = {{"initial", "gradient_initial.npy"}, {"final", "gradient.npy"},
                                {"shape", {B, nv}}, {"dtype", "float64"}, {"variables", p.var_names()},
@@ -48,23 +45,29 @@ void assemble_result(RunState& run) {
     run.files.sidecars.push_back({"gradient_initial.npy", npy_bytes(e0.grad, {long(B), long(nv)})});
     run.files.sidecars.push_back({"gradient.npy", npy_bytes(efinal.grad, {long(B), long(nv)})});
   }
-  {
-    // the batch means are over the rollouts whose loss is finite; how many were not is said
-    // beside them (one diverged rollout must not turn the batch's figure into NaN)
-    double sum0 = 0, sum1 = 0, best = INFINITY;
-    int best_b = 0, finite0 = 0, finite1 = 0;
-    for (int b = 0; b < B; ++b) {
-      if (std::isfinite(e0.loss[b])) sum0 += e0.loss[b], ++finite0;
-      if (std::isfinite(efinal.loss[b])) sum1 += efinal.loss[b], ++finite1;
-      if (efinal.loss[b] < best) best = efinal.loss[b], best_b = b;
-    }
-    result["loss_initial_mean"] = finite0 ? nlohmann::json(sum0 / finite0) : nlohmann::json(nullptr);
-    result["loss_final_mean"] = finite1 ? nlohmann::json(sum1 / finite1) : nlohmann::json(nullptr);
-    result["loss_initial_nonfinite_rollouts"] = B - finite0;
-    result["loss_final_nonfinite_rollouts"] = B - finite1;
-    result["loss_final_best"] = best;
-    result["best_rollout"] = best_b;
+}
+
+// the batch's losses and gradient norms: the means over the rollouts whose figure is finite,
+// with how many were not beside them (one diverged rollout must not turn the batch's figure
+// into NaN), and the best rollout
+void batch_figures(RunState& run) {
+  const int B = run.B, nv = run.nv;
+  const Evaluation& e0 = run.e0;
+  const Evaluation& efinal = run.efinal;
+  nlohmann::json& result = run.result;
+  double sum0 = 0, sum1 = 0, best = INFINITY;
+  int best_b = 0, finite0 = 0, finite1 = 0;
+  for (int b = 0; b < B; ++b) {
+    if (std::isfinite(e0.loss[b])) sum0 += e0.loss[b], ++finite0;
+    if (std::isfinite(efinal.loss[b])) sum1 += efinal.loss[b], ++finite1;
+    if (efinal.loss[b] < best) best = efinal.loss[b], best_b = b;
   }
+  result["loss_initial_mean"] = finite0 ? nlohmann::json(sum0 / finite0) : nlohmann::json(nullptr);
+  result["loss_final_mean"] = finite1 ? nlohmann::json(sum1 / finite1) : nlohmann::json(nullptr);
+  result["loss_initial_nonfinite_rollouts"] = B - finite0;
+  result["loss_final_nonfinite_rollouts"] = B - finite1;
+  result["loss_final_best"] = best;
+  result["best_rollout"] = best_b;
   // ‖∇L_b‖ over the variables, summarized over the batch
   auto grad_stats = [&](const Evaluation& e) {
     double sum = 0, mx = 0, mn = INFINITY;
@@ -85,8 +88,17 @@ void assemble_result(RunState& run) {
   };
   result["gradient_norm_initial"] = grad_stats(e0);
   result["gradient_norm_final"] = grad_stats(efinal);
-  result["check_passed"] = out.check_passed;
-  // with many rollouts (sweeps of designs), rank them by final loss and keep the best design
+}
+
+// with many rollouts (sweeps of designs), rank them by final loss and keep the best design;
+// and the swept values of each listed rollout, so per-level tables read directly
+void rank_designs(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  Problem& p = *run.problem;
+  const int B = run.B;
+  const Evaluation& e0 = run.e0;
+  const Evaluation& efinal = run.efinal;
+  nlohmann::json& result = run.result;
   if (B > 1) {
     std::vector<int> order(B);
     for (int b = 0; b < B; ++b) order[b] = b;
@@ -98,15 +110,14 @@ void assemble_result(RunState& run) {
     nlohmann::json rank = nlohmann::json::array();
     for (int i = 0; i < std::min(B, 32); ++i) rank.push_back({{"rank", i + 1}, {"rollout", order[i]}, {"loss_final", efinal.loss[order[i]]}, {"loss_initial", e0.loss[order[i]]}});
     result["ranking"] = {{"by", "final loss, ascending (non-finite last)"}, {"top", rank}};
-    std::vector<double> th = p.parameters(vfinal);
+    std::vector<double> th = p.parameters(run.vfinal);
     const int bb = order[0];
     result["best_design"] = {{"rollout", bb},
                              {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(bb) * c.info.np())}};
   }
-  // the swept values of each listed rollout, so per-level tables read directly
   if (!c.overrides.empty()) {
     Batch<double> nb = build_batch(c);
-    for (int b = 0; b < listed; ++b) {
+    for (int b = 0; b < run.listed; ++b) {
       nlohmann::json sw = nlohmann::json::object();
       for (const auto& ov : c.overrides) {
         if (ov.draw != BatchOverride::kSweep) continue;
@@ -116,54 +127,65 @@ void assemble_result(RunState& run) {
       if (!sw.empty()) result["rollouts"][b]["swept"] = sw;
     }
   }
+}
 
-  // trajectories of the first rollouts at the final iterate: JSON subsampled, CSV full
-  ArtifactFiles& files = run.files;
-  const int ntraj = std::min(B, c.output.trajectory_rollouts);
-  nlohmann::json trajj = nullptr;
-  std::vector<double>& final_states = run.final_states;
-  {
-    // x_T of every listed rollout: a stride-T recording holds x_0 and x_T
-    std::vector<double> ends = p.trajectories(vfinal, listed, c.steps);
-    const int nx = c.info.nx();
-    nlohmann::json fs = nlohmann::json::array();
-    for (int b = 0; b < listed; ++b)
-      fs.push_back({{"rollout", b}, {"state", named(c.info.state_names, c.info.state_units, ends.data() + (size_t(b) * 2 + 1) * nx)}});
-    result["final_state"] = fs;
-    final_states.assign(ends.begin(), ends.end());
-  }
-  if (ntraj > 0) {
-    const int stride = c.output.trajectory_stride;
-    std::vector<double> tr = p.trajectories(vfinal, ntraj, stride);
-    const int nx = c.info.nx();
-    const int slots = c.steps / stride + 1;
-    std::ostringstream csv;
-    csv << std::setprecision(17) << "rollout,step,time_s";
-    for (int i = 0; i < nx; ++i) csv << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
-    csv << "\n";
-    int jstride = std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
-    nlohmann::json rolls = nlohmann::json::array();
-    for (int b = 0; b < ntraj; ++b) {
-      nlohmann::json steps = nlohmann::json::array(), states = nlohmann::json::array();
-      for (int s = 0; s < slots; ++s) {
-        const double* x = tr.data() + (size_t(b) * slots + s) * nx;
-        csv << b << "," << s * stride << "," << s * stride * c.dt;
-        for (int i = 0; i < nx; ++i) csv << "," << x[i];
-        csv << "\n";
-        if (s % jstride == 0 || s == slots - 1) {
-          steps.push_back(s * stride);
-          states.push_back(std::vector<double>(x, x + nx));
-        }
+// x_T of every listed rollout: a stride-T recording holds x_0 and x_T
+void record_final_states(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  std::vector<double> ends = run.problem->trajectories(run.vfinal, run.listed, c.steps);
+  const int nx = c.info.nx();
+  nlohmann::json fs = nlohmann::json::array();
+  for (int b = 0; b < run.listed; ++b)
+    fs.push_back({{"rollout", b}, {"state", named(c.info.state_names, c.info.state_units, ends.data() + (size_t(b) * 2 + 1) * nx)}});
+  run.result["final_state"] = fs;
+  run.final_states.assign(ends.begin(), ends.end());
+}
+
+// trajectories of the first rollouts at the final iterate: JSON subsampled, CSV full
+nlohmann::json record_trajectories(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  const int ntraj = std::min(run.B, c.output.trajectory_rollouts);
+  if (ntraj <= 0) return nullptr;
+  const int stride = c.output.trajectory_stride;
+  std::vector<double> tr = run.problem->trajectories(run.vfinal, ntraj, stride);
+  const int nx = c.info.nx();
+  const int slots = c.steps / stride + 1;
+  std::ostringstream csv;
+  csv << std::setprecision(17) << "rollout,step,time_s";
+  for (int i = 0; i < nx; ++i) csv << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
+  csv << "\n";
+  int jstride = std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
+  nlohmann::json rolls = nlohmann::json::array();
+  for (int b = 0; b < ntraj; ++b) {
+    nlohmann::json steps = nlohmann::json::array(), states = nlohmann::json::array();
+    for (int s = 0; s < slots; ++s) {
+      const double* x = tr.data() + (size_t(b) * slots + s) * nx;
+      csv << b << "," << s * stride << "," << s * stride * c.dt;
+      for (int i = 0; i < nx; ++i) csv << "," << x[i];
+      csv << "\n";
+      if (s % jstride == 0 || s == slots - 1) {
+        steps.push_back(s * stride);
+        states.push_back(std::vector<double>(x, x + nx));
       }
-      rolls.push_back({{"rollout", b}, {"step", steps}, {"state", states}});
     }
-    trajj = {{"state_names", c.info.state_names}, {"state_units", c.info.state_units}, {"dt", c.dt},
-             {"recorded_every_steps", stride}, {"json_every_recorded", jstride},
-             {"rollouts", rolls}, {"sidecar_csv", "trajectory.csv"}};
-    files.sidecars.push_back({"trajectory.csv", csv.str()});
+    rolls.push_back({{"rollout", b}, {"step", steps}, {"state", states}});
   }
-  art["trajectory"] = trajj;
-  art["result"] = result;
+  run.files.sidecars.push_back({"trajectory.csv", csv.str()});
+  return {{"state_names", c.info.state_names}, {"state_units", c.info.state_units}, {"dt", c.dt},
+          {"recorded_every_steps", stride}, {"json_every_recorded", jstride},
+          {"rollouts", rolls}, {"sidecar_csv", "trajectory.csv"}};
+}
+
+}  // namespace
+
+void assemble_result(RunState& run) {
+  list_rollouts(run);
+  batch_figures(run);
+  run.result["check_passed"] = run.out.check_passed;
+  rank_designs(run);
+  record_final_states(run);
+  run.art["trajectory"] = record_trajectories(run);
+  run.art["result"] = run.result;
 }
 
 void com_travel_stage(RunState& run) {

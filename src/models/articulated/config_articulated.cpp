@@ -211,14 +211,184 @@ void parse_articulated_model(const JsonObject& m, ExperimentConfig& c) {
 
 namespace {
 
-void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
-  ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
-  // parsed at the large capacity; copied to the arm-sized model below when the tree fits it
-  ArticulatedLarge& a = setup.large;
-  ArticulatedNames& names = setup.names;
-  names.included_from = m.string("included_from", "");  // set by expand_includes, echoed in the artifact
-  const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
-  a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
+// what a body gives θ: mass, centre of mass, inertia and its joint's parameters
+struct BodyValues {
+  double mass;
+  std::vector<double> com, inertia;
+  double jp[Articulated::kJointParams];
+  bool has_target = false;
+};
+
+// The arm as parsed so far, shared by the stages below (one per element of model.*): the tree
+// at the large capacity, its names, and per body (a free root's frames included) its values.
+struct ArmParse {
+  ArticulatedLarge& a;
+  ArticulatedNames& names;
+  std::vector<BodyValues> vals;
+  std::map<std::string, int> body_index;  // a body's name → its index in a
+};
+
+// a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
+// it and 6 joints (model.h)
+bool is_free(const nlohmann::json& b) {
+  return b.is_object() && b.contains("joint") && b["joint"].is_object() && b["joint"].contains("type") &&
+         b["joint"]["type"] == "free";
+}
+
+// the free root's frames, named after the root body: slides along world x, y, z, then hinges
+// about the root's own x, y (the root body itself turns about its z); all at the origin, R from
+// q's quaternion
+void add_free_frames(ArmParse& p, const std::string& name) {
+  ArticulatedLarge& a = p.a;
+  a.free_base = true;
+  static const char* kFrame[5] = {"x", "y", "z", "rx", "ry"};
+  for (int f = 0; f < Articulated::kFreeFrames; ++f) {
+    a.parent[f] = f - 1;
+    a.joint[f] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
+    for (int i = 0; i < 3; ++i) a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
+    for (int i = 0; i < 9; ++i) a.rot[f][i] = i % 4 == 0 ? 1.0 : 0.0;
+    a.dof[f] = f;
+    a.body_of_dof[f] = f;
+    BodyValues fv{};
+    fv.mass = 0;
+    fv.com = {0, 0, 0};
+    fv.inertia = {0, 0, 0, 0, 0, 0};
+    fv.jp[Articulated::kForceLimit] = 1e3;
+    p.vals.push_back(fv);
+    p.names.bodies.push_back(name + ".free_frame." + kFrame[f]);
+  }
+  a.n_bodies = a.n_dof = Articulated::kFreeFrames;
+}
+
+// a free root's joint: the root body turns about its own z (its frames carry the other five
+// dofs); damping and armature apply to all six, which have no servo (their controls are forces
+// and torques)
+void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyValues& v, ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  p.names.free_joint = jn;
+  static const char* kDofName[6] = {"x", "y", "z", "rx", "ry", "rz"};
+  for (int f = 0; f < Articulated::kFreeDofs; ++f) {
+    p.names.joints.push_back(jn + "." + kDofName[f]);
+    p.names.ranges.push_back({-1e3, 1e3});
+  }
+  const double damping = jo.number("damping", 0.0, Range::closed(0, 1e6));
+  const double armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
+  jo.finish();
+  for (int f = 0; f < Articulated::kFreeFrames; ++f)
+    p.vals[f].jp[Articulated::kDamping] = damping, p.vals[f].jp[Articulated::kArmature] = armature;
+  v.jp[Articulated::kDamping] = damping, v.jp[Articulated::kArmature] = armature;
+  v.jp[Articulated::kForceLimit] = 1e3;
+  a.joint[bi] = Articulated::kHinge;
+  a.axis[bi][0] = a.axis[bi][1] = 0, a.axis[bi][2] = 1;
+  a.dof[bi] = Articulated::kFreeDofs - 1;
+  a.body_of_dof[Articulated::kFreeDofs - 1] = bi;
+  a.n_dof = Articulated::kFreeDofs;
+}
+
+// a hinge or slide: axis (normalized), pos, range, and its parameters: damping, armature, the
+// servo's kp, kv and target, the force limit
+void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std::string& type, int bi, BodyValues& v,
+                          ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
+  const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+  if (an < 1e-9) config_fail(jo.key_path("axis"), "must not be zero (it is normalized)");
+  for (int i = 0; i < 3; ++i) a.axis[bi][i] = ax[i] / an;
+  std::vector<double> jpos = jo.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  for (int i = 0; i < 3; ++i) a.joint_pos[bi][i] = jpos[i];
+  std::vector<double> range = jo.numbers("range", {-1e3, 1e3}, Range::closed(-1e3, 1e3), 2);
+  if (!(range[0] < range[1])) config_fail(jo.key_path("range"), "expected [low, high] with low < high");
+  a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
+  a.dof[bi] = a.n_dof;
+  a.body_of_dof[a.n_dof] = bi;
+  p.names.joints.push_back(jn);
+  p.names.ranges.push_back({range[0], range[1]});
+  v.jp[Articulated::kDamping] = jo.number("damping", 0.0, Range::closed(0, 1e6));
+  v.jp[Articulated::kArmature] = jo.number("armature", 0.0, Range::closed(0, 1e6));
+  v.jp[Articulated::kKp] = jo.number("kp", 0.0, Range::closed(0, 1e9));
+  v.jp[Articulated::kKv] = jo.number("kv", 0.0, Range::closed(0, 1e9));
+  v.has_target = jo.has("target");
+  v.jp[Articulated::kTarget] = jo.number("target", 0.0, Range::closed(range[0], range[1]));
+  v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
+  jo.finish();
+  ++a.n_dof;
+}
+
+// body b's joint (none, or null: a fixed body)
+void parse_body_joint(const JsonObject& o, const std::string& name, int bi, BodyValues& v, ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  a.joint[bi] = Articulated::kFixed;
+  a.dof[bi] = -1;
+  if (!o.has("joint")) return;
+  if (o.raw("joint").is_null()) return;  // a fixed body
+  JsonObject jo = o.object("joint");
+  if (a.n_dof == ArticulatedLarge::kMaxDof)
+    config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
+  const std::string jn = jo.string("name", name + ".joint");
+  const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
+  if (type == "free")
+    parse_free_joint(jo, jn, bi, v, p);
+  else
+    parse_hinge_or_slide(jo, jn, type, bi, v, p);
+}
+
+// model.bodies[b]: name, parent (world or an earlier body), pose, mass, centre of mass, inertia
+// and joint; the first body's free joint puts the free root's frames ahead of it
+void parse_body(const nlohmann::json& body, const std::string& path, size_t b, bool free_root, ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  if (!body.is_object()) config_fail(path, "expected an object, got " + json_type_name(body));
+  JsonObject o(body, path);
+  const std::string name = o.string("name", "");
+  if (name.empty()) config_fail(o.key_path("name"), "required: a unique body name");
+  if (p.body_index.count(name)) config_fail(o.key_path("name"), "'" + excerpt(name) + "' is used twice");
+  const std::string par = o.string("parent", "world");
+  int pi = -1;
+  if (par != "world") {
+    auto it = p.body_index.find(par);
+    if (it == p.body_index.end())
+      config_fail(o.key_path("parent"), "'" + excerpt(par) + "' is not 'world' or an earlier body (list parents before children)");
+    pi = it->second;
+  }
+  if (is_free(body) && (b != 0 || pi != -1))
+    config_fail(o.key_path("joint") + ".type",
+                "\"free\" is only for the first body, whose parent is world (a floating base); body '" + excerpt(name) +
+                    "' is body " + std::to_string(b) + " with parent '" + excerpt(par) + "'");
+  if (b == 0 && free_root) {
+    add_free_frames(p, name);
+    pi = Articulated::kFreeFrames - 1;
+  }
+  const int bi = a.n_bodies;
+  a.parent[bi] = pi;
+  std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
+  if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+    config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
+  for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
+  quat_to_matrix(quat, a.rot[bi]);
+  if (b == 0 && free_root) {
+    // the root's pos and quat become its initial p and orientation (initial_state.q's default);
+    // its frame sits on the free joint's (the origin, unrotated)
+    const double qn = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+    p.names.free_q0 = {pos[0], pos[1], pos[2], quat[0] / qn, quat[1] / qn, quat[2] / qn, quat[3] / qn};
+    for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
+    for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
+  }
+  BodyValues v{};
+  v.mass = o.number_required("mass", Range{0, 1e6, true, false});
+  v.com = o.numbers("com", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  v.inertia = o.numbers("fullinertia", {}, Range::closed(-1e6, 1e6), 6);
+  if (!(v.inertia[0] > 0 && v.inertia[1] > 0 && v.inertia[2] > 0))
+    config_fail(o.key_path("fullinertia"), "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
+  parse_body_joint(o, name, bi, v, p);
+  o.finish();
+  p.body_index[name] = bi;
+  p.names.bodies.push_back(name);
+  p.vals.push_back(v);
+  ++a.n_bodies;
+}
+
+// model.bodies: the tree, parents listed before their children
+void parse_bodies(const JsonObject& m, ArmParse& p) {
   if (!m.has("bodies")) config_fail(m.key_path("bodies"), "missing; expected an array of bodies (or model.include naming a file that has them)");
   const auto& bodies = m.raw("bodies");
   const std::string bp = m.key_path("bodies");
@@ -226,186 +396,52 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(ArticulatedLarge::kMaxBodies) + ")");
   if (bodies.size() > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
-  // a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
-  // it and 6 joints (model.h)
-  auto is_free = [](const nlohmann::json& b) {
-    return b.is_object() && b.contains("joint") && b["joint"].is_object() && b["joint"].contains("type") &&
-           b["joint"]["type"] == "free";
-  };
   const bool free_root = is_free(bodies[0]);
   const int n_frames = free_root ? Articulated::kFreeFrames : 0;
   if (bodies.size() + n_frames > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies - n_frames) +
                         " bodies under a free root (its joint takes " + std::to_string(n_frames) + " frames), got " +
                         std::to_string(bodies.size()));
-  struct BodyValues {
-    double mass;
-    std::vector<double> com, inertia;
-    double jp[Articulated::kJointParams];
-    bool has_target = false;
-  };
-  std::vector<BodyValues> vals;
-  std::map<std::string, int> body_index;
-  for (size_t b = 0; b < bodies.size(); ++b) {
-    const std::string path = bp + "[" + std::to_string(b) + "]";
-    if (!bodies[b].is_object()) config_fail(path, "expected an object, got " + json_type_name(bodies[b]));
-    JsonObject o(bodies[b], path);
-    const std::string name = o.string("name", "");
-    if (name.empty()) config_fail(o.key_path("name"), "required: a unique body name");
-    if (body_index.count(name)) config_fail(o.key_path("name"), "'" + excerpt(name) + "' is used twice");
-    const std::string par = o.string("parent", "world");
-    int pi = -1;
-    if (par != "world") {
-      auto it = body_index.find(par);
-      if (it == body_index.end())
-        config_fail(o.key_path("parent"), "'" + excerpt(par) + "' is not 'world' or an earlier body (list parents before children)");
-      pi = it->second;
-    }
-    if (is_free(bodies[b]) && (b != 0 || pi != -1))
-      config_fail(o.key_path("joint") + ".type",
-                  "\"free\" is only for the first body, whose parent is world (a floating base); body '" + excerpt(name) +
-                      "' is body " + std::to_string(b) + " with parent '" + excerpt(par) + "'");
-    if (b == 0 && free_root) {
-      // the free root's frames: slides along world x, y, z, then hinges about the root's own x, y
-      // (the root body itself turns about its z); all at the origin, R from q's quaternion
-      a.free_base = true;
-      static const char* kFrame[5] = {"x", "y", "z", "rx", "ry"};
-      for (int f = 0; f < Articulated::kFreeFrames; ++f) {
-        a.parent[f] = f - 1;
-        a.joint[f] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
-        for (int i = 0; i < 3; ++i) a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
-        for (int i = 0; i < 9; ++i) a.rot[f][i] = i % 4 == 0 ? 1.0 : 0.0;
-        a.dof[f] = f;
-        a.body_of_dof[f] = f;
-        BodyValues fv{};
-        fv.mass = 0;
-        fv.com = {0, 0, 0};
-        fv.inertia = {0, 0, 0, 0, 0, 0};
-        fv.jp[Articulated::kForceLimit] = 1e3;
-        vals.push_back(fv);
-        names.bodies.push_back(name + ".free_frame." + kFrame[f]);
-      }
-      a.n_bodies = a.n_dof = Articulated::kFreeFrames;
-      pi = Articulated::kFreeFrames - 1;
-    }
-    const int bi = a.n_bodies;
-    a.parent[bi] = pi;
-    std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-    std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
-    if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
-      config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
-    for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
-    quat_to_matrix(quat, a.rot[bi]);
-    if (b == 0 && free_root) {
-      // the root's pos and quat become its initial p and orientation (initial_state.q's default);
-      // its frame sits on the free joint's (the origin, unrotated)
-      const double qn = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-      names.free_q0 = {pos[0], pos[1], pos[2], quat[0] / qn, quat[1] / qn, quat[2] / qn, quat[3] / qn};
-      for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
-      for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
-    }
-    BodyValues v{};
-    v.mass = o.number_required("mass", Range{0, 1e6, true, false});
-    v.com = o.numbers("com", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-    v.inertia = o.numbers("fullinertia", {}, Range::closed(-1e6, 1e6), 6);
-    if (!(v.inertia[0] > 0 && v.inertia[1] > 0 && v.inertia[2] > 0))
-      config_fail(o.key_path("fullinertia"), "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
-    a.joint[bi] = Articulated::kFixed;
-    a.dof[bi] = -1;
-    if (o.has("joint") && !o.raw("joint").is_null()) {
-      JsonObject jo = o.object("joint");
-      if (a.n_dof == ArticulatedLarge::kMaxDof)
-        config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
-      const std::string jn = jo.string("name", name + ".joint");
-      const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
-      if (type == "free") {
-        // the root body turns about its own z (its frames carry the other five dofs); damping and
-        // armature apply to all six, which have no servo (their controls are forces and torques)
-        names.free_joint = jn;
-        static const char* kDofName[6] = {"x", "y", "z", "rx", "ry", "rz"};
-        for (int f = 0; f < Articulated::kFreeDofs; ++f) {
-          names.joints.push_back(jn + "." + kDofName[f]);
-          names.ranges.push_back({-1e3, 1e3});
-        }
-        const double damping = jo.number("damping", 0.0, Range::closed(0, 1e6));
-        const double armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
-        jo.finish();
-        for (int f = 0; f < Articulated::kFreeFrames; ++f)
-          vals[f].jp[Articulated::kDamping] = damping, vals[f].jp[Articulated::kArmature] = armature;
-        v.jp[Articulated::kDamping] = damping, v.jp[Articulated::kArmature] = armature;
-        v.jp[Articulated::kForceLimit] = 1e3;
-        a.joint[bi] = Articulated::kHinge;
-        a.axis[bi][0] = a.axis[bi][1] = 0, a.axis[bi][2] = 1;
-        a.dof[bi] = Articulated::kFreeDofs - 1;
-        a.body_of_dof[Articulated::kFreeDofs - 1] = bi;
-        a.n_dof = Articulated::kFreeDofs;
-        o.finish();
-        body_index[name] = bi;
-        names.bodies.push_back(name);
-        vals.push_back(v);
-        ++a.n_bodies;
-        continue;
-      }
-      std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
-      const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
-      if (an < 1e-9) config_fail(jo.key_path("axis"), "must not be zero (it is normalized)");
-      for (int i = 0; i < 3; ++i) a.axis[bi][i] = ax[i] / an;
-      std::vector<double> jpos = jo.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-      for (int i = 0; i < 3; ++i) a.joint_pos[bi][i] = jpos[i];
-      std::vector<double> range = jo.numbers("range", {-1e3, 1e3}, Range::closed(-1e3, 1e3), 2);
-      if (!(range[0] < range[1])) config_fail(jo.key_path("range"), "expected [low, high] with low < high");
-      a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
-      a.dof[bi] = a.n_dof;
-      a.body_of_dof[a.n_dof] = bi;
-      names.joints.push_back(jn);
-      names.ranges.push_back({range[0], range[1]});
-      v.jp[Articulated::kDamping] = jo.number("damping", 0.0, Range::closed(0, 1e6));
-      v.jp[Articulated::kArmature] = jo.number("armature", 0.0, Range::closed(0, 1e6));
-      v.jp[Articulated::kKp] = jo.number("kp", 0.0, Range::closed(0, 1e9));
-      v.jp[Articulated::kKv] = jo.number("kv", 0.0, Range::closed(0, 1e9));
-      v.has_target = jo.has("target");
-      v.jp[Articulated::kTarget] = jo.number("target", 0.0, Range::closed(range[0], range[1]));
-      v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
-      jo.finish();
-      ++a.n_dof;
-    } else if (o.has("joint")) {
-      (void)o.raw("joint");  // null: a fixed body
-    }
-    o.finish();
-    body_index[name] = bi;
-    names.bodies.push_back(name);
-    vals.push_back(v);
-    ++a.n_bodies;
+  for (size_t b = 0; b < bodies.size(); ++b) parse_body(bodies[b], bp + "[" + std::to_string(b) + "]", b, free_root, p);
+  if (p.a.n_dof == 0) config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
+}
+
+// model.all_joints: values that replace every joint's own (a free swing: no damping, no gains)
+void parse_all_joints(const JsonObject& m, ArmParse& p) {
+  JsonObject aj = m.object("all_joints");
+  const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
+                       Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
+  for (int k = 0; k < Articulated::kJointParams; ++k) {
+    if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
+    const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
+    // a free root's dofs keep their own (the joint's damping and armature; no servo)
+    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b) p.vals[b].jp[k] = v;
   }
-  if (a.n_dof == 0) config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
-  // all_joints: values that replace every joint's own (a free swing: no damping, no gains)
-  {
-    JsonObject aj = m.object("all_joints");
-    const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
-                         Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
-    for (int k = 0; k < Articulated::kJointParams; ++k) {
-      if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
-      const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
-      // a free root's dofs keep their own (the joint's damping and armature; no servo)
-      for (size_t b = a.free_base ? Articulated::kFreeDofs : 0; b < vals.size(); ++b) vals[b].jp[k] = v;
-    }
-    aj.finish();
+  aj.finish();
+}
+
+// model.targets: the PD targets q* of every joint, replacing the joints' own; one per joint
+// after a free root's six (which have no servo)
+void parse_targets(const JsonObject& m, ArmParse& p) {
+  if (!m.has("targets")) return;
+  const ArticulatedLarge& a = p.a;
+  const ArticulatedNames& names = p.names;
+  const int nf = a.free_base ? Articulated::kFreeDofs : 0;
+  std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof - nf);
+  for (int b = 0; b < a.n_bodies; ++b) {
+    const int j = a.dof[b], k = j - nf;  // k: the entry of targets
+    if (j < nf) continue;
+    if (!(t[k] >= names.ranges[j][0] && t[k] <= names.ranges[j][1]))
+      config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
+                  fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
+    p.vals[b].jp[Articulated::kTarget] = t[k];
+    p.vals[b].has_target = true;
   }
-  // targets: the PD targets q* of every joint, replacing the joints' own
-  if (m.has("targets")) {
-    // one per joint after a free root's six (which have no servo)
-    const int nf = a.free_base ? Articulated::kFreeDofs : 0;
-    std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof - nf);
-    for (int b = 0; b < a.n_bodies; ++b) {
-      const int j = a.dof[b], k = j - nf;  // k: the entry of targets
-      if (j < nf) continue;
-      if (!(t[k] >= names.ranges[j][0] && t[k] <= names.ranges[j][1]))
-        config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
-                    fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
-      vals[b].jp[Articulated::kTarget] = t[k];
-      vals[b].has_target = true;
-    }
-  }
+}
+
+// model.torque_limits: the smooth saturation on or off, and the servo's solve; the
+// saturation's sharpness [1/(N·m)] is returned (a parameter slot)
+double parse_torque_limits(const JsonObject& m, ArticulatedLarge& a, const std::string& integ) {
   JsonObject tl = m.object("torque_limits");
   a.torque_limits = tl.boolean("enabled", true);
   const double sharp = tl.number("sharpness", 5.0, Range{0, 1e6, true, false});
@@ -419,63 +455,94 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
     config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
                 " is not available with a free root (model.bodies[0].joint.type \"free\"); use 0");
   tl.finish();
-  ArticulatedContactValues contact_values;
-  parse_articulated_contact(m, body_index, a, names, contact_values);
-  // sites: named points fixed in a body, for Cartesian losses
-  if (m.has("sites")) {
-    const auto& sites = m.raw("sites");
-    const std::string sp = m.key_path("sites");
-    if (!sites.is_array())
-      config_fail(sp, "expected an array of {\"name\", \"body\", \"pos\", \"quat\"} (at most " +
-                          std::to_string(ArticulatedLarge::kMaxSites) + ")");
-    if (sites.size() > size_t(ArticulatedLarge::kMaxSites))
-      config_fail(sp, "at most " + std::to_string(ArticulatedLarge::kMaxSites) + " sites, got " + std::to_string(sites.size()));
-    for (size_t k = 0; k < sites.size(); ++k) {
-      const std::string path = sp + "[" + std::to_string(k) + "]";
-      if (!sites[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(sites[k]));
-      JsonObject so(sites[k], path);
-      const std::string sn = so.string("name", "");
-      if (sn.empty()) config_fail(so.key_path("name"), "required: a unique site name");
-      for (const auto& other : names.sites)
-        if (other == sn) config_fail(so.key_path("name"), "'" + excerpt(sn) + "' is used twice");
-      if (!so.has("body")) config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
-      const std::string sb = so.string("body", "");
-      if (!body_index.count(sb)) config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
-      std::vector<double> pos = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-      std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
-      if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
-        config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
-      so.finish();
-      const int si = a.n_sites++;
-      a.site_body[si] = body_index[sb];
-      for (int i = 0; i < 3; ++i) a.site_pos[si][i] = pos[i];
-      quat_to_matrix(quat, a.site_rot[si]);
-      names.sites.push_back(sn);
-    }
+  return sharp;
+}
+
+// model.sites: named points fixed in a body, for Cartesian losses
+void parse_sites(const JsonObject& m, ArmParse& p) {
+  if (!m.has("sites")) return;
+  ArticulatedLarge& a = p.a;
+  const auto& sites = m.raw("sites");
+  const std::string sp = m.key_path("sites");
+  if (!sites.is_array())
+    config_fail(sp, "expected an array of {\"name\", \"body\", \"pos\", \"quat\"} (at most " +
+                        std::to_string(ArticulatedLarge::kMaxSites) + ")");
+  if (sites.size() > size_t(ArticulatedLarge::kMaxSites))
+    config_fail(sp, "at most " + std::to_string(ArticulatedLarge::kMaxSites) + " sites, got " + std::to_string(sites.size()));
+  for (size_t k = 0; k < sites.size(); ++k) {
+    const std::string path = sp + "[" + std::to_string(k) + "]";
+    if (!sites[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(sites[k]));
+    JsonObject so(sites[k], path);
+    const std::string sn = so.string("name", "");
+    if (sn.empty()) config_fail(so.key_path("name"), "required: a unique site name");
+    for (const auto& other : p.names.sites)
+      if (other == sn) config_fail(so.key_path("name"), "'" + excerpt(sn) + "' is used twice");
+    if (!so.has("body")) config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
+    const std::string sb = so.string("body", "");
+    if (!p.body_index.count(sb)) config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
+    std::vector<double> pos = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+    std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
+    if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+      config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
+    so.finish();
+    const int si = a.n_sites++;
+    a.site_body[si] = p.body_index[sb];
+    for (int i = 0; i < 3; ++i) a.site_pos[si][i] = pos[i];
+    quat_to_matrix(quat, a.site_rot[si]);
+    p.names.sites.push_back(sn);
   }
-  // joint limits: a smooth penalty torque outside each joint's range (articulated.h)
+}
+
+// model.joint_limits: a smooth penalty torque outside each joint's range (articulated.h)
+void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const ArticulatedNames& names) {
   JsonObject jl = m.object("joint_limits");
   a.joint_limits = jl.boolean("enabled", false);
   a.limit_stiffness = jl.number("stiffness", 1e4, Range{0, 1e9, true, false});
   a.limit_smoothing = jl.number("smoothing", 1e-3, Range{0, 1e3, true, false});
   jl.finish();
   for (int j = 0; j < a.n_dof; ++j) a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
-  const double gravity = m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
+}
 
-  c.info = articulated_info(a, names);
+// the nominal θ: each body's values, gravity, the saturation's sharpness, the contact's values
+void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp, const ArticulatedContactValues& contact_values) {
+  const ArticulatedLarge& a = p.a;
   c.theta.assign(a.np(), 0.0);
   for (int b = 0; b < a.n_bodies; ++b) {
-    c.theta[a.p_body(b, Articulated::kMass)] = vals[b].mass;
-    for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kComX + i)] = vals[b].com[i];
-    for (int i = 0; i < 6; ++i) c.theta[a.p_body(b, Articulated::kIxx + i)] = vals[b].inertia[i];
+    c.theta[a.p_body(b, Articulated::kMass)] = p.vals[b].mass;
+    for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kComX + i)] = p.vals[b].com[i];
+    for (int i = 0; i < 6; ++i) c.theta[a.p_body(b, Articulated::kIxx + i)] = p.vals[b].inertia[i];
     if (a.dof[b] >= 0) {
-      for (int k = 0; k < Articulated::kJointParams; ++k) c.theta[a.p_joint(a.dof[b], k)] = vals[b].jp[k];
-      names.target_given.push_back(vals[b].has_target);
+      for (int k = 0; k < Articulated::kJointParams; ++k) c.theta[a.p_joint(a.dof[b], k)] = p.vals[b].jp[k];
+      p.names.target_given.push_back(p.vals[b].has_target);
     }
   }
   c.theta[a.p_global(Articulated::kGravity)] = gravity;
   c.theta[a.p_global(Articulated::kSharpness)] = sharp;
   articulated_contact_theta(a, contact_values, c.theta.data());
+}
+
+// A JSON arm (model.bodies and the rest), parsed at the large capacity and copied to the
+// arm-sized or legged model when the tree fits it
+void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
+  ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
+  ArticulatedLarge& a = setup.large;
+  ArticulatedNames& names = setup.names;
+  names.included_from = m.string("included_from", "");  // set by expand_includes, echoed in the artifact
+  const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
+  a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
+  ArmParse p{a, names, {}, {}};
+  parse_bodies(m, p);
+  parse_all_joints(m, p);
+  parse_targets(m, p);
+  const double sharp = parse_torque_limits(m, a, integ);
+  ArticulatedContactValues contact_values;
+  parse_articulated_contact(m, p.body_index, a, names, contact_values);
+  parse_sites(m, p);
+  parse_joint_limits(m, a, names);
+  const double gravity = m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
+
+  c.info = articulated_info(a, names);
+  fill_theta(c, p, gravity, sharp, contact_values);
   setup.large_tree = !articulated_fits<Articulated>(a);
   if (!setup.large_tree) articulated_copy(a, setup.model);
   setup.legged_tree = setup.large_tree && articulated_fits<ArticulatedLegged>(a);

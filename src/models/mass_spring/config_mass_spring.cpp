@@ -1,6 +1,7 @@
 // model.* for type mass_spring: the robot (explicit particles and springs, or grid cells),
 // masses, damping, actuation, morphology mode and ground -> MassSpring, topology, nominal θ.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "models/mass_spring/config_mass_spring.h"
@@ -11,6 +12,18 @@ namespace steer {
 namespace {
 
 const char* kAxes[3] = {"x", "y", "z"};
+
+// v as %g writes it, without the exponent's sign and leading zeros (1e9, not 1e+09)
+std::string bound_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  const std::string s = b;
+  const size_t e = s.find("e+");
+  if (e == std::string::npos) return s;
+  size_t d = e + 2;
+  while (d + 1 < s.size() && s[d] == '0') ++d;
+  return s.substr(0, e + 1) + s.substr(d);
+}
 
 // robot.particles / robot.springs, or robot.grid
 Robot parse_robot(const JsonObject& r, int dim) {
@@ -38,7 +51,7 @@ Robot parse_robot(const JsonObject& r, int dim) {
     }
     const double size = g.number("cell_size", 0.1, Range{0, 1e3, true, false});
     std::vector<double> origin = g.numbers("origin", {0.1, 0.1}, Range::closed(-1e6, 1e6), 2);
-    const double k = g.number("stiffness", 3e4, Range{0, 1e9, true, false});
+    const double k = g.number("stiffness", 3e4, spring_stiffness_range());
     const double amp = g.number("actuation", 0.1, Range::closed(-1, 1));
     g.finish();
     robot = grid_robot(cv, size, {origin[0], origin[1]}, k, amp);
@@ -75,7 +88,8 @@ Robot parse_robot(const JsonObject& r, int dim) {
     if (q.a < 0 || q.a >= N || q.b < 0 || q.b >= N || q.a == q.b)
       config_fail(path, "particle indices must be two different values in [0, " + std::to_string(N - 1) + "]");
     if (!(q.rest_length > 0)) config_fail(path, "rest_length must be > 0");
-    if (!(q.stiffness > 0) || q.stiffness > 1e9) config_fail(path, "stiffness must be in (0, 1e9]");
+    if (!spring_stiffness_range().contains(q.stiffness))
+      config_fail(path, "stiffness must be in (0, " + bound_text(kMaxSpringStiffness) + "]");
     if (q.actuation < -1 || q.actuation > 1) config_fail(path, "actuation must be in [-1, 1]");
     robot.springs.push_back(q);
   }
@@ -111,7 +125,7 @@ ModelInfo mass_spring_info(const MassSpring& m) {
   };
   for (int s = 0; s < S; ++s) {
     const std::string ps = "spring[" + std::to_string(s) + "].";
-    slot(m.p_stiffness(s), ps + "stiffness", "N/m", Range{0, 1e9, true, false}, "spring.stiffness");
+    slot(m.p_stiffness(s), ps + "stiffness", "N/m", spring_stiffness_range(), "spring.stiffness");
     slot(m.p_damping(s), ps + "damping", "N*s/m", Range::closed(0, 1e6), "spring.damping");
     slot(m.p_rest_length(s), ps + "rest_length", "m", Range{0, 1e3, true, false}, "spring.rest_length");
     slot(m.p_amplitude(s), ps + "actuation", "1", Range::closed(-1, 1), "spring.actuation");

@@ -115,6 +115,412 @@ void quat_matrix(const double* q, double* R) {
 
 std::vector<double> vec(const double* v, int n) { return std::vector<double>(v, v + n); }
 
+// One import: the compiled model, what its option flags switch on, and the model keys built so
+// far, shared by the stages below (one per kind of MuJoCo element).
+struct MjcfImport {
+  const mjModel* m = nullptr;
+  std::string shown, kp;  // the file as the config names it; its key, model.<mjcf|urdf>
+  int dis = 0;            // opt.disableflags
+  bool passive = false, contact_on = false, limits_on = false, friction_on = false, equality_on = false;
+  nlohmann::json notes = nlohmann::json::array();
+  std::string integrator;
+  // bodies and joints
+  nlohmann::json bodies = nlohmann::json::array();
+  std::vector<int> dof_body;         // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
+  std::vector<int> joint_of_dof_mj;  // MuJoCo dof → steer's hinge/slide index, −1 for none
+  int free_dofs = 0;                 // 6 with a free root
+  bool any_limited_joint = false;
+  // actuators, per steer hinge/slide joint
+  std::vector<std::vector<int>> on_joint;  // the actuators on it
+  std::vector<double> control_scale;       // u_ff = scale · ctrl of the joint's control actuator
+  std::vector<std::string> control_actuator;
+  std::vector<double> target_scale;        // q* = scale · ctrl of the joint's servo
+  std::vector<std::string> target_actuator;
+  bool any_force_limit = false;
+  // sites and contact
+  nlohmann::json sites = nlohmann::json::array();
+  nlohmann::json contact = {{"enabled", false}};
+  nlohmann::json tip;
+  nlohmann::json points = nlohmann::json::array();
+
+  [[noreturn]] void refuse(const std::string& what) const { config_fail(kp, "'" + excerpt(shown) + "': " + what); }
+  std::string body_name(int b) const { return name_of(m, mjOBJ_BODY, b, "body" + std::to_string(b)); }
+  std::string geom_name(int g) const { return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'"; }
+  std::string actuator_name(int a) const { return "actuator '" + plain_actuator(a) + "'"; }
+  std::string plain_actuator(int a) const { return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)); }
+  // the joint keys of MuJoCo joint j (in its body's entry; bodies are MuJoCo's less the world)
+  nlohmann::json& joint_json(int j) { return bodies[size_t(m->jnt_bodyid[j] - 1)]["joint"]; }
+};
+
+// ---- options and the global elements steer does not model ----
+void import_options(MjcfImport& im) {
+  const mjModel* m = im.m;
+  const mjOption& o = m->opt;
+  const int dis = im.dis = o.disableflags;
+  const bool constraints = !(dis & mjDSBL_CONSTRAINT);
+  im.passive = !(dis & mjDSBL_PASSIVE);
+  im.contact_on = constraints && !(dis & mjDSBL_CONTACT);
+  im.limits_on = constraints && !(dis & mjDSBL_LIMIT);
+  im.friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
+  im.equality_on = constraints && !(dis & mjDSBL_EQUALITY);
+  if (dis & mjDSBL_ACTUATION) im.refuse("option flag actuation=\"disable\": steer always applies its joint torques");
+  if (m->ntendon > 0) im.refuse(std::to_string(m->ntendon) + " tendon(s), first '" + name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
+  if (im.equality_on)
+    for (int e = 0; e < m->neq; ++e)
+      im.refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) + "': equality constraints are not modelled");
+  if (m->nmocap > 0) im.refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
+  if (im.contact_on && m->npair > 0) im.refuse("contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
+  if (m->na > 0) im.refuse(std::to_string(m->na) + " actuator activation state(s): actuators with dynamics are not modelled");
+  for (int i = 0; i < 3; ++i)
+    if (o.wind[i] != 0) im.refuse("option wind: fluid forces are not modelled");
+  if (o.density != 0 || o.viscosity != 0) im.refuse("option density/viscosity: fluid forces are not modelled");
+  if (o.gravity[0] != 0 || o.gravity[1] != 0)
+    im.refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " + num(o.gravity[2]) +
+              "): steer's gravity acts along −z only");
+  if (o.integrator == mjINT_EULER) im.integrator = "euler";
+  else if (o.integrator == mjINT_RK4) im.integrator = "rk4";
+  else
+    im.refuse("option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → rk4); set "
+              "model.integrator in the config to choose one");
+}
+
+// body b's pose and inertia: pos, quat, mass, com, fullinertia = R(iquat) diag(inertia) R(iquat)ᵀ
+nlohmann::json body_entry(const MjcfImport& im, int b) {
+  const mjModel* m = im.m;
+  nlohmann::json e;
+  e["name"] = im.body_name(b);
+  e["parent"] = m->body_parentid[b] == 0 ? std::string("world") : im.body_name(m->body_parentid[b]);
+  e["pos"] = vec(m->body_pos + 3 * b, 3);
+  e["quat"] = vec(m->body_quat + 4 * b, 4);
+  e["mass"] = m->body_mass[b];
+  e["com"] = vec(m->body_ipos + 3 * b, 3);
+  double R[9];
+  quat_matrix(m->body_iquat + 4 * b, R);
+  const double* d = m->body_inertia + 3 * b;
+  double I[9];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
+  e["fullinertia"] = {I[0], I[4], I[8], I[1], I[2], I[5]};
+  return e;
+}
+
+// the floating base's joint: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
+nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn, const std::string& jw) {
+  const mjModel* m = im.m;
+  const int dof = m->jnt_dofadr[j];
+  for (int k = 1; k < 6; ++k)
+    if (m->dof_damping[dof + k] != m->dof_damping[dof] || m->dof_armature[dof + k] != m->dof_armature[dof])
+      im.refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
+  im.free_dofs = 6;
+  return {{"name", jn}, {"type", "free"}, {"damping", im.passive ? m->dof_damping[dof] : 0.0}, {"armature", m->dof_armature[dof]}};
+}
+
+// a hinge or slide: axis, pos, range when limited, damping, armature; no servo or force limit
+// until an actuator sets them
+nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn, const std::string& jw) {
+  const mjModel* m = im.m;
+  const int t = m->jnt_type[j];
+  if (t == mjJNT_BALL) im.refuse(jw + ": ball joints are not modelled (use three hinges)");
+  const int dof = m->jnt_dofadr[j];
+  if (im.passive && m->jnt_stiffness[j] != 0)
+    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " (a joint spring) is not modelled");
+  if (im.friction_on && m->dof_frictionloss[dof] != 0)
+    im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
+  if (m->qpos0[m->jnt_qposadr[j]] != 0)
+    im.refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
+  if (int(im.dof_body.size()) + im.free_dofs == ArticulatedLarge::kMaxDof)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints; steer's articulated model takes at most " +
+              std::to_string(ArticulatedLarge::kMaxDof));
+  nlohmann::json jo;
+  jo["name"] = jn;
+  jo["type"] = t == mjJNT_HINGE ? "hinge" : "slide";
+  jo["axis"] = vec(m->jnt_axis + 3 * j, 3);
+  jo["pos"] = vec(m->jnt_pos + 3 * j, 3);
+  if (m->jnt_limited[j]) jo["range"] = vec(m->jnt_range + 2 * j, 2);
+  jo["damping"] = im.passive ? m->dof_damping[dof] : 0.0;
+  jo["armature"] = m->dof_armature[dof];
+  jo["kp"] = 0.0;
+  jo["kv"] = 0.0;
+  jo["force_limit"] = 1e9;  // no limit unless an actuator sets one
+  im.joint_of_dof_mj[size_t(dof)] = int(im.dof_body.size());
+  im.dof_body.push_back(j);
+  return jo;
+}
+
+// ---- bodies and joints: one joint per body at most; a free joint only on a child of the world ----
+void import_bodies(MjcfImport& im) {
+  const mjModel* m = im.m;
+  if (m->nbody - 1 > ArticulatedLarge::kMaxBodies)
+    im.refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(ArticulatedLarge::kMaxBodies));
+  im.joint_of_dof_mj.assign(size_t(m->nv), -1);
+  for (int b = 1; b < m->nbody; ++b) {
+    const std::string bn = im.body_name(b);
+    nlohmann::json e = body_entry(im, b);
+    const int nj = m->body_jntnum[b];
+    if (nj > 1)
+      im.refuse("body '" + bn + "' has " + std::to_string(nj) + " joints; steer's articulated model takes one joint per body "
+                "(split the body into a chain of bodies, one joint each)");
+    if (nj == 1) {
+      const int j = m->body_jntadr[b];
+      const std::string jn = name_of(m, mjOBJ_JOINT, j, bn + ".joint");
+      const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
+      const bool free = m->jnt_type[j] == mjJNT_FREE;
+      if (free && m->body_parentid[b] != 0)
+        im.refuse(jw + ": a free joint is modelled only on a child of <worldbody> (a floating base), not below another body");
+      e["joint"] = free ? free_joint_entry(im, j, jn, jw) : hinge_or_slide_entry(im, j, jn, jw);
+    }
+    im.bodies.push_back(e);
+  }
+  if (im.dof_body.empty() && im.free_dofs == 0)
+    im.refuse("no hinge or slide joint and no free joint at the root; steer's articulated model needs at least one");
+  if (im.limits_on)
+    for (int j : im.dof_body) im.any_limited_joint = im.any_limited_joint || m->jnt_limited[j];
+  if (im.any_limited_joint)
+    im.notes.push_back("limited joints: MuJoCo's limit constraint (solref/solimp) is replaced by steer's smooth penalty "
+                       "torque outside each range (model.joint_limits; set its stiffness and smoothing in the config)");
+}
+
+// actuator a on its joint: kp = −g² b1, kv = −g² b2 added to the joint's gains; the control
+// term g G ctrl becomes the PD target's scale (a position servo, kp > 0) or the feed-forward
+// torque's (a motor or velocity servo)
+void import_actuator(MjcfImport& im, int a) {
+  const mjModel* m = im.m;
+  const std::string an = im.actuator_name(a);
+  if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
+    im.refuse(an + ": only joint transmissions are modelled (not tendon, site or slider-crank)");
+  if (m->actuator_dyntype[a] != mjDYN_NONE) im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
+  if (m->actuator_gaintype[a] != mjGAIN_FIXED) im.refuse(an + ": only a fixed gain is modelled (gaintype)");
+  const int bt = m->actuator_biastype[a];
+  if (bt != mjBIAS_NONE && bt != mjBIAS_AFFINE) im.refuse(an + ": only no bias or an affine bias is modelled (biastype)");
+  const double* gp = m->actuator_gainprm + mjNGAIN * a;
+  const double* bp = m->actuator_biasprm + mjNBIAS * a;
+  const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0, b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
+  if (b0 != 0) im.refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
+  const int j = m->actuator_trnid[2 * a];
+  if (m->jnt_type[j] == mjJNT_FREE)
+    im.refuse(an + ": an actuator on the free joint is not modelled (the free root's controls are its forces and torques)");
+  const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
+  const double g = m->actuator_gear[6 * a];
+  const double kp = -g * g * b1, kv = -g * g * b2;
+  if (kp < 0 || kv < 0)
+    im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) + "; steer's servo gains must be ≥ 0");
+  im.on_joint[d].push_back(a);
+  nlohmann::json& jo = im.joint_json(j);
+  const std::string jn = jo["name"].get<std::string>();
+  jo["kp"] = jo["kp"].get<double>() + kp;
+  jo["kv"] = jo["kv"].get<double>() + kv;
+  if (kp > 0) {
+    if (!im.target_actuator[d].empty())
+      im.refuse(an + " and actuator '" + im.target_actuator[d] + "' are both position servos on joint '" + jn + "'; steer's joint has one PD target");
+    im.target_actuator[d] = im.plain_actuator(a);
+    im.target_scale[d] = g * gp[0] / kp;
+    if (m->actuator_ctrllimited[a] && m->jnt_limited[j]) {
+      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * a], hi = im.target_scale[d] * m->actuator_ctrlrange[2 * a + 1];
+      if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
+        im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " + num(m->actuator_ctrlrange[2 * a + 1]) +
+                  "] is narrower than joint '" + jn + "''s range; steer bounds the PD target by the joint's range only");
+    } else if (m->actuator_ctrllimited[a]) {
+      im.refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn + "' is not modelled (give the joint a range)");
+    }
+  } else if (gp[0] != 0) {
+    if (!im.control_actuator[d].empty())
+      im.refuse(an + " and actuator '" + im.control_actuator[d] + "' both drive joint '" + jn + "' with their controls; steer's joint has one torque control");
+    im.control_actuator[d] = im.plain_actuator(a);
+    im.control_scale[d] = g * gp[0];
+  }
+}
+
+// hinge/slide d's force limit: the smallest of its actuators' symmetric forcerange |g| F and,
+// for a motor, ctrlrange |g G| c (steer saturates the joint's total torque smoothly)
+void import_force_limit(MjcfImport& im, int d) {
+  const mjModel* m = im.m;
+  nlohmann::json& jo = im.joint_json(im.dof_body[size_t(d)]);
+  const std::string jn = jo["name"].get<std::string>();
+  const std::vector<int>& actuators = im.on_joint[size_t(d)];
+  double limit = 1e9;
+  for (int a : actuators) {
+    const std::string an = im.actuator_name(a);
+    const double g = std::fabs(m->actuator_gear[6 * a]);
+    const bool servo = im.plain_actuator(a) == im.target_actuator[size_t(d)];
+    auto sym = [&](const double* r, const char* what) {
+      if (!(r[0] == -r[1]))
+        im.refuse(an + ": " + what + " [" + num(r[0]) + ", " + num(r[1]) + "] is not symmetric; steer's force limit is ±τ_max");
+      if (actuators.size() > 1)
+        im.refuse(an + ": its " + what + " limits one of several actuators on joint '" + jn +
+                  "'; steer saturates the joint's total torque only");
+      return r[1];
+    };
+    if (m->actuator_forcelimited[a]) limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
+    if (m->actuator_ctrllimited[a] && !servo && !(im.dis & mjDSBL_CLAMPCTRL))
+      limit = std::min(limit, std::fabs(im.control_scale[size_t(d)]) * sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
+  }
+  if (limit < 1e9) {
+    jo["force_limit"] = limit;
+    im.any_force_limit = true;
+  }
+  if (actuators.empty())
+    im.notes.push_back("joint '" + jn + "' has no actuator: its control torque." + jn + " is an extra input (0 reproduces the file)");
+}
+
+// ---- actuators: joint transmissions with a fixed gain and no or an affine bias ----
+void import_actuators(MjcfImport& im) {
+  const size_t nd = im.dof_body.size();
+  im.on_joint.assign(nd, {});
+  im.control_scale.assign(nd, 0.0);
+  im.control_actuator.assign(nd, {});
+  im.target_scale.assign(nd, 0.0);
+  im.target_actuator.assign(nd, {});
+  for (int a = 0; a < im.m->nu; ++a) import_actuator(im, a);
+  for (int d = 0; d < int(nd); ++d) import_force_limit(im, d);
+  if (im.any_force_limit)
+    im.notes.push_back("actuator force limits: MuJoCo's hard clamp is steer's smooth saturation (model.torque_limits.sharpness)");
+}
+
+// ---- sites: site_pos, site_quat in their body's frame ----
+void import_sites(MjcfImport& im) {
+  const mjModel* m = im.m;
+  if (m->nsite > ArticulatedLarge::kMaxSites)
+    im.refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(ArticulatedLarge::kMaxSites));
+  for (int s = 0; s < m->nsite; ++s) {
+    const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
+    if (m->site_bodyid[s] == 0) im.refuse("site '" + sn + "' is on the world body; steer's sites are fixed in a body of the arm");
+    im.sites.push_back({{"name", sn}, {"body", im.body_name(m->site_bodyid[s])}, {"pos", vec(m->site_pos + 3 * s, 3)},
+                        {"quat", vec(m->site_quat + 4 * s, 4)}});
+  }
+}
+
+// the geoms that can collide: the world's plane (or −1 for none) and, in shapes, the spheres
+// and capsules on the arm; any other colliding geom is refused
+int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
+  const mjModel* m = im.m;
+  int plane = -1;
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
+    const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
+    const int t = m->geom_type[g];
+    if (world) {
+      if (t != mjGEOM_PLANE || m->geom_bodyid[g] != 0)
+        im.refuse(im.geom_name(g) + " on the world: only a plane in <worldbody> is modelled as a contact surface (geom-geom contact is not)");
+      const double* q = m->geom_quat + 4 * g;
+      if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
+        im.refuse(im.geom_name(g) + ": a tilted plane is not modelled; steer's contact plane is horizontal");
+      if (plane >= 0) im.refuse(im.geom_name(g) + ": a second contact plane is not modelled");
+      plane = g;
+    } else {
+      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
+        im.refuse(im.geom_name(g) + " on body '" + im.body_name(m->geom_bodyid[g]) +
+                  "': only spheres and capsules (their end caps) can be contact points (this shape is not modelled); "
+                  "set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
+      shapes.push_back(g);
+    }
+  }
+  return plane;
+}
+
+// ground points against the plane at height z: a sphere at its centre, a capsule at the
+// centres of its two end caps (its axis is the geom's z, half-length size[1]); radius size[0];
+// contact.friction MuJoCo's pair friction max(μ_plane, μ_geom) when every pair's is the same
+void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& touching, double z) {
+  const mjModel* m = im.m;
+  double mu = -1;
+  bool same_mu = true;
+  for (int g : touching) {
+    const std::string gn = name_of(m, mjOBJ_GEOM, g, im.body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
+    const std::string bn = im.body_name(m->geom_bodyid[g]);
+    const double r = m->geom_size[3 * g];
+    const double* c = m->geom_pos + 3 * g;
+    if (m->geom_type[g] == mjGEOM_SPHERE) {
+      im.points.push_back({{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}});
+    } else {
+      double R[9];
+      quat_matrix(m->geom_quat + 4 * g, R);
+      const double hl = m->geom_size[3 * g + 1];
+      for (int e = 0; e < 2; ++e) {
+        const double sgn = e == 0 ? -1.0 : 1.0;
+        const double pe[3] = {c[0] + sgn * hl * R[2], c[1] + sgn * hl * R[5], c[2] + sgn * hl * R[8]};
+        im.points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")}, {"body", bn}, {"pos", vec(pe, 3)}, {"radius", r}});
+      }
+    }
+    const double pm = std::max(m->geom_friction[3 * plane], m->geom_friction[3 * g]);
+    same_mu = same_mu && (mu < 0 || pm == mu);
+    mu = pm;
+  }
+  if (im.points.size() > size_t(GroundContacts::kMaxPoints))
+    im.refuse(std::to_string(im.points.size()) + " contact points (spheres and capsule end caps that can touch " +
+              im.geom_name(plane) + "); steer takes at most " + std::to_string(GroundContacts::kMaxPoints));
+  im.contact = {{"height", z}};
+  if (same_mu) im.contact["friction"] = mu;
+  im.notes.push_back("contact: " + std::to_string(im.points.size()) + " ground points (model.contacts) against " + im.geom_name(plane) +
+                     " under steer's contact laws (model.contact; docs/contact.md), not MuJoCo's soft constraints" +
+                     (same_mu ? "; friction " + num(mu) + " is MuJoCo's pair friction max(plane, geom)"
+                              : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
+}
+
+// ---- geoms: a world plane, and one sphere on the arm (the tip) or several spheres and
+// capsules (ground points) ----
+void import_contact(MjcfImport& im) {
+  if (!im.contact_on) return;
+  const mjModel* m = im.m;
+  auto pair = [&](int a, int b) {
+    return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 || (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
+  };
+  std::vector<int> shapes;  // spheres and capsules on the arm that can collide
+  const int plane = contact_geoms(im, shapes);
+  std::vector<int> touching;
+  for (int g : shapes)
+    if (plane >= 0 && pair(plane, g)) touching.push_back(g);
+    else if (plane >= 0) im.notes.push_back(im.geom_name(g) + " and " + im.geom_name(plane) + " cannot collide (contype/conaffinity): not a contact point");
+  const double z = plane >= 0 ? m->geom_pos[3 * plane + 2] : 0.0;
+  if (touching.size() == 1 && m->geom_type[touching[0]] == mjGEOM_SPHERE) {
+    // the tip: the sphere's centre, the plane height raised by its radius (d = z_plane + r − z_centre)
+    const int sphere = touching[0];
+    const double r = m->geom_size[3 * sphere];
+    im.contact = {{"enabled", true}, {"height", z + r}};
+    im.tip = {{"body", im.body_name(m->geom_bodyid[sphere])}, {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
+    im.notes.push_back("contact: " + im.geom_name(sphere) + " against " + im.geom_name(plane) +
+                       " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not MuJoCo's "
+                       "soft constraint with friction; the plane height includes the sphere's radius " + num(r) + " m");
+  } else if (!touching.empty()) {
+    import_ground_points(im, plane, touching, z);
+  }
+}
+
+// the model keys, and the record: the file, its digest, the compiler, per joint the actuators
+// and their scales to MuJoCo's ctrl, the notes
+ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::string& bytes) {
+  const mjModel* m = im.m;
+  const mjOption& o = m->opt;
+  ImportedModel out;
+  out.timestep = o.timestep;
+  out.model["integrator"] = im.integrator;
+  out.model["gravity"] = (im.dis & mjDSBL_GRAVITY) ? 0.0 : -o.gravity[2];
+  out.model["bodies"] = im.bodies;
+  out.model["sites"] = im.sites;
+  out.model["contact"] = im.contact;
+  if (!im.tip.is_null()) out.model["tip"] = im.tip;
+  if (!im.points.empty()) out.model["contacts"] = im.points;
+  out.model["torque_limits"] = {{"enabled", im.any_force_limit}};
+  out.model["joint_limits"] = {{"enabled", im.any_limited_joint}};
+  nlohmann::json ctl = nlohmann::json::array();
+  for (size_t d = 0; d < im.dof_body.size(); ++d) {
+    nlohmann::json e = {{"joint", im.joint_json(im.dof_body[d])["name"]}};
+    if (!im.control_actuator[d].empty())
+      e["control"] = {{"actuator", im.control_actuator[d]}, {"torque_per_ctrl", im.control_scale[d]}};
+    if (!im.target_actuator[d].empty())
+      e["target"] = {{"actuator", im.target_actuator[d]}, {"target_per_ctrl", im.target_scale[d]}};
+    ctl.push_back(e);
+  }
+  out.record = {{"file", im.shown},
+                {"format", key},
+                {"sha256", sha256_hex(bytes)},
+                {"bytes", bytes.size()},
+                {"compiler", std::string("MuJoCo ") + mj_versionString()},
+                {"timestep", o.timestep},
+                {"actuators", ctl},
+                {"notes", im.notes}};
+  return out;
+}
+
 }  // namespace
 
 ImportedModel import_mujoco_model(const std::string& path, const std::string& shown, const std::string& key) {
@@ -125,339 +531,16 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> owner(mj_loadXML(path.c_str(), nullptr, err, sizeof err));
   if (!owner) config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "': " + excerpt(err, 400));
-  const mjModel* m = owner.get();
-  auto refuse = [&](const std::string& what) { config_fail(kp, "'" + excerpt(shown) + "': " + what); };
-  auto body_name = [&](int b) { return name_of(m, mjOBJ_BODY, b, "body" + std::to_string(b)); };
-  auto geom_name = [&](int g) { return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'"; };
-  auto actuator_name = [&](int a) { return "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) + "'"; };
-
-  const mjOption& o = m->opt;
-  const int dis = o.disableflags;
-  const bool constraints = !(dis & mjDSBL_CONSTRAINT);
-  const bool passive = !(dis & mjDSBL_PASSIVE);
-  const bool contact_on = constraints && !(dis & mjDSBL_CONTACT);
-  const bool limits_on = constraints && !(dis & mjDSBL_LIMIT);
-  const bool friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
-  const bool equality_on = constraints && !(dis & mjDSBL_EQUALITY);
-  if (dis & mjDSBL_ACTUATION) refuse("option flag actuation=\"disable\": steer always applies its joint torques");
-  nlohmann::json notes = nlohmann::json::array();
-
-  // ---- global elements steer does not model ----
-  if (m->ntendon > 0) refuse(std::to_string(m->ntendon) + " tendon(s), first '" + name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
-  if (equality_on)
-    for (int e = 0; e < m->neq; ++e)
-      refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) + "': equality constraints are not modelled");
-  if (m->nmocap > 0) refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
-  if (contact_on && m->npair > 0) refuse("contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
-  if (m->na > 0) refuse(std::to_string(m->na) + " actuator activation state(s): actuators with dynamics are not modelled");
-  for (int i = 0; i < 3; ++i)
-    if (o.wind[i] != 0) refuse("option wind: fluid forces are not modelled");
-  if (o.density != 0 || o.viscosity != 0) refuse("option density/viscosity: fluid forces are not modelled");
-  if (o.gravity[0] != 0 || o.gravity[1] != 0)
-    refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " + num(o.gravity[2]) +
-           "): steer's gravity acts along −z only");
-  std::string integrator;
-  if (o.integrator == mjINT_EULER) integrator = "euler";
-  else if (o.integrator == mjINT_RK4) integrator = "rk4";
-  else
-    refuse("option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → rk4); set "
-           "model.integrator in the config to choose one");
-
-  // ---- bodies and joints ----
-  if (m->nbody - 1 > ArticulatedLarge::kMaxBodies)
-    refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(ArticulatedLarge::kMaxBodies));
-  nlohmann::json bodies = nlohmann::json::array();
-  std::vector<int> dof_body;  // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
-  std::vector<int> joint_of_dof_mj(size_t(m->nv), -1);
-  int free_dofs = 0;  // 6 with a free root
-  for (int b = 1; b < m->nbody; ++b) {
-    const std::string bn = body_name(b);
-    nlohmann::json e;
-    e["name"] = bn;
-    e["parent"] = m->body_parentid[b] == 0 ? std::string("world") : body_name(m->body_parentid[b]);
-    e["pos"] = vec(m->body_pos + 3 * b, 3);
-    e["quat"] = vec(m->body_quat + 4 * b, 4);
-    e["mass"] = m->body_mass[b];
-    e["com"] = vec(m->body_ipos + 3 * b, 3);
-    double R[9];
-    quat_matrix(m->body_iquat + 4 * b, R);
-    const double* d = m->body_inertia + 3 * b;
-    double I[9];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
-    e["fullinertia"] = {I[0], I[4], I[8], I[1], I[2], I[5]};
-    const int nj = m->body_jntnum[b];
-    if (nj > 1)
-      refuse("body '" + bn + "' has " + std::to_string(nj) + " joints; steer's articulated model takes one joint per body "
-             "(split the body into a chain of bodies, one joint each)");
-    if (nj == 1) {
-      const int j = m->body_jntadr[b];
-      const std::string jn = name_of(m, mjOBJ_JOINT, j, bn + ".joint");
-      const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
-      const int t = m->jnt_type[j];
-      if (t == mjJNT_FREE && m->body_parentid[b] != 0)
-        refuse(jw + ": a free joint is modelled only on a child of <worldbody> (a floating base), not below another body");
-      if (t == mjJNT_FREE) {
-        // the floating base: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
-        const int dof = m->jnt_dofadr[j];
-        for (int k = 1; k < 6; ++k)
-          if (m->dof_damping[dof + k] != m->dof_damping[dof] || m->dof_armature[dof + k] != m->dof_armature[dof])
-            refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
-        nlohmann::json jo = {{"name", jn},
-                             {"type", "free"},
-                             {"damping", passive ? m->dof_damping[dof] : 0.0},
-                             {"armature", m->dof_armature[dof]}};
-        e["joint"] = jo;
-        free_dofs = 6;
-        bodies.push_back(e);
-        continue;
-      }
-      if (t == mjJNT_BALL) refuse(jw + ": ball joints are not modelled (use three hinges)");
-      const int dof = m->jnt_dofadr[j];
-      if (passive && m->jnt_stiffness[j] != 0)
-        refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " (a joint spring) is not modelled");
-      if (friction_on && m->dof_frictionloss[dof] != 0)
-        refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
-      if (m->qpos0[m->jnt_qposadr[j]] != 0)
-        refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
-      if (int(dof_body.size()) + free_dofs == ArticulatedLarge::kMaxDof)
-        refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints; steer's articulated model takes at most " +
-               std::to_string(ArticulatedLarge::kMaxDof));
-      nlohmann::json jo;
-      jo["name"] = jn;
-      jo["type"] = t == mjJNT_HINGE ? "hinge" : "slide";
-      jo["axis"] = vec(m->jnt_axis + 3 * j, 3);
-      jo["pos"] = vec(m->jnt_pos + 3 * j, 3);
-      if (m->jnt_limited[j]) jo["range"] = vec(m->jnt_range + 2 * j, 2);
-      jo["damping"] = passive ? m->dof_damping[dof] : 0.0;
-      jo["armature"] = m->dof_armature[dof];
-      jo["kp"] = 0.0;
-      jo["kv"] = 0.0;
-      jo["force_limit"] = 1e9;  // no limit unless an actuator sets one
-      e["joint"] = jo;
-      joint_of_dof_mj[size_t(dof)] = int(dof_body.size());
-      dof_body.push_back(j);
-    }
-    bodies.push_back(e);
-  }
-  if (dof_body.empty() && free_dofs == 0)
-    refuse("no hinge or slide joint and no free joint at the root; steer's articulated model needs at least one");
-  auto steer_body = [&](int mj_body) { return mj_body - 1; };
-  auto joint_json = [&](int j) -> nlohmann::json& { return bodies[size_t(steer_body(m->jnt_bodyid[j]))]["joint"]; };
-  bool any_limited_joint = false;
-  if (limits_on)
-    for (int j : dof_body) any_limited_joint = any_limited_joint || m->jnt_limited[j];
-  if (any_limited_joint)
-    notes.push_back("limited joints: MuJoCo's limit constraint (solref/solimp) is replaced by steer's smooth penalty "
-                    "torque outside each range (model.joint_limits; set its stiffness and smoothing in the config)");
-
-  // ---- actuators ----
-  const int nd = int(dof_body.size());
-  std::vector<std::vector<int>> on_joint(static_cast<size_t>(nd));
-  std::vector<double> control_scale(static_cast<size_t>(nd), 0.0);  // u_ff = scale · ctrl of the joint's control actuator
-  std::vector<std::string> control_actuator(static_cast<size_t>(nd));
-  std::vector<double> target_scale(static_cast<size_t>(nd), 0.0);   // q* = scale · ctrl of the joint's servo
-  std::vector<std::string> target_actuator(static_cast<size_t>(nd));
-  auto plain_actuator = [&](int a) { return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)); };
-  for (int a = 0; a < m->nu; ++a) {
-    const std::string an = actuator_name(a);
-    if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
-      refuse(an + ": only joint transmissions are modelled (not tendon, site or slider-crank)");
-    if (m->actuator_dyntype[a] != mjDYN_NONE) refuse(an + ": actuator dynamics (dyntype) are not modelled");
-    if (m->actuator_gaintype[a] != mjGAIN_FIXED) refuse(an + ": only a fixed gain is modelled (gaintype)");
-    const int bt = m->actuator_biastype[a];
-    if (bt != mjBIAS_NONE && bt != mjBIAS_AFFINE) refuse(an + ": only no bias or an affine bias is modelled (biastype)");
-    const double* gp = m->actuator_gainprm + mjNGAIN * a;
-    const double* bp = m->actuator_biasprm + mjNBIAS * a;
-    const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0, b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
-    if (b0 != 0) refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
-    const int j = m->actuator_trnid[2 * a];
-    if (m->jnt_type[j] == mjJNT_FREE)
-      refuse(an + ": an actuator on the free joint is not modelled (the free root's controls are its forces and torques)");
-    const int d = joint_of_dof_mj[size_t(m->jnt_dofadr[j])];
-    const double g = m->actuator_gear[6 * a];
-    const double kp = -g * g * b1, kv = -g * g * b2;
-    if (kp < 0 || kv < 0)
-      refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) + "; steer's servo gains must be ≥ 0");
-    on_joint[size_t(d)].push_back(a);
-    nlohmann::json& jo = joint_json(j);
-    const std::string jn = jo["name"].get<std::string>();
-    jo["kp"] = jo["kp"].get<double>() + kp;
-    jo["kv"] = jo["kv"].get<double>() + kv;
-    if (kp > 0) {
-      if (!target_actuator[size_t(d)].empty())
-        refuse(an + " and actuator '" + target_actuator[size_t(d)] + "' are both position servos on joint '" + jn + "'; steer's joint has one PD target");
-      target_actuator[size_t(d)] = plain_actuator(a);
-      target_scale[size_t(d)] = g * gp[0] / kp;
-      if (m->actuator_ctrllimited[a] && m->jnt_limited[j]) {
-        const double lo = target_scale[size_t(d)] * m->actuator_ctrlrange[2 * a], hi = target_scale[size_t(d)] * m->actuator_ctrlrange[2 * a + 1];
-        if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
-          refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " + num(m->actuator_ctrlrange[2 * a + 1]) +
-                 "] is narrower than joint '" + jn + "''s range; steer bounds the PD target by the joint's range only");
-      } else if (m->actuator_ctrllimited[a]) {
-        refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn + "' is not modelled (give the joint a range)");
-      }
-    } else if (gp[0] != 0) {
-      if (!control_actuator[size_t(d)].empty())
-        refuse(an + " and actuator '" + control_actuator[size_t(d)] + "' both drive joint '" + jn + "' with their controls; steer's joint has one torque control");
-      control_actuator[size_t(d)] = plain_actuator(a);
-      control_scale[size_t(d)] = g * gp[0];
-    }
-  }
-  bool any_force_limit = false;
-  for (int d = 0; d < nd; ++d) {
-    nlohmann::json& jo = joint_json(dof_body[size_t(d)]);
-    const std::string jn = jo["name"].get<std::string>();
-    double limit = 1e9;
-    for (int a : on_joint[size_t(d)]) {
-      const std::string an = actuator_name(a);
-      const double g = std::fabs(m->actuator_gear[6 * a]);
-      const bool servo = plain_actuator(a) == target_actuator[size_t(d)];
-      auto sym = [&](const double* r, const char* what) {
-        if (!(r[0] == -r[1]))
-          refuse(an + ": " + what + " [" + num(r[0]) + ", " + num(r[1]) + "] is not symmetric; steer's force limit is ±τ_max");
-        if (on_joint[size_t(d)].size() > 1)
-          refuse(an + ": its " + what + " limits one of several actuators on joint '" + jn +
-                 "'; steer saturates the joint's total torque only");
-        return r[1];
-      };
-      if (m->actuator_forcelimited[a]) limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
-      if (m->actuator_ctrllimited[a] && !servo && !(dis & mjDSBL_CLAMPCTRL))
-        limit = std::min(limit, std::fabs(control_scale[size_t(d)]) * sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
-    }
-    if (limit < 1e9) {
-      jo["force_limit"] = limit;
-      any_force_limit = true;
-    }
-    if (on_joint[size_t(d)].empty())
-      notes.push_back("joint '" + jn + "' has no actuator: its control torque." + jn + " is an extra input (0 reproduces the file)");
-  }
-  if (any_force_limit)
-    notes.push_back("actuator force limits: MuJoCo's hard clamp is steer's smooth saturation (model.torque_limits.sharpness)");
-
-  // ---- sites ----
-  if (m->nsite > ArticulatedLarge::kMaxSites)
-    refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(ArticulatedLarge::kMaxSites));
-  nlohmann::json sites = nlohmann::json::array();
-  for (int s = 0; s < m->nsite; ++s) {
-    const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
-    if (m->site_bodyid[s] == 0) refuse("site '" + sn + "' is on the world body; steer's sites are fixed in a body of the arm");
-    sites.push_back({{"name", sn}, {"body", body_name(m->site_bodyid[s])}, {"pos", vec(m->site_pos + 3 * s, 3)},
-                     {"quat", vec(m->site_quat + 4 * s, 4)}});
-  }
-
-  // ---- geoms: a world plane, and one sphere on the arm (the tip) or several spheres and
-  // capsules (ground points) ----
-  nlohmann::json contact = {{"enabled", false}};
-  nlohmann::json tip;
-  nlohmann::json points = nlohmann::json::array();
-  if (contact_on) {
-    auto collides = [&](int g) { return m->geom_contype[g] != 0 || m->geom_conaffinity[g] != 0; };
-    auto pair = [&](int a, int b) {
-      return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 || (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
-    };
-    int plane = -1;
-    std::vector<int> shapes;  // spheres and capsules on the arm that can collide
-    for (int g = 0; g < m->ngeom; ++g) {
-      if (!collides(g)) continue;
-      const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
-      const int t = m->geom_type[g];
-      if (world) {
-        if (t != mjGEOM_PLANE || m->geom_bodyid[g] != 0)
-          refuse(geom_name(g) + " on the world: only a plane in <worldbody> is modelled as a contact surface (geom-geom contact is not)");
-        const double* q = m->geom_quat + 4 * g;
-        if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
-          refuse(geom_name(g) + ": a tilted plane is not modelled; steer's contact plane is horizontal");
-        if (plane >= 0) refuse(geom_name(g) + ": a second contact plane is not modelled");
-        plane = g;
-      } else {
-        if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
-          refuse(geom_name(g) + " on body '" + body_name(m->geom_bodyid[g]) +
-                 "': only spheres and capsules (their end caps) can be contact points (this shape is not modelled); "
-                 "set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
-        shapes.push_back(g);
-      }
-    }
-    std::vector<int> touching;
-    for (int g : shapes)
-      if (plane >= 0 && pair(plane, g)) touching.push_back(g);
-      else if (plane >= 0) notes.push_back(geom_name(g) + " and " + geom_name(plane) + " cannot collide (contype/conaffinity): not a contact point");
-    const double z = plane >= 0 ? m->geom_pos[3 * plane + 2] : 0.0;
-    if (touching.size() == 1 && m->geom_type[touching[0]] == mjGEOM_SPHERE) {
-      const int sphere = touching[0];
-      const double r = m->geom_size[3 * sphere];
-      contact = {{"enabled", true}, {"height", z + r}};
-      tip = {{"body", body_name(m->geom_bodyid[sphere])}, {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
-      notes.push_back("contact: " + geom_name(sphere) + " against " + geom_name(plane) +
-                      " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not MuJoCo's "
-                      "soft constraint with friction; the plane height includes the sphere's radius " + num(r) + " m");
-    } else if (!touching.empty()) {
-      // ground points: a sphere at its centre, a capsule at the centres of its two end caps
-      // (its axis is the geom's z, half-length size[1]); radius size[0]
-      double mu = -1;
-      bool same_mu = true;
-      for (int g : touching) {
-        const std::string gn = name_of(m, mjOBJ_GEOM, g, body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
-        const std::string bn = body_name(m->geom_bodyid[g]);
-        const double r = m->geom_size[3 * g];
-        const double* c = m->geom_pos + 3 * g;
-        if (m->geom_type[g] == mjGEOM_SPHERE) {
-          points.push_back({{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}});
-        } else {
-          double R[9];
-          quat_matrix(m->geom_quat + 4 * g, R);
-          const double hl = m->geom_size[3 * g + 1];
-          for (int e = 0; e < 2; ++e) {
-            const double sgn = e == 0 ? -1.0 : 1.0;
-            const double pe[3] = {c[0] + sgn * hl * R[2], c[1] + sgn * hl * R[5], c[2] + sgn * hl * R[8]};
-            points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")}, {"body", bn}, {"pos", vec(pe, 3)}, {"radius", r}});
-          }
-        }
-        const double pm = std::max(m->geom_friction[3 * plane], m->geom_friction[3 * g]);
-        same_mu = same_mu && (mu < 0 || pm == mu);
-        mu = pm;
-      }
-      if (points.size() > size_t(GroundContacts::kMaxPoints))
-        refuse(std::to_string(points.size()) + " contact points (spheres and capsule end caps that can touch " + geom_name(plane) +
-               "); steer takes at most " + std::to_string(GroundContacts::kMaxPoints));
-      contact = {{"height", z}};
-      if (same_mu) contact["friction"] = mu;
-      notes.push_back("contact: " + std::to_string(points.size()) + " ground points (model.contacts) against " + geom_name(plane) +
-                      " under steer's contact laws (model.contact; docs/contact.md), not MuJoCo's soft constraints" +
-                      (same_mu ? "; friction " + num(mu) + " is MuJoCo's pair friction max(plane, geom)"
-                               : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
-    }
-  }
-
-  ImportedModel out;
-  out.timestep = o.timestep;
-  out.model["integrator"] = integrator;
-  out.model["gravity"] = (dis & mjDSBL_GRAVITY) ? 0.0 : -o.gravity[2];
-  out.model["bodies"] = bodies;
-  out.model["sites"] = sites;
-  out.model["contact"] = contact;
-  if (!tip.is_null()) out.model["tip"] = tip;
-  if (!points.empty()) out.model["contacts"] = points;
-  out.model["torque_limits"] = {{"enabled", any_force_limit}};
-  out.model["joint_limits"] = {{"enabled", any_limited_joint}};
-  nlohmann::json ctl = nlohmann::json::array();
-  for (int d = 0; d < nd; ++d) {
-    nlohmann::json e = {{"joint", joint_json(dof_body[size_t(d)])["name"]}};
-    if (!control_actuator[size_t(d)].empty())
-      e["control"] = {{"actuator", control_actuator[size_t(d)]}, {"torque_per_ctrl", control_scale[size_t(d)]}};
-    if (!target_actuator[size_t(d)].empty())
-      e["target"] = {{"actuator", target_actuator[size_t(d)]}, {"target_per_ctrl", target_scale[size_t(d)]}};
-    ctl.push_back(e);
-  }
-  out.record = {{"file", shown},
-                {"format", key},
-                {"sha256", sha256_hex(bytes)},
-                {"bytes", bytes.size()},
-                {"compiler", std::string("MuJoCo ") + mj_versionString()},
-                {"timestep", o.timestep},
-                {"actuators", ctl},
-                {"notes", notes}};
-  return out;
+  MjcfImport im;
+  im.m = owner.get();
+  im.shown = shown;
+  im.kp = kp;
+  import_options(im);
+  import_bodies(im);
+  import_actuators(im);
+  import_sites(im);
+  import_contact(im);
+  return imported_model(im, key, bytes);
 }
 
 }  // namespace steer
