@@ -15,7 +15,7 @@ int cpu_default_threads();  // src/backend/backend.cpp: the CPU backend's defaul
 
 double MemoryEstimate::total() const { return batch + trajectory + penetration; }
 
-// Host bytes by where they go (src/problem/model_problem.h, src/experiment/run_setup.cpp and
+// Host bytes by where they go (src/problem/sim_problem.h, src/experiment/run_setup.cpp and
 // run_report.cpp, src/validate/). One SimProblem of b rollouts over T steps in s-byte scalars
 // holds its nominal and working batches and the backend's gradient arrays, 3 s b (nx + T nu +
 // np), plus its start and gradient over the nv variable entries; it is built from a float64
