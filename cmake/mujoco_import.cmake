@@ -11,7 +11,7 @@ if(STEER_MUJOCO)
 endif()
 if(STEER_MUJOCO AND STEER_MUJOCO_INCLUDE_DIR AND STEER_MUJOCO_LIBRARY)
   target_sources(steer PRIVATE ${PROJECT_SOURCE_DIR}/src/models/articulated/mujoco/mjcf_import.cpp)
-  target_include_directories(steer PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  target_include_directories(steer SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   # PUBLIC: a program linking the static libsteer needs libmujoco for the import's symbols
   target_link_libraries(steer PUBLIC ${STEER_MUJOCO_LIBRARY})
   target_compile_definitions(steer PRIVATE STEER_MUJOCO_IMPORT)

@@ -208,19 +208,15 @@ struct PhaseEvents {
   PhaseEvents& operator=(const PhaseEvents&) = delete;
 };
 
-}  // namespace
+// the dual-number adjoint runs on the device only for models with fixed-size state
+template <class Model>
+constexpr bool kDeviceReference = Model::kMaxState > 0;
 
+// the inputs the CUDA path refuses, checked before any device work
 template <class Model, class S>
-void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
-                       const Batch<S>& batch, bool want_grad, BatchResult<S>& out,
-                       const CudaRunOptions& opt, CudaRunStats* stats) {
-  constexpr int W = LanesPerRollout<Model>::value;
-  constexpr bool soa = W == 1;  // device layout, see the top of the file
-  // the dual-number adjoint runs on the device only for models with fixed-size state
-  constexpr bool device_reference = Model::kMaxState > 0;
-  static_assert(W == 1 || W == kWarp, "a rollout's lanes synchronise with __syncwarp");
+void check_cuda_inputs(const Model& m, const RolloutShape& sh, const Batch<S>& batch) {
   check_batch(m, sh, batch);
-  if (sh.reference_adjoint && !device_reference)
+  if (sh.reference_adjoint && !kDeviceReference<Model>)
     throw std::invalid_argument(
         "backend cuda: the reference (dual-number) adjoint of this model is host-only (its state "
         "is sized at run time); run it on the cpu backend or use the hand adjoint");
@@ -229,34 +225,89 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
       throw std::invalid_argument("backend cuda: the model's topology (topo) is not set");
   const CudaStatus cs = cuda_status();
   if (!cs.available) throw std::runtime_error("backend cuda: " + cs.reason);
-  const long B = batch.size;
-  const long nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
-  const long tslots = sh.traj_slots();
-  const bool on_device = batch.memory() == Memory::kDevice;
-  // rollout-major device inputs are the kernels' own layout: read and written in place
-  const bool in_place = on_device && !soa;
-  if (on_device) {
+  if (batch.memory() == Memory::kDevice) {
     int current = 0;
     STEER_CUDA_CHECK(cudaGetDevice(&current));
     if (current != batch.device())
-      throw std::invalid_argument("backend cuda: the batch's arrays are on device " + std::to_string(batch.device()) +
+      throw std::invalid_argument("backend cuda: the batch's arrays are on device " +
+                                  std::to_string(batch.device()) +
                                   ", this process runs on device " + std::to_string(current));
   }
+}
 
-  // result arrays exactly as cpu_run_batch lays them out, on the host or (device inputs) in
-  // one device block
+// One call's layout: where the inputs and results live, the elements per rollout of every
+// device array, and the device bytes one rollout takes in a pass
+struct RunLayout {
+  long B = 0;       // rollouts in the batch
+  long tslots = 0;  // recorded trajectory slots
+  long n_x0 = 0, n_u = 0, n_p = 0, n_ckpt = 0, n_seg = 0, n_traj = 0;
+  long n_stack = 0;  // ints (the backward sweep's snapshot indices)
+  long n_adj = 0;    // λ, λ_prev
+  long n_grad = 0;   // ∂L/∂(x0, u, θ)
+  long n_io = 0;     // per-pass copies of the inputs and results
+  long n_stage = 0;  // largest array transposed through host staging
+  bool want_grad = false;
+  bool soa = false;        // device layout, see the top of the file
+  bool on_device = false;  // the batch's arrays are in device memory
+  // rollout-major device inputs are the kernels' own layout: read and written in place
+  bool in_place = false;
+  std::size_t per_rollout = 0;
+};
+
+template <class Model, class S>
+RunLayout run_layout(const Model& m, const RolloutShape& sh, const Batch<S>& batch,
+                     bool want_grad) {
+  RunLayout layout;
+  layout.B = batch.size;
+  const long nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
+  layout.tslots = sh.traj_slots();
+  layout.want_grad = want_grad;
+  layout.soa = LanesPerRollout<Model>::value == 1;
+  layout.on_device = batch.memory() == Memory::kDevice;
+  layout.in_place = layout.on_device && !layout.soa;
+  layout.n_x0 = nx;
+  layout.n_u = T * nu;
+  layout.n_p = np;
+  layout.n_ckpt = long(sh.checkpoint_slots()) * nx;
+  layout.n_seg = long(sh.segment_slots()) * nx;
+  layout.n_traj = layout.tslots * nx;
+  layout.n_stack = want_grad ? sh.stack_slots() : 0;  // read by the backward sweep only
+  layout.n_adj = want_grad ? 2 * nx : 0;
+  layout.n_grad = want_grad ? layout.n_x0 + layout.n_u + layout.n_p : 0;
+  // none when the kernels use the caller's arrays and the result's device block in place
+  layout.n_io = layout.in_place
+                    ? 0
+                    : layout.n_x0 + layout.n_u + layout.n_p + layout.n_grad + layout.n_traj + 1;
+  // SoA from or to host memory only
+  layout.n_stage = layout.soa && !layout.on_device
+                       ? std::max({layout.n_x0, layout.n_u, layout.n_p, layout.n_traj})
+                       : 0;
+  layout.per_rollout = sizeof(S) * std::size_t(layout.n_io + layout.n_ckpt + layout.n_seg +
+                                               layout.n_adj + layout.n_stage) +
+                       sizeof(int) * std::size_t(layout.n_stack) + sizeof(RolloutDiag);
+  return layout;
+}
+
+// result arrays exactly as cpu_run_batch lays them out, on the host or (device inputs) in
+// one device block
+template <class S>
+void prepare_result(const RunLayout& layout, BatchResult<S>& out) {
+  const long B = layout.B;
+  const bool on_device = layout.on_device, want_grad = layout.want_grad;
   out.diag.assign(B, RolloutDiag{});
   out.memory = on_device ? Memory::kDevice : Memory::kHost;
   out.device = {};
-  const long n_res = 1 + (want_grad ? nx + T * nu + np : 0) + tslots * nx;  // elements per rollout
+  // elements per rollout
+  const long n_res = 1 + (want_grad ? layout.n_x0 + layout.n_u + layout.n_p : 0) + layout.n_traj;
   out.loss.assign(on_device ? 0 : B, S(0));
-  out.grad_x0.assign(on_device || !want_grad ? 0 : std::size_t(B) * nx, S(0));
-  out.grad_u.assign(on_device || !want_grad ? 0 : std::size_t(B) * T * nu, S(0));
-  out.grad_theta.assign(on_device || !want_grad ? 0 : std::size_t(B) * np, S(0));
-  out.traj.assign(on_device ? 0 : std::size_t(B) * tslots * nx, S(0));
+  out.grad_x0.assign(on_device || !want_grad ? 0 : std::size_t(B) * layout.n_x0, S(0));
+  out.grad_u.assign(on_device || !want_grad ? 0 : std::size_t(B) * layout.n_u, S(0));
+  out.grad_theta.assign(on_device || !want_grad ? 0 : std::size_t(B) * layout.n_p, S(0));
+  out.traj.assign(on_device ? 0 : std::size_t(B) * layout.n_traj, S(0));
   if (on_device && B > 0) {
     auto* block = new DeviceBuffer(sizeof(S) * std::size_t(B) * std::size_t(n_res));
-    out.device.owner = std::shared_ptr<void>(block, [](void* p) { delete static_cast<DeviceBuffer*>(p); });
+    out.device.owner =
+        std::shared_ptr<void>(block, [](void* p) { delete static_cast<DeviceBuffer*>(p); });
     S* next = block->as<S>();
     auto take = [&](long n) {  // the next [B][n] array of the block
       S* p = n > 0 ? next : nullptr;
@@ -264,172 +315,234 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
       return p;
     };
     out.device.loss = take(1);
-    out.device.grad_x0 = want_grad ? take(nx) : nullptr;
-    out.device.grad_u = want_grad ? take(T * nu) : nullptr;
-    out.device.grad_theta = want_grad ? take(np) : nullptr;
-    out.device.traj = take(tslots * nx);
+    out.device.grad_x0 = want_grad ? take(layout.n_x0) : nullptr;
+    out.device.grad_u = want_grad ? take(layout.n_u) : nullptr;
+    out.device.grad_theta = want_grad ? take(layout.n_p) : nullptr;
+    out.device.traj = take(layout.n_traj);
   }
+}
+
+// rollouts per pass: the whole batch if it fits, else as many as free memory holds
+long pass_rollouts(const RunLayout& layout, const CudaRunOptions& opt) {
+  long chunk = layout.B;
+  if (opt.max_chunk > 0) chunk = std::min(chunk, opt.max_chunk);
+  const DeviceMemory mem = device_memory();
+  const double budget = kFreeFraction * double(mem.free_bytes) - double(kReserveBytes);
+  const long fit = budget > 0 ? long(budget / double(layout.per_rollout)) : 0;
+  if (fit < 1)
+    throw std::runtime_error("backend cuda: one rollout needs " +
+                             std::to_string(layout.per_rollout) + " bytes of device memory, " +
+                             std::to_string(mem.free_bytes) + " bytes are free");
+  return std::min(chunk, fit);
+}
+
+// device buffers for one pass of `chunk` rollouts, reused by every pass; those the caller's
+// and the result's arrays stand in for (in place) are empty
+template <class S>
+struct PassBuffers {
+  DeviceBuffer x0, u, p, ckpt, seg, traj, lam, lam_prev, gx0, gu, gp, stage, loss, stack, diag;
+
+  PassBuffers(const RunLayout& layout, long chunk) {
+    auto alloc = [&](long n) { return DeviceBuffer(sizeof(S) * std::size_t(n) * chunk); };
+    const long io = layout.in_place ? 0 : 1;  // 0: the caller's and the result's arrays stand in
+    const long grad = layout.want_grad ? io : 0, adj = layout.want_grad ? layout.n_x0 : 0;
+    x0 = alloc(io * layout.n_x0);
+    u = alloc(io * layout.n_u);
+    p = alloc(io * layout.n_p);
+    ckpt = alloc(layout.n_ckpt);
+    seg = alloc(layout.n_seg);
+    traj = alloc(io * layout.n_traj);
+    lam = alloc(adj);
+    lam_prev = alloc(adj);
+    gx0 = alloc(grad * layout.n_x0);
+    gu = alloc(grad * layout.n_u);
+    gp = alloc(grad * layout.n_p);
+    stage = alloc(layout.n_stage);
+    loss = alloc(io);
+    stack = DeviceBuffer(sizeof(int) * std::size_t(layout.n_stack) * chunk);
+    diag = DeviceBuffer(sizeof(RolloutDiag) * std::size_t(chunk));
+  }
+
+  // the kernels' arrays for rollouts b0..b0+Bc: these buffers, or (in place) rows b0..b0+Bc
+  // of the caller's arrays and of the result's, [Bc][n] like the kernels'
+  DeviceRollouts<S> view(const RunLayout& layout, const Batch<S>& batch, const BatchResult<S>& out,
+                         long b0, long Bc) const {
+    DeviceRollouts<S> d;
+    d.count = Bc;
+    d.n_x = layout.n_x0;
+    d.n_u = layout.n_u;
+    d.n_p = layout.n_p;
+    d.n_ckpt = layout.n_ckpt;
+    d.n_seg = layout.n_seg;
+    d.n_traj = layout.n_traj;
+    d.n_stack = layout.n_stack;
+    d.x0 = x0.as<S>();
+    d.u = u.as<S>();
+    d.p = p.as<S>();
+    d.ckpt = ckpt.as<S>();
+    d.seg = seg.as<S>();
+    d.stack = layout.n_stack > 0 ? stack.as<int>() : nullptr;
+    d.lam = lam.as<S>();
+    d.lam_prev = lam_prev.as<S>();
+    d.grad_x0 = gx0.as<S>();
+    d.grad_u = gu.as<S>();
+    d.grad_p = gp.as<S>();
+    d.traj = layout.tslots > 0 ? traj.as<S>() : nullptr;
+    d.loss = loss.as<S>();
+    d.diag = diag.as<RolloutDiag>();
+    if (layout.in_place) {
+      const typename BatchResult<S>::DeviceArrays& dev = out.device;
+      d.x0 = batch.x0_data() + b0 * layout.n_x0;
+      d.u = batch.u_data() + b0 * layout.n_u;
+      d.p = batch.theta_data() + b0 * layout.n_p;
+      d.loss = dev.loss + b0;
+      if (layout.want_grad) {
+        d.grad_x0 = dev.grad_x0 + b0 * layout.n_x0;
+        d.grad_u = dev.grad_u + b0 * layout.n_u;
+        d.grad_p = dev.grad_theta + b0 * layout.n_p;
+      }
+      d.traj = layout.tslots > 0 ? dev.traj + b0 * layout.n_traj : nullptr;
+    }
+    return d;
+  }
+};
+
+// host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]; device inputs: SoA
+// transposed from the caller's rows, rollout-major read in place (PassBuffers::view)
+template <class S>
+void upload_pass(const RunLayout& layout, const Batch<S>& batch, const PassBuffers<S>& buf, long b0,
+                 long Bc) {
+  S* d_stage = buf.stage.template as<S>();
+  if (!layout.on_device) {
+    upload_rollouts(batch.x0_data() + b0 * layout.n_x0, d_stage, buf.x0.template as<S>(), Bc,
+                    layout.n_x0, layout.soa);
+    upload_rollouts(batch.u_data() + b0 * layout.n_u, d_stage, buf.u.template as<S>(), Bc,
+                    layout.n_u, layout.soa);
+    upload_rollouts(batch.theta_data() + b0 * layout.n_p, d_stage, buf.p.template as<S>(), Bc,
+                    layout.n_p, layout.soa);
+  } else if (!layout.in_place) {
+    launch_transpose(batch.x0_data() + b0 * layout.n_x0, buf.x0.template as<S>(), Bc, layout.n_x0);
+    launch_transpose(batch.u_data() + b0 * layout.n_u, buf.u.template as<S>(), Bc, layout.n_u);
+    launch_transpose(batch.theta_data() + b0 * layout.n_p, buf.p.template as<S>(), Bc, layout.n_p);
+  }
+}
+
+// the forward kernel on the model as its kernels are instantiated (with_kernel_model)
+template <class Model, class S>
+void launch_forward_pass(const Model& md, const Loss& loss, const RolloutShape& sh,
+                         const DeviceRollouts<S>& d, dim3 grid) {
+  with_kernel_model(md, [&](const auto& km) {
+    cuda_detail::launch_forward<std::decay_t<decltype(km)>, S>(km, loss, sh, d, grid);
+  });
+  STEER_CUDA_CHECK(cudaGetLastError());
+}
+
+// the backward kernel: the hand adjoint on the kernel model, or the reference (dual-number)
+// adjoint, which is the dual path for every integrator, on the model as given
+template <class Model, class S>
+void launch_backward_pass(const Model& md, const Loss& loss, const RolloutShape& sh,
+                          const DeviceRollouts<S>& d, dim3 grid) {
+  bool launched = false;
+  if constexpr (kDeviceReference<Model>) {
+    if (sh.reference_adjoint) {
+      cuda_detail::launch_backward<Model, S, true>(md, loss, sh, d, grid);
+      launched = true;
+    }
+  }
+  if (!launched)
+    with_kernel_model(md, [&](const auto& km) {
+      cuda_detail::launch_backward<std::decay_t<decltype(km)>, S, false>(km, loss, sh, d, grid);
+    });
+  STEER_CUDA_CHECK(cudaGetLastError());
+}
+
+// device −> host, back to rollout-major; loss and diag are per rollout already. Device
+// results: diag only (in place), or the SoA results transposed into the result's arrays
+template <class S>
+void download_pass(const RunLayout& layout, const DeviceRollouts<S>& d, const PassBuffers<S>& buf,
+                   long b0, BatchResult<S>& out) {
+  const long Bc = d.count;
+  S* d_stage = buf.stage.template as<S>();
+  const typename BatchResult<S>::DeviceArrays& dev = out.device;
+  STEER_CUDA_CHECK(
+      cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
+  if (layout.on_device) {
+    if (!layout.in_place) {
+      STEER_CUDA_CHECK(cudaMemcpy(dev.loss + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToDevice));
+      if (layout.want_grad) {
+        launch_transpose(d.grad_x0, dev.grad_x0 + b0 * layout.n_x0, layout.n_x0, Bc);
+        launch_transpose(d.grad_u, dev.grad_u + b0 * layout.n_u, layout.n_u, Bc);
+        launch_transpose(d.grad_p, dev.grad_theta + b0 * layout.n_p, layout.n_p, Bc);
+      }
+      if (layout.tslots > 0)
+        launch_transpose(d.traj, dev.traj + b0 * layout.n_traj, layout.n_traj, Bc);
+    }
+  } else if (layout.want_grad) {
+    download_rollouts(d.grad_x0, d_stage, out.grad_x0.data() + b0 * layout.n_x0, Bc, layout.n_x0,
+                      layout.soa);
+    download_rollouts(d.grad_u, d_stage, out.grad_u.data() + b0 * layout.n_u, Bc, layout.n_u,
+                      layout.soa);
+    download_rollouts(d.grad_p, d_stage, out.grad_theta.data() + b0 * layout.n_p, Bc, layout.n_p,
+                      layout.soa);
+  }
+  if (!layout.on_device) {
+    STEER_CUDA_CHECK(
+        cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
+    if (layout.tslots > 0)
+      download_rollouts(d.traj, d_stage, out.traj.data() + b0 * layout.n_traj, Bc, layout.n_traj,
+                        layout.soa);
+  }
+}
+
+// one pass's phases (upload, forward, backward, download) added to the call's times
+void add_pass_times(const PhaseEvents& ev, CudaRunStats& st) {
+  st.chunks += 1;
+  st.upload_ms += elapsed_ms(ev.e[0], ev.e[1]);
+  st.forward_ms += elapsed_ms(ev.e[1], ev.e[2]);
+  st.backward_ms += elapsed_ms(ev.e[2], ev.e[3]);
+  st.download_ms += elapsed_ms(ev.e[3], ev.e[4]);
+}
+
+}  // namespace
+
+template <class Model, class S>
+void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
+                       const Batch<S>& batch, bool want_grad, BatchResult<S>& out,
+                       const CudaRunOptions& opt, CudaRunStats* stats) {
+  constexpr int W = LanesPerRollout<Model>::value;
+  static_assert(W == 1 || W == kWarp, "a rollout's lanes synchronise with __syncwarp");
+  check_cuda_inputs(m, sh, batch);
+  const RunLayout layout = run_layout(m, sh, batch, want_grad);
+  prepare_result(layout, out);
   CudaRunStats st;
-  if (B == 0) {
+  if (layout.B == 0) {
     if (stats) *stats = st;
     return;
   }
 
-  // elements per rollout of each device array
-  const long n_x0 = nx, n_u = T * nu, n_p = np;
-  const long n_ckpt = long(sh.checkpoint_slots()) * nx, n_seg = long(sh.segment_slots()) * nx;
-  const long n_traj = tslots * nx;
-  const long n_stack = want_grad ? sh.stack_slots() : 0;  // read by the backward sweep only
-  const long n_adj = want_grad ? 2 * nx : 0;                // λ, λ_prev
-  const long n_grad = want_grad ? n_x0 + n_u + n_p : 0;     // ∂L/∂(x0, u, θ)
-  // per-pass copies of the inputs and results: none when the kernels use the caller's arrays
-  // and the result's device block in place
-  const long n_io = in_place ? 0 : n_x0 + n_u + n_p + n_grad + n_traj + 1;
-  // largest array to transpose through host staging (SoA from or to host memory only)
-  const long n_stage = soa && !on_device ? std::max({n_x0, n_u, n_p, n_traj}) : 0;
-  const std::size_t per_rollout = sizeof(S) * std::size_t(n_io + n_ckpt + n_seg + n_adj + n_stage) +
-                                  sizeof(int) * std::size_t(n_stack) + sizeof(RolloutDiag);
-
-  // rollouts per pass: the whole batch if it fits, else as many as free memory holds
-  long chunk = B;
-  if (opt.max_chunk > 0) chunk = std::min(chunk, opt.max_chunk);
-  const DeviceMemory mem = device_memory();
-  const double budget = kFreeFraction * double(mem.free_bytes) - double(kReserveBytes);
-  const long fit = budget > 0 ? long(budget / double(per_rollout)) : 0;
-  if (fit < 1)
-    throw std::runtime_error("backend cuda: one rollout needs " + std::to_string(per_rollout) +
-                             " bytes of device memory, " + std::to_string(mem.free_bytes) +
-                             " bytes are free");
-  chunk = std::min(chunk, fit);
-
-  // device buffers for one pass of `chunk` rollouts, reused by every pass
-  auto alloc = [&](long n) { return DeviceBuffer(sizeof(S) * std::size_t(n) * chunk); };
-  const long io = in_place ? 0 : 1;  // 0: the caller's and the result's arrays stand in
-  DeviceBuffer d_x0 = alloc(io * n_x0), d_u = alloc(io * n_u), d_p = alloc(io * n_p);
-  DeviceBuffer d_ckpt = alloc(n_ckpt), d_seg = alloc(n_seg), d_traj = alloc(io * n_traj);
-  DeviceBuffer d_lam = alloc(want_grad ? nx : 0), d_lam_prev = alloc(want_grad ? nx : 0);
-  DeviceBuffer d_gx0 = alloc(want_grad ? io * n_x0 : 0), d_gu = alloc(want_grad ? io * n_u : 0),
-               d_gp = alloc(want_grad ? io * n_p : 0);
-  DeviceBuffer d_stage = alloc(n_stage), d_loss = alloc(io);
-  DeviceBuffer d_stack(sizeof(int) * std::size_t(n_stack) * chunk);
-  DeviceBuffer d_diag(sizeof(RolloutDiag) * std::size_t(chunk));
+  const long chunk = pass_rollouts(layout, opt);
+  PassBuffers<S> buf(layout, chunk);
   DeviceBuffer d_topo;
   const Model md = device_model(m, d_topo);
   PhaseEvents ev;
-
   st.chunk_rollouts = chunk;
-  st.bytes_per_rollout = per_rollout;
-  st.device_bytes = per_rollout * std::size_t(chunk);
-  for (long b0 = 0; b0 < B; b0 += chunk) {
-    const long Bc = std::min(chunk, B - b0);
-    DeviceRollouts<S> d;
-    d.count = Bc;
-    d.n_x = nx;
-    d.n_u = n_u;
-    d.n_p = n_p;
-    d.n_ckpt = n_ckpt;
-    d.n_seg = n_seg;
-    d.n_traj = n_traj;
-    d.n_stack = n_stack;
-    d.x0 = d_x0.as<S>();
-    d.u = d_u.as<S>();
-    d.p = d_p.as<S>();
-    d.ckpt = d_ckpt.as<S>();
-    d.seg = d_seg.as<S>();
-    d.stack = n_stack > 0 ? d_stack.as<int>() : nullptr;
-    d.lam = d_lam.as<S>();
-    d.lam_prev = d_lam_prev.as<S>();
-    d.grad_x0 = d_gx0.as<S>();
-    d.grad_u = d_gu.as<S>();
-    d.grad_p = d_gp.as<S>();
-    d.traj = tslots > 0 ? d_traj.as<S>() : nullptr;
-    d.loss = d_loss.as<S>();
-    d.diag = d_diag.as<RolloutDiag>();
-    S* d_st = d_stage.as<S>();
-    const typename BatchResult<S>::DeviceArrays& dev = out.device;
-    if (in_place) {
-      // rows b0..b0+Bc of the caller's arrays and of the result's, [Bc][n] like the kernels'
-      d.x0 = batch.x0_data() + b0 * n_x0;
-      d.u = batch.u_data() + b0 * n_u;
-      d.p = batch.theta_data() + b0 * n_p;
-      d.loss = dev.loss + b0;
-      if (want_grad) {
-        d.grad_x0 = dev.grad_x0 + b0 * n_x0;
-        d.grad_u = dev.grad_u + b0 * n_u;
-        d.grad_p = dev.grad_theta + b0 * n_p;
-      }
-      d.traj = tslots > 0 ? dev.traj + b0 * n_traj : nullptr;
-    }
-
-    // host [B][n] rows b0..b0+Bc −> device [n][Bc] (SoA) or [Bc][n]; device inputs: SoA
-    // transposed from the caller's rows, rollout-major read in place above
+  st.bytes_per_rollout = layout.per_rollout;
+  st.device_bytes = layout.per_rollout * std::size_t(chunk);
+  for (long b0 = 0; b0 < layout.B; b0 += chunk) {
+    const DeviceRollouts<S> d = buf.view(layout, batch, out, b0, std::min(chunk, layout.B - b0));
+    const dim3 grid = rollout_grid(d.count, W);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[0]));
-    if (!on_device) {
-      upload_rollouts(batch.x0_data() + b0 * n_x0, d_st, d_x0.as<S>(), Bc, n_x0, soa);
-      upload_rollouts(batch.u_data() + b0 * n_u, d_st, d_u.as<S>(), Bc, n_u, soa);
-      upload_rollouts(batch.theta_data() + b0 * n_p, d_st, d_p.as<S>(), Bc, n_p, soa);
-    } else if (!in_place) {
-      launch_transpose(batch.x0_data() + b0 * n_x0, d_x0.as<S>(), Bc, n_x0);
-      launch_transpose(batch.u_data() + b0 * n_u, d_u.as<S>(), Bc, n_u);
-      launch_transpose(batch.theta_data() + b0 * n_p, d_p.as<S>(), Bc, n_p);
-    }
+    upload_pass(layout, batch, buf, b0, d.count);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[1]));
-
-    const dim3 grid = rollout_grid(Bc, W);
-    with_kernel_model(md, [&](const auto& km) {
-      cuda_detail::launch_forward<std::decay_t<decltype(km)>, S>(km, loss, sh, d, grid);
-    });
-    STEER_CUDA_CHECK(cudaGetLastError());
+    launch_forward_pass(md, loss, sh, d, grid);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[2]));
-    if (want_grad) {
-      bool launched = false;
-      if constexpr (device_reference) {
-        // the reference adjoint is the dual path for every integrator: the model as given
-        if (sh.reference_adjoint) {
-          cuda_detail::launch_backward<Model, S, true>(md, loss, sh, d, grid);
-          launched = true;
-        }
-      }
-      if (!launched)
-        with_kernel_model(md, [&](const auto& km) {
-          cuda_detail::launch_backward<std::decay_t<decltype(km)>, S, false>(km, loss, sh, d, grid);
-        });
-      STEER_CUDA_CHECK(cudaGetLastError());
-    }
+    if (want_grad) launch_backward_pass(md, loss, sh, d, grid);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[3]));
-
-    // device −> host, back to rollout-major; loss and diag are per rollout already. Device
-    // results: diag only (in place), or the SoA results transposed into the result's arrays
-    STEER_CUDA_CHECK(
-        cudaMemcpy(out.diag.data() + b0, d.diag, sizeof(RolloutDiag) * Bc, cudaMemcpyDeviceToHost));
-    if (on_device) {
-      if (!in_place) {
-        STEER_CUDA_CHECK(cudaMemcpy(dev.loss + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToDevice));
-        if (want_grad) {
-          launch_transpose(d.grad_x0, dev.grad_x0 + b0 * n_x0, n_x0, Bc);
-          launch_transpose(d.grad_u, dev.grad_u + b0 * n_u, n_u, Bc);
-          launch_transpose(d.grad_p, dev.grad_theta + b0 * n_p, n_p, Bc);
-        }
-        if (tslots > 0) launch_transpose(d.traj, dev.traj + b0 * n_traj, n_traj, Bc);
-      }
-    } else if (want_grad) {
-      download_rollouts(d.grad_x0, d_st, out.grad_x0.data() + b0 * n_x0, Bc, n_x0, soa);
-      download_rollouts(d.grad_u, d_st, out.grad_u.data() + b0 * n_u, Bc, n_u, soa);
-      download_rollouts(d.grad_p, d_st, out.grad_theta.data() + b0 * n_p, Bc, n_p, soa);
-    }
-    if (!on_device) {
-      STEER_CUDA_CHECK(cudaMemcpy(out.loss.data() + b0, d.loss, sizeof(S) * Bc, cudaMemcpyDeviceToHost));
-      if (tslots > 0) download_rollouts(d.traj, d_st, out.traj.data() + b0 * n_traj, Bc, n_traj, soa);
-    }
+    download_pass(layout, d, buf, b0, out);
     STEER_CUDA_CHECK(cudaEventRecord(ev.e[4]));
     // a fault inside a kernel surfaces at the first synchronizing call after it
     STEER_CUDA_CHECK(cudaDeviceSynchronize());
-
-    st.chunks += 1;
-    st.upload_ms += elapsed_ms(ev.e[0], ev.e[1]);
-    st.forward_ms += elapsed_ms(ev.e[1], ev.e[2]);
-    st.backward_ms += elapsed_ms(ev.e[2], ev.e[3]);
-    st.download_ms += elapsed_ms(ev.e[3], ev.e[4]);
+    add_pass_times(ev, st);
   }
   if (stats) *stats = st;
 }

@@ -3,7 +3,7 @@
 # does not model. Built where libsteer was built with the import (cmake/mujoco_import.cmake).
 if(STEER_MUJOCO_IMPORT)
   steer_test(import_mujoco_test crosscheck)
-  target_include_directories(import_mujoco_test PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  target_include_directories(import_mujoco_test SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_link_libraries(import_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})
   add_dependencies(import_mujoco_test steer_cli)
 endif()

@@ -7,7 +7,7 @@ steer_test(free_base_test fast)
 # (configs/mjcf/tumbling_body.xml, configs/mjcf/quadruped.xml); built where MuJoCo is found.
 if(STEER_MUJOCO_IMPORT)
   steer_test(free_base_mujoco_test crosscheck)
-  target_include_directories(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  target_include_directories(free_base_mujoco_test SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_link_libraries(free_base_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})
 endif()
 

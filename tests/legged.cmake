@@ -4,7 +4,7 @@ find_path(STEER_MUJOCO_INCLUDE_DIR mujoco/mujoco.h)
 find_library(STEER_MUJOCO_LIBRARY mujoco)
 if(STEER_MUJOCO_INCLUDE_DIR AND STEER_MUJOCO_LIBRARY)
   steer_test(legged_mujoco_test crosscheck)
-  target_include_directories(legged_mujoco_test PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  target_include_directories(legged_mujoco_test SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_link_libraries(legged_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})
 endif()
 

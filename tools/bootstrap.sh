@@ -24,9 +24,10 @@ jobs=${JOBS:-$(nproc)}
 # compiler imports MJCF and URDF models (docs/import.md). The tests add GoogleTest, Open MPI
 # (runs split across ranks, docs/scaling.md), qemu-user (the portability check), python3 (the
 # malformed-config corpus), clang (the config fuzzer, libFuzzer) and chromium (report.html
-# in a headless browser, docs/report.md).
+# in a headless browser, docs/report.md); clang-format checks the sources' formatting in CI
+# (tools/check_format.sh).
 pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev libmujoco-dev)
-[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev qemu-user python3 clang chromium libopenmpi-dev openmpi-bin)
+[[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev qemu-user python3 clang clang-format chromium libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -72,7 +73,9 @@ if [[ "$mode" == "run" ]]; then
   cmake_args=(-DSTEER_BUILD_TESTS=OFF -DSTEER_BUILD_BENCH=OFF -DSTEER_CUDA=$cuda)
   targets=(--target steer_cli)
 else
-  cmake_args=(-DSTEER_BUILD_TESTS=ON -DSTEER_BUILD_BENCH=ON -DSTEER_CUDA=AUTO)
+  # warnings are errors here (STEER_WERROR): the suite is what CI runs. run leaves them
+  # warnings, so that a newer compiler's new ones never stop a first build.
+  cmake_args=(-DSTEER_BUILD_TESTS=ON -DSTEER_BUILD_BENCH=ON -DSTEER_CUDA=AUTO -DSTEER_WERROR=ON)
   targets=()
 fi
 

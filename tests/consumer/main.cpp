@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "config/config.h"
-#include "problem/problem.h"
 #include "steer/backend.h"
+#include "steer/pipeline/config/config.h"
+#include "steer/pipeline/problem/problem.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -23,5 +23,10 @@ foreach(flag -ffp-contract=off -fno-math-errno)
     message(FATAL_ERROR "the consumer was compiled without ${flag}: ${commands}")
   endif()
 endforeach()
+# the pipeline's headers are reached as "steer/pipeline/...", through include/ alone: no include
+# root inside the package (a bare "config/config.h") reaches the consumer
+if(commands MATCHES "steer/pipeline")
+  message(FATAL_ERROR "the consumer's include path reaches inside include/steer: ${commands}")
+endif()
 run_step("run" ${WORK}/build/steer_consumer ${SOURCE}/../../configs/projectile.json)
 message(STATUS "${step_output}")
