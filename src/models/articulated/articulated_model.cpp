@@ -12,7 +12,8 @@
 #include "models/articulated/config_articulated.h"
 #include "models/articulated/articulated_report.h"
 #include "models/registry.h"
-#include "problem/model_runner.h"
+#include "models/articulated/articulated_runner.h"
+#include "problem/batch_runner.h"
 
 namespace steer {
 
@@ -28,29 +29,9 @@ void set_dt(ExperimentConfig& c, double dt) {
   s.model.dt = dt, s.large.dt = dt, s.legged.dt = dt;
 }
 
-// Model: Articulated, ArticulatedLegged or ArticulatedLarge (model.h)
-template <class Model>
-struct ArticulatedRunnerHooks : RunnerHooks<Model> {
-  // the adjoint differentiates only the parameters that are variables, unless every θ slot's
-  // gradient is asked for (n_grad_params = −1, as parsed)
-  void bind(const ExperimentConfig& c, Model& m, const RunnerOptions& options) {
-    if (options.every_parameter_gradient) return;
-    m.n_grad_params = 0;
-    for (const auto& v : c.variables)
-      if (v.kind == VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
-  }
-  // the deepest contact's depth below the plane [m] (diagnostics.h): the fingertip's when it
-  // is on, else the ground points'
-  static bool measures_penetration(const Model& m) { return m.contact || m.ground.n_points > 0; }
-  static double penetration(const Model& m, View<const double> x, View<const double> p) {
-    return m.template penetration<double>(x, p);
-  }
-};
-
 std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
   return with_articulated(c.model_state<ArticulatedSetup>(), backend, [&](const auto& m) {
-    using Model = std::decay_t<decltype(m)>;
-    return make_model_runner<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
+    return articulated_runner(c, m, backend, options);
   });
 }
 
