@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <ostream>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -256,46 +257,45 @@ void check_parity(const Case& c, int B = 257, int T = 200, int K = 0, int traj_s
 constexpr int kNone = Projectile::kGroundNone;
 constexpr int kPenalty = Projectile::kGroundPenalty;
 
-TEST(CudaParity, Float64NoGround) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<double>({2, kNone, false});
+// the projectile cases, each in float64 and float32: a flight, a landing, with the penalty
+// ground, and in 3-D
+struct ProjectileParity {
+  bool f64 = true;
+  Case c;
+};
+
+// Float64PenaltyLanding3D: the test's name, and the parameter as a failure prints it
+std::string name_of(const ProjectileParity& p) {
+  return std::string(p.f64 ? "Float64" : "Float32") +
+         (p.c.ground == kPenalty ? "Penalty" : "NoGround") + (p.c.landing ? "Landing" : "") +
+         (p.c.dim == 3 ? "3D" : "");
 }
-TEST(CudaParity, Float64NoGroundLanding) {
+void PrintTo(const ProjectileParity& p, std::ostream* os) { *os << name_of(p); }
+
+class CudaParityCase : public ::testing::TestWithParam<ProjectileParity> {};
+
+TEST_P(CudaParityCase, MatchesCpu) {
   STEER_SKIP_WITHOUT_CUDA();
-  check_parity<double>({2, kNone, true});
+  const ProjectileParity& p = GetParam();
+  if (p.f64)
+    check_parity<double>(p.c);
+  else
+    check_parity<float>(p.c);
 }
-TEST(CudaParity, Float64Penalty) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<double>({2, kPenalty, false});
+
+std::vector<ProjectileParity> projectile_parity_cases() {
+  std::vector<ProjectileParity> cases;
+  for (bool f64 : {true, false})
+    for (const Case& c : {Case{2, kNone, false}, Case{2, kNone, true}, Case{2, kPenalty, false},
+                          Case{2, kPenalty, true}, Case{3, kPenalty, true}})
+      cases.push_back({f64, c});
+  return cases;
 }
-TEST(CudaParity, Float64PenaltyLanding) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<double>({2, kPenalty, true});
-}
-TEST(CudaParity, Float64PenaltyLanding3D) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<double>({3, kPenalty, true});
-}
-TEST(CudaParity, Float32NoGround) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<float>({2, kNone, false});
-}
-TEST(CudaParity, Float32NoGroundLanding) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<float>({2, kNone, true});
-}
-TEST(CudaParity, Float32Penalty) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<float>({2, kPenalty, false});
-}
-TEST(CudaParity, Float32PenaltyLanding) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<float>({2, kPenalty, true});
-}
-TEST(CudaParity, Float32PenaltyLanding3D) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_parity<float>({3, kPenalty, true});
-}
+
+INSTANTIATE_TEST_SUITE_P(CudaParity, CudaParityCase, ::testing::ValuesIn(projectile_parity_cases()),
+                         [](const ::testing::TestParamInfo<ProjectileParity>& info) {
+                           return name_of(info.param);
+                         });
 
 // every checkpoint interval, from storing all states to one segment, and a trajectory
 TEST(CudaParity, Float64CheckpointIntervalsAndTrajectory) {
@@ -502,38 +502,44 @@ void check_ms_parity(const MsCase& c, int B = 100, int T = 200, int K = 0, int t
 constexpr int kSinusoid = MassSpring::kSinusoid;
 constexpr int kRaw = MassSpring::kRaw;
 
-TEST(CudaParityMassSpring, Float64Sinusoid) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<double>({kSinusoid, false});
+// the mass-spring cases: float64 and float32, sinusoidal and raw actuation, the small and the
+// wide robot
+struct MassSpringParity {
+  bool f64 = true;
+  MsCase c;
+};
+
+// Float32RawWide: the test's name, and the parameter as a failure prints it
+std::string name_of(const MassSpringParity& p) {
+  return std::string(p.f64 ? "Float64" : "Float32") + (p.c.actuation == kRaw ? "Raw" : "Sinusoid") +
+         (p.c.wide ? "Wide" : "");
 }
-TEST(CudaParityMassSpring, Float64SinusoidWide) {
+void PrintTo(const MassSpringParity& p, std::ostream* os) { *os << name_of(p); }
+
+class CudaParityMassSpringCase : public ::testing::TestWithParam<MassSpringParity> {};
+
+TEST_P(CudaParityMassSpringCase, MatchesCpu) {
   STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<double>({kSinusoid, true});
+  const MassSpringParity& p = GetParam();
+  if (p.f64)
+    check_ms_parity<double>(p.c);
+  else
+    check_ms_parity<float>(p.c);
 }
-TEST(CudaParityMassSpring, Float64Raw) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<double>({kRaw, false});
+
+std::vector<MassSpringParity> mass_spring_parity_cases() {
+  std::vector<MassSpringParity> cases;
+  for (bool f64 : {true, false})
+    for (int actuation : {kSinusoid, kRaw})
+      for (bool wide : {false, true}) cases.push_back({f64, MsCase{actuation, wide}});
+  return cases;
 }
-TEST(CudaParityMassSpring, Float64RawWide) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<double>({kRaw, true});
-}
-TEST(CudaParityMassSpring, Float32Sinusoid) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<float>({kSinusoid, false});
-}
-TEST(CudaParityMassSpring, Float32SinusoidWide) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<float>({kSinusoid, true});
-}
-TEST(CudaParityMassSpring, Float32Raw) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<float>({kRaw, false});
-}
-TEST(CudaParityMassSpring, Float32RawWide) {
-  STEER_SKIP_WITHOUT_CUDA();
-  check_ms_parity<float>({kRaw, true});
-}
+
+INSTANTIATE_TEST_SUITE_P(CudaParityMassSpring, CudaParityMassSpringCase,
+                         ::testing::ValuesIn(mass_spring_parity_cases()),
+                         [](const ::testing::TestParamInfo<MassSpringParity>& info) {
+                           return name_of(info.param);
+                         });
 
 // storing every state, one segment, and a recorded trajectory
 TEST(CudaParityMassSpring, Float64CheckpointIntervalsAndTrajectory) {

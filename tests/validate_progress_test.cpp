@@ -51,7 +51,9 @@ void expect_rising_to_total(const Calls& c) {
   EXPECT_EQ(c.seen.front().first, 1);
   for (size_t i = 0; i < c.seen.size(); ++i) {
     EXPECT_EQ(c.seen[i].second, total) << "call " << i;
-    if (i > 0) EXPECT_GT(c.seen[i].first, c.seen[i - 1].first) << "call " << i;
+    if (i > 0) {
+      EXPECT_GT(c.seen[i].first, c.seen[i - 1].first) << "call " << i;
+    }
     EXPECT_LE(c.seen[i].first, total) << "call " << i;
   }
   EXPECT_EQ(c.seen.back().first, total);

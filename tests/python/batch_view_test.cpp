@@ -123,7 +123,9 @@ struct DeviceCopy {
 
 std::vector<double> to_host(const double* d, std::size_t n) {
   std::vector<double> h(n);
-  if (n > 0) EXPECT_EQ(cudaMemcpy(h.data(), d, sizeof(double) * n, cudaMemcpyDeviceToHost), cudaSuccess);
+  if (n > 0) {
+    EXPECT_EQ(cudaMemcpy(h.data(), d, sizeof(double) * n, cudaMemcpyDeviceToHost), cudaSuccess);
+  }
   return h;
 }
 
@@ -141,7 +143,9 @@ void expect_device_path_bits(const Model& m, const Loss& loss, const RolloutShap
   const DeviceCopy x0(owned.x0), u(owned.u), th(owned.theta);
   CudaRunStats st;
   cuda_run_batch_ex(m, loss, sh, view_of(owned, Memory::kDevice, x0.data(), u.data(), th.data()), true, dv, opt, &st);
-  if (max_chunk > 0) EXPECT_GT(st.chunks, 1);
+  if (max_chunk > 0) {
+    EXPECT_GT(st.chunks, 1);
+  }
   ASSERT_EQ(dv.memory, Memory::kDevice);
   EXPECT_TRUE(dv.loss.empty() && dv.grad_x0.empty() && dv.grad_u.empty() && dv.grad_theta.empty() && dv.traj.empty());
   ASSERT_TRUE(dv.device.owner && dv.device.loss && dv.device.grad_x0 && dv.device.grad_u && dv.device.grad_theta);
