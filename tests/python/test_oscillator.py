@@ -55,4 +55,5 @@ def test_a_dict_config_and_the_validator():
     c["batch"] = {"size": 1, "seed": 1}
     s = steer.load(c)
     report = s.check()
-    assert report["passed"] is True, report
+    assert report["all_passed"] is True and report["rollouts_passed"] == 1, report
+    assert report["label_counts"] == {}, report["label_counts"]
