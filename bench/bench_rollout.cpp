@@ -402,7 +402,7 @@ WorkCounts count_work(const Setup& setup, int T, bool taped) {
       const steer::StepWork f = steer::count_step<S>(m, k, x, u, p);
       steer::StepWork a;
       using Model = std::decay_t<decltype(m)>;
-      if constexpr (steer::has_step_tape<Model>::value) {
+      if constexpr (steer::contract::has_step_tape<Model>::value) {
         a = taped ? steer::count_adj_step_taped<S>(m, k, x, u, p, seed) : steer::count_adj_step<S>(m, k, x, u, p, seed);
       } else {
         (void)taped;
