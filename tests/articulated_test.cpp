@@ -641,7 +641,7 @@ void compare_columns(const Articulated& m, const std::vector<double>& x, const s
     auto vhx = view(hx.data()), vhu = view(hu.data()), vhp = view(hp.data());
     auto vdx = view(dx.data()), vdu = view(du.data()), vdp = view(dp.data());
     m.adj_step<double>(0, X, U, P, vhx, vhu, vhp, E);
-    m.adj_step_dual<double>(0, X, U, P, vdx, vdu, vdp, E);
+    m.adj_by_duals<double>(0, X, U, P, vdx, vdu, vdp, E);
     std::vector<double> hand = hx, dual = dx;
     hand.insert(hand.end(), hu.begin(), hu.end());
     hand.insert(hand.end(), hp.begin(), hp.end());

@@ -395,7 +395,7 @@ void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b
   }
 }
 
-// step_taped is bitwise step, and adj_step_taped from its tape bitwise adj_step (one lane),
+// step with a tape is bitwise step, and adj_step from that tape bitwise adj_step (one lane),
 // adding to what the adjoints already hold; also where the tape is not used (the impact
 // ground, no ground, more phases than kPhaseCache, a robot over kTapeParticles)
 TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
@@ -428,7 +428,8 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
     std::vector<double> x = c.x, u = c.u, p = c.p, xa(m.nx(), -7.0), xb(m.nx(), -7.0);
     auto XA = view(xa.data()), XB = view(xb.data());
     m.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XA);
-    m.step_taped<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XB, *tape);
+    m.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XB, Lanes{}, tape);
+    const MassSpring::StepTape<double>* filled = tape;
     expect_same_bits(xa, xb, c.name + ": x'");
     std::vector<double> adj_xn(m.nx()), prior(m.nx() + m.nu() + m.np());
     for (auto& a : adj_xn) a = g(rng);
@@ -439,8 +440,8 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
       std::vector<double> ap(prior.begin() + m.nx() + m.nu(), prior.end());
       auto AX = view(ax.data()), AU = view(au.data()), AP = view(ap.data());
       if (use_tape)
-        m.adj_step_taped<double>(c.k, view(x.data()), view(u.data()), view(p.data()), *tape, AX, AU, AP,
-                                 view(adj_xn.data()));
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(adj_xn.data()),
+                           Lanes{}, filled);
       else
         m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(adj_xn.data()));
       ax.insert(ax.end(), au.begin(), au.end());

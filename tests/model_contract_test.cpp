@@ -3,6 +3,8 @@
 // model with a member missing is detected as not satisfying the contract.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "steer/cpu_backend.h"
 #include "steer/dual.h"
 #include "steer/model_contract.h"
@@ -51,9 +53,34 @@ TEST(ModelContract, OptionalCapabilitiesAreDetected) {
   EXPECT_FALSE(steer::contract::has_packed_path<Projectile>::value);
   EXPECT_TRUE(steer::contract::has_packed_path<MassSpring>::value);
   EXPECT_TRUE(steer::contract::has_packed_path<Articulated>::value);
-  // the traits agree with the ones the engine dispatches on
-  EXPECT_EQ(steer::contract::has_step_tape<MassSpring>::value, steer::has_step_tape<MassSpring>::value);
-  EXPECT_EQ(steer::contract::has_packed_path<Articulated>::value, steer::has_packed_path<Articulated>::value);
+  // a model with a tape takes it in its one step and adjoint, and the engine passes its own type
+  EXPECT_TRUE((steer::contract::has_taped_step<MassSpring, double>::value));
+  EXPECT_TRUE((steer::contract::has_taped_step<Articulated, float>::value));
+  EXPECT_FALSE((steer::contract::has_taped_step<Projectile, double>::value));
+  EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<Articulated, double>::type,
+                            Articulated::StepTape<double>>::value));
+  EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<Projectile, double>::type, steer::contract::NoStepTape>::value));
+  EXPECT_TRUE(steer::contract::has_packed_diagnostics<Articulated>::value);
+  EXPECT_FALSE(steer::contract::has_packed_diagnostics<MassSpring>::value);
+}
+
+// the CUDA kernels' models, their integrators fixed at compile time (FixedIntegrators), are
+// their models for the engine: the contract, the tape and the device layout
+TEST(ModelContract, FixedIntegratorVariantsKeepTheContract) {
+  using steer::ArticulatedImplicit;
+  using steer::MassSpringSymplectic;
+  EXPECT_TRUE((steer::satisfies_model_contract<ArticulatedImplicit, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<ArticulatedImplicit, float>));
+  EXPECT_TRUE((steer::satisfies_model_contract<MassSpringSymplectic, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<MassSpringSymplectic, float>));
+  EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<MassSpringSymplectic, double>::type,
+                            MassSpring::StepTape<double>>::value));
+  EXPECT_EQ(steer::LanesPerRollout<MassSpringSymplectic>::value, steer::LanesPerRollout<MassSpring>::value);
+  EXPECT_EQ(steer::LanesPerRollout<ArticulatedImplicit>::value, steer::LanesPerRollout<Articulated>::value);
+  EXPECT_FALSE(steer::compiles_integrator(steer::integrator_bit(Articulated::kEuler) |
+                                              steer::integrator_bit(Articulated::kImplicitFast),
+                                          Articulated::kRk4));
+  EXPECT_TRUE(steer::compiles_integrator(steer::kAllIntegrators, MassSpring::kBackwardEuler));
 }
 
 TEST(ModelContract, AModelWithoutAnAdjointIsRefused) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "steer/batch.h"
+#include "steer/model_contract.h"
 #include "steer/rollout.h"
 #include "steer/step_tapes.h"
 
@@ -23,18 +24,15 @@ namespace steer {
 int cpu_default_threads();
 
 // ---- the SIMD path (cpu_packed.h) ----
-// A model with a packed path defines packable() and is listed in src/models/packed_models.h; the
-// path itself is compiled in src/backend/cpu_packed_isa.cpp, once per instruction set.
-template <class Model, class = void>
-struct has_packed_path : std::false_type {};
-template <class Model>
-struct has_packed_path<Model, std::void_t<decltype(std::declval<const Model&>().packable())>> : std::true_type {};
+// A model with a packed path defines packable() (model_contract.h's has_packed_path) and is
+// listed in src/models/packed_models.h; the path itself is compiled in
+// src/backend/cpu_packed_isa.cpp, once per instruction set.
 
 // whether cpu_run_batch sends this batch to the packed path: a model that opts in and can,
 // float64 or float32, the uniform schedule with the hand adjoint (the tape), and more than one rollout
 template <class Model, class S>
 bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
-  if constexpr (has_packed_path<Model>::value && (std::is_same<S, double>::value || std::is_same<S, float>::value)) {
+  if constexpr (contract::has_packed_path<Model>::value && (std::is_same<S, double>::value || std::is_same<S, float>::value)) {
     return B > 1 && m.packable() && !sh.binomial() && !sh.reference_adjoint;
   } else {
     (void)m, (void)sh, (void)B;
@@ -83,7 +81,7 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   // float64 and float32 batches of a model with a SIMD path run cpu_pack_width() rollouts per
   // pass (cpu_packed.h, compiled per instruction set in src/backend/cpu_packed_isa.cpp), with
   // the same results bit for bit
-  if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) && has_packed_path<Model>::value) {
+  if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) && contract::has_packed_path<Model>::value) {
     if (use_packed_path<Model, S>(m, sh, B)) {
       cpu_run_packed(m, loss, sh, batch, want_grad, out, threads);
       return;
@@ -98,8 +96,8 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   const size_t n_seg = size_t(wsh.segment_slots()) * nx;
   const size_t n_stack = size_t(wsh.stack_slots());
   // a model with a step tape keeps one segment's step intermediates for its adjoint (rollout.h)
-  using Tape = typename StepTapeOf<Model, S>::type;
-  const size_t n_tape = has_step_tape<Model>::value && want_grad && !wsh.binomial() && !wsh.reference_adjoint
+  using Tape = typename contract::StepTapeOf<Model, S>::type;
+  const size_t n_tape = contract::has_step_tape<Model>::value && want_grad && !wsh.binomial() && !wsh.reference_adjoint
                             ? size_t(wsh.checkpoint_every)
                             : 0;
 #pragma omp parallel num_threads(threads)

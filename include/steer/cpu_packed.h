@@ -2,9 +2,9 @@
 // PackD<W> (float64) or PackF<W> (float32, simd.h) holding that value for every rollout of the group, so that one pass over
 // the model's one-lane code does W rollouts' work in vector registers. A model opts in with
 //   bool packable() const                 this configuration runs on packs
-//   step_solo<P>(k, x, u, θ, x⁺, &tape)   and   adj_step_solo_taped<P>(k, x, u, θ, tape, x̄, ū, θ̄, x̄⁺)
-// (MassSpring, Articulated); the uniform schedule with its step tape is the only one it runs,
-// with the segment recompute or, within sh.store_forward_bytes per thread, the stored forward.
+// (MassSpring, Articulated), and its step<P> and adj_step<P> take packs P with one lane and its
+// step tape (model_contract.h); the uniform schedule with the step tape is the only one it
+// runs, with the segment recompute or, within sh.store_forward_bytes per thread, the stored forward.
 //
 // Results are those of the scalar path bit for bit: every lane performs the operations its
 // scalar run performs (simd.h), and the loss and the diagnostics are computed lane by lane by
@@ -30,16 +30,12 @@
 
 #include "steer/batch.h"
 #include "steer/cpu_backend.h"
+#include "steer/model_contract.h"
 #include "steer/rollout.h"
 #include "steer/simd.h"
 #include "steer/step_tapes.h"
 
 namespace steer {
-
-template <class Model, class = void>
-struct packed_diagnostics : std::false_type {};
-template <class Model>
-struct packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>> : std::true_type {};
 
 // lane j of a pack array as a strided view of its reals (a pack is W contiguous reals)
 template <class P>
@@ -156,11 +152,11 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int i = 0; i < nx; ++i) ckpt[(k / K) * nx + i] = a[i];
     const View<const P> uk = control_at(u, k, nu);
     if (sh.store_forward)  // (set only with a gradient: cpu_working_shape)
-      m.template step_solo<P>(k, a, uk, p, b, &sc.tape[k]);  // the same bits, and step k's tape
+      m.template step<P>(k, a, uk, p, b, Lanes{}, &sc.tape[k]);  // the same bits, and step k's tape
     else
-      m.template step_solo<P>(k, a, uk, p, b);
+      m.template step<P>(k, a, uk, p, b);
     StepObservations obs[W];
-    if constexpr (packed_diagnostics<Model>::value) packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
+    if constexpr (contract::has_packed_diagnostics<Model>::value) packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
     for (int j = 0; j < nb; ++j)
       forward_after_step<Model, R>(m, loss, k, lane_view(a, j), lane_view(b, j), lane_view(uk, j),
                                         lane_view(p, j), dg[j], L[j], &obs[j]);
@@ -195,7 +191,7 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int i = 0; i < nx; ++i) seg[i] = ckpt[s * nx + i];
       for (int k = k0; k < k1; ++k) {
         View<P> xk1 = seg.at((k - k0 + 1) * nx);
-        m.template step_solo<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, &sc.tape[k - k0]);
+        m.template step<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, Lanes{}, &sc.tape[k - k0]);
       }
     }
     for (int k = k1 - 1; k >= k0; --k) {
@@ -210,7 +206,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
                                      lane_view(uk, j), lane_view(p, j), lam_j, lam_prev_j, guk_j, gp_j, seed[j]);
       }
       View<P> gp = grad_p;
-      m.template adj_step_solo_taped<P>(k, xk, uk, p, sc.tape[k - k0], lam_prev, guk, gp, lam);
+      const typename contract::StepTapeOf<Model, P>::type* tk = &sc.tape[k - k0];
+      m.template adj_step<P>(k, xk, uk, p, lam_prev, guk, gp, lam, Lanes{}, tk);
       const View<P> t = lam;
       lam = lam_prev;
       lam_prev = t;

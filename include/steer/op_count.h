@@ -237,8 +237,8 @@ StepWork count_adj_step(const Model& m, int k, const std::vector<double>& x, con
   return w;
 }
 
-// counts model.adj_step_taped<Counted<S>> (the adjoint from the step's tape, as the CPU
-// backend's uniform schedule runs it): the tape is filled by step_taped outside the count
+// counts model.adj_step<Counted<S>> from the step's tape (as the CPU backend's uniform
+// schedule runs it): the tape is filled by the taped step outside the count
 template <class S, class Model>
 StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
                               const std::vector<double>& p, const std::vector<double>& adj_xn) {
@@ -247,14 +247,15 @@ StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& 
       lc(adj_xn.begin(), adj_xn.end()), ax(x.size()), au(u.size()), ap(p.size()), xn(x.size());
   StepTapes<Model, C> tapes(m, 1);
   auto* tape = tapes.data();
-  m.template step_taped<C>(k, xc.data(), uc.data(), pc.data(), xn, *tape);
+  m.template step<C>(k, xc.data(), uc.data(), pc.data(), xn, Lanes{}, tape);
+  const auto* filled = tape;
   std::set<long> tx, tu, tp, tl, tax, tau, tap;
   const TouchedIn<C> xv{xc.data(), &tx}, uv{uc.data(), &tu}, pv{pc.data(), &tp}, lv{lc.data(), &tl};
   TouchedOut<C> axv{ax.data(), &tax}, auv{au.data(), &tau}, apv{ap.data(), &tap};
   StepWork w;
   {
     OpTallyScope scope(w.ops);
-    m.template adj_step_taped<C>(k, xv, uv, pv, *tape, axv, auv, apv, lv);
+    m.template adj_step<C>(k, xv, uv, pv, axv, auv, apv, lv, Lanes{}, filled);
   }
   // the tape is per-thread scratch that stays in cache (K steps), not per-rollout traffic
   w.elements = (long long)(tx.size() + tu.size() + tp.size() + tl.size() + 2 * (tax.size() + tau.size() + tap.size()));

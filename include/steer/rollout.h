@@ -32,6 +32,7 @@
 
 #include "steer/core.h"
 #include "steer/loss.h"
+#include "steer/model_contract.h"
 #include "steer/reference_adjoint.h"
 
 namespace steer {
@@ -174,28 +175,15 @@ struct RolloutRefs {
   RolloutDiag* diag = nullptr;
 };
 
-// Optional per-step tape. A model that defines
+// Optional per-step tape (model_contract.h). A model that defines
 //   template <class S> struct StepTape;                     what its adjoint needs of a step
-//   step_taped<S>(k, x, u, θ, x⁺, StepTape<S>&)             = step, bit for bit, and fills it
-//   adj_step_taped<S>(k, x, u, θ, const StepTape<S>&, x̄, ū, θ̄, x̄⁺)   = adj_step, from the tape
-// lets the uniform schedule's backward sweep keep each recomputed step's intermediates for
-// the adjoint of that step, instead of having adj_step compute the step once more: the
-// backward pass then costs (recompute + reverse) instead of (recompute + step + reverse).
+// takes a StepTape<S>* as step's tape argument (the same step, bit for bit, and it fills the
+// tape) and a const StepTape<S>* as adj_step's (the same adjoint, from the tape). The uniform
+// schedule's backward sweep then keeps each recomputed step's intermediates for the adjoint
+// of that step, instead of having adj_step compute the step once more: the backward pass
+// costs (recompute + reverse) instead of (recompute + step + reverse).
 // The tape holds one segment, K steps, per thread (the CPU backend passes it; on the GPU,
 // where every rollout in flight would need its own K tapes, it is not used).
-template <class Model, class = void>
-struct has_step_tape : std::false_type {};
-template <class Model>
-struct has_step_tape<Model, std::void_t<typename Model::template StepTape<double>>> : std::true_type {};
-struct NoStepTape {};
-template <class Model, class S, bool = has_step_tape<Model>::value>
-struct StepTapeOf {
-  using type = NoStepTape;
-};
-template <class Model, class S>
-struct StepTapeOf<Model, S, true> {
-  using type = typename Model::template StepTape<S>;
-};
 
 // the bytes of one step's tape for this configuration: Model::step_tape_bytes<S>() where the
 // model defines it (the mass-spring tape, whose particle and spring entries lie in a storage
@@ -206,7 +194,7 @@ auto step_tape_bytes_of(const Model& m, int) -> decltype((long long)m.template s
 }
 template <class Model, class S>
 long long step_tape_bytes_of(const Model&, long) {
-  if constexpr (has_step_tape<Model>::value)
+  if constexpr (contract::has_step_tape<Model>::value)
     return (long long)sizeof(typename Model::template StepTape<S>);
   else
     return 0;
@@ -368,7 +356,8 @@ STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P
 template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
-                              typename StepTapeOf<Model, S>::type* tape = nullptr) {
+                              typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
+  static_assert(satisfies_model_contract<Model, S>, "forward_rollout: the model lacks a member of model_contract.h");
   const int nx = m.nx(), nu = m.nu();
   const int T = sh.steps;
   const bool binomial = sh.binomial();
@@ -386,9 +375,9 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
     if (binomial ? k == 0 : k % K == 0) copy_state<S>(nx, a, r.ckpt.at((k / K) * nx), ln);
     const View<const S> uk = control_at(r.u, k, nu);
     bool taped = false;
-    if constexpr (has_step_tape<Model>::value) {
+    if constexpr (contract::has_step_tape<Model>::value) {
       if (sh.store_forward && tape) {
-        m.template step_taped<S>(k, a, uk, r.p, b, tape[k], ln);
+        m.template step<S>(k, a, uk, r.p, b, ln, tape + k);
         taped = true;
       }
     }
@@ -484,7 +473,7 @@ template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape& sh,
                            const RolloutRefs<S>& r, const Lanes& ln, int k, int event,
                            View<S> xk, View<S> xk1, View<S>& lam, View<S>& lam_prev,
-                           double& seed, const typename StepTapeOf<Model, S>::type* tape = nullptr) {
+                           double& seed, const typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
   const int nx = m.nx(), nu = m.nu();
   const View<const S> uk = control_at(r.u, k, nu);
   View<S> guk = r.grad_u.at(long(k) * nu);
@@ -500,9 +489,9 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
       if (ln.leader()) dual_adj_step<Model, S>(m, k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam);
   } else {
     bool taped = false;
-    if constexpr (has_step_tape<Model>::value) {
+    if constexpr (contract::has_step_tape<Model>::value) {
       if (tape) {
-        m.template adj_step_taped<S>(k, xk, uk, r.p, *tape, lam_prev, guk, r.grad_p, lam, ln);
+        m.template adj_step<S>(k, xk, uk, r.p, lam_prev, guk, r.grad_p, lam, ln, tape);
         taped = true;
       }
     }
@@ -580,7 +569,8 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
 template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                                const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
-                               typename StepTapeOf<Model, S>::type* tape = nullptr) {
+                               typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
+  static_assert(satisfies_model_contract<Model, S>, "backward_rollout: the model lacks a member of model_contract.h");
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   const int T = sh.steps;
   const int event = r.diag ? r.diag->event_step : -1;
@@ -613,9 +603,9 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
         for (int k = k0; k < k1; ++k) {
           View<S> xk = r.seg.at((k - k0) * nx), xk1 = r.seg.at((k - k0 + 1) * nx);
           bool taped = false;
-          if constexpr (has_step_tape<Model>::value) {
+          if constexpr (contract::has_step_tape<Model>::value) {
             if (tape) {
-              m.template step_taped<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, tape[k - k0], ln);
+              m.template step<S>(k, xk, control_at(r.u, k, nu), r.p, xk1, ln, tape + (k - k0));
               taped = true;
             }
           }

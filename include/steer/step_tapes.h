@@ -31,7 +31,7 @@ struct TapeStorageOf<Model, S, std::void_t<typename Model::template TapeStorage<
 template <class Model, class S>
 class StepTapes {
  public:
-  using Tape = typename StepTapeOf<Model, S>::type;
+  using Tape = typename contract::StepTapeOf<Model, S>::type;
 
   StepTapes() = default;
   StepTapes(const Model& m, int n) { resize(m, n); }

@@ -87,7 +87,7 @@ class ModelRunner final : public BatchRunner {
       if (k == long(taken) * steps / samples) {
         const StepWork f = count_step<S>(model_, k, x, u, p);
         StepWork a;
-        if constexpr (has_step_tape<Model>::value) {
+        if constexpr (contract::has_step_tape<Model>::value) {
           a = taped ? count_adj_step_taped<S>(model_, k, x, u, p, seed) : count_adj_step<S>(model_, k, x, u, p, seed);
         } else {
           (void)taped;

@@ -49,6 +49,8 @@
 // contact force; k_l, w_l and the ranges are model constants (not differentiable θ). Off by
 // default, as in MuJoCo's compiler when limited is unset.
 //
+// One step entry point each way (model_contract.h): step and adj_step (integrators.h) select
+// the integrator; the others are the integrators' own helpers.
 // Adjoint: euler and implicitfast have a hand-written reverse (adj_step). It recomputes the
 // step's system A q̇⁺ = b (implicit_system), solves A λ = q̇̄⁺ + h q̄⁺ with A's Cholesky
 // factor, and differentiates φ = λᵀ (b − A q̇⁺) with λ and q̇⁺ held fixed, in reverse passes
@@ -58,23 +60,25 @@
 // kinematics as a force/moment sweep, q̄_j = a_j · (moment of the subtree's adjoints about
 // p_j) (adj_forward_kinematics). Parameter groups not in grad_params are skipped where that
 // saves work; only the listed entries are written. rk4 keeps the forward-mode dual adjoint
-// (adj_step_dual: the step run on Dual<S, 8> over x, u and the listed parameters), which is
+// (adj_by_duals: the step run on Dual<S, 8> over x, u and the listed parameters), which is
 // also the reference: articulated_test compares the two column by column (1e-10 relative),
 // and the generic suite checks both against centered finite differences.
 // The recomputed step's system, factor and intermediates form a StepTape: on the CPU the
-// backward sweep keeps one per step of the segment it recomputes (rollout.h) and calls
-// adj_step_taped, so the step is not computed a third time; adj_step alone fills its own
+// backward sweep keeps one per step of the segment it recomputes (rollout.h) and passes it to
+// adj_step, so the step is not computed a third time; adj_step without one fills its own
 // tape first.
-// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit (implicit.h),
-// whose step and adjoint leave rk4 and the dual path out at compile time, so that its
-// kernels' stack frames are not sized by them; rk4 keeps Articulated's own kernels.
+// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit (model.h:
+// Articulated with its integrators fixed at compile time, model_contract.h's FixedIntegrators),
+// whose step and adjoint leave rk4 and the dual path out, so that its kernels' stack frames
+// are not sized by them; rk4 keeps Articulated's own kernels.
 //
 // Capacity: the arrays are sized at compile time (ArticulatedCap<bodies, joints, sites>,
 // model.h). Articulated (10, 8, 8) runs on every backend; ArticulatedLarge (32, 32, 8), for
 // larger trees, on the CPU's scalar path only; the config parser picks the smaller that fits.
 //
 // The parts, one algorithm per header, each function followed by its adjoint (articulated/):
-//   model.h        the data, parameter slots and shared intermediates; member declarations
+//   model.h        the data, parameter slots and shared intermediates; member declarations;
+//                  the capacity copy (articulated_copy) and ArticulatedImplicit
 //   kinematics.h   forward kinematics, world inertia, point Jacobian; adjoints
 //   dynamics.h     mass matrix (CRBA), bias forces (RNEA); their adjoint adj_dynamics_form
 //   contact.h      fingertip contact force; adjoint
@@ -82,10 +86,9 @@
 //   cholesky.h     Cholesky factor and substitution
 //   servo.h        the servo implicit through the saturation (Newton with line search)
 //   implicit_step.h  the euler / implicitfast step; its hand adjoint
-//   integrators.h  step entry points and rk4; their adjoints
+//   integrators.h  step and adj_step, the entry points; rk4 and its adjoint
 //   diagnostics.h  penetration, centre of mass, energies
 //   sites.h        sites (named points and frames on a body): position, orientation; adjoints
-//   implicit.h     ArticulatedImplicit, the CUDA backend's compile-time euler / implicitfast model
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -99,4 +102,3 @@
 #include "steer/models/articulated/integrators.h"
 #include "steer/models/articulated/diagnostics.h"
 #include "steer/models/articulated/sites.h"
-#include "steer/models/articulated/implicit.h"

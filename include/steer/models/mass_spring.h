@@ -46,20 +46,22 @@
 // pre-impact velocity (a gather over its springs) where the penalty ground needs only the
 // incoming adjoint.
 //
+// One step entry point each way (model_contract.h): step and adj_step (step.h) select the path
+// by the integrator, the lanes and the step tape.
 // Lanes: forces are gathered per particle through a CSR adjacency (particle -> springs),
 // so every lane writes only its own particles (step.h); with one lane per rollout (the CPU
-// backend) step and adj_step take step_solo / adj_step_solo (step_solo.h), every spring once
-// per step, bitwise the gather's forward.
+// backend) step and adj_step take the one-lane path (symplectic_solo / adj_symplectic_solo,
+// step_solo.h), every spring once per step, bitwise the gather's forward.
 //
-// Step tape (rollout.h): on the CPU backend's uniform schedule the segment recompute runs
-// step_taped, which is step_solo keeping each spring's ℓ, n̂, Δv·n̂, F, act, L0, each particle's
-// force and ground terms, e^{−ζh} and the phase bank in a StepTape; adj_step_taped is
-// adj_step_solo reading them instead of computing the step again (the same gradient, bit for
-// bit). Other paths fall back to step / adj_step.
+// Step tape (rollout.h): on the CPU backend's uniform schedule the segment recompute runs step
+// with a tape, which is symplectic_solo keeping each spring's ℓ, n̂, Δv·n̂, F, act, L0, each
+// particle's force and ground terms, e^{−ζh} and the phase bank in a StepTape; adj_step with
+// that tape is adj_symplectic_solo reading them instead of computing the step again (the same
+// gradient, bit for bit). Other paths leave the tape unused.
 //
 // The parts, one algorithm per header (models/mass_spring/): model.h (data, layout, tape
-// types, declarations), actuation.h, springs.h, ground.h, step.h, step_solo.h, implicit.h,
-// diagnostics.h, symplectic_kernel.h (the CUDA backend's compile-time symplectic model).
+// types, declarations, and MassSpringSymplectic, the CUDA backend's compile-time symplectic
+// model), actuation.h, springs.h, ground.h, step.h, step_solo.h, implicit.h, diagnostics.h.
 #pragma once
 
 #include "steer/models/mass_spring/model.h"
@@ -70,4 +72,3 @@
 #include "steer/models/mass_spring/implicit.h"
 #include "steer/models/mass_spring/step_solo.h"
 #include "steer/models/mass_spring/diagnostics.h"
-#include "steer/models/mass_spring/symplectic_kernel.h"

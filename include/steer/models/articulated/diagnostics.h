@@ -134,34 +134,42 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, c
   return mc / mt;
 }
 
-// ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm · R_b[axis, :]
+// ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm · R_b[axis, :].
+// By the kinematics' adjoint sweep instead (sites.h; the same up to rounding in q̄): for a free
+// root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
+// (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then compiles no dual numbers at
+// all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
 template <int NB, int ND, int NS>
-template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
-                                                     const S& adj_c) const {
-  if (free_base) {  // q has nq = n_dof + 1 > the duals' columns: the kinematics' adjoint sweep (sites.h)
+template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x,
+                                                                    PAdj& adj_p, const S& adj_c) const {
+  if constexpr (!compiles_integrator(kIntegrators, kRk4)) {
     adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
-    return;
-  }
-  using D = Dual<S, kMaxDof>;
-  D qd[kMaxDof];
-  for (int i = 0; i < n_dof; ++i) qd[i] = D::variable(S(x[i]), i);
-  D pd[kMaxParam];
-  for (int q = 0; q < np(); ++q) pd[q] = D(S(p[q]));
-  Kin<D> K;
-  forward_kinematics(qd, pd, K);
-  D mc = D(S(0));
-  S mt = S(0);
-  for (int b = 0; b < n_bodies; ++b) {
-    mc += pd[p_body(b, kMass)] * K.C[b][ax];
-    mt += S(p[p_body(b, kMass)]);
-  }
-  const S cm = mc.a / mt;
-  for (int i = 0; i < n_dof; ++i) adj_x[i] += adj_c * mc.v[i] / mt;
-  for (int b = 0; b < n_bodies; ++b) {
-    const S m = p[p_body(b, kMass)];
-    adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax].a - cm) / mt;
-    for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j].a;
+  } else {
+    if (free_base) {
+      adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
+      return;
+    }
+    using D = Dual<S, kMaxDof>;
+    D qd[kMaxDof];
+    for (int i = 0; i < n_dof; ++i) qd[i] = D::variable(S(x[i]), i);
+    D pd[kMaxParam];
+    for (int q = 0; q < np(); ++q) pd[q] = D(S(p[q]));
+    Kin<D> K;
+    forward_kinematics(qd, pd, K);
+    D mc = D(S(0));
+    S mt = S(0);
+    for (int b = 0; b < n_bodies; ++b) {
+      mc += pd[p_body(b, kMass)] * K.C[b][ax];
+      mt += S(p[p_body(b, kMass)]);
+    }
+    const S cm = mc.a / mt;
+    for (int i = 0; i < n_dof; ++i) adj_x[i] += adj_c * mc.v[i] / mt;
+    for (int b = 0; b < n_bodies; ++b) {
+      const S m = p[p_body(b, kMass)];
+      adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax].a - cm) / mt;
+      for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j].a;
+    }
   }
 }
 

@@ -81,11 +81,12 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::fill_tape(const S* q, const S* 
   cholesky_substitute(n_dof, t.A, t.vp);  // q̇⁺
 }
 
-// the euler / implicitfast step: q̇⁺ from A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
+// the euler / implicitfast step (semi-implicit: A q̇⁺ = rhs is linear in q̇⁺): q̇⁺ from
+// A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                                StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::semi_implicit_advance(const XIn& x, const UIn& u, const PIn& p,
+                                                                       XOut& xn, StepTape<S>& t) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -111,9 +112,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_implicit(const XIn& x, con
 // the hand adjoint of an euler / implicitfast step from its tape t (u enters through the tape)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t,
-                                                          XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                                                          const XnAdj& adj_xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(const XIn& x, const PIn& p,
+                                                                             const StepTape<S>& t, XAdj& adj_x,
+                                                                             UAdj& adj_u, PAdj& adj_p,
+                                                                             const XnAdj& adj_xn) const {
   const int n = n_dof, npv = np(), nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -213,15 +215,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit_taped(const X
 // factor and intermediates
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                                                    UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_recompute(const XIn& x, const UIn& u, const PIn& p,
+                                                                             XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                                             const XnAdj& adj_xn) const {
   const int n = n_dof, nqv = nq();
   S q[kMaxQ] = {}, v[kMaxDof] = {};
   for (int i = 0; i < nqv; ++i) q[i] = x[i];
   for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
   StepTape<S> t;
   fill_tape(q, v, u, p, t);
-  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  adj_semi_implicit_from_tape<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
 }
 
 }  // namespace steer

@@ -1,31 +1,43 @@
-// Articulated: the step entry points (step, step_taped, and the packed path's step_solo), each
-// followed by its adjoint, and the rk4 integrator,
+// Articulated: the step and its adjoint, the model's entry points, which select the integrator,
+// and the rk4 integrator,
 //   x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4),  k = (q̇, q̈),  q̈ = M⁻¹(τ − D q̇ − c + τ_c),
-// whose adjoint is the forward-mode dual one (adj_step_dual).
+// whose adjoint is the forward-mode dual one (adj_by_duals).
 #pragma once
+
+#include <type_traits>
 
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/implicit_step.h"
 
 namespace steer {
 
-// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works
+// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works. euler and implicitfast
+// by semi_implicit_advance (implicit_step.h), which fills the tape (StepTape<S>*) when one is
+// passed, else a tape of its own; rk4 keeps no tape. Simd.h packs run euler and implicitfast
+// only (packable()), so rk4 is not compiled for them.
 template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XOut>
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                       const Lanes& ln) const {
+                                                      const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
-  if (integrator == kRk4) {
-    step_rk4<S>(x, u, p, xn);
-    return;
+  if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
+    if (integrator == kRk4) {
+      rk4_advance<S>(x, u, p, xn);
+      return;
+    }
   }
-  StepTape<S> t;
-  step_implicit<S>(x, u, p, xn, t);
+  if constexpr (std::is_same<Tape, NoTape>::value) {
+    StepTape<S> t;
+    semi_implicit_advance<S>(x, u, p, xn, t);
+  } else {
+    semi_implicit_advance<S>(x, u, p, xn, *tape);
+  }
 }
 
 // vector-Jacobian product of step: adj_x, adj_u, adj_θ += Jᵀ adj_xn. euler and implicitfast
-// by hand (the reverse of implicit_system and the solve), rk4 by forward-mode duals.
+// by hand (the reverse of implicit_system and the solve), from the tape (const StepTape<S>*)
+// when one is passed, else recomputing the step first; rk4 by forward-mode duals.
 //
 // With A(z) q̇⁺ = b(z) (implicit_system) and q⁺ = q + h q̇⁺, for a cotangent (q̄⁺, q̇̄⁺):
 //   q̄ += q̄⁺;  g = q̇̄⁺ + h q̄⁺ (the cotangent of q̇⁺);  A λ = g (A's Cholesky factor, reused);
@@ -36,43 +48,23 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const
 //   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
 //   adj_forward_kinematics takes those back to q and the centres of mass.
 template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                           PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
-  if (!ln.leader()) return;
-  if (integrator == kRk4) {
-    adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
-    return;
-  }
-  adj_step_implicit<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
-}
-
-// step, keeping its tape (rk4 has no tape: its adjoint is the dual path)
-template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                             StepTape<S>& t, const Lanes& ln) const {
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+          class XnAdj, class Tape>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, const UIn& u, const PIn& p,
+                                                          XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                                                          const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
-  if (integrator == kRk4) {
-    step_rk4<S>(x, u, p, xn);
-    return;
+  if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
+    if (integrator == kRk4) {
+      adj_by_duals<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
+      return;
+    }
   }
-  step_implicit<S>(x, u, p, xn, t);
-}
-
-// adj_step from the step's tape (rollout.h keeps it from the segment recompute)
-template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p,
-                                                 const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                                                 const XnAdj& adj_xn, const Lanes& ln) const {
-  if (!ln.leader()) return;
-  if (integrator == kRk4) {
-    adj_step_dual<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
-    return;
-  }
-  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+  if constexpr (std::is_same<Tape, NoTape>::value)
+    adj_semi_implicit_recompute<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
+  else
+    adj_semi_implicit_from_tape<S>(x, p, *tape, adj_x, adj_u, adj_p, adj_xn);  // u enters through the tape
 }
 
 // q̈ = M⁻¹(τ − D q̇ − c + τ_c), everything explicit (the rk4 right-hand side)
@@ -103,7 +95,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const 
 // end of the step (a smooth map), which rk4's polynomial update does not keep.
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -148,33 +140,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::step_rk4(const XIn& x, const UI
 // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                                                UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
-  if (!ln.leader()) return;
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p,
+                                                              XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                              const XnAdj& adj_xn) const {
   dual_adj_step<ArticulatedCap, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
-                                n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
-}
-
-// step, and with tp its tape (step_implicit; as step() and step_taped() run it)
-template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
-inline void ArticulatedCap<NB, ND, NS>::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
-  (void)k;
-  if constexpr (std::is_same<Tape, std::nullptr_t>::value) {
-    StepTape<S> t;
-    step_implicit<S>(x, u, p, xn, t);
-  } else {
-    step_implicit<S>(x, u, p, xn, *tp);
-  }
-}
-
-// adj_step_taped's hand adjoint (u enters through the tape)
-template <int NB, int ND, int NS>
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline void ArticulatedCap<NB, ND, NS>::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t,
-                                             XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
-  (void)k, (void)u;
-  adj_step_implicit_taped<S>(x, p, t, adj_x, adj_u, adj_p, adj_xn);
+                                   n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
 }
 
 }  // namespace steer

@@ -13,19 +13,50 @@
 
 #include "steer/core.h"
 #include "steer/dual.h"
+#include "steer/model_contract.h"
 #include "steer/models/articulated/contact_set.h"
 #include "steer/model_math.h"
 #include "steer/reference_adjoint.h"
 
 namespace steer {
 
+// The model's fields whose size does not depend on its capacity: the counts, the integrator and
+// the options, the tip and the ground contacts. ArticulatedCap adds the arrays sized by the
+// capacity; articulated_copy copies this part by one assignment.
+struct ArticulatedSettings {
+  enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };  // bit i of a compiled-integrators mask
+
+  int n_bodies = 0;
+  int n_dof = 0;
+  double dt = 0.002;  // h [s]
+  int integrator = kEuler;
+  bool free_base = false;  // dofs 0 … 5 are a free root (ArticulatedCap)
+  int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
+  bool torque_limits = true;
+  bool contact = false;
+  bool joint_limits = false;
+  double limit_stiffness = 0;     // k_l [N·m/rad or N/m]
+  double limit_smoothing = 0.01;  // w_l [rad or m], > 0
+  // contact point: body and position in that body's frame [m]
+  int tip_body = -1;
+  double tip_offset[3] = {};
+  // ground contact points beyond the tip (contact_set.h, contact.h)
+  GroundContacts ground;
+  int n_sites = 0;
+  // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
+  // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
+  int n_grad_params = -1;
+};
+
 // The model at a capacity fixed at compile time: NB bodies, ND joints, NS sites. Every array
 // below (the tree, Kin, RneaWork, StepTape's A[ND²], KinAdj, θ's kMaxParam slots) is sized by
 // them, so a GPU thread's frame, and hence its registers and local memory, grows with the
 // capacity, not with the tree it runs: small robots keep Articulated (10, 8, 8), and trees
 // beyond it take ArticulatedLarge (32, 32, 8) on the CPU (articulated_model.cpp picks).
+// The arrays, each listed in articulated_arrays below, are sized by the capacity; the rest is
+// ArticulatedSettings.
 template <int NB, int ND, int NS>
-struct ArticulatedCap {
+struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxBodies = NB;
   static constexpr int kMaxDof = ND;
   static constexpr int kBodyParams = 10;
@@ -54,28 +85,12 @@ struct ArticulatedCap {
   // velocity-product terms do (kinematics.h, dynamics.h, implicit_step.h).
   static constexpr int kFreeDofs = 6;
   static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
-  enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };
   enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
   enum JointParam { kDamping = 0, kArmature, kKp, kKv, kTarget, kForceLimit };
   enum GlobalParam { kGravity = 0, kSharpness, kPlaneHeight, kContactStiffness, kContactDamping, kContactSmoothing };
 
-  int n_bodies = 0;
-  int n_dof = 0;
-  double dt = 0.002;  // h [s]
-  int integrator = kEuler;
-  bool free_base = false;  // dofs 0 … 5 are a free root (above)
-  int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
-  bool torque_limits = true;
-  bool contact = false;
-  bool joint_limits = false;
-  double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // [rad or m]
-  double limit_stiffness = 0;                                    // k_l [N·m/rad or N/m]
-  double limit_smoothing = 0.01;                                 // w_l [rad or m], > 0
+  double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // joint ranges [rad or m]
   // tree, bodies in topological order
-  int parent[kMaxBodies] = {};      // −1 = world
-  int joint[kMaxBodies] = {};       // JointType
-  int dof[kMaxBodies] = {};         // dof index of the body's joint, −1 if fixed
-  int body_of_dof[kMaxDof] = {};
   double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
   double rot[kMaxBodies][9] = {};     // parent→body rotation, row-major (from the unit quaternion)
   double axis[kMaxBodies][3] = {};    // joint axis, body frame, unit
@@ -83,21 +98,17 @@ struct ArticulatedCap {
   // line through this point. Kin's P is the anchor, so the dynamics and adjoints, which take
   // moments about P, need nothing else; the body origin is P − R jpos.
   double joint_pos[kMaxBodies][3] = {};
-  // contact point: body and position in that body's frame [m]
-  int tip_body = -1;
-  double tip_offset[3] = {};
-  // ground contact points beyond the tip (contact_set.h, contact.h)
-  GroundContacts ground;
   // sites: named points (and frames) fixed in a body, for losses and reports; pos and rot in
   // the body frame (rot: site→body, row-major)
-  int n_sites = 0;
-  int site_body[kMaxSites] = {};
   double site_pos[kMaxSites][3] = {};
   double site_rot[kMaxSites][9] = {};
-  // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
-  // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
-  int n_grad_params = -1;
-  short grad_params[kMaxParam] = {};
+  // (the arrays by element size, doubles first: no padding between them)
+  int parent[kMaxBodies] = {};      // −1 = world
+  int joint[kMaxBodies] = {};       // JointType
+  int dof[kMaxBodies] = {};         // dof index of the body's joint, −1 if fixed
+  int body_of_dof[kMaxDof] = {};
+  int site_body[kMaxSites] = {};    // the body site s is fixed in
+  short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
   STEER_HD int nx() const { return nq() + n_dof; }
@@ -284,38 +295,33 @@ struct ArticulatedCap {
   template <class S, class UIn, class PIn>
   STEER_HD void fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_implicit(const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const;
+  STEER_HD void semi_implicit_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const;
   template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_implicit_taped(const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u,
-                                        PAdj& adj_p, const XnAdj& adj_xn) const;
+  STEER_HD void adj_semi_implicit_from_tape(const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+                                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_implicit(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                                  const XnAdj& adj_xn) const;
+  STEER_HD void adj_semi_implicit_recompute(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                            PAdj& adj_p, const XnAdj& adj_xn) const;
 
-  // step entry points with their adjoints, rk4 (integrators.h)
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  // The step and its adjoint, the model's only entry points (model_contract.h), and rk4
+  // (integrators.h). The integrator (the run-time field, among those compiled in kIntegrators)
+  // and the step tape (NoTape, StepTape<S>* to fill, const StepTape<S>* to read) select the
+  // path; only the leading lane works (a small state).
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XOut,
+            class Tape = NoTape>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{},
+                     Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XAdj,
+            class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t,
-                           const Lanes& ln = Lanes{}) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
-                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
   template <class S, class UIn, class PIn>
   STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_rk4(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
+  STEER_HD void rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_dual(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                              PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
-  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
-  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  void adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
-                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
+  STEER_HD void adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                             const XnAdj& adj_xn) const;
 
   // diagnostics: penetration, centre of mass, energies (diagnostics.h)
   template <class S, class XIn, class PIn>
@@ -326,7 +332,7 @@ struct ArticulatedCap {
   STEER_HD S center_of_mass(const XIn& x, const PIn& p, int ax) const;
   template <class S, class XIn, class PIn>
   STEER_HD S center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const;
-  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                    const S& adj_c) const;
   template <class S, class XIn, class PIn>
@@ -374,8 +380,58 @@ struct ArticulatedLegged : ArticulatedCap<20, 18, 8> {
   static constexpr bool kCudaKernels = true;
 };
 
+namespace articulated_detail {
+// b = a for one row of an array: a value, or a fixed-size array of values
+template <class T>
+constexpr void copy_row(const T& a, T& b) {
+  b = a;
+}
+template <class T, std::size_t N>
+constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
+  for (std::size_t i = 0; i < N; ++i) b[i] = a[i];
+}
+}  // namespace articulated_detail
+
+// Every array of ArticulatedCap, with the rows of it in use: f(from's array, to's array, rows)
+// for each, from and to of any capacities (their per-row shapes are the same). The one list of
+// the arrays: articulated_copy copies through it, and checks that it covers the struct.
+template <class From, class To, class F>
+constexpr void articulated_arrays(From& from, To& to, F&& f) {
+  const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params;
+  f(from.limit_lower, to.limit_lower, nd);
+  f(from.limit_upper, to.limit_upper, nd);
+  f(from.offset, to.offset, nb);
+  f(from.rot, to.rot, nb);
+  f(from.axis, to.axis, nb);
+  f(from.joint_pos, to.joint_pos, nb);
+  f(from.site_pos, to.site_pos, ns);
+  f(from.site_rot, to.site_rot, ns);
+  f(from.parent, to.parent, nb);
+  f(from.joint, to.joint, nb);
+  f(from.dof, to.dof, nb);
+  f(from.body_of_dof, to.body_of_dof, nd);
+  f(from.site_body, to.site_body, ns);
+  f(from.grad_params, to.grad_params, ng);
+}
+// the bytes of the arrays articulated_arrays lists, at capacity Cap
+template <class Cap>
+constexpr std::size_t articulated_array_bytes() {
+  Cap c{};
+  std::size_t bytes = 0;
+  articulated_arrays(c, c, [&bytes](const auto& a, const auto&, int) { bytes += sizeof(a); });
+  return bytes;
+}
+// whether the settings and the listed arrays make up all of Cap: a field of 8 bytes or more
+// missing from articulated_arrays breaks this (the rest is padding, under 8 bytes)
+template <class Cap>
+constexpr bool articulated_arrays_complete() {
+  const std::size_t listed = sizeof(ArticulatedSettings) + articulated_array_bytes<Cap>();
+  return sizeof(Cap) < listed + alignof(double) && listed < sizeof(Cap) + alignof(double);
+}
+
 // `to` becomes `from` at another capacity (same tree, same fields); the caller checks that the
-// tree fits `to` (articulated_fits). Every field of ArticulatedCap is listed here.
+// tree fits `to` (articulated_fits). The settings by one assignment, then the rows in use of
+// every array.
 template <class To, class From>
 inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof && from.n_sites <= To::kMaxSites &&
@@ -383,32 +439,23 @@ inline bool articulated_fits(const From& from) {
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {
-  to.n_bodies = from.n_bodies, to.n_dof = from.n_dof, to.dt = from.dt, to.integrator = from.integrator;
-  to.free_base = from.free_base;
-  to.servo_newton = from.servo_newton, to.torque_limits = from.torque_limits, to.contact = from.contact;
-  to.joint_limits = from.joint_limits, to.limit_stiffness = from.limit_stiffness;
-  to.limit_smoothing = from.limit_smoothing;
-  for (int j = 0; j < from.n_dof; ++j) {
-    to.limit_lower[j] = from.limit_lower[j], to.limit_upper[j] = from.limit_upper[j];
-    to.body_of_dof[j] = from.body_of_dof[j];
-  }
-  for (int b = 0; b < from.n_bodies; ++b) {
-    to.parent[b] = from.parent[b], to.joint[b] = from.joint[b], to.dof[b] = from.dof[b];
-    for (int i = 0; i < 3; ++i)
-      to.offset[b][i] = from.offset[b][i], to.axis[b][i] = from.axis[b][i], to.joint_pos[b][i] = from.joint_pos[b][i];
-    for (int i = 0; i < 9; ++i) to.rot[b][i] = from.rot[b][i];
-  }
-  to.tip_body = from.tip_body;
-  to.ground = from.ground;
-  for (int i = 0; i < 3; ++i) to.tip_offset[i] = from.tip_offset[i];
-  to.n_sites = from.n_sites;
-  for (int s = 0; s < from.n_sites; ++s) {
-    to.site_body[s] = from.site_body[s];
-    for (int i = 0; i < 3; ++i) to.site_pos[s][i] = from.site_pos[s][i];
-    for (int i = 0; i < 9; ++i) to.site_rot[s][i] = from.site_rot[s][i];
-  }
-  to.n_grad_params = from.n_grad_params;
-  for (int k = 0; k < from.n_grad_params; ++k) to.grad_params[k] = from.grad_params[k];
+  static_assert(articulated_arrays_complete<From>() && articulated_arrays_complete<To>(),
+                "articulated_arrays must list every array of ArticulatedCap");
+  static_cast<ArticulatedSettings&>(to) = static_cast<const ArticulatedSettings&>(from);
+  articulated_arrays(from, to, [](const auto& a, auto& b, int rows) {
+    for (int r = 0; r < rows; ++r) articulated_detail::copy_row(a[r], b[r]);
+  });
 }
+
+// Articulated as the CUDA kernels compile it for euler and implicitfast models (FixedIntegrators,
+// model_contract.h). Articulated's step and adjoint branch on its integrator at run time, so a
+// kernel instantiated for it compiles the rk4 step (four accelerations) and rk4's dual-number
+// adjoint (Dual<S, 8> copies of the whole step) alongside the hand adjoint, and ptxas sizes the
+// per-thread stack for all of them, reserved as local memory for every resident thread. This
+// one leaves rk4 out, and with it every dual number: its centre-of-mass adjoint is the
+// kinematics sweep (diagnostics.h). The CUDA launcher runs euler and implicitfast models as
+// this and rk4 ones as Articulated; the CPU backend keeps Articulated.
+using ArticulatedImplicit = FixedIntegrators<Articulated, integrator_bit(Articulated::kEuler) |
+                                                              integrator_bit(Articulated::kImplicitFast)>;
 
 }  // namespace steer

@@ -2,7 +2,7 @@
 //   G(q̇⁺) = M (q̇ − q̇⁺) + h (sat(k_p (q* − q) − k_v q̇⁺ + u_ff) − D q̇⁺ − c + τ_c) = 0,
 // solved by an unsaturated predictor and damped Newton iterations. Its adjoint is the
 // implicit-function one, λ = J⁻¹ (q̇̄⁺ + h q̄⁺) with J = ∂(−G)/∂q̇⁺ at the solution, which
-// adj_step_implicit_taped (implicit_step.h) runs on the factor servo_solve leaves in the tape.
+// adj_semi_implicit_from_tape (implicit_step.h) runs on the factor servo_solve leaves in the tape.
 #pragma once
 
 #include "steer/models/articulated/model.h"

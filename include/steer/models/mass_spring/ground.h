@@ -47,7 +47,7 @@ STEER_HD void MassSpring::ground_force(int i, const XIn& x, const PIn& p, S* out
 // force_out (optional): the ground force itself, bitwise ground_force's, from the same
 // exponentials (the one-lane adjoint needs it for the mass adjoint).
 // tape (optional, a const ParticleTape<S>*): particle i's z = (y_g − y)/w_g, softplus(z), σ(z)
-// and friction norm q = sqrt(|v_t|² + v_ε²) read from step_solo's tape instead of recomputed
+// and friction norm q = sqrt(|v_t|² + v_ε²) read from symplectic_solo's tape instead of recomputed
 // (the same values, so the same bits); force_out is not filled then.
 template <class S, class XIn, class PIn, class Tape>
 STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,

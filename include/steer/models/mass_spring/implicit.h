@@ -474,8 +474,8 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
 // (STEER_NOINLINE: on the device this keeps the working storage in one frame of its own, so a
 // kernel that calls both the step and its adjoint reserves one ImplicitWork, not two)
 template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD STEER_NOINLINE void MassSpring::step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                        const Lanes& ln) const {
+STEER_HD STEER_NOINLINE void MassSpring::backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                                        const Lanes& ln) const {
   if (!ln.leader()) return;
   ImplicitWork<S> W;
   implicit_solve<S>(k, x, u, p, W);
@@ -488,22 +488,19 @@ STEER_HD STEER_NOINLINE void MassSpring::step_implicit(int k, const XIn& x, cons
     }
 }
 
-// the vector-Jacobian product of step_implicit: H λ = v̄' + h x̄' at the converged w, then
-// z̄ += −(∂r/∂z)ᵀ λ with f̄ = h λ the adjoint of the forces (see the header comment)
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD STEER_NOINLINE void MassSpring::adj_step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
-  using std::sqrt;
+// The adjoint's stages, at the converged w of W (implicit_solve): the solve H λ = w̄, then the
+// inertia and gravity, each spring, and the ground, each adding its −(∂r/∂z)ᵀ λ.
+
+// λ from H λ = v̄' + h x̄' (into W.d) with the exact H at the converged w, never the clamped
+// one: NaN where it is not positive definite; and f̄ = h λ (into W.g)
+template <class S, class XIn, class PIn, class XnAdj>
+STEER_HD void MassSpring::implicit_adjoint_solve(const XIn& x, const PIn& p, ImplicitWork<S>& W,
+                                                 const XnAdj& adj_xn) const {
   using Mask = typename ImplicitWork<S>::Mask;
-  if (!ln.leader()) return;
-  ImplicitWork<S> W;
-  implicit_solve<S>(k, x, u, p, W);
-  const S h = S(dt), t = S(dt * k);
-  const S* w = W.w;
-  // the exact H at the converged w (never the clamped one); NaN where it is not positive definite
+  const S h = S(dt);
   const Mask none = S(1) < S(0);
   const Mask ok = W.converged && implicit_hessian<S>(x, p, W, W.w, none);
-  S* lam = W.d;  // λ, then f̄ = h λ in W.g
+  S* lam = W.d;
   for (int i = 0; i < n_particles; ++i)
     for (int c = 0; c < dim; ++c) lam[i * dim + c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
   implicit_detail::band_solve(W.H, W.n, W.bw, lam);
@@ -511,10 +508,17 @@ STEER_HD STEER_NOINLINE void MassSpring::adj_step_implicit(int k, const XIn& x, 
   for (int q = 0; q < W.n; ++q) lam[q] = select(ok, lam[q], nan);
   S* fbar = W.g;
   for (int q = 0; q < W.n; ++q) fbar[q] = h * lam[q];
+}
+
+// inertia M (w − e^{−ζh} v) and gravity −m g ŷ: v̄ += e^{−ζh} M λ, m̄_i −= λ_i·(w_i − e^{−ζh} v_i)
+// + g f̄_i,y, ζ̄ −= h e^{−ζh} vᵀ M λ, ḡ −= m_i f̄_i,y; and x' = x + h w reaches x directly
+template <class S, class XIn, class PIn, class XnAdj, class XAdj, class PAdj>
+STEER_HD void MassSpring::adj_implicit_inertia(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                               const XnAdj& adj_xn, XAdj& adj_x, PAdj& adj_p,
+                                               S* adj_globals) const {
+  const S h = S(dt);
+  const S *w = W.w, *lam = W.d, *fbar = W.g;
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h), grav = S(p[p_global(kGravity)]);
-  S adj_globals[kNumGlobals];
-  for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
-  // inertia M (w − e^{−ζh} v) and gravity −m g ŷ; x' = x + h w reaches x directly
   for (int i = 0; i < n_particles; ++i) {
     const S m = S(p[p_mass(i)]);
     S am = S(0);
@@ -530,120 +534,153 @@ STEER_HD STEER_NOINLINE void MassSpring::adj_step_implicit(int k, const XIn& x, 
     adj_p[p_mass(i)] += am;
     adj_globals[kGravity] += -m * fbar[i * dim + 1];
   }
-  // springs: the tension at x' along n̂', the damping along the lagged n̂_k
-  PhaseBank<S> pb;
-  fill_phases<S>(t, p, pb);
+}
+
+// spring s: the tension at x' along n̂', the damping along the lagged n̂_k; ω's share into adj_w
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj>
+STEER_HD void MassSpring::adj_implicit_spring(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                                              const ImplicitWork<S>& W, const PhaseBank<S>& pb, XAdj& adj_x,
+                                              UAdj& adj_u, PAdj& adj_p, S& adj_w) const {
+  using std::sqrt;
+  const S h = S(dt);
+  const S *w = W.w, *fbar = W.g;
   const bool sinusoid = actuation == kSinusoid;
-  S adj_w = S(0);
-  for (int s = 0; s < n_springs; ++s) {
-    const int a = end_a(s), b = end_b(s);
-    const S k_s = S(p[p_stiffness(s)]), c_s = S(p[p_damping(s)]);
-    S nk[3], lk;
-    implicit_detail::lagged_direction(*this, s, x, nk, lk);
-    S gb[3], d[3], l2 = S(0), dw[3];
+  const int a = end_a(s), b = end_b(s);
+  const S k_s = S(p[p_stiffness(s)]), c_s = S(p[p_damping(s)]);
+  S nk[3], lk;
+  implicit_detail::lagged_direction(*this, s, x, nk, lk);
+  S gb[3], d[3], l2 = S(0), dw[3];
+  for (int c = 0; c < dim; ++c) {
+    gb[c] = fbar[a * dim + c] - fbar[b * dim + c];  // ḡ: the adjoint of the force on a
+    d[c] = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
+    dw[c] = w[b * dim + c] - w[a * dim + c];
+    l2 += d[c] * d[c];
+  }
+  const S l = sqrt(l2);
+  const auto live = l > S(1e-12);  // at zero length no tension, so no adjoint either
+  if (any_lane(live)) {
+    // g = F n̂', F = k (ℓ' − L): ∂g/∂d' = F (I − n̂n̂ᵀ)/ℓ' + k n̂n̂ᵀ
+    const S l_div = select(live, l, S(1));
+    S n[3], gn = S(0);
     for (int c = 0; c < dim; ++c) {
-      gb[c] = fbar[a * dim + c] - fbar[b * dim + c];  // ḡ: the adjoint of the force on a
-      d[c] = S(x[x_pos(b) + c]) + h * w[b * dim + c] - S(x[x_pos(a) + c]) - h * w[a * dim + c];
-      dw[c] = w[b * dim + c] - w[a * dim + c];
-      l2 += d[c] * d[c];
+      n[c] = d[c] / l_div;
+      gn += gb[c] * n[c];
     }
-    const S l = sqrt(l2);
-    const auto live = l > S(1e-12);  // at zero length no tension, so no adjoint either
-    if (any_lane(live)) {
-      // g = F n̂', F = k (ℓ' − L): ∂g/∂d' = F (I − n̂n̂ᵀ)/ℓ' + k n̂n̂ᵀ
-      const S l_div = select(live, l, S(1));
-      S n[3], gn = S(0);
-      for (int c = 0; c < dim; ++c) {
-        n[c] = d[c] / l_div;
-        gn += gb[c] * n[c];
-      }
-      gn = select(live, gn, S(0));
-      const S F = select(live, k_s * (l - W.L[s]), S(0));
-      for (int c = 0; c < dim; ++c) {
-        const S dbar = F * (gb[c] - n[c] * gn) / l_div + gn * k_s * n[c];
-        adj_x[x_pos(a) + c] -= dbar;
-        adj_x[x_pos(b) + c] += dbar;
-      }
-      adj_p[p_stiffness(s)] += gn * (l - W.L[s]);
-      // L = L0 (1 + α act): L̄ = −k ḡ·n̂'
-      const S adj_L = -k_s * gn;
-      const S L0 = rest_length<S>(s, p);
-      S scale = S(1), act_v = S(0);
-      const int act = actuator(s);
-      if (act >= 0) {
-        act_v = activation<S>(act, t, u, p, &pb);
-        scale = S(1) + S(p[p_amplitude(s)]) * act_v;
-      }
-      if (rest_from_positions) {
-        adj_rest_length_at<S>(s, a, p, adj_p, adj_L * scale);
-        adj_rest_length_at<S>(s, b, p, adj_p, adj_L * scale);
-      } else {
-        adj_p[p_rest_length(s)] += adj_L * scale;
-      }
-      if (act >= 0) {
-        adj_p[p_amplitude(s)] += adj_L * L0 * act_v;
-        adj_activation<S>(act, t, u, p, adj_u, adj_p, sinusoid, adj_w, adj_L * L0 * S(p[p_amplitude(s)]), &pb,
-                          &act_v);
-      }
-    }
-    // g = c (n̂_k·Δw) n̂_k, n̂_k = d_k/ℓ_k: n̄ = c ((ḡ·n̂) Δw + (n̂·Δw) ḡ), d̄_k = (I − n̂n̂ᵀ) n̄/ℓ_k
-    // (n̂_k = 0 at zero length: every term 0)
-    S gk = S(0), sn = S(0), nbar[3], nn = S(0);
+    gn = select(live, gn, S(0));
+    const S F = select(live, k_s * (l - W.L[s]), S(0));
     for (int c = 0; c < dim; ++c) {
-      gk += gb[c] * nk[c];
-      sn += nk[c] * dw[c];
-    }
-    adj_p[p_damping(s)] += gk * sn;
-    for (int c = 0; c < dim; ++c) {
-      nbar[c] = c_s * (gk * dw[c] + sn * gb[c]);
-      nn += nk[c] * nbar[c];
-    }
-    for (int c = 0; c < dim; ++c) {
-      const S dbar = (nbar[c] - nk[c] * nn) / lk;
+      const S dbar = F * (gb[c] - n[c] * gn) / l_div + gn * k_s * n[c];
       adj_x[x_pos(a) + c] -= dbar;
       adj_x[x_pos(b) + c] += dbar;
     }
-  }
-  if (ground) {
-    const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
-    const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
-    const S ve = S(p[p_global(kFrictionSmoothing)]), yg = S(p[p_global(kGroundHeight)]);
-    for (int i = 0; i < n_particles; ++i) {
-      const S fy = fbar[i * dim + 1], wy = w[i * dim + 1], y = S(x[x_pos(i) + 1]);
-      // elastic F = k_g w_g softplus(z'), z' = (y_g − y − h w_y)/w_g
-      const S z1 = (yg - y - h * wy) / wg;
-      S sp1, sg1;
-      softplus_sigmoid_of(z1, sp1, sg1);
-      adj_globals[kGroundStiffness] += wg * sp1 * fy;
-      adj_globals[kGroundSmoothing] += kg * (sp1 - z1 * sg1) * fy;
-      adj_globals[kGroundHeight] += kg * sg1 * fy;
-      adj_x[x_pos(i) + 1] += -kg * sg1 * fy;
-      // lagged at z_k = (y_g − y)/w_g: damping −d_g σ_k w_y, friction −μ N_k w_t/q
-      const S zk = (yg - y) / wg;
-      S spk, sgk, sgc;
-      softplus_sigmoid_of(zk, spk, sgk, &sgc);
-      S adj_zk = S(0);
-      adj_globals[kGroundDamping] += -sgk * wy * fy;
-      adj_zk += -dg * wy * fy * sgk * sgc;  // σ' = σ (1 − σ)
-      S q2 = ve * ve, P = S(0);
-      for (int c = 0; c < dim; ++c)
-        if (c != 1) {
-          q2 += w[i * dim + c] * w[i * dim + c];
-          P += w[i * dim + c] * fbar[i * dim + c];
-        }
-      const S q = sqrt(q2), N = kg * wg * spk;
-      adj_globals[kFriction] += -N * P / q;
-      adj_globals[kFrictionSmoothing] += mu * N * P * ve / (q2 * q);
-      const S adj_N = -mu * P / q;
-      adj_globals[kGroundStiffness] += wg * spk * adj_N;
-      adj_globals[kGroundSmoothing] += kg * spk * adj_N;  // at fixed z_k; z_k's share below
-      adj_zk += kg * wg * sgk * adj_N;
-      adj_globals[kGroundHeight] += adj_zk / wg;
-      adj_x[x_pos(i) + 1] += -adj_zk / wg;
-      adj_globals[kGroundSmoothing] += -adj_zk * zk / wg;
+    adj_p[p_stiffness(s)] += gn * (l - W.L[s]);
+    // L = L0 (1 + α act): L̄ = −k ḡ·n̂'
+    const S adj_L = -k_s * gn;
+    const S L0 = rest_length<S>(s, p);
+    S scale = S(1), act_v = S(0);
+    const int act = actuator(s);
+    if (act >= 0) {
+      act_v = activation<S>(act, t, u, p, &pb);
+      scale = S(1) + S(p[p_amplitude(s)]) * act_v;
+    }
+    if (rest_from_positions) {
+      adj_rest_length_at<S>(s, a, p, adj_p, adj_L * scale);
+      adj_rest_length_at<S>(s, b, p, adj_p, adj_L * scale);
+    } else {
+      adj_p[p_rest_length(s)] += adj_L * scale;
+    }
+    if (act >= 0) {
+      adj_p[p_amplitude(s)] += adj_L * L0 * act_v;
+      adj_activation<S>(act, t, u, p, adj_u, adj_p, sinusoid, adj_w, adj_L * L0 * S(p[p_amplitude(s)]), &pb,
+                        &act_v);
     }
   }
-  if (sinusoid) adj_globals[kActuationFrequency] += adj_w;
+  // g = c (n̂_k·Δw) n̂_k, n̂_k = d_k/ℓ_k: n̄ = c ((ḡ·n̂) Δw + (n̂·Δw) ḡ), d̄_k = (I − n̂n̂ᵀ) n̄/ℓ_k
+  // (n̂_k = 0 at zero length: every term 0)
+  S gk = S(0), sn = S(0), nbar[3], nn = S(0);
+  for (int c = 0; c < dim; ++c) {
+    gk += gb[c] * nk[c];
+    sn += nk[c] * dw[c];
+  }
+  adj_p[p_damping(s)] += gk * sn;
+  for (int c = 0; c < dim; ++c) {
+    nbar[c] = c_s * (gk * dw[c] + sn * gb[c]);
+    nn += nk[c] * nbar[c];
+  }
+  for (int c = 0; c < dim; ++c) {
+    const S dbar = (nbar[c] - nk[c] * nn) / lk;
+    adj_x[x_pos(a) + c] -= dbar;
+    adj_x[x_pos(b) + c] += dbar;
+  }
+}
+
+// the ground: the elastic force at z' = (y_g − y')/w_g, and the damping and friction lagged at
+// z_k = (y_g − y)/w_g
+template <class S, class XIn, class PIn, class XAdj>
+STEER_HD void MassSpring::adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W, XAdj& adj_x,
+                                              S* adj_globals) const {
+  using std::sqrt;
+  const S h = S(dt);
+  const S *w = W.w, *fbar = W.g;
+  const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
+  const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
+  const S ve = S(p[p_global(kFrictionSmoothing)]), yg = S(p[p_global(kGroundHeight)]);
+  for (int i = 0; i < n_particles; ++i) {
+    const S fy = fbar[i * dim + 1], wy = w[i * dim + 1], y = S(x[x_pos(i) + 1]);
+    // elastic F = k_g w_g softplus(z'), z' = (y_g − y − h w_y)/w_g
+    const S z1 = (yg - y - h * wy) / wg;
+    S sp1, sg1;
+    softplus_sigmoid_of(z1, sp1, sg1);
+    adj_globals[kGroundStiffness] += wg * sp1 * fy;
+    adj_globals[kGroundSmoothing] += kg * (sp1 - z1 * sg1) * fy;
+    adj_globals[kGroundHeight] += kg * sg1 * fy;
+    adj_x[x_pos(i) + 1] += -kg * sg1 * fy;
+    // lagged at z_k = (y_g − y)/w_g: damping −d_g σ_k w_y, friction −μ N_k w_t/q
+    const S zk = (yg - y) / wg;
+    S spk, sgk, sgc;
+    softplus_sigmoid_of(zk, spk, sgk, &sgc);
+    S adj_zk = S(0);
+    adj_globals[kGroundDamping] += -sgk * wy * fy;
+    adj_zk += -dg * wy * fy * sgk * sgc;  // σ' = σ (1 − σ)
+    S q2 = ve * ve, P = S(0);
+    for (int c = 0; c < dim; ++c)
+      if (c != 1) {
+        q2 += w[i * dim + c] * w[i * dim + c];
+        P += w[i * dim + c] * fbar[i * dim + c];
+      }
+    const S q = sqrt(q2), N = kg * wg * spk;
+    adj_globals[kFriction] += -N * P / q;
+    adj_globals[kFrictionSmoothing] += mu * N * P * ve / (q2 * q);
+    const S adj_N = -mu * P / q;
+    adj_globals[kGroundStiffness] += wg * spk * adj_N;
+    adj_globals[kGroundSmoothing] += kg * spk * adj_N;  // at fixed z_k; z_k's share below
+    adj_zk += kg * wg * sgk * adj_N;
+    adj_globals[kGroundHeight] += adj_zk / wg;
+    adj_x[x_pos(i) + 1] += -adj_zk / wg;
+    adj_globals[kGroundSmoothing] += -adj_zk * zk / wg;
+  }
+}
+
+// the vector-Jacobian product of backward_euler: H λ = v̄' + h x̄' at the converged w, then
+// z̄ += −(∂r/∂z)ᵀ λ with f̄ = h λ the adjoint of the forces (see the header comment), stage by stage
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+STEER_HD STEER_NOINLINE void MassSpring::adj_backward_euler(int k, const XIn& x, const UIn& u, const PIn& p,
+                                                            XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                            const XnAdj& adj_xn, const Lanes& ln) const {
+  if (!ln.leader()) return;
+  ImplicitWork<S> W;
+  implicit_solve<S>(k, x, u, p, W);
+  const S t = S(dt * k);
+  implicit_adjoint_solve<S>(x, p, W, adj_xn);
+  S adj_globals[kNumGlobals];
+  for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
+  adj_implicit_inertia<S>(x, p, W, adj_xn, adj_x, adj_p, adj_globals);
+  PhaseBank<S> pb;
+  fill_phases<S>(t, p, pb);
+  S adj_w = S(0);
+  for (int s = 0; s < n_springs; ++s) adj_implicit_spring<S>(s, t, x, u, p, W, pb, adj_x, adj_u, adj_p, adj_w);
+  if (ground) adj_implicit_ground<S>(x, p, W, adj_x, adj_globals);
+  if (actuation == kSinusoid) adj_globals[kActuationFrequency] += adj_w;
   for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
 }
 

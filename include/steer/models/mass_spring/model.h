@@ -5,8 +5,9 @@
 //   actuation.h    act_a = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a) and its adjoint
 //   springs.h      F_s = k_s (ℓ − L_s) + c_s Δv·n̂, L_s = L0_s (1 + α_s act), and its adjoint
 //   ground.h       the penalty ground force, the time-of-impact step, and their adjoints
-//   step.h         the lane-strided step x_{k+1} = f(k, x_k, u_k, θ) and its vector-Jacobian product
-//   step_solo.h    the one-lane step and adjoint, with the optional step tape
+//   step.h         step and adj_step, the entry points, which select the path; the lane-strided
+//                  symplectic step x_{k+1} = f(k, x_k, u_k, θ) and its vector-Jacobian product
+//   step_solo.h    the one-lane symplectic step and adjoint, with the optional step tape
 //   implicit.h     the backward-Euler step (Newton on the step's potential) and its adjoint
 //   diagnostics.h  contacts, centre of mass, energy
 //
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "steer/core.h"
+#include "steer/model_contract.h"
 #include "steer/model_math.h"
 
 namespace steer {
@@ -49,7 +51,8 @@ struct MassSpring {
   bool impact = false;               // ground by time-of-impact projection instead of penalty
   bool rest_from_positions = false;  // L0_s = |P_b − P_a| from θ rest positions
   // the time integrator: symplectic Euler (step.h, step_solo.h) or backward Euler in the
-  // velocities, solved per step by Newton's method on the step's incremental potential (implicit.h)
+  // velocities, solved per step by Newton's method on the step's incremental potential
+  // (implicit.h); bit i of a compiled-integrators mask (model_contract.h) is integrator i
   enum Integrator { kSymplecticEuler = 0, kBackwardEuler = 1 };
   int integrator = kSymplecticEuler;
   int newton_iterations = 40;  // most Newton iterations of one implicit step (more: the step is NaN)
@@ -112,8 +115,8 @@ struct MassSpring {
   };
 
   // ---- the step tape (rollout.h's optional per-step tape; the CPU backend's uniform schedule) ----
-  // What adj_step_solo would otherwise recompute of step k, kept by step_solo for that step's
-  // adjoint. Per spring: ℓ [m], n̂ [1], Δv·n̂ [m/s], the tension F [N], act [1] and L0 [m] (one
+  // What adj_symplectic_solo would otherwise recompute of step k, kept by symplectic_solo for
+  // that step's adjoint. Per spring: ℓ [m], n̂ [1], Δv·n̂ [m/s], the tension F [N], act [1] and L0 [m] (one
   // sqrt, dim divisions, a tanh over the phase bank and, in rest-position mode, another sqrt
   // saved). Per particle: the total force f_i = springs + ground [N] (the mass adjoint's), and
   // the ground's z = (y_g − y)/w_g [1], softplus(z), σ(z) and q = sqrt(|v_t|² + v_ε²) [m/s]
@@ -125,8 +128,8 @@ struct MassSpring {
   // so that the T tapes of a stored forward pass (rollout.h) fill memory as densely as its
   // states; arrays inline in the tape would be sized for the largest robot, and a small robot
   // would touch a sliver of each step's tape.
-  // Robots over the bounds, the impact ground, more than kPhaseCache phases, and lanes > 1
-  // take step / adj_step instead (tape_fits).
+  // Robots over the bounds, the impact ground, more than kPhaseCache phases, the implicit
+  // step and lanes > 1 leave the tape unused (tape_fits).
   template <class S>
   struct SpringTape {
     S l, n[3], dv_n, F, act, L0;  // 8 scalars: one 64 B cache line in float64
@@ -137,8 +140,8 @@ struct MassSpring {
   };
   static constexpr int kTapeSprings = 1024;
   static constexpr int kTapeParticles = 256;
-  static constexpr int kSoloParticles = 256;  // the one-lane adjoint's bound (adj_step_solo)
-  static_assert(kTapeParticles <= kSoloParticles, "the taped adjoint runs adj_step_solo's arrays");
+  static constexpr int kSoloParticles = 256;  // the one-lane adjoint's bound (adj_symplectic_solo)
+  static_assert(kTapeParticles <= kSoloParticles, "the taped adjoint runs adj_symplectic_solo's arrays");
   template <class S>
   struct StepTape {
     S decay;  // e^{−ζh} [1]
@@ -250,35 +253,37 @@ struct MassSpring {
   template <class S, class XIn, class PIn>
   STEER_HD void finish_velocity(int i, const S& decay, const XIn& x, const PIn& p, const S* f, const S* fg,
                                 S* vstar) const;
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const;
   template <class S, class XIn, class UIn, class PIn, class XnAdj>
   STEER_HD void force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p, const XnAdj& adj_xn,
                               S* out, S* xbar = nullptr, S* vbar_out = nullptr, S* adj_globals = nullptr,
                               S* wbar_out = nullptr) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+  // The step and its adjoint, the model's only entry points (model_contract.h): the integrator
+  // (the run-time field, among those compiled in kIntegrators), the lanes and the step tape
+  // (NoTape, StepTape<S>* to fill, const StepTape<S>* to read) select the path below
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XOut,
+            class Tape = NoTape>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{},
+                     Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XAdj,
+            class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
-  // the symplectic-Euler step and adjoint alone (step and adj_step hand over to these unless the
-  // integrator is kBackwardEuler); MassSpringSymplectic's kernels reach only these
+                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
+  // symplectic Euler on lanes of a warp, each gathering its own particles' springs, and its adjoint
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  STEER_HD void symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                    PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
+  STEER_HD void adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                      PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
 
-  // ---- step_solo.h ----
-  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = std::nullptr_t>
-  void step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const;
+  // ---- step_solo.h: symplectic Euler with one lane (every spring once), and the step tape ----
+  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
+  void symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const;
   template <class S>
   bool solo_adjoint_fits() const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
-            class Tape = std::nullptr_t>
-  void adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                     const XnAdj& adj_xn, Tape tp = nullptr) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  void adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp, XAdj& adj_x,
-                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
+            class Tape = NoTape>
+  void adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                           const XnAdj& adj_xn, Tape tp = nullptr) const;
   template <class S>
   bool tape_fits() const;
   template <class S>
@@ -286,14 +291,8 @@ struct MassSpring {
   bool packable() const;
   template <class S>
   void bind_tapes(StepTape<S>* tapes, int n, TapeStorage<S>& st) const;
-  template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& tp,
-                           const Lanes& ln = Lanes{}) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp, XAdj& adj_x,
-                               UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
 
-  // ---- implicit.h ----
+  // ---- implicit.h: backward Euler, and its adjoint in stages ----
   STEER_HD int implicit_band() const;
   STEER_HD int implicit_fits() const;
   template <class S, class XIn, class UIn, class PIn>
@@ -307,10 +306,22 @@ struct MassSpring {
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD void implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  STEER_HD void backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  template <class S, class XIn, class PIn, class XnAdj>
+  STEER_HD void implicit_adjoint_solve(const XIn& x, const PIn& p, ImplicitWork<S>& W, const XnAdj& adj_xn) const;
+  template <class S, class XIn, class PIn, class XnAdj, class XAdj, class PAdj>
+  STEER_HD void adj_implicit_inertia(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const XnAdj& adj_xn,
+                                     XAdj& adj_x, PAdj& adj_p, S* adj_globals) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj>
+  STEER_HD void adj_implicit_spring(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                                    const ImplicitWork<S>& W, const PhaseBank<S>& pb, XAdj& adj_x, UAdj& adj_u,
+                                    PAdj& adj_p, S& adj_w) const;
+  template <class S, class XIn, class PIn, class XAdj>
+  STEER_HD void adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W, XAdj& adj_x,
+                                    S* adj_globals) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step_implicit(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                  PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
+  STEER_HD void adj_backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                   PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
 
   // ---- diagnostics.h ----
   // ground contacts: one per particle, active while below the ground height
@@ -329,5 +340,14 @@ struct MassSpring {
   template <class S, class PIn>
   STEER_HD bool conservative(const PIn& p) const;
 };
+
+// MassSpring as the CUDA kernels compile it for a symplectic-Euler model (FixedIntegrators,
+// model_contract.h). MassSpring's step and adjoint branch on the integrator at run time, so a
+// kernel instantiated for it also compiles the backward-Euler step (implicit.h), whose Newton
+// solve keeps the banded Hessian, its factor and the iterates in the leading lane's frame; ptxas
+// sizes every thread's stack for that path (tens of kB per thread) even when the batch is
+// symplectic. This one compiles the symplectic step and adjoint only. The CUDA launcher runs
+// symplectic models as this and backward-Euler ones as MassSpring; the CPU backend keeps MassSpring.
+using MassSpringSymplectic = FixedIntegrators<MassSpring, integrator_bit(MassSpring::kSymplecticEuler)>;
 
 }  // namespace steer

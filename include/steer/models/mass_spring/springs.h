@@ -102,7 +102,7 @@ STEER_HD S MassSpring::spring_force(int s, const S& t, const XIn& x, const UIn& 
 // would otherwise recompute with spring_force; adj_rest (optional) receives the adjoint of the
 // rest length L0_s (what rest-position mode spreads onto P_a, P_b).
 // tape (optional, a const StepTape<S>*; then pb is unused): ℓ, n̂, Δv·n̂, F, act, L0 and the
-// phases are read from step_solo's tape instead of recomputed; they are the values computed
+// phases are read from symplectic_solo's tape instead of recomputed; they are the values computed
 // here otherwise (spring_force's expressions on the same operands), so the adjoint is the same
 // bits either way. The taped path also runs on simd.h packs: in a pack's zero-length lanes the
 // tape holds F = 0 and n̂ = 0, ℓ is replaced by 1 in the divisions and ḡ·n̂ by 0, so every term

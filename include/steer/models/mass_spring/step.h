@@ -1,5 +1,7 @@
-// MassSpring's lane-strided step (k, x_k, u_k, θ) -> x_{k+1} and its vector-Jacobian product
-// (integrator kBackwardEuler: both hand over to implicit.h).
+// MassSpring's step (k, x_k, u_k, θ) -> x_{k+1} and its vector-Jacobian product, the entry
+// points, which select the path: with a step tape that fits, the taped one-lane step
+// (step_solo.h); the backward-Euler integrator (implicit.h); one lane on the host, the one-lane
+// step (step_solo.h); else the lane-strided gather below.
 // Symplectic Euler of length h at t = k h, per particle i:
 //   f_i  = Σ_s ±F_s n̂_s + F_ground,i                       (+ at a spring's a end, − at its b end)
 //   v*_i = e^{−ζh} v_i + h (f_i/m_i − g ŷ),  then integrate (ground.h): x' = x + h v*, v' = v*,
@@ -7,11 +9,13 @@
 // Lanes: forces are gathered per particle through the CSR adjacency (particle -> springs), so
 // every lane writes only its own particles: no atomics, deterministic, and the adjoint is the
 // same gather reversed. Per-spring adjoints are written by the spring's lane; global
-// parameters' adjoints by the leading lane. One lane on the host takes step_solo.h instead.
+// parameters' adjoints by the leading lane.
 // Adjoint, with f̄_i = h v̄*_i / m_i:  x̄ += x̄' (through integrate), v̄ += e^{−ζh} v̄* (and the
 //   impact step's direct v̄),
 //   m̄_i = −f_i·f̄_i/m_i,  ḡ −= m_i f̄_i,y,  ζ̄ −= h e^{−ζh} v·v̄*,  springs from ḡ_s = f̄_a − f̄_b.
 #pragma once
+
+#include <type_traits>
 
 #include "steer/models/mass_spring/ground.h"
 #include "steer/models/mass_spring/implicit.h"
@@ -50,23 +54,38 @@ STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, c
   }
 }
 
-// (k, x_k, u_k, θ) -> x_{k+1}
-template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const {
-  if (integrator == kBackwardEuler)
-    step_implicit<S>(k, x, u, p, xn, ln);  // implicit.h
-  else
-    step_symplectic<S>(k, x, u, p, xn, ln);
-}
-template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void MassSpring::step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                          const Lanes& ln) const {
+// (k, x_k, u_k, θ) -> x_{k+1}. tape (StepTape<S>*): filled where it fits (tape_fits: one lane
+// on the host, symplectic, the penalty ground), the same bits as without; elsewhere unused.
+// Simd.h packs (one lane each) take the one-lane or the implicit step.
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
+STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln,
+                               Tape tape) const {
+  (void)tape;
+#if !defined(__CUDA_ARCH__)
+  if constexpr (!std::is_same<Tape, NoTape>::value) {
+    if (ln.width == 1 && tape_fits<S>()) {
+      symplectic_solo<S>(k, x, u, p, xn, tape);
+      return;
+    }
+  }
+#endif
+  if constexpr (compiles_integrator(kIntegrators, kBackwardEuler)) {
+    if (integrator == kBackwardEuler) {
+      backward_euler<S>(k, x, u, p, xn, ln);  // implicit.h
+      return;
+    }
+  }
 #if !defined(__CUDA_ARCH__)
   if (ln.width == 1) {
-    step_solo<S>(k, x, u, p, xn);
+    symplectic_solo<S>(k, x, u, p, xn);
     return;
   }
 #endif
+  if constexpr (!is_pack<S>::value) symplectic_gather<S>(k, x, u, p, xn, ln);
+}
+template <class S, class XIn, class UIn, class PIn, class XOut>
+STEER_HD void MassSpring::symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                            const Lanes& ln) const {
   // lanes of a warp: each gathers its own particles' springs (every spring evaluated at
   // both ends, each end by the lane that owns it: no atomics)
   const S t = S(dt * k);
@@ -100,25 +119,43 @@ STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const U
   }
 }
 
-// vector-Jacobian product of step: accumulates adj_x, adj_u, adj_p from adj_xn
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+// vector-Jacobian product of step: accumulates adj_x, adj_u, adj_p from adj_xn. tape (const
+// StepTape<S>*, filled by the taped step k): read where it fits (tape_fits, as step), the same
+// bits as without. One lane on the host takes the one-lane adjoint where it fits
+// (solo_adjoint_fits), the lanes of a warp the gather below.
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+          class XnAdj, class Tape>
 STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                   PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
-  if (integrator == kBackwardEuler)
-    adj_step_implicit<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);  // implicit.h
-  else
-    adj_step_symplectic<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
-}
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD void MassSpring::adj_step_symplectic(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                                              UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
-                                              const Lanes& ln) const {
+                                   PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln, Tape tape) const {
+  (void)tape;
 #if !defined(__CUDA_ARCH__)
-  if (ln.width == 1 && solo_adjoint_fits<S>()) {
-    adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
-    return;
+  if constexpr (!std::is_same<Tape, NoTape>::value) {
+    if (ln.width == 1 && tape_fits<S>()) {
+      adj_symplectic_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, tape);
+      return;
+    }
   }
 #endif
+  if constexpr (compiles_integrator(kIntegrators, kBackwardEuler)) {
+    if (integrator == kBackwardEuler) {
+      adj_backward_euler<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);  // implicit.h
+      return;
+    }
+  }
+  if constexpr (!is_pack<S>::value) {  // (packs run the symplectic adjoint from the tape only)
+#if !defined(__CUDA_ARCH__)
+    if (ln.width == 1 && solo_adjoint_fits<S>()) {
+      adj_symplectic_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
+      return;
+    }
+#endif
+    adj_symplectic_gather<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
+  }
+}
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                                UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                                                const Lanes& ln) const {
   const S h = S(dt), t = S(dt * k);
   const S zeta = S(p[p_global(kVelocityDamping)]);
   const S decay = exp_of(-zeta * h);

@@ -1,13 +1,14 @@
-// MassSpring with one lane per rollout (Lanes::width == 1: the CPU backend, host only): the
-// step and its adjoint with every spring once per step, and the optional step tape.
+// MassSpring's symplectic step with one lane per rollout (Lanes::width == 1: the CPU backend,
+// host only; step.h selects it) and its adjoint, with every spring once per step, and the
+// optional step tape.
 //   forward:  f_i = Σ_s ±F_s n̂_s (springs scattered onto both ends in spring order) + F_ground,i,
 //             v*_i = e^{−ζh} v_i + h (f_i/m_i − g ŷ),  x'_i = x_i + h v*_i  (or the impact ground)
 //   adjoint:  v̄* = v̄' + h x̄',  x̄ += x̄',  v̄ += e^{−ζh} v̄*,  f̄_i = h v̄*_i / m_i,
 //             ḡ −= m_i f̄_i,y,  ζ̄ −= h e^{−ζh} v·v̄*,  springs from ḡ_s = f̄_a − f̄_b,
 //             m̄_i = −f_i·f̄_i/m_i
-// The step tape (rollout.h): step_solo with a tape keeps what adj_step_solo would recompute,
-// and adj_step_solo with that tape reads it; one function each way, so taped and untaped
-// results are the same bits.
+// The step tape (rollout.h): symplectic_solo with a tape keeps what adj_symplectic_solo would
+// recompute, and adj_symplectic_solo with that tape reads it; one function each way, so taped
+// and untaped results are the same bits.
 #pragma once
 
 #include <cstddef>
@@ -24,22 +25,18 @@ namespace steer {
 // pairs and tanhs and N exponentials of ζ per step; this path S springs, S tanhs, one sin/cos
 // pair, one exponential of ζ.
 //
-// step_solo is bitwise the lane-strided step: the springs' forces accumulate in xn's
+// symplectic_solo is bitwise the lane-strided step: the springs' forces accumulate in xn's
 // velocity slots (zeroed first) in increasing spring order, which is the CSR order of
 // every particle's gather (pack_topology lists a particle's springs in increasing order),
 // F n̂ is added at a and subtracted at b (x − y == x + (−1·y) exactly), and the phase bank
 // holds the rotation's values. xn must not alias x (as for the strided step).
 //
-// tp (step_taped; tape_fits): also keeps the step's intermediates in *tp. The taped and the
-// plain step are this one function (the tape only stores values it computes anyway, at
-// compile time removed when tp is nullptr), so x_{k+1} is the same bits either way.
+// tp (the taped step; tape_fits): also keeps the step's intermediates in *tp. The taped and
+// the plain step are this one function (the tape only stores values it computes anyway, at
+// compile time removed when tp is NoTape), so x_{k+1} is the same bits either way.
 template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
-void MassSpring::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
-  constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
-  if (integrator == kBackwardEuler) {  // implicit.h (on packs too; no tape)
-    step_implicit<S>(k, x, u, p, xn, Lanes{});
-    return;
-  }
+void MassSpring::symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
+  constexpr bool taped = !std::is_same<Tape, NoTape>::value;
   const S t = S(dt * k);
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
   PhaseBank<S> pb;
@@ -87,8 +84,8 @@ void MassSpring::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut
   }
 }
 
-// the adjoint of step_solo for the penalty ground (or none) with at most kSoloParticles
-// particles; the impact ground and larger robots take the lane-strided adj_step with one lane.
+// the adjoint of symplectic_solo for the penalty ground (or none) with at most kSoloParticles
+// particles; the impact ground and larger robots take the lane-strided gather with one lane.
 // Three passes, each element once:
 //   particles: v̄* = v̄' + h x̄' (x' = x + h v*, v' = v*), x̄ += x̄', v̄ += e^{−ζh} v̄*,
 //              f̄_i = h v̄*_i / m_i (force adjoint), ḡ −= m_i f̄_i,y, ζ̄ −= h e^{−ζh} v·v̄*
@@ -96,26 +93,22 @@ void MassSpring::step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut
 //              gives d̄ (d = x_b − x_a) and Δv̄ (Δv = v_b − v_a), θ_s, the actuator's w, b
 //              and ω's share; the tension is summed per particle for the mass adjoint
 //   particles: ground force and its adjoint (one softplus/sigmoid pair), m̄_i = −f_i·f̄_i/m_i
-// The terms are the strided adj_step's; only the order of some sums differs (rounding).
+// The terms are the lane-strided gather's; only the order of some sums differs (rounding).
 template <class S>
 bool MassSpring::solo_adjoint_fits() const {
   return is_real_scalar<S>::value && !(ground && impact) && n_particles <= kSoloParticles && dim <= 3;
 }
-// tp (optional, a const StepTape<S>* filled by step_solo for step k; tape_fits): e^{−ζh}, the
+// tp (optional, a const StepTape<S>* filled by symplectic_solo for step k; tape_fits): e^{−ζh}, the
 // phases, each spring's ℓ, n̂, Δv·n̂, F, act, L0, each particle's ground terms and total force
 // f_i are read instead of recomputed: per step no exp of ζ, no phase rotation; per spring no
 // sqrt, division by ℓ for n̂, nor tanh; per particle no softplus/sigmoid exp and log1p, no sqrt
 // of the friction norm. The values read are the ones computed here otherwise (the spring
-// forces summed per particle in spring order, as step_solo sums them), so the gradient is the
-// same bits. With a tape this also runs on simd.h packs (cpu_packed.h).
+// forces summed per particle in spring order, as symplectic_solo sums them), so the gradient
+// is the same bits. With a tape this also runs on simd.h packs (cpu_packed.h).
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj, class Tape>
-void MassSpring::adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                               PAdj& adj_p, const XnAdj& adj_xn, Tape tp) const {
-  constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
-  if (integrator == kBackwardEuler) {  // implicit.h (on packs too; the tape is not used)
-    adj_step_implicit<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, Lanes{});
-    return;
-  }
+void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                     PAdj& adj_p, const XnAdj& adj_xn, Tape tp) const {
+  constexpr bool taped = !std::is_same<Tape, NoTape>::value;
   const S h = S(dt), t = S(dt * k);
   S decay;
   PhaseBank<S> pb;
@@ -189,19 +182,14 @@ void MassSpring::adj_step_solo(int k, const XIn& x, const UIn& u, const PIn& p, 
   if (sinusoid) adj_globals[kActuationFrequency] += adj_w;
   for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];
 }
-// adj_step_solo from step k's tape (cpu_packed.h's entry point, also on simd.h packs)
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-void MassSpring::adj_step_solo_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp,
-                                     XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const {
-  adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, &tp);
-}
 
 // ---- the step tape's protocol (rollout.h) ----
-// The taped path: the explicit step (the implicit one keeps no tape: its step and adjoint run
-// from step / adj_step), one lane, the penalty ground (or none), at most kTapeParticles particles
-// and kTapeSprings springs, at most kPhaseCache phases. For floating-point S this implies
-// solo_adjoint_fits. (Other S, e.g. op_count's Counted<S>, also take it; their adj_step is the
-// strided one, whose sums run in another order.)
+// The taped path (step and adj_step take it with a tape where this holds, and otherwise leave
+// the tape unused, the same predicate on both sides, so an unfilled tape is never read): the
+// explicit step (the implicit one keeps no tape), one lane, the penalty ground (or none), at
+// most kTapeParticles particles and kTapeSprings springs, at most kPhaseCache phases. For
+// floating-point S this implies solo_adjoint_fits. (Other S, e.g. op_count's Counted<S>, also
+// take it; their untaped adjoint is the strided one, whose sums run in another order.)
 template <class S>
 bool MassSpring::tape_fits() const {
   return integrator == kSymplecticEuler && !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
@@ -214,10 +202,10 @@ long long MassSpring::step_tape_bytes() const {
   return (long long)sizeof(StepTape<S>) + (long long)n_particles * (long long)sizeof(ParticleTape<S>) +
          (long long)n_springs * (long long)sizeof(SpringTape<S>);
 }
-// simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step_solo (with its
-// tape) and adj_step_solo_taped on PackD<W>, the paths tape_fits admits; the implicit step
-// takes them too (step_solo and adj_step_solo hand it to implicit.h, which leaves the tape
-// alone: each lane iterates Newton until it converges, then is held by select)
+// simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step and adj_step on
+// PackD<W> with the step tape, the one-lane paths tape_fits admits; the implicit step takes
+// them too (implicit.h leaves the tape alone: each lane iterates Newton until it converges,
+// then is held by select)
 inline bool MassSpring::packable() const {
   return tape_fits<double>() || (integrator == kBackwardEuler && implicit_fits() == 0);
 }
@@ -230,36 +218,6 @@ void MassSpring::bind_tapes(StepTape<S>* tapes, int n, TapeStorage<S>& st) const
     tapes[i].particle = st.particle.data() + size_t(i) * n_particles;
     tapes[i].spring = st.spring.data() + size_t(i) * n_springs;
   }
-}
-
-// step_taped = step (bit for bit) and keeps the tape; adj_step_taped = adj_step from it. One
-// lane on the host with tape_fits takes the taped one-lane path; everything else (lanes > 1,
-// the device, the impact ground, large robots) runs step / adj_step and leaves the tape unused
-// (the same predicate on both sides, so an unfilled tape is never read).
-template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void MassSpring::step_taped(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& tp,
-                                     const Lanes& ln) const {
-#if !defined(__CUDA_ARCH__)
-  if (ln.width == 1 && tape_fits<S>()) {
-    step_solo<S>(k, x, u, p, xn, &tp);
-    return;
-  }
-#endif
-  (void)tp;
-  step<S>(k, x, u, p, xn, ln);
-}
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD void MassSpring::adj_step_taped(int k, const XIn& x, const UIn& u, const PIn& p, const StepTape<S>& tp,
-                                         XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
-                                         const Lanes& ln) const {
-#if !defined(__CUDA_ARCH__)
-  if (ln.width == 1 && tape_fits<S>()) {
-    adj_step_solo<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, &tp);
-    return;
-  }
-#endif
-  (void)tp;
-  adj_step<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln);
 }
 
 }  // namespace steer
