@@ -1,4 +1,4 @@
-// src/models/mass_spring/config_mass_spring.cpp and the mass_spring parts of src/config/config.cpp: robots from
+// src/models/mass_spring/config_mass_spring.cpp and the config's mass_spring keys: robots from
 // particles and springs or from grid cells, slot groups in variables and batch draws, the
 // rest-position tie between θ and x0, and errors that name their key.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// model.type "articulated": a kinematic tree of hinge and slide joints under PD servos, with
-// optional torque saturation, joint limits and a fingertip contact plane
-// (include/steer/models/articulated.h). Its problem factory, the chatter advice for saturated
+// model.type "articulated": a kinematic tree of hinge, slide and free joints under PD servos,
+// with optional torque saturation, joint limits, a fingertip contact plane and ground contact
+// points (include/steer/models/articulated.h). Its runner, the chatter advice for saturated
 // servos and the registration; the model section's parser, initial state, slot table and
 // effective-config keys are in config_articulated.cpp.
 #include <memory>

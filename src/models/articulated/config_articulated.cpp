@@ -1,6 +1,7 @@
 // model.* for type articulated: the kinematic tree (bodies with pose, joint, mass, centre of
 // mass, inertia), joint damping/armature/PD gains/force limits, integrator, torque
-// saturation and the optional fingertip contact -> Articulated, slot names, nominal θ.
+// saturation, the optional fingertip contact and the ground contact points -> Articulated, slot
+// names, nominal θ.
 #include <cmath>
 #include <map>
 #include <string>
