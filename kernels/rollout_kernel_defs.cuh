@@ -24,10 +24,12 @@ __global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollou
 
 // (checkpoints, u, θ) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ). The adjoint choice is a template argument
 // so that the dual-number path, when not asked for, is compiled out (AdjointPath::kHand): it
-// would otherwise set the kernel's registers and stack (projectile, float64, sm_90: 250 vs
-// 128 registers; articulated: its Dual<S, 8> arrays, where reverse_step is not inlined).
+// would otherwise set the kernel's registers and stack even where it never runs (the
+// projectile's register count; articulated: its Dual<S, 8> arrays, where reverse_step is not
+// inlined).
 // The reference kernel keeps the run-time switch, set here: fixing it at compile time too
-// gave articulated's float64 reference kernel a larger frame (234,672 vs 187,808 bytes).
+// gave articulated's reference kernel a larger frame (figures:
+// bench/log/2026-12-05-01-kernel-figures-from-comments.md).
 // Models whose reference adjoint is host-only (run-time sized, kMaxState == 0) get only the
 // `false` kernel.
 template <class Model, class S, bool kReferenceAdjoint>

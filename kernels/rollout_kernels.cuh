@@ -3,8 +3,8 @@
 // The rollout kernels themselves are defined in rollout_kernel_defs.cuh and reached through
 // cuda_detail::launch_forward / launch_backward (rollout_device.cuh), each instantiated in
 // exactly one .cu file: nvcc compiles a translation unit on one core, and the articulated
-// float64 kernels alone took 8.4 min of cicc + ptxas for sm_90 in one file, so one file per
-// kernel group lets a parallel build (the GPU machine has 16 cores) compile them side by side.
+// kernels take minutes each, so one file per kernel group lets a parallel build compile them
+// side by side (compile times: bench/log/2026-12-05-01-kernel-figures-from-comments.md).
 //
 // The CUDA backend: the kernels run the same forward_rollout / backward_rollout that the CPU
 // backend runs, and only index and call. How many lanes share a rollout is fixed per model
@@ -87,10 +87,11 @@ dim3 transpose_grid(long rows, long cols) {
 // Calls fn(km) with the model as the rollout kernels are instantiated for it. Articulated
 // steps and reverses by its integrator, chosen at run time, so a kernel for it compiles rk4's
 // four-acceleration step and dual-number adjoint next to the hand adjoint, and ptxas sizes
-// each thread's stack for all of them (float64 backward, sm_90: 192,720 bytes of local
-// memory per thread). Euler and implicitfast models therefore run as ArticulatedImplicit,
-// whose kernels leave rk4 out (17,344 bytes); rk4 keeps the Articulated kernels and their
-// large frame (187,328 bytes).
+// each thread's stack (local memory) for all of them; the device reserves that frame for
+// every thread that can be resident. Euler and implicitfast models therefore run as
+// ArticulatedImplicit, whose kernels leave rk4 out and need a far smaller frame; rk4 keeps
+// the Articulated kernels and their large frame (frame sizes:
+// bench/log/2026-12-05-01-kernel-figures-from-comments.md).
 // Mass-spring likewise: a symplectic model runs as MassSpringSymplectic, whose kernels leave
 // the backward-Euler Newton solve (and its per-thread band storage) out; backward-Euler models
 // keep the MassSpring kernels.

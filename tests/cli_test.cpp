@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -344,6 +345,36 @@ TEST(CliTest, SummaryPrintsUnitsButNoneForDimensionless) {
   r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out2") + " --quiet", d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(" N/m  (dL/d"), std::string::npos) << r.out;
+}
+
+// steer --version, without a subcommand: four lines (version, commit, MuJoCo, CUDA), exit 0,
+// nothing on stderr
+TEST(CliTest, VersionNamesVersionCommitMujocoAndCuda) {
+  TempDir d;
+  const CliResult r = run_steer("--version", d.path);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0], std::string("steer ") + STEER_VERSION);
+  // the project's version is the one pyproject.toml reads from CMakeLists.txt's project()
+  const std::string cmake = slurp(fs::path(STEER_SOURCE_DIR) / "CMakeLists.txt");
+  EXPECT_NE(cmake.find(std::string("project(steer VERSION ") + STEER_VERSION + " "), std::string::npos);
+  // 12 hex digits of the configured commit, or "unknown" outside a git checkout
+  const std::string commit = lines[1].substr(lines[1].find(' ') + 1);
+  EXPECT_EQ(lines[1].rfind("commit: ", 0), 0u) << lines[1];
+  EXPECT_TRUE(commit == "unknown" || (commit.size() == 12 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
+      << lines[1];
+#ifdef STEER_TEST_MUJOCO_IMPORT
+  EXPECT_EQ(lines[2].rfind("MuJoCo import: on (MuJoCo ", 0), 0u) << lines[2];
+#else
+  EXPECT_EQ(lines[2].rfind("MuJoCo import: off", 0), 0u) << lines[2];
+#endif
+  const steer::CudaStatus s = steer::cuda_status();
+  const std::string cuda = !s.compiled ? "CUDA: off: " : s.available ? "CUDA: on, device " : "CUDA: on, no CUDA device: ";
+  EXPECT_EQ(lines[3].rfind(cuda, 0), 0u) << lines[3];
 }
 
 TEST(CliTest, CudaBackendWithoutDeviceExits1) {

@@ -1,14 +1,20 @@
 // src/optim/lbfgsb.h: L-BFGS-B on every rollout of analytic batched Problems with known
-// minimizers; bounds, independence of rollouts, evaluation accounting, failures.
+// minimizers; bounds, independence of rollouts, iteration and evaluation accounting (also as
+// a run's progress line and artifact report them), failures.
 #include "optim/lbfgsb.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "experiment/experiment.h"
 #include "optimizer_test_problems.h"
 
 namespace {
@@ -148,7 +154,11 @@ TEST(LbfgsbTest, CoupledQuadraticWithActiveBounds) {
   EXPECT_LE(rep.evaluations[0], 200);
   EXPECT_LE(rep.evaluations[1], 100);
   EXPECT_LE(rep.evaluations[2], 10);
-  EXPECT_EQ(r.iterations, rep.batched_evaluations);
+  // iterations are accepted steps, the most any rollout took; each took at least one
+  // evaluation per step (its line search's trials) plus one at its start
+  EXPECT_EQ(r.iterations, *std::max_element(rep.iterations.begin(), rep.iterations.end()));
+  for (int b = 0; b < 3; ++b) EXPECT_GE(rep.evaluations[b], rep.iterations[b] + 1) << b;
+  EXPECT_LT(r.iterations, rep.batched_evaluations);
 }
 
 TEST(LbfgsbTest, RolloutsAreIndependentOfTheBatchAndOfTheThreadCount) {
@@ -182,15 +192,29 @@ TEST(LbfgsbTest, TraceHoldsEachRolloutsBestLossSoFar) {
   RosenbrockProblem p = make_rosenbrock(start);
   steer::OptimizerConfig c = lbfgsb(1000);
   c.log_every = 10;
-  std::vector<int> progress_its;
+  std::vector<int> progress_its, progress_evaluations;
   steer::LbfgsbReport rep;
   const auto r = steer::lbfgsb_optimize(
-      p, c, start, [&](int it, double) { progress_its.push_back(it); }, tight(), &rep);
+      p, c, start,
+      [&](int it, int evaluations, double) {
+        progress_its.push_back(it);
+        progress_evaluations.push_back(evaluations);
+      },
+      tight(), &rep);
   ASSERT_GE(r.trace.iteration.size(), 3u);
-  EXPECT_EQ(progress_its, r.trace.iteration);
+  // the trace's entries are numbered by batched evaluation: entry k is the (k+1)-th, the last
+  // one the final evaluation at the result, which the count leaves out
+  ASSERT_EQ(progress_evaluations.size(), r.trace.iteration.size());
+  for (size_t k = 0; k + 1 < r.trace.iteration.size(); ++k)
+    EXPECT_EQ(progress_evaluations[k], r.trace.iteration[k] + 1) << k;
+  EXPECT_EQ(progress_evaluations.back(), rep.batched_evaluations);
   EXPECT_EQ(r.trace.iteration[0], 0);
   EXPECT_EQ(r.trace.iteration[1], 10);
   EXPECT_EQ(r.trace.iteration.back(), rep.batched_evaluations);
+  // progress counts iterations as the result does: never down, ending at result.iterations
+  EXPECT_TRUE(std::is_sorted(progress_its.begin(), progress_its.end()));
+  EXPECT_EQ(progress_its.front(), 0);
+  EXPECT_EQ(progress_its.back(), r.iterations);
   // every rollout starts at the same point y = (−1.2, 1, …) of R: the same loss
   EXPECT_EQ(r.trace.loss_rollouts[0][0], r.trace.loss_rollouts[0][1]);
   for (size_t k = 1; k < r.trace.loss_rollouts.size(); ++k)
@@ -234,4 +258,76 @@ TEST(LbfgsbTest, BackendFailurePropagatesWithoutDeadlock) {
 TEST(LbfgsbTest, RejectsAStartOfTheWrongSize) {
   QuadraticProblem p = make_quadratic();
   EXPECT_THROW(steer::lbfgsb_optimize(p, lbfgsb(10), {0.0, 0.5}, nullptr), std::invalid_argument);
+}
+
+TEST(LbfgsbTest, IterationCapCountsStepsNotEvaluations) {
+  // 1000 iterations allowed, 20 taken: the rollouts stop at the cap with more evaluations
+  std::vector<double> start;
+  RosenbrockProblem p = make_rosenbrock(start);
+  steer::LbfgsbReport rep;
+  const auto r = steer::lbfgsb_optimize(p, lbfgsb(20), start, nullptr, tight(), &rep);
+  for (int b = 0; b < 3; ++b) {
+    EXPECT_EQ(rep.status[b], "max_iterations") << b;
+    EXPECT_EQ(rep.iterations[b], 20) << b;
+    EXPECT_GT(rep.evaluations[b], 21) << b;
+  }
+  EXPECT_EQ(r.iterations, 20);
+  EXPECT_GT(rep.batched_evaluations, 21);
+}
+
+TEST(LbfgsbTest, StartAtTheMinimizerTakesNoStep) {
+  QuadraticProblem p = make_quadratic();
+  std::vector<double> at_min;
+  for (int b = 0; b < 3; ++b)
+    for (double v : p.projected_minimizer(b)) at_min.push_back(v);
+  steer::LbfgsbReport rep;
+  const auto r = steer::lbfgsb_optimize(p, lbfgsb(10), at_min, nullptr, tight(), &rep);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(rep.iterations, std::vector<int>(3, 0));
+  EXPECT_EQ(rep.evaluations, std::vector<long long>(3, 1));
+  EXPECT_EQ(rep.batched_evaluations, 1);
+  EXPECT_EQ(rep.status, std::vector<std::string>(3, "converged"));
+}
+
+// A run's artifact and its progress line on stderr count L-BFGS-B's iterations the same way
+// (accepted steps, at most optimizer.iterations) and name its batched evaluations, which the
+// line searches make more of: a projectile under quadratic drag aimed at a point (weights 1
+// and 25 on x_T and y_T), stopped at the iteration cap long before it converges.
+TEST(LbfgsbTest, ArtifactIterationsEqualTheProgressLine) {
+  const nlohmann::json j = nlohmann::json::parse(R"({
+    "name": "lbfgsb_counts",
+    "model": {"type": "projectile", "dim": 2, "drag": 0.1},
+    "simulation": {"dt": 0.01, "steps": 100},
+    "initial_state": {"position": [0.0, 0.0], "velocity": [2.5, 1.0]},
+    "loss": {"terminal": [{"state": "position.x", "target": 6.0, "weight": 1.0},
+                          {"state": "position.y", "target": 1.0, "weight": 25.0}]},
+    "variables": {"x0.velocity.x": {"lower": -100.0, "upper": 100.0},
+                  "x0.velocity.y": {"lower": -100.0, "upper": 100.0}},
+    "optimizer": {"method": "lbfgsb", "iterations": 3},
+    "validation": {"enabled": false}
+  })");
+  steer::ExperimentConfig c = steer::parse_config(j);
+  steer::RunOptions o;
+  o.backend = "cpu";
+  o.write = false;
+  o.progress = true;
+  steer::apply_overrides(c, o);
+  ::testing::internal::CaptureStderr();
+  const steer::RunOutcome out = steer::run_experiment(c, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const nlohmann::json& opt = out.artifact["optimization"];
+  ASSERT_TRUE(opt.is_object()) << out.artifact.dump();
+  const int iterations = opt["iterations"].get<int>(), evaluations = opt["evaluations"].get<int>();
+  EXPECT_EQ(iterations, 3);
+  EXPECT_GT(evaluations, iterations) << "the line searches evaluate more points than they accept";
+  // the last progress line: "steer: iteration N/3 (…%)  evaluations E, mean loss …"
+  const std::regex line(R"(steer: iteration (\d+)/(\d+) \(\d+%\)  evaluations (\d+), mean loss)");
+  std::smatch m, last;
+  for (auto it = err.cbegin(); std::regex_search(it, err.cend(), m, line); it = m[0].second) last = m;
+  ASSERT_FALSE(last.empty()) << err;
+  EXPECT_EQ(std::stoi(last[1].str()), iterations) << err;
+  EXPECT_EQ(std::stoi(last[2].str()), 3) << err;
+  EXPECT_EQ(std::stoi(last[3].str()), evaluations) << err;
+  // the history is sampled per batched evaluation, its last entry the final one at the result
+  EXPECT_EQ(opt["history"]["iteration"].back().get<int>(), evaluations);
 }

@@ -4,6 +4,7 @@
 //   steer compare CONFIG  gradient-based optimization vs CMA-ES on the same rollout (compare section)
 //   steer run CONFIG --resume DIR  carry on an interrupted run from its checkpoint folder
 //   steer report RUN_DIR  rebuild RUN_DIR/report.html from the folder's artifact (docs/report.md)
+//   steer --version  steer's version, its commit, the MuJoCo it links and whether CUDA is on
 //   mpirun -np N steer run|check|compare CONFIG  the batch split across N ranks, one artifact
 //   written by rank 0, equal to the one-process artifact (docs/scaling.md)
 // Exit codes: 0 success, 1 gradient check failed (check) or runtime failure, 2 usage or config
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "build_info.h"
 #include "experiment/compare.h"
 #include "experiment/experiment.h"
 #include "experiment/report.h"
@@ -63,6 +65,9 @@ int main(int argc, char** argv) {
   std::ostringstream silent;  // usage messages of ranks other than 0 (every rank parses the same line)
   CLI::App app{"steer: batched differentiable physics with checked gradients"};
   app.require_subcommand(1);
+  // parsed before the subcommand is required: `steer --version` alone exits 0
+  app.set_version_flag("--version", [] { return steer_cli::version_text(); },
+                       "print steer's version and commit, the MuJoCo version and whether CUDA is on, and exit");
   std::string config_path;
   steer::RunOptions opt;
   bool quiet = false;
@@ -105,6 +110,9 @@ int main(int argc, char** argv) {
     return rank0 ? app.exit(e) : app.exit(e, silent, silent);
   } catch (const CLI::CallForAllHelp& e) {
     return rank0 ? app.exit(e) : app.exit(e, silent, silent);
+  } catch (const CLI::CallForVersion& e) {
+    if (rank0) std::cout << e.what();  // version_text's lines end in newlines
+    return 0;
   } catch (const CLI::ParseError& e) {
     if (rank0)
       app.exit(e);

@@ -34,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HOME = [0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853]
 # rollouts 0 and 6 of configs/panda_reach.json's batch (seed 11, jitter 0.3 rad), as its
 # artifact lists them (rollout 6 chatters, rollout 0 does not), and rollout 0 of
-# configs/panda.json (targets 0.02 rad around theirs; joint 7 chatters)
+# configs/panda.json (targets 0.02 rad around theirs; joint 7 chatters under MuJoCo's implicitfast
+# and steer's newton_iterations 0)
 TARGETS = {
     "panda.json rollout 0": [0.010175412166114318, 0.017972048115705765, -0.015303428758619276, -1.5551134729315008,
                              -0.014349137471848527, 1.5529937263401576, -0.7719990807787421],

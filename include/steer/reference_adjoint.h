@@ -20,10 +20,9 @@ namespace detail {
 // seeds inputs c0 .. c0+N−1 (ordered x, u, then θ: every slot, or only the n_pcols slots
 // listed in pcols) and evaluates one step on duals.
 // Not inlined on the device (STEER_NOINLINE; g++ is unaffected). Both checkpoint schedules'
-// loops reach this step, and inlined it was compiled once per call site. For the articulated
-// float64 kernels on sm_90, nvcc took 258 s for the reference kernel's file inlined and 142 s
-// not inlined, and 213 s and 181 s for the rk4 file. The price is a larger rk4 backward frame
-// (187,328 → 209,648 B); the reference kernel's frame barely changes (187,840 → 189,152 B).
+// loops reach this step, and inlined it would be compiled once per call site, which dominates
+// nvcc's time on the articulated reference and rk4 kernels. The price is a somewhat larger rk4
+// backward frame; the reference kernel's frame barely changes (bench/log/2026-12-05-01-kernel-figures-from-comments.md).
 template <class Model, class S, int N, class XIn, class UIn, class PIn, class DX, class DU, class DP, class DY>
 STEER_HD STEER_NOINLINE void dual_step_chunk(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p, int c0, DX& xd,
                               DU& ud, DP& pd, DY& yd, const short* pcols = nullptr, int n_pcols = 0) {

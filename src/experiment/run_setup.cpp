@@ -279,6 +279,9 @@ void optimize_stage(RunState& run) {
     // Split across ranks, rank 0 counts the rollouts all ranks simulated (each iteration is one
     // batched pass over the whole batch, or a CMA-ES generation of λ): "steer: rollouts (2 ranks)
     // 40960/819200 (5%)  iteration 10, mean loss …  rate  ETA"
+    // L-BFGS-B counts iterations as the artifact does (accepted steps, the most any rollout has
+    // taken) and names its batched evaluations, which its line searches make more of:
+    // "steer: iteration 40/200 (20%)  evaluations 47, mean loss …"
     const int ranks = world().size();
     const long long per_iteration =
         ranks == 1 ? 1
@@ -288,11 +291,13 @@ void optimize_stage(RunState& run) {
     ProgressLine bar(o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
                      c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
     double last_mean = NAN;
+    std::string evaluations_text;  // L-BFGS-B: "evaluations N, "
     auto progress = [&](int it, double mean) {
       last_mean = mean;
-      bar.update(it * per_iteration,
-                 (ranks == 1 ? "" : "iteration " + std::to_string(it) + ", ") + "mean loss " + fmt(mean, 8));
+      bar.update(it * per_iteration, (ranks == 1 ? "" : "iteration " + std::to_string(it) + ", ") + evaluations_text +
+                                         "mean loss " + fmt(mean, 8));
     };
+    int lbfgsb_evaluations = 0;
     OptimizationResult r;
     // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
     std::unique_ptr<NormalizedProblem> zp;
@@ -323,7 +328,15 @@ void optimize_stage(RunState& run) {
     const bool checkpointed = any_rank(run.checkpoint != nullptr);
     const long long received_before = world().received_bytes;
     if (c.optimizer.method == "lbfgsb") {
-      r = lbfgsb_optimize(logged(*po), c.optimizer, start, progress);
+      LbfgsbReport lr;
+      r = lbfgsb_optimize(
+          logged(*po), c.optimizer, start,
+          [&](int it, int evaluations, double mean) {
+            evaluations_text = "evaluations " + std::to_string(evaluations) + ", ";
+            progress(it, mean);
+          },
+          LbfgsbOptions{}, &lr);
+      lbfgsb_evaluations = lr.batched_evaluations;
     } else if (c.optimizer.method == "cmaes") {
       // the population is a batch of λ copies of this rollout, one generation per batched pass
       CmaesOptions co;
@@ -350,7 +363,7 @@ void optimize_stage(RunState& run) {
       art["parallel"]["optimizer"] = {{"path", path}, {"iterations", r.iterations},
                                       {"bytes_received", world().received_bytes - received_before}};
     if (run.checkpoint) run.checkpoint->optimizer_finished();
-    bar.finish("mean loss " + fmt(last_mean, 8));
+    bar.finish(evaluations_text + "mean loss " + fmt(last_mean, 8));
     // back to variable units, evaluated on the run's own problem; the wrapper's simulations
     // count in the run's timings
     if (zp) {
@@ -371,6 +384,9 @@ void optimize_stage(RunState& run) {
     efinal = r.final;
     optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
             {"history", to_json(r.trace)}};
+    // L-BFGS-B's line searches evaluate more points than it takes steps (docs/artifact.md); the
+    // other methods evaluate the batch once per iteration
+    if (c.optimizer.method == "lbfgsb") optj["evaluations"] = lbfgsb_evaluations;
     // the names of the variables' paths, in the order of a row
     if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = p.var_names();
     gains.resize(size_t(B));

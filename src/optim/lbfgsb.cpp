@@ -90,15 +90,22 @@ class Rendezvous {
   std::exception_ptr error_;
 };
 
-// f(x, ∇f) of one rollout, served by the rendezvous; keeps the best point it has seen
+// f(x, ∇f) of one rollout, served by the rendezvous; keeps the best point it has seen and
+// counts the rollout's evaluations and its accepted steps (the line search calls
+// step_accepted() once per step it takes)
 struct RolloutObjective {
   Rendezvous& rv;
   std::vector<double>& vars;
   int b, nv;
   long long max_evaluations;
+  int& iterations;  // this rollout's entry of the report, read by the rendezvous's coordinator
   long long evaluations = 0;
   double best_f = INFINITY;
   Eigen::VectorXd best_x;
+
+  // written before this lane next waits at the rendezvous (or finishes), whose mutex orders
+  // it before the coordinator reads it
+  void step_accepted() { ++iterations; }
 
   double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
     if (max_evaluations > 0 && evaluations >= max_evaluations) throw StopEvaluations{};
@@ -128,6 +135,7 @@ struct RolloutObjective {
 // #9, fixed upstream in PR #25). At α_max (the box edge) a step with sufficient decrease is
 // taken as is, as in L-BFGS-B. A non-finite φ counts as "too far". If no step meets both
 // conditions within max_linesearch trials, the best one with sufficient decrease is taken.
+// Every step taken is reported to the objective (f.step_accepted(): one iteration).
 template <class Scalar>
 class BracketingWolfeSearch {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
@@ -177,6 +185,7 @@ class BracketingWolfeSearch {
     };
     auto sufficient = [&](const Trial& t) { return t.f <= f0 + t.a * armijo; };  // false for NaN
     auto accept = [&](const Trial& t) {
+      f.step_accepted();
       x = t.x;
       fx = t.f;
       grad = t.g;
@@ -227,7 +236,7 @@ class BracketingWolfeSearch {
 
 OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
                                    const std::vector<double>& start,
-                                   const std::function<void(int, double)>& progress,
+                                   const LbfgsbProgress& progress,
                                    const LbfgsbOptions& options, LbfgsbReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const int B = p.batch_size(), nv = p.num_vars();
@@ -270,14 +279,16 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
           b = next_rollout++;
         }
         if (b >= B || rv.aborted()) break;
-        RolloutObjective f{
-            rv, vars, b, nv, options.max_evaluations, 0, INFINITY, Eigen::VectorXd()};
+        RolloutObjective f{rv, vars, b, nv, options.max_evaluations, rep.iterations[size_t(b)],
+                           0,  INFINITY, Eigen::VectorXd()};
         Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(vars.data() + size_t(b) * nv, nv);
         std::string status;
         try {
           LBFGSpp::LBFGSBSolver<double, BracketingWolfeSearch> solver(param);
           double fx = 0;
-          rep.iterations[b] = solver.minimize(f, x, fx, lb, ub);
+          // minimize returns LBFGS++'s count, which is 1 for a start that already meets epsilon;
+          // the report keeps the steps taken
+          solver.minimize(f, x, fx, lb, ub);
           status = rep.iterations[b] >= cfg.iterations ? "max_iterations" : "converged";
         } catch (const Abort&) {
           break;
@@ -299,7 +310,8 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
 
     // each rollout's best loss so far, over the batched evaluations
     // and the point that gave it (the variables' path in the trace): while after_evaluation
-    // runs every lane is blocked, so `vars` holds the points just evaluated
+    // runs every lane is blocked, so `vars` holds the points just evaluated and the report's
+    // iteration counts are those of the steps taken so far
     std::vector<double> best(B, INFINITY), best_vars = vars;
     auto after_evaluation = [&](const Evaluation& ev) {
       const int round = ++rep.batched_evaluations;
@@ -310,7 +322,9 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
         }
       if ((round - 1) % std::max(1, cfg.log_every) == 0) {
         record_losses(res.trace, round - 1, best, best_vars, nv);
-        if (progress) progress(round - 1, res.trace.loss_mean.back());
+        if (progress)
+          progress(*std::max_element(rep.iterations.begin(), rep.iterations.end()), round,
+                   res.trace.loss_mean.back());
       }
     };
 
@@ -324,9 +338,10 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
 
   p.evaluate(vars, true, res.final);
   record_losses(res.trace, rep.batched_evaluations, res.final.loss, vars, nv);
-  if (progress) progress(rep.batched_evaluations, res.trace.loss_mean.back());
+  // the most iterations any rollout took: the count that cfg.iterations bounds
+  res.iterations = B > 0 ? *std::max_element(rep.iterations.begin(), rep.iterations.end()) : 0;
+  if (progress) progress(res.iterations, rep.batched_evaluations, res.trace.loss_mean.back());
   res.vars = vars;
-  res.iterations = rep.batched_evaluations;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report) *report = std::move(rep);
   return res;

@@ -34,27 +34,39 @@ struct LbfgsbOptions {
   int max_solvers = 4096;         // rollouts in flight at once, one thread each
 };
 
+// What is counted. An iteration is an accepted step: a line search that ended with a new
+// point x_{k+1} (one L-BFGS-B iteration). An evaluation is one computation of f and ∇f; every
+// trial point of a line search is one, so a rollout makes at least as many evaluations as
+// iterations (plus one at its start). A batched evaluation is one forward and backward pass over
+// the whole batch, serving every solver that waits for an evaluation at that moment.
+//
 // per rollout: L-BFGS-B iterations, evaluations of f and ∇f, and why it stopped:
 // converged | max_iterations | max_evaluations | nonfinite (f or ∇f not finite at the start;
 // later non-finite trial points only shorten the line search) | line_search: <message> (no
 // step with sufficient decrease, e.g. rounding noise at the minimum; the best point is kept)
 struct LbfgsbReport {
-  std::vector<int> iterations;
-  std::vector<long long> evaluations;
+  std::vector<int> iterations;          // accepted steps (0 when the start already meets epsilon)
+  std::vector<long long> evaluations;   // f and ∇f evaluations, line-search trials included
   std::vector<std::string> status;
-  int batched_evaluations = 0;
+  int batched_evaluations = 0;          // batched evaluations, the final one at the result excluded
 };
+
+// progress(iterations, batched evaluations, mean best loss): iterations are the most any
+// rollout has accepted so far (the count cfg.iterations bounds), evaluations the batched
+// evaluations made so far
+using LbfgsbProgress = std::function<void(int, int, double)>;
 
 // Minimizes every rollout's loss over the box [p.lower(), p.upper()] from start [B·nv]
 // (projected first) with at most cfg.iterations L-BFGS-B iterations per rollout
 // (cfg.iterations = 0: no iterations, like optimize()). The result holds each rollout's best
-// point and its evaluation; the trace has one entry per batched evaluation (every
-// cfg.log_every-th, plus the final one) with each rollout's best loss so far;
-// iterations = batched evaluations (each a forward and backward pass over the batch).
-// progress(batched evaluation, mean best loss) is called on every logged entry.
+// point and its evaluation; result.iterations = the most iterations any rollout took
+// (≤ cfg.iterations), and report->batched_evaluations the batched evaluations that cost. The
+// trace has one entry per batched evaluation (every cfg.log_every-th, plus the final one), its
+// `iteration` the evaluation's index, with each rollout's best loss so far.
+// progress is called on every logged entry.
 OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
                                    const std::vector<double>& start,
-                                   const std::function<void(int, double)>& progress,
+                                   const LbfgsbProgress& progress,
                                    const LbfgsbOptions& options = {},
                                    LbfgsbReport* report = nullptr);
 

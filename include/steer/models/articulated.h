@@ -13,7 +13,7 @@
 //
 // Kinematics (world frame, bodies in topological order, parent before child):
 //   R_b = R_parent · R_fixed,b · Rot(a_b, q_b)   p_b = p_parent + R_parent · offset_b (+ a q for slides)
-// Dynamics: M(q) q̈ + c(q, q̇) = τ + J_tipᵀ f_contact, with
+// Dynamics: M(q) q̈ + c(q, q̇) = τ + τ_c (τ_c: the contacts' generalized force, below), with
 //   M = diag(armature) + Σ_b m_b J_v,bᵀ J_v,b + J_ω,bᵀ I_b J_ω,b   (by composite rigid bodies: mass_matrix)
 //   c = Coriolis, centrifugal and gravity forces by recursive Newton–Euler with q̈ = 0
 //       (gravity enters as an upward base acceleration g ẑ).
@@ -39,9 +39,13 @@
 //                unique; for one joint with a hard clamp the predictor and one Newton step are
 //                exact. Default 0: MuJoCo's implicitfast, bit for bit.
 //   rk4          classic Runge–Kutta on (q, q̇) with q̈ = M⁻¹(τ − D q̇ − c + τ_c), all explicit.
-// Contact (optional): one point on a body (the fingertip) against the plane z = height,
-// penetration d = height − z_tip, z = d/w:
-//   f_z = k w softplus(z) − d_c σ(z) ż_tip,   τ_c = J_tip,zᵀ f_z
+// Contact (optional), against the plane z = height (contact.h), τ_c summed over the contacts:
+//   the fingertip (model.tip, contact.enabled): penetration d = height − z_tip, z = d/w,
+//     f_z = k w softplus(z) − d_c σ(z) ż_tip,   τ_c = J_tip,zᵀ f_z;
+//   the ground points (model.contacts): points and spheres fixed in bodies (contact_set.h),
+//     each with a normal law (softplus or MuJoCo's impedance) and smooth friction
+//     (contact_law.h) at its lowest point x_c, τ_c = J(x_c)ᵀ f; with ground.impact, also
+//     time-of-impact restitution impulses after the smooth step (impact.h).
 // Joint limits (optional, joint_limits): a smooth penalty torque outside each joint's range
 // [lo_j, hi_j], τ_l,j = k_l w_l [softplus((lo_j − q_j)/w_l) − softplus((q_j − hi_j)/w_l)],
 // which tends to k_l (lo_j − q_j) below the range and −k_l (q_j − hi_j) above it as w_l → 0
@@ -56,7 +60,7 @@
 // factor, and differentiates φ = λᵀ (b − A q̇⁺) with λ and q̇⁺ held fixed, in reverse passes
 // over the forward's quantities: the controller and smooth saturation joint by joint
 // (adj_saturate); the dynamics λᵀ M (q̇ − q̇⁺) − h λᵀ c by virtual work, as one inward sweep
-// over the bodies (adj_dynamics_form); the fingertip contact (adj_contact_forces); and the
+// over the bodies (adj_dynamics_form); the contacts (adj_contact_forces); and the
 // kinematics as a force/moment sweep, q̄_j = a_j · (moment of the subtree's adjoints about
 // p_j) (adj_forward_kinematics). Parameter groups not in grad_params are skipped where that
 // saves work; only the listed entries are written. rk4 keeps the forward-mode dual adjoint
@@ -76,12 +80,17 @@
 // model.h). Articulated (10, 8, 8) runs on every backend; ArticulatedLarge (32, 32, 8), for
 // larger trees, on the CPU's scalar path only; the config parser picks the smaller that fits.
 //
-// The parts, one algorithm per header, each function followed by its adjoint (articulated/):
+// The parts, one algorithm per header, each function followed by its adjoint (articulated/);
+// contact_set.h, contact_law.h and impact.h come in through model.h, contact.h and
+// implicit_step.h:
 //   model.h        the data, parameter slots and shared intermediates; member declarations;
 //                  the capacity copy (articulated_copy) and ArticulatedImplicit
+//   contact_set.h  the ground points (points and spheres fixed in bodies) and their θ slots
 //   kinematics.h   forward kinematics, world inertia, point Jacobian; adjoints
 //   dynamics.h     mass matrix (CRBA), bias forces (RNEA); their adjoint adj_dynamics_form
-//   contact.h      fingertip contact force; adjoint
+//   contact_law.h  the ground points' normal laws, friction and restitution; adjoints
+//   contact.h      contact forces of the fingertip and the ground points; adjoint
+//   impact.h       time-of-impact restitution impulses of the ground points; adjoint
 //   actuator.h     torque saturation, joint-limit torque; adjoints
 //   cholesky.h     Cholesky factor and substitution
 //   servo.h        the servo implicit through the saturation (Newton with line search)

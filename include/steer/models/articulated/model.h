@@ -256,7 +256,8 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam,
                                   const S* w, const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const;
 
-  // fingertip contact and its adjoint (contact.h)
+  // the contact forces of the fingertip and the ground points, their adjoint, and the
+  // fingertip's position (contact.h)
   template <class S>
   STEER_HD void tip_position(const Kin<S>& K, S* x) const;
   template <class S, class PIn>

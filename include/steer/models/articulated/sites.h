@@ -5,9 +5,13 @@
 // p_b and a moment (x_s − p_b) × x̄ about p_b. R_s turning with its body by a small rotation
 // δ changes by [δ]× R_s, so R̄ (∂φ/∂R_s) enters as the moment t with
 //   δ·t = Σ_ij R̄_ij ([δ]× R_s)_ij,   t_k = Σ_li ε_kli (R_s R̄ᵀ)_li.
-// adj_forward_kinematics then takes both back to q. Neither depends on θ except through the
-// kinematics (sites are model constants, not parameters), and the kinematics depend on θ only
-// through the centres of mass, which a site does not touch: adj_p receives nothing.
+// adj_forward_kinematics then takes both back to q. A site depends on θ only through the
+// kinematics (sites are model constants, not parameters), whose only θ-dependent outputs are
+// the centres of mass, which a site does not touch: adj_site_position and adj_site_rotation
+// write nothing into adj_p.
+// Also here: the centre of mass of the whole tree along one axis, c = Σ m_b c_b / Σ m_b, for
+// loss.com_displacement. It does depend on θ (the masses and the bodies' centres of mass), so
+// its adjoint writes ∂c/∂m_b and ∂c/∂com_b into adj_p (adj_center_of_mass_sweep, below).
 #pragma once
 
 #include "steer/models/articulated/kinematics.h"

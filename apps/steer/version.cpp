@@ -1,0 +1,38 @@
+// `steer --version` (build_info.h). The MuJoCo line asks the linked library at run time
+// (mj_versionString), since the shared libmujoco may be newer than the headers the build saw.
+#include <sstream>
+#include <string>
+
+#include "build_info.h"
+#include "steer/backend.h"
+#ifdef STEER_CLI_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
+
+namespace steer_cli {
+
+std::string version_text() {
+  std::ostringstream s;
+  s << "steer " << STEER_VERSION << "\n";
+  s << "commit: " << kGitCommit << "\n";
+#ifdef STEER_CLI_MUJOCO
+  s << "MuJoCo import: on (MuJoCo " << mj_versionString();
+  // mj_version() is 100·major + 10·minor + patch, as mjVERSION_HEADER
+  if (mj_version() != mjVERSION_HEADER) s << ", built against headers " << mjVERSION_HEADER;
+  s << ")\n";
+#else
+  s << "MuJoCo import: off (model.mjcf and model.urdf are refused)\n";
+#endif
+  const steer::CudaStatus cuda = steer::cuda_status();
+  // "CUDA: off: this build has no CUDA backend (…)", "CUDA: on, no CUDA device: …" or
+  // "CUDA: on, device NVIDIA H200 (…)"
+  if (!cuda.compiled)
+    s << "CUDA: off: " << cuda.reason << "\n";
+  else if (cuda.available)
+    s << "CUDA: on, device " << cuda.device << "\n";
+  else
+    s << "CUDA: on, " << cuda.reason << "\n";
+  return s.str();
+}
+
+}  // namespace steer_cli
