@@ -63,9 +63,9 @@ struct Options {
   double max_mem_gb = 8.0;
   int steps = 300;  // from the config unless --steps
   std::vector<std::string> checkpoints = {"sqrt"};
-  std::vector<int> snapshots;          // binomial snapshot counts
-  std::vector<double> memory_mb;       // per-rollout scratch budgets [MiB]
-  double store_forward_mb = 256;       // per-thread budget of --checkpoint stored [MiB]
+  std::vector<int> snapshots;     // binomial snapshot counts
+  std::vector<double> memory_mb;  // per-rollout scratch budgets [MiB]
+  double store_forward_mb = 256;  // per-thread budget of --checkpoint stored [MiB]
   std::string config_path = STEER_SOURCE_DIR "/bench/configs/projectile_throughput.json";
   int threads = 0;
   double min_time = 0.2;  // [s] per measured figure
@@ -79,13 +79,13 @@ struct Row {
   int threads = 0;
   long batch = 0;
   int steps = 0;
-  std::string schedule;    // "K=18", "s=9 r=3"
-  int checkpoint = 0;      // K (uniform), 0 for binomial
-  int snapshots = 0;       // s (binomial), 0 for uniform
-  int repetitions = 1;     // r (binomial)
-  double budget_mb = 0;    // --memory-mb that chose the schedule, 0 = none
-  double recompute = 0;    // forward steps of the backward sweep / T (measured)
-  long scratch = 0;        // [bytes per rollout] of this schedule
+  std::string schedule;  // "K=18", "s=9 r=3"
+  int checkpoint = 0;    // K (uniform), 0 for binomial
+  int snapshots = 0;     // s (binomial), 0 for uniform
+  int repetitions = 1;   // r (binomial)
+  double budget_mb = 0;  // --memory-mb that chose the schedule, 0 = none
+  double recompute = 0;  // forward steps of the backward sweep / T (measured)
+  long scratch = 0;      // [bytes per rollout] of this schedule
   double fwd_median_s = 0, fwd_best_s = 0, fb_median_s = 0, fb_best_s = 0;
   int fwd_reps = 0, fb_reps = 0;
   double kernel_fwd_s = -1, kernel_fb_s = -1, transfer_s = -1;  // CUDA only (median run)
@@ -93,7 +93,7 @@ struct Row {
   long peak_rss_kb = 0;
   // counted work per rollout-step (mean over sampled states of rollout 0)
   double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0;  // per step
-  double bytes_fwd = 0, bytes_adj = 0;                                     // per step [B]
+  double bytes_fwd = 0, bytes_adj = 0;                                    // per step [B]
   // per forward+backward rollout-step: (1 + recompute) forward steps and one adjoint step
   double flops_fb() const { return flops_fwd * (1 + recompute) + flops_adj; }
   double bytes_fb() const { return bytes_fwd * (1 + recompute) + bytes_adj; }
@@ -128,7 +128,8 @@ std::vector<Schedule> schedules_for(const Options& opt, int nx) {
     q.shape.steps = T;
     // stored: the CPU backend's stored forward pass within --store-forward-mb per thread (else,
     // and on CUDA, K = ⌈√T⌉); the recompute column shows which ran
-    if (c == "stored") q.shape.store_forward_bytes = (long long)std::floor(opt.store_forward_mb * 1048576.0);
+    if (c == "stored")
+      q.shape.store_forward_bytes = (long long)std::floor(opt.store_forward_mb * 1048576.0);
     q.shape.checkpoint_every = c == "sqrt" || c == "stored" ? sqrt_interval(T) : std::stoi(c);
     if (q.shape.checkpoint_every < 1 || q.shape.checkpoint_every > T)
       throw std::invalid_argument("--checkpoint: " + c + " is not in [1, steps]");
@@ -227,7 +228,8 @@ struct ConfigScene {
     return b;
   }
   nlohmann::json describe() const {
-    return {{"config", c.name}, {"model", c.model_type}, {"nx", nx}, {"nu", nu}, {"np", np}, {"dt", c.dt}};
+    return {{"config", c.name}, {"model", c.model_type}, {"nx", nx}, {"nu", nu}, {"np", np},
+            {"dt", c.dt}};
   }
 };
 
@@ -237,8 +239,8 @@ struct Timed {
 };
 
 template <class S>
-Timed run_once(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
-               BatchResult<S>& out, int threads) {
+Timed run_once(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch,
+               bool want_grad, BatchResult<S>& out, int threads) {
   Timed t;
   steer::CudaRunStats st;
   const bool cuda = runner.backend() == BackendKind::kCuda;
@@ -254,8 +256,9 @@ Timed run_once(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>
 
 // one warm-up, then repeats until min_time has passed; returns every timed run
 template <class S>
-std::vector<Timed> measure(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
-                           int threads, double min_time, long long* recompute_steps = nullptr) {
+std::vector<Timed> measure(const BatchRunner& runner, const RolloutShape& sh, const Batch<S>& batch,
+                           bool want_grad, int threads, double min_time,
+                           long long* recompute_steps = nullptr) {
   BatchResult<S> out;
   run_once(runner, sh, batch, want_grad, out, threads);  // page faults, CUDA context
   if (recompute_steps) *recompute_steps = out.diag.empty() ? 0 : out.diag[0].recompute_steps;
@@ -269,7 +272,8 @@ std::vector<Timed> measure(const BatchRunner& runner, const RolloutShape& sh, co
 }
 
 template <class S>
-Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& runner, long B, const Schedule& q) {
+Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& runner, long B,
+              const Schedule& q) {
   const BackendKind kind = runner.backend();
   const int nx = runner.nx();
   const RolloutShape& sh = q.shape;
@@ -290,7 +294,8 @@ Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& r
   } else {
     r.checkpoint = sh.checkpoint_every;
     r.schedule = "K=" + std::to_string(r.checkpoint);
-    if (sh.store_forward_bytes > 0) r.schedule = "stored (else K=" + std::to_string(r.checkpoint) + ")";
+    if (sh.store_forward_bytes > 0)
+      r.schedule = "stored (else K=" + std::to_string(r.checkpoint) + ")";
   }
   r.budget_mb = q.budget_mb;
   r.scratch = long(steer::rollout_scratch_bytes<S>(sh, nx));
@@ -307,10 +312,12 @@ Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& r
   const auto fb = measure(runner, sh, batch, true, opt.threads, opt.min_time, &recompute_steps);
   r.recompute = double(recompute_steps) / opt.steps;
   if (sh.store_forward_bytes > 0 && recompute_steps == 0 && kind == BackendKind::kCpu) {
-    // the stored forward ran: T + 1 states, λ, λ_prev, x_0 and x_T slots, and T step tapes per rollout
+    // the stored forward ran: T + 1 states, λ, λ_prev, x_0 and x_T slots, and T step tapes per
+    // rollout
     RolloutShape w = sh;
     w.checkpoint_every = opt.steps;
-    r.scratch = long(steer::rollout_scratch_bytes<S>(w, nx) + (long long)opt.steps * runner.step_tape_bytes());
+    r.scratch = long(steer::rollout_scratch_bytes<S>(w, nx) +
+                     (long long)opt.steps * runner.step_tape_bytes());
   }
   summarize(fb, r.fb_median_s, r.fb_best_s, r.fb_reps);
   if (kind == BackendKind::kCuda) {
@@ -328,8 +335,9 @@ Row bench_one(const Options& opt, const ConfigScene& scene, const BatchRunner& r
   r.scratch_ksqrt = scratch_bytes<S>(opt.steps, sqrt_interval(opt.steps), nx);
   r.peak_rss_kb = peak_rss_kb();
   // the adjoint as the CPU's uniform schedule runs it (from the step's tape, rollout.h)
-  const steer::StepWorkCounts w = runner.count_work(scene.template batch<double>(1, opt.steps), opt.steps, 8,
-                                                    kind == BackendKind::kCpu && !sh.binomial());
+  const steer::StepWorkCounts w =
+      runner.count_work(scene.template batch<double>(1, opt.steps), opt.steps, 8,
+                        kind == BackendKind::kCpu && !sh.binomial());
   r.flops_fwd = w.flops_fwd;
   r.flops_adj = w.flops_adj;
   r.special_fwd = w.special_fwd;
@@ -408,21 +416,27 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel_fwd_s >= 0; });
   const steer::CudaStatus cs = steer::cuda_status();
   // the counted work per rollout-step, once per precision
-  os << "| precision | fwd flops/step | fwd special fns/step | fwd bytes/step | adj flops/step | adj special "
+  os << "| precision | fwd flops/step | fwd special fns/step | fwd bytes/step | adj flops/step | "
+        "adj special "
         "fns/step | adj bytes/step |\n|---|---:|---:|---:|---:|---:|---:|\n";
   std::vector<std::string> seen;
   for (const Row& r : rows) {
     if (std::find(seen.begin(), seen.end(), r.precision) != seen.end()) continue;
     seen.push_back(r.precision);
-    os << "| " << r.precision << " | " << fmt("%.0f", r.flops_fwd) << " | " << fmt("%.0f", r.special_fwd) << " | "
-       << fmt("%.0f", r.bytes_fwd) << " | " << fmt("%.0f", r.flops_adj) << " | " << fmt("%.0f", r.special_adj)
-       << " | " << fmt("%.0f", r.bytes_adj) << " |\n";
+    os << "| " << r.precision << " | " << fmt("%.0f", r.flops_fwd) << " | "
+       << fmt("%.0f", r.special_fwd) << " | " << fmt("%.0f", r.bytes_fwd) << " | "
+       << fmt("%.0f", r.flops_adj) << " | " << fmt("%.0f", r.special_adj) << " | "
+       << fmt("%.0f", r.bytes_adj) << " |\n";
   }
   os << "\n";
-  os << "| backend | precision | threads | B | T | schedule | budget [MiB] | fwd Msteps/s (median / best) | fwd+bwd "
-        "Msteps/s (median / best) | bwd/fwd | recompute | fwd+bwd [ms/rollout] | fwd GFLOP/s, GB/s | fwd+bwd "
+  os << "| backend | precision | threads | B | T | schedule | budget [MiB] | fwd Msteps/s (median "
+        "/ best) | fwd+bwd "
+        "Msteps/s (median / best) | bwd/fwd | recompute | fwd+bwd [ms/rollout] | fwd GFLOP/s, GB/s "
+        "| fwd+bwd "
         "GFLOP/s, GB/s |";
-  if (cuda) os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] | kernel fwd+bwd: % FP peak, % DRAM |";
+  if (cuda)
+    os << " kernel fwd Msteps/s | kernel fwd+bwd Msteps/s | copies [ms] | kernel fwd+bwd: % FP "
+          "peak, % DRAM |";
   os << " scratch/rollout [B] | scratch/rollout K=1 [B] | peak RSS [MiB] |\n";
   os << "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|";
   if (cuda) os << "---:|---:|---:|---:|";
@@ -432,14 +446,14 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
     const double t_fb = r.kernel_fb_s >= 0 ? r.kernel_fb_s : r.fb_median_s;
     os << "| " << r.backend << " | " << r.precision << " | "
        << (r.threads > 0 ? std::to_string(r.threads) : "—") << " | " << r.batch << " | " << r.steps
-       << " | " << r.schedule << " | " << (r.budget_mb > 0 ? fmt("%.4g", r.budget_mb) : "—") << " | "
-       << fmt("%.3g", steps_per_s(r, r.fwd_median_s) * 1e-6)
-       << " / " << fmt("%.3g", steps_per_s(r, r.fwd_best_s) * 1e-6) << " | "
+       << " | " << r.schedule << " | " << (r.budget_mb > 0 ? fmt("%.4g", r.budget_mb) : "—")
+       << " | " << fmt("%.3g", steps_per_s(r, r.fwd_median_s) * 1e-6) << " / "
+       << fmt("%.3g", steps_per_s(r, r.fwd_best_s) * 1e-6) << " | "
        << fmt("%.3g", steps_per_s(r, r.fb_median_s) * 1e-6) << " / "
        << fmt("%.3g", steps_per_s(r, r.fb_best_s) * 1e-6) << " | "
        << fmt("%.2f", (r.fb_median_s - r.fwd_median_s) / r.fwd_median_s) << " | "
-       << fmt("%.3f", r.recompute) << " | " << fmt("%.3g", 1e3 * r.fb_median_s / double(r.batch)) << " | "
-       << fmt("%.3g", r.flops_fwd * steps_per_s(r, t_f) * 1e-9) << ", "
+       << fmt("%.3f", r.recompute) << " | " << fmt("%.3g", 1e3 * r.fb_median_s / double(r.batch))
+       << " | " << fmt("%.3g", r.flops_fwd * steps_per_s(r, t_f) * 1e-9) << ", "
        << fmt("%.3g", r.bytes_fwd * steps_per_s(r, t_f) * 1e-9) << " | "
        << fmt("%.3g", r.flops_fb() * steps_per_s(r, t_fb) * 1e-9) << ", "
        << fmt("%.3g", r.bytes_fb() * steps_per_s(r, t_fb) * 1e-9) << " |";
@@ -452,22 +466,26 @@ void print_markdown(const std::vector<Row>& rows, std::ostream& os) {
            << fmt("%.3g", steps_per_s(r, r.kernel_fb_s) * 1e-6) << " | "
            << fmt("%.1f", r.transfer_s * 1e3) << " | "
            << (peak_fp > 0 ? fmt("%.2g", 100 * gflops / peak_fp) : std::string("?")) << ", "
-           << (cs.peak_bandwidth_gbs > 0 ? fmt("%.2g", 100 * gbs / cs.peak_bandwidth_gbs) : std::string("?")) << " |";
+           << (cs.peak_bandwidth_gbs > 0 ? fmt("%.2g", 100 * gbs / cs.peak_bandwidth_gbs)
+                                         : std::string("?"))
+           << " |";
       } else {
         os << " — | — | — | — |";
       }
     }
-    os << " " << r.scratch << " | " << r.scratch_k1 << " | "
-       << fmt("%.0f", r.peak_rss_kb / 1024.0) << " |\n";
+    os << " " << r.scratch << " | " << r.scratch_k1 << " | " << fmt("%.0f", r.peak_rss_kb / 1024.0)
+       << " |\n";
   }
   if (cuda && cs.available)
-    os << "\nDevice ceilings: " << cs.device << ", " << cs.sm_count << " SMs at " << fmt("%.3g", cs.sm_clock_ghz)
-       << " GHz: FP32 " << fmt("%.4g", cs.peak_fp32_gflops) << " GFLOP/s, FP64 " << fmt("%.4g", cs.peak_fp64_gflops)
-       << " GFLOP/s, DRAM " << fmt("%.4g", cs.peak_bandwidth_gbs) << " GB/s.\n";
+    os << "\nDevice ceilings: " << cs.device << ", " << cs.sm_count << " SMs at "
+       << fmt("%.3g", cs.sm_clock_ghz) << " GHz: FP32 " << fmt("%.4g", cs.peak_fp32_gflops)
+       << " GFLOP/s, FP64 " << fmt("%.4g", cs.peak_fp64_gflops) << " GFLOP/s, DRAM "
+       << fmt("%.4g", cs.peak_bandwidth_gbs) << " GB/s.\n";
 }
 
 template <class S>
-void bench_precision(const Options& opt, const ConfigScene& scene, BackendKind kind, std::vector<Row>& rows) {
+void bench_precision(const Options& opt, const ConfigScene& scene, BackendKind kind,
+                     std::vector<Row>& rows) {
   const std::unique_ptr<BatchRunner> runner = scene.template runner<S>(kind);
   for (long B : opt.batches) {
     const double gb = host_bytes<S>(B, opt.steps, runner->nx(), runner->nu(), runner->np()) / 1e9;
@@ -495,28 +513,33 @@ int main(int argc, char** argv) {
   app.add_option("--backend", opt.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--precision", opt.precision, "float32, float64 or both")
       ->check(CLI::IsMember({"float32", "float64", "both"}));
-  auto* batches_opt = app.add_option("--batches", opt.batches, "batch sizes B, comma separated")
-                          ->delimiter(',');
+  auto* batches_opt =
+      app.add_option("--batches", opt.batches, "batch sizes B, comma separated")->delimiter(',');
   app.add_option("--max-mem-gb", opt.max_mem_gb, "stop growing B past this host memory [GB]");
   auto* steps_opt =
       app.add_option("--steps", opt.steps, "horizon T (default: the config's simulation.steps)")
           ->check(CLI::PositiveNumber);
   auto* checkpoint_opt =
       app.add_option("--checkpoint", opt.checkpoints,
-                     "checkpoint intervals K: sqrt, a number, or stored (the CPU keeps the whole forward pass "
+                     "checkpoint intervals K: sqrt, a number, or stored (the CPU keeps the whole "
+                     "forward pass "
                      "within --store-forward-mb per thread, else K = sqrt), comma separated")
           ->delimiter(',');
-  app.add_option("--store-forward-mb", opt.store_forward_mb, "per-thread budget of --checkpoint stored [MiB]")
+  app.add_option("--store-forward-mb", opt.store_forward_mb,
+                 "per-thread budget of --checkpoint stored [MiB]")
       ->check(CLI::PositiveNumber);
-  app.add_option("--snapshots", opt.snapshots, "binomial schedules: snapshot counts s, comma separated")
+  app.add_option("--snapshots", opt.snapshots,
+                 "binomial schedules: snapshot counts s, comma separated")
       ->delimiter(',');
   app.add_option("--memory-mb", opt.memory_mb,
-                 "per-rollout scratch budgets [MiB], comma separated: uniform sqrt(T) if it fits, else binomial")
+                 "per-rollout scratch budgets [MiB], comma separated: uniform sqrt(T) if it fits, "
+                 "else binomial")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   auto* config_opt = app.add_option("--config", opt.config_path,
-                 "take model, loss, x0 and θ from this steer config (default: bench/configs/projectile_throughput.json)")
-      ->check(CLI::ExistingFile);
+                                    "take model, loss, x0 and θ from this steer config (default: "
+                                    "bench/configs/projectile_throughput.json)")
+                         ->check(CLI::ExistingFile);
   app.add_option("--threads", opt.threads, "CPU threads (0 = default)");
   app.add_option("--min-time", opt.min_time, "seconds of repeats per figure");
   app.add_option("--json", opt.json_path, "write results as JSON to this file");

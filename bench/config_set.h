@@ -14,7 +14,8 @@ namespace steer::bench {
 // "a.b.c=VALUE": sets j["a"]["b"]["c"] to VALUE parsed as JSON (a bare word is a string)
 inline void apply_set(nlohmann::json& j, const std::string& kv) {
   const auto eq = kv.find('=');
-  if (eq == std::string::npos) throw std::invalid_argument("--set " + kv + ": expected key.path=value");
+  if (eq == std::string::npos)
+    throw std::invalid_argument("--set " + kv + ": expected key.path=value");
   const std::string path = kv.substr(0, eq), text = kv.substr(eq + 1);
   nlohmann::json value;
   try {

@@ -33,7 +33,8 @@
 //   FD         centered FD of the loss along a random direction (each variable scaled by
 //              max(|v|, 1)), ε ∈ {1e-4, 1e-6, 1e-8}, the best relative error against the adjoint,
 //              in float64, as validation runs it (chain, walker_free: ∂L/∂θ.spring.stiffness of
-//              L = ½ (x_T[particle 3 or 0].x − x_0[…].x − 1 cm)²; walker: the actuator weights and biases)
+//              L = ½ (x_T[particle 3 or 0].x − x_0[…].x − 1 cm)²; walker: the actuator weights and
+//              biases)
 //   cost       one forward and one forward+gradient Problem::evaluate over --batch rollouts on
 //              --threads threads, per rollout-step [µs]: the least process CPU time of a call
 //              (the table; with one thread the figure least disturbed by other processes) and
@@ -90,7 +91,6 @@ struct Options {
   std::string json_path;
 };
 
-
 json grid_walker_robot(double k, double actuation) {
   return {{"grid",
            {{"cells", json::array({{0, 0}, {1, 0}, {2, 0}, {3, 0}})},
@@ -100,15 +100,17 @@ json grid_walker_robot(double k, double actuation) {
             {"actuation", actuation}}}};
 }
 
-// one cell's experiment config: scene, integrator, spring stiffness k [N/m], timestep h [s], T steps
-json scene_config(const std::string& scene, const std::string& integrator, double k, double h, int T, int batch,
-                  const std::vector<std::string>& sets) {
+// one cell's experiment config: scene, integrator, spring stiffness k [N/m], timestep h [s], T
+// steps
+json scene_config(const std::string& scene, const std::string& integrator, double k, double h,
+                  int T, int batch, const std::vector<std::string>& sets) {
   json j;
   j["name"] = "stability_" + scene;
   j["simulation"] = {{"dt", h}, {"steps", T}, {"precision", "float64"}, {"backend", "cpu"}};
   j["validation"] = {{"enabled", false}};
   j["batch"] = {{"size", batch}};
-  json m = {{"type", "mass_spring"}, {"dim", 2}, {"integrator", integrator}, {"particle_mass", 1.0}};
+  json m = {
+      {"type", "mass_spring"}, {"dim", 2}, {"integrator", integrator}, {"particle_mass", 1.0}};
   if (scene == "chain" || scene == "walker_free") {
     m["gravity"] = 0.0;
     m["velocity_damping"] = 0.0;
@@ -118,11 +120,14 @@ json scene_config(const std::string& scene, const std::string& integrator, doubl
     const std::string end = scene == "chain" ? "particle[3].position.x" : "particle[0].position.x";
     const double x0 = scene == "chain" ? 0.41 : 0.1;
     j["variables"] = {{"theta.spring.stiffness", {{"lower", 1.0}, {"upper", 1e9}}}};
-    j["loss"] = {{"terminal", json::array({{{"state", end}, {"target", x0 + 0.01}, {"weight", 1.0}}})}};
+    j["loss"] = {
+        {"terminal", json::array({{{"state", end}, {"target", x0 + 0.01}, {"weight", 1.0}}})}};
     if (scene == "chain") {
       // stretched by 5, 5 and 10 mm and bent by ±1 cm: every spring starts strained
-      m["robot"] = {{"particles", json::array({{0.1, 0.5}, {0.205, 0.51}, {0.3, 0.495}, {0.41, 0.5}})},
-                    {"springs", json::array({{0, 1, 0.1, k, 0.0}, {1, 2, 0.1, k, 0.0}, {2, 3, 0.1, k, 0.0}})}};
+      m["robot"] = {
+          {"particles", json::array({{0.1, 0.5}, {0.205, 0.51}, {0.3, 0.495}, {0.41, 0.5}})},
+          {"springs",
+           json::array({{0, 1, 0.1, k, 0.0}, {1, 2, 0.1, k, 0.0}, {2, 3, 0.1, k, 0.0}})}};
     } else {
       m["robot"] = grid_walker_robot(k, 0.0);
       j["batch"]["seed"] = 3;
@@ -133,8 +138,9 @@ json scene_config(const std::string& scene, const std::string& integrator, doubl
     m["gravity"] = 4.8;
     m["velocity_damping"] = 15.0;
     m["actuation"] = {{"type", "sinusoid"}, {"phases", 10}, {"frequency", 10.0}};
-    m["ground"] = {{"type", "penalty"}, {"height", 0.1},      {"stiffness", 1e4},          {"damping", 50.0},
-                   {"smoothing", 0.01}, {"friction", 1.0}, {"friction_smoothing", 0.05}};
+    m["ground"] = {{"type", "penalty"},         {"height", 0.1},     {"stiffness", 1e4},
+                   {"damping", 50.0},           {"smoothing", 0.01}, {"friction", 1.0},
+                   {"friction_smoothing", 0.05}};
     j["batch"]["seed"] = 11;
     j["batch"]["randomize"] = {{"theta.actuator.weight", {{"jitter", 0.3}}}};
     j["loss"] = {{"com_displacement", {{"axis", "x"}, {"weight", -1.0}}}};
@@ -162,7 +168,8 @@ double median(std::vector<double> v) {
 struct Timing {
   double wall = 0, cpu = 0;
 };
-Timing time_evaluate(steer::Problem& p, const std::vector<double>& vars, bool grad, double min_time) {
+Timing time_evaluate(steer::Problem& p, const std::vector<double>& vars, bool grad,
+                     double min_time) {
   steer::Evaluation ev;
   p.evaluate(vars, grad, ev);
   std::vector<double> w;
@@ -200,26 +207,28 @@ struct Cell {
   double k = 0, h = 0;
   int steps = 0;
   bool stable = false;
-  int bound_step = -1;                  // first step non-finite or past the speed bound
-  bool nonfinite = false;               // ... and that state is non-finite
-  bool newton_nan = false;              // implicit: NaN because Newton did not converge in the step before
+  int bound_step = -1;      // first step non-finite or past the speed bound
+  bool nonfinite = false;   // ... and that state is non-finite
+  bool newton_nan = false;  // implicit: NaN because Newton did not converge in the step before
   double energy_final = NAN, energy_dev = NAN;  // E_T/E_0, max |E_k − E_0|/E_0
-  double travel = NAN;                  // [m]
-  double error = NAN;                   // [m]
-  double reversals = NAN;               // count / (T − 1)
-  double fd_error = NAN;                // best relative error over the ε sweep
-  double fwd_us = NAN, fb_us = NAN;     // per rollout-step, process CPU time [µs]
-  double fwd_wall_us = NAN, fb_wall_us = NAN;  // per rollout-step, wall time [µs]
+  double travel = NAN;                          // [m]
+  double error = NAN;                           // [m]
+  double reversals = NAN;                       // count / (T − 1)
+  double fd_error = NAN;                        // best relative error over the ε sweep
+  double fwd_us = NAN, fb_us = NAN;             // per rollout-step, process CPU time [µs]
+  double fwd_wall_us = NAN, fb_wall_us = NAN;   // per rollout-step, wall time [µs]
   double newton_mean = NAN;
   int newton_max = -1, newton_failed = -1;
 };
 
 steer::ExperimentConfig load(const json& j) { return steer::parse_config(j); }
 
-Reference make_reference(const Options& o, const std::string& scene, double k, double h_ref, double delta) {
+Reference make_reference(const Options& o, const std::string& scene, double k, double h_ref,
+                         double delta) {
   const int T = int(std::lround(o.horizon / h_ref));
   const int stride = int(std::lround(delta / h_ref));
-  const steer::ExperimentConfig c = load(scene_config(scene, "symplectic_euler", k, h_ref, T, 1, o.sets));
+  const steer::ExperimentConfig c =
+      load(scene_config(scene, "symplectic_euler", k, h_ref, T, 1, o.sets));
   ModelOf mo(c);
   auto p = steer::make_problem(c, steer::BackendKind::kCpu, 1);
   const int nv = p->num_vars();
@@ -229,8 +238,11 @@ Reference make_reference(const Options& o, const std::string& scene, double k, d
   const int nx = p->nx(), n = mo.m.n_particles, dim = mo.m.dim;
   const std::vector<double> theta = p->parameters(vars);
   for (int s = 0; s <= T; ++s) {
-    for (int i = 0; i < n * dim; ++i) r.vmax = std::max(r.vmax, std::abs(all[size_t(s) * nx + mo.m.x_vel(0) + i]));
-    if (s % stride == 0) r.states.insert(r.states.end(), all.begin() + size_t(s) * nx, all.begin() + size_t(s + 1) * nx);
+    for (int i = 0; i < n * dim; ++i)
+      r.vmax = std::max(r.vmax, std::abs(all[size_t(s) * nx + mo.m.x_vel(0) + i]));
+    if (s % stride == 0)
+      r.states.insert(r.states.end(), all.begin() + size_t(s) * nx,
+                      all.begin() + size_t(s + 1) * nx);
   }
   r.energy0 = mo.m.energy<double>(r.states.data(), theta.data());
   const std::vector<double> cd = p->com_displacement(vars, 1, 0);
@@ -238,8 +250,8 @@ Reference make_reference(const Options& o, const std::string& scene, double k, d
   return r;
 }
 
-Cell run_cell(const Options& o, const std::string& scene, const std::string& integ, double k, double h,
-              double delta, const Reference& ref) {
+Cell run_cell(const Options& o, const std::string& scene, const std::string& integ, double k,
+              double h, double delta, const Reference& ref) {
   Cell cell;
   cell.scene = scene;
   cell.integrator = integ;
@@ -273,7 +285,9 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
   if (conservative_scene(scene)) {
     const double e0 = m.energy<double>(traj.data(), theta.data());
     double dev = 0;
-    for (int s = 0; s <= T; ++s) dev = std::max(dev, std::abs(m.energy<double>(traj.data() + size_t(s) * nx, theta.data()) - e0));
+    for (int s = 0; s <= T; ++s)
+      dev = std::max(dev,
+                     std::abs(m.energy<double>(traj.data() + size_t(s) * nx, theta.data()) - e0));
     cell.energy_final = m.energy<double>(xT, theta.data()) / e0;
     cell.energy_dev = dev / e0;
   } else {
@@ -288,7 +302,8 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
     const double* xr = ref.states.data() + size_t(j) * nx;
     for (int i = 0; i < n; ++i) {
       double d2 = 0;
-      for (int a = 0; a < dim; ++a) d2 += (x[m.x_pos(i) + a] - xr[m.x_pos(i) + a]) * (x[m.x_pos(i) + a] - xr[m.x_pos(i) + a]);
+      for (int a = 0; a < dim; ++a)
+        d2 += (x[m.x_pos(i) + a] - xr[m.x_pos(i) + a]) * (x[m.x_pos(i) + a] - xr[m.x_pos(i) + a]);
       err = std::isfinite(d2) ? std::max(err, std::sqrt(d2)) : INFINITY;
     }
   }
@@ -349,7 +364,8 @@ Cell run_cell(const Options& o, const std::string& scene, const std::string& int
     auto pb = steer::make_problem(cb, steer::BackendKind::kCpu, o.threads);
     const std::vector<double> vb(pb->initial().begin(), pb->initial().end());
     const double per = 1e6 / (double(o.batch) * T);
-    const Timing tf = time_evaluate(*pb, vb, false, o.min_time), tb = time_evaluate(*pb, vb, true, o.min_time);
+    const Timing tf = time_evaluate(*pb, vb, false, o.min_time),
+                 tb = time_evaluate(*pb, vb, true, o.min_time);
     cell.fwd_us = tf.cpu * per;
     cell.fb_us = tb.cpu * per;
     cell.fwd_wall_us = tf.wall * per;
@@ -366,19 +382,33 @@ std::string num(double v, const char* fmt = "%.3g") {
   return b;
 }
 
-std::string short_name(const std::string& integ) { return integ == "backward_euler" ? "implicit" : "explicit"; }
+std::string short_name(const std::string& integ) {
+  return integ == "backward_euler" ? "implicit" : "explicit";
+}
 
 json cell_json(const Cell& c) {
   auto jn = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  return {{"scene", c.scene},          {"integrator", c.integrator},     {"stiffness", c.k},
-          {"dt", c.h},                 {"steps", c.steps},               {"stable", c.stable},
-          {"bound_step", c.bound_step}, {"newton_nan", c.newton_nan}, {"energy_final_over_initial", jn(c.energy_final)},
-          {"energy_max_deviation_relative", jn(c.energy_dev)},           {"travel_m", jn(c.travel)},
-          {"position_error_m", jn(c.error)},                             {"reversal_fraction", jn(c.reversals)},
-          {"fd_relative_error", jn(c.fd_error)},                         {"forward_us_per_rollout_step", jn(c.fwd_us)},
+  return {{"scene", c.scene},
+          {"integrator", c.integrator},
+          {"stiffness", c.k},
+          {"dt", c.h},
+          {"steps", c.steps},
+          {"stable", c.stable},
+          {"bound_step", c.bound_step},
+          {"newton_nan", c.newton_nan},
+          {"energy_final_over_initial", jn(c.energy_final)},
+          {"energy_max_deviation_relative", jn(c.energy_dev)},
+          {"travel_m", jn(c.travel)},
+          {"position_error_m", jn(c.error)},
+          {"reversal_fraction", jn(c.reversals)},
+          {"fd_relative_error", jn(c.fd_error)},
+          {"forward_us_per_rollout_step", jn(c.fwd_us)},
           {"forward_gradient_us_per_rollout_step", jn(c.fb_us)},
-          {"forward_wall_us_per_rollout_step", jn(c.fwd_wall_us)}, {"forward_gradient_wall_us_per_rollout_step", jn(c.fb_wall_us)},         {"newton_mean", jn(c.newton_mean)},
-          {"newton_max", c.newton_max},                                  {"newton_not_converged", c.newton_failed}};
+          {"forward_wall_us_per_rollout_step", jn(c.fwd_wall_us)},
+          {"forward_gradient_wall_us_per_rollout_step", jn(c.fb_wall_us)},
+          {"newton_mean", jn(c.newton_mean)},
+          {"newton_max", c.newton_max},
+          {"newton_not_converged", c.newton_failed}};
 }
 
 std::vector<double> parse_list(const std::string& s, const char* what) {
@@ -393,7 +423,8 @@ std::vector<double> parse_list(const std::string& s, const char* what) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != tok.size() || !(x > 0)) throw std::invalid_argument(std::string(what) + ": " + tok + " is not a positive number");
+    if (used != tok.size() || !(x > 0))
+      throw std::invalid_argument(std::string(what) + ": " + tok + " is not a positive number");
     v.push_back(x);
   }
   if (v.empty()) throw std::invalid_argument(std::string(what) + ": empty list");
@@ -419,19 +450,25 @@ long ratio(double a, double b) {
 
 int main(int argc, char** argv) {
   Options o;
-  std::string scenes = "chain,walker_free,walker", integrators = "symplectic_euler,backward_euler", ks = "2e3,2e4,2e5,2e6",
-              dts = "1,2,4,8,16";
+  std::string scenes = "chain,walker_free,walker", integrators = "symplectic_euler,backward_euler",
+              ks = "2e3,2e4,2e5,2e6", dts = "1,2,4,8,16";
   bool no_timing = false, no_fd = false;
-  CLI::App app{"mass_spring_stability: explicit vs implicit mass-spring steps over stiffness x timestep"};
+  CLI::App app{
+      "mass_spring_stability: explicit vs implicit mass-spring steps over stiffness x timestep"};
   app.add_option("--scenes", scenes, "comma list of chain, walker_free, walker");
   app.add_option("--integrators", integrators, "comma list of symplectic_euler, backward_euler");
   app.add_option("--stiffness", ks, "comma list of spring stiffnesses [N/m]");
-  app.add_option("--dt-ms", dts, "comma list of timesteps [ms]; each must divide the largest and the horizon");
+  app.add_option("--dt-ms", dts,
+                 "comma list of timesteps [ms]; each must divide the largest and the horizon");
   app.add_option("--horizon", o.horizon, "simulated time [s]")->check(CLI::PositiveNumber);
-  app.add_option("--ref-divisor", o.ref_divisor, "reference timestep = smallest dt / this")->check(CLI::Range(1, 4096));
-  app.add_option("--batch", o.batch, "rollouts of the timed evaluations")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--threads", o.threads, "CPU threads of the timed evaluations (0 = all)")->check(CLI::Range(0, 4096));
-  app.add_option("--min-time", o.min_time, "seconds of timed repeats per cost figure")->check(CLI::NonNegativeNumber);
+  app.add_option("--ref-divisor", o.ref_divisor, "reference timestep = smallest dt / this")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--batch", o.batch, "rollouts of the timed evaluations")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--threads", o.threads, "CPU threads of the timed evaluations (0 = all)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--min-time", o.min_time, "seconds of timed repeats per cost figure")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--set", o.sets, "edit every cell's config: key.path=JSON value (repeatable)");
   app.add_option("--json", o.json_path, "also write every cell as JSON to this file");
   app.add_flag("--no-timing", no_timing, "skip the cost columns");
@@ -445,20 +482,26 @@ int main(int argc, char** argv) {
     o.integrators = split(integrators);
     for (const auto& s : o.integrators)
       if (s != "symplectic_euler" && s != "backward_euler")
-        throw std::invalid_argument("--integrators: " + s + " is not symplectic_euler or backward_euler");
+        throw std::invalid_argument("--integrators: " + s +
+                                    " is not symplectic_euler or backward_euler");
     o.stiffness = parse_list(ks, "--stiffness");
     o.dt_ms = parse_list(dts, "--dt-ms");
     const double hmin = *std::min_element(o.dt_ms.begin(), o.dt_ms.end()) * 1e-3;
-    const double delta = *std::max_element(o.dt_ms.begin(), o.dt_ms.end()) * 1e-3;  // the common-time spacing
+    const double delta =
+        *std::max_element(o.dt_ms.begin(), o.dt_ms.end()) * 1e-3;  // the common-time spacing
     for (double d : o.dt_ms)
       if (!ratio(delta, d * 1e-3) || !ratio(o.horizon, d * 1e-3))
-        throw std::invalid_argument("--dt-ms: " + num(d) + " ms does not divide the largest timestep (" + num(delta * 1e3) +
-                                    " ms) and the horizon (" + num(o.horizon) + " s) into whole steps");
+        throw std::invalid_argument(
+            "--dt-ms: " + num(d) + " ms does not divide the largest timestep (" + num(delta * 1e3) +
+            " ms) and the horizon (" + num(o.horizon) + " s) into whole steps");
     const double h_ref = hmin / o.ref_divisor;
 
-    std::printf("# mass_spring_stability\n\nhorizon %s s, reference: symplectic Euler at h_ref = %s ms, positions compared every %s ms; "
-                "cost: %d rollouts on %d thread(s), process CPU time per rollout-step\n",
-                num(o.horizon).c_str(), num(h_ref * 1e3, "%.4g").c_str(), num(delta * 1e3).c_str(), o.batch, o.threads);
+    std::printf(
+        "# mass_spring_stability\n\nhorizon %s s, reference: symplectic Euler at h_ref = %s ms, "
+        "positions compared every %s ms; "
+        "cost: %d rollouts on %d thread(s), process CPU time per rollout-step\n",
+        num(o.horizon).c_str(), num(h_ref * 1e3, "%.4g").c_str(), num(delta * 1e3).c_str(), o.batch,
+        o.threads);
     if (!o.sets.empty()) {
       std::printf("edits:");
       for (const auto& s : o.sets) std::printf(" --set %s", s.c_str());
@@ -469,34 +512,47 @@ int main(int argc, char** argv) {
       const bool cons = conservative_scene(scene);
       std::printf("\n## %s\n\n", scene.c_str());
       std::vector<std::string> lines;
-      std::printf("| k [N/m] | h [ms] | step | stable | %s | error [mm] | reversals | FD rel. err | fwd CPU [µs] | fwd+grad CPU [µs] | Newton mean / max |\n",
-                  cons ? "E_T/E_0, max drift" : "travel [mm]");
+      std::printf(
+          "| k [N/m] | h [ms] | step | stable | %s | error [mm] | reversals | FD rel. err | fwd "
+          "CPU [µs] | fwd+grad CPU [µs] | Newton mean / max |\n",
+          cons ? "E_T/E_0, max drift" : "travel [mm]");
       std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (double k : o.stiffness) {
         const Reference ref = make_reference(o, scene, k, h_ref, delta);
-        if (!cons) lines.push_back("k " + num(k) + ": reference travel " + num(ref.travel * 1e3) + " mm");
+        if (!cons)
+          lines.push_back("k " + num(k) + ": reference travel " + num(ref.travel * 1e3) + " mm");
         for (double dms : o.dt_ms)
           for (const std::string& integ : o.integrators) {
             const Cell c = run_cell(o, scene, integ, k, dms * 1e-3, delta, ref);
             all.push_back(cell_json(c));
             const std::string stable =
-                c.stable       ? "stable"
-                : c.newton_nan ? "**NaN**: Newton not converged (step " + std::to_string(c.bound_step) + ")"
-                               : "**unstable** (step " + std::to_string(c.bound_step) + ")";
-            const std::string energy = cons ? num(c.energy_final) + ", " + num(c.energy_dev) : num(c.travel * 1e3);
-            const std::string newton = c.newton_max >= 0 ? num(c.newton_mean) + " / " + std::to_string(c.newton_max) +
-                                                               (c.newton_failed > 0 ? " (" + std::to_string(c.newton_failed) + " failed)" : "")
-                                                         : "—";
-            std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", num(k).c_str(), num(dms).c_str(),
-                        short_name(integ).c_str(), stable.c_str(), c.stable ? energy.c_str() : "—",
-                        c.stable ? num(c.error * 1e3).c_str() : "—", num(c.reversals, "%.2f").c_str(),
-                        c.stable ? num(c.fd_error, "%.1e").c_str() : "—", num(c.fwd_us).c_str(), num(c.fb_us).c_str(),
-                        newton.c_str());
+                c.stable ? "stable"
+                : c.newton_nan
+                    ? "**NaN**: Newton not converged (step " + std::to_string(c.bound_step) + ")"
+                    : "**unstable** (step " + std::to_string(c.bound_step) + ")";
+            const std::string energy =
+                cons ? num(c.energy_final) + ", " + num(c.energy_dev) : num(c.travel * 1e3);
+            const std::string newton =
+                c.newton_max >= 0
+                    ? num(c.newton_mean) + " / " + std::to_string(c.newton_max) +
+                          (c.newton_failed > 0 ? " (" + std::to_string(c.newton_failed) + " failed)"
+                                               : "")
+                    : "—";
+            std::printf(
+                "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", num(k).c_str(),
+                num(dms).c_str(), short_name(integ).c_str(), stable.c_str(),
+                c.stable ? energy.c_str() : "—", c.stable ? num(c.error * 1e3).c_str() : "—",
+                num(c.reversals, "%.2f").c_str(), c.stable ? num(c.fd_error, "%.1e").c_str() : "—",
+                num(c.fwd_us).c_str(), num(c.fb_us).c_str(), newton.c_str());
             std::fflush(stdout);
             // one plain line per cell for scripts and tests
             char buf[256];
-            std::snprintf(buf, sizeof buf, "cell %s k=%s dt=%sms %s %s reversals=%s", scene.c_str(), num(k).c_str(),
-                          num(dms).c_str(), integ.c_str(), c.stable ? "stable" : c.newton_nan ? "newton_failed" : "unstable", num(c.reversals, "%.2f").c_str());
+            std::snprintf(buf, sizeof buf, "cell %s k=%s dt=%sms %s %s reversals=%s", scene.c_str(),
+                          num(k).c_str(), num(dms).c_str(), integ.c_str(),
+                          c.stable       ? "stable"
+                          : c.newton_nan ? "newton_failed"
+                                         : "unstable",
+                          num(c.reversals, "%.2f").c_str());
             lines.push_back(buf);
           }
       }
@@ -506,8 +562,13 @@ int main(int argc, char** argv) {
     if (!o.json_path.empty()) {
       std::ofstream f(o.json_path);
       if (!f) throw std::invalid_argument("--json: cannot write " + o.json_path);
-      f << json({{"horizon_s", o.horizon}, {"reference_dt_s", h_ref}, {"compare_every_s", delta},
-                 {"batch", o.batch}, {"threads", o.threads}, {"sets", o.sets}, {"cells", all}})
+      f << json({{"horizon_s", o.horizon},
+                 {"reference_dt_s", h_ref},
+                 {"compare_every_s", delta},
+                 {"batch", o.batch},
+                 {"threads", o.threads},
+                 {"sets", o.sets},
+                 {"cells", all}})
                .dump(1)
         << "\n";
     }

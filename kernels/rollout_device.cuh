@@ -37,7 +37,7 @@ struct HasTopology<Model, std::void_t<decltype(std::declval<Model&>().topo)>> : 
 // rollout-major [count][n] with a warp per rollout (see the top of the file)
 template <class S>
 struct DeviceRollouts {
-  long count = 0;               // rollouts in this pass, Bc
+  long count = 0;                                                     // rollouts in this pass, Bc
   long n_x = 0, n_u = 0, n_p = 0, n_ckpt = 0, n_seg = 0, n_traj = 0;  // elements per rollout
   long n_stack = 0;             // ints per rollout (binomial schedule's snapshot indices)
   const S* x0 = nullptr;        // [nx][Bc]
@@ -105,11 +105,13 @@ __device__ Lanes lanes_of() {
 // (x0, u, θ) -> (checkpoints, L, diag) for d.count rollouts on `grid` blocks of
 // kRolloutThreads; KModel is the model as the kernels are compiled for it
 template <class KModel, class S>
-void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid);
+void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh,
+                    const DeviceRollouts<S>& d, dim3 grid);
 
 // (checkpoints, u, θ) -> (∂L/∂x0, ∂L/∂u, ∂L/∂θ); kReferenceAdjoint: the dual-number adjoint
 template <class KModel, class S, bool kReferenceAdjoint>
-void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid);
+void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh,
+                     const DeviceRollouts<S>& d, dim3 grid);
 
 }  // namespace cuda_detail
 }  // namespace steer

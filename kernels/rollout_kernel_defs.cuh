@@ -50,7 +50,8 @@ struct DeviceLoss {
   DeviceBuffer table;
   explicit DeviceLoss(const Loss& host) : loss(host) {
     if (!host.has_track()) return;
-    const std::size_t bytes = sizeof(double) * 2 * std::size_t(host.track_rows) * std::size_t(host.n_track);
+    const std::size_t bytes =
+        sizeof(double) * 2 * std::size_t(host.track_rows) * std::size_t(host.n_track);
     table = DeviceBuffer(bytes);
     STEER_CUDA_CHECK(cudaMemcpy(table.as<double>(), host.track, bytes, cudaMemcpyHostToDevice));
     loss.track = table.as<const double>();
@@ -66,31 +67,34 @@ struct DeviceLoss {
 }  // namespace
 
 template <class KModel, class S>
-void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
+void launch_forward(const KModel& m, const Loss& loss, const RolloutShape& sh,
+                    const DeviceRollouts<S>& d, dim3 grid) {
   const DeviceLoss dl(loss);
   STEER_KERNEL_LAUNCH(grid, kRolloutThreads, forward_kernel<KModel, S>)(m, dl.loss, sh, d);
 }
 
 template <class KModel, class S, bool kReferenceAdjoint>
-void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh, const DeviceRollouts<S>& d, dim3 grid) {
+void launch_backward(const KModel& m, const Loss& loss, const RolloutShape& sh,
+                     const DeviceRollouts<S>& d, dim3 grid) {
   const DeviceLoss dl(loss);
-  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, backward_kernel<KModel, S, kReferenceAdjoint>)(m, dl.loss, sh, d);
+  STEER_KERNEL_LAUNCH(grid, kRolloutThreads, backward_kernel<KModel, S, kReferenceAdjoint>)
+  (m, dl.loss, sh, d);
 }
 
 }  // namespace cuda_detail
 }  // namespace steer
 
 // the forward kernel and the hand-adjoint backward kernel of KModel in S
-#define STEER_INSTANTIATE_CUDA_KERNELS(KModel, S)                                                     \
-  namespace steer::cuda_detail {                                                                    \
-  template void launch_forward<KModel, S>(const KModel&, const Loss&, const RolloutShape&,           \
-                                          const DeviceRollouts<S>&, dim3);                           \
-  template void launch_backward<KModel, S, false>(const KModel&, const Loss&, const RolloutShape&,   \
-                                                  const DeviceRollouts<S>&, dim3);                   \
+#define STEER_INSTANTIATE_CUDA_KERNELS(KModel, S)                                                  \
+  namespace steer::cuda_detail {                                                                   \
+  template void launch_forward<KModel, S>(const KModel&, const Loss&, const RolloutShape&,         \
+                                          const DeviceRollouts<S>&, dim3);                         \
+  template void launch_backward<KModel, S, false>(const KModel&, const Loss&, const RolloutShape&, \
+                                                  const DeviceRollouts<S>&, dim3);                 \
   }
 // the dual-number (reference) backward kernel of KModel in S
-#define STEER_INSTANTIATE_CUDA_REFERENCE_KERNEL(KModel, S)                                           \
-  namespace steer::cuda_detail {                                                                    \
-  template void launch_backward<KModel, S, true>(const KModel&, const Loss&, const RolloutShape&,    \
-                                                 const DeviceRollouts<S>&, dim3);                    \
+#define STEER_INSTANTIATE_CUDA_REFERENCE_KERNEL(KModel, S)                                        \
+  namespace steer::cuda_detail {                                                                  \
+  template void launch_backward<KModel, S, true>(const KModel&, const Loss&, const RolloutShape&, \
+                                                 const DeviceRollouts<S>&, dim3);                 \
   }

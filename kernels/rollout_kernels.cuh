@@ -64,8 +64,8 @@ static_assert(kRolloutThreads % kWarp == 0, "a block holds whole warps");
 static_assert(HasTopology<MassSpring>::value && !HasTopology<Projectile>::value, "topology trait");
 
 // ---- launch parameters, all in one place (the rollout kernels' block: rollout_device.cuh) ----
-constexpr int kTile = 32;             // transpose tile: kTile × kTile elements
-constexpr int kTileRows = 8;          // transpose block: kTile × kTileRows threads
+constexpr int kTile = 32;     // transpose tile: kTile × kTile elements
+constexpr int kTileRows = 8;  // transpose block: kTile × kTileRows threads
 constexpr long kMaxGridX = 2147483647L;
 constexpr long kMaxGridY = 65535L;
 // device memory left unclaimed when sizing chunks: a fraction of the free memory plus a
@@ -142,7 +142,8 @@ __global__ void transpose_kernel(const T* in, T* out, long rows, long cols) {
 template <class T>
 void launch_transpose(const T* d_in, T* d_out, long rows, long cols) {
   if (rows == 0 || cols == 0) return;
-  STEER_KERNEL_LAUNCH(transpose_grid(rows, cols), dim3(kTile, kTileRows), transpose_kernel<T>)(d_in, d_out, rows, cols);
+  STEER_KERNEL_LAUNCH(transpose_grid(rows, cols), dim3(kTile, kTileRows), transpose_kernel<T>)
+  (d_in, d_out, rows, cols);
   STEER_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -179,8 +180,8 @@ Model device_model(const Model& m, DeviceBuffer& storage) {
     const long n = m.topology_size();
     if (n > 0) {
       storage = DeviceBuffer(sizeof(int) * std::size_t(n));
-      STEER_CUDA_CHECK(
-          cudaMemcpy(storage.as<int>(), m.topo, sizeof(int) * std::size_t(n), cudaMemcpyHostToDevice));
+      STEER_CUDA_CHECK(cudaMemcpy(storage.as<int>(), m.topo, sizeof(int) * std::size_t(n),
+                                  cudaMemcpyHostToDevice));
       md.topo = storage.as<int>();
     }
   }

@@ -1,6 +1,7 @@
 // CUDA rollouts of mass_spring in double: the launcher and the forward and hand-adjoint backward
 // kernels (the reference adjoint of a state sized at run time is host-only): MassSpringSymplectic's
-// for symplectic-Euler models, MassSpring's for backward-Euler ones (rollout_kernels.cuh, with_kernel_model)
+// for symplectic-Euler models, MassSpring's for backward-Euler ones (rollout_kernels.cuh,
+// with_kernel_model)
 #include "rollout_kernels.cuh"
 #include "rollout_kernel_defs.cuh"
 

@@ -62,9 +62,11 @@ nb::object view_of(std::vector<S>& v, std::initializer_list<size_t> shape, nb::h
 // An array over CUDA device memory (C order), returned as an object with __dlpack__ that
 // torch.from_dlpack or jax.dlpack.from_dlpack take without a copy; `owner` keeps it alive.
 template <class S>
-nb::object device_view_of(S* p, std::initializer_list<size_t> shape, nb::handle owner, int device_id) {
+nb::object device_view_of(S* p, std::initializer_list<size_t> shape, nb::handle owner,
+                          int device_id) {
   std::vector<size_t> sh(shape);
-  return nb::cast(nb::ndarray<nb::array_api, S>(p, sh.size(), sh.data(), owner, nullptr, nb::dtype<S>(), nb::device::cuda::value, device_id));
+  return nb::cast(nb::ndarray<nb::array_api, S>(
+      p, sh.size(), sh.data(), owner, nullptr, nb::dtype<S>(), nb::device::cuda::value, device_id));
 }
 
 // the dtype name a config's precision asks for
@@ -85,27 +87,41 @@ std::string shape_of(const nb::ndarray<nb::ro>& a) {
 // Checks a's device, dtype and shape; the message names the argument, the shape and dtype
 // expected and those given. `device_ok`: CUDA device memory is accepted (a CUDA build's rollout).
 template <class S>
-void check_array(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, bool device_ok) {
+void check_array(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want,
+                 bool device_ok) {
   const bool f32 = std::is_same<S, float>::value;
   const int dev = a.device_type();
   if (dev == nb::device::cuda::value && !device_ok) {
 #ifdef STEER_WITH_CUDA
-    throw nb::value_error((std::string(name) + ": a CPU array is expected here (this call runs on host memory); move it to the CPU first").c_str());
+    throw nb::value_error(
+        (std::string(name) +
+         ": a CPU array is expected here (this call runs on host memory); move it to the CPU first")
+            .c_str());
 #else
-    throw nb::value_error((std::string(name) + ": a CUDA device array, but this build of steer has no CUDA backend (built without a CUDA compiler); move it to the CPU first (.cpu(), numpy)").c_str());
+    throw nb::value_error(
+        (std::string(name) +
+         ": a CUDA device array, but this build of steer has no CUDA backend (built without a CUDA "
+         "compiler); move it to the CPU first (.cpu(), numpy)")
+            .c_str());
 #endif
   }
   if (dev != nb::device::cpu::value && dev != nb::device::cuda::value)
-    throw nb::value_error((std::string(name) + ": an array in CPU memory (or CUDA memory on a CUDA build) is expected, got DLPack device type " +
-                           std::to_string(dev)).c_str());
+    throw nb::value_error((std::string(name) +
+                           ": an array in CPU memory (or CUDA memory on a CUDA build) is expected, "
+                           "got DLPack device type " +
+                           std::to_string(dev))
+                              .c_str());
   if (a.dtype() != nb::dtype<S>())
-    throw nb::value_error((std::string(name) + ": dtype " + dtype_name(f32) + " expected (simulation.precision), shape " +
-                           shape_text(want) + "; convert with .astype(" + dtype_name(f32) + ")")
+    throw nb::value_error((std::string(name) + ": dtype " + dtype_name(f32) +
+                           " expected (simulation.precision), shape " + shape_text(want) +
+                           "; convert with .astype(" + dtype_name(f32) + ")")
                               .c_str());
   bool ok = a.ndim() == want.size();
   for (size_t i = 0; ok && i < want.size(); ++i) ok = (long long)a.shape(i) == want[i];
   if (!ok)
-    throw nb::value_error((std::string(name) + ": shape " + shape_text(want) + " expected, got " + shape_of(a)).c_str());
+    throw nb::value_error(
+        (std::string(name) + ": shape " + shape_text(want) + " expected, got " + shape_of(a))
+            .c_str());
 }
 
 // whether a (of shape `want`) is laid out as the engine reads it: C-contiguous (strides in
@@ -123,7 +139,8 @@ bool engine_layout(const nb::ndarray<nb::ro>& a, const std::vector<long long>& w
 
 // Copies a (checked, CPU memory, any strides) into dst in C order.
 template <class S>
-void copy_c_order(const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
+void copy_c_order(const nb::ndarray<nb::ro>& a, const std::vector<long long>& want,
+                  std::vector<S>& dst) {
   size_t n = 1;
   for (long long w : want) n *= size_t(w);
   dst.resize(n);
@@ -147,7 +164,8 @@ void copy_c_order(const nb::ndarray<nb::ro>& a, const std::vector<long long>& wa
 
 // a copy of a CPU array in C order, checked as check_array checks it (the validator's input)
 template <class S>
-void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& dst) {
+void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want,
+            std::vector<S>& dst) {
   check_array<S>(name, a, want, false);
   copy_c_order<S>(a, want, dst);
 }
@@ -156,12 +174,15 @@ void gather(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<lo
 // else a C-order copy in `copy`. A CUDA array must have that layout already: the device is
 // not read from the host to rearrange it.
 template <class S>
-const S* engine_input(const char* name, const nb::ndarray<nb::ro>& a, const std::vector<long long>& want, std::vector<S>& copy,
-                      bool device_ok) {
+const S* engine_input(const char* name, const nb::ndarray<nb::ro>& a,
+                      const std::vector<long long>& want, std::vector<S>& copy, bool device_ok) {
   check_array<S>(name, a, want, device_ok);
   if (engine_layout<S>(a, want)) return static_cast<const S*>(a.data());
   if (a.device_type() == nb::device::cuda::value)
-    throw nb::value_error((std::string(name) + ": a CUDA array is read in place and must be C-contiguous; pass .contiguous()").c_str());
+    throw nb::value_error(
+        (std::string(name) +
+         ": a CUDA array is read in place and must be C-contiguous; pass .contiguous()")
+            .c_str());
   copy_c_order<S>(a, want, copy);
   return copy.data();
 }
@@ -173,8 +194,9 @@ class ArrayRunner {
  public:
   virtual ~ArrayRunner() = default;
   // buffers: the addresses of the result arrays; inputs: those the engine read x0, u, θ from
-  virtual nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th,
-                           bool grad, int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
+  virtual nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u,
+                           const nb::ndarray<nb::ro>& th, bool grad, int traj_stride, int threads,
+                           std::vector<std::uintptr_t>& buffers,
                            std::vector<std::uintptr_t>& inputs) = 0;
   virtual nb::dict default_batch(const ExperimentConfig& c) = 0;
   virtual BackendKind backend() const = 0;
@@ -190,50 +212,61 @@ class PrecisionRunner : public ArrayRunner {
     shape_ = c.checkpoint_plan().shape;
   }
 
-  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
-                   int traj_stride, int threads, std::vector<std::uintptr_t>& buffers,
+  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u,
+                   const nb::ndarray<nb::ro>& th, bool grad, int traj_stride, int threads,
+                   std::vector<std::uintptr_t>& buffers,
                    std::vector<std::uintptr_t>& inputs) override {
     const long long nx = runner_->nx(), nu = runner_->nu(), np = runner_->np(), T = shape_.steps;
     if (x0.ndim() != 2)
-      throw nb::value_error(("x0: shape (B, " + std::to_string(nx) + ") expected, got " + shape_of(x0)).c_str());
+      throw nb::value_error(
+          ("x0: shape (B, " + std::to_string(nx) + ") expected, got " + shape_of(x0)).c_str());
     const long long B = (long long)x0.shape(0);
     if (B < 1) throw nb::value_error("x0: the batch needs at least one rollout (B >= 1)");
     RolloutShape sh = shape_;
     if (traj_stride < 0 || traj_stride > T)
-      throw nb::value_error(("trajectory_stride: must be in [0, T] = [0, " + std::to_string(T) + "]").c_str());
+      throw nb::value_error(
+          ("trajectory_stride: must be in [0, T] = [0, " + std::to_string(T) + "]").c_str());
     sh.traj_stride = traj_stride;
     // CUDA device arrays: all three on one device, and only to the CUDA backend of a CUDA build
 #ifdef STEER_WITH_CUDA
     const bool on_device = x0.device_type() == nb::device::cuda::value;
     if (on_device && runner_->backend() != BackendKind::kCuda)
-      throw nb::value_error(("x0: a CUDA device array, but this simulator runs on the " + std::string(backend_name(runner_->backend())) +
-                             " backend (simulation.backend = cuda or auto with a device reads device arrays); move it to the CPU first")
+      throw nb::value_error(("x0: a CUDA device array, but this simulator runs on the " +
+                             std::string(backend_name(runner_->backend())) +
+                             " backend (simulation.backend = cuda or auto with a device reads "
+                             "device arrays); move it to the CPU first")
                                 .c_str());
 #else
     const bool on_device = false;  // check_array refuses device arrays, naming the argument
 #endif
-    check_array<S>("x0", x0, {B, nx}, on_device);  // a CPU build refuses a device x0 by its name first
+    check_array<S>("x0", x0, {B, nx},
+                   on_device);  // a CPU build refuses a device x0 by its name first
     const char* names[3] = {"x0", "u", "theta"};
     const nb::ndarray<nb::ro>* arrays[3] = {&x0, &u, &th};
 #ifndef STEER_WITH_CUDA
     // a CPU build names a device u or theta as it names a device x0, before any device mismatch
     for (int k = 1; k < 3; ++k)
-      if (arrays[k]->device_type() == nb::device::cuda::value) check_array<S>(names[k], *arrays[k], {}, false);
+      if (arrays[k]->device_type() == nb::device::cuda::value)
+        check_array<S>(names[k], *arrays[k], {}, false);
 #endif
     for (int k = 1; k < 3; ++k)
-      if (arrays[k]->device_type() != x0.device_type() || (on_device && arrays[k]->device_id() != x0.device_id()))
-        throw nb::value_error((std::string(names[k]) + ": on another device than x0 (" +
-                               (on_device ? "CUDA device " + std::to_string(x0.device_id()) : std::string("CPU")) +
-                               "); pass x0, u and theta on one device")
-                                  .c_str());
+      if (arrays[k]->device_type() != x0.device_type() ||
+          (on_device && arrays[k]->device_id() != x0.device_id()))
+        throw nb::value_error(
+            (std::string(names[k]) + ": on another device than x0 (" +
+             (on_device ? "CUDA device " + std::to_string(x0.device_id()) : std::string("CPU")) +
+             "); pass x0, u and theta on one device")
+                .c_str());
     // in place where the layout allows (Batch::view_inputs), else C-order copies kept here
     std::vector<S> copies[3];
     const S* px0 = engine_input<S>("x0", x0, {B, nx}, copies[0], on_device);
     const S* pu = engine_input<S>("u", u, {B, T, nu}, copies[1], on_device);
     const S* pth = engine_input<S>("theta", th, {B, np}, copies[2], on_device);
     Batch<S> batch;
-    batch.size = int(B), batch.nx = int(nx), batch.nu = int(nu), batch.np = int(np), batch.steps = int(T);
-    batch.view_inputs(px0, pu, pth, on_device ? Memory::kDevice : Memory::kHost, on_device ? int(x0.device_id()) : 0);
+    batch.size = int(B), batch.nx = int(nx), batch.nu = int(nu), batch.np = int(np),
+    batch.steps = int(T);
+    batch.view_inputs(px0, pu, pth, on_device ? Memory::kDevice : Memory::kHost,
+                      on_device ? int(x0.device_id()) : 0);
     inputs.assign({std::uintptr_t(px0), std::uintptr_t(pu), std::uintptr_t(pth)});
     auto* owned = new Owned<S>();
     nb::capsule cap(owned, [](void* p) noexcept { delete static_cast<Owned<S>*>(p); });
@@ -269,7 +302,8 @@ class PrecisionRunner : public ArrayRunner {
     }
     if (traj_stride > 0) out["trajectory"] = result(r.traj, r.device.traj, {b, slots, size_t(nx)});
     std::vector<int> events(b), nonfinite(b);
-    for (size_t k = 0; k < b; ++k) events[k] = r.diag[k].event_step, nonfinite[k] = r.diag[k].nonfinite;
+    for (size_t k = 0; k < b; ++k)
+      events[k] = r.diag[k].event_step, nonfinite[k] = r.diag[k].nonfinite;
     out["event_step"] = nb::cast(events);
     out["nonfinite"] = nb::cast(nonfinite);
     return out;
@@ -310,14 +344,16 @@ class Simulator {
     backend_ = backend_name(runner_->backend());
   }
   const ExperimentConfig& config() const { return c_; }
-  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u, const nb::ndarray<nb::ro>& th, bool grad,
-                   int traj_stride) {
+  nb::dict rollout(const nb::ndarray<nb::ro>& x0, const nb::ndarray<nb::ro>& u,
+                   const nb::ndarray<nb::ro>& th, bool grad, int traj_stride) {
     return runner_->rollout(x0, u, th, grad, traj_stride, threads_, buffers_, inputs_);
   }
   nb::dict default_batch() { return runner_->default_batch(c_); }
   int threads() const { return threads_; }
   void set_threads(int t) {
-    if (t < 0) throw nb::value_error(("threads: must be >= 0 (0 = all cores), got " + std::to_string(t)).c_str());
+    if (t < 0)
+      throw nb::value_error(
+          ("threads: must be >= 0 (0 = all cores), got " + std::to_string(t)).c_str());
     threads_ = t;
   }
   bool f32() const { return f32_; }
@@ -334,7 +370,7 @@ class Simulator {
   nb::dict variables() {
     Problem& p = problem();
     const size_t B = size_t(p.batch_size()), nv = size_t(p.num_vars());
-    auto* v = new std::vector<double>[3]{p.initial(), p.lower(), p.upper()};
+    auto* v = new std::vector<double>[3] { p.initial(), p.lower(), p.upper() };
     nb::capsule cap(v, [](void* q) noexcept { delete[] static_cast<std::vector<double>*>(q); });
     nb::dict d;
     d["initial"] = view_of(v[0], {B, nv}, cap);
@@ -375,7 +411,7 @@ class Simulator {
   std::unique_ptr<ArrayRunner> runner_;
   std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
   std::vector<std::uintptr_t> inputs_;   // where the last rollout's engine read x0, u, θ
-  std::unique_ptr<Problem> problem_;     // the CLI's problem over the variables, made when first asked
+  std::unique_ptr<Problem> problem_;  // the CLI's problem over the variables, made when first asked
   Problem& problem() {
     if (!problem_) {
       std::string note;
@@ -387,7 +423,8 @@ class Simulator {
 
 // a config from JSON text, read as the CLI reads a file (reader caps, model.include relative to
 // base_dir, every key checked)
-ExperimentConfig config_from_text(const std::string& text, const std::string& source, const std::string& base_dir) {
+ExperimentConfig config_from_text(const std::string& text, const std::string& source,
+                                  const std::string& base_dir) {
   // data files (loss.reference/observations, controls.initial_file) are relative to base_dir too
   return parse_config(expand_includes(read_config_text(text, source), base_dir), base_dir);
 }
@@ -397,8 +434,8 @@ nb::object json_to_py(const nlohmann::json& j) {
   return json.attr("loads")(j.dump());
 }
 
-nb::dict run_config(const ExperimentConfig& c, const std::string& command, const std::string& out_dir, int threads,
-                    bool write, bool progress) {
+nb::dict run_config(const ExperimentConfig& c, const std::string& command,
+                    const std::string& out_dir, int threads, bool write, bool progress) {
   RunOptions o;
   o.command = command;
   o.out_dir = out_dir;
@@ -436,11 +473,14 @@ nb::object emulated_to_device(const nb::ndarray<nb::ro, S, nb::c_contig, nb::dev
   auto* d = new EmulatedDeviceArray();
   nb::capsule cap(d, [](void* q) noexcept { delete static_cast<EmulatedDeviceArray*>(q); });
   const size_t bytes = a.size() * sizeof(S);
-  if (cudaMalloc(&d->p, bytes > 0 ? bytes : 1) != cudaSuccess) throw std::runtime_error("emulated cudaMalloc failed");
-  if (cudaMemcpy(d->p, a.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("emulated cudaMemcpy failed");
+  if (cudaMalloc(&d->p, bytes > 0 ? bytes : 1) != cudaSuccess)
+    throw std::runtime_error("emulated cudaMalloc failed");
+  if (cudaMemcpy(d->p, a.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+    throw std::runtime_error("emulated cudaMemcpy failed");
   std::vector<size_t> shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape(i);
-  return nb::cast(nb::ndarray<nb::array_api, S>(d->p, shape.size(), shape.data(), cap, nullptr, nb::dtype<S>(), nb::device::cuda::value, 0));
+  return nb::cast(nb::ndarray<nb::array_api, S>(d->p, shape.size(), shape.data(), cap, nullptr,
+                                                nb::dtype<S>(), nb::device::cuda::value, 0));
 }
 
 template <class S>
@@ -476,7 +516,8 @@ NB_MODULE(_steer, m) {
   });
 
   nb::class_<Simulator>(m, "Simulator")
-      .def("_rollout", &Simulator::rollout, "x0"_a, "u"_a, "theta"_a, "grad"_a, "trajectory_stride"_a)
+      .def("_rollout", &Simulator::rollout, "x0"_a, "u"_a, "theta"_a, "grad"_a,
+           "trajectory_stride"_a)
       .def("_default_batch", &Simulator::default_batch)
       .def_prop_rw("threads", &Simulator::threads, &Simulator::set_threads,
                    "CPU threads for rollouts (0: the engine's default, all cores)")
@@ -488,29 +529,33 @@ NB_MODULE(_steer, m) {
       .def_prop_ro("_variable_names", &Simulator::variable_names)
       .def("_variables", &Simulator::variables)
       .def("_check_at", &Simulator::check_at, "variables"_a, "stage"_a)
-      .def_prop_ro("_info", [](const Simulator& s) {
-        const ExperimentConfig& c = s.config();
-        nb::dict d;
-        d["name"] = c.name;
-        d["model"] = c.model_type;
-        d["state_names"] = c.info.state_names;
-        d["state_units"] = c.info.state_units;
-        d["control_names"] = c.info.control_names;
-        d["control_units"] = c.info.control_units;
-        d["param_names"] = c.info.param_names;
-        d["param_units"] = c.info.param_units;
-        d["x0"] = c.x0;
-        d["theta"] = c.theta;
-        d["u"] = c.u_init;
-        d["T"] = c.steps;
-        d["dt"] = c.dt;
-        d["batch_size"] = c.batch_size;
-        d["precision"] = c.precision;
-        return d;
-      })
-      .def_prop_ro("_effective_config", [](const Simulator& s) { return json_to_py(s.config().to_json()); })
-      .def("_run", [](const Simulator& s, const std::string& command, const std::string& out_dir, int threads, bool write,
-                      bool progress) { return run_config(s.config(), command, out_dir, threads, write, progress); });
+      .def_prop_ro("_info",
+                   [](const Simulator& s) {
+                     const ExperimentConfig& c = s.config();
+                     nb::dict d;
+                     d["name"] = c.name;
+                     d["model"] = c.model_type;
+                     d["state_names"] = c.info.state_names;
+                     d["state_units"] = c.info.state_units;
+                     d["control_names"] = c.info.control_names;
+                     d["control_units"] = c.info.control_units;
+                     d["param_names"] = c.info.param_names;
+                     d["param_units"] = c.info.param_units;
+                     d["x0"] = c.x0;
+                     d["theta"] = c.theta;
+                     d["u"] = c.u_init;
+                     d["T"] = c.steps;
+                     d["dt"] = c.dt;
+                     d["batch_size"] = c.batch_size;
+                     d["precision"] = c.precision;
+                     return d;
+                   })
+      .def_prop_ro("_effective_config",
+                   [](const Simulator& s) { return json_to_py(s.config().to_json()); })
+      .def("_run", [](const Simulator& s, const std::string& command, const std::string& out_dir,
+                      int threads, bool write, bool progress) {
+        return run_config(s.config(), command, out_dir, threads, write, progress);
+      });
 
 #ifdef STEER_CUDA_EMULATION
   m.attr("_emulated_device") = true;
@@ -519,11 +564,13 @@ NB_MODULE(_steer, m) {
   m.def("_to_host", &emulated_to_host<double>, "a"_a);
   m.def("_to_host", &emulated_to_host<float>, "a"_a);
 #endif
-  m.def("_load_path", [](const std::string& path) { return new Simulator(load_config(path)); }, "path"_a,
-        nb::rv_policy::take_ownership);
-  m.def("_load_text",
-        [](const std::string& text, const std::string& source, const std::string& base_dir) {
-          return new Simulator(config_from_text(text, source, base_dir));
-        },
-        "text"_a, "source"_a, "base_dir"_a, nb::rv_policy::take_ownership);
+  m.def(
+      "_load_path", [](const std::string& path) { return new Simulator(load_config(path)); },
+      "path"_a, nb::rv_policy::take_ownership);
+  m.def(
+      "_load_text",
+      [](const std::string& text, const std::string& source, const std::string& base_dir) {
+        return new Simulator(config_from_text(text, source, base_dir));
+      },
+      "text"_a, "source"_a, "base_dir"_a, nb::rv_policy::take_ownership);
 }

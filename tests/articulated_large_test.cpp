@@ -37,24 +37,32 @@ namespace {
 // whose axis cycles through y, x, z and a skew direction, a joint anchor off the origin on
 // every third body, and slightly rotated frames so that no axis lines up with its parent's
 nlohmann::json test_body(int k, const std::string& parent, const std::vector<double>& pos) {
-  static const std::vector<std::vector<double>> axes = {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}, {0.6, 0.8, 0}};
+  static const std::vector<std::vector<double>> axes = {
+      {0, 1, 0}, {1, 0, 0}, {0, 0, 1}, {0.6, 0.8, 0}};
   const double s = 0.0436;  // sin(2.5°): a 5° turn
-  nlohmann::json joint = {{"name", "j" + std::to_string(k)}, {"damping", 0.02 + 0.001 * k}, {"armature", 0.002},
-                          {"kp", 3.0}, {"kv", 0.3}, {"force_limit", 4.0}, {"target", 0.01 * std::sin(0.5 * k)}};
+  nlohmann::json joint = {{"name", "j" + std::to_string(k)},
+                          {"damping", 0.02 + 0.001 * k},
+                          {"armature", 0.002},
+                          {"kp", 3.0},
+                          {"kv", 0.3},
+                          {"force_limit", 4.0},
+                          {"target", 0.01 * std::sin(0.5 * k)}};
   if (k % 8 == 5) {
     joint["type"] = "slide", joint["axis"] = {0, 0, 1}, joint["range"] = {-0.05, 0.05};
   } else {
     joint["axis"] = axes[k % 4];
   }
   if (k % 3 == 2) joint["pos"] = {0.01, -0.005, 0.0};
-  nlohmann::json b = {{"name", "b" + std::to_string(k)},
-                      {"pos", pos},
-                      {"quat", {std::sqrt(1 - s * s), k % 3 == 0 ? s : 0.0, k % 3 == 1 ? s : 0.0, k % 3 == 2 ? s : 0.0}},
-                      {"joint", joint},
-                      {"mass", 0.1 + 0.005 * k},
-                      {"com", {0.005, 0.0, 0.04}},
-                      // ~10⁻³ kg·m²: the step FD's ε = 10⁻⁶ then moves an inertia by 0.1%
-                      {"fullinertia", {2e-3, 2.2e-3, 1e-3, 1e-4, 0.0, 0.0}}};
+  nlohmann::json b = {
+      {"name", "b" + std::to_string(k)},
+      {"pos", pos},
+      {"quat",
+       {std::sqrt(1 - s * s), k % 3 == 0 ? s : 0.0, k % 3 == 1 ? s : 0.0, k % 3 == 2 ? s : 0.0}},
+      {"joint", joint},
+      {"mass", 0.1 + 0.005 * k},
+      {"com", {0.005, 0.0, 0.04}},
+      // ~10⁻³ kg·m²: the step FD's ε = 10⁻⁶ then moves an inertia by 0.1%
+      {"fullinertia", {2e-3, 2.2e-3, 1e-3, 1e-4, 0.0, 0.0}}};
   if (!parent.empty()) b["parent"] = parent;
   return b;
 }
@@ -63,7 +71,9 @@ nlohmann::json test_body(int k, const std::string& parent, const std::vector<dou
 nlohmann::json chain_model(int n) {
   nlohmann::json bodies = nlohmann::json::array();
   for (int k = 0; k < n; ++k)
-    bodies.push_back(test_body(k, k == 0 ? "" : "b" + std::to_string(k - 1), k == 0 ? std::vector<double>{0, 0, 1} : std::vector<double>{0, 0.02, 0.1}));
+    bodies.push_back(
+        test_body(k, k == 0 ? "" : "b" + std::to_string(k - 1),
+                  k == 0 ? std::vector<double>{0, 0, 1} : std::vector<double>{0, 0.02, 0.1}));
   const std::string last = "b" + std::to_string(n - 1);
   return {{"type", "articulated"},
           {"integrator", "euler"},
@@ -84,13 +94,20 @@ nlohmann::json tree_model() {
     const double a = 2 * M_PI * limb / 5;
     for (int i = 0; i < 6; ++i, ++k) {
       const std::string parent = i == 0 ? "b0" : "b" + std::to_string(k - 1);
-      bodies.push_back(test_body(k, parent, i == 0 ? std::vector<double>{0.15 * std::cos(a), 0.15 * std::sin(a), 0.1}
-                                                   : std::vector<double>{0.01, 0, -0.08}));
+      bodies.push_back(
+          test_body(k, parent,
+                    i == 0 ? std::vector<double>{0.15 * std::cos(a), 0.15 * std::sin(a), 0.1}
+                           : std::vector<double>{0.01, 0, -0.08}));
     }
-    sites.push_back({{"name", "hand" + std::to_string(limb)}, {"body", "b" + std::to_string(k - 1)}, {"pos", {0, 0, -0.05}}});
+    sites.push_back({{"name", "hand" + std::to_string(limb)},
+                     {"body", "b" + std::to_string(k - 1)},
+                     {"pos", {0, 0, -0.05}}});
   }
-  return {{"type", "articulated"}, {"integrator", "euler"}, {"bodies", bodies},
-          {"tip", {{"body", "b7"}, {"pos", {0, 0, -0.05}}}}, {"sites", sites},
+  return {{"type", "articulated"},
+          {"integrator", "euler"},
+          {"bodies", bodies},
+          {"tip", {{"body", "b7"}, {"pos", {0, 0, -0.05}}}},
+          {"sites", sites},
           {"contact", {{"height", 0.4}, {"stiffness", 2000}, {"damping", 5}, {"smoothing", 0.01}}}};
 }
 
@@ -104,19 +121,21 @@ std::vector<double> test_state(int n) {
 nlohmann::json config_json(const nlohmann::json& model, int steps) {
   const int n = int(model.at("bodies").size());
   const std::vector<double> x = test_state(n);
-  return {{"name", "large_tree"},
-          {"model", model},
-          {"simulation", {{"dt", 0.002}, {"steps", steps}}},
-          {"initial_state", {{"q", std::vector<double>(x.begin(), x.begin() + n)}}},
-          {"loss", {{"terminal", {{{"state", "j" + std::to_string(n - 1) + ".q"}, {"target", 0.1}}}}}},
-          {"validation", {{"enabled", false}}}};
+  return {
+      {"name", "large_tree"},
+      {"model", model},
+      {"simulation", {{"dt", 0.002}, {"steps", steps}}},
+      {"initial_state", {{"q", std::vector<double>(x.begin(), x.begin() + n)}}},
+      {"loss", {{"terminal", {{{"state", "j" + std::to_string(n - 1) + ".q"}, {"target", 0.1}}}}}},
+      {"validation", {{"enabled", false}}}};
 }
 
 ExperimentConfig parse_json(const nlohmann::json& j) { return parse_config(j); }
 
 // the rollout case of config c's large model: terminal errors of the first three joints and
 // the last, plus control effort, with controls that excite every joint
-RolloutCase<ArticulatedLarge> large_case(const std::string& name, const ExperimentConfig& c, int integrator, int steps) {
+RolloutCase<ArticulatedLarge> large_case(const std::string& name, const ExperimentConfig& c,
+                                         int integrator, int steps) {
   RolloutCase<ArticulatedLarge> r;
   r.name = name;
   r.model = c.model_state<ArticulatedSetup>().large;
@@ -131,7 +150,8 @@ RolloutCase<ArticulatedLarge> large_case(const std::string& name, const Experime
   r.loss.n_terminal = 4;
   const int idx[4] = {0, 1, 2, n - 1};
   for (int t = 0; t < 4; ++t)
-    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.05 * t, r.loss.terminal_weight[t] = 1.0;
+    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.05 * t,
+    r.loss.terminal_weight[t] = 1.0;
   r.loss.effort_weight = 1e-3;
   return r;
 }
@@ -143,34 +163,40 @@ struct LargeProvider {
     const char* names[] = {"euler", "implicitfast", "rk4"};
     const ExperimentConfig chain = parse_json(config_json(chain_model(32), 10));
     const ExperimentConfig tree = parse_json(config_json(tree_model(), 10));
-    for (int integ : {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+    for (int integ :
+         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
       std::vector<double> u(32);
       for (int j = 0; j < 32; ++j) u[j] = std::sin(0.7 * j);
       ArticulatedLarge m = chain.model_state<ArticulatedSetup>().large;
       m.integrator = integ;
-      out.push_back(StepCase<ArticulatedLarge>{std::string("32-hinge chain ") + names[integ], m, test_state(32), u, chain.theta});
+      out.push_back(StepCase<ArticulatedLarge>{std::string("32-hinge chain ") + names[integ], m,
+                                               test_state(32), u, chain.theta});
       // the tree with its tip 3 mm into the plane: the contact force is on
       ArticulatedLarge t = tree.model_state<ArticulatedSetup>().large;
       t.integrator = integ;
       t.contact = true;
       std::vector<double> p = tree.theta, x = test_state(32);
-      p[t.p_global(Articulated::kPlaneHeight)] -= t.penetration<double>(view(x.data()), view(p.data())) - 0.003;
-      out.push_back(StepCase<ArticulatedLarge>{std::string("32-body tree with contact ") + names[integ], t, x, u, p, 1e-2, 1});
+      p[t.p_global(Articulated::kPlaneHeight)] -=
+          t.penetration<double>(view(x.data()), view(p.data())) - 0.003;
+      out.push_back(StepCase<ArticulatedLarge>{
+          std::string("32-body tree with contact ") + names[integ], t, x, u, p, 1e-2, 1});
     }
     // the servo implicit through its force limit (servo_solve) at the large capacity
     ArticulatedLarge s = chain.model_state<ArticulatedSetup>().large;
     s.integrator = Articulated::kImplicitFast;
     s.servo_newton = 2;
     std::vector<double> us(32, 3.0);
-    out.push_back(StepCase<ArticulatedLarge>{"32-hinge chain implicit servo", s, test_state(32), us, chain.theta});
+    out.push_back(StepCase<ArticulatedLarge>{"32-hinge chain implicit servo", s, test_state(32), us,
+                                             chain.theta});
     return out;
   }
   static std::vector<RolloutCase<ArticulatedLarge>> rollout_cases() {
     const ExperimentConfig chain = parse_json(config_json(chain_model(32), 12));
     const ExperimentConfig tree = parse_json(config_json(tree_model(), 12));
-    return {large_case("32-hinge chain implicitfast, 12 steps", chain, Articulated::kImplicitFast, 12),
-            large_case("32-body tree with contact euler, 12 steps", tree, Articulated::kEuler, 12),
-            large_case("32-hinge chain rk4, 6 steps", chain, Articulated::kRk4, 6)};
+    return {
+        large_case("32-hinge chain implicitfast, 12 steps", chain, Articulated::kImplicitFast, 12),
+        large_case("32-body tree with contact euler, 12 steps", tree, Articulated::kEuler, 12),
+        large_case("32-hinge chain rk4, 6 steps", chain, Articulated::kRk4, 6)};
   }
 };
 
@@ -186,7 +212,8 @@ TEST(ArticulatedLarge, ParserPicksTheCapacity) {
   EXPECT_FALSE(ss.large_tree);
   EXPECT_EQ(ss.model.n_dof, 8);
   EXPECT_EQ(ss.large.n_dof, 8);
-  const ExperimentConfig nine = parse_json(config_json(chain_model(9), 10));  // 9 joints: beyond kMaxDof = 8
+  const ExperimentConfig nine =
+      parse_json(config_json(chain_model(9), 10));  // 9 joints: beyond kMaxDof = 8
   EXPECT_TRUE(nine.model_state<ArticulatedSetup>().large_tree);
   EXPECT_EQ(nine.model_state<ArticulatedSetup>().model.n_bodies, 0);
   const ExperimentConfig tree = parse_json(config_json(tree_model(), 10));
@@ -203,7 +230,8 @@ TEST(ArticulatedLarge, ParserPicksTheCapacity) {
 // scalar path (one rollout each) and with Articulated on its packed path (four rollouts)
 // against ArticulatedLarge on the scalar path.
 TEST(ArticulatedLarge, SameBitsAsArticulatedOnTreesThatFitBoth) {
-  const ExperimentConfig panda = load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+  const ExperimentConfig panda =
+      load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
   nlohmann::json six = chain_model(6);
   six["contact"] = {{"height", 0.9}, {"stiffness", 2000}, {"damping", 5}, {"smoothing", 0.01}};
   const ExperimentConfig chain = parse_json(config_json(six, 10));
@@ -212,7 +240,8 @@ TEST(ArticulatedLarge, SameBitsAsArticulatedOnTreesThatFitBoth) {
     const ExperimentConfig* c;
     int integrator;
   };
-  for (const Fit& f : {Fit{"panda implicitfast", &panda, Articulated::kImplicitFast}, Fit{"6-chain euler", &chain, Articulated::kEuler},
+  for (const Fit& f : {Fit{"panda implicitfast", &panda, Articulated::kImplicitFast},
+                       Fit{"6-chain euler", &chain, Articulated::kEuler},
                        Fit{"6-chain rk4", &chain, Articulated::kRk4}}) {
     SCOPED_TRACE(f.name);
     const ArticulatedSetup& s = f.c->model_state<ArticulatedSetup>();
@@ -239,7 +268,8 @@ TEST(ArticulatedLarge, SameBitsAsArticulatedOnTreesThatFitBoth) {
     sh.checkpoint_every = 6;
     auto same = [](const std::vector<double>& a, const std::vector<double>& c, const char* what) {
       ASSERT_EQ(a.size(), c.size()) << what;
-      EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(double)), 0) << what << " differ in their bits";
+      EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(double)), 0)
+          << what << " differ in their bits";
     };
     for (int batch : {1, B}) {
       SCOPED_TRACE("rollouts " + std::to_string(batch));
@@ -277,12 +307,14 @@ std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 TEST(ArticulatedLarge, CliCheckPassesOn32HingeChain) {
   TempDir d;
   nlohmann::json j = config_json(chain_model(32), 20);
-  j["variables"] = {{"controls", {{"lower", -20}, {"upper", 20}}}, {"theta.kp", {{"lower", 0}, {"upper", 100}}}};
+  j["variables"] = {{"controls", {{"lower", -20}, {"upper", 20}}},
+                    {"theta.kp", {{"lower", 0}, {"upper", 100}}}};
   j["optimizer"] = {{"method", "none"}};
   j["validation"] = {{"at", {"initial"}}, {"tolerance", 1e-6}, {"max_rollouts", 1}};
   const fs::path cfg = d.path / "chain32.json";
   std::ofstream(cfg) << j.dump(2);
-  const CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(d.path / "out"), d.path);
+  const CliResult r = run_steer(
+      "check " + quote(cfg) + " --backend cpu --quiet --out " + quote(d.path / "out"), d.path);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("gradient check (initial): 1/1 passed"), std::string::npos) << r.out;
 }
@@ -292,7 +324,8 @@ TEST(ArticulatedLarge, OverCapacityTreeRefusedWithExit2) {
   TempDir d;
   const fs::path cfg = d.path / "chain33.json";
   std::ofstream(cfg) << config_json(chain_model(33), 10).dump(2);
-  const CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(d.path / "out"), d.path);
+  const CliResult r = run_steer(
+      "check " + quote(cfg) + " --backend cpu --quiet --out " + quote(d.path / "out"), d.path);
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("model.bodies"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("at most 32 bodies, got 33"), std::string::npos) << r.err;
@@ -316,11 +349,14 @@ TEST(ArticulatedLarge, CudaBackendRefusedForLargeTree) {
 #ifdef STEER_TEST_MJCF
 // an MJCF chain of n hinges, each body 10 cm above its parent
 std::string mjcf_chain(int n) {
-  std::string xml = "<mujoco model=\"chain\"><option timestep=\"0.002\" integrator=\"Euler\"/><worldbody>";
+  std::string xml =
+      "<mujoco model=\"chain\"><option timestep=\"0.002\" integrator=\"Euler\"/><worldbody>";
   for (int k = 0; k < n; ++k)
     xml += "<body name=\"b" + std::to_string(k) + "\" pos=\"0 0 " + (k == 0 ? "1" : "0.1") +
-           "\"><joint name=\"j" + std::to_string(k) + "\" type=\"hinge\" axis=\"" + (k % 2 ? "1 0 0" : "0 1 0") +
-           "\" damping=\"0.05\"/><inertial pos=\"0 0 0.05\" mass=\"0.1\" diaginertia=\"2e-4 2e-4 1e-4\"/>";
+           "\"><joint name=\"j" + std::to_string(k) + "\" type=\"hinge\" axis=\"" +
+           (k % 2 ? "1 0 0" : "0 1 0") +
+           "\" damping=\"0.05\"/><inertial pos=\"0 0 0.05\" mass=\"0.1\" diaginertia=\"2e-4 2e-4 "
+           "1e-4\"/>";
   for (int k = 0; k < n; ++k) xml += "</body>";
   return xml + "</worldbody></mujoco>";
 }

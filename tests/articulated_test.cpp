@@ -25,7 +25,9 @@ namespace fs = std::filesystem;
 
 const std::vector<double> kHome = {0, 0, 0, -1.57079, 0, 1.57079, -0.7853};
 
-ExperimentConfig panda_config() { return load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string()); }
+ExperimentConfig panda_config() {
+  return load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+}
 
 // the Panda with the given integrator and contact setting, θ nominal
 Articulated panda(int integrator, bool contact, std::vector<double>& theta) {
@@ -122,7 +124,8 @@ struct ArticulatedProvider {
       Articulated m = panda(integ, false, p);
       // targets away from the state: the PD torque saturates on several joints
       for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.01 * (j + 1);
-      StepCase<Articulated> c{std::string("panda ") + names[integ], m, moving_state(0.4), u, p, 1.0, 3};
+      StepCase<Articulated> c{
+          std::string("panda ") + names[integ], m, moving_state(0.4), u, p, 1.0, 3};
       out.push_back(c);
     }
     for (int newton : {2, 3}) {
@@ -131,8 +134,13 @@ struct ArticulatedProvider {
       Articulated m = panda(Articulated::kImplicitFast, false, p);
       m.servo_newton = newton;
       for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.01 * (j + 1);
-      StepCase<Articulated> c{"panda implicit servo, " + std::to_string(newton) + " Newton", m, moving_state(0.4), u, p,
-                              1.0, 3};
+      StepCase<Articulated> c{"panda implicit servo, " + std::to_string(newton) + " Newton",
+                              m,
+                              moving_state(0.4),
+                              u,
+                              p,
+                              1.0,
+                              3};
       out.push_back(c);
     }
     {
@@ -141,7 +149,8 @@ struct ArticulatedProvider {
       std::vector<double> p;
       Articulated m = panda(Articulated::kImplicitFast, true, p);
       std::vector<double> x = moving_state(0.2);
-      p[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x.data()), view(p.data()));
+      p[m.p_global(Articulated::kPlaneHeight)] -=
+          m.penetration<double>(view(x.data()), view(p.data()));
       p[m.p_global(Articulated::kContactStiffness)] = 1e4;
       p[m.p_global(Articulated::kContactSmoothing)] = 1e-3;
       StepCase<Articulated> c{"panda fingertip at contact onset", m, x, u, p, 1e-3, 0};
@@ -150,7 +159,8 @@ struct ArticulatedProvider {
     {
       std::vector<double> p;
       Articulated m = panda(Articulated::kEuler, false, p);
-      StepCase<Articulated> c{"panda at rest at home", m, moving_state(0.0), std::vector<double>(7, 0.0), p, 1.0, 0};
+      StepCase<Articulated> c{
+          "panda at rest at home", m, moving_state(0.0), std::vector<double>(7, 0.0), p, 1.0, 0};
       out.push_back(c);
     }
     for (int integ = 0; integ < 3; ++integ) {
@@ -162,14 +172,15 @@ struct ArticulatedProvider {
       // centered FD in the targets loses accuracy (the clamp's curvature is β k_p²)
       for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.01 * (j + 1);
       m.joint_limits = true;
-      m.limit_stiffness = 1e4;  // [N·m/rad]
-      m.limit_smoothing = 2e-3; // [rad]
+      m.limit_stiffness = 1e4;   // [N·m/rad]
+      m.limit_smoothing = 2e-3;  // [rad]
       for (int j = 0; j < 7; ++j) m.limit_lower[j] = -2.8, m.limit_upper[j] = 2.8;
       std::vector<double> x = moving_state(0.4);
       m.limit_upper[1] = x[1] - 0.5 * m.limit_smoothing;
       m.limit_lower[3] = x[3];
       m.limit_upper[5] = x[5] + 2 * m.limit_smoothing;
-      StepCase<Articulated> c{std::string("panda past its joint limits ") + names[integ], m, x, u, p, 1.0, 2};
+      StepCase<Articulated> c{
+          std::string("panda past its joint limits ") + names[integ], m, x, u, p, 1.0, 2};
       out.push_back(c);
     }
     {
@@ -178,7 +189,13 @@ struct ArticulatedProvider {
         Articulated m = hs.model_state<ArticulatedSetup>().model;
         m.integrator = integ;
         m.contact = true;
-        StepCase<Articulated> c{std::string("hinge + slide ") + names[integ], m, {0.3, 0.1, 0.5, -0.2}, {1.0, -2.0}, hs.theta, 1.0, 1};
+        StepCase<Articulated> c{std::string("hinge + slide ") + names[integ],
+                                m,
+                                {0.3, 0.1, 0.5, -0.2},
+                                {1.0, -2.0},
+                                hs.theta,
+                                1.0,
+                                1};
         out.push_back(c);
       }
       // the implicit servo with the shoulder driven into its limit (τ_raw ≈ 40 N·m against 15)
@@ -186,7 +203,8 @@ struct ArticulatedProvider {
       m.integrator = Articulated::kImplicitFast;
       m.servo_newton = 2;
       m.contact = true;
-      StepCase<Articulated> c{"hinge + slide implicit servo", m, {0.3, 0.1, 0.5, -0.2}, {40.0, -2.0}, hs.theta, 1.0, 1};
+      StepCase<Articulated> c{
+          "hinge + slide implicit servo", m, {0.3, 0.1, 0.5, -0.2}, {40.0, -2.0}, hs.theta, 1.0, 1};
       out.push_back(c);
     }
     {
@@ -197,8 +215,10 @@ struct ArticulatedProvider {
         m.integrator = integ;
         m.contact = true;
         std::vector<double> p = oj.theta, x = {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1};
-        p[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x.data()), view(p.data())) - 0.003;
-        StepCase<Articulated> c{std::string("offset joints ") + names[integ], m, x, {1.0, -2.0, 0.5, 3.0}, p, 1e-2, 1};
+        p[m.p_global(Articulated::kPlaneHeight)] -=
+            m.penetration<double>(view(x.data()), view(p.data())) - 0.003;
+        StepCase<Articulated> c{
+            std::string("offset joints ") + names[integ], m, x, {1.0, -2.0, 0.5, 3.0}, p, 1e-2, 1};
         out.push_back(c);
       }
     }
@@ -212,7 +232,8 @@ struct ArticulatedProvider {
       c.name = name;
       c.model = panda(Articulated::kImplicitFast, false, c.p);
       c.model.servo_newton = servo_newton;
-      for (int j = 0; j < 7; ++j) c.p[c.model.p_joint(j, Articulated::kTarget)] = kHome[j] + target_step * (j + 1);
+      for (int j = 0; j < 7; ++j)
+        c.p[c.model.p_joint(j, Articulated::kTarget)] = kHome[j] + target_step * (j + 1);
       c.steps = 30;
       c.checkpoint_every = 6;
       c.x0 = moving_state(0.1);
@@ -244,13 +265,15 @@ struct ArticulatedProvider {
       c.u.assign(size_t(c.steps) * 2, 0.5);
       c.loss.n_terminal = 2;
       c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 0.2, c.loss.terminal_weight[0] = 1;
-      c.loss.terminal_index[1] = 3, c.loss.terminal_target[1] = 0.0, c.loss.terminal_weight[1] = 0.5;
+      c.loss.terminal_index[1] = 3, c.loss.terminal_target[1] = 0.0,
+      c.loss.terminal_weight[1] = 0.5;
       out.push_back(c);
     }
     for (int integ : {int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
       RolloutCase<Articulated> c;
       ExperimentConfig oj = offset_joints_config();
-      c.name = std::string("offset joints, 20 steps, ") + (integ == Articulated::kRk4 ? "rk4" : "implicitfast");
+      c.name = std::string("offset joints, 20 steps, ") +
+               (integ == Articulated::kRk4 ? "rk4" : "implicitfast");
       c.model = oj.model_state<ArticulatedSetup>().model;
       c.model.integrator = integ;
       c.p = oj.theta;
@@ -261,7 +284,8 @@ struct ArticulatedProvider {
       for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = std::cos(0.3 * double(i));
       c.loss.n_terminal = 3;
       for (int j = 0; j < 3; ++j)
-        c.loss.terminal_index[j] = j, c.loss.terminal_target[j] = 0.1 * j, c.loss.terminal_weight[j] = 1;
+        c.loss.terminal_index[j] = j, c.loss.terminal_target[j] = 0.1 * j,
+        c.loss.terminal_weight[j] = 1;
       c.loss.effort_weight = 1e-3;
       out.push_back(c);
     }
@@ -291,8 +315,8 @@ TEST(Articulated, PendulumAccelerationMatchesAnalytic) {
   ExperimentConfig c = parse_config(j);
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
   const double q = 0.3, v = 0.7, tau = 0.25, h = 1e-3, ml = 1.5 * 0.4, I = 0.02 + 1.5 * 0.16 + 0.05;
-  // axis −y: positive q lifts the x axis towards −z... rotating about −y by q takes x to (cos q, 0, sin q)
-  // so z_com = l sin q and gravity torque about the axis is −m g l cos q
+  // axis −y: positive q lifts the x axis towards −z... rotating about −y by q takes x to (cos q, 0,
+  // sin q) so z_com = l sin q and gravity torque about the axis is −m g l cos q
   const double qdd = (-ml * 9.81 * std::cos(q) - 0.2 * v + tau) / I;
   std::vector<double> x = {q, v}, u = {tau}, xn(2);
   auto XN = view(xn.data());
@@ -341,7 +365,8 @@ TEST(Articulated, NewtonEulerBiasMatchesLagrange) {
   Articulated::Kin<double> K;
   m.forward_kinematics(q, p.data(), K);
   m.bias_forces(K, v, p.data(), c);
-  for (int i = 0; i < n; ++i) EXPECT_NEAR(c[i], lag[i], 1e-10 * std::max(1.0, std::fabs(lag[i]))) << "joint " << i;
+  for (int i = 0; i < n; ++i)
+    EXPECT_NEAR(c[i], lag[i], 1e-10 * std::max(1.0, std::fabs(lag[i]))) << "joint " << i;
   // M symmetric positive definite with the armature on the diagonal
   double Md[64];
   m.mass_matrix(K, p.data(), Md);
@@ -357,10 +382,12 @@ TEST(Articulated, NewtonEulerBiasMatchesLagrange) {
 // a hinge); on the Panda at two poses and on the hinge + slide chain (a slide below a hinge,
 // a rotated body); agreement to 1e-13 of the matrix's largest entry
 TEST(Articulated, CompositeRigidBodyMassMatrixMatchesJacobianSum) {
-  auto jacobian_sum = [](const Articulated& m, const Articulated::Kin<double>& K, const double* p, double* M) {
+  auto jacobian_sum = [](const Articulated& m, const Articulated::Kin<double>& K, const double* p,
+                         double* M) {
     const int n = m.n_dof;
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) M[i * 8 + j] = i == j ? p[m.p_joint(i, Articulated::kArmature)] : 0.0;
+      for (int j = 0; j < n; ++j)
+        M[i * 8 + j] = i == j ? p[m.p_joint(i, Articulated::kArmature)] : 0.0;
     for (int b = 0; b < m.n_bodies; ++b) {
       double Jv[8][3] = {}, Jw[8][3] = {};
       for (int e = b; e >= 0; e = m.parent[e]) {
@@ -402,8 +429,11 @@ TEST(Articulated, CompositeRigidBodyMassMatrixMatchesJacobianSum) {
   for (int j = 0; j < 7; ++j) q_far[j] = kHome[j] + 0.7 * std::cos(0.5 + 1.3 * j);
   const std::vector<double> x_home = moving_state(0.0);
   const std::vector<double> q_home(x_home.begin(), x_home.begin() + 7);
-  const std::vector<Pose> poses = {{&panda_m, &pp, q_home}, {&panda_m, &pp, q_far}, {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {0.3, 0.1}},
-                                   {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {-1.1, -0.4}}};
+  const std::vector<Pose> poses = {
+      {&panda_m, &pp, q_home},
+      {&panda_m, &pp, q_far},
+      {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {0.3, 0.1}},
+      {&hs.model_state<ArticulatedSetup>().model, &hs.theta, {-1.1, -0.4}}};
   for (const Pose& ps : poses) {
     const Articulated& m = *ps.m;
     Articulated::Kin<double> K;
@@ -416,7 +446,8 @@ TEST(Articulated, CompositeRigidBodyMassMatrixMatchesJacobianSum) {
     ASSERT_GT(scale, 0.0);
     for (int i = 0; i < m.n_dof; ++i)
       for (int j = 0; j < m.n_dof; ++j)
-        EXPECT_NEAR(Mc[i * 8 + j], Mj[i * 8 + j], 1e-13 * scale) << "M[" << i << "][" << j << "], n_dof " << m.n_dof;
+        EXPECT_NEAR(Mc[i * 8 + j], Mj[i * 8 + j], 1e-13 * scale)
+            << "M[" << i << "][" << j << "], n_dof " << m.n_dof;
   }
 }
 
@@ -444,8 +475,8 @@ TEST(Articulated, FreeSwingEnergyDrift) {
     EXPECT_GT(kmax, 1.0) << "the arm swings";
     drift[integ] = dev / kmax;
   }
-  std::cout << "[ energy ] free swing 2 s: euler drift " << drift[Articulated::kEuler] << ", rk4 drift "
-            << drift[Articulated::kRk4] << " (of max kinetic energy)\n";
+  std::cout << "[ energy ] free swing 2 s: euler drift " << drift[Articulated::kEuler]
+            << ", rk4 drift " << drift[Articulated::kRk4] << " (of max kinetic energy)\n";
   EXPECT_LT(drift[Articulated::kEuler], 0.05);
   EXPECT_LT(drift[Articulated::kRk4], 1e-5);
   EXPECT_LT(drift[Articulated::kRk4], drift[Articulated::kEuler] / 100);
@@ -475,8 +506,8 @@ TEST(Articulated, SaturationLaw) {
 // (n = 0) leaves up to 2 (a joint's clamp taken on the wrong side); 6 damped Newton
 // iterations reach ≤ 1e-11 on every state (measured: 1e-15 everywhere; at n = 4, 3 of the
 // 40 states are still above 1e-11). Without the line search the iterates of one state jump
-// between the clamps (residual 2 at every n, measured before it was added). With the torque limits off the
-// equation is linear and every n gives implicitfast's q̇⁺ (to 1e-12 relative).
+// between the clamps (residual 2 at every n, measured before it was added). With the torque limits
+// off the equation is linear and every n gives implicitfast's q̇⁺ (to 1e-12 relative).
 TEST(Articulated, ImplicitServoSolvesTheImplicitStep) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> U(-1.0, 1.0);
@@ -492,10 +523,12 @@ TEST(Articulated, ImplicitServoSolvesTheImplicitStep) {
       x[j] = kHome[j] + 0.3 * U(rng);
       x[n + j] = U(rng);
       u[j] = 5.0 * U(rng);
-      p[m.p_joint(j, Articulated::kTarget)] = x[j] + (trial % 2 ? 0.3 : 0.03) * U(rng);  // odd: deep saturation
+      p[m.p_joint(j, Articulated::kTarget)] =
+          x[j] + (trial % 2 ? 0.3 : 0.03) * U(rng);  // odd: deep saturation
     }
     double taumax = 0;
-    for (int j = 0; j < n; ++j) taumax = std::max(taumax, p[m.p_joint(j, Articulated::kForceLimit)]);
+    for (int j = 0; j < n; ++j)
+      taumax = std::max(taumax, p[m.p_joint(j, Articulated::kForceLimit)]);
     const double h = m.dt;
     bool done = false;
     for (int it = 0; it <= kMaxIt; ++it) {
@@ -513,15 +546,18 @@ TEST(Articulated, ImplicitServoSolvesTheImplicitStep) {
       for (int i = 0; i < n; ++i) {
         double g = 0, s = 0;
         for (int j = 0; j < n; ++j) g += M[i * Articulated::kMaxDof + j] * (x[n + j] - xn[n + j]);
-        const double raw = p[m.p_joint(i, Articulated::kKp)] * (p[m.p_joint(i, Articulated::kTarget)] - x[i]) -
-                           p[m.p_joint(i, Articulated::kKv)] * xn[n + i] + u[i];
-        g += h * (m.saturate<double>(p.data(), i, raw, s) - p[m.p_joint(i, Articulated::kDamping)] * xn[n + i] - c[i]);
+        const double raw =
+            p[m.p_joint(i, Articulated::kKp)] * (p[m.p_joint(i, Articulated::kTarget)] - x[i]) -
+            p[m.p_joint(i, Articulated::kKv)] * xn[n + i] + u[i];
+        g += h * (m.saturate<double>(p.data(), i, raw, s) -
+                  p[m.p_joint(i, Articulated::kDamping)] * xn[n + i] - c[i]);
         res = std::max(res, std::fabs(g) / (h * taumax));
       }
       worst[it] = std::max(worst[it], res);
       if (it > 0 && !done && res <= 1e-11) converged_at[it]++, done = true;
     }
-    // torque limits off: G is linear, so the predictor is the solution and every n gives the same q̇⁺
+    // torque limits off: G is linear, so the predictor is the solution and every n gives the same
+    // q̇⁺
     m.torque_limits = false;
     std::vector<double> ref(2 * n), xn(2 * n);
     auto X = view(x.data()), Uv = view(u.data()), P = view(p.data());
@@ -532,10 +568,12 @@ TEST(Articulated, ImplicitServoSolvesTheImplicitStep) {
       m.servo_newton = it;
       auto XN = view(xn.data());
       m.step<double>(0, X, Uv, P, XN);
-      for (int i = 0; i < 2 * n; ++i) lin_change = std::max(lin_change, std::fabs(xn[i] - ref[i]) / (std::fabs(ref[i]) + 1e-3));
+      for (int i = 0; i < 2 * n; ++i)
+        lin_change = std::max(lin_change, std::fabs(xn[i] - ref[i]) / (std::fabs(ref[i]) + 1e-3));
     }
   }
-  std::cout << "[ implicit servo ] max residual |G(q̇⁺)|/(h τ_max) over 40 states, n = 0.." << kMaxIt << ":";
+  std::cout << "[ implicit servo ] max residual |G(q̇⁺)|/(h τ_max) over 40 states, n = 0.." << kMaxIt
+            << ":";
   for (double w : worst) std::cout << " " << w;
   std::cout << "; states first ≤ 1e-11 at n = 1.." << kMaxIt << ":";
   for (int it = 1; it <= kMaxIt; ++it) std::cout << " " << converged_at[it];
@@ -553,7 +591,8 @@ TEST(Articulated, Panda500msGradientMatchesFiniteDifferences) {
   RolloutCase<Articulated> rc;
   rc.model = c.model_state<ArticulatedSetup>().model;
   rc.p = c.theta;
-  for (int j = 0; j < 7; ++j) rc.p[rc.model.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.02 * std::sin(3.0 + j);
+  for (int j = 0; j < 7; ++j)
+    rc.p[rc.model.p_joint(j, Articulated::kTarget)] = kHome[j] + 0.02 * std::sin(3.0 + j);
   rc.loss = c.loss;
   rc.steps = 250;
   rc.checkpoint_every = 16;
@@ -570,7 +609,8 @@ TEST(Articulated, Panda500msGradientMatchesFiniteDifferences) {
   // would drown the smallest parameter gradients (~1e-10) in it. One forward batch.
   std::vector<int> params;
   for (int j = 0; j < 7; ++j)
-    for (int k : {Articulated::kKp, Articulated::kKv, Articulated::kDamping}) params.push_back(m.p_joint(j, k));
+    for (int k : {Articulated::kKp, Articulated::kKv, Articulated::kDamping})
+      params.push_back(m.p_joint(j, k));
   for (int b = 1; b < m.n_bodies; ++b)
     for (int k = Articulated::kIxx; k <= Articulated::kIyz; ++k) params.push_back(m.p_body(b, k));
   const int n_u = rc.steps * nu, n = n_u + int(params.size());
@@ -609,8 +649,8 @@ TEST(Articulated, Panda500msGradientMatchesFiniteDifferences) {
         << (i < n_u ? "u_ff step " + std::to_string(i / nu) + " joint " + std::to_string(i % nu)
                     : "parameter " + std::to_string(params[i - n_u]));
   }
-  std::cout << "[ panda ] dL/d(u_ff, k_p, k_v, D, inertia) over 250 steps: max relative error " << worst
-            << " where |g| > 1e-9; max |dL/du_ff| " << gmax << "\n";
+  std::cout << "[ panda ] dL/d(u_ff, k_p, k_v, D, inertia) over 250 steps: max relative error "
+            << worst << " where |g| > 1e-9; max |dL/du_ff| " << gmax << "\n";
   // with k_p = 2000–4500 N·m/rad a feed-forward torque moves q_T by ~u/k_p, so ∂L/∂u_ff is
   // small (error × 1/k_p) but must be there
   EXPECT_GT(gmax, 1e-8) << "the check must see a gradient";
@@ -629,8 +669,9 @@ struct ColumnCheck {
   double ratio = 0;  // max over entries of |hand − dual| / bar
   int rows = 0;
 };
-void compare_columns(const Articulated& m, const std::vector<double>& x, const std::vector<double>& u,
-                     const std::vector<double>& p, const std::string& name, ColumnCheck& out) {
+void compare_columns(const Articulated& m, const std::vector<double>& x,
+                     const std::vector<double>& u, const std::vector<double>& p,
+                     const std::string& name, ColumnCheck& out) {
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   for (int o = 0; o < nx; ++o) {
     std::vector<double> e(nx, 0.0);
@@ -651,11 +692,13 @@ void compare_columns(const Articulated& m, const std::vector<double>& x, const s
     ASSERT_GT(row, 0.0) << name << " output " << o;
     for (size_t i = 0; i < hand.size(); ++i) {
       ASSERT_TRUE(std::isfinite(hand[i])) << name << " output " << o << " input " << i;
-      const double err = std::fabs(hand[i] - dual[i]), bar = 1e-10 * std::fabs(dual[i]) + 1e-14 * row;
-      const std::string what = i < size_t(nx) ? "x" + std::to_string(i)
+      const double err = std::fabs(hand[i] - dual[i]),
+                   bar = 1e-10 * std::fabs(dual[i]) + 1e-14 * row;
+      const std::string what = i < size_t(nx)        ? "x" + std::to_string(i)
                                : i < size_t(nx + nu) ? "u" + std::to_string(i - nx)
                                                      : "θ" + std::to_string(i - nx - nu);
-      EXPECT_LE(err, bar) << name << ": ∂x⁺" << o << "/∂" << what << " hand " << hand[i] << " dual " << dual[i];
+      EXPECT_LE(err, bar) << name << ": ∂x⁺" << o << "/∂" << what << " hand " << hand[i] << " dual "
+                          << dual[i];
       out.ratio = std::max(out.ratio, err / bar);
       out.worst = std::max(out.worst, err / (std::fabs(dual[i]) + 1e-4 * row));
     }
@@ -672,7 +715,8 @@ TEST(Articulated, HandAdjointMatchesDualColumnByColumn) {
   const char* integ_name[3] = {"euler", "implicitfast", "implicit servo"};
   for (int variant : {0, 1, 2})
     for (int sat = 0; sat < 3; ++sat)  // 0: no joint saturated, 1: mixed and deep, 2: at the knee
-      for (int touch = 0; touch < 3; ++touch) {  // 0: no contact model, 1: clear of the plane, 2: pressed in
+      for (int touch = 0; touch < 3;
+           ++touch) {  // 0: no contact model, 1: clear of the plane, 2: pressed in
         const int integ = variant == 0 ? Articulated::kEuler : Articulated::kImplicitFast;
         std::vector<double> p;
         Articulated m = panda(integ, touch > 0, p);
@@ -687,28 +731,33 @@ TEST(Articulated, HandAdjointMatchesDualColumnByColumn) {
         }
         p[m.p_global(Articulated::kContactStiffness)] = 1e4;
         p[m.p_global(Articulated::kContactSmoothing)] = 1e-3;
-        // the plane at z_tip + 5 mm (pressed in) or z_tip − 5 cm (clear); penetration = height − z_tip
+        // the plane at z_tip + 5 mm (pressed in) or z_tip − 5 cm (clear); penetration = height −
+        // z_tip
         p[m.p_global(Articulated::kPlaneHeight)] +=
             -m.penetration<double>(view(x.data()), view(p.data())) + (touch == 2 ? 5e-3 : -0.05);
         for (int j = 0; j < n; ++j) {
-          const double kp = p[m.p_joint(j, Articulated::kKp)], kv = p[m.p_joint(j, Articulated::kKv)];
+          const double kp = p[m.p_joint(j, Articulated::kKp)],
+                       kv = p[m.p_joint(j, Articulated::kKv)];
           const double lim = p[m.p_joint(j, Articulated::kForceLimit)];
           const double pd = kp * (p[m.p_joint(j, Articulated::kTarget)] - x[j]) - kv * x[n + j];
-          if (sat == 2) u[j] = (j % 2 ? lim : -lim) - pd + 0.2 * U(rng);  // τ_raw = ±τ_max ± 0.2 N·m
+          if (sat == 2)
+            u[j] = (j % 2 ? lim : -lim) - pd + 0.2 * U(rng);  // τ_raw = ±τ_max ± 0.2 N·m
           double slope = 0;
           m.saturate<double>(p.data(), j, pd + u[j], slope);
-          saturated += slope < 1e-3, free_joints += slope > 0.999, knee += slope > 0.1 && slope < 0.9;
+          saturated += slope<1e-3, free_joints += slope> 0.999, knee += slope > 0.1 && slope < 0.9;
         }
-        if (touch > 0) (m.in_contact<double>(view(x.data()), view(p.data()), 0) ? touching : clear)++;
-        const std::string name = std::string("panda ") + integ_name[variant] + " sat " + std::to_string(sat) + " touch " +
-                                 std::to_string(touch);
+        if (touch > 0)
+          (m.in_contact<double>(view(x.data()), view(p.data()), 0) ? touching : clear)++;
+        const std::string name = std::string("panda ") + integ_name[variant] + " sat " +
+                                 std::to_string(sat) + " touch " + std::to_string(touch);
         compare_columns(m, x, u, p, name, check);
         // a masked subset: the listed parameters only, each as the dual path gives it
         Articulated mm = m;
         mm.n_grad_params = 0;
         for (int k : {Articulated::kKp, Articulated::kForceLimit})
           mm.grad_params[mm.n_grad_params++] = short(m.p_joint(int(rng() % n), k));
-        mm.grad_params[mm.n_grad_params++] = short(m.p_body(1 + int(rng() % (m.n_bodies - 1)), Articulated::kIxz));
+        mm.grad_params[mm.n_grad_params++] =
+            short(m.p_body(1 + int(rng() % (m.n_bodies - 1)), Articulated::kIxz));
         mm.grad_params[mm.n_grad_params++] = short(m.p_global(Articulated::kSharpness));
         mm.grad_params[mm.n_grad_params++] = short(m.p_global(Articulated::kContactSmoothing));
         compare_columns(mm, x, u, p, name + " masked", check);
@@ -722,17 +771,21 @@ TEST(Articulated, HandAdjointMatchesDualColumnByColumn) {
       m.servo_newton = variant == 2 ? 4 : 0;
       m.contact = true;
       std::vector<double> p = hs.theta, x = {0.3 + 0.3 * U(rng), 0.1 * U(rng), U(rng), U(rng)};
-      std::vector<double> u = {trial % 2 ? 40.0 : 1.0 * U(rng), 2.0 * U(rng)};  // odd trials: the shoulder saturates
+      std::vector<double> u = {trial % 2 ? 40.0 : 1.0 * U(rng),
+                               2.0 * U(rng)};  // odd trials: the shoulder saturates
       p[m.p_global(Articulated::kPlaneHeight)] +=
           -m.penetration<double>(view(x.data()), view(p.data())) + (trial < 2 ? 2e-3 : -0.05);
       ASSERT_EQ(m.in_contact<double>(view(x.data()), view(p.data()), 0), trial < 2);
-      compare_columns(m, x, u, p, std::string("hinge + slide ") + integ_name[variant] + " trial " + std::to_string(trial),
-                      check);
+      compare_columns(
+          m, x, u, p,
+          std::string("hinge + slide ") + integ_name[variant] + " trial " + std::to_string(trial),
+          check);
     }
-  std::cout << "[ hand adjoint ] " << check.rows << " Jacobian rows, hand vs dual: max |Δ|/(|dual| + 1e-4 ‖row‖) "
-            << check.worst << ", max |Δ|/bar " << check.ratio << "; Panda joints saturated " << saturated
-            << ", at the knee " << knee << ", free " << free_joints << "; cases in contact " << touching
-            << ", clear " << clear << "\n";
+  std::cout << "[ hand adjoint ] " << check.rows
+            << " Jacobian rows, hand vs dual: max |Δ|/(|dual| + 1e-4 ‖row‖) " << check.worst
+            << ", max |Δ|/bar " << check.ratio << "; Panda joints saturated " << saturated
+            << ", at the knee " << knee << ", free " << free_joints << "; cases in contact "
+            << touching << ", clear " << clear << "\n";
   // the cases cover what they claim
   EXPECT_GT(saturated, 10);
   EXPECT_GT(knee, 10);
@@ -747,7 +800,8 @@ TEST(Articulated, HandAdjointMatchesDualColumnByColumn) {
 // the same bits: both run fill_tape's arithmetic on the same states
 TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
   // 3: implicitfast with the implicit servo (2 Newton iterations)
-  for (int variant : {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4), 3}) {
+  for (int variant :
+       {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4), 3}) {
     for (bool contact : {false, true}) {
       SCOPED_TRACE("variant " + std::to_string(variant) + (contact ? ", contact" : ""));
       std::vector<double> theta;
@@ -760,7 +814,8 @@ TEST(Articulated, StepTapeGivesTheUntapedGradientBitForBit) {
       sh.checkpoint_every = K;
       std::vector<double> x0 = moving_state(0.8), u(size_t(T) * nu);
       if (contact) {  // the plane 5 mm above the fingertip: in contact from the start
-        theta[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x0.data()), view(theta.data()));
+        theta[m.p_global(Articulated::kPlaneHeight)] -=
+            m.penetration<double>(view(x0.data()), view(theta.data()));
         theta[m.p_global(Articulated::kPlaneHeight)] += 0.005;
       }
       for (size_t i = 0; i < u.size(); ++i) u[i] = 4.0 * std::sin(0.07 * double(i));
@@ -789,7 +844,8 @@ TEST(Articulated, ImplicitVariantGivesArticulatedsGradient) {
   for (int variant : {int(Articulated::kEuler), int(Articulated::kImplicitFast), 3}) {
     for (bool contact : {false, true}) {
       for (bool com : {false, true}) {
-        SCOPED_TRACE("variant " + std::to_string(variant) + (contact ? ", contact" : "") + (com ? ", com" : ""));
+        SCOPED_TRACE("variant " + std::to_string(variant) + (contact ? ", contact" : "") +
+                     (com ? ", com" : ""));
         std::vector<double> theta;
         Articulated m = panda(variant == 3 ? Articulated::kImplicitFast : variant, contact, theta);
         m.servo_newton = variant == 3 ? 2 : 0;
@@ -802,7 +858,8 @@ TEST(Articulated, ImplicitVariantGivesArticulatedsGradient) {
         sh.checkpoint_every = 7;
         std::vector<double> x0 = moving_state(0.8), u(size_t(sh.steps) * m.nu());
         if (contact) {  // the plane 5 mm above the fingertip: in contact from the start
-          theta[m.p_global(Articulated::kPlaneHeight)] -= m.penetration<double>(view(x0.data()), view(theta.data()));
+          theta[m.p_global(Articulated::kPlaneHeight)] -=
+              m.penetration<double>(view(x0.data()), view(theta.data()));
           theta[m.p_global(Articulated::kPlaneHeight)] += 0.005;
         }
         for (size_t i = 0; i < u.size(); ++i) u[i] = 4.0 * std::sin(0.07 * double(i));
@@ -819,7 +876,8 @@ TEST(Articulated, ImplicitVariantGivesArticulatedsGradient) {
           }
           auto close = [](const std::vector<double>& x, const std::vector<double>& ref) {
             double d = 0, s = 0;
-            for (size_t i = 0; i < x.size(); ++i) d = std::max(d, std::fabs(x[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
+            for (size_t i = 0; i < x.size(); ++i)
+              d = std::max(d, std::fabs(x[i] - ref[i])), s = std::max(s, std::fabs(ref[i]));
             return d <= 1e-12 * s;
           };
           EXPECT_TRUE(close(b.gx0, a.gx0));
@@ -843,7 +901,8 @@ TEST(Articulated, ImplicitVariantCenterOfMassAdjointMatchesDual) {
     const Articulated& m;
     std::vector<double> x, p;
   };
-  for (const Case& k : {Case{arm, moving_state(0.2), panda_theta}, Case{hs.model_state<ArticulatedSetup>().model, hs_x, hs.theta}}) {
+  for (const Case& k : {Case{arm, moving_state(0.2), panda_theta},
+                        Case{hs.model_state<ArticulatedSetup>().model, hs_x, hs.theta}}) {
     const ArticulatedImplicit mi(k.m);
     double gmax = 0;  // over the axes: the chain moves in the xz plane only
     for (int ax = 0; ax < 3; ++ax) {
@@ -852,8 +911,10 @@ TEST(Articulated, ImplicitVariantCenterOfMassAdjointMatchesDual) {
       auto GX = view(gx.data()), GP = view(gp.data()), HX = view(hx.data()), HP = view(hp.data());
       k.m.adj_center_of_mass<double>(X, P, ax, GX, GP, 0.7);
       mi.adj_center_of_mass<double>(X, P, ax, HX, HP, 0.7);
-      for (size_t i = 0; i < gx.size(); ++i) EXPECT_NEAR(hx[i], gx[i], 1e-14) << "axis " << ax << " state " << i;
-      for (size_t q = 0; q < gp.size(); ++q) EXPECT_EQ(hp[q], gp[q]) << "axis " << ax << " parameter " << q;
+      for (size_t i = 0; i < gx.size(); ++i)
+        EXPECT_NEAR(hx[i], gx[i], 1e-14) << "axis " << ax << " state " << i;
+      for (size_t q = 0; q < gp.size(); ++q)
+        EXPECT_EQ(hp[q], gp[q]) << "axis " << ax << " parameter " << q;
       for (double g : gx) gmax = std::max(gmax, std::fabs(g));
 
       // the hand adjoint against centered finite differences of center_of_mass (float64,
@@ -871,7 +932,8 @@ TEST(Articulated, ImplicitVariantCenterOfMassAdjointMatchesDual) {
         EXPECT_NEAR(hx[i], fd, tol) << "axis " << ax << " joint " << i;
       }
       for (int b = 0; b < k.m.n_bodies; ++b)
-        for (int slot : {Articulated::kMass, Articulated::kComX, Articulated::kComY, Articulated::kComZ}) {
+        for (int slot :
+             {Articulated::kMass, Articulated::kComX, Articulated::kComY, Articulated::kComZ}) {
           const int q = k.m.p_body(b, slot);
           std::vector<double> pp = k.p, pm = k.p;
           pp[q] += h, pm[q] -= h;
@@ -891,8 +953,8 @@ TEST(Articulated, JointLimitHoldsAgainstATorque) {
   std::vector<double> p;
   Articulated m = panda(Articulated::kImplicitFast, false, p);
   m.joint_limits = true;
-  m.limit_stiffness = 2e3;    // [N·m/rad]
-  m.limit_smoothing = 1e-3;   // [rad]
+  m.limit_stiffness = 2e3;   // [N·m/rad]
+  m.limit_smoothing = 1e-3;  // [rad]
   m.torque_limits = false;
   p[m.p_global(Articulated::kGravity)] = 0.0;
   std::vector<double> x = moving_state(0.0), u(7);
@@ -900,7 +962,7 @@ TEST(Articulated, JointLimitHoldsAgainstATorque) {
     p[m.p_joint(j, Articulated::kKp)] = 0.0;
     p[m.p_joint(j, Articulated::kKv)] = 0.0;
     p[m.p_joint(j, Articulated::kDamping)] = 20.0;  // [N·m·s/rad]
-    u[j] = (j % 2 ? -1.0 : 1.0) * (2.0 + j);         // [N·m]
+    u[j] = (j % 2 ? -1.0 : 1.0) * (2.0 + j);        // [N·m]
     m.limit_lower[j] = x[j] - 0.05;
     m.limit_upper[j] = x[j] + 0.05;
   }
@@ -942,13 +1004,14 @@ TEST(Articulated, ParameterMaskKeepsListedGradients) {
   std::vector<double> adj(14);
   for (int i = 0; i < 14; ++i) adj[i] = std::cos(0.7 * i);
   std::vector<double> ax1(14, 0), au1(7, 0), ap1(full.np(), 0), ax2 = ax1, au2 = au1, ap2 = ap1;
-  auto X = view(const_cast<double*>(x.data())), U = view(const_cast<double*>(u.data())), P = view(p.data()),
-       A = view(adj.data());
+  auto X = view(const_cast<double*>(x.data())), U = view(const_cast<double*>(u.data())),
+       P = view(p.data()), A = view(adj.data());
   auto vx1 = view(ax1.data()), vu1 = view(au1.data()), vp1 = view(ap1.data());
   auto vx2 = view(ax2.data()), vu2 = view(au2.data()), vp2 = view(ap2.data());
   full.adj_step<double>(0, X, U, P, vx1, vu1, vp1, A);
   masked.adj_step<double>(0, X, U, P, vx2, vu2, vp2, A);
-  for (int i = 0; i < 14; ++i) EXPECT_NEAR(ax1[i], ax2[i], 1e-14 * std::max(1.0, std::fabs(ax1[i])));
+  for (int i = 0; i < 14; ++i)
+    EXPECT_NEAR(ax1[i], ax2[i], 1e-14 * std::max(1.0, std::fabs(ax1[i])));
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(au1[i], au2[i], 1e-14 * std::max(1.0, std::fabs(au1[i])));
   for (int q = 0; q < full.np(); ++q) {
     const bool listed = q == masked.grad_params[0] || q == masked.grad_params[1];
@@ -968,7 +1031,8 @@ TEST(Articulated, CenterOfMassGradientMatchesFiniteDifferences) {
     auto GX = view(gx.data()), GP = view(gp.data());
     m.adj_center_of_mass<double>(view(x.data()), view(p.data()), ax, GX, GP, 1.0);
     auto com = [&](const std::vector<double>& xx, const std::vector<double>& pp) {
-      return m.center_of_mass<double>(view(const_cast<double*>(xx.data())), view(const_cast<double*>(pp.data())), ax);
+      return m.center_of_mass<double>(view(const_cast<double*>(xx.data())),
+                                      view(const_cast<double*>(pp.data())), ax);
     };
     for (int i = 0; i < 14; ++i) {
       std::vector<double> xp = x, xm = x;
@@ -980,7 +1044,8 @@ TEST(Articulated, CenterOfMassGradientMatchesFiniteDifferences) {
         const int q = m.p_body(b, k);
         std::vector<double> pp = p, pm = p;
         pp[q] += 1e-6, pm[q] -= 1e-6;
-        EXPECT_NEAR(gp[q], (com(x, pp) - com(x, pm)) / 2e-6, 1e-8) << "axis " << ax << " parameter " << q;
+        EXPECT_NEAR(gp[q], (com(x, pp) - com(x, pm)) / 2e-6, 1e-8)
+            << "axis " << ax << " parameter " << q;
       }
   }
 }
@@ -1024,7 +1089,8 @@ TEST(Articulated, JointPosIsAFrameShift) {
       b.step<double>(k, view(xb.data()), view(u.data()), view(ps.data()), NB);
       xa = na, xb = nb;
     }
-    for (int i = 0; i < 8; ++i) EXPECT_NEAR(xa[i], xb[i], 1e-12) << "integrator " << integ << " state " << i;
+    for (int i = 0; i < 8; ++i)
+      EXPECT_NEAR(xa[i], xb[i], 1e-12) << "integrator " << integ << " state " << i;
     for (int k = 0; k < m.n_sites; ++k) {
       double pa[3], pb[3];
       a.site_position<double>(view(xa.data()), view(oj.theta.data()), k, pa);
@@ -1039,9 +1105,12 @@ TEST(Articulated, JointPosIsAFrameShift) {
 // differences (h = 1e-6: truncation ~h² and rounding ~1e-16/h, ≤ 1e-9 absolute for entries
 // of order 1), for every site of the offset-joint arm and of a Panda with a site written in JSON
 TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
-  nlohmann::json pj = nlohmann::json::parse(std::ifstream(fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json"));
-  pj["model"]["sites"] = nlohmann::json::parse(R"([{"name": "gripper", "body": "link7", "pos": [0.01, -0.02, 0.1], "quat": [0.9, 0.1, 0.3, -0.2]}])");
-  const ExperimentConfig pc = parse_config(expand_includes(pj, (fs::path(STEER_SOURCE_DIR) / "configs").string()));
+  nlohmann::json pj =
+      nlohmann::json::parse(std::ifstream(fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json"));
+  pj["model"]["sites"] = nlohmann::json::parse(
+      R"([{"name": "gripper", "body": "link7", "pos": [0.01, -0.02, 0.1], "quat": [0.9, 0.1, 0.3, -0.2]}])");
+  const ExperimentConfig pc =
+      parse_config(expand_includes(pj, (fs::path(STEER_SOURCE_DIR) / "configs").string()));
   const ExperimentConfig oj = offset_joints_config();
   ASSERT_EQ(pc.model_state<ArticulatedSetup>().site_index("gripper"), 0);
   ASSERT_EQ(oj.model_state<ArticulatedSetup>().site_index("elbow"), 1);
@@ -1050,7 +1119,8 @@ TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
     const ExperimentConfig& c;
     std::vector<double> x;
   };
-  for (const Case& k : {Case{pc, moving_state(0.2)}, Case{oj, {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1}}}) {
+  for (const Case& k :
+       {Case{pc, moving_state(0.2)}, Case{oj, {0.3, -0.2, 0.4, 0.02, 0.5, -0.2, 0.3, 0.1}}}) {
     const Articulated& m = k.c.model_state<ArticulatedSetup>().model;
     const std::vector<double>& p = k.c.theta;
     const int n = m.n_dof;
@@ -1091,7 +1161,8 @@ TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
           EXPECT_NEAR(gx[i], dual, 1e-13) << "site " << s << " output " << out << " state " << i;
           std::vector<double> xp = k.x, xm = k.x;
           xp[i] += h, xm[i] -= h;
-          EXPECT_NEAR(gx[i], (value(xp) - value(xm)) / (2 * h), 1e-9) << "site " << s << " output " << out << " state " << i;
+          EXPECT_NEAR(gx[i], (value(xp) - value(xm)) / (2 * h), 1e-9)
+              << "site " << s << " output " << out << " state " << i;
         }
       }
     }
@@ -1119,24 +1190,40 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
   };
   const std::string head =
       R"({"name": "t", "simulation": {"dt": 0.002, "steps": 3}, "loss": {"control_effort": 1}, "validation": {"enabled": false}, "model": {"type": "articulated", )";
-  fails_with(head + R"("bodies": [{"name": "a", "joint": {}, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})", "model.bodies[0].mass");
-  fails_with(head + R"("bodies": [{"name": "a", "parent": "b", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "model.bodies[0].parent");
-  fails_with(head + R"("bodies": [{"name": "a", "quat": [0, 0, 0, 0], "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "model.bodies[0].quat");
-  fails_with(head + R"("bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, -1, 1, 0, 0, 0]}]}})",
-             "model.bodies[0].fullinertia");
-  fails_with(head + R"("bodies": [{"name": "a", "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})", "model.bodies");
-  fails_with(head + R"("bodies": [{"name": "a", "joint": {"range": [1, -1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "model.bodies[0].joint.range");
-  fails_with(head + R"("joint_limits": {"enabled": true, "smoothing": 0}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "model.joint_limits.smoothing");
-  fails_with(head + R"("joint_limits": {"enabled": true, "stiffnes": 10}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "stiffnes");
+  fails_with(
+      head + R"("bodies": [{"name": "a", "joint": {}, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].mass");
+  fails_with(
+      head +
+          R"("bodies": [{"name": "a", "parent": "b", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].parent");
+  fails_with(
+      head +
+          R"("bodies": [{"name": "a", "quat": [0, 0, 0, 0], "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].quat");
+  fails_with(
+      head +
+          R"("bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, -1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].fullinertia");
+  fails_with(head + R"("bodies": [{"name": "a", "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+             "model.bodies");
+  fails_with(
+      head +
+          R"("bodies": [{"name": "a", "joint": {"range": [1, -1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].joint.range");
+  fails_with(
+      head +
+          R"("joint_limits": {"enabled": true, "smoothing": 0}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.joint_limits.smoothing");
+  fails_with(
+      head +
+          R"("joint_limits": {"enabled": true, "stiffnes": 10}, "bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "stiffnes");
   {
     // accepted: the limits take each joint's range
     const ExperimentConfig ok = parse_config(nlohmann::json::parse(
-        head + R"("joint_limits": {"enabled": true, "stiffness": 500}, "bodies": [{"name": "a", "joint": {"range": [-0.5, 0.7]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})"));
+        head +
+        R"("joint_limits": {"enabled": true, "stiffness": 500}, "bodies": [{"name": "a", "joint": {"range": [-0.5, 0.7]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})"));
     EXPECT_TRUE(ok.model_state<ArticulatedSetup>().model.joint_limits);
     EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_stiffness, 500.0);
     EXPECT_EQ(ok.model_state<ArticulatedSetup>().model.limit_smoothing, 1e-3);
@@ -1145,30 +1232,43 @@ TEST(Articulated, ConfigErrorsNameTheKey) {
   }
   fails_with(head + R"("integrator": "verlet", "bodies": []}})", "model.integrator");
   // the implicit servo: an integer in [0, 8], with implicitfast only
-  const std::string arm = R"("bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})";
-  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 9}, )" + arm,
-             "model.torque_limits.newton_iterations");
-  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 2.5}, )" + arm,
-             "model.torque_limits.newton_iterations");
-  fails_with(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": "4"}, )" + arm,
-             "model.torque_limits.newton_iterations");
+  const std::string arm =
+      R"("bodies": [{"name": "a", "joint": {}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})";
+  fails_with(
+      head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 9}, )" + arm,
+      "model.torque_limits.newton_iterations");
+  fails_with(
+      head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 2.5}, )" + arm,
+      "model.torque_limits.newton_iterations");
+  fails_with(
+      head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": "4"}, )" + arm,
+      "model.torque_limits.newton_iterations");
   fails_with(head + R"("integrator": "euler", "torque_limits": {"newton_iterations": 2}, )" + arm,
              "model.torque_limits.newton_iterations");
-  EXPECT_EQ(parse_config(nlohmann::json::parse(head + R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 4}, )" + arm))
-                .model_state<ArticulatedSetup>()
-                .model.servo_newton,
-            4);
+  EXPECT_EQ(
+      parse_config(
+          nlohmann::json::parse(
+              head +
+              R"("integrator": "implicitfast", "torque_limits": {"newton_iterations": 4}, )" + arm))
+          .model_state<ArticulatedSetup>()
+          .model.servo_newton,
+      4);
   fails_with(head + R"("integrator": "euler"}})", "model.bodies");
   // sites: a known body, unique names, at most kMaxSites
   fails_with(head + R"("sites": [{"name": "s", "body": "nobody"}], )" + arm, "model.sites[0].body");
-  fails_with(head + R"("sites": [{"name": "s", "body": "a"}, {"name": "s", "body": "a"}], )" + arm, "model.sites[1].name");
+  fails_with(head + R"("sites": [{"name": "s", "body": "a"}, {"name": "s", "body": "a"}], )" + arm,
+             "model.sites[1].name");
   fails_with(head + R"("sites": [{"body": "a"}], )" + arm, "model.sites[0].name");
-  fails_with(head + R"("sites": [{"name": "s", "body": "a", "quat": [0, 0, 0, 0]}], )" + arm, "model.sites[0].quat");
+  fails_with(head + R"("sites": [{"name": "s", "body": "a", "quat": [0, 0, 0, 0]}], )" + arm,
+             "model.sites[0].quat");
   fails_with(head + R"("sites": {"name": "s"}, )" + arm, "model.sites");
-  fails_with(head + R"("bodies": [{"name": "a", "joint": {"pos": [0, 1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
-             "model.bodies[0].joint.pos");
+  fails_with(
+      head +
+          R"("bodies": [{"name": "a", "joint": {"pos": [0, 1]}, "mass": 1, "fullinertia": [1, 1, 1, 0, 0, 0]}]}})",
+      "model.bodies[0].joint.pos");
   try {
-    expand_includes(nlohmann::json::parse(head + R"("include": "no_such_file.json"}})"), STEER_SOURCE_DIR);
+    expand_includes(nlohmann::json::parse(head + R"("include": "no_such_file.json"}})"),
+                    STEER_SOURCE_DIR);
     ADD_FAILURE() << "a missing include was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.include"), std::string::npos) << e.what();

@@ -1,5 +1,6 @@
 // src/experiment/artifact.h: atomic artifact folders (write, read back, no temporary left behind on
-// success or failure) and, end to end, the artifact of the worked example (docs/design.md, "From config to artifact").
+// success or failure) and, end to end, the artifact of the worked example (docs/design.md, "From
+// config to artifact").
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -120,7 +121,8 @@ TEST(ArtifactTest, OutDirUnderRegularFileThrowsAndLeavesNothing) {
   TempDir d;
   const fs::path file = d.path / "plain";
   std::ofstream(file) << "not a folder";
-  EXPECT_THROW(steer::write_artifact((file / "runs").string(), "run", sample_files()), std::runtime_error);
+  EXPECT_THROW(steer::write_artifact((file / "runs").string(), "run", sample_files()),
+               std::runtime_error);
   EXPECT_EQ(entries(d.path), (std::set<std::string>{"plain"}));
   EXPECT_EQ(slurp(file), "not a folder");
 }
@@ -210,7 +212,8 @@ TEST(ArtifactTest, WorkedExampleEndToEnd) {
   const std::string csv = slurp(fs::path(r.artifact_dir) / "trajectory.csv");
   const long lines = std::count(csv.begin(), csv.end(), '\n');
   EXPECT_EQ(lines, 300 + 1 + 1);  // T+1 states plus the header
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "rollout,step,time_s,position.x_m,position.y_m,velocity.x_m/s,velocity.y_m/s");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "rollout,step,time_s,position.x_m,position.y_m,velocity.x_m/s,velocity.y_m/s");
   // the last CSV row is x_T: x_T = 3 s · vx with vx → 2 m/s after optimization
   {
     std::string last = csv.substr(0, csv.size() - 1);
@@ -240,7 +243,8 @@ TEST(ArtifactTest, WorkedExampleEndToEnd) {
   EXPECT_TRUE(a["validation"][0]["label_counts"].empty()) << a["validation"][0]["label_counts"];
   json total = json::object();
   for (const auto& v : a["validation"])
-    for (const auto& [k, n] : v["label_counts"].items()) total[k] = total.value(k, 0) + n.get<int>();
+    for (const auto& [k, n] : v["label_counts"].items())
+      total[k] = total.value(k, 0) + n.get<int>();
   EXPECT_EQ(a["labels"], total);
   EXPECT_EQ(a["optimization"]["iterations"], 200);
   EXPECT_FALSE(a["optimization"]["history"]["loss_mean"].empty());

@@ -50,15 +50,19 @@ TEST(Restitution, DampingAdjointMatchesDualAndFiniteDifferences) {
         const D dc = restitution_damping(D::variable(e, 0), D::variable(k, 1), D::variable(m, 2));
         for (int i = 0; i < 3; ++i) {
           const double dual = adc * dc.v[i];
-          EXPECT_NEAR(hand[i], dual, 1e-12 * std::max(1.0, std::fabs(dual))) << "e " << e << " input " << i;
+          EXPECT_NEAR(hand[i], dual, 1e-12 * std::max(1.0, std::fabs(dual)))
+              << "e " << e << " input " << i;
           // centered FD, ε = 1e-6 of the input (e: of min(e, 1 − e), inside (0, 1))
           const double eps = 1e-6 * (i == 0 ? std::min(e, 1 - e) : z[i]);
           double zp[3] = {e, k, m}, zm[3] = {e, k, m};
           zp[i] += eps;
           zm[i] -= eps;
-          const double fd = adc * (restitution_damping(zp[0], zp[1], zp[2]) - restitution_damping(zm[0], zm[1], zm[2])) /
+          const double fd = adc *
+                            (restitution_damping(zp[0], zp[1], zp[2]) -
+                             restitution_damping(zm[0], zm[1], zm[2])) /
                             (2 * eps);
-          EXPECT_NEAR(hand[i], fd, 1e-7 * std::max(1.0, std::fabs(fd))) << "e " << e << " input " << i;
+          EXPECT_NEAR(hand[i], fd, 1e-7 * std::max(1.0, std::fabs(fd)))
+              << "e " << e << " input " << i;
         }
         // the damping ratio ζ = d_c / (2 sqrt(k m)) gives back e = exp(−ζπ / sqrt(1 − ζ²))
         const double zeta = restitution_damping(e, k, m) / (2 * std::sqrt(k * m));
@@ -83,7 +87,9 @@ ExperimentConfig box_config(const nlohmann::json& contact) {
   return parse_config(j);
 }
 
-const Articulated& model_of(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().model; }
+const Articulated& model_of(const ExperimentConfig& c) {
+  return c.model_state<ArticulatedSetup>().model;
+}
 
 std::vector<double> box_state(const std::vector<double>& q, const std::vector<double>& v) {
   std::vector<double> x = q;
@@ -92,36 +98,44 @@ std::vector<double> box_state(const std::vector<double>& q, const std::vector<do
 }
 
 // θ with the plane moved so that the deepest contact is `depth` [m] below it
-std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x, std::vector<double> p, double depth) {
+std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x,
+                                   std::vector<double> p, double depth) {
   double deepest = -1e9;
-  for (int c = 0; c < m.num_contacts(); ++c) deepest = std::max(deepest, contact_state(m, x.data(), p.data(), c).depth);
+  for (int c = 0; c < m.num_contacts(); ++c)
+    deepest = std::max(deepest, contact_state(m, x.data(), p.data(), c).depth);
   p[m.p_global(Articulated::kPlaneHeight)] += depth - deepest;
   return p;
 }
 
-const nlohmann::json kRestitutionContact = {{"stiffness", 2e4}, {"smoothing", 1e-3}, {"friction", 0.5},
-                                            {"slip_velocity", 0.05}, {"restitution", 0.4}, {"impedance_mass", 0.3}};
+const nlohmann::json kRestitutionContact = {{"stiffness", 2e4},   {"smoothing", 1e-3},
+                                            {"friction", 0.5},    {"slip_velocity", 0.05},
+                                            {"restitution", 0.4}, {"impedance_mass", 0.3}};
 
 struct BoxRestitutionProvider {
   using Model = Articulated;
   static std::vector<StepCase<Articulated>> step_cases() {
     std::vector<StepCase<Articulated>> out;
     const ExperimentConfig c = box_config(kRestitutionContact);
-    auto add = [&](const std::string& name, const std::vector<double>& x, double depth, int integrator = Articulated::kEuler) {
+    auto add = [&](const std::string& name, const std::vector<double>& x, double depth,
+                   int integrator = Articulated::kEuler) {
       Articulated m = model_of(c);
       m.integrator = integrator;
       const std::vector<double> u(m.nu(), 0.2);
-      out.push_back(StepCase<Articulated>{name, m, x, u, plane_at_depth(m, x, c.theta, depth), 1e-3, 3});
+      out.push_back(
+          StepCase<Articulated>{name, m, x, u, plane_at_depth(m, x, c.theta, depth), 1e-3, 3});
     };
     const double s = std::sin(0.15), co = std::cos(0.15);
     // flat (4 corners 0.5 mm in), landing at 1 m/s, sliding at 2 m/s, spinning
     add("box landing flat", box_state({0, 0, 0.05, 1, 0, 0, 0}, {2.0, 0.3, -1.0, 0, 0, 3.0}), 5e-4);
-    add("box landing flat, implicitfast", box_state({0, 0, 0.05, 1, 0, 0, 0}, {2.0, 0.3, -1.0, 0, 0, 3.0}), 5e-4,
+    add("box landing flat, implicitfast",
+        box_state({0, 0, 0.05, 1, 0, 0, 0}, {2.0, 0.3, -1.0, 0, 0, 3.0}), 5e-4,
         Articulated::kImplicitFast);
     // rolled 0.3 rad about x: one edge's 2 corners in, sliding and rocking
-    add("box on an edge", box_state({0, 0, 0.07, co, s, 0, 0}, {0.5, 0.1, -0.2, 1.0, 0.2, -0.5}), 3e-4);
+    add("box on an edge", box_state({0, 0, 0.07, co, s, 0, 0}, {0.5, 0.1, -0.2, 1.0, 0.2, -0.5}),
+        3e-4);
     // the lowest corner at the plane
-    add("box at contact onset", box_state({0, 0, 0.07, co, 0.05, 0.1, 0}, {0.3, 0, -0.3, 0.2, 0.5, 0}), 0.0);
+    add("box at contact onset",
+        box_state({0, 0, 0.07, co, 0.05, 0.1, 0}, {0.3, 0, -0.3, 0.2, 0.5, 0}), 0.0);
     return out;
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
@@ -145,11 +159,13 @@ struct BoxRestitutionProvider {
   }
 };
 
-INSTANTIATE_TYPED_TEST_SUITE_P(BoxRestitution, GradientSuite, ::testing::Types<BoxRestitutionProvider>);
+INSTANTIATE_TYPED_TEST_SUITE_P(BoxRestitution, GradientSuite,
+                               ::testing::Types<BoxRestitutionProvider>);
 
 // run m from x for T steps with zero controls, calling f(x) after each step
 template <class F>
-void simulate(const Articulated& m, std::vector<double> x, const std::vector<double>& p, int T, F f) {
+void simulate(const Articulated& m, std::vector<double> x, const std::vector<double>& p, int T,
+              F f) {
   std::vector<double> u(m.nu(), 0.0), xn(x.size());
   for (int k = 0; k < T; ++k) {
     double* out = xn.data();
@@ -170,10 +186,13 @@ TEST(Restitution, SetsTheDampingItNames) {
   EXPECT_EQ(model_of(c).ground.restitution, 0);
   const std::vector<double> x0 = box_state({0, 0, 0.06, 1, 0, 0, 0}, {1.0, 0.2, -1.0, 0, 0, 2.0});
   std::vector<double> xr, xc;
-  simulate(model_of(r), x0, r.theta, 200, [&](const std::vector<double>& x) { return xr = x, true; });
-  simulate(model_of(c), x0, c.theta, 200, [&](const std::vector<double>& x) { return xc = x, true; });
+  simulate(model_of(r), x0, r.theta, 200,
+           [&](const std::vector<double>& x) { return xr = x, true; });
+  simulate(model_of(c), x0, c.theta, 200,
+           [&](const std::vector<double>& x) { return xc = x, true; });
   ASSERT_LT(xr[2], 0.06) << "the box landed";
-  for (size_t i = 0; i < xr.size(); ++i) EXPECT_NEAR(xr[i], xc[i], 1e-12 * std::max(1.0, std::fabs(xc[i]))) << i;
+  for (size_t i = 0; i < xr.size(); ++i)
+    EXPECT_NEAR(xr[i], xc[i], 1e-12 * std::max(1.0, std::fabs(xc[i]))) << i;
 }
 
 // ---- physics: a ball bounces back at e times its speed ----
@@ -181,7 +200,8 @@ TEST(Restitution, SetsTheDampingItNames) {
 // a 1 kg ball (radius 5 cm) on a free root, its contact the sphere; m_c = 1 kg (the default:
 // the bodies' mass), one point, no rotation coupling: the linear spring-damper's assumptions
 ExperimentConfig ball_config(double e) {
-  nlohmann::json j = nlohmann::json::parse(R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
     "bodies": [{"name": "ball", "joint": {"name": "root", "type": "free"}, "mass": 1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]}],
     "contacts": [{"name": "ball", "body": "ball", "radius": 0.05}],
     "contact": {"stiffness": 1e5, "smoothing": 1e-5, "friction": 0}},
@@ -256,7 +276,8 @@ TEST(BoxSlide, ConfigParsesWithRestitutionSlots) {
   EXPECT_EQ(c.variables.size(), 2u);
   // the corners of the box at rest are 5 mm spheres whose surfaces are flush with its faces
   const std::vector<double> x = box_state({0, 0, 0.05, 1, 0, 0, 0}, {0, 0, 0, 0, 0, 0});
-  for (int k = 0; k < 4; ++k) EXPECT_NEAR(contact_state(m, x.data(), c.theta.data(), k).depth, 0.0, 1e-15);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_NEAR(contact_state(m, x.data(), c.theta.data(), k).depth, 0.0, 1e-15);
 }
 
 // the shipped recording (examples/legged/record_box.py: μ = 0.5, e = 0.3, σ = 1e-4, rk4 at
@@ -297,10 +318,11 @@ TEST(BoxSlide, RestitutionRefusalsNameTheKey) {
   std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/box_slide.json");
   nlohmann::json j = nlohmann::json::parse(in);
   j["model"]["contact"]["damping"] = 20;
-  j["loss"]["observations"]["file"] = std::string(STEER_SOURCE_DIR) + "/configs/data/box_slide_recorded.csv";
+  j["loss"]["observations"]["file"] =
+      std::string(STEER_SOURCE_DIR) + "/configs/data/box_slide_recorded.csv";
   std::ofstream(dir / "bad.json") << j.dump();
-  const std::string cmd = std::string(STEER_BINARY) + " run " + (dir / "bad.json").string() + " --out " + dir.string() +
-                          " > " + (dir / "out.txt").string() + " 2>&1";
+  const std::string cmd = std::string(STEER_BINARY) + " run " + (dir / "bad.json").string() +
+                          " --out " + dir.string() + " > " + (dir / "out.txt").string() + " 2>&1";
   const int rc = std::system(cmd.c_str());
   std::ifstream o(dir / "out.txt");
   const std::string text((std::istreambuf_iterator<char>(o)), std::istreambuf_iterator<char>());

@@ -1,7 +1,7 @@
 // The binomial (Revolve) checkpoint schedule of include/steer/rollout.h and its config key
-// simulation.checkpoint_memory_mb (src/config/checkpoint_plan.cpp): gradients bitwise identical to storing
-// every state (K = 1) for every snapshot count, the forward steps the sweep executes equal to
-// Griewank & Walther's r·T − β(s + 1, r − 1) (the optimum, checked against a brute-force
+// simulation.checkpoint_memory_mb (src/config/checkpoint_plan.cpp): gradients bitwise identical to
+// storing every state (K = 1) for every snapshot count, the forward steps the sweep executes equal
+// to Griewank & Walther's r·T − β(s + 1, r − 1) (the optimum, checked against a brute-force
 // recursion), scratch memory within the budget, and budgets too small refused by name.
 #include <gtest/gtest.h>
 
@@ -52,16 +52,20 @@ long long beta(int s, int r) {
 template <class S>
 bool bitwise_equal(const std::vector<S>& a, const std::vector<S>& b) {
   // (an empty vector's data() may be null, which memcmp must not get even for 0 bytes)
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0);
 }
 
 // every result the backward sweep writes, element by element
 template <class S>
-void expect_same_gradients(const BatchResult<S>& ref, const BatchResult<S>& r, const std::string& what) {
+void expect_same_gradients(const BatchResult<S>& ref, const BatchResult<S>& r,
+                           const std::string& what) {
   ASSERT_EQ(ref.grad_u.size(), r.grad_u.size()) << what;
   EXPECT_TRUE(bitwise_equal(ref.loss, r.loss)) << what;
-  for (size_t i = 0; i < ref.grad_x0.size(); ++i) EXPECT_EQ(ref.grad_x0[i], r.grad_x0[i]) << what << ", x0 slot " << i;
-  for (size_t i = 0; i < ref.grad_theta.size(); ++i) EXPECT_EQ(ref.grad_theta[i], r.grad_theta[i]) << what << ", θ slot " << i;
+  for (size_t i = 0; i < ref.grad_x0.size(); ++i)
+    EXPECT_EQ(ref.grad_x0[i], r.grad_x0[i]) << what << ", x0 slot " << i;
+  for (size_t i = 0; i < ref.grad_theta.size(); ++i)
+    EXPECT_EQ(ref.grad_theta[i], r.grad_theta[i]) << what << ", θ slot " << i;
   EXPECT_TRUE(bitwise_equal(ref.grad_u, r.grad_u)) << what;
   for (size_t b = 0; b < ref.diag.size(); ++b) {
     EXPECT_EQ(ref.diag[b].adj_seed_norm, r.diag[b].adj_seed_norm) << what;
@@ -151,7 +155,8 @@ ProjectileCase projectile_case(int B, int T, unsigned seed = 5) {
     double* x = c.batch.x0_of(b);
     x[0] = 0.1 * uni(rng), x[1] = 0.3 + 0.1 * uni(rng), x[2] = 1 + uni(rng), x[3] = uni(rng);
     double* p = c.batch.theta_of(b);
-    p[0] = 9.81, p[1] = 0.2 + 0.1 * uni(rng), p[2] = 1.0 + 0.2 * uni(rng), p[3] = 2e3, p[4] = 3.0, p[5] = 5e-3;
+    p[0] = 9.81, p[1] = 0.2 + 0.1 * uni(rng), p[2] = 1.0 + 0.2 * uni(rng), p[3] = 2e3, p[4] = 3.0,
+    p[5] = 5e-3;
     double* u = c.batch.u_of(b);
     for (int i = 0; i < T * 2; ++i) u[i] = 0.5 * uni(rng);
   }
@@ -167,9 +172,9 @@ BatchResult<double> run(const ProjectileCase& c, const RolloutShape& sh) {
 TEST(BinomialSchedule, ProjectileGradientsBitwiseIdenticalToStoringEveryState) {
   // (T, s): one step; the smallest budget; β(s, r) exactly T (β(2, 3) = 10, β(3, 3) = 20,
   // β(4, 3) = 35, β(2, 30) = 496); more snapshots than steps; T ≫ s
-  const std::vector<std::pair<int, int>> cases = {{1, 1},   {1, 2},    {2, 2},   {10, 2},  {20, 3},  {35, 4},
-                                                  {496, 2}, {500, 2},  {500, 5}, {500, 40}, {300, 600},
-                                                  {97, 1},  {3000, 3}, {3000, 12}};
+  const std::vector<std::pair<int, int>> cases = {
+      {1, 1},   {1, 2},   {2, 2},    {10, 2},    {20, 3}, {35, 4},   {496, 2},
+      {500, 2}, {500, 5}, {500, 40}, {300, 600}, {97, 1}, {3000, 3}, {3000, 12}};
   for (const auto& [T, s] : cases) {
     const ProjectileCase c = projectile_case(3, T);
     const BatchResult<double> ref = run(c, uniform_shape(T, 1));
@@ -202,7 +207,9 @@ TEST(BinomialSchedule, LandingInTheLastStepReadsTheFinalState) {
     const ProjectileCase c = projectile_case(1, T, 11);
     const BatchResult<double> ref = run(c, uniform_shape(T, 1));
     ASSERT_EQ(ref.diag[0].event_step, e);
-    for (int s : {2, 3, 7}) expect_same_gradients(ref, run(c, binomial_shape(T, s)), "T " + std::to_string(T) + " s " + std::to_string(s));
+    for (int s : {2, 3, 7})
+      expect_same_gradients(ref, run(c, binomial_shape(T, s)),
+                            "T " + std::to_string(T) + " s " + std::to_string(s));
   }
 }
 
@@ -259,7 +266,8 @@ TEST(BinomialSchedule, BadShapesAreRejected) {
   const ProjectileCase c = projectile_case(1, 10);
   BatchResult<double> out;
   RolloutShape sh = binomial_shape(10, 0);
-  EXPECT_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)), std::invalid_argument);
+  EXPECT_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)),
+               std::invalid_argument);
   sh.snapshots = 1;
   sh.checkpoint_every = 0;  // unused by the binomial schedule
   EXPECT_NO_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)));
@@ -313,7 +321,8 @@ TEST(StoredForward, AShapeWithStoreForwardNeedsOneSegment) {
   BatchResult<double> out;
   RolloutShape sh = uniform_shape(10, 3);
   sh.store_forward = true;
-  EXPECT_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)), std::invalid_argument);
+  EXPECT_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)),
+               std::invalid_argument);
   sh.checkpoint_every = 10;
   EXPECT_NO_THROW((cpu_run_batch<Projectile, double>(c.m, c.loss, sh, c.batch, true, out)));
 }
@@ -367,7 +376,8 @@ nlohmann::json projectile_config(int steps) {
   return nlohmann::json::parse(R"({
     "name": "budget",
     "model": {"type": "projectile", "dim": 2, "ground": {"type": "penalty", "stiffness": 2000.0, "damping": 3.0, "smoothing": 0.005}},
-    "simulation": {"dt": 0.004, "steps": )" + std::to_string(steps) + R"(},
+    "simulation": {"dt": 0.004, "steps": )" +
+                               std::to_string(steps) + R"(},
     "initial_state": {"position": [0.0, 0.4], "velocity": [1.5, 0.5]},
     "controls": {"initial": [0.2, -0.1]},
     "batch": {"size": 2, "seed": 3, "randomize": {"x0.velocity.x": [1.0, 2.0]}},
@@ -436,7 +446,8 @@ TEST(CheckpointBudget, BudgetsBelowTwoSnapshotsAreRefusedByName) {
   // each snapshot 36: the least budget is 264 bytes = 0.000251770 MiB
   nlohmann::json j = projectile_config(1000);
   j["simulation"]["checkpoint_memory_mb"] = 0.0002;  // 209 bytes
-  testing::expect_config_error(j, {"config: simulation.checkpoint_memory_mb", "2 snapshots", "accepted range [0.00025177, 1e6] MiB"});
+  testing::expect_config_error(j, {"config: simulation.checkpoint_memory_mb", "2 snapshots",
+                                   "accepted range [0.00025177, 1e6] MiB"});
   j["simulation"]["checkpoint_memory_mb"] = 263.0 / 1048576.0;
   testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "accepted range"});
   j["simulation"]["checkpoint_memory_mb"] = 264.0 / 1048576.0;  // the edge is accepted
@@ -445,7 +456,8 @@ TEST(CheckpointBudget, BudgetsBelowTwoSnapshotsAreRefusedByName) {
   EXPECT_EQ(p.shape.snapshots, 2);
   EXPECT_EQ(p.scratch_bytes, 264);
   j["simulation"]["checkpoint_memory_mb"] = 0;
-  testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "out of range", "(0, 1e+06]"});
+  testing::expect_config_error(j,
+                               {"simulation.checkpoint_memory_mb", "out of range", "(0, 1e+06]"});
   j["simulation"]["checkpoint_memory_mb"] = "1";
   testing::expect_config_error(j, {"simulation.checkpoint_memory_mb", "expected a number"});
 }
@@ -454,7 +466,8 @@ TEST(CheckpointBudget, AnExplicitIntervalThatDoesNotFitIsRefused) {
   nlohmann::json j = projectile_config(1000);
   j["simulation"]["checkpoint_memory_mb"] = 0.001;  // 1048 bytes = 32 states
   j["simulation"]["checkpoint_every"] = 10;         // 101 + 11 + 2 states
-  testing::expect_config_error(j, {"config: simulation.checkpoint_every", "K = 10", "simulation.checkpoint_memory_mb"});
+  testing::expect_config_error(
+      j, {"config: simulation.checkpoint_every", "K = 10", "simulation.checkpoint_memory_mb"});
   j["simulation"]["checkpoint_every"] = 1000;  // 2 + 1001 + 2 states
   testing::expect_config_error(j, {"simulation.checkpoint_every"});
 }

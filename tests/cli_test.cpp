@@ -38,7 +38,6 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-
 // a folder that is absent or holds nothing at all (no artifact, no hidden temp folder)
 bool empty_or_absent(const fs::path& p) { return !fs::exists(p) || fs::is_empty(p); }
 
@@ -74,13 +73,27 @@ TEST(CliTest, BadConfigsExit2NameTheKeyAndWriteNothing) {
     edit(j);
     cases.push_back({name, j.dump(2), key});
   };
-  with("dt_zero", [](json& j) { j["simulation"]["dt"] = 0.0; }, "simulation.dt");
-  with("unknown_nested", [](json& j) { j["model"]["ground"] = {{"type", "penalty"}, {"stifness", 1.0}}; }, "model.ground.stifness");
-  with("bad_state", [](json& j) { j["loss"]["terminal"][0]["state"] = "position.w"; }, "loss.terminal[0].state");
-  with("bad_slot", [](json& j) { j["variables"]["x0.velocity.q"] = json::object(); }, "variables.x0.velocity.q");
-  with("precision", [](json& j) { j["simulation"]["precision"] = "float16"; }, "simulation.precision");
-  with("backend", [](json& j) { j["simulation"]["backend"] = "tpu"; }, "simulation.backend");
-  with("sizes", [](json& j) { j["initial_state"]["position"] = {0.0}; }, "initial_state.position");
+  with(
+      "dt_zero", [](json& j) { j["simulation"]["dt"] = 0.0; }, "simulation.dt");
+  with(
+      "unknown_nested",
+      [](json& j) {
+        j["model"]["ground"] = {{"type", "penalty"}, {"stifness", 1.0}};
+      },
+      "model.ground.stifness");
+  with(
+      "bad_state", [](json& j) { j["loss"]["terminal"][0]["state"] = "position.w"; },
+      "loss.terminal[0].state");
+  with(
+      "bad_slot", [](json& j) { j["variables"]["x0.velocity.q"] = json::object(); },
+      "variables.x0.velocity.q");
+  with(
+      "precision", [](json& j) { j["simulation"]["precision"] = "float16"; },
+      "simulation.precision");
+  with(
+      "backend", [](json& j) { j["simulation"]["backend"] = "tpu"; }, "simulation.backend");
+  with(
+      "sizes", [](json& j) { j["initial_state"]["position"] = {0.0}; }, "initial_state.position");
   cases.push_back({"not_json", "{\"name\": \"x\",", "not valid JSON"});
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -88,12 +101,14 @@ TEST(CliTest, BadConfigsExit2NameTheKeyAndWriteNothing) {
     std::ofstream(cfg) << c.text;
     const fs::path out = d.path / ("out_" + c.name);
     fs::create_directories(out);
-    CliResult r = run_steer("run " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+    CliResult r =
+        run_steer("run " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find(c.key), std::string::npos) << "stderr: " << r.err;
     EXPECT_TRUE(empty_or_absent(out)) << "the output folder was written to";
     // the same config under `check`
-    CliResult k = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+    CliResult k =
+        run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
     EXPECT_EQ(k.code, 2) << k.err;
     EXPECT_TRUE(empty_or_absent(out));
   }
@@ -102,7 +117,8 @@ TEST(CliTest, BadConfigsExit2NameTheKeyAndWriteNothing) {
 TEST(CliTest, MissingConfigFileExits2) {
   TempDir d;
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("run " + quote(d.path / "nope.json") + " --quiet --out " + quote(out), d.path);
+  CliResult r =
+      run_steer("run " + quote(d.path / "nope.json") + " --quiet --out " + quote(out), d.path);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("nope.json"), std::string::npos) << r.err;
   EXPECT_TRUE(empty_or_absent(out));
@@ -111,10 +127,11 @@ TEST(CliTest, MissingConfigFileExits2) {
 TEST(CliTest, BadUsageExits2) {
   TempDir d;
   const std::string cfg = quote(kProjectile), out = quote(d.path / "out");
-  EXPECT_EQ(run_steer("", d.path).code, 2);                                    // no subcommand
-  EXPECT_EQ(run_steer("simulate " + cfg, d.path).code, 2);                     // unknown subcommand
-  EXPECT_EQ(run_steer("run", d.path).code, 2);                                 // no config
-  EXPECT_EQ(run_steer("run " + cfg + " --frobnicate --out " + out, d.path).code, 2);  // unknown flag
+  EXPECT_EQ(run_steer("", d.path).code, 2);                 // no subcommand
+  EXPECT_EQ(run_steer("simulate " + cfg, d.path).code, 2);  // unknown subcommand
+  EXPECT_EQ(run_steer("run", d.path).code, 2);              // no config
+  EXPECT_EQ(run_steer("run " + cfg + " --frobnicate --out " + out, d.path).code,
+            2);  // unknown flag
   CliResult tpu = run_steer("run " + cfg + " --backend tpu --out " + out, d.path);
   EXPECT_EQ(tpu.code, 2);
   EXPECT_NE(tpu.err.find("backend"), std::string::npos) << tpu.err;
@@ -134,7 +151,8 @@ TEST(CliTest, HelpExits0) {
 TEST(CliTest, CheckPassesOnGoodConfig) {
   TempDir d;
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("check " + quote(kProjectile) + " --backend cpu --quiet --out " + quote(out), d.path);
+  CliResult r = run_steer(
+      "check " + quote(kProjectile) + " --backend cpu --quiet --out " + quote(out), d.path);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("gradient check (initial): 1/1 passed"), std::string::npos) << r.out;
   // check does not optimize: no "final" stage
@@ -152,7 +170,8 @@ TEST(CliTest, Float32RunIsCheckedInFloat64) {
   for (const std::string precision : {"float32", "float64"}) {
     SCOPED_TRACE(precision);
     const fs::path out = d.path / ("out_" + precision);
-    CliResult r = run_steer("check " + quote(kProjectile) + " --backend cpu --precision " + precision + " --out " + quote(out),
+    CliResult r = run_steer("check " + quote(kProjectile) + " --backend cpu --precision " +
+                                precision + " --out " + quote(out),
                             d.path);
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("gradient check (initial): 1/1 passed"), std::string::npos) << r.out;
@@ -176,7 +195,9 @@ TEST(CliTest, Float32RunIsCheckedInFloat64) {
       // the timestep check runs by default, on the float64 twin
       ASSERT_TRUE(v.contains("timestep_check")) << v.dump();
       EXPECT_EQ(v["timestep_check"]["rollouts_labelled"].get<int>(), 0);
-      EXPECT_NE(r.out.find("timestep check (initial): at h/2 the gradient changes by"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("timestep check (initial): at h/2 the gradient changes by"),
+                std::string::npos)
+          << r.out;
       EXPECT_NE(r.out.find("ran in float64"), std::string::npos) << r.out;
     } else {
       EXPECT_FALSE(v.contains("float32_vs_float64"));
@@ -196,7 +217,9 @@ TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
   const fs::path cfg = d.path / "tight.json";
   std::ofstream(cfg) << j.dump(2);
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --precision float32 --quiet --out " + quote(out), d.path);
+  CliResult r = run_steer(
+      "check " + quote(cfg) + " --backend cpu --precision float32 --quiet --out " + quote(out),
+      d.path);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("gradient check (initial): 0/1 passed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("failed (float32_rounding: run in float64)"), std::string::npos) << r.out;
@@ -205,7 +228,11 @@ TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
     EXPECT_EQ(a["labels"].value("float32_rounding", 0), 1);
     EXPECT_EQ(a["validation"][0]["float32_vs_float64"]["rollouts_over_tolerance"].get<int>(), 1);
   }
-  EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --precision float64 --quiet --out " + quote(out), d.path).code, 0);
+  EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --precision float64 --quiet --out " +
+                          quote(out),
+                      d.path)
+                .code,
+            0);
 }
 
 // A converged float32 run: at the optimum the float64 gradient is ~0 (3.6e-5) and the float32
@@ -215,13 +242,17 @@ TEST(CliTest, Float32GradientBeyondItsToleranceFailsTheCheck) {
 TEST(CliTest, ConvergedFloat32RunPassesItsFinalCheck) {
   TempDir d;
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cpu --precision float32 --quiet --out " + quote(out), d.path);
+  CliResult r = run_steer("run " + quote(kProjectile) +
+                              " --backend cpu --precision float32 --quiet --out " + quote(out),
+                          d.path);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("gradient check (final): 1/1 passed"), std::string::npos) << r.out;
   for (const auto& e : fs::directory_iterator(out)) {
     const json a = json::parse(slurp(e.path() / "artifact.json"));
     ASSERT_EQ(a["validation"].size(), 2u);
-    EXPECT_LT(a["validation"][1]["float32_vs_float64"]["gradient_relative_deviation_max"].get<double>(), 1e-3);
+    EXPECT_LT(
+        a["validation"][1]["float32_vs_float64"]["gradient_relative_deviation_max"].get<double>(),
+        1e-3);
     EXPECT_EQ(a["labels"].value("float32_rounding", 0), 0);
   }
 }
@@ -234,7 +265,8 @@ TEST(CliTest, TimestepCheckCanBeTurnedOff) {
   const fs::path cfg = d.path / "no_timestep.json";
   std::ofstream(cfg) << j.dump(2);
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+  CliResult r =
+      run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("timestep check"), std::string::npos) << r.out;
   for (const auto& e : fs::directory_iterator(out)) {
@@ -269,7 +301,8 @@ TEST(CliTest, CheckFailsOnStiffContact) {
   const fs::path cfg = d.path / "stiff.json";
   std::ofstream(cfg) << j.dump(2);
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
+  CliResult r =
+      run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("gradient check (initial): 0/1 passed"), std::string::npos) << r.out;
   // the artifact of a failed check is still written, and records the failure
@@ -286,13 +319,16 @@ TEST(CliTest, CheckFailsOnStiffContact) {
   // not an artefact of the tight tolerance: a loose one fails as well
   j["validation"]["tolerance"] = 1e-6;
   std::ofstream(cfg) << j.dump(2);
-  EXPECT_EQ(run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path).code, 1);
+  EXPECT_EQ(
+      run_steer("check " + quote(cfg) + " --backend cpu --quiet --out " + quote(out), d.path).code,
+      1);
 }
 
 TEST(CliTest, RunWritesArtifact) {
   TempDir d;
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cpu --out " + quote(out) + " --quiet", d.path);
+  CliResult r = run_steer(
+      "run " + quote(kProjectile) + " --backend cpu --out " + quote(out) + " --quiet", d.path);
   EXPECT_EQ(r.code, 0) << r.err;
   const std::string tag = "artifact: ";
   const size_t at = r.out.find(tag);
@@ -333,7 +369,8 @@ TEST(CliTest, SummaryPrintsUnitsButNoneForDimensionless) {
   j["validation"]["enabled"] = false;
   const fs::path cfg = d.path / "knots_short.json";
   std::ofstream(cfg) << j.dump();
-  CliResult r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out") + " --quiet", d.path);
+  CliResult r = run_steer(
+      "run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out") + " --quiet", d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   // the first six variables in name order are the activations (controls sort before theta.)
   EXPECT_NE(r.out.find("controls.actuator[0][0] = "), std::string::npos) << r.out;
@@ -342,7 +379,8 @@ TEST(CliTest, SummaryPrintsUnitsButNoneForDimensionless) {
   // first variable is a stiffness)
   j["variables"].erase("controls");
   std::ofstream(cfg) << j.dump();
-  r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out2") + " --quiet", d.path);
+  r = run_steer("run " + quote(cfg) + " --backend cpu --out " + quote(d.path / "out2") + " --quiet",
+                d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(" N/m  (dL/d"), std::string::npos) << r.out;
 }
@@ -361,11 +399,14 @@ TEST(CliTest, VersionNamesVersionCommitMujocoAndCuda) {
   EXPECT_EQ(lines[0], std::string("steer ") + STEER_VERSION);
   // the project's version is the one pyproject.toml reads from CMakeLists.txt's project()
   const std::string cmake = slurp(fs::path(STEER_SOURCE_DIR) / "CMakeLists.txt");
-  EXPECT_NE(cmake.find(std::string("project(steer VERSION ") + STEER_VERSION + " "), std::string::npos);
+  EXPECT_NE(cmake.find(std::string("project(steer VERSION ") + STEER_VERSION + " "),
+            std::string::npos);
   // 12 hex digits of the configured commit, or "unknown" outside a git checkout
   const std::string commit = lines[1].substr(lines[1].find(' ') + 1);
   EXPECT_EQ(lines[1].rfind("commit: ", 0), 0u) << lines[1];
-  EXPECT_TRUE(commit == "unknown" || (commit.size() == 12 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
+  EXPECT_TRUE(
+      commit == "unknown" ||
+      (commit.size() == 12 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
       << lines[1];
 #ifdef STEER_TEST_MUJOCO_IMPORT
   EXPECT_EQ(lines[2].rfind("MuJoCo import: on (MuJoCo ", 0), 0u) << lines[2];
@@ -373,7 +414,9 @@ TEST(CliTest, VersionNamesVersionCommitMujocoAndCuda) {
   EXPECT_EQ(lines[2].rfind("MuJoCo import: off", 0), 0u) << lines[2];
 #endif
   const steer::CudaStatus s = steer::cuda_status();
-  const std::string cuda = !s.compiled ? "CUDA: off: " : s.available ? "CUDA: on, device " : "CUDA: on, no CUDA device: ";
+  const std::string cuda = !s.compiled   ? "CUDA: off: "
+                           : s.available ? "CUDA: on, device "
+                                         : "CUDA: on, no CUDA device: ";
   EXPECT_EQ(lines[3].rfind(cuda, 0), 0u) << lines[3];
 }
 
@@ -382,9 +425,11 @@ TEST(CliTest, CudaBackendWithoutDeviceExits1) {
   if (s.available) GTEST_SKIP() << "a CUDA device is present: " << s.device;
   TempDir d;
   const fs::path out = d.path / "out";
-  CliResult r = run_steer("run " + quote(kProjectile) + " --backend cuda --quiet --out " + quote(out), d.path);
+  CliResult r = run_steer(
+      "run " + quote(kProjectile) + " --backend cuda --quiet --out " + quote(out), d.path);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
-  const bool named = r.err.find("no CUDA device") != std::string::npos || r.err.find("no CUDA backend") != std::string::npos;
+  const bool named = r.err.find("no CUDA device") != std::string::npos ||
+                     r.err.find("no CUDA backend") != std::string::npos;
   EXPECT_TRUE(named) << "stderr: " << r.err;
   EXPECT_TRUE(empty_or_absent(out));
 }

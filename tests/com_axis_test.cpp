@@ -56,7 +56,8 @@ ExperimentConfig com_config(const std::string& name, const std::string& axis, in
   json j = read_config(name);
   j["loss"] = {{"com_displacement", {{"axis", axis}, {"weight", 1.0}}}};
   j["simulation"]["steps"] = steps;
-  for (const char* k : {"variables", "optimizer", "compare", "batch", "perturb", "horizon_sweep"}) j.erase(k);
+  for (const char* k : {"variables", "optimizer", "compare", "batch", "perturb", "horizon_sweep"})
+    j.erase(k);
   j["validation"] = {{"enabled", false}};
   const std::string dir = (fs::path(STEER_SOURCE_DIR) / "configs").string();
   return parse_config(expand_includes(j, dir), dir);
@@ -85,7 +86,8 @@ std::vector<double> moved_state(const Model& m, const std::vector<double>& x0, i
 
 // ∂c/∂(x, θ) on Dual<double, 8>, eight inputs a pass
 template <class Model>
-std::vector<double> dual_gradient(const Model& m, const std::vector<double>& x, const std::vector<double>& p, int ax) {
+std::vector<double> dual_gradient(const Model& m, const std::vector<double>& x,
+                                  const std::vector<double>& p, int ax) {
   using D = Dual<double, 8>;
   const int nx = m.nx(), np = m.np(), n = nx + np;
   std::vector<double> g(size_t(n), 0.0);
@@ -102,18 +104,20 @@ std::vector<double> dual_gradient(const Model& m, const std::vector<double>& x, 
 }
 
 template <class Model>
-double com_value(const Model& m, const std::vector<double>& x, const std::vector<double>& p, int ax) {
-  return m.template center_of_mass<double>(view(const_cast<double*>(x.data())), view(const_cast<double*>(p.data())), ax);
+double com_value(const Model& m, const std::vector<double>& x, const std::vector<double>& p,
+                 int ax) {
+  return m.template center_of_mass<double>(view(const_cast<double*>(x.data())),
+                                           view(const_cast<double*>(p.data())), ax);
 }
 
 template <class Model>
-void expect_com_gradient(const Model& m, const std::vector<double>& x, const std::vector<double>& p, int ax,
-                         const std::string& what) {
+void expect_com_gradient(const Model& m, const std::vector<double>& x, const std::vector<double>& p,
+                         int ax, const std::string& what) {
   const int nx = m.nx(), np = m.np(), n = nx + np;
   std::vector<double> hx(size_t(nx), 0.0), hp(size_t(np), 0.0);
   auto vx = view(hx.data()), vp = view(hp.data());
-  m.template adj_center_of_mass<double>(view(const_cast<double*>(x.data())), view(const_cast<double*>(p.data())), ax, vx, vp,
-                                        1.0);
+  m.template adj_center_of_mass<double>(view(const_cast<double*>(x.data())),
+                                        view(const_cast<double*>(p.data())), ax, vx, vp, 1.0);
   std::vector<double> hand = hx;
   hand.insert(hand.end(), hp.begin(), hp.end());
   const std::vector<double> dual = dual_gradient(m, x, p, ax);
@@ -125,7 +129,8 @@ void expect_com_gradient(const Model& m, const std::vector<double>& x, const std
   for (int i = 0; i < n; ++i) {
     ASSERT_TRUE(std::isfinite(hand[size_t(i)])) << what << " input " << i;
     if (std::fabs(hand[size_t(i)] - dual[size_t(i)]) > 1e-12 * scale && bad_dual++ < 5)
-      ADD_FAILURE() << what << " input " << i << ": hand " << hand[size_t(i)] << " vs dual " << dual[size_t(i)];
+      ADD_FAILURE() << what << " input " << i << ": hand " << hand[size_t(i)] << " vs dual "
+                    << dual[size_t(i)];
     std::vector<double> xp = x, xm = x, pp = p, pm = p;
     double* sp = i < nx ? &xp[size_t(i)] : &pp[size_t(i - nx)];
     double* sm = i < nx ? &xm[size_t(i)] : &pm[size_t(i - nx)];
@@ -133,16 +138,19 @@ void expect_com_gradient(const Model& m, const std::vector<double>& x, const std
     *sp += eps;
     *sm -= eps;
     const double fd = (com_value(m, xp, pp, ax) - com_value(m, xm, pm, ax)) / (2 * eps);
-    if (std::fabs(fd - dual[size_t(i)]) > 1e-6 * std::max(1.0, std::fabs(dual[size_t(i)])) && bad_fd++ < 5)
+    if (std::fabs(fd - dual[size_t(i)]) > 1e-6 * std::max(1.0, std::fabs(dual[size_t(i)])) &&
+        bad_fd++ < 5)
       ADD_FAILURE() << what << " input " << i << ": dual " << dual[size_t(i)] << " vs FD " << fd;
   }
   EXPECT_EQ(bad_dual, 0) << what << ": hand vs dual";
   EXPECT_EQ(bad_fd, 0) << what << ": dual vs FD";
-  std::printf("%s: ‖∂c/∂q‖∞ %.4f, hand vs dual and dual vs FD over %d inputs\n", what.c_str(), dq, n);
+  std::printf("%s: ‖∂c/∂q‖∞ %.4f, hand vs dual and dual vs FD over %d inputs\n", what.c_str(), dq,
+              n);
 }
 
 template <class Model>
-RolloutCase<Model> com_case(const std::string& name, const Model& m, const ExperimentConfig& c, int steps, int lane) {
+RolloutCase<Model> com_case(const std::string& name, const Model& m, const ExperimentConfig& c,
+                            int steps, int lane) {
   RolloutCase<Model> r;
   r.name = name;
   r.model = m;
@@ -152,7 +160,8 @@ RolloutCase<Model> com_case(const std::string& name, const Model& m, const Exper
   r.x0 = moved_state(m, c.x0, lane);
   r.p = c.theta;
   r.u.assign(size_t(steps) * m.nu(), 0.0);
-  for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 2.0 * std::sin(0.37 * double(i) + lane);  // [N·m]
+  for (size_t i = 0; i < r.u.size(); ++i)
+    r.u[i] = 2.0 * std::sin(0.37 * double(i) + lane);  // [N·m]
   return r;
 }
 
@@ -180,7 +189,9 @@ std::vector<double> rollout_fd_richardson(const RolloutCase<Model>& c) {
     const double sign[4] = {1, -1, 0.5, -0.5};  // rows 4i..4i+3: +ε, −ε, +ε/2, −ε/2
     for (int s = 0; s < 4; ++s) {
       const int r = 4 * i + s;
-      double* slot = i < nx ? b.x0_of(r) + i : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx) : b.theta_of(r) + (i - nx - c.steps * nu));
+      double* slot = i < nx ? b.x0_of(r) + i
+                            : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx)
+                                                     : b.theta_of(r) + (i - nx - c.steps * nu));
       if (s == 0) eps[size_t(i)] = 1e-6 * std::max(1.0, std::fabs(*slot));
       *slot += sign[s] * eps[size_t(i)];
     }
@@ -203,7 +214,9 @@ std::vector<double> rollout_fd_richardson(const RolloutCase<Model>& c) {
 std::string input_name(const ExperimentConfig& cfg, int nx, int nu, int steps, size_t i) {
   const int k = int(i);
   if (k < nx) return "x0." + cfg.info.state_names[size_t(k)];
-  if (k < nx + steps * nu) return "u[" + std::to_string((k - nx) / nu) + "]." + cfg.info.control_names[size_t((k - nx) % nu)];
+  if (k < nx + steps * nu)
+    return "u[" + std::to_string((k - nx) / nu) + "]." +
+           cfg.info.control_names[size_t((k - nx) % nu)];
   return "theta." + cfg.info.param_names[size_t(k - nx - steps * nu)];
 }
 
@@ -223,19 +236,21 @@ void expect_rollout_gradients(const RolloutCase<Model>& c, const ExperimentConfi
   for (size_t i = 0; i < g.size(); ++i) {
     ASSERT_TRUE(std::isfinite(g[i])) << c.name << " input " << i;
     if (std::fabs(g[i] - ref[i]) > 1e-12 * scale && bad_ref++ < 5)
-      ADD_FAILURE() << c.name << " input " << i << " (" << input_name(cfg, c.model.nx(), c.model.nu(), c.steps, i)
-                    << "): hand " << g[i] << " vs reference " << ref[i];
+      ADD_FAILURE() << c.name << " input " << i << " ("
+                    << input_name(cfg, c.model.nx(), c.model.nu(), c.steps, i) << "): hand " << g[i]
+                    << " vs reference " << ref[i];
     const double tol = 1e-6 * std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-9;
     worst_fd = std::max(worst_fd, std::fabs(g[i] - fd[i]) / tol);
     if (std::fabs(g[i] - fd[i]) > tol && bad_fd++ < 5)
-      ADD_FAILURE() << c.name << " input " << i << " (" << input_name(cfg, c.model.nx(), c.model.nu(), c.steps, i)
-                    << "): gradient " << g[i] << " vs FD " << fd[i];
+      ADD_FAILURE() << c.name << " input " << i << " ("
+                    << input_name(cfg, c.model.nx(), c.model.nu(), c.steps, i) << "): gradient "
+                    << g[i] << " vs FD " << fd[i];
   }
   EXPECT_EQ(bad_ref, 0) << c.name << ": hand vs dual reference";
   EXPECT_EQ(bad_fd, 0) << c.name << ": gradient vs FD";
   EXPECT_GT(inf_norm(g), 1e-6) << c.name << ": a vanishing gradient checks nothing";
-  std::printf("%s: L %.6e, ‖g‖∞ %.4e, largest |g − FD| / tolerance %.3f over %zu inputs\n", c.name.c_str(), loss, inf_norm(g),
-              worst_fd, g.size());
+  std::printf("%s: L %.6e, ‖g‖∞ %.4e, largest |g − FD| / tolerance %.3f over %zu inputs\n",
+              c.name.c_str(), loss, inf_norm(g), worst_fd, g.size());
 
   // the packed path: lanes with their own start, two full packs and a tail
   const Model& m = c.model;
@@ -261,15 +276,21 @@ void expect_rollout_gradients(const RolloutCase<Model>& c, const ExperimentConfi
   int differing = 0;
   for (int l = 0; l < B; ++l) {
     double alone_loss = 0;
-    const std::vector<double> alone = rollout_gradient(lanes[size_t(l)], false, c.checkpoint_every, &alone_loss);
-    std::vector<double> packed(out.grad_x0.begin() + size_t(l) * nx, out.grad_x0.begin() + size_t(l + 1) * nx);
-    packed.insert(packed.end(), out.grad_u.begin() + size_t(l) * c.steps * nu, out.grad_u.begin() + size_t(l + 1) * c.steps * nu);
-    packed.insert(packed.end(), out.grad_theta.begin() + size_t(l) * np, out.grad_theta.begin() + size_t(l + 1) * np);
+    const std::vector<double> alone =
+        rollout_gradient(lanes[size_t(l)], false, c.checkpoint_every, &alone_loss);
+    std::vector<double> packed(out.grad_x0.begin() + size_t(l) * nx,
+                               out.grad_x0.begin() + size_t(l + 1) * nx);
+    packed.insert(packed.end(), out.grad_u.begin() + size_t(l) * c.steps * nu,
+                  out.grad_u.begin() + size_t(l + 1) * c.steps * nu);
+    packed.insert(packed.end(), out.grad_theta.begin() + size_t(l) * np,
+                  out.grad_theta.begin() + size_t(l + 1) * np);
     ASSERT_EQ(packed.size(), alone.size());
-    EXPECT_EQ(std::memcmp(&out.loss[size_t(l)], &alone_loss, sizeof(double)), 0) << c.name << " lane " << l << ": loss";
+    EXPECT_EQ(std::memcmp(&out.loss[size_t(l)], &alone_loss, sizeof(double)), 0)
+        << c.name << " lane " << l << ": loss";
     if (std::memcmp(packed.data(), alone.data(), alone.size() * sizeof(double)) != 0) ++differing;
   }
-  EXPECT_EQ(differing, 0) << c.name << ": lanes whose packed gradient differs from the scalar path's";
+  EXPECT_EQ(differing, 0) << c.name
+                          << ": lanes whose packed gradient differs from the scalar path's";
 }
 
 TEST(ComAxis, ConfigAcceptsEveryAxisOnTheArticulatedModel) {
@@ -297,7 +318,8 @@ TEST(ComAxis, PandaCentreOfMassGradientEveryAxis) {
     const ExperimentConfig c = com_config("panda.json", kAxes[ax], 10);
     const Articulated& m = c.model_state<ArticulatedSetup>().model;
     ASSERT_FALSE(m.free_base);
-    expect_com_gradient(m, moved_state(m, c.x0, 0), c.theta, ax, std::string("panda c_") + kAxes[ax]);
+    expect_com_gradient(m, moved_state(m, c.x0, 0), c.theta, ax,
+                        std::string("panda c_") + kAxes[ax]);
   }
 }
 
@@ -307,7 +329,8 @@ TEST(ComAxis, QuadrupedCentreOfMassGradientEveryAxis) {
     ASSERT_TRUE(c.model_state<ArticulatedSetup>().legged_tree);
     const ArticulatedLegged& m = c.model_state<ArticulatedSetup>().legged;
     ASSERT_TRUE(m.free_base);
-    expect_com_gradient(m, moved_state(m, c.x0, 0), c.theta, ax, std::string("quadruped c_") + kAxes[ax]);
+    expect_com_gradient(m, moved_state(m, c.x0, 0), c.theta, ax,
+                        std::string("quadruped c_") + kAxes[ax]);
   }
 }
 
@@ -315,7 +338,8 @@ TEST(ComAxis, PandaRolloutGradientEveryAxisScalarAndPacked) {
   for (int ax = 0; ax < 3; ++ax) {
     const ExperimentConfig c = com_config("panda.json", kAxes[ax], 30);
     const Articulated& m = c.model_state<ArticulatedSetup>().model;
-    expect_rollout_gradients(com_case(std::string("panda, com along ") + kAxes[ax] + ", 30 steps", m, c, 30, 0), c);
+    expect_rollout_gradients(
+        com_case(std::string("panda, com along ") + kAxes[ax] + ", 30 steps", m, c, 30, 0), c);
   }
 }
 
@@ -323,7 +347,8 @@ TEST(ComAxis, QuadrupedRolloutGradientEveryAxisScalarAndPacked) {
   for (int ax = 0; ax < 3; ++ax) {
     const ExperimentConfig c = com_config("quadruped_walk.json", kAxes[ax], 12);
     const ArticulatedLegged& m = c.model_state<ArticulatedSetup>().legged;
-    expect_rollout_gradients(com_case(std::string("quadruped, com along ") + kAxes[ax] + ", 12 steps", m, c, 12, 0), c);
+    expect_rollout_gradients(
+        com_case(std::string("quadruped, com along ") + kAxes[ax] + ", 12 steps", m, c, 12, 0), c);
   }
 }
 

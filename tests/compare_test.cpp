@@ -56,13 +56,15 @@ TEST(Compare, PlotHasOneLinePerCurveAndOneLegendPerMethod) {
 // counts a gradient evaluation as 1 + bwd/fwd rollouts, and the artifact holds the table,
 // the CSV and the SVG
 TEST(Compare, SoftWalkerRunsEndToEnd) {
-  ExperimentConfig c = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json");
+  ExperimentConfig c =
+      load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json");
   nlohmann::json j = c.raw;
   j["simulation"]["steps"] = 120;
   j["compare"]["iterations"] = 8;
   j["compare"]["cmaes_rollouts"] = 200;
   j["compare"]["repeats"] = 1;
-  const fs::path out = fs::temp_directory_path() / ("steer_compare_test_" + std::to_string(getpid()));
+  const fs::path out =
+      fs::temp_directory_path() / ("steer_compare_test_" + std::to_string(getpid()));
   j["output"]["dir"] = out.string();
   c = parse_config(j);
   RunOptions o;
@@ -99,7 +101,8 @@ TEST(Compare, SoftWalkerRunsEndToEnd) {
 // knots for each actuator next to the spring stiffnesses; both sides start at rest (every
 // activation 0) and both improve on it
 TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
-  nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_knots.json").raw;
+  nlohmann::json j =
+      load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_knots.json").raw;
   j["simulation"]["steps"] = 120;
   j["compare"]["iterations"] = 6;
   j["compare"]["cmaes_rollouts"] = 100;
@@ -127,8 +130,9 @@ TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
     const auto& t = a["timestep_check"][m];
     EXPECT_TRUE(std::isfinite(t["loss_half_step"].get<double>())) << m;
     EXPECT_NE(t["loss_half_step"].get<double>(), t["loss"].get<double>()) << m;
-    const double moved = std::abs(t["loss_half_step"].get<double>() - t["loss"].get<double>()) /
-                         std::abs(t["loss"].get<double>() - a["gradient"]["loss_start"].get<double>());
+    const double moved =
+        std::abs(t["loss_half_step"].get<double>() - t["loss"].get<double>()) /
+        std::abs(t["loss"].get<double>() - a["gradient"]["loss_start"].get<double>());
     EXPECT_DOUBLE_EQ(t["moved_of_gain"].get<double>(), moved) << m;
   }
   EXPECT_EQ(a["timestep_check"]["steer"]["loss"], a["gradient"]["loss_best"]);
@@ -137,12 +141,14 @@ TEST(Compare, SoftWalkerKnotsRunsEndToEnd) {
 
 // the soft walker's config with a short horizon and small budgets, and these compare keys
 ExperimentConfig small_walker(const nlohmann::json& compare_keys) {
-  nlohmann::json j = load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  nlohmann::json j =
+      load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
   j["simulation"]["steps"] = 120;
   j["compare"]["iterations"] = 4;
   j["compare"]["cmaes_rollouts"] = 40;
   j["compare"]["repeats"] = 1;
-  for (auto it = compare_keys.begin(); it != compare_keys.end(); ++it) j["compare"][it.key()] = it.value();
+  for (auto it = compare_keys.begin(); it != compare_keys.end(); ++it)
+    j["compare"][it.key()] = it.value();
   return parse_config(j);
 }
 
@@ -152,8 +158,9 @@ TEST(Compare, StartsAndContinuationAreCountedInFull) {
   ExperimentConfig c = small_walker({{"starts", 3},
                                      {"start_spread", 0.2},
                                      {"gradient_clip", 0.25},
-                                     {"continuation", {{{"steps", 60}, {"iterations", 3}, {"evaluate_every", 2}},
-                                                       {{"ground_smoothing", 0.03}, {"iterations", 1}}}}});
+                                     {"continuation",
+                                      {{{"steps", 60}, {"iterations", 3}, {"evaluate_every", 2}},
+                                       {{"ground_smoothing", 0.03}, {"iterations", 1}}}}});
   RunOptions o;
   o.backend = "cpu";
   o.progress = false;
@@ -168,7 +175,8 @@ TEST(Compare, StartsAndContinuationAreCountedInFull) {
   EXPECT_LT(pc[0].get<double>(), 0.9 * g);
   // 3 starts × (scoring of the start + phase 1: 3 gradients, scored after steps 2 and 3 +
   // phase 2: 1 gradient, scored + 4 real gradients + the final scoring)
-  const double expect = 3 * (1 + 3 * pc[0].get<double>() + 2 + 1 * pc[1].get<double>() + 1 + 4 * g + 1);
+  const double expect =
+      3 * (1 + 3 * pc[0].get<double>() + 2 + 1 * pc[1].get<double>() + 1 + 4 * g + 1);
   EXPECT_NEAR(a["gradient"]["rollouts_total"].get<double>(), expect, 1e-9 * expect);
   EXPECT_EQ(a["gradient"]["gradient_evaluations"], 3 + 1 + 4);
   EXPECT_EQ(a["gradient"]["continuation"][0]["steps"], 60);
@@ -255,12 +263,17 @@ TEST(Compare, OptionsAreValidated) {
   fails_naming({{"repeats", 0}}, "compare.repeats");
   fails_naming({{"continuation", 3}}, "compare.continuation");
   fails_naming({{"continuation", {{{"steps", 500}}}}}, "compare.continuation[0].steps");
-  fails_naming({{"continuation", {{{"iterations", 2}}, {{"ground_smoothing", -1.0}}}}}, "compare.continuation[1].ground_smoothing");
+  fails_naming({{"continuation", {{{"iterations", 2}}, {{"ground_smoothing", -1.0}}}}},
+               "compare.continuation[1].ground_smoothing");
   fails_naming({{"continuation", {{{"iterations", 0}}}}}, "compare.continuation[0].iterations");
   fails_naming({{"continuation", {{{"horizon", 10}}}}}, "compare.continuation[0].horizon");
-  fails_naming({{"gradient_method", "lbfgsb"}, {"gradient_clip", 0.0}, {"continuation", {{{"iterations", 2}}}}}, "compare.continuation");
+  fails_naming({{"gradient_method", "lbfgsb"},
+                {"gradient_clip", 0.0},
+                {"continuation", {{{"iterations", 2}}}}},
+               "compare.continuation");
   // and good values are read
-  const ExperimentConfig c = small_walker({{"starts", 4}, {"beta1", 0.5}, {"continuation", {{{"steps", 60}, {"iterations", 2}}}}});
+  const ExperimentConfig c = small_walker(
+      {{"starts", 4}, {"beta1", 0.5}, {"continuation", {{{"steps", 60}, {"iterations", 2}}}}});
   EXPECT_EQ(c.compare.starts, 4);
   EXPECT_EQ(c.compare.beta1, 0.5);
   ASSERT_EQ(c.compare.continuation.size(), 1u);

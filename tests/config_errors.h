@@ -21,10 +21,12 @@ inline void expect_config_error(const nlohmann::json& j, const std::vector<std::
     parse_config(j);
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
-    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nmissing: " << n;
+    for (const auto& n : needles)
+      EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nmissing: " << n;
     return;
   } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what() << "\nconfig: " << j.dump();
+    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what()
+                  << "\nconfig: " << j.dump();
     return;
   }
   ADD_FAILURE() << "expected ConfigError, parse succeeded for config: " << j.dump();

@@ -39,14 +39,17 @@ TEST(ConfigMassSpring, ExplicitRobotAndGroups) {
   EXPECT_EQ(c.variables[1].lower, 100.0);
   // defaults: the DiffTaichi example's gravity and damping, ground at 0.1 m
   EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kGravity)], 4.8);
-  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kVelocityDamping)], 15.0);
-  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kGroundHeight)], 0.1);
+  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kVelocityDamping)],
+            15.0);
+  EXPECT_EQ(c.theta[c.model_state<MassSpringSetup>().model.p_global(MassSpring::kGroundHeight)],
+            0.1);
   EXPECT_EQ(c.x0[c.model_state<MassSpringSetup>().model.x_pos(2) + 1], 0.2);
 }
 
 TEST(ConfigMassSpring, GridRobot) {
   json j = base();
-  j["model"]["robot"] = {{"grid", {{"cells", {{0, 0}, {1, 0}}}, {"cell_size", 0.1}, {"stiffness", 2e4}}}};
+  j["model"]["robot"] = {
+      {"grid", {{"cells", {{0, 0}, {1, 0}}}, {"cell_size", 0.1}, {"stiffness", 2e4}}}};
   j["variables"]["theta.spring.stiffness"]["upper"] = 1e5;
   ExperimentConfig c = parse_config(j);
   EXPECT_EQ(c.model_state<MassSpringSetup>().model.n_particles, 6);
@@ -80,8 +83,11 @@ TEST(ConfigMassSpring, RobotErrorsNameTheKey) {
 // draws around the nominal value: relative for stiffness, additive jitter for positions
 TEST(ConfigMassSpring, RelativeAndJitterDraws) {
   json j = base();
-  j["batch"] = {{"size", 50}, {"seed", 3},
-                {"randomize", {{"theta.spring.stiffness", {{"relative", 0.5}}}, {"x0.particle.position", {{"jitter", 0.01}}}}}};
+  j["batch"] = {{"size", 50},
+                {"seed", 3},
+                {"randomize",
+                 {{"theta.spring.stiffness", {{"relative", 0.5}}},
+                  {"x0.particle.position", {{"jitter", 0.01}}}}}};
   ExperimentConfig c = parse_config(j);
   Batch<double> b = build_batch(c);
   double mn = 1e9, mx = 0;

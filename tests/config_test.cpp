@@ -132,7 +132,9 @@ TEST(ConfigTest, UnknownKeyNested) {
   expect_config_error(l, {"variables.x0.velocity.x.uper", "unknown key"});
 }
 
-TEST(ConfigTest, RootMustBeAnObject) { expect_config_error(json::array({1, 2}), {"(root)", "expected an object"}); }
+TEST(ConfigTest, RootMustBeAnObject) {
+  expect_config_error(json::array({1, 2}), {"(root)", "expected an object"});
+}
 
 // ---- wrong types
 
@@ -211,7 +213,8 @@ TEST(ConfigTest, HugeUnsignedIntegerReportedAsGiven) {
   // 2^64 − 1 must not wrap to −1 in the message
   json j = base();
   j["batch"]["seed"] = 18446744073709551615ULL;
-  expect_config_error(j, {"batch.seed", "value 18446744073709551615 is out of range", "[0, 4611686018427387904]"});
+  expect_config_error(
+      j, {"batch.seed", "value 18446744073709551615 is out of range", "[0, 4611686018427387904]"});
   j["batch"]["seed"] = 4611686018427387904ULL;  // the upper edge is accepted
   EXPECT_EQ(parse_config(j).seed, 4611686018427387904ULL);
 }
@@ -452,12 +455,14 @@ TEST(ConfigTest, ModelStateIsTypedAndCopiedWithTheConfig) {
   const fs::path p = fs::path(STEER_SOURCE_DIR) / "configs" / "projectile.json";
   steer::ExperimentConfig c = steer::load_config(p.string());
   EXPECT_EQ(c.model.model(), "projectile");
-  auto expect_logic_error = [](const steer::ExperimentConfig& cfg, const std::vector<std::string>& words) {
+  auto expect_logic_error = [](const steer::ExperimentConfig& cfg,
+                               const std::vector<std::string>& words) {
     try {
       (void)cfg.model_state<steer::MassSpringSetup>();
       ADD_FAILURE() << "another model's setup was returned";
     } catch (const std::logic_error& e) {
-      for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+      for (const auto& w : words)
+        EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
     }
   };
   expect_logic_error(c, {"mass_spring", "projectile"});
@@ -477,7 +482,7 @@ TEST(ConfigTest, WorkedExampleParses) {
   EXPECT_EQ(c.model_state<steer::ProjectileSetup>().model.dim, 2);
   EXPECT_DOUBLE_EQ(c.dt, 0.01);
   EXPECT_EQ(c.steps, 300);
-  EXPECT_EQ(c.checkpoint_every, 0);       // "sqrt"
+  EXPECT_EQ(c.checkpoint_every, 0);        // "sqrt"
   EXPECT_EQ(c.resolved_checkpoint(), 18);  // ⌈√300⌉ = ⌈17.32⌉
   ASSERT_EQ(c.x0.size(), 4u);              // (x, y, vx, vy)
   EXPECT_DOUBLE_EQ(c.x0[0], 0.0);
@@ -516,7 +521,8 @@ TEST(ConfigTest, EffectiveConfigCarriesUnits) {
   EXPECT_EQ(e["model"]["parameters"]["gravity"]["unit"], "m/s^2");
   EXPECT_EQ(e["model"]["parameters"]["mass"]["unit"], "kg");
   EXPECT_EQ(e["model"]["parameters"]["ground.stiffness"]["unit"], "N/m");
-  for (const auto& [name, v] : e["model"]["parameters"].items()) EXPECT_TRUE(v.contains("unit")) << name;
+  for (const auto& [name, v] : e["model"]["parameters"].items())
+    EXPECT_TRUE(v.contains("unit")) << name;
   ASSERT_EQ(e["variables"].size(), 2u);
   EXPECT_EQ(e["variables"][0]["unit"], "m/s");
   EXPECT_EQ(e["loss"]["terminal"][0]["unit"], "m");

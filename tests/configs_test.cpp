@@ -56,12 +56,14 @@ TEST(ConfigsTest, FolderHoldsConfigs) {
 
 // runs one config file end to end and checks its result
 void run_config(const fs::path& p) {
-  const std::string base_dir = p.parent_path().string();  // data and model files are relative to the config
+  const std::string base_dir =
+      p.parent_path().string();  // data and model files are relative to the config
   json j = steer::expand_includes(read_json(p), base_dir);
 #ifndef STEER_TEST_MUJOCO_IMPORT
   // a build without MuJoCo refuses model.mjcf / model.urdf by design (docs/import.md)
   if (j.contains("model") && (j["model"].contains("mjcf") || j["model"].contains("urdf"))) {
-    std::cout << "[ configs ] " << p.filename().string() << ": skipped, this build has no MJCF/URDF import\n";
+    std::cout << "[ configs ] " << p.filename().string()
+              << ": skipped, this build has no MJCF/URDF import\n";
     return;
   }
 #endif
@@ -71,7 +73,8 @@ void run_config(const fs::path& p) {
   // only change made, and it is printed on stdout
   const long long work = (long long)c0.optimizer.iterations * c0.batch_size * c0.steps;
   if (work > kMaxRolloutStepIterations) {
-    const long long it = std::max(1LL, kMaxRolloutStepIterations / ((long long)c0.batch_size * c0.steps));
+    const long long it =
+        std::max(1LL, kMaxRolloutStepIterations / ((long long)c0.batch_size * c0.steps));
     std::cout << "[ configs ] " << p.filename().string() << ": optimizer.iterations lowered from "
               << c0.optimizer.iterations << " to " << it << " for test time\n";
     j["optimizer"]["iterations"] = it;
@@ -79,13 +82,15 @@ void run_config(const fs::path& p) {
   // a batch too large for even one iteration (the 4096-variant morphology sweep) runs with
   // fewer variants; only batches without per-rollout sweep lists can shrink
   const long long per_iteration = (long long)c0.batch_size * c0.steps;
-  if (per_iteration > kMaxRolloutStepIterations / 8 && !(j.contains("batch") && j["batch"].contains("sweep"))) {
+  if (per_iteration > kMaxRolloutStepIterations / 8 &&
+      !(j.contains("batch") && j["batch"].contains("sweep"))) {
     const long long b = std::max(1LL, kMaxRolloutStepIterations / 32 / c0.steps);
-    std::cout << "[ configs ] " << p.filename().string() << ": batch.size lowered from " << c0.batch_size << " to " << b
-              << " for test time\n";
+    std::cout << "[ configs ] " << p.filename().string() << ": batch.size lowered from "
+              << c0.batch_size << " to " << b << " for test time\n";
     j["batch"]["size"] = b;
     const long long it_now = j["optimizer"].value("iterations", 0LL);
-    j["optimizer"]["iterations"] = std::min<long long>(it_now, kMaxRolloutStepIterations / (b * c0.steps));
+    j["optimizer"]["iterations"] =
+        std::min<long long>(it_now, kMaxRolloutStepIterations / (b * c0.steps));
   }
   steer::ExperimentConfig c = steer::parse_config(j, base_dir);
   TempDir d;

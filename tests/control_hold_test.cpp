@@ -94,7 +94,8 @@ TEST(ControlHold, KnotsAreTheHeldPerStepControls) {
   for (int comp = 0; comp < 2; ++comp)
     for (int j = 0; j < 13; ++j) {
       double sum = 0;
-      for (int k = 8 * j; k < std::min(100, 8 * (j + 1)); ++k) sum += ef.grad[size_t(comp * 100 + k)];
+      for (int k = 8 * j; k < std::min(100, 8 * (j + 1)); ++k)
+        sum += ef.grad[size_t(comp * 100 + k)];
       EXPECT_EQ(eh.grad[size_t(comp * 13 + j)], sum) << "component " << comp << " knot " << j;
       EXPECT_NE(sum, 0.0);
     }
@@ -128,7 +129,8 @@ TEST(ControlHold, KnotGradientPassesCenteredFiniteDifferences) {
     p->evaluate(a, false, ea);
     p->evaluate(b, false, eb);
     const double fd = (ea.loss[0] - eb.loss[0]) / (2 * eps);
-    EXPECT_LE(std::abs(fd - e.grad[i]), 1e-6 * std::max(std::abs(e.grad[i]), 1e-3)) << p->var_names()[i];
+    EXPECT_LE(std::abs(fd - e.grad[i]), 1e-6 * std::max(std::abs(e.grad[i]), 1e-3))
+        << p->var_names()[i];
   }
 
   nlohmann::json w = nlohmann::json::parse(R"({
@@ -150,7 +152,8 @@ TEST(ControlHold, KnotGradientPassesCenteredFiniteDifferences) {
   auto pw = make_problem(cw, BackendKind::kCpu, 0);
   const int n_act = cw.info.nu();
   ASSERT_GT(n_act, 0);
-  ASSERT_EQ(pw->num_vars(), cw.info.param_groups.at("spring.stiffness").size() + size_t(n_act) * 13);
+  ASSERT_EQ(pw->num_vars(),
+            cw.info.param_groups.at("spring.stiffness").size() + size_t(n_act) * 13);
   std::vector<double> vw = pw->initial();
   const size_t n_k = cw.info.param_groups.at("spring.stiffness").size();
   for (size_t i = n_k; i < vw.size(); ++i) vw[i] = 0.6 * std::sin(0.9 * double(i));
@@ -165,7 +168,8 @@ TEST(ControlHold, HalfStepProblemKeepsTheKnots) {
   const ExperimentConfig c = parse_config(projectile_with_controls(60, 7));
   const ExperimentConfig f = halved_timestep(c);
   EXPECT_EQ(f.variables[0].hold, 14);
-  EXPECT_EQ(f.variables[0].length(f.steps), c.variables[0].length(c.steps));  // ⌈60/7⌉ = ⌈120/14⌉ = 9
+  EXPECT_EQ(f.variables[0].length(f.steps),
+            c.variables[0].length(c.steps));  // ⌈60/7⌉ = ⌈120/14⌉ = 9
   HalfStepProblem half(c, BackendKind::kCpu, 0);
   auto coarse = make_problem(c, BackendKind::kCpu, 0);
   ASSERT_EQ(half.num_vars(), coarse->num_vars());

@@ -54,9 +54,11 @@ Batch<S> panda_batch(const ExperimentConfig& c, int B, int T) {
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
   for (int r = 0; r < B; ++r) {
-    for (int i = 0; i < m.nx(); ++i) b.x0_of(r)[i] = S(c.x0[i] + (i < 7 ? 0.01 * std::sin(r + i) : 0.0));
+    for (int i = 0; i < m.nx(); ++i)
+      b.x0_of(r)[i] = S(c.x0[i] + (i < 7 ? 0.01 * std::sin(r + i) : 0.0));
     for (int q = 0; q < m.np(); ++q) b.theta_of(r)[q] = S(c.theta[q]);
-    for (int j = 0; j < 7; ++j) b.theta_of(r)[m.p_joint(j, Articulated::kTarget)] = S(c.x0[j] + 0.005 * std::cos(r * 7 + j));
+    for (int j = 0; j < 7; ++j)
+      b.theta_of(r)[m.p_joint(j, Articulated::kTarget)] = S(c.x0[j] + 0.005 * std::cos(r * 7 + j));
     for (int k = 0; k < T * 7; ++k) b.u_of(r)[k] = S(2.0 * std::sin(0.01 * k + r));
   }
   return b;
@@ -67,7 +69,8 @@ Batch<S> panda_batch(const ExperimentConfig& c, int B, int T) {
 template <class S>
 void check(double tol, int integrator = -1, int B = 64) {
   STEER_SKIP_WITHOUT_CUDA();
-  ExperimentConfig c = load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+  ExperimentConfig c =
+      load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
   if (integrator >= 0) c.model_state<ArticulatedSetup>().model.integrator = integrator;
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
   const int T = 50;
@@ -80,7 +83,8 @@ void check(double tol, int integrator = -1, int B = 64) {
   BatchResult<double> cpu;
   run_batch<Articulated, S>(BackendKind::kCuda, m, c.loss, sh, batch, true, gpu, 0);
   run_batch<Articulated, double>(BackendKind::kCpu, m, c.loss, sh, batch64, true, cpu, 0);
-  if (std::is_same<S, float>::value) run_batch<Articulated, S>(BackendKind::kCpu, m, c.loss, sh, batch, true, cpu32, 0);
+  if (std::is_same<S, float>::value)
+    run_batch<Articulated, S>(BackendKind::kCpu, m, c.loss, sh, batch, true, cpu32, 0);
   expect_device_parity(gpu, cpu32, cpu, tol);
 }
 

@@ -414,8 +414,8 @@ std::vector<int>& keep_topology(std::vector<int> t) {
 Robot ms_robot(const MsCase& c) {
   if (c.wide) return testing::wide_grid_robot();
   // a frame on two legs: cells (column, row)
-  return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {3, 1}, {0, 2}, {3, 2}}, 0.1, {0.1, 0.12},
-                    1e3, 0.15);
+  return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {3, 1}, {0, 2}, {3, 2}}, 0.1,
+                    {0.1, 0.12}, 1e3, 0.15);
 }
 
 MassSpring ms_model(const MsCase& c, const Robot& r) {
@@ -439,7 +439,8 @@ Batch<S> ms_batch(const MassSpring& m, const Robot& r, int B, int T, unsigned se
   std::mt19937_64 rng(seed);
   Batch<S> b;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
-  for (int k = 0; k < B; ++k) testing::draw_mass_spring_rollout<S>(m, r, T, rng, b.x0_of(k), b.u_of(k), b.theta_of(k));
+  for (int k = 0; k < B; ++k)
+    testing::draw_mass_spring_rollout<S>(m, r, T, rng, b.x0_of(k), b.u_of(k), b.theta_of(k));
   return b;
 }
 
@@ -474,7 +475,8 @@ void check_ms_parity(const MsCase& c, int B = 100, int T = 200, int K = 0, int t
   sh.steps = T;
   sh.checkpoint_every = K > 0 ? K : int(std::ceil(std::sqrt(double(T))));
   sh.traj_stride = traj_stride;
-  const Batch<S> batch = ms_batch<S>(m, r, B, T, 20261129u + 13u * c.actuation + (c.wide ? 101u : 0u));
+  const Batch<S> batch =
+      ms_batch<S>(m, r, B, T, 20261129u + 13u * c.actuation + (c.wide ? 101u : 0u));
   for (bool want_grad : {false, true}) {
     SCOPED_TRACE(want_grad ? "forward+backward" : "forward only");
     BatchResult<S> cpu, gpu;

@@ -36,15 +36,18 @@ TEST(Dual, ElementaryFunctionsMatchFiniteDifferences) {
       {[](D a) { return tanh(a); }, [](double a) { return std::tanh(a); }},
       {[](D a) { return abs(a); }, [](double a) { return std::fabs(a); }},
       {[](D a) { return pow(a, 2.5); }, [](double a) { return std::pow(a, 2.5); }},
-      {[](D a) { return softplus(a * 30.0); }, [](double a) { return std::log1p(std::exp(a * 30.0)); }},
+      {[](D a) { return softplus(a * 30.0); },
+       [](double a) { return std::log1p(std::exp(a * 30.0)); }},
       {[](D a) { return sigmoid(a * 3.0); }, [](double a) { return 1 / (1 + std::exp(-3 * a)); }},
   };
   for (double a : {0.3, 0.9, 2.2}) {
     for (size_t i = 0; i < fs.size(); ++i) {
       const double h = 1e-6;
       const double fd = (fs[i].second(a + h) - fs[i].second(a - h)) / (2 * h);
-      EXPECT_NEAR(dual_derivative(fs[i].first, a), fd, 1e-8 * std::max(1.0, std::fabs(fd))) << "function " << i << " at " << a;
-      EXPECT_NEAR(fs[i].first(D(a)).a, fs[i].second(a), 1e-15 * std::max(1.0, std::fabs(fs[i].second(a))));
+      EXPECT_NEAR(dual_derivative(fs[i].first, a), fd, 1e-8 * std::max(1.0, std::fabs(fd)))
+          << "function " << i << " at " << a;
+      EXPECT_NEAR(fs[i].first(D(a)).a, fs[i].second(a),
+                  1e-15 * std::max(1.0, std::fabs(fs[i].second(a))));
     }
   }
 }

@@ -15,11 +15,13 @@ namespace {
 
 using steer::DeviceBuffer;
 
-void transpose_with(void (*kernel)(const double*, double*, long, long), long rows, long cols, std::size_t in_elements) {
+void transpose_with(void (*kernel)(const double*, double*, long, long), long rows, long cols,
+                    std::size_t in_elements) {
   std::vector<double> in(in_elements, 1.0);
   DeviceBuffer d_in(sizeof(double) * in_elements), d_out(sizeof(double) * std::size_t(rows * cols));
   cudaMemcpy(d_in.as<double>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice);
-  STEER_KERNEL_LAUNCH(dim3(1, 1), dim3(32, 8), kernel)(d_in.as<const double>(), d_out.as<double>(), rows, cols);
+  STEER_KERNEL_LAUNCH(dim3(1, 1), dim3(32, 8), kernel)
+  (d_in.as<const double>(), d_out.as<double>(), rows, cols);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -34,7 +36,8 @@ TEST(EmulatedAsan, AReadPastADeviceArrayIsCaught) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // the input array one element short of the 32 x 32 matrix the kernel reads (the copy without
   // the second barrier is a correct kernel when a block has one tile)
-  EXPECT_DEATH(transpose_with(steer_test_kernels::transpose_without_second_barrier<double>, 32, 32, 32 * 32 - 1),
+  EXPECT_DEATH(transpose_with(steer_test_kernels::transpose_without_second_barrier<double>, 32, 32,
+                              32 * 32 - 1),
                "AddressSanitizer: heap-buffer-overflow");
 }
 

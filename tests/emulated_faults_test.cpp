@@ -23,7 +23,9 @@ struct EmulatedFaults : ::testing::Test {
   void TearDown() override { steer_emu::reset(); }
 };
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // the projectile and the mass-spring robot, each with a batch and a shape, run the same way
 struct Problem {
@@ -109,9 +111,10 @@ TEST_F(EmulatedFaults, ADeviceTooSmallForOneRolloutIsAClearError) {
       p.run(out, CudaRunOptions{}, nullptr);
       ADD_FAILURE() << "expected std::runtime_error";
     } catch (const std::runtime_error& e) {
-      EXPECT_EQ(std::string(e.what()), "backend cuda: one rollout needs " + std::to_string(st.bytes_per_rollout) +
-                                           " bytes of device memory, " + std::to_string(kReserveBytes) +
-                                           " bytes are free");
+      EXPECT_EQ(std::string(e.what()), "backend cuda: one rollout needs " +
+                                           std::to_string(st.bytes_per_rollout) +
+                                           " bytes of device memory, " +
+                                           std::to_string(kReserveBytes) + " bytes are free");
     }
     steer_emu::set_memory_bytes(steer_emu::kDefaultMemoryBytes);
   }
@@ -173,7 +176,9 @@ TEST_F(EmulatedFaults, EveryFailedLaunchIsReportedAndLeaksNothing) {
         const std::string m = e.what();
         EXPECT_TRUE(contains(m, "cudaGetLastError() failed at ")) << m;
         EXPECT_TRUE(contains(m, "rollout_kernels.cuh:")) << m;
-        EXPECT_TRUE(contains(m, ": cudaErrorLaunchOutOfResources (too many resources requested for launch)")) << m;
+        EXPECT_TRUE(contains(
+            m, ": cudaErrorLaunchOutOfResources (too many resources requested for launch)"))
+            << m;
       }
       EXPECT_EQ(steer_emu::live_allocations(), 0) << "launch " << k;
     }
@@ -190,13 +195,15 @@ TEST_F(EmulatedFaults, AKernelFaultIsStickyUntilTheDeviceIsReset) {
     SCOPED_TRACE(p.name);
     BatchResult<double> ref, out;
     p.run(ref, CudaRunOptions{}, nullptr);
-    steer_emu::fail_launch(p.name == "projectile" ? 3 : 0, cudaErrorIllegalAddress);  // the forward kernel
+    steer_emu::fail_launch(p.name == "projectile" ? 3 : 0,
+                           cudaErrorIllegalAddress);  // the forward kernel
     for (int call = 0; call < 2; ++call) {
       try {
         p.run(out, CudaRunOptions{}, nullptr);
         ADD_FAILURE() << "call " << call << ": expected std::runtime_error";
       } catch (const std::runtime_error& e) {
-        EXPECT_TRUE(contains(e.what(), ": cudaErrorIllegalAddress (an illegal memory access was encountered)"))
+        EXPECT_TRUE(contains(
+            e.what(), ": cudaErrorIllegalAddress (an illegal memory access was encountered)"))
             << e.what();
       }
       EXPECT_EQ(steer_emu::live_allocations(), 0);
@@ -218,8 +225,10 @@ TEST_F(EmulatedFaults, TheRuntimeRejectsWhatHardwareWould) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // not sticky: read once, then cleared
   EXPECT_EQ(cudaMemcpy(host, static_cast<char*>(d) + 50, 50, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(host, static_cast<char*>(d) + 50, 51, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
-  EXPECT_EQ(cudaMemcpy(host, d, 10, cudaMemcpyHostToDevice), cudaErrorInvalidValue);  // directions swapped
+  EXPECT_EQ(cudaMemcpy(host, static_cast<char*>(d) + 50, 51, cudaMemcpyDeviceToHost),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpy(host, d, 10, cudaMemcpyHostToDevice),
+            cudaErrorInvalidValue);  // directions swapped
   EXPECT_EQ(cudaMemset(static_cast<char*>(d) + 99, 0, 2), cudaErrorInvalidValue);
   EXPECT_EQ(cudaFree(static_cast<char*>(d) + 1), cudaErrorInvalidValue);
   EXPECT_EQ(cudaFree(d), cudaSuccess);

@@ -46,22 +46,28 @@ using TransposeKernel = void (*)(const double*, double*, long, long);
 
 // how many entries of the transpose of a random rows × cols matrix `kernel` gets wrong on
 // `grid` blocks of 32 × 8 threads (the output starts as NaN, so an entry never written counts)
-long transpose_errors(TransposeKernel kernel, long rows, long cols, dim3 grid, std::mt19937_64& rng) {
+long transpose_errors(TransposeKernel kernel, long rows, long cols, dim3 grid,
+                      std::mt19937_64& rng) {
   std::vector<double> in(std::size_t(rows * cols)), out(in.size());
   for (double& v : in) v = std::uniform_real_distribution<double>(-1, 1)(rng);
   DeviceBuffer d_in(sizeof(double) * in.size()), d_out(sizeof(double) * in.size());
-  EXPECT_EQ(cudaMemcpy(d_in.as<double>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(d_in.as<double>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice),
+            cudaSuccess);
   EXPECT_EQ(cudaMemset(d_out.as<double>(), 0xff, d_out.bytes()), cudaSuccess);
-  STEER_KERNEL_LAUNCH(grid, dim3(32, 8), kernel)(d_in.as<const double>(), d_out.as<double>(), rows, cols);
+  STEER_KERNEL_LAUNCH(grid, dim3(32, 8), kernel)
+  (d_in.as<const double>(), d_out.as<double>(), rows, cols);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(out.data(), d_out.as<double>(), d_out.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(out.data(), d_out.as<double>(), d_out.bytes(), cudaMemcpyDeviceToHost),
+            cudaSuccess);
   long wrong = 0;
   for (long r = 0; r < rows; ++r)
     for (long c = 0; c < cols; ++c) wrong += !(out[c * rows + r] == in[r * cols + c]);
   return wrong;
 }
 
-dim3 full_grid(long rows, long cols) { return dim3(unsigned((rows + 31) / 32), unsigned((cols + 31) / 32)); }
+dim3 full_grid(long rows, long cols) {
+  return dim3(unsigned((rows + 31) / 32), unsigned((cols + 31) / 32));
+}
 
 TEST_F(EmulatedScheduling, RealTransposeIsRightUnderEverySchedule) {
   std::mt19937_64 rng(1);
@@ -73,7 +79,8 @@ TEST_F(EmulatedScheduling, RealTransposeIsRightUnderEverySchedule) {
     for (Shape sh : {Shape{70, 45}, Shape{32, 32}, Shape{1, 100}, Shape{96, 64}})
       for (dim3 g : {full_grid(sh.rows, sh.cols), dim3(1, 1), dim3(2, 1)})
         EXPECT_EQ(transpose_errors(steer::transpose_kernel<double>, sh.rows, sh.cols, g, rng), 0)
-            << name_of(s) << ", " << sh.rows << " x " << sh.cols << ", grid " << g.x << " x " << g.y;
+            << name_of(s) << ", " << sh.rows << " x " << sh.cols << ", grid " << g.x << " x "
+            << g.y;
   }
 }
 
@@ -122,10 +129,13 @@ long warp_shift_errors(bool with_barrier, int run) {
   std::vector<int> in(64), out(64);
   for (int t = 0; t < 64; ++t) in[t] = 1000 * run + t;
   DeviceBuffer d_in(sizeof(int) * 64), d_out(sizeof(int) * 64);
-  EXPECT_EQ(cudaMemcpy(d_in.as<int>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-  STEER_KERNEL_LAUNCH(dim3(1), dim3(64), warp_shift)(d_in.as<const int>(), d_out.as<int>(), with_barrier);
+  EXPECT_EQ(cudaMemcpy(d_in.as<int>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  STEER_KERNEL_LAUNCH(dim3(1), dim3(64), warp_shift)
+  (d_in.as<const int>(), d_out.as<int>(), with_barrier);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(out.data(), d_out.as<int>(), d_out.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(out.data(), d_out.as<int>(), d_out.bytes(), cudaMemcpyDeviceToHost),
+            cudaSuccess);
   long wrong = 0;
   for (int t = 0; t < 64; ++t) wrong += out[t] != 3 * in[t % 32 == 0 ? t : t - 1];
   return wrong;
@@ -158,13 +168,16 @@ TEST_F(EmulatedScheduling, EndedThreadsDoNotHoldABarrier) {
   std::vector<int> in(128), out(128, -1);
   for (int t = 0; t < 128; ++t) in[t] = 7 * t + 1;
   DeviceBuffer d_in(sizeof(int) * 128), d_out(sizeof(int) * 128);
-  ASSERT_EQ(cudaMemcpy(d_in.as<int>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d_in.as<int>(), in.data(), d_in.bytes(), cudaMemcpyHostToDevice),
+            cudaSuccess);
   for (const Schedule& s : schedules()) {
     steer_emu::set_schedule(s);
     ASSERT_EQ(cudaMemset(d_out.as<int>(), 0, d_out.bytes()), cudaSuccess);
-    STEER_KERNEL_LAUNCH(dim3(1), dim3(128), reverse_first_n)(d_in.as<const int>(), d_out.as<int>(), n);
+    STEER_KERNEL_LAUNCH(dim3(1), dim3(128), reverse_first_n)
+    (d_in.as<const int>(), d_out.as<int>(), n);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess) << name_of(s);
-    ASSERT_EQ(cudaMemcpy(out.data(), d_out.as<int>(), d_out.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(out.data(), d_out.as<int>(), d_out.bytes(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     for (int t = 0; t < n; ++t) EXPECT_EQ(out[t], in[n - 1 - t]) << name_of(s) << ", thread " << t;
   }
 }
@@ -199,7 +212,9 @@ std::vector<int> first_run_order(int threads) {
   STEER_KERNEL_LAUNCH(dim3(1), dim3(threads), record_order)(d_order.as<int>(), d_counter.as<int>());
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   std::vector<int> order(threads);
-  EXPECT_EQ(cudaMemcpy(order.data(), d_order.as<int>(), sizeof(int) * threads, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(
+      cudaMemcpy(order.data(), d_order.as<int>(), sizeof(int) * threads, cudaMemcpyDeviceToHost),
+      cudaSuccess);
   return order;
 }
 
@@ -240,7 +255,8 @@ TEST_F(EmulatedScheduling, RolloutKernelsGiveTheSameBitsUnderEverySchedule) {
 
   steer_emu::set_schedule(Schedule{});
   BatchResult<double> p_ref, m_ref;
-  cuda_run_batch_ex(pm, emulated::projectile_loss(), psh, pb, true, p_ref, CudaRunOptions{}, nullptr);
+  cuda_run_batch_ex(pm, emulated::projectile_loss(), psh, pb, true, p_ref, CudaRunOptions{},
+                    nullptr);
   const steer_emu::Counters c0 = steer_emu::counters();
   cuda_run_batch_ex(ms.model, ms.loss, msh, mb, true, m_ref, CudaRunOptions{}, nullptr);
   const steer_emu::Counters c1 = steer_emu::counters();
@@ -276,7 +292,8 @@ TEST(EmulatedScheduleText, ParsesEveryFormAndRejectsTheRest) {
       schedule_from_string(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("STEER_CUDA_EMULATION_SCHEDULE"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("STEER_CUDA_EMULATION_SCHEDULE"), std::string::npos)
+          << e.what();
     }
   }
 }

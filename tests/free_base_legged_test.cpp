@@ -36,12 +36,15 @@ namespace fs = std::filesystem;
 constexpr int kSteps = 20;
 
 ExperimentConfig quadruped_config() {
-  nlohmann::json j = {{"name", "legged"},
-                      {"model", {{"type", "articulated"}, {"mjcf", "mjcf/quadruped.xml"}}},
-                      {"simulation", {{"dt", 0.002}, {"steps", kSteps}}},
-                      {"loss", {{"terminal", {{{"state", "root.p.x"}, {"target", 0.1}}, {{"state", "FL_knee.q"}, {"target", 0.2}}}},
-                                {"control_effort", 1e-3}}},
-                      {"validation", {{"enabled", false}}}};
+  nlohmann::json j = {
+      {"name", "legged"},
+      {"model", {{"type", "articulated"}, {"mjcf", "mjcf/quadruped.xml"}}},
+      {"simulation", {{"dt", 0.002}, {"steps", kSteps}}},
+      {"loss",
+       {{"terminal",
+         {{{"state", "root.p.x"}, {"target", 0.1}}, {{"state", "FL_knee.q"}, {"target", 0.2}}}},
+        {"control_effort", 1e-3}}},
+      {"validation", {{"enabled", false}}}};
   return parse_config(j, (fs::path(STEER_SOURCE_DIR) / "configs").string());
 }
 
@@ -51,7 +54,8 @@ Batch<S> legged_batch(const ExperimentConfig& c, const Model& m, int B) {
   Batch<S> b;
   b.resize(B, m.nx(), m.nu(), m.np(), kSteps);
   for (int r = 0; r < B; ++r) {
-    for (int i = 0; i < m.nx(); ++i) b.x0_of(r)[i] = S(c.x0[i] + (i >= 7 && i < m.nq() ? 0.02 * std::sin(r + i) : 0.0));
+    for (int i = 0; i < m.nx(); ++i)
+      b.x0_of(r)[i] = S(c.x0[i] + (i >= 7 && i < m.nq() ? 0.02 * std::sin(r + i) : 0.0));
     b.x0_of(r)[m.nq() + 3] = S(0.3 * std::cos(r));  // a roll rate [rad/s]
     for (int q = 0; q < m.np(); ++q) b.theta_of(r)[q] = S(c.theta[q]);
     for (int k = 0; k < kSteps * m.nu(); ++k) b.u_of(r)[k] = S(0.5 * std::sin(0.1 * k + r));
@@ -91,7 +95,8 @@ TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
   // the packed path (B > 1) against one rollout at a time (the scalar path)
   Batch<double> batch = legged_batch<ArticulatedLegged, double>(c, s.legged, B);
   BatchResult<double> packed;
-  run_batch<ArticulatedLegged, double>(BackendKind::kCpu, s.legged, c.loss, sh, batch, true, packed, 1);
+  run_batch<ArticulatedLegged, double>(BackendKind::kCpu, s.legged, c.loss, sh, batch, true, packed,
+                                       1);
   for (int r = 0; r < B; ++r) {
     Batch<double> one;
     one.resize(1, batch.nx, batch.nu, batch.np, kSteps);
@@ -99,9 +104,13 @@ TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
     std::copy(batch.u_of(r), batch.u_of(r) + size_t(kSteps) * batch.nu, one.u_of(0));
     std::copy(batch.theta_of(r), batch.theta_of(r) + batch.np, one.theta_of(0));
     BatchResult<double> scalar, large;
-    run_batch<ArticulatedLegged, double>(BackendKind::kCpu, s.legged, c.loss, sh, one, true, scalar, 1);
-    run_batch<ArticulatedLarge, double>(BackendKind::kCpu, s.large, c.loss, sh, one, true, large, 1);
-    auto row = [&](const std::vector<double>& v, int n) { return std::vector<double>(v.begin() + size_t(r) * n, v.begin() + size_t(r + 1) * n); };
+    run_batch<ArticulatedLegged, double>(BackendKind::kCpu, s.legged, c.loss, sh, one, true, scalar,
+                                         1);
+    run_batch<ArticulatedLarge, double>(BackendKind::kCpu, s.large, c.loss, sh, one, true, large,
+                                        1);
+    auto row = [&](const std::vector<double>& v, int n) {
+      return std::vector<double>(v.begin() + size_t(r) * n, v.begin() + size_t(r + 1) * n);
+    };
     EXPECT_TRUE(same_bits(scalar.loss, large.loss)) << r;
     EXPECT_TRUE(same_bits(scalar.grad_x0, large.grad_x0)) << r;
     EXPECT_TRUE(same_bits(scalar.grad_u, large.grad_u)) << r;
@@ -137,7 +146,9 @@ void emulated_parity(int integrator) {
 }
 
 TEST(ArticulatedLegged, DeviceParityEulerDouble) { emulated_parity<double>(Articulated::kEuler); }
-TEST(ArticulatedLegged, DeviceParityImplicitFastFloat) { emulated_parity<float>(Articulated::kImplicitFast); }
+TEST(ArticulatedLegged, DeviceParityImplicitFastFloat) {
+  emulated_parity<float>(Articulated::kImplicitFast);
+}
 
 }  // namespace
 }  // namespace steer

@@ -72,8 +72,8 @@ double rotation_gap(const double* a, const double* b) {
 // steps steer's model and MuJoCo side by side from MuJoCo's state (qpos, qvel) for `steps`
 // steps; returns the largest differences of p (or a joint's q), the orientation, and q̇
 template <class Model>
-void run_side_by_side(const Model& sm, const std::vector<double>& theta, mjModel* m, mjData* d, int steps, double& gap_q,
-                      double& gap_rot, double& gap_v) {
+void run_side_by_side(const Model& sm, const std::vector<double>& theta, mjModel* m, mjData* d,
+                      int steps, double& gap_q, double& gap_rot, double& gap_v) {
   const int nq = sm.nq(), nv = sm.n_dof;
   ASSERT_EQ(nq, m->nq);
   ASSERT_EQ(nv, m->nv);
@@ -100,7 +100,8 @@ void run_side_by_side(const Model& sm, const std::vector<double>& theta, mjModel
 TEST(FreeBaseMujoco, TumblingBodyOneSecond) {
   const fs::path file = kConfigs / "mjcf" / "tumbling_body.xml";
   char err[1000] = "";
-  std::unique_ptr<mjModel, ModelFree> m(mj_loadXML(file.string().c_str(), nullptr, err, sizeof err));
+  std::unique_ptr<mjModel, ModelFree> m(
+      mj_loadXML(file.string().c_str(), nullptr, err, sizeof err));
   ASSERT_TRUE(m) << err;
   std::unique_ptr<mjData, DataFree> d(mj_makeData(m.get()));
   const double qvel[6] = {0.3, -0.1, 0.5, 2.0, -3.0, 5.0};  // v [m/s] (world), ω [rad/s] (body)
@@ -114,8 +115,10 @@ TEST(FreeBaseMujoco, TumblingBodyOneSecond) {
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(c.x0[i], m->qpos0[i], 1e-15) << i;
   double gq, gr, gv;
   run_side_by_side(s.model, c.theta, m.get(), d.get(), 500, gq, gr, gv);
-  std::printf("[ figures ] tumbling body, 1 s at 2 ms (Euler): max |p - p_mj| %.3g m, max |R - R_mj| %.3g, max |qvel - qvel_mj| %.3g\n",
-              gq, gr, gv);
+  std::printf(
+      "[ figures ] tumbling body, 1 s at 2 ms (Euler): max |p - p_mj| %.3g m, max |R - R_mj| %.3g, "
+      "max |qvel - qvel_mj| %.3g\n",
+      gq, gr, gv);
   EXPECT_LT(gq, 1e-12);
   EXPECT_LT(gr, 1e-12);
   EXPECT_LT(gv, 1e-11);
@@ -136,7 +139,8 @@ TEST(FreeBaseMujoco, QuadrupedFeetInTheAir) {
   const fs::path file = dir.path / "quadruped_no_contact.xml";
   std::ofstream(file) << xml;
   char err[1000] = "";
-  std::unique_ptr<mjModel, ModelFree> m(mj_loadXML(file.string().c_str(), nullptr, err, sizeof err));
+  std::unique_ptr<mjModel, ModelFree> m(
+      mj_loadXML(file.string().c_str(), nullptr, err, sizeof err));
   ASSERT_TRUE(m) << err;
   std::unique_ptr<mjData, DataFree> d(mj_makeData(m.get()));
   // 0.5 m up, tilted, moving and turning; the legs bent and swinging, the servos at ctrl 0
@@ -156,9 +160,11 @@ TEST(FreeBaseMujoco, QuadrupedFeetInTheAir) {
   EXPECT_EQ(s.large.n_bodies, 18);  // 5 frames, the torso, 12 leg links
   double gq, gr, gv;
   run_side_by_side(s.large, c.theta, m.get(), d.get(), 250, gq, gr, gv);
-  std::printf("[ figures ] quadruped, feet in the air, 500 ms at 2 ms (Euler): max |q - q_mj| %.3g (m or rad), "
-              "max |R - R_mj| %.3g, max |qvel - qvel_mj| %.3g\n",
-              gq, gr, gv);
+  std::printf(
+      "[ figures ] quadruped, feet in the air, 500 ms at 2 ms (Euler): max |q - q_mj| %.3g (m or "
+      "rad), "
+      "max |R - R_mj| %.3g, max |qvel - qvel_mj| %.3g\n",
+      gq, gr, gv);
   EXPECT_LT(gq, 1e-12);
   EXPECT_LT(gr, 1e-12);
   EXPECT_LT(gv, 1e-11);
@@ -199,8 +205,10 @@ TEST(FreeBaseMujoco, ContactGeomsBecomeGroundPoints) {
   TempDir dir("free_base_capsule");
   std::ofstream(dir.path / "capsule.xml")
       << "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 0.1' pos='0 0 -0.2'/>"
-         "<body name='rod' pos='0 0 1'><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
-         "<geom name='limb' type='capsule' size='0.02' fromto='0 0 0 0.3 0 0' mass='0'/></body></worldbody></mujoco>";
+         "<body name='rod' pos='0 0 1'><freejoint/><inertial pos='0 0 0' mass='1' "
+         "diaginertia='0.01 0.01 0.01'/>"
+         "<geom name='limb' type='capsule' size='0.02' fromto='0 0 0 0.3 0 0' "
+         "mass='0'/></body></worldbody></mujoco>";
   const ExperimentConfig cap = import_config(dir.path / "capsule.xml", 10);
   const ArticulatedLarge& k = cap.model_state<ArticulatedSetup>().large;
   ASSERT_EQ(k.ground.n_points, 2);

@@ -50,8 +50,14 @@ nlohmann::json limb_model(int n, bool contact) {
   bodies.push_back(free_body(0.01));
   const std::vector<std::vector<double>> axes = {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}};
   for (int k = 0; k < n; ++k) {
-    nlohmann::json joint = {{"name", "j" + std::to_string(k)}, {"axis", axes[k]}, {"damping", 0.02}, {"armature", 0.001},
-                            {"kp", 4.0}, {"kv", 0.2}, {"force_limit", 3.0}, {"target", 0.1 * (k + 1)}};
+    nlohmann::json joint = {{"name", "j" + std::to_string(k)},
+                            {"axis", axes[k]},
+                            {"damping", 0.02},
+                            {"armature", 0.001},
+                            {"kp", 4.0},
+                            {"kv", 0.2},
+                            {"force_limit", 3.0},
+                            {"target", 0.1 * (k + 1)}};
     if (k == 2) joint["type"] = "slide", joint["range"] = {-0.1, 0.1}, joint["target"] = 0.02;
     if (k == 1) joint["pos"] = {0.01, 0.0, 0.02};
     bodies.push_back({{"name", "l" + std::to_string(k)},
@@ -69,7 +75,8 @@ nlohmann::json limb_model(int n, bool contact) {
                       {"bodies", bodies},
                       {"tip", {{"body", last}, {"pos", {0, 0, -0.12}}}},
                       {"sites", {{{"name", "foot"}, {"body", last}, {"pos", {0.01, 0, -0.12}}}}}};
-  if (contact) m["contact"] = {{"height", 0.0}, {"stiffness", 2000}, {"damping", 5}, {"smoothing", 0.01}};
+  if (contact)
+    m["contact"] = {{"height", 0.0}, {"stiffness", 2000}, {"damping", 5}, {"smoothing", 0.01}};
   return m;
 }
 
@@ -93,7 +100,8 @@ std::vector<double> free_state(int n_dof, double spin) {
   const double q[4] = {0.8, -0.2, 0.4, 0.3}, qn = std::sqrt(0.64 + 0.04 + 0.16 + 0.09);
   x[0] = 0.1, x[1] = -0.05, x[2] = 0.8;
   for (int i = 0; i < 4; ++i) x[3 + i] = q[i] / qn;
-  for (int j = 6; j < n_dof; ++j) x[j + 1] = 0.05 * std::sin(j + 1.0), x[nq + j] = 0.4 * std::cos(j + 1.0);
+  for (int j = 6; j < n_dof; ++j)
+    x[j + 1] = 0.05 * std::sin(j + 1.0), x[nq + j] = 0.4 * std::cos(j + 1.0);
   x[nq + 0] = 0.3, x[nq + 1] = -0.1, x[nq + 2] = 0.5;
   x[nq + 3] = 2.0 * spin, x[nq + 4] = -3.0 * spin, x[nq + 5] = 5.0 * spin;
   return x;
@@ -120,8 +128,9 @@ const char* kIntegratorNames[] = {"euler", "implicitfast", "rk4"};
 // the rollout loss: terminal errors on p.z, the quaternion's x, ω_y and the last joint, the
 // centre of mass along x, a running site term, control effort
 template <class Model>
-RolloutCase<Model> free_case(const std::string& name, const Model& m, const std::vector<double>& theta, int integrator,
-                             int steps, double spin) {
+RolloutCase<Model> free_case(const std::string& name, const Model& m,
+                             const std::vector<double>& theta, int integrator, int steps,
+                             double spin) {
   RolloutCase<Model> r;
   r.name = name;
   r.model = m;
@@ -138,7 +147,8 @@ RolloutCase<Model> free_case(const std::string& name, const Model& m, const std:
   // (ω_y's term near its initial value and weighted down: a loss below O(1) keeps the FD
   // quotient's rounding below 1e-9; the spin changes ω by several rad/s over the run)
   for (int t = 0; t < 4; ++t)
-    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.1 * t, r.loss.terminal_weight[t] = 1.0;
+    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.1 * t,
+    r.loss.terminal_weight[t] = 1.0;
   r.loss.terminal_target[2] = r.x0[size_t(nq + 4)] + 0.1;
   r.loss.terminal_weight[2] = 0.01;
   r.loss.effort_weight = 1e-3;
@@ -159,30 +169,35 @@ struct FreeProvider {
   using Model = Articulated;
   static std::vector<StepCase<Articulated>> step_cases() {
     std::vector<StepCase<Articulated>> out;
-    const ExperimentConfig body = parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
+    const ExperimentConfig body =
+        parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
     const ExperimentConfig limb = parse_json(config_json(limb_model(2, false)));
-    for (int integ : {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+    for (int integ :
+         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
       Articulated b = model_of<Articulated>(body);
       b.integrator = integ;
       // slow spin: h|ω|/2 ≈ 0.006, the exp map's series; fast: ≈ 0.09, its closed form
-      out.push_back({std::string("tumbling body, slow spin ") + kIntegratorNames[integ], b, free_state(6, 1.0),
-                     test_controls(6), body.theta});
-      out.push_back({std::string("tumbling body, fast spin ") + kIntegratorNames[integ], b, free_state(6, 15.0),
-                     test_controls(6), body.theta});
+      out.push_back({std::string("tumbling body, slow spin ") + kIntegratorNames[integ], b,
+                     free_state(6, 1.0), test_controls(6), body.theta});
+      out.push_back({std::string("tumbling body, fast spin ") + kIntegratorNames[integ], b,
+                     free_state(6, 15.0), test_controls(6), body.theta});
       Articulated l = model_of<Articulated>(limb);
       l.integrator = integ;
-      out.push_back({std::string("free body with a two-joint limb ") + kIntegratorNames[integ], l, free_state(8, 1.0),
-                     test_controls(8), limb.theta});
+      out.push_back({std::string("free body with a two-joint limb ") + kIntegratorNames[integ], l,
+                     free_state(8, 1.0), test_controls(8), limb.theta});
     }
     return out;
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
-    const ExperimentConfig body = parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
+    const ExperimentConfig body =
+        parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
     const ExperimentConfig limb = parse_json(config_json(limb_model(2, false)));
     const Articulated b = model_of<Articulated>(body), l = model_of<Articulated>(limb);
-    return {free_case("tumbling body euler, 12 steps", b, body.theta, Articulated::kEuler, 12, 3.0),
-            free_case("free body with a limb implicitfast, 12 steps", l, limb.theta, Articulated::kImplicitFast, 12, 1.0),
-            free_case("free body with a limb rk4, 6 steps", l, limb.theta, Articulated::kRk4, 6, 1.0)};
+    return {
+        free_case("tumbling body euler, 12 steps", b, body.theta, Articulated::kEuler, 12, 3.0),
+        free_case("free body with a limb implicitfast, 12 steps", l, limb.theta,
+                  Articulated::kImplicitFast, 12, 1.0),
+        free_case("free body with a limb rk4, 6 steps", l, limb.theta, Articulated::kRk4, 6, 1.0)};
   }
 };
 
@@ -191,21 +206,25 @@ struct FreeLargeProvider {
   static std::vector<StepCase<ArticulatedLarge>> step_cases() {
     std::vector<StepCase<ArticulatedLarge>> out;
     const ExperimentConfig limb = parse_json(config_json(limb_model(3, true)));
-    for (int integ : {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+    for (int integ :
+         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
       ArticulatedLarge l = model_of<ArticulatedLarge>(limb);
       l.integrator = integ;
       // the tip 3 mm into the plane: the contact force acts through the free root's dofs
       std::vector<double> x = free_state(9, 1.0), p = limb.theta;
-      p[l.p_global(Articulated::kPlaneHeight)] -= l.penetration<double>(view(x.data()), view(p.data())) - 0.003;
-      out.push_back({std::string("free body with a three-joint limb in contact ") + kIntegratorNames[integ], l, x,
-                     test_controls(9), p, 1e-2, 1});
+      p[l.p_global(Articulated::kPlaneHeight)] -=
+          l.penetration<double>(view(x.data()), view(p.data())) - 0.003;
+      out.push_back(
+          {std::string("free body with a three-joint limb in contact ") + kIntegratorNames[integ],
+           l, x, test_controls(9), p, 1e-2, 1});
     }
     return out;
   }
   static std::vector<RolloutCase<ArticulatedLarge>> rollout_cases() {
     const ExperimentConfig limb = parse_json(config_json(limb_model(3, false)));
     const ArticulatedLarge l = model_of<ArticulatedLarge>(limb);
-    return {free_case("free body with a three-joint limb euler, 10 steps", l, limb.theta, Articulated::kEuler, 10, 1.0)};
+    return {free_case("free body with a three-joint limb euler, 10 steps", l, limb.theta,
+                      Articulated::kEuler, 10, 1.0)};
   }
 };
 
@@ -218,7 +237,8 @@ namespace {
 
 // x⁺ = step(x) for T steps under zero controls
 template <class Model>
-std::vector<double> run_steps(const Model& m, const std::vector<double>& theta, std::vector<double> x, int steps) {
+std::vector<double> run_steps(const Model& m, const std::vector<double>& theta,
+                              std::vector<double> x, int steps) {
   std::vector<double> u(size_t(m.nu()), 0.0), xn(x.size());
   for (int k = 0; k < steps; ++k) {
     auto X = view(x.data());
@@ -233,7 +253,8 @@ std::vector<double> run_steps(const Model& m, const std::vector<double>& theta, 
 
 // the free body's angular momentum about the world origin [kg·m²/s]:
 // L = I_w ω_w + m c × ċ, ω_w = R ω, ċ = v + ω_w × (c − p)
-std::vector<double> angular_momentum(const Articulated& m, const std::vector<double>& theta, const std::vector<double>& x) {
+std::vector<double> angular_momentum(const Articulated& m, const std::vector<double>& theta,
+                                     const std::vector<double>& x) {
   Articulated::Kin<double> K;
   m.kinematics_at(x.data(), theta.data(), K);
   const int b = Articulated::kFreeFrames, nq = m.nq();
@@ -289,7 +310,8 @@ TEST(FreeBase, ConfigSlotsAndDefaults) {
   for (int i = 9; i < 17; ++i) x[i] = 0;
   Articulated free = f.model_state<ArticulatedSetup>().model;
   std::vector<double> p = f.theta;
-  for (int j = 6; j < 8; ++j) p[free.p_joint(j, Articulated::kKp)] = 0, p[free.p_joint(j, Articulated::kKv)] = 0;
+  for (int j = 6; j < 8; ++j)
+    p[free.p_joint(j, Articulated::kKp)] = 0, p[free.p_joint(j, Articulated::kKv)] = 0;
   for (int j = 0; j < 8; ++j) p[free.p_joint(j, Articulated::kDamping)] = 0;
   const std::vector<double> x1 = run_steps(free, p, x, 50);
   // the whole tree falls freely: every velocity but v_z stays zero, v_z = −g t
@@ -304,7 +326,8 @@ TEST(FreeBase, Refusals) {
     parse_json(config_json(below));
     FAIL() << "a free joint below the root was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.bodies[1].joint.type"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.bodies[1].joint.type"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("first body"), std::string::npos) << e.what();
   }
   nlohmann::json zero = config_json(limb_model(2, false));
@@ -321,22 +344,25 @@ TEST(FreeBase, Refusals) {
     parse_json(config_json(gains));
     FAIL() << "a free joint's kp was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.bodies[0].joint.kp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.bodies[0].joint.kp"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(FreeBase, QuaternionStaysUnit) {
-  const ExperimentConfig c = parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
+  const ExperimentConfig c =
+      parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}));
   Articulated m = c.model_state<ArticulatedSetup>().model;
   // |ω| ≈ 6.2 rad/s for 10⁴ steps (20 s; the exp map's series), and ≈ 37 rad/s for 10³ steps
   // (its closed form; explicit Euler's gyroscopic term gains energy at that spin, so no longer)
   for (int integ : {int(Articulated::kEuler), int(Articulated::kImplicitFast)}) {
     m.integrator = integ;
-    for (const auto& [spin, steps] : {std::pair<double, int>{1.0, 10000}, std::pair<double, int>{6.0, 1000}}) {
+    for (const auto& [spin, steps] :
+         {std::pair<double, int>{1.0, 10000}, std::pair<double, int>{6.0, 1000}}) {
       const std::vector<double> x = run_steps(m, c.theta, free_state(6, spin), steps);
       const double n = std::sqrt(x[3] * x[3] + x[4] * x[4] + x[5] * x[5] + x[6] * x[6]);
-      std::printf("[ figures ] %s, |w| = %.3g rad/s: |quat| - 1 after %d steps = %.3g\n", kIntegratorNames[integ],
-                  spin * std::sqrt(38.0), steps, n - 1);
+      std::printf("[ figures ] %s, |w| = %.3g rad/s: |quat| - 1 after %d steps = %.3g\n",
+                  kIntegratorNames[integ], spin * std::sqrt(38.0), steps, n - 1);
       EXPECT_NEAR(n, 1.0, 1e-12) << kIntegratorNames[integ] << " spin " << spin;
     }
   }
@@ -345,7 +371,8 @@ TEST(FreeBase, QuaternionStaysUnit) {
 // free flight without gravity: energy and angular momentum are invariants of the motion;
 // euler's drift over 1 s is first order in h (halving h about halves it)
 TEST(FreeBase, FreeFlightDrift) {
-  const ExperimentConfig c = parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}, 0.0));
+  const ExperimentConfig c =
+      parse_json(config_json({{"type", "articulated"}, {"bodies", {free_body()}}}, 0.0));
   Articulated m = c.model_state<ArticulatedSetup>().model;
   const std::vector<double> x0 = free_state(6, 3.0);
   double e0, ke0;
@@ -361,9 +388,13 @@ TEST(FreeBase, FreeFlightDrift) {
     m.energies<double>(x.data(), c.theta.data(), e, ke);
     const std::vector<double> L = angular_momentum(m, c.theta, x);
     de[r] = std::fabs(e - e0) / e0;
-    dl[r] = std::sqrt((L[0] - L0[0]) * (L[0] - L0[0]) + (L[1] - L0[1]) * (L[1] - L0[1]) + (L[2] - L0[2]) * (L[2] - L0[2])) / L0n;
-    std::printf("[ figures ] euler h = %g s, 1 s of free flight: energy drift %.3g (relative), angular momentum drift %.3g (relative)\n",
-                hs[r], de[r], dl[r]);
+    dl[r] = std::sqrt((L[0] - L0[0]) * (L[0] - L0[0]) + (L[1] - L0[1]) * (L[1] - L0[1]) +
+                      (L[2] - L0[2]) * (L[2] - L0[2])) /
+            L0n;
+    std::printf(
+        "[ figures ] euler h = %g s, 1 s of free flight: energy drift %.3g (relative), angular "
+        "momentum drift %.3g (relative)\n",
+        hs[r], de[r], dl[r]);
   }
   for (int r = 0; r < 2; ++r) {
     EXPECT_GT(de[r] / de[r + 1], 1.6) << "energy drift not first order at h = " << hs[r];

@@ -1,5 +1,6 @@
 // The generic gradient suite every model goes through (docs/design.md, "The model contract:
-// step and adjoint"). A model's test file supplies a Provider with step cases and rollout cases and instantiates the typed suite:
+// step and adjoint"). A model's test file supplies a Provider with step cases and rollout cases and
+// instantiates the typed suite:
 //
 //   struct MyProvider { using Model = MyModel;
 //                       static std::vector<StepCase<MyModel>> step_cases();
@@ -9,8 +10,8 @@
 // All checks in float64. Tolerances:
 //   hand adjoint vs dual reference, per step and through rollouts: ≤ 1e-12 relative to max(1, ‖g‖∞)
 //     (the two differ only in rounding order)
-//   dual Jacobian vs centered FD per step (ε = 1e-6 · max(fd_scale, |z_i|)): ≤ 1e-6 · max(1, |J_ij|)
-//   rollout gradient vs centered FD per variable (ε = 1e-6 · max(1, |z_i|)):
+//   dual Jacobian vs centered FD per step (ε = 1e-6 · max(fd_scale, |z_i|)): ≤ 1e-6 · max(1,
+//   |J_ij|) rollout gradient vs centered FD per variable (ε = 1e-6 · max(1, |z_i|)):
 //     |fd − g| ≤ 1e-6 · max(|g|, |fd|) + 1e-9
 #pragma once
 
@@ -62,8 +63,8 @@ inline double inf_norm(const std::vector<double>& v) {
 
 // hand and dual vector-Jacobian products of one step for a random cotangent
 template <class Model>
-void step_vjps(const StepCase<Model>& c, const std::vector<double>& adj_xn, std::vector<double>& hand,
-               std::vector<double>& dual) {
+void step_vjps(const StepCase<Model>& c, const std::vector<double>& adj_xn,
+               std::vector<double>& hand, std::vector<double>& dual) {
   const Model& m = c.model;
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   std::vector<double> hx(nx, 0), hu(nu, 0), hp(np, 0), dx(nx, 0), du(nu, 0), dp(np, 0);
@@ -85,12 +86,13 @@ void step_vjps(const StepCase<Model>& c, const std::vector<double>& adj_xn, std:
 
 // one step f(x, u, θ) -> x'
 template <class Model>
-std::vector<double> step_value(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
-                               const std::vector<double>& p) {
+std::vector<double> step_value(const Model& m, int k, const std::vector<double>& x,
+                               const std::vector<double>& u, const std::vector<double>& p) {
   std::vector<double> y(m.nx(), 0.0);
   auto Y = view(y.data());
-  m.template step<double>(k, view(const_cast<double*>(x.data())), view(const_cast<double*>(u.data())),
-                          view(const_cast<double*>(p.data())), Y);
+  m.template step<double>(k, view(const_cast<double*>(x.data())),
+                          view(const_cast<double*>(u.data())), view(const_cast<double*>(p.data())),
+                          Y);
   return y;
 }
 
@@ -102,8 +104,9 @@ struct SweepOut {
   RolloutDiag diag{};
 };
 template <class Model>
-SweepOut forward_backward_sweep(const Model& m, const Loss& loss, const RolloutShape& sh, const std::vector<double>& x0,
-                                const std::vector<double>& u, const std::vector<double>& p, bool taped) {
+SweepOut forward_backward_sweep(const Model& m, const Loss& loss, const RolloutShape& sh,
+                                const std::vector<double>& x0, const std::vector<double>& u,
+                                const std::vector<double>& p, bool taped) {
   const int nx = m.nx();
   SweepOut o;
   o.ckpt.assign(size_t(sh.checkpoint_slots()) * nx, 0.0);
@@ -134,7 +137,8 @@ SweepOut forward_backward_sweep(const Model& m, const Loss& loss, const RolloutS
 
 // the full rollout gradient (x0, u, θ) of a case, on the CPU
 template <class Model>
-std::vector<double> rollout_gradient(const RolloutCase<Model>& c, bool reference, int K, double* loss = nullptr) {
+std::vector<double> rollout_gradient(const RolloutCase<Model>& c, bool reference, int K,
+                                     double* loss = nullptr) {
   const Model& m = c.model;
   Batch<double> b;
   b.resize(1, m.nx(), m.nu(), m.np(), c.steps);
@@ -156,7 +160,8 @@ std::vector<double> rollout_gradient(const RolloutCase<Model>& c, bool reference
 
 // centered FD of the rollout loss for every input (x0, u, θ), as one batch of 2n rollouts
 template <class Model>
-std::vector<double> rollout_fd(const RolloutCase<Model>& c, std::vector<double>* eps_out = nullptr) {
+std::vector<double> rollout_fd(const RolloutCase<Model>& c,
+                               std::vector<double>* eps_out = nullptr) {
   const Model& m = c.model;
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   const int n = nx + c.steps * nu + np;
@@ -172,7 +177,9 @@ std::vector<double> rollout_fd(const RolloutCase<Model>& c, std::vector<double>*
     double* slot[2];
     for (int s = 0; s < 2; ++s) {
       const int r = 2 * i + s;
-      slot[s] = i < nx ? b.x0_of(r) + i : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx) : b.theta_of(r) + (i - nx - c.steps * nu));
+      slot[s] = i < nx ? b.x0_of(r) + i
+                       : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx)
+                                                : b.theta_of(r) + (i - nx - c.steps * nu));
     }
     eps[i] = 1e-6 * std::max(c.fd_scale, std::fabs(*slot[0]));
     *slot[0] += eps[i];
@@ -221,7 +228,8 @@ TYPED_TEST_P(GradientSuite, StepDualMatchesFiniteDifferences) {
     const Model& m = c.model;
     const int nx = m.nx(), nu = m.nu(), np = m.np(), n = nx + nu + np;
     std::vector<double> J(size_t(nx) * n);
-    dual_jacobian<Model, double>(m, c.k, view(const_cast<double*>(c.x.data())), view(const_cast<double*>(c.u.data())),
+    dual_jacobian<Model, double>(m, c.k, view(const_cast<double*>(c.x.data())),
+                                 view(const_cast<double*>(c.u.data())),
                                  view(const_cast<double*>(c.p.data())), J.data());
     for (int j = 0; j < n; ++j) {
       std::vector<double> xp = c.x, xm = c.x, up = c.u, um = c.u, pp = c.p, pm = c.p;
@@ -235,7 +243,8 @@ TYPED_TEST_P(GradientSuite, StepDualMatchesFiniteDifferences) {
         const double fd = (yp[i] - ym[i]) / (2 * eps);
         const double jd = J[size_t(i) * n + j];
         ASSERT_TRUE(std::isfinite(jd)) << c.name;
-        EXPECT_NEAR(jd, fd, 1e-6 * std::max(1.0, std::fabs(jd))) << c.name << " d out " << i << " / d in " << j;
+        EXPECT_NEAR(jd, fd, 1e-6 * std::max(1.0, std::fabs(jd)))
+            << c.name << " d out " << i << " / d in " << j;
       }
     }
   }
@@ -249,7 +258,8 @@ TYPED_TEST_P(GradientSuite, AdjointLeavesInputsUnchanged) {
     const std::vector<double> x0 = x, u0 = u, p0 = p, a0 = adj;
     std::vector<double> ax(c.model.nx(), 0), au(c.model.nu(), 0), ap(c.model.np(), 0);
     auto vax = view(ax.data()), vau = view(au.data()), vap = view(ap.data());
-    c.model.template adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), vax, vau, vap, view(adj.data()));
+    c.model.template adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), vax, vau,
+                                      vap, view(adj.data()));
     EXPECT_EQ(x, x0) << c.name;
     EXPECT_EQ(u, u0) << c.name;
     EXPECT_EQ(p, p0) << c.name;
@@ -265,7 +275,8 @@ TYPED_TEST_P(GradientSuite, RolloutHandMatchesReference) {
     std::vector<double> ref = rollout_gradient(c, true, c.checkpoint_every);
     const double scale = std::max(1.0, inf_norm(ref));
     ASSERT_EQ(hand.size(), ref.size());
-    for (size_t i = 0; i < hand.size(); ++i) EXPECT_NEAR(hand[i], ref[i], 1e-12 * scale) << c.name << " input " << i;
+    for (size_t i = 0; i < hand.size(); ++i)
+      EXPECT_NEAR(hand[i], ref[i], 1e-12 * scale) << c.name << " input " << i;
   }
 }
 
@@ -277,13 +288,14 @@ TYPED_TEST_P(GradientSuite, RolloutMatchesFiniteDifferences) {
     ASSERT_EQ(g.size(), fd.size());
     for (size_t i = 0; i < g.size(); ++i) {
       ASSERT_TRUE(std::isfinite(g[i])) << c.name << " input " << i;
-      EXPECT_NEAR(g[i], fd[i], 1e-6 * std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-9) << c.name << " input " << i;
+      EXPECT_NEAR(g[i], fd[i], 1e-6 * std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-9)
+          << c.name << " input " << i;
     }
   }
 }
 
-REGISTER_TYPED_TEST_SUITE_P(GradientSuite, StepHandAdjointMatchesDual, StepDualMatchesFiniteDifferences,
-                            AdjointLeavesInputsUnchanged, RolloutHandMatchesReference,
-                            RolloutMatchesFiniteDifferences);
+REGISTER_TYPED_TEST_SUITE_P(GradientSuite, StepHandAdjointMatchesDual,
+                            StepDualMatchesFiniteDifferences, AdjointLeavesInputsUnchanged,
+                            RolloutHandMatchesReference, RolloutMatchesFiniteDifferences);
 
 }  // namespace steer::testing

@@ -93,7 +93,8 @@ Particle particle(double h, double e, double zeta = 0.0, double mu = 0.0) {
   Particle q;
   q.m = bind_topology(make_mass_spring(r, 1, MassSpring::kSinusoid, true, h), r);
   q.m.impact = true;
-  q.p = nominal_parameters(q.m, r, 1.0, {kGravity, zeta, 0.0, 0.0, 0.0, 1.0, mu, 0.05, 0.0, e}, 0.0);
+  q.p =
+      nominal_parameters(q.m, r, 1.0, {kGravity, zeta, 0.0, 0.0, 0.0, 1.0, mu, 0.05, 0.0, e}, 0.0);
   return q;
 }
 int steps_for(double T, double h) { return int(std::lround(T / h)); }
@@ -197,8 +198,12 @@ TEST(ImpactBounce, AnalyticBounceDerivativesAreItsFiniteDifferences) {
     const Bounce a = analytic_bounce(c.y0, c.v0, c.e, c.T);
     EXPECT_EQ(a.impacts, c.impacts);
     const double eps = 1e-6;
-    const double fy = (analytic_bounce(c.y0 + eps, c.v0, c.e, c.T).y - analytic_bounce(c.y0 - eps, c.v0, c.e, c.T).y) / (2 * eps);
-    const double fv = (analytic_bounce(c.y0, c.v0 + eps, c.e, c.T).y - analytic_bounce(c.y0, c.v0 - eps, c.e, c.T).y) / (2 * eps);
+    const double fy = (analytic_bounce(c.y0 + eps, c.v0, c.e, c.T).y -
+                       analytic_bounce(c.y0 - eps, c.v0, c.e, c.T).y) /
+                      (2 * eps);
+    const double fv = (analytic_bounce(c.y0, c.v0 + eps, c.e, c.T).y -
+                       analytic_bounce(c.y0, c.v0 - eps, c.e, c.T).y) /
+                      (2 * eps);
     EXPECT_NEAR(a.dy0, fy, 1e-7 * std::max(1.0, std::fabs(fy)));
     EXPECT_NEAR(a.dv0, fv, 1e-7 * std::max(1.0, std::fabs(fv)));
   }
@@ -222,8 +227,10 @@ TEST(ImpactBounce, DerivativesConvergeToTheContinuousBounceAtFirstOrder) {
       err[j][0] = std::fabs(b.y - a.y);
       err[j][1] = std::fabs(b.dy0 - a.dy0);
       err[j][2] = std::fabs(b.dv0 - a.dv0);
-      std::printf("[ impact   ] %-28s h %.0e  y_T %.6f (%.6f)  dy_T/dy0 %+.5f (%+.5f)  dy_T/dv0 %+.5f (%+.5f)\n",
-                  c.name.c_str(), hs[j], b.y, a.y, b.dy0, a.dy0, b.dv0, a.dv0);
+      std::printf(
+          "[ impact   ] %-28s h %.0e  y_T %.6f (%.6f)  dy_T/dy0 %+.5f (%+.5f)  dy_T/dv0 %+.5f "
+          "(%+.5f)\n",
+          c.name.c_str(), hs[j], b.y, a.y, b.dy0, a.dy0, b.dv0, a.dv0);
     }
     const char* what[3] = {"y_T", "dy_T/dy0", "dy_T/dv0"};
     const double scale[3] = {1.0, std::max(1.0, std::fabs(a.dy0)), std::max(1.0, std::fabs(a.dv0))};
@@ -271,7 +278,8 @@ TEST(ImpactBounce, HandAdjointMatchesDualAndFiniteDifferences) {
         EXPECT_NEAR(x, y, 1e-9 * std::max(1.0, std::fabs(y)));
       EXPECT_NEAR(hand.dy0, fd.dy0, 1e-6 * std::max(1.0, std::fabs(fd.dy0)));
       EXPECT_NEAR(hand.dv0, fd.dv0, 1e-6 * std::max(1.0, std::fabs(fd.dv0)));
-      if (h >= 1e-4) {  // the per-step dual reference adjoint (slower: one dual step per input chunk)
+      if (h >=
+          1e-4) {  // the per-step dual reference adjoint (slower: one dual step per input chunk)
         const Bounce ref = pipeline(q, c.y0, c.v0, c.T, true);
         EXPECT_NEAR(hand.dy0, ref.dy0, 1e-9 * std::max(1.0, std::fabs(ref.dy0)));
         EXPECT_NEAR(hand.dv0, ref.dv0, 1e-9 * std::max(1.0, std::fabs(ref.dv0)));
@@ -348,7 +356,8 @@ TEST(ImpactBounce, FullGradientWithFrictionAndDampingMatchesDualAndFiniteDiffere
       const double fd = (out.loss[2 * i] - out.loss[2 * i + 1]) / (2 * eps[i]);
       ASSERT_TRUE(std::isfinite(hand[i])) << "input " << i;
       EXPECT_NEAR(hand[i], ref[i], 1e-12 * std::max(1.0, gmax)) << "input " << i;
-      EXPECT_NEAR(hand[i], fd, 1e-6 * std::max(std::fabs(hand[i]), std::fabs(fd)) + 1e-9) << "input " << i;
+      EXPECT_NEAR(hand[i], fd, 1e-6 * std::max(std::fabs(hand[i]), std::fabs(fd)) + 1e-9)
+          << "input " << i;
     }
     // the impact law's own parameters are live: μ, v_ε and (bouncing) e and y_g
     EXPECT_NE(hand[nx + m.p_global(MassSpring::kFriction)], 0.0);

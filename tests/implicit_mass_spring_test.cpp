@@ -44,7 +44,9 @@
 namespace steer::testing {
 namespace {
 
-Robot four_cells(double k) { return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, k, 0.15); }
+Robot four_cells(double k) {
+  return grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, k, 0.15);
+}
 
 MassSpring implicit_model(const Robot& r, int actuation = MassSpring::kSinusoid, int phases = 10) {
   MassSpring m = bind_topology(make_mass_spring(r, phases, actuation, true, 0.004), r);
@@ -68,7 +70,9 @@ namespace {
 // globals: g [m/s²], ζ [1/s], y_g [m], k_g [N/m], d_g [N·s/m], w_g [m], μ, v_ε [m/s], ω [rad/s], e
 std::vector<double> globals() { return {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.8, 0.05, 10.0, 0.0}; }
 // the shipped morphology sweep's settings (configs/morphology_sweep.json)
-std::vector<double> sweep_globals() { return {4.8, 15.0, 0.1, 1e4, 50.0, 1e-2, 1.0, 0.05, 10.0, 0.0}; }
+std::vector<double> sweep_globals() {
+  return {4.8, 15.0, 0.1, 1e4, 50.0, 1e-2, 1.0, 0.05, 10.0, 0.0};
+}
 
 Robot two_cells(double k = 1e3) { return grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, k, 0.15); }
 
@@ -80,19 +84,18 @@ Robot tetrahedron() {
     for (int b = a + 1; b < 4; ++b) {
       const auto& pa = r.particles[a];
       const auto& pb = r.particles[b];
-      const double L = std::sqrt((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
-                                 (pa[2] - pb[2]) * (pa[2] - pb[2]));
+      const double L =
+          std::sqrt((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
+                    (pa[2] - pb[2]) * (pa[2] - pb[2]));
       r.springs.push_back({a, b, L * 1.05, 800.0, b == 3 ? 0.1 : 0.0});
     }
   return r;
 }
 
-
-std::vector<double> params_for(const MassSpring& m, const Robot& r, const std::vector<double>& gl = globals()) {
+std::vector<double> params_for(const MassSpring& m, const Robot& r,
+                               const std::vector<double>& gl = globals()) {
   return actuated_parameters(m, r, gl);
 }
-
-
 
 struct ImplicitCases {
   using Model = MassSpring;
@@ -101,9 +104,17 @@ struct ImplicitCases {
     const Robot r2 = two_cells(), r3 = tetrahedron();
     {
       MassSpring m = implicit_model(r2);
-      out.push_back({"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
-      out.push_back({"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
-      StepCase<MassSpring> c{"2d robot at rest on the ground", m, moving_state(m, r2, 0.002), {}, params_for(m, r2), 1.0, 5};
+      out.push_back(
+          {"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
+      out.push_back(
+          {"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
+      StepCase<MassSpring> c{"2d robot at rest on the ground",
+                             m,
+                             moving_state(m, r2, 0.002),
+                             {},
+                             params_for(m, r2),
+                             1.0,
+                             5};
       for (int i = 0; i < m.n_particles; ++i) c.x[m.x_vel(i)] = 0.0;  // zero slip under friction
       out.push_back(c);
     }
@@ -111,27 +122,53 @@ struct ImplicitCases {
       MassSpring m = implicit_model(r2, MassSpring::kRaw);
       std::vector<double> u(m.nu());
       for (int a = 0; a < m.nu(); ++a) u[a] = 0.5 * std::sin(2.0 * a + 1);
-      out.push_back({"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
+      out.push_back(
+          {"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
     }
     {
       MassSpring m = implicit_model(r2, MassSpring::kSinusoid, 4);
       m.rest_from_positions = true;
-      out.push_back({"2d robot rest-position morphology", m, moving_state(m, r2, 0.003), {}, params_for(m, r2), 1.0, 11});
+      out.push_back({"2d robot rest-position morphology",
+                     m,
+                     moving_state(m, r2, 0.003),
+                     {},
+                     params_for(m, r2),
+                     1.0,
+                     11});
     }
     {
       MassSpring m = implicit_model(r3);
-      out.push_back({"3d tetrahedron in contact", m, moving_state(m, r3, 0.004), {}, params_for(m, r3), 1.0, 8});
+      out.push_back({"3d tetrahedron in contact",
+                     m,
+                     moving_state(m, r3, 0.004),
+                     {},
+                     params_for(m, r3),
+                     1.0,
+                     8});
     }
     {
       // k = 3e5 N/m: h² k / m ≈ 4.8, far past the explicit step's limit (h ω < 2)
       const Robot rs = two_cells(3e5);
       MassSpring m = implicit_model(rs);
-      out.push_back({"2d stiff robot (k 3e5) in contact", m, moving_state(m, rs, 0.003), {}, params_for(m, rs), 1.0, 7});
+      out.push_back({"2d stiff robot (k 3e5) in contact",
+                     m,
+                     moving_state(m, rs, 0.003),
+                     {},
+                     params_for(m, rs),
+                     1.0,
+                     7});
       // every spring 30 % shorter than its rest length: the transverse stiffness k (1 − L/ℓ) is
       // −0.43 k, h² k · 0.43 ≈ 2 m, so the exact Hessian is indefinite at the warm start
-      StepCase<MassSpring> c{"2d stiff robot compressed 30 %", m, moving_state(m, rs, 0.0), {}, params_for(m, rs), 1.0, 2};
+      StepCase<MassSpring> c{"2d stiff robot compressed 30 %",
+                             m,
+                             moving_state(m, rs, 0.0),
+                             {},
+                             params_for(m, rs),
+                             1.0,
+                             2};
       double cx = 0, cy = 0;
-      for (int i = 0; i < m.n_particles; ++i) cx += c.x[m.x_pos(i)] / m.n_particles, cy += c.x[m.x_pos(i) + 1] / m.n_particles;
+      for (int i = 0; i < m.n_particles; ++i)
+        cx += c.x[m.x_pos(i)] / m.n_particles, cy += c.x[m.x_pos(i) + 1] / m.n_particles;
       for (int i = 0; i < m.n_particles; ++i) {
         c.x[m.x_pos(i)] = cx + 0.7 * (c.x[m.x_pos(i)] - cx);
         c.x[m.x_pos(i) + 1] = cy + 0.7 * (c.x[m.x_pos(i) + 1] - cy) + 0.05;
@@ -208,12 +245,14 @@ namespace {
 
 // forward states x_0..x_T of one rollout (one lane) with zero controls
 template <class S>
-std::vector<std::vector<S>> forward_states(const MassSpring& m, std::vector<S> x, const std::vector<S>& p, int T) {
+std::vector<std::vector<S>> forward_states(const MassSpring& m, std::vector<S> x,
+                                           const std::vector<S>& p, int T) {
   std::vector<std::vector<S>> xs{x};
   std::vector<S> u(std::max(1, m.nu()), S(0)), y(m.nx());
   for (int k = 0; k < T; ++k) {
     auto Y = view(y.data());
-    m.template step<S>(k, View<const S>{xs.back().data(), 1}, View<const S>{u.data(), 1}, View<const S>{p.data(), 1}, Y);
+    m.template step<S>(k, View<const S>{xs.back().data(), 1}, View<const S>{u.data(), 1},
+                       View<const S>{p.data(), 1}, Y);
     xs.push_back(y);
   }
   return xs;
@@ -222,7 +261,8 @@ std::vector<std::vector<S>> forward_states(const MassSpring& m, std::vector<S> x
 double max_speed(const MassSpring& m, const std::vector<std::vector<double>>& xs) {
   double v = 0;
   for (const auto& x : xs)
-    for (int q = m.x_vel(0); q < m.nx(); ++q) v = std::max(v, std::isfinite(x[q]) ? std::fabs(x[q]) : INFINITY);
+    for (int q = m.x_vel(0); q < m.nx(); ++q)
+      v = std::max(v, std::isfinite(x[q]) ? std::fabs(x[q]) : INFINITY);
   return v;
 }
 
@@ -254,7 +294,8 @@ TEST(ImplicitMassSpring, StiffWalkerExplicitDivergesImplicitStaysBounded) {
   const double v_ex = max_speed(ex, forward_states<double>(ex, x0, p, T));
   const auto xs = forward_states<double>(im, x0, p, T);
   const double v_im = max_speed(im, xs);
-  std::printf("  largest speed over %d steps: explicit %.3g m/s, implicit %.3g m/s\n", T, v_ex, v_im);
+  std::printf("  largest speed over %d steps: explicit %.3g m/s, implicit %.3g m/s\n", T, v_ex,
+              v_im);
   EXPECT_GT(v_ex, 1e3) << "the explicit step was expected to diverge at h ω ≈ 3";
   EXPECT_LT(v_im, 2.0);
   // Newton's effort over the rollout
@@ -262,8 +303,8 @@ TEST(ImplicitMassSpring, StiffWalkerExplicitDivergesImplicitStaysBounded) {
   for (int k = 0; k < T; ++k) {
     MassSpring::ImplicitWork<double> W;
     std::vector<double> u(1, 0.0);
-    im.implicit_solve<double>(k, View<const double>{xs[k].data(), 1}, View<const double>{u.data(), 1},
-                              View<const double>{p.data(), 1}, W);
+    im.implicit_solve<double>(k, View<const double>{xs[k].data(), 1},
+                              View<const double>{u.data(), 1}, View<const double>{p.data(), 1}, W);
     ASSERT_TRUE(W.converged) << "step " << k;
     most = std::max(most, W.iterations);
   }
@@ -291,7 +332,8 @@ std::vector<double> rollout_fd_richardson(const RolloutCase<MassSpring>& c) {
     for (int s = 0; s < 4; ++s) {
       const int r = 4 * i + s;
       double* slot = i < nx ? b.x0_of(r) + i
-                            : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx) : b.theta_of(r) + (i - nx - c.steps * nu));
+                            : (i < nx + c.steps * nu ? b.u_of(r) + (i - nx)
+                                                     : b.theta_of(r) + (i - nx - c.steps * nu));
       if (s == 0) eps[i] = 1e-6 * std::max(1.0, std::fabs(*slot));
       const double e[4] = {eps[i], -eps[i], 0.5 * eps[i], -0.5 * eps[i]};
       *slot += e[s];
@@ -312,7 +354,8 @@ std::vector<double> rollout_fd_richardson(const RolloutCase<MassSpring>& c) {
 }
 
 // the stiff walker's gradient under the implicit step: hand adjoint == dual reference
-// (1e-12 relative to max(1, ‖g‖∞)) and == Richardson-extrapolated centered FD (1e-6 relative + 1e-9)
+// (1e-12 relative to max(1, ‖g‖∞)) and == Richardson-extrapolated centered FD (1e-6 relative +
+// 1e-9)
 TEST(ImplicitMassSpring, StiffWalkerGradientPassesFiniteDifferences) {
   const RolloutCase<MassSpring> c = stiff_walker_case();
   const std::vector<double> g = rollout_gradient(c, false, c.checkpoint_every);
@@ -324,11 +367,13 @@ TEST(ImplicitMassSpring, StiffWalkerGradientPassesFiniteDifferences) {
   for (size_t i = 0; i < g.size(); ++i) {
     ASSERT_TRUE(std::isfinite(g[i])) << "input " << i;
     EXPECT_NEAR(g[i], ref[i], 1e-12 * scale) << "input " << i;
-    EXPECT_NEAR(g[i], fd[i], 1e-6 * std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-9) << "input " << i;
-    worst = std::max(worst, std::fabs(g[i] - fd[i]) / (std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-3));
+    EXPECT_NEAR(g[i], fd[i], 1e-6 * std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-9)
+        << "input " << i;
+    worst = std::max(
+        worst, std::fabs(g[i] - fd[i]) / (std::max(std::fabs(g[i]), std::fabs(fd[i])) + 1e-3));
   }
-  std::printf("  %zu inputs: largest |g − fd| / (max(|g|, |fd|) + 1e-3) = %.3g; ‖g‖∞ = %.3g\n", g.size(), worst,
-              inf_norm(g));
+  std::printf("  %zu inputs: largest |g − fd| / (max(|g|, |fd|) + 1e-3) = %.3g; ‖g‖∞ = %.3g\n",
+              g.size(), worst, inf_norm(g));
   EXPECT_GT(inf_norm(g), 1e-3);
 }
 
@@ -343,13 +388,15 @@ TEST(ImplicitMassSpring, Float32Converges) {
   const std::vector<double> p = params_for(im, r, sweep_globals());
   const int T = 100;
   const auto xd = forward_states<double>(im, x0, p, T);
-  const auto xf = forward_states<float>(im, std::vector<float>(x0.begin(), x0.end()), std::vector<float>(p.begin(), p.end()), T);
+  const auto xf = forward_states<float>(im, std::vector<float>(x0.begin(), x0.end()),
+                                        std::vector<float>(p.begin(), p.end()), T);
   double worst = 0;
   for (int q = 0; q < im.n_particles * im.dim; ++q) {
     ASSERT_TRUE(std::isfinite(xf[T][q]));
     worst = std::max(worst, std::fabs(double(xf[T][q]) - xd[T][q]));
   }
-  std::printf("  float32 vs float64 positions after %d steps: largest difference %.3g m\n", T, worst);
+  std::printf("  float32 vs float64 positions after %d steps: largest difference %.3g m\n", T,
+              worst);
   EXPECT_LT(worst, 1e-4);
 }
 
@@ -366,23 +413,25 @@ TEST(ImplicitMassSpring, ConservativeChainConvergesEveryStep) {
       r.springs = {{0, 1, 0.1, k, 0.0}, {1, 2, 0.1, k, 0.0}, {2, 3, 0.1, k, 0.0}};
       MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, false, h), r);
       m.integrator = MassSpring::kBackwardEuler;
-      const std::vector<double> p = nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0, 0}, 0.0);
+      const std::vector<double> p =
+          nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0, 0}, 0.0);
       const int T = int(std::lround(1.0 / h));
       const auto xs = forward_states<double>(m, rest_state(m, r), p, T);
       int most = 0;
       std::vector<double> u(1, 0.0);
       for (int kk = 0; kk < T; ++kk) {
         MassSpring::ImplicitWork<double> W;
-        m.implicit_solve<double>(kk, View<const double>{xs[kk].data(), 1}, View<const double>{u.data(), 1},
-                                 View<const double>{p.data(), 1}, W);
+        m.implicit_solve<double>(kk, View<const double>{xs[kk].data(), 1},
+                                 View<const double>{u.data(), 1}, View<const double>{p.data(), 1},
+                                 W);
         ASSERT_TRUE(W.converged) << "k " << k << " h " << h << " step " << kk;
         most = std::max(most, W.iterations);
       }
       auto E = [&](const std::vector<double>& x) {
         return m.energy<double>(View<const double>{x.data(), 1}, View<const double>{p.data(), 1});
       };
-      std::printf("  k %.0e N/m, h %g ms: E_T/E_0 = %.3g, most Newton iterations %d\n", k, h * 1e3, E(xs[T]) / E(xs[0]),
-                  most);
+      std::printf("  k %.0e N/m, h %g ms: E_T/E_0 = %.3g, most Newton iterations %d\n", k, h * 1e3,
+                  E(xs[T]) / E(xs[0]), most);
       EXPECT_LE(E(xs[T]), E(xs[0]) * (1 + 1e-12));
     }
 }
@@ -412,9 +461,11 @@ TEST(ImplicitMassSpring, DampedOscillatorConvergesFirstOrder) {
   r.particles = {{0.1, 0.5, 0}, {0.1 + L + xi0, 0.5, 0}};
   r.springs = {{0, 1, L, k, 0.0}};
   const double w0 = std::sqrt(2 * k / mass), gam = c / mass, wd = std::sqrt(w0 * w0 - gam * gam);
-  const double xi = std::exp(-gam * T) * (xi0 * std::cos(wd * T) + gam * xi0 / wd * std::sin(wd * T));
-  const double dxi_dwd = std::exp(-gam * T) * (-xi0 * T * std::sin(wd * T) - gam * xi0 / (wd * wd) * std::sin(wd * T) +
-                                               gam * xi0 / wd * T * std::cos(wd * T));
+  const double xi =
+      std::exp(-gam * T) * (xi0 * std::cos(wd * T) + gam * xi0 / wd * std::sin(wd * T));
+  const double dxi_dwd =
+      std::exp(-gam * T) * (-xi0 * T * std::sin(wd * T) - gam * xi0 / (wd * wd) * std::sin(wd * T) +
+                            gam * xi0 / wd * T * std::cos(wd * T));
   const double dxi_dk = dxi_dwd / (mass * wd);
   double prev_e = 0, prev_g = 0;
   for (int level = 0; level < 4; ++level) {
@@ -433,12 +484,14 @@ TEST(ImplicitMassSpring, DampedOscillatorConvergesFirstOrder) {
       std::vector<double> ax(m.nx(), 0.0), au(1, 0.0);
       auto vax = view(ax.data()), vau = view(au.data()), vgp = view(gp.data());
       m.adj_step<double>(kk, View<const double>{xs[kk].data(), 1}, View<const double>{u.data(), 1},
-                         View<const double>{p.data(), 1}, vax, vau, vgp, View<const double>{lam.data(), 1});
+                         View<const double>{p.data(), 1}, vax, vau, vgp,
+                         View<const double>{lam.data(), 1});
       lam = ax;
     }
     const double e = std::fabs(xi_h - xi), eg = std::fabs(gp[m.p_stiffness(0)] - dxi_dk);
-    std::printf("  h = %.4g ms: |ξ(T) − exact| = %.4g m, |dξ/dk − exact| = %.4g m/(N/m) (exact %.4g)\n", h * 1e3, e, eg,
-                dxi_dk);
+    std::printf(
+        "  h = %.4g ms: |ξ(T) − exact| = %.4g m, |dξ/dk − exact| = %.4g m/(N/m) (exact %.4g)\n",
+        h * 1e3, e, eg, dxi_dk);
     if (level > 0) {
       EXPECT_GT(prev_e / e, 1.7) << "h = " << h;
       EXPECT_LT(prev_e / e, 2.3) << "h = " << h;
@@ -459,7 +512,8 @@ struct Buffers {
   std::vector<int> stack{0};
   double loss = 0;
   RolloutDiag diag{};
-  Buffers(const MassSpring& m, const RolloutShape& sh, std::vector<double> x, std::vector<double> uu, std::vector<double> pp)
+  Buffers(const MassSpring& m, const RolloutShape& sh, std::vector<double> x,
+          std::vector<double> uu, std::vector<double> pp)
       : x0(std::move(x)), u(std::move(uu)), p(std::move(pp)) {
     ckpt.assign(size_t(sh.checkpoint_slots()) * m.nx(), 0.0);
     seg.assign(size_t(sh.segment_slots()) * m.nx(), 0.0);
@@ -488,7 +542,8 @@ struct Buffers {
   }
 };
 
-bool run_lanes(const MassSpring& m, const Loss& loss, const RolloutShape& sh, Buffers& b, int width) {
+bool run_lanes(const MassSpring& m, const Loss& loss, const RolloutShape& sh, Buffers& b,
+               int width) {
   const RolloutRefs<double> r = b.refs();
   if (width == 1) {
     forward_rollout<MassSpring, double>(m, loss, sh, r);
@@ -561,7 +616,8 @@ void expect_packs_match_scalar(int actuation) {
     if (b % 2 == 1)
       for (int s = 0; s < m.n_springs; ++s) p[m.p_stiffness(s)] *= 15.0;  // up to 3.6e5 N/m
     if (b % 3 == 1)
-      for (int i = 0; i < m.n_particles; i += 2) x[m.x_pos(i) + 1] -= 0.004;  // 4 mm into the ground
+      for (int i = 0; i < m.n_particles; i += 2)
+        x[m.x_pos(i) + 1] -= 0.004;  // 4 mm into the ground
     p[m.p_global(MassSpring::kActuationFrequency)] = 6.0 + 0.5 * b;
     std::transform(x.begin(), x.end(), batch.x0_of(b), [](double v) { return R(v); });
     std::transform(u.begin(), u.end(), batch.u_of(b), [](double v) { return R(v); });
@@ -628,7 +684,8 @@ TEST(ImplicitMassSpring, ConfigKeys) {
   json d = j;
   d["model"].erase("integrator");
   d["model"].erase("newton_iterations");
-  EXPECT_EQ(parse_config(d).model_state<MassSpringSetup>().model.integrator, MassSpring::kSymplecticEuler);
+  EXPECT_EQ(parse_config(d).model_state<MassSpringSetup>().model.integrator,
+            MassSpring::kSymplecticEuler);
   json bad = j;
   bad["model"]["integrator"] = "rk4";
   expect_config_error(bad, {"model.integrator", "symplectic_euler", "backward_euler"});
@@ -649,7 +706,8 @@ TEST(ImplicitMassSpring, ConfigKeys) {
   for (int i = 0; i < 20; ++i) springs.push_back({i, 39 - i, 0.1, 1000, 0.0});
   for (int i = 0; i + 1 < 40; ++i) springs.push_back({i, i + 1, 0.1, 1000, 0.0});
   bad["model"]["robot"] = {{"particles", parts}, {"springs", springs}};
-  expect_config_error(bad, {"model.integrator", std::to_string(MassSpring::kImplicitBand), "80 x 80"});
+  expect_config_error(bad,
+                      {"model.integrator", std::to_string(MassSpring::kImplicitBand), "80 x 80"});
 }
 
 #endif  // !STEER_CUDA_EMULATION

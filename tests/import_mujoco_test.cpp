@@ -51,7 +51,8 @@ struct DataFree {
 };
 
 // a config importing `file` (relative to configs/) with extra model keys
-ExperimentConfig import_config(const std::string& key, const std::string& file, const nlohmann::json& extra = nlohmann::json::object(),
+ExperimentConfig import_config(const std::string& key, const std::string& file,
+                               const nlohmann::json& extra = nlohmann::json::object(),
                                const std::vector<double>& q0 = {}) {
   nlohmann::json j = {{"name", "import"},
                       {"model", {{"type", "articulated"}, {key, file}}},
@@ -74,30 +75,41 @@ struct Twin {
   std::vector<double> control_scale, target_scale;
   std::vector<double> q0, v0, amp;
 
-  Twin(const std::string& n, const std::string& key, const std::string& file, std::vector<double> q, std::vector<double> v,
-       std::vector<double> a, const nlohmann::json& extra = nlohmann::json::object())
-      : name(n), c(import_config(key, file, extra, q)), q0(std::move(q)), v0(std::move(v)), amp(std::move(a)) {
+  Twin(const std::string& n, const std::string& key, const std::string& file, std::vector<double> q,
+       std::vector<double> v, std::vector<double> a,
+       const nlohmann::json& extra = nlohmann::json::object())
+      : name(n),
+        c(import_config(key, file, extra, q)),
+        q0(std::move(q)),
+        v0(std::move(v)),
+        amp(std::move(a)) {
     char err[1000] = "";
     mj.reset(mj_loadXML((kConfigs / file).string().c_str(), nullptr, err, sizeof err));
     EXPECT_TRUE(mj) << err;
     const Articulated& m = model();
-    const nlohmann::json& acts = c.model_state<ArticulatedSetup>().names.import_record.at("actuators");
+    const nlohmann::json& acts =
+        c.model_state<ArticulatedSetup>().names.import_record.at("actuators");
     for (int d = 0; d < m.n_dof; ++d) {
       const nlohmann::json& e = acts.at(size_t(d));
       auto id = [&](const char* part) {
-        return e.contains(part) ? mj_name2id(mj.get(), mjOBJ_ACTUATOR, e[part]["actuator"].get<std::string>().c_str()) : -1;
+        return e.contains(part) ? mj_name2id(mj.get(), mjOBJ_ACTUATOR,
+                                             e[part]["actuator"].get<std::string>().c_str())
+                                : -1;
       };
       control_act.push_back(id("control"));
       target_act.push_back(id("target"));
-      control_scale.push_back(e.contains("control") ? e["control"]["torque_per_ctrl"].get<double>() : 0.0);
-      target_scale.push_back(e.contains("target") ? e["target"]["target_per_ctrl"].get<double>() : 0.0);
+      control_scale.push_back(e.contains("control") ? e["control"]["torque_per_ctrl"].get<double>()
+                                                    : 0.0);
+      target_scale.push_back(e.contains("target") ? e["target"]["target_per_ctrl"].get<double>()
+                                                  : 0.0);
     }
   }
   const Articulated& model() const { return c.model_state<ArticulatedSetup>().model; }
   // steer's θ with every PD target at the initial pose (as the config's rule has it)
   std::vector<double> theta() const {
     std::vector<double> p = c.theta;
-    for (int d = 0; d < model().n_dof; ++d) p[model().p_joint(d, Articulated::kTarget)] = q0[size_t(d)];
+    for (int d = 0; d < model().n_dof; ++d)
+      p[model().p_joint(d, Articulated::kTarget)] = q0[size_t(d)];
     return p;
   }
   // feed-forward torques: smooth sinusoids of ±amp[j] per joint [N·m or N]
@@ -105,13 +117,16 @@ struct Twin {
     const int n = model().n_dof;
     std::vector<double> u(static_cast<size_t>(kSteps * n));
     for (int k = 0; k < kSteps; ++k)
-      for (int d = 0; d < n; ++d) u[size_t(k * n + d)] = amp[size_t(d)] * std::sin(2 * M_PI * (1.0 + 0.4 * d) * k * kH + 0.7 * d);
+      for (int d = 0; d < n; ++d)
+        u[size_t(k * n + d)] =
+            amp[size_t(d)] * std::sin(2 * M_PI * (1.0 + 0.4 * d) * k * kH + 0.7 * d);
     return u;
   }
 };
 
 // MuJoCo's rollout under steer's inputs; the states x_k = (q, v), k = 0..kSteps; max_nefc
-std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m, const std::vector<double>& u, int& max_nefc) {
+std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m,
+                                                const std::vector<double>& u, int& max_nefc) {
   std::unique_ptr<mjData, DataFree> d(mj_makeData(m));
   const int n = t.model().n_dof;
   for (int i = 0; i < n; ++i) d->qpos[i] = t.q0[size_t(i)], d->qvel[i] = t.v0[size_t(i)];
@@ -131,7 +146,8 @@ std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m,
         d->ctrl[t.control_act[size_t(j)]] = uj / t.control_scale[size_t(j)];
       else
         d->qfrc_applied[j] = uj;
-      if (t.target_act[size_t(j)] >= 0) d->ctrl[t.target_act[size_t(j)]] = t.q0[size_t(j)] / t.target_scale[size_t(j)];
+      if (t.target_act[size_t(j)] >= 0)
+        d->ctrl[t.target_act[size_t(j)]] = t.q0[size_t(j)] / t.target_scale[size_t(j)];
     }
     mj_step(m, d.get());
     max_nefc = std::max(max_nefc, d->nefc);
@@ -140,7 +156,8 @@ std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m,
   return xs;
 }
 
-std::vector<std::vector<double>> steer_rollout(const Articulated& m, const std::vector<double>& x0, const std::vector<double>& u,
+std::vector<std::vector<double>> steer_rollout(const Articulated& m, const std::vector<double>& x0,
+                                               const std::vector<double>& u,
                                                const std::vector<double>& p) {
   std::vector<std::vector<double>> xs = {x0};
   const int n = m.n_dof;
@@ -154,7 +171,8 @@ std::vector<std::vector<double>> steer_rollout(const Articulated& m, const std::
 }
 
 // the loss L = ½ Σ (q_j(T) − goal_j)² + 0.05 Σ q̇_j(T)² and its gradient with respect to x_T
-double loss_of(const std::vector<double>& xT, const std::vector<double>& goal, std::vector<double>* adj = nullptr) {
+double loss_of(const std::vector<double>& xT, const std::vector<double>& goal,
+               std::vector<double>* adj = nullptr) {
   const int n = int(goal.size());
   double L = 0;
   if (adj) adj->assign(size_t(2 * n), 0.0);
@@ -169,14 +187,16 @@ double loss_of(const std::vector<double>& xT, const std::vector<double>& goal, s
 // The inputs keep every joint well inside its range and every limited torque well inside its
 // limit, where MuJoCo's hard clamp and steer's smooth saturation agree: the offset arm's
 // sharpness is raised to β = 10³ /(N·m), so that 1 N·m below a limit the saturation's
-// deviation is e^−1000 (steer's default β = 5 /(N·m) is within ln 2/β of the clamp only at the corner)
+// deviation is e^−1000 (steer's default β = 5 /(N·m) is within ln 2/β of the clamp only at the
+// corner)
 std::vector<Twin*> twins() {
-  static Twin panda("panda.xml", "mjcf", "mjcf/panda.xml", {0.1, -0.2, 0.05, -1.6, 0.1, 1.6, -0.7}, {0.1, 0, -0.1, 0.2, 0, 0.1, 0.3},
-                    {2, 2, 2, 2, 2, 2, 2});
-  static Twin offset("offset_arm.xml", "mjcf", "mjcf/offset_arm.xml", {0.2, -0.3, 0.4, 0.0}, {0.3, -0.2, 0.1, 0.0},
-                     {2, 2, 1, 0.3}, nlohmann::json::parse(R"({"torque_limits": {"sharpness": 1000}})"));
-  static Twin urdf("three_link.urdf", "urdf", "mjcf/three_link.urdf", {0.3, 0.4, -0.5, 0.0}, {-0.2, 0.1, 0.3, 0.0},
-                   {1, 1, 0.5, 0.2});
+  static Twin panda("panda.xml", "mjcf", "mjcf/panda.xml", {0.1, -0.2, 0.05, -1.6, 0.1, 1.6, -0.7},
+                    {0.1, 0, -0.1, 0.2, 0, 0.1, 0.3}, {2, 2, 2, 2, 2, 2, 2});
+  static Twin offset("offset_arm.xml", "mjcf", "mjcf/offset_arm.xml", {0.2, -0.3, 0.4, 0.0},
+                     {0.3, -0.2, 0.1, 0.0}, {2, 2, 1, 0.3},
+                     nlohmann::json::parse(R"({"torque_limits": {"sharpness": 1000}})"));
+  static Twin urdf("three_link.urdf", "urdf", "mjcf/three_link.urdf", {0.3, 0.4, -0.5, 0.0},
+                   {-0.2, 0.1, 0.3, 0.0}, {1, 1, 0.5, 0.2});
   return {&panda, &offset, &urdf};
 }
 
@@ -200,8 +220,10 @@ TEST(ImportMujoco, TrajectoriesMatchMujocoOver500ms) {
       }
     EXPECT_LE(worst, 1e-10) << t->name;
     EXPECT_GT(moved, 0.05) << t->name << ": the inputs should move the arm";
-    std::printf("[ %s ] 500 ms Euler: max |x_steer − x_mujoco| = %.3g over %d steps (largest joint excursion %.3g)\n",
-                t->name.c_str(), worst, kSteps, moved);
+    std::printf(
+        "[ %s ] 500 ms Euler: max |x_steer − x_mujoco| = %.3g over %d steps (largest joint "
+        "excursion %.3g)\n",
+        t->name.c_str(), worst, kSteps, moved);
   }
 }
 
@@ -222,8 +244,8 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
     for (int k = kSteps - 1; k >= 0; --k) {
       std::vector<double> prev(size_t(2 * n), 0.0);
       auto LP = view(prev.data()), GU = view(gu.data() + k * n), GP = view(gp.data());
-      m.adj_step<double>(k, view(const_cast<double*>(xs[size_t(k)].data())), view(u.data() + k * n), view(p.data()), LP, GU, GP,
-                         view(lam.data()));
+      m.adj_step<double>(k, view(const_cast<double*>(xs[size_t(k)].data())), view(u.data() + k * n),
+                         view(p.data()), LP, GU, GP, view(lam.data()));
       lam = prev;
     }
     // MuJoCo: centered differences of the same loss
@@ -235,7 +257,8 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
     double worst_rel = 0;  // over entries with |g| ≥ 1e-6
     auto check = [&](const std::string& what, double g, double fd) {
       worst_rel = std::max(worst_rel, std::fabs(g - fd) / std::max(std::fabs(g), 1e-6));
-      EXPECT_LE(std::fabs(g - fd), 1e-6 * std::max(std::fabs(g), std::fabs(fd)) + 1e-8) << t->name << " " << what << ": steer " << g << ", MuJoCo FD " << fd;
+      EXPECT_LE(std::fabs(g - fd), 1e-6 * std::max(std::fabs(g), std::fabs(fd)) + 1e-8)
+          << t->name << " " << what << ": steer " << g << ", MuJoCo FD " << fd;
     };
     double gmax = 0;
     int checked = 0;
@@ -245,7 +268,8 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
         const double eps = 1e-5 * std::max(1.0, std::fabs(u[i]));
         std::vector<double> up = u, um = u;
         up[i] += eps, um[i] -= eps;
-        check("u[" + std::to_string(k) + "][" + std::to_string(j) + "]", gu[i], (mj_loss(up) - mj_loss(um)) / (2 * eps));
+        check("u[" + std::to_string(k) + "][" + std::to_string(j) + "]", gu[i],
+              (mj_loss(up) - mj_loss(um)) / (2 * eps));
         gmax = std::max(gmax, std::fabs(gu[i]));
         ++checked;
       }
@@ -260,15 +284,18 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
     };
     std::vector<Param> params;
     for (int b = 0; b < m.n_bodies; ++b)
-      params.push_back({"mass of body " + std::to_string(b), mm->body_mass + b + 1, nullptr, 0, m.p_body(b, Articulated::kMass), 1.0});
+      params.push_back({"mass of body " + std::to_string(b), mm->body_mass + b + 1, nullptr, 0,
+                        m.p_body(b, Articulated::kMass), 1.0});
     for (int j = 0; j < n; ++j)
-      params.push_back({"damping of joint " + std::to_string(j), mm->dof_damping + j, nullptr, 0, m.p_joint(j, Articulated::kDamping), 1.0});
+      params.push_back({"damping of joint " + std::to_string(j), mm->dof_damping + j, nullptr, 0,
+                        m.p_joint(j, Articulated::kDamping), 1.0});
     for (int j = 0; j < n; ++j)
       if (t->target_act[size_t(j)] >= 0) {
         const int a = t->target_act[size_t(j)];
         const double g = mm->actuator_gear[6 * a];
-        params.push_back({"servo kp of joint " + std::to_string(j), mm->actuator_gainprm + mjNGAIN * a, mm->actuator_biasprm + mjNBIAS * a + 1,
-                          -1.0, m.p_joint(j, Articulated::kKp), g * g});
+        params.push_back(
+            {"servo kp of joint " + std::to_string(j), mm->actuator_gainprm + mjNGAIN * a,
+             mm->actuator_biasprm + mjNBIAS * a + 1, -1.0, m.p_joint(j, Articulated::kKp), g * g});
       }
     for (const Param& q : params) {
       const double v0 = *q.field, w0 = q.field2 ? *q.field2 : 0.0;
@@ -287,8 +314,10 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
       ++checked;
     }
     EXPECT_GT(gmax, 1e-4) << t->name;
-    std::printf("[ %s ] steer's gradient vs MuJoCo FD: %d entries checked, max |dL/du| %.3g, max |g − fd|/max(|g|, 1e-6) %.3g\n",
-                t->name.c_str(), checked, gmax, worst_rel);
+    std::printf(
+        "[ %s ] steer's gradient vs MuJoCo FD: %d entries checked, max |dL/du| %.3g, max |g − "
+        "fd|/max(|g|, 1e-6) %.3g\n",
+        t->name.c_str(), checked, gmax, worst_rel);
   }
 }
 
@@ -298,15 +327,17 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
 // fullinertia iteratively; the import turns its principal axes back into a tensor)
 TEST(ImportMujoco, PandaHasTheJsonArmsSlotsAndValues) {
   const ExperimentConfig json_arm = load_config((kConfigs / "panda.json").string());
-  const ExperimentConfig imp = import_config("mjcf", "mjcf/panda.xml", nlohmann::json::object(), {0, 0, 0, -1.57079, 0, 1.57079, -0.7853});
+  const ExperimentConfig imp = import_config("mjcf", "mjcf/panda.xml", nlohmann::json::object(),
+                                             {0, 0, 0, -1.57079, 0, 1.57079, -0.7853});
   ASSERT_EQ(imp.info.param_names.size(), json_arm.info.param_names.size());
   const Articulated& m = imp.model_state<ArticulatedSetup>().model;
   for (size_t q = 0; q < imp.info.param_names.size(); ++q) {
     EXPECT_EQ(imp.info.param_names[q], json_arm.info.param_names[q]);
     const std::string& nm = imp.info.param_names[q];
     const bool gains = nm.find(".kp") != std::string::npos || nm.find(".kv") != std::string::npos ||
-                       nm.find(".force_limit") != std::string::npos || nm.find(".target") != std::string::npos ||
-                       nm.rfind("contact.", 0) == 0 || nm == "saturation.sharpness";
+                       nm.find(".force_limit") != std::string::npos ||
+                       nm.find(".target") != std::string::npos || nm.rfind("contact.", 0) == 0 ||
+                       nm == "saturation.sharpness";
     if (gains) continue;  // the MJCF's motors carry no gains (the JSON arm has Menagerie's servo)
     const size_t dot = nm.find(".inertia.");
     if (dot != std::string::npos) {
@@ -320,12 +351,15 @@ TEST(ImportMujoco, PandaHasTheJsonArmsSlotsAndValues) {
       EXPECT_NEAR(imp.theta[q], json_arm.theta[q], 1e-6 * big) << nm;
       continue;
     }
-    EXPECT_NEAR(imp.theta[q], json_arm.theta[q], 1e-12 * std::max(1.0, std::fabs(json_arm.theta[q]))) << nm;
+    EXPECT_NEAR(imp.theta[q], json_arm.theta[q],
+                1e-12 * std::max(1.0, std::fabs(json_arm.theta[q])))
+        << nm;
   }
   EXPECT_EQ(imp.info.state_names, json_arm.info.state_names);
   for (int b = 0; b < m.n_bodies; ++b)
     for (int i = 0; i < 9; ++i)
-      EXPECT_NEAR(m.rot[b][i], json_arm.model_state<ArticulatedSetup>().model.rot[b][i], 1e-15) << "body " << b;
+      EXPECT_NEAR(m.rot[b][i], json_arm.model_state<ArticulatedSetup>().model.rot[b][i], 1e-15)
+          << "body " << b;
   const nlohmann::json rec = imp.model_state<ArticulatedSetup>().names.import_record;
   EXPECT_EQ(rec.at("sha256").get<std::string>().size(), 64u);
   EXPECT_EQ(rec.at("file"), "mjcf/panda.xml");
@@ -336,7 +370,8 @@ TEST(ImportMujoco, PandaHasTheJsonArmsSlotsAndValues) {
 TEST(ImportMujoco, ConfigOverridesImportedValues) {
   const ExperimentConfig c = import_config(
       "mjcf", "mjcf/offset_arm.xml",
-      nlohmann::json::parse(R"({"bodies": [{"name": "fore", "mass": 0.75, "joint": {"damping": 0.25, "kp": 12}}],
+      nlohmann::json::parse(
+          R"({"bodies": [{"name": "fore", "mass": 0.75, "joint": {"damping": 0.25, "kp": 12}}],
                                "gravity": 9.8, "torque_limits": {"sharpness": 50},
                                "sites": [{"name": "extra", "body": "upper", "pos": [0.1, 0, 0]}]})"));
   const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
@@ -344,10 +379,11 @@ TEST(ImportMujoco, ConfigOverridesImportedValues) {
   EXPECT_EQ(c.theta[size_t(c.info.param_index("fore.mass"))], 0.75);
   EXPECT_EQ(c.theta[size_t(c.info.param_index("elbow.damping"))], 0.25);
   EXPECT_EQ(c.theta[size_t(c.info.param_index("elbow.kp"))], 12.0);
-  EXPECT_EQ(c.theta[size_t(c.info.param_index("elbow.force_limit"))], 5.0);   // imported, not overridden
-  EXPECT_EQ(c.theta[size_t(c.info.param_index("shoulder.kp"))], 67.5);        // 1.5² · 30
+  EXPECT_EQ(c.theta[size_t(c.info.param_index("elbow.force_limit"))],
+            5.0);                                                       // imported, not overridden
+  EXPECT_EQ(c.theta[size_t(c.info.param_index("shoulder.kp"))], 67.5);  // 1.5² · 30
   EXPECT_EQ(c.theta[size_t(c.info.param_index("shoulder.kv"))], 2.0);
-  EXPECT_EQ(c.theta[size_t(c.info.param_index("rail.force_limit"))], 10.0);   // gear 10 · ctrl 1
+  EXPECT_EQ(c.theta[size_t(c.info.param_index("rail.force_limit"))], 10.0);  // gear 10 · ctrl 1
   EXPECT_EQ(c.theta[size_t(c.info.param_index("gravity"))], 9.8);
   EXPECT_EQ(c.theta[size_t(c.info.param_index("saturation.sharpness"))], 50.0);
   EXPECT_TRUE(m.torque_limits);
@@ -364,7 +400,9 @@ TEST(ImportMujoco, ConfigOverridesImportedValues) {
                       {"model", {{"type", "articulated"}, {"mjcf", "mjcf/offset_arm.xml"}}},
                       {"simulation", {{"dt", kH}, {"steps", 5}}},
                       {"loss", {{"control_effort", 1.0}}},
-                      {"variables", {{"theta.upper.mass", {{"lower", 0.5}, {"upper", 2}}}, {"theta.damping", {{"lower", 0}, {"upper", 20}}}}},
+                      {"variables",
+                       {{"theta.upper.mass", {{"lower", 0.5}, {"upper", 2}}},
+                        {"theta.damping", {{"lower", 0}, {"upper", 20}}}}},
                       {"validation", {{"enabled", false}}}};
   EXPECT_EQ(parse_config(j, kConfigs.string()).variables.size(), 5u);
 }
@@ -404,9 +442,11 @@ TEST(ImportMujoco, TimestepFromTheFileUnlessTheConfigSetsIt) {
 // CLI: each unsupported element refused with exit 2, naming it and what is unsupported
 TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   TempDir dir("steer_import_refusals");
-  auto refused = [&](const std::string& label, const std::string& body, const std::vector<std::string>& words,
-                     const std::string& extra_xml = "", const std::string& option = "") {
-    const std::string xml = "<mujoco><option " + option + "/><worldbody>" + body + "</worldbody>" + extra_xml + "</mujoco>";
+  auto refused = [&](const std::string& label, const std::string& body,
+                     const std::vector<std::string>& words, const std::string& extra_xml = "",
+                     const std::string& option = "") {
+    const std::string xml = "<mujoco><option " + option + "/><worldbody>" + body + "</worldbody>" +
+                            extra_xml + "</mujoco>";
     std::ofstream(dir.path / "robot.xml") << xml;
     nlohmann::json cfg = {{"name", "refuse"},
                           {"model", {{"type", "articulated"}, {"mjcf", "robot.xml"}}},
@@ -417,35 +457,55 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
     const CliResult r = run_steer("check '" + (dir.path / "config.json").string() + "'", dir.path);
     EXPECT_EQ(r.code, 2) << label << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("model.mjcf"), std::string::npos) << label << ": " << r.err;
-    for (const std::string& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << label << ": '" << w << "' not in: " << r.err;
+    for (const std::string& w : words)
+      EXPECT_NE(r.err.find(w), std::string::npos) << label << ": '" << w << "' not in: " << r.err;
   };
   const std::string link = R"(<inertial pos="0 0 0.1" mass="1" diaginertia="0.01 0.01 0.01"/>)";
-  const std::string arm = "<body name='a' pos='0 0 1'>" + link + "<joint name='j' type='hinge' axis='0 1 0'/>";
-  refused("free joint below the root", arm + "<body name='box'>" + link + "<freejoint name='float'/></body></body>",
+  const std::string arm =
+      "<body name='a' pos='0 0 1'>" + link + "<joint name='j' type='hinge' axis='0 1 0'/>";
+  refused("free joint below the root",
+          arm + "<body name='box'>" + link + "<freejoint name='float'/></body></body>",
           {"free joint can only be used on top level"});
-  refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>", {"socket", "ball joints"});
-  refused("two joints", "<body name='b'>" + link + "<joint name='j1' axis='1 0 0'/><joint name='j2' axis='0 1 0'/></body>",
+  refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>",
+          {"socket", "ball joints"});
+  refused("two joints",
+          "<body name='b'>" + link +
+              "<joint name='j1' axis='1 0 0'/><joint name='j2' axis='0 1 0'/></body>",
           {"'b'", "2 joints"});
-  refused("frictionloss", "<body name='b'>" + link + "<joint name='rough' axis='1 0 0' frictionloss='0.5'/></body>",
+  refused("frictionloss",
+          "<body name='b'>" + link + "<joint name='rough' axis='1 0 0' frictionloss='0.5'/></body>",
           {"rough", "frictionloss"});
-  refused("spring", "<body name='b'>" + link + "<joint name='springy' axis='1 0 0' stiffness='3'/></body>", {"springy", "stiffness"});
-  refused("tendon", arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
-          {"cable", "tendons are not modelled"}, "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
-  refused("equality", arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>", {"tie", "equality"},
-          "<equality><joint name='tie' joint1='j' joint2='k'/></equality>");
-  refused("box geom", arm + "<geom name='limb' type='box' size='0.02 0.02 0.1'/></body>", {"limb", "only spheres and capsules"});
-  refused("geom-geom", "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm + "</body>", {"block", "geom-geom"});
-  refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"}, "<actuator><cylinder name='piston' joint='j'/></actuator>");
+  refused("spring",
+          "<body name='b'>" + link + "<joint name='springy' axis='1 0 0' stiffness='3'/></body>",
+          {"springy", "stiffness"});
+  refused("tendon",
+          arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
+              "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
+          {"cable", "tendons are not modelled"},
+          "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
+  refused(
+      "equality",
+      arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>",
+      {"tie", "equality"}, "<equality><joint name='tie' joint1='j' joint2='k'/></equality>");
+  refused("box geom", arm + "<geom name='limb' type='box' size='0.02 0.02 0.1'/></body>",
+          {"limb", "only spheres and capsules"});
+  refused("geom-geom", "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm + "</body>",
+          {"block", "geom-geom"});
+  refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"},
+          "<actuator><cylinder name='piston' joint='j'/></actuator>");
   refused("tendon transmission", arm + "<site name='s1'/></body>", {"pull", "joint transmissions"},
           "<actuator><general name='pull' site='s1' gear='0 0 1 0 0 0'/></actuator>");
-  refused("constant bias", arm + "</body>", {"offset", "constant bias"},
-          "<actuator><general name='offset' joint='j' biastype='affine' biasprm='1 0 0'/></actuator>");
+  refused(
+      "constant bias", arm + "</body>", {"offset", "constant bias"},
+      "<actuator><general name='offset' joint='j' biastype='affine' biasprm='1 0 0'/></actuator>");
   refused("asymmetric force range", arm + "</body>", {"lopsided", "not symmetric"},
-          "<actuator><motor name='lopsided' joint='j' forcelimited='true' forcerange='-1 2'/></actuator>");
+          "<actuator><motor name='lopsided' joint='j' forcelimited='true' forcerange='-1 "
+          "2'/></actuator>");
   refused("implicit integrator", arm + "</body>", {"implicit"}, "", "integrator='implicit'");
   refused("sideways gravity", arm + "</body>", {"gravity", "−z only"}, "", "gravity='1 0 -9.81'");
   refused("fluid", arm + "</body>", {"density", "fluid"}, "", "density='1.2'");
-  refused("world site", "<site name='goal' pos='1 0 0'/>" + arm + "</body>", {"goal", "world body"});
+  refused("world site", "<site name='goal' pos='1 0 0'/>" + arm + "</body>",
+          {"goal", "world body"});
   refused("no joint", "<body name='b'>" + link + "</body>", {"no hinge or slide joint"});
 }
 

@@ -1,10 +1,10 @@
 // The GPU's warp-per-rollout mapping (docs/design.md, "CUDA: lanes per rollout"), run on the
-// CPU: the W lanes of one rollout become W host threads that share the rollout's arrays and meet at a barrier wherever the
-// device code calls __syncwarp (Lanes::sync). The CUDA backend runs the mass-spring model with
-// 32 lanes per rollout (LanesPerRollout<MassSpring>), the CPU backend with one; the two take
-// different branches of the model's lane-strided loops (the one-lane adjoint folds the spring
-// and leader passes into the particle gather), so this test is the only place without a GPU
-// where the device branch runs. It checks, per rollout:
+// CPU: the W lanes of one rollout become W host threads that share the rollout's arrays and meet at
+// a barrier wherever the device code calls __syncwarp (Lanes::sync). The CUDA backend runs the
+// mass-spring model with 32 lanes per rollout (LanesPerRollout<MassSpring>), the CPU backend with
+// one; the two take different branches of the model's lane-strided loops (the one-lane adjoint
+// folds the spring and leader passes into the particle gather), so this test is the only place
+// without a GPU where the device branch runs. It checks, per rollout:
 //   - every output (loss, checkpoints, trajectory, ∂L/∂x0, ∂L/∂u, ∂L/∂θ, diagnostics) of the
 //     W-lane run equals the one-lane run to 1e-12 relative in float64 (both sum each particle's
 //     and spring's terms in the same order; the observed difference is 0 or a few ulps),
@@ -42,7 +42,8 @@ struct RolloutBuffers {
   RolloutDiag diag{};
 
   template <class Model>
-  RolloutBuffers(const Model& m, const RolloutShape& sh, std::vector<S> x, std::vector<S> uu, std::vector<S> pp)
+  RolloutBuffers(const Model& m, const RolloutShape& sh, std::vector<S> x, std::vector<S> uu,
+                 std::vector<S> pp)
       : x0(std::move(x)), u(std::move(uu)), p(std::move(pp)) {
     const int nx = m.nx();
     ckpt.assign(size_t(sh.checkpoint_slots()) * nx, S(0));
@@ -78,8 +79,8 @@ struct RolloutBuffers {
 // forward then backward pass of one rollout on `width` lanes (width 1: the calling thread,
 // as the CPU backend runs it); returns false if the lanes disagreed on the sync points
 template <class Model, class S>
-bool run_rollout(const Model& m, const Loss& loss, const RolloutShape& sh, RolloutBuffers<S>& buf, int width,
-                 std::vector<long>* syncs = nullptr) {
+bool run_rollout(const Model& m, const Loss& loss, const RolloutShape& sh, RolloutBuffers<S>& buf,
+                 int width, std::vector<long>* syncs = nullptr) {
   const RolloutRefs<S> r = buf.refs();
   if (width == 1) {
     forward_rollout<Model, S>(m, loss, sh, r);
@@ -102,7 +103,8 @@ double max_rel_diff(const std::vector<S>& a, const std::vector<S>& b) {
   EXPECT_EQ(a.size(), b.size());
   double e = 0;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    const double d = std::fabs(double(a[i]) - double(b[i])) / std::max(1.0, std::fabs(double(b[i])));
+    const double d =
+        std::fabs(double(a[i]) - double(b[i])) / std::max(1.0, std::fabs(double(b[i])));
     e = std::max(e, std::isnan(d) ? INFINITY : d);
   }
   return e;
@@ -116,8 +118,8 @@ bool bitwise_equal(const std::vector<S>& a, const std::vector<S>& b) {
 }
 
 template <class Model, class S>
-void expect_lanes_match_one_lane(const Model& m, const Loss& loss, const RolloutShape& sh, const RolloutBuffers<S>& in,
-                                 int width, double tol) {
+void expect_lanes_match_one_lane(const Model& m, const Loss& loss, const RolloutShape& sh,
+                                 const RolloutBuffers<S>& in, int width, double tol) {
   RolloutBuffers<S> one = in, warp = in, again = in;
   run_rollout(m, loss, sh, one, 1);
   std::vector<long> syncs;
@@ -127,7 +129,10 @@ void expect_lanes_match_one_lane(const Model& m, const Loss& loss, const Rollout
   EXPECT_GT(syncs[0], sh.steps) << "a sync per step at least";
 
   ASSERT_TRUE(std::isfinite(double(one.loss)));
-  EXPECT_LE(std::fabs(double(warp.loss) - double(one.loss)) / std::max(1.0, std::fabs(double(one.loss))), tol) << "loss";
+  EXPECT_LE(
+      std::fabs(double(warp.loss) - double(one.loss)) / std::max(1.0, std::fabs(double(one.loss))),
+      tol)
+      << "loss";
   EXPECT_LE(max_rel_diff(warp.ckpt, one.ckpt), tol) << "checkpoints and x_T";
   EXPECT_LE(max_rel_diff(warp.traj, one.traj), tol) << "trajectory";
   EXPECT_LE(max_rel_diff(warp.grad_x0, one.grad_x0), tol) << "dL/dx0";
@@ -135,10 +140,15 @@ void expect_lanes_match_one_lane(const Model& m, const Loss& loss, const Rollout
   EXPECT_LE(max_rel_diff(warp.grad_p, one.grad_p), tol) << "dL/dtheta";
   EXPECT_EQ(warp.diag.recompute_steps, one.diag.recompute_steps);
   EXPECT_EQ(warp.diag.event_step, one.diag.event_step);
-  EXPECT_LE(std::fabs(warp.diag.adj_x0_norm - one.diag.adj_x0_norm) / std::max(1.0, one.diag.adj_x0_norm), tol);
-  const double worst = std::max({max_rel_diff(warp.ckpt, one.ckpt), max_rel_diff(warp.grad_x0, one.grad_x0),
-                                 max_rel_diff(warp.grad_u, one.grad_u), max_rel_diff(warp.grad_p, one.grad_p)});
-  std::printf("  %d lanes vs 1: largest relative difference %.3g over x_T, checkpoints and gradients\n", width, worst);
+  EXPECT_LE(
+      std::fabs(warp.diag.adj_x0_norm - one.diag.adj_x0_norm) / std::max(1.0, one.diag.adj_x0_norm),
+      tol);
+  const double worst =
+      std::max({max_rel_diff(warp.ckpt, one.ckpt), max_rel_diff(warp.grad_x0, one.grad_x0),
+                max_rel_diff(warp.grad_u, one.grad_u), max_rel_diff(warp.grad_p, one.grad_p)});
+  std::printf(
+      "  %d lanes vs 1: largest relative difference %.3g over x_T, checkpoints and gradients\n",
+      width, worst);
   // the gradient is not trivially zero (a test that cannot fail otherwise)
   double gmax = 0;
   for (S g : one.grad_p) gmax = std::max(gmax, std::fabs(double(g)));
@@ -147,9 +157,12 @@ void expect_lanes_match_one_lane(const Model& m, const Loss& loss, const Rollout
   // timing-independent: a second W-lane run gives the same bits
   ASSERT_TRUE(run_rollout(m, loss, sh, again, width));
   EXPECT_EQ(again.loss, warp.loss);
-  EXPECT_TRUE(bitwise_equal(again.grad_p, warp.grad_p)) << "dL/dtheta differs between two runs of the same warp";
-  EXPECT_TRUE(bitwise_equal(again.grad_u, warp.grad_u)) << "dL/du differs between two runs of the same warp";
-  EXPECT_TRUE(bitwise_equal(again.grad_x0, warp.grad_x0)) << "dL/dx0 differs between two runs of the same warp";
+  EXPECT_TRUE(bitwise_equal(again.grad_p, warp.grad_p))
+      << "dL/dtheta differs between two runs of the same warp";
+  EXPECT_TRUE(bitwise_equal(again.grad_u, warp.grad_u))
+      << "dL/du differs between two runs of the same warp";
+  EXPECT_TRUE(bitwise_equal(again.grad_x0, warp.grad_x0))
+      << "dL/dx0 differs between two runs of the same warp";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -173,7 +186,8 @@ Robot ms_robot(const MsSetup& c) {
 }
 
 template <class S>
-RolloutBuffers<S> ms_rollout(const MassSpring& m, const Robot& r, const RolloutShape& sh, unsigned seed) {
+RolloutBuffers<S> ms_rollout(const MassSpring& m, const Robot& r, const RolloutShape& sh,
+                             unsigned seed) {
   std::mt19937_64 rng(seed);
   std::vector<S> x(m.nx()), u(size_t(sh.steps) * m.nu()), p(m.np());
   draw_mass_spring_rollout<S>(m, r, sh.steps, rng, x.data(), u.data(), p.data());
@@ -192,7 +206,8 @@ void check_mass_spring(const MsSetup& c, RolloutShape sh, int width, double tol)
   if (c.actuation == MassSpring::kRaw) loss.effort_weight = 1e-3;
   for (unsigned seed : {11u, 12u}) {
     SCOPED_TRACE("rollout seed " + std::to_string(seed));
-    expect_lanes_match_one_lane<MassSpring, S>(m, loss, sh, ms_rollout<S>(m, r, sh, seed), width, tol);
+    expect_lanes_match_one_lane<MassSpring, S>(m, loss, sh, ms_rollout<S>(m, r, sh, seed), width,
+                                               tol);
   }
 }
 
@@ -252,7 +267,8 @@ TEST(LaneEmulation, ProjectileAnyWidthFloat64) {
   std::vector<double> x = {0.0, 0.5, 3.0, 2.0};
   std::vector<double> u(size_t(sh.steps) * m.nu());
   for (size_t i = 0; i < u.size(); ++i) u[i] = 0.1 * std::sin(0.3 * double(i));
-  expect_lanes_match_one_lane<Projectile, double>(m, loss, sh, RolloutBuffers<double>(m, sh, x, u, p), 4, 1e-14);
+  expect_lanes_match_one_lane<Projectile, double>(m, loss, sh,
+                                                  RolloutBuffers<double>(m, sh, x, u, p), 4, 1e-14);
 }
 
 }  // namespace

@@ -323,7 +323,8 @@ TEST(LbfgsbTest, ArtifactIterationsEqualTheProgressLine) {
   // the last progress line: "steer: iteration N/3 (…%)  evaluations E, mean loss …"
   const std::regex line(R"(steer: iteration (\d+)/(\d+) \(\d+%\)  evaluations (\d+), mean loss)");
   std::smatch m, last;
-  for (auto it = err.cbegin(); std::regex_search(it, err.cend(), m, line); it = m[0].second) last = m;
+  for (auto it = err.cbegin(); std::regex_search(it, err.cend(), m, line); it = m[0].second)
+    last = m;
   ASSERT_FALSE(last.empty()) << err;
   EXPECT_EQ(std::stoi(last[1].str()), iterations) << err;
   EXPECT_EQ(std::stoi(last[2].str()), 3) << err;

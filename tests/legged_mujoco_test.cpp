@@ -60,8 +60,11 @@ TEST(LeggedMujoco, QuadrupedHasTheDocumentedStructure) {
   int feet = 0;
   for (int g = 0; g < m->ngeom; ++g)
     if (m->geom_contype[g] || m->geom_conaffinity[g]) {
-      if (m->geom_type[g] == mjGEOM_SPHERE) ++feet;
-      else EXPECT_EQ(m->geom_type[g], mjGEOM_PLANE) << "geom " << g << " collides but is not a foot or the floor";
+      if (m->geom_type[g] == mjGEOM_SPHERE)
+        ++feet;
+      else
+        EXPECT_EQ(m->geom_type[g], mjGEOM_PLANE)
+            << "geom " << g << " collides but is not a foot or the floor";
     }
   EXPECT_EQ(feet, 4);
 }
@@ -80,8 +83,10 @@ TEST(LeggedMujoco, QuadrupedStandsUnderItsServos) {
     for (int j = 7; j < m->nq; ++j) max_joint = std::max(max_joint, std::fabs(d->qpos[j]));
   }
   const double speed = mju_norm(d->qvel, m->nv);
-  std::printf("stand 2 s: torso z in [%.4f, %.4f] m, tilt <= %.2e rad, |q_joint| <= %.3f rad, %d contacts, |qvel| %.1e at the end\n",
-              zmin, zmax, max_tilt, max_joint, d->ncon, speed);
+  std::printf(
+      "stand 2 s: torso z in [%.4f, %.4f] m, tilt <= %.2e rad, |q_joint| <= %.3f rad, %d contacts, "
+      "|qvel| %.1e at the end\n",
+      zmin, zmax, max_tilt, max_joint, d->ncon, speed);
   EXPECT_GT(zmin, 0.33);
   EXPECT_LT(zmax, 0.36);
   EXPECT_LT(max_tilt, 0.02);
@@ -109,8 +114,10 @@ TEST(LeggedMujoco, QuadrupedFallsFreelyWithItsPoseHeld) {
   const double h = m->opt.timestep, g = 9.81;
   const double fell = com0 - d->subtree_com[3 + 2];
   const double parabola = g * h * h * steps * (steps + 1) / 2;
-  std::printf("free fall 0.4 s: centre of mass fell %.9f m (Euler parabola %.9f m), |q_joint| <= %.1e rad\n", fell,
-              parabola, max_joint);
+  std::printf(
+      "free fall 0.4 s: centre of mass fell %.9f m (Euler parabola %.9f m), |q_joint| <= %.1e "
+      "rad\n",
+      fell, parabola, max_joint);
   EXPECT_EQ(max_contacts, 0);
   EXPECT_LT(max_joint, 1e-12);
   EXPECT_NEAR(fell, parabola, 1e-9);
@@ -124,7 +131,8 @@ TEST(LeggedMujoco, BoxRestsOnItsCorners) {
   EXPECT_EQ(m->jnt_type[0], mjJNT_FREE);
   DataPtr d(mj_makeData(m.get()));
   for (int k = 0; k < 500; ++k) mj_step(m.get(), d.get());  // 1 s
-  std::printf("box after 1 s: z %.4f m, tilt %.1e rad, %d contacts\n", d->qpos[2], tilt(d.get()), d->ncon);
+  std::printf("box after 1 s: z %.4f m, tilt %.1e rad, %d contacts\n", d->qpos[2], tilt(d.get()),
+              d->ncon);
   EXPECT_EQ(d->ncon, 4);  // the four lower corners
   EXPECT_LT(tilt(d.get()), 1e-3);
   EXPECT_LT(mju_norm(d->qvel, m->nv), 1e-2);

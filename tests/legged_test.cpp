@@ -38,10 +38,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kSteps = 75;          // 150 ms at 2 ms
-constexpr double kStiff = 1e6;      // contact stiffness of both levels [N/m]
-constexpr double kSharpW = 3e-5;    // the stiff level's smoothing width [m]
-constexpr double kSmoothW = 1e-3;   // the smoothed level's [m]
+constexpr int kSteps = 75;                              // 150 ms at 2 ms
+constexpr double kStiff = 1e6;                          // contact stiffness of both levels [N/m]
+constexpr double kSharpW = 3e-5;                        // the stiff level's smoothing width [m]
+constexpr double kSmoothW = 1e-3;                       // the smoothed level's [m]
 const char* const kFeet[4] = {"FL", "FR", "HL", "HR"};  // model.contacts in the file's order
 
 // rollout 0: stiff and sharp; rollout 1: the same stiffness, wider smoothing
@@ -52,14 +52,18 @@ json foot_strike_config() {
           {"model",
            {{"type", "articulated"},
             {"mjcf", "mjcf/quadruped.xml"},
-            {"contact", {{"stiffness", 3e4}, {"damping", 300}, {"smoothing", 2e-3}, {"slip_velocity", 0.2}}}}},
+            {"contact",
+             {{"stiffness", 3e4}, {"damping", 300}, {"smoothing", 2e-3}, {"slip_velocity", 0.2}}}}},
           {"simulation", {{"dt", 0.002}, {"steps", kSteps}, {"precision", "float64"}}},
           {"initial_state", {{"q", q}}},
           {"batch",
            {{"size", 2},
-            {"sweep", {{"theta.contact.stiffness", {kStiff, kStiff}}, {"theta.contact.smoothing", {kSharpW, kSmoothW}}}}}},
+            {"sweep",
+             {{"theta.contact.stiffness", {kStiff, kStiff}},
+              {"theta.contact.smoothing", {kSharpW, kSmoothW}}}}}},
           {"loss", {{"terminal", {{{"state", "root.p.z"}, {"target", 0.0}}}}}},
-          {"variables", {{"controls.torque.FL_knee", {{"lower", -10}, {"upper", 10}, {"hold", kSteps}}}}},
+          {"variables",
+           {{"controls.torque.FL_knee", {{"lower", -10}, {"upper", 10}, {"hold", kSteps}}}}},
           {"optimizer", {{"method", "none"}}},
           {"validation",
            {{"at", {"initial"}},
@@ -112,7 +116,8 @@ struct Rollout {
 };
 
 // the knee torque u held over the horizon, zero elsewhere; L = ½ z_T²
-Rollout simulate(const ArticulatedLegged& m, const ExperimentConfig& c, const std::vector<double>& p, double u_knee) {
+Rollout simulate(const ArticulatedLegged& m, const ExperimentConfig& c,
+                 const std::vector<double>& p, double u_knee) {
   std::vector<double> x = c.x0, xn(x.size()), u(m.nu(), 0.0);
   u[knee_control(c)] = u_knee;
   Rollout r;
@@ -121,7 +126,8 @@ Rollout simulate(const ArticulatedLegged& m, const ExperimentConfig& c, const st
     m.step<double>(k, x.data(), u.data(), p.data(), out);
     x = xn;
     std::vector<bool> in(m.num_contacts());
-    for (int f = 0; f < m.num_contacts(); ++f) in[f] = bool(m.in_contact<double>(x.data(), p.data(), f));
+    for (int f = 0; f < m.num_contacts(); ++f)
+      in[f] = bool(m.in_contact<double>(x.data(), p.data(), f));
     r.contact.push_back(in);
   }
   r.loss = 0.5 * x[2] * x[2];
@@ -129,9 +135,11 @@ Rollout simulate(const ArticulatedLegged& m, const ExperimentConfig& c, const st
 }
 
 // dL/du by forward-mode dual numbers through every step (the dual-number reference)
-double dual_derivative(const ArticulatedLegged& m, const ExperimentConfig& c, const std::vector<double>& p) {
+double dual_derivative(const ArticulatedLegged& m, const ExperimentConfig& c,
+                       const std::vector<double>& p) {
   using D = Dual<double, 1>;
-  std::vector<D> x(c.x0.begin(), c.x0.end()), xn(x.size()), u(m.nu(), D(0.0)), pd(p.begin(), p.end());
+  std::vector<D> x(c.x0.begin(), c.x0.end()), xn(x.size()), u(m.nu(), D(0.0)),
+      pd(p.begin(), p.end());
   u[knee_control(c)] = D::variable(0.0, 0);
   for (int k = 0; k < kSteps; ++k) {
     D* out = xn.data();
@@ -149,11 +157,12 @@ TEST(FootStrike, StiffContactFlipsTheSignAndIsLabelledSmoothingRestoresIt) {
   const json rs = initial_check_rollouts(c);
   ASSERT_EQ(rs.size(), 2u);
   for (const json& ro : rs) {
-    std::printf("w = %g m: adjoint %+.6e, FD at eps 1e-2..1e-6:", ro["rollout"] == 0 ? kSharpW : kSmoothW,
-                ro["directional_adjoint"].get<double>());
+    std::printf("w = %g m: adjoint %+.6e, FD at eps 1e-2..1e-6:",
+                ro["rollout"] == 0 ? kSharpW : kSmoothW, ro["directional_adjoint"].get<double>());
     for (const auto& f : ro["sweep_fd"]) std::printf(" %+.4e", f.get<double>());
     std::printf(", best relative error %.3e, labels:", ro["best_relative_error"].get<double>());
-    for (const auto& l : ro["labels"]) std::printf(" %s (%g)", l["label"].get<std::string>().c_str(), l["figure"].get<double>());
+    for (const auto& l : ro["labels"])
+      std::printf(" %s (%g)", l["label"].get<std::string>().c_str(), l["figure"].get<double>());
     std::printf("\n");
   }
   const json& stiff = rs[0];
@@ -172,7 +181,8 @@ TEST(FootStrike, StiffContactFlipsTheSignAndIsLabelledSmoothingRestoresIt) {
   // every ε of the sweep agrees, the widest included (relative 1e-4 at ε = 1e-2 and 1e-5
   // below: the centered difference's O(ε²) truncation)
   for (size_t e = 0; e < smooth["sweep_relative_error"].size(); ++e)
-    EXPECT_LE(smooth["sweep_relative_error"][e].get<double>(), e == 0 ? 1e-4 : 1e-5) << "eps index " << e;
+    EXPECT_LE(smooth["sweep_relative_error"][e].get<double>(), e == 0 ? 1e-4 : 1e-5)
+        << "eps index " << e;
   EXPECT_FALSE(has_label(smooth, "contact_mode_switch"));
   EXPECT_FALSE(has_label(smooth, "fd_mismatch"));
 }
@@ -182,7 +192,8 @@ TEST(FootStrike, StiffContactFlipsTheSignAndIsLabelledSmoothingRestoresIt) {
 // past a 5 mm bound; at k = 10⁵ N/m they sink well under a millimetre.
 TEST(GroundPenetration, FeetSinkingPastTheBoundAreLabelled) {
   json j = foot_strike_config();
-  j["batch"]["sweep"] = {{"theta.contact.stiffness", {1e3, 1e5}}, {"theta.contact.smoothing", {1e-2, 3e-4}}};
+  j["batch"]["sweep"] = {{"theta.contact.stiffness", {1e3, 1e5}},
+                         {"theta.contact.smoothing", {1e-2, 3e-4}}};
   j["validation"]["penetration_bound"] = 0.005;
   const ExperimentConfig c = parse_config(j, (fs::path(STEER_SOURCE_DIR) / "configs").string());
   const json rs = initial_check_rollouts(c);
@@ -221,10 +232,14 @@ TEST(FootStrike, StepAndFootOfTheSwitchAndTheDualReference) {
     const double fd_small = (ps.loss - ms.loss) / 2e-6;
     const Rollout pm = simulate(m, c, p, 1e-3), mm = simulate(m, c, p, -1e-3);
     const double fd_mid = (pm.loss - mm.loss) / 2e-3;
-    std::printf("w = %g m: dL/du dual %+.6e, FD eps 1e-2 %+.6e, 1e-3 %+.6e, 1e-6 %+.6e; contact (step, foot) pairs "
-                "that differ between +eps and -eps: %d",
-                w, dual, fd, fd_mid, fd_small, differing);
-    if (first_step >= 0) std::printf(", the first at step %d (t = %.3f s), foot %s", first_step, first_step * 0.002, kFeet[first_foot]);
+    std::printf(
+        "w = %g m: dL/du dual %+.6e, FD eps 1e-2 %+.6e, 1e-3 %+.6e, 1e-6 %+.6e; contact (step, "
+        "foot) pairs "
+        "that differ between +eps and -eps: %d",
+        w, dual, fd, fd_mid, fd_small, differing);
+    if (first_step >= 0)
+      std::printf(", the first at step %d (t = %.3f s), foot %s", first_step, first_step * 0.002,
+                  kFeet[first_foot]);
     std::printf("\n");
     if (w == kSharpW) {
       EXPECT_LT(dual * fd, 0.0) << "stiff: the derivative's sign against the ε = 1e-2 stencil";

@@ -27,7 +27,8 @@ inline void add_site_term(Loss& l, int site, double weight, bool running, const 
 
 // points l at a tracking table of `rows` rows over the channels (table: [rows][channels][2],
 // kept alive by the caller)
-inline void point_at_table(Loss& l, int rows, const std::vector<int>& channels, const std::vector<double>& table) {
+inline void point_at_table(Loss& l, int rows, const std::vector<int>& channels,
+                           const std::vector<double>& table) {
   l.n_track = int(channels.size());
   l.track_rows = rows;
   for (size_t c = 0; c < channels.size(); ++c) l.track_channel[c] = channels[c];
@@ -36,7 +37,8 @@ inline void point_at_table(Loss& l, int rows, const std::vector<int>& channels, 
 
 // B rollouts of the config's model from its x0 and θ, controls amp·sin(freq·i + r) (i the
 // index into rollout r's T·nu controls)
-inline Batch<double> sine_batch(const ExperimentConfig& c, int nx, int nu, int np, int B, int T, double amp, double freq) {
+inline Batch<double> sine_batch(const ExperimentConfig& c, int nx, int nu, int np, int B, int T,
+                                double amp, double freq) {
   Batch<double> b;
   b.resize(B, nx, nu, np, T);
   for (int r = 0; r < B; ++r) {

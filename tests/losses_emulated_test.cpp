@@ -33,7 +33,8 @@ std::vector<double> table(int rows, int channels) {
 }
 
 template <class Model>
-void expect_cuda_matches_cpu(const Model& m, const Loss& loss, const Batch<double>& b, int T, const char* what) {
+void expect_cuda_matches_cpu(const Model& m, const Loss& loss, const Batch<double>& b, int T,
+                             const char* what) {
   RolloutShape sh;
   sh.steps = T;
   sh.checkpoint_every = 5;
@@ -43,7 +44,8 @@ void expect_cuda_matches_cpu(const Model& m, const Loss& loss, const Batch<doubl
   auto near = [&](const std::vector<double>& a, const std::vector<double>& c, const char* name) {
     ASSERT_EQ(a.size(), c.size()) << what << " " << name;
     for (size_t i = 0; i < a.size(); ++i)
-      EXPECT_NEAR(a[i], c[i], 1e-12 * std::max(1.0, std::fabs(a[i]))) << what << " " << name << "[" << i << "]";
+      EXPECT_NEAR(a[i], c[i], 1e-12 * std::max(1.0, std::fabs(a[i])))
+          << what << " " << name << "[" << i << "]";
   };
   near(cpu.loss, gpu.loss, "loss");
   near(cpu.grad_x0, gpu.grad_x0, "dL/dx0");

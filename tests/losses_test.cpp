@@ -30,16 +30,17 @@
 namespace steer {
 namespace {
 
+using testing::add_site_term;
 using testing::RolloutCase;
 using testing::StepCase;
 using testing::TempDir;
-using testing::add_site_term;
 
 // A test double with sites (never in the library): the 2D projectile plus two named points
 // that are polynomials of the state and of θ[kMass] (a), so that their adjoints reach x and θ:
 //   site 0 = (x0 + a x1², a x1 + x0², x0 x1 − a),   site 1 = (x2 x3, a² x1, x3 − x0)
 // and a "rotation" per site whose entries are such polynomials too (the loss treats R as nine
-// numbers; orthogonality plays no part in its adjoint): R_i = c_i + x_(i mod 4) x_((i+s) mod 4) + a x_(i mod 4)
+// numbers; orthogonality plays no part in its adjoint): R_i = c_i + x_(i mod 4) x_((i+s) mod 4) + a
+// x_(i mod 4)
 struct SiteProjectile : Projectile {
   int n_sites = 2;
   template <class S, class XIn, class PIn>
@@ -58,10 +59,12 @@ struct SiteProjectile : Projectile {
   template <class S, class XIn, class PIn>
   STEER_HD void site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
     const S a = S(p[kMass]);
-    for (int i = 0; i < 9; ++i) out[i] = S(0.1 * i) + S(x[i % 4]) * S(x[(i + s) % 4]) + a * S(x[i % 4]);
+    for (int i = 0; i < 9; ++i)
+      out[i] = S(0.1 * i) + S(x[i % 4]) * S(x[(i + s) % 4]) + a * S(x[i % 4]);
   }
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S g[9]) const {
+  STEER_HD void adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                  const S g[9]) const {
     const S a = S(p[kMass]);
     for (int i = 0; i < 9; ++i) {
       const int j = i % 4, k = (i + s) % 4;
@@ -71,7 +74,8 @@ struct SiteProjectile : Projectile {
     }
   }
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S g[3]) const {
+  STEER_HD void adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
+                                  const S g[3]) const {
     const S x0 = S(x[0]), x1 = S(x[1]), x2 = S(x[2]), x3 = S(x[3]), a = S(p[kMass]);
     if (s == 0) {
       adj_x[0] += g[0] + S(2) * x0 * g[1] + x1 * g[2];
@@ -112,9 +116,11 @@ std::vector<double>& table_for(int rows, const std::vector<int>& channels) {
   std::vector<double>& t = keep.back();
   for (int k = 0; k < rows; ++k)
     for (size_t c = 0; c < channels.size(); ++c) {
-      t[(size_t(k) * channels.size() + c) * 2] = 0.3 * std::sin(0.1 * k + double(c)) + 0.05 * double(c);
+      t[(size_t(k) * channels.size() + c) * 2] =
+          0.3 * std::sin(0.1 * k + double(c)) + 0.05 * double(c);
       // weights that keep the loss of order one: centered FD's rounding error grows with |L|
-      t[(size_t(k) * channels.size() + c) * 2 + 1] = (c == 1 && k % 3 == 0) ? 0.0 : 0.02 + 0.01 * double(c);
+      t[(size_t(k) * channels.size() + c) * 2 + 1] =
+          (c == 1 && k % 3 == 0) ? 0.0 : 0.02 + 0.01 * double(c);
     }
   return t;
 }
@@ -159,20 +165,25 @@ struct SiteProvider {
   static std::vector<RolloutCase<SiteProjectile>> rollout_cases() {
     const int T = 40;
     std::vector<double> u(size_t(T) * 2);
-    for (int k = 0; k < T; ++k) u[size_t(2 * k)] = 0.3 * std::cos(0.2 * k), u[size_t(2 * k + 1)] = 0.1;
+    for (int k = 0; k < T; ++k)
+      u[size_t(2 * k)] = 0.3 * std::cos(0.2 * k), u[size_t(2 * k + 1)] = 0.1;
     const std::vector<double> x0 = {0.1, 0.4, 1.1, 0.9};
     std::vector<RolloutCase<SiteProjectile>> cs;
-    cs.push_back({"terminal sites, constant and θ targets", site_projectile(), site_terminal_loss(), T, 7, x0, u, projectile_theta()});
-    cs.push_back({"running site target", site_projectile(), running_loss(), T, 6, x0, u, projectile_theta()});
+    cs.push_back({"terminal sites, constant and θ targets", site_projectile(), site_terminal_loss(),
+                  T, 7, x0, u, projectile_theta()});
+    cs.push_back({"running site target", site_projectile(), running_loss(), T, 6, x0, u,
+                  projectile_theta()});
     Loss track;
     // state channels 0, 3, then site 0's x and z and site 1's y (adjacent per site)
     set_track(track, T + 1, {0, 3, -(1 + 0), -(1 + 2), -(1 + 3 + 1)});
-    cs.push_back({"tracking table, states and sites", site_projectile(), track, T, 7, x0, u, projectile_theta()});
+    cs.push_back({"tracking table, states and sites", site_projectile(), track, T, 7, x0, u,
+                  projectile_theta()});
     Loss partial;
     set_track(partial, T / 2, {1, -(1 + 3 + 0)});  // rows for the first half only
     const double origin[3] = {0.0, 0.0, 0.0};
     add_site_term(partial, 0, 2.0, false, origin);
-    cs.push_back({"tracking over part of the horizon with a terminal site", site_projectile(), partial, T, 5, x0, u, projectile_theta()});
+    cs.push_back({"tracking over part of the horizon with a terminal site", site_projectile(),
+                  partial, T, 5, x0, u, projectile_theta()});
     return cs;
   }
 };
@@ -192,12 +203,15 @@ Articulated panda_with_site(const ExperimentConfig& c, int integrator) {
 
 struct PandaSiteProvider {
   using Model = Articulated;
-  static ExperimentConfig config() { return load_config(std::string(STEER_SOURCE_DIR) + "/configs/panda.json"); }
+  static ExperimentConfig config() {
+    return load_config(std::string(STEER_SOURCE_DIR) + "/configs/panda.json");
+  }
   static std::vector<StepCase<Articulated>> step_cases() {
     const ExperimentConfig c = config();
     std::vector<double> x = c.x0;
     for (size_t i = 7; i < x.size(); ++i) x[i] = 0.1 * double(i % 3);
-    return {{"panda implicitfast", panda_with_site(c, Articulated::kImplicitFast), x, std::vector<double>(7, 0.5), c.theta}};
+    return {{"panda implicitfast", panda_with_site(c, Articulated::kImplicitFast), x,
+             std::vector<double>(7, 0.5), c.theta}};
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
     const ExperimentConfig c = config();
@@ -212,7 +226,9 @@ struct PandaSiteProvider {
       // 2 ms, so the rk4 cases run gentle gains (kp 50, kv 5) to stay stable
       std::vector<double> p = c.theta;
       if (integ == Articulated::kRk4)
-        for (int j = 0; j < 7; ++j) p[size_t(m.p_joint(j, Articulated::kKp))] = 50, p[size_t(m.p_joint(j, Articulated::kKv))] = 5;
+        for (int j = 0; j < 7; ++j)
+          p[size_t(m.p_joint(j, Articulated::kKp))] = 50,
+                                p[size_t(m.p_joint(j, Articulated::kKv))] = 5;
       Loss l;
       // weights that keep L of order one (centered FD's rounding grows with |L|)
       const double goal[3] = {0.45, 0.05, 0.55}, level[3] = {0.3, 0.3, 0.0};
@@ -261,9 +277,12 @@ TEST(LossTerms, AdjointsMatchDualNumbers) {
       l.adj_site_terms<double>(m, Xv, Pv, false, GX, GP, 1.0);
       double scale = 1;
       for (int j = 0; j < N; ++j) scale = std::max(scale, std::fabs(v.v[j]));
-      for (int i = 0; i < 4; ++i) EXPECT_NEAR(gx[size_t(i)], v.v[i], 1e-12 * scale) << "loss " << li << " k " << k << " x" << i;
+      for (int i = 0; i < 4; ++i)
+        EXPECT_NEAR(gx[size_t(i)], v.v[i], 1e-12 * scale)
+            << "loss " << li << " k " << k << " x" << i;
       for (int i = 0; i < Projectile::kNumParams; ++i)
-        EXPECT_NEAR(gp[size_t(i)], v.v[4 + i], 1e-12 * scale) << "loss " << li << " k " << k << " θ" << i;
+        EXPECT_NEAR(gp[size_t(i)], v.v[4 + i], 1e-12 * scale)
+            << "loss " << li << " k " << k << " θ" << i;
       EXPECT_GT(v.a, 0.0);
     }
   }
@@ -293,9 +312,18 @@ TEST(LossTerms, PackedPathMatchesScalarBits) {
     BatchResult<double> alone;
     cpu_run_batch<Articulated, double>(m, loss, sh, one, true, alone, 1);
     EXPECT_EQ(std::memcmp(&all.loss[size_t(r)], &alone.loss[0], sizeof(double)), 0) << r;
-    EXPECT_EQ(std::memcmp(all.grad_u.data() + size_t(r) * T * m.nu(), alone.grad_u.data(), sizeof(double) * T * m.nu()), 0) << r;
-    EXPECT_EQ(std::memcmp(all.grad_theta.data() + size_t(r) * m.np(), alone.grad_theta.data(), sizeof(double) * m.np()), 0) << r;
-    EXPECT_EQ(std::memcmp(all.grad_x0.data() + size_t(r) * m.nx(), alone.grad_x0.data(), sizeof(double) * m.nx()), 0) << r;
+    EXPECT_EQ(std::memcmp(all.grad_u.data() + size_t(r) * T * m.nu(), alone.grad_u.data(),
+                          sizeof(double) * T * m.nu()),
+              0)
+        << r;
+    EXPECT_EQ(std::memcmp(all.grad_theta.data() + size_t(r) * m.np(), alone.grad_theta.data(),
+                          sizeof(double) * m.np()),
+              0)
+        << r;
+    EXPECT_EQ(std::memcmp(all.grad_x0.data() + size_t(r) * m.nx(), alone.grad_x0.data(),
+                          sizeof(double) * m.nx()),
+              0)
+        << r;
   }
   // the table's terms changed the loss (the test would pass vacuously otherwise)
   BatchResult<double> plain;
@@ -314,14 +342,24 @@ std::string write_file(const std::filesystem::path& p, const std::string& text) 
 nlohmann::json projectile_config(int steps) {
   nlohmann::json j = {
       {"name", "tracking"},
-      {"model", {{"type", "projectile"}, {"dim", 2}, {"gravity", 9.81}, {"drag", 0.2}, {"mass", 1.0}, {"ground", {{"type", "none"}}}}},
-      {"simulation", {{"dt", 0.01}, {"steps", steps}, {"precision", "float64"}, {"backend", "cpu"}}},
+      {"model",
+       {{"type", "projectile"},
+        {"dim", 2},
+        {"gravity", 9.81},
+        {"drag", 0.2},
+        {"mass", 1.0},
+        {"ground", {{"type", "none"}}}}},
+      {"simulation",
+       {{"dt", 0.01}, {"steps", steps}, {"precision", "float64"}, {"backend", "cpu"}}},
       {"initial_state", {{"position", {0.0, 0.0}}, {"velocity", {2.5, 1.0}}}},
       {"batch", {{"size", 1}, {"seed", 1}}},
       {"loss", nlohmann::json::object()},
-      {"variables", {{"x0.velocity.x", {{"lower", -100}, {"upper", 100}}}, {"theta.drag", {{"lower", 0}, {"upper", 2}}}}},
+      {"variables",
+       {{"x0.velocity.x", {{"lower", -100}, {"upper", 100}}},
+        {"theta.drag", {{"lower", 0}, {"upper", 2}}}}},
       {"optimizer", {{"method", "none"}}},
-      {"validation", {{"enabled", true}, {"at", {"initial"}}, {"tolerance", 1e-6}, {"timestep_check", false}}},
+      {"validation",
+       {{"enabled", true}, {"at", {"initial"}}, {"tolerance", 1e-6}, {"timestep_check", false}}},
       {"output", {{"dir", "runs"}, {"trajectory_stride", 1}, {"trajectory_rollouts", 1}}}};
   return j;
 }
@@ -369,7 +407,8 @@ TEST(TrackTable, InterpolatesAndWeighsObservations) {
   j["loss"]["observations"]["interpolation"] = "none";
   const ExperimentConfig at = parse_config(j, d.path.string());
   for (int k = 0; k <= 30; ++k)
-    EXPECT_EQ(at.loss.track[(size_t(k) * 2) * 2 + 1], (k % 5 == 0 && k <= 20) ? 1.0 : 0.0) << "none, step " << k;
+    EXPECT_EQ(at.loss.track[(size_t(k) * 2) * 2 + 1], (k % 5 == 0 && k <= 20) ? 1.0 : 0.0)
+        << "none, step " << k;
   // the half-step twin: twice the rows, the weights halved (the running sum has twice the terms)
   const ExperimentConfig h = halved_timestep(c);
   ASSERT_EQ(h.loss.track_rows, 61);
@@ -389,9 +428,11 @@ TEST(TrackTable, ReferenceFromNpyAndInlineValuesAgree) {
   }
   write_file(d.path / "ref.npy", npy_bytes(v, {T + 1, 2}));
   nlohmann::json j = projectile_config(T);
-  j["loss"] = {{"reference", {{"file", "ref.npy"}, {"columns", {"position.x", "velocity.x"}}, {"weight", 2.0}}}};
+  j["loss"] = {{"reference",
+                {{"file", "ref.npy"}, {"columns", {"position.x", "velocity.x"}}, {"weight", 2.0}}}};
   const ExperimentConfig a = parse_config(j, d.path.string());
-  j["loss"] = {{"reference", {{"values", rows}, {"columns", {"position.x", "velocity.x"}}, {"weight", 2.0}}}};
+  j["loss"] = {{"reference",
+                {{"values", rows}, {"columns", {"position.x", "velocity.x"}}, {"weight", 2.0}}}};
   const ExperimentConfig b = parse_config(j, d.path.string());
   ASSERT_EQ(a.loss.n_track, 2);
   ASSERT_EQ(b.loss.n_track, 2);
@@ -419,30 +460,71 @@ struct CliCase {
 
 TEST(LossFiles, ErrorsNameTheKeyAndExitTwo) {
   std::vector<CliCase> cases = {
-      {"missing file", {{"reference", {{"file", "nope.csv"}}}}, nullptr, {}, {"loss.reference.file", "nope.csv"}},
-      {"unknown column", {{"observations", {{"file", "o.csv"}}}}, nullptr,
-       {{"o.csv", "t,position.q\n0,1\n0.1,2\n"}}, {"loss.observations.file", "position.q", "accepted"}},
-      {"times not increasing", {{"observations", {{"file", "o.csv"}}}}, nullptr,
-       {{"o.csv", "t,position.x\n0,1\n0.05,2\n0.04,3\n"}}, {"loss.observations.file", "row 2", "increase strictly"}},
-      {"no time column", {{"observations", {{"file", "o.csv"}}}}, nullptr,
-       {{"o.csv", "position.x\n0\n1\n"}}, {"loss.observations.file", "no time column"}},
-      {"reference rows", {{"reference", {{"file", "r.csv"}}}}, nullptr,
-       {{"r.csv", "position.x\n0\n1\n"}}, {"loss.reference.file", "expected simulation.steps + 1 = 11"}},
-      {"npy without names", {{"reference", {{"file", "r.npy"}}}}, nullptr,
-       {{"r.npy", npy_bytes(std::vector<double>(11, 0.0), {11})}}, {"loss.reference", "columns"}},
-      {"bad number", {{"observations", {{"file", "o.csv"}}}}, nullptr,
-       {{"o.csv", "t,position.x\n0,1\n0.05,abc\n"}}, {"loss.observations.file", "line 3", "abc"}},
-      {"sites on a model without sites", {{"sites", {{{"site", "hand"}, {"target", {0, 0, 0}}}}}}, nullptr, {},
+      {"missing file",
+       {{"reference", {{"file", "nope.csv"}}}},
+       nullptr,
+       {},
+       {"loss.reference.file", "nope.csv"}},
+      {"unknown column",
+       {{"observations", {{"file", "o.csv"}}}},
+       nullptr,
+       {{"o.csv", "t,position.q\n0,1\n0.1,2\n"}},
+       {"loss.observations.file", "position.q", "accepted"}},
+      {"times not increasing",
+       {{"observations", {{"file", "o.csv"}}}},
+       nullptr,
+       {{"o.csv", "t,position.x\n0,1\n0.05,2\n0.04,3\n"}},
+       {"loss.observations.file", "row 2", "increase strictly"}},
+      {"no time column",
+       {{"observations", {{"file", "o.csv"}}}},
+       nullptr,
+       {{"o.csv", "position.x\n0\n1\n"}},
+       {"loss.observations.file", "no time column"}},
+      {"reference rows",
+       {{"reference", {{"file", "r.csv"}}}},
+       nullptr,
+       {{"r.csv", "position.x\n0\n1\n"}},
+       {"loss.reference.file", "expected simulation.steps + 1 = 11"}},
+      {"npy without names",
+       {{"reference", {{"file", "r.npy"}}}},
+       nullptr,
+       {{"r.npy", npy_bytes(std::vector<double>(11, 0.0), {11})}},
+       {"loss.reference", "columns"}},
+      {"bad number",
+       {{"observations", {{"file", "o.csv"}}}},
+       nullptr,
+       {{"o.csv", "t,position.x\n0,1\n0.05,abc\n"}},
+       {"loss.observations.file", "line 3", "abc"}},
+      {"sites on a model without sites",
+       {{"sites", {{{"site", "hand"}, {"target", {0, 0, 0}}}}}},
+       nullptr,
+       {},
        {"loss.sites", "has no sites"}},
-      {"site column on a model without sites", {{"observations", {{"file", "o.csv"}}}}, nullptr,
-       {{"o.csv", "t,site.hand.x\n0,1\n0.05,2\n"}}, {"loss.observations.file", "has no sites"}},
-      {"control file rows", {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}}, {{"initial_file", "u.csv"}},
-       {{"u.csv", std::string("force.x,force.y\n") + [] { std::string s; for (int i = 0; i < 12; ++i) s += "0,0\n"; return s; }()}},
+      {"site column on a model without sites",
+       {{"observations", {{"file", "o.csv"}}}},
+       nullptr,
+       {{"o.csv", "t,site.hand.x\n0,1\n0.05,2\n"}},
+       {"loss.observations.file", "has no sites"}},
+      {"control file rows",
+       {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}},
+       {{"initial_file", "u.csv"}},
+       {{"u.csv", std::string("force.x,force.y\n") +
+                      [] {
+                        std::string s;
+                        for (int i = 0; i < 12; ++i) s += "0,0\n";
+                        return s;
+                      }()}},
        {"controls.initial_file", "12 rows", "at most simulation.steps = 10 rows and 2 columns"}},
-      {"control file columns", {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}}, {{"initial_file", "u.csv"}},
-       {{"u.csv", "1,2,3\n"}}, {"controls.initial_file", "1 x 3 values", "2 columns (force.x, force.y)"}},
-      {"control file and constant", {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}},
-       {{"initial_file", "u.csv"}, {"initial", {0, 0}}}, {{"u.csv", "0,0\n"}}, {"controls.initial_file", "not both"}},
+      {"control file columns",
+       {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}},
+       {{"initial_file", "u.csv"}},
+       {{"u.csv", "1,2,3\n"}},
+       {"controls.initial_file", "1 x 3 values", "2 columns (force.x, force.y)"}},
+      {"control file and constant",
+       {{"terminal", {{{"state", "position.x"}, {"target", 1.0}}}}},
+       {{"initial_file", "u.csv"}, {"initial", {0, 0}}},
+       {{"u.csv", "0,0\n"}},
+       {"controls.initial_file", "not both"}},
   };
   for (const CliCase& k : cases) {
     TempDir d("steer_losses");
@@ -453,7 +535,8 @@ TEST(LossFiles, ErrorsNameTheKeyAndExitTwo) {
     const std::string cfg = write_file(d.path / "c.json", j.dump());
     const testing::CliResult r = testing::run_steer("check '" + cfg + "'", d.path);
     EXPECT_EQ(r.code, 2) << k.what << ": " << r.err;
-    for (const auto& s : k.expect) EXPECT_NE(r.err.find(s), std::string::npos) << k.what << ": '" << s << "' not in: " << r.err;
+    for (const auto& s : k.expect)
+      EXPECT_NE(r.err.find(s), std::string::npos) << k.what << ": '" << s << "' not in: " << r.err;
   }
 }
 
@@ -472,7 +555,8 @@ TEST(ControlFile, RowsReachTheBatch) {
     for (int i = 0; i < 2; ++i) EXPECT_EQ(b.u_of(0)[k * 2 + i], want[k][i]) << k << " " << i;
   const Batch<double> h = build_batch(halved_timestep(c));
   for (int k = 0; k < 12; ++k)
-    for (int i = 0; i < 2; ++i) EXPECT_EQ(h.u_of(0)[k * 2 + i], want[k / 2][i]) << "half step " << k;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(h.u_of(0)[k * 2 + i], want[k / 2][i]) << "half step " << k;
   // NPY, T × nu, the same rows
   write_file(d.path / "u.npy", npy_bytes({2, 1, 4, 3, 6, 5}, {3, 2}));
   j["controls"] = {{"initial_file", "u.npy"}};
@@ -520,20 +604,29 @@ TEST(SiteLoss, PandaSitesByNameThroughTheCli) {
   TempDir d("steer_losses");
   std::ostringstream obs;
   obs << "t,site.grip.x,site.grip.z,joint2.q\n";
-  for (int i = 0; i <= 10; ++i) obs << 0.01 * i << "," << 0.5 + 0.001 * i << "," << 0.6 - 0.002 * i << "," << 0.01 * i << "\n";
+  for (int i = 0; i <= 10; ++i)
+    obs << 0.01 * i << "," << 0.5 + 0.001 * i << "," << 0.6 - 0.002 * i << "," << 0.01 * i << "\n";
   write_file(d.path / "obs.csv", obs.str());
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(std::string(STEER_SOURCE_DIR) + "/configs/panda.json"));
+  nlohmann::json j =
+      nlohmann::json::parse(std::ifstream(std::string(STEER_SOURCE_DIR) + "/configs/panda.json"));
   j["model"]["include"] = std::string(STEER_SOURCE_DIR) + "/configs/models/panda_arm.json";
   j["model"]["sites"] = {{{"name", "grip"}, {"body", "link7"}, {"pos", {0.0, 0.0, 0.1}}}};
   j["simulation"]["steps"] = 50;
   j["simulation"]["backend"] = "cpu";
-  j["loss"] = {{"sites", {{{"site", "grip"}, {"target", {0.4, "theta.joint1.target", 0.6}}, {"weight", 10.0},
-                           {"orientation", {0.0, 1.0, 0.0, 0.0}}, {"orientation_weight", 2.0}},
-                          {{"site", "grip"}, {"orientation", {1.0, 0.0, 0.0, 0.0}}, {"orientation_weight", 0.5}},
-                          {{"site", "grip"}, {"target", {0.5, 0.0, 0.5}}, {"weight", 0.1}, {"running", true}}}},
-               {"observations", {{"file", "obs.csv"}, {"weight", 5.0}}}};
-  j["variables"] = {{"controls", {{"lower", -50}, {"upper", 50}, {"hold", 10}}}, {"theta.damping", {{"lower", 0}, {"upper", 100}}}};
-  j["validation"] = {{"at", {"initial"}}, {"tolerance", 1e-6}, {"max_rollouts", 4}, {"timestep_check", false}};
+  j["loss"] = {
+      {"sites",
+       {{{"site", "grip"},
+         {"target", {0.4, "theta.joint1.target", 0.6}},
+         {"weight", 10.0},
+         {"orientation", {0.0, 1.0, 0.0, 0.0}},
+         {"orientation_weight", 2.0}},
+        {{"site", "grip"}, {"orientation", {1.0, 0.0, 0.0, 0.0}}, {"orientation_weight", 0.5}},
+        {{"site", "grip"}, {"target", {0.5, 0.0, 0.5}}, {"weight", 0.1}, {"running", true}}}},
+      {"observations", {{"file", "obs.csv"}, {"weight", 5.0}}}};
+  j["variables"] = {{"controls", {{"lower", -50}, {"upper", 50}, {"hold", 10}}},
+                    {"theta.damping", {{"lower", 0}, {"upper", 100}}}};
+  j["validation"] = {
+      {"at", {"initial"}}, {"tolerance", 1e-6}, {"max_rollouts", 4}, {"timestep_check", false}};
   j["output"] = {{"dir", (d.path / "runs").string()}, {"trajectory_rollouts", 1}};
   const std::string cfg = write_file(d.path / "c.json", j.dump());
   const testing::CliResult r = testing::run_steer("check '" + cfg + "'", d.path);
@@ -585,7 +678,8 @@ TEST(SysId, ProjectileDragFromObservations) {
     std::ostringstream s;
     s.precision(17);
     s << "t,position.x,position.y\n";
-    for (int k = 0; k <= T; k += 2) s << k * 0.01 << "," << traj[size_t(k) * 4] << "," << traj[size_t(k) * 4 + 1] << "\n";
+    for (int k = 0; k <= T; k += 2)
+      s << k * 0.01 << "," << traj[size_t(k) * 4] << "," << traj[size_t(k) * 4 + 1] << "\n";
     write_file(d.path / "obs.csv", s.str());
   }
   nlohmann::json j = projectile_config(T);
@@ -607,20 +701,28 @@ TEST(SysId, ProjectileDragFromObservations) {
   ASSERT_FALSE(a.is_null());
   const auto& rolls = a["result"]["rollouts"];
   ASSERT_EQ(rolls.size(), 3u);
-  for (const auto& ro : rolls) EXPECT_NEAR(ro["variables"]["theta.drag"]["final"].get<double>(), 0.35, 1e-5) << ro.dump();
+  for (const auto& ro : rolls)
+    EXPECT_NEAR(ro["variables"]["theta.drag"]["final"].get<double>(), 0.35, 1e-5) << ro.dump();
   // the side file: [B, nv] float64, the same numbers as the listed gradients
   const auto& gf = a["result"]["gradient_file"];
   ASSERT_TRUE(gf.is_object()) << a["result"].dump().substr(0, 400);
   EXPECT_EQ(gf["variables"], nlohmann::json::array({"theta.drag"}));
   std::vector<long> shape;
   std::vector<double> g;
-  ASSERT_TRUE(read_npy(a["__dir"].get<std::string>() + "/" + gf["final"].get<std::string>(), shape, g));
+  ASSERT_TRUE(
+      read_npy(a["__dir"].get<std::string>() + "/" + gf["final"].get<std::string>(), shape, g));
   ASSERT_EQ(shape, (std::vector<long>{3, 1}));
-  for (int b = 0; b < 3; ++b) EXPECT_EQ(g[size_t(b)], rolls[size_t(b)]["variables"]["theta.drag"]["gradient_final"].get<double>());
-  ASSERT_TRUE(read_npy(a["__dir"].get<std::string>() + "/" + gf["initial"].get<std::string>(), shape, g));
-  for (int b = 0; b < 3; ++b) EXPECT_EQ(g[size_t(b)], rolls[size_t(b)]["variables"]["theta.drag"]["gradient_initial"].get<double>());
+  for (int b = 0; b < 3; ++b)
+    EXPECT_EQ(g[size_t(b)],
+              rolls[size_t(b)]["variables"]["theta.drag"]["gradient_final"].get<double>());
+  ASSERT_TRUE(
+      read_npy(a["__dir"].get<std::string>() + "/" + gf["initial"].get<std::string>(), shape, g));
+  for (int b = 0; b < 3; ++b)
+    EXPECT_EQ(g[size_t(b)],
+              rolls[size_t(b)]["variables"]["theta.drag"]["gradient_initial"].get<double>());
   // the gradient check at the start passed on the observation loss
-  EXPECT_TRUE(a["validation"][0]["all_passed"].get<bool>()) << a["validation"][0].dump().substr(0, 600);
+  EXPECT_TRUE(a["validation"][0]["all_passed"].get<bool>())
+      << a["validation"][0].dump().substr(0, 600);
 }
 
 }  // namespace
@@ -628,5 +730,6 @@ TEST(SysId, ProjectileDragFromObservations) {
 
 namespace steer::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(SiteLosses, GradientSuite, ::testing::Types<steer::SiteProvider>);
-INSTANTIATE_TYPED_TEST_SUITE_P(PandaSiteLosses, GradientSuite, ::testing::Types<steer::PandaSiteProvider>);
+INSTANTIATE_TYPED_TEST_SUITE_P(PandaSiteLosses, GradientSuite,
+                               ::testing::Types<steer::PandaSiteProvider>);
 }  // namespace steer::testing

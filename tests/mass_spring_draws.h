@@ -37,21 +37,26 @@ inline Robot wide_grid_robot() {
 // friction update stable (h μ F_n / (m v_ε) < 2 for normal forces up to ~300 N); with μ 0.8,
 // v_ε 0.05 m/s the bottom particles stick-slip chaotically and rollouts of different rounding
 // part by 1e-2 after 200 steps.
-inline std::vector<double> mass_spring_test_globals() { return {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0}; }
+inline std::vector<double> mass_spring_test_globals() {
+  return {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0};
+}
 
 // one rollout's θ [np], x0 [nx] and raw actuation u [T·nu], drawn from rng: stiffness × U(0.6,
 // 1.6), damping U(0.2, 0.8) N·s/m, masses U(0.8, 1.2) kg, weights U(−0.5, 0.5), biases
 // U(−0.2, 0.2); at rest, dropped U(0, 2) cm, velocities U(−0.1, 0.1) m/s; u a sinusoid of
 // random phase plus U(−0.2, 0.2) noise per actuator
 template <class S>
-void draw_mass_spring_rollout(const MassSpring& m, const Robot& r, int T, std::mt19937_64& rng, S* x, S* u, S* p) {
-  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+void draw_mass_spring_rollout(const MassSpring& m, const Robot& r, int T, std::mt19937_64& rng,
+                              S* x, S* u, S* p) {
+  auto uni = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
   const std::vector<double> p0 = nominal_parameters(m, r, 1.0, mass_spring_test_globals(), 0.5);
   const std::vector<double> rest = rest_state(m, r);
   for (int q = 0; q < m.np(); ++q) p[q] = S(p0[q]);
   for (int s = 0; s < m.n_springs; ++s) {
     p[m.p_stiffness(s)] = S(p0[m.p_stiffness(s)] * uni(0.6, 1.6));  // [N/m]
-    p[m.p_damping(s)] = S(uni(0.2, 0.8));                            // [N·s/m]
+    p[m.p_damping(s)] = S(uni(0.2, 0.8));                           // [N·s/m]
   }
   for (int i = 0; i < m.n_particles; ++i) p[m.p_mass(i)] = S(uni(0.8, 1.2));  // [kg]
   for (int a = 0; a < m.n_actuators; ++a) {
@@ -67,12 +72,14 @@ void draw_mass_spring_rollout(const MassSpring& m, const Robot& r, int T, std::m
   std::vector<double> phase(m.nu());
   for (double& ph : phase) ph = uni(0.0, 6.283185307179586);
   for (int t = 0; t < T; ++t)
-    for (int a = 0; a < m.nu(); ++a) u[t * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + phase[a]) + uni(-0.2, 0.2));
+    for (int a = 0; a < m.nu(); ++a)
+      u[t * m.nu() + a] = S(0.8 * std::sin(10.0 * m.dt * t + phase[a]) + uni(-0.2, 0.2));
 }
 
 // θ of r with globals gl, unit-ish masses 1 + 0.1 i and actuator weights and biases set so
 // that the actuation is active
-inline std::vector<double> actuated_parameters(const MassSpring& m, const Robot& r, const std::vector<double>& gl) {
+inline std::vector<double> actuated_parameters(const MassSpring& m, const Robot& r,
+                                               const std::vector<double>& gl) {
   std::vector<double> p = nominal_parameters(m, r, 1.0, gl, 0.5);
   for (int a = 0; a < m.n_actuators; ++a) {
     for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);

@@ -37,8 +37,9 @@ Robot tetrahedron() {
     for (int b = a + 1; b < 4; ++b) {
       const auto& pa = r.particles[a];
       const auto& pb = r.particles[b];
-      const double L = std::sqrt((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
-                                 (pa[2] - pb[2]) * (pa[2] - pb[2]));
+      const double L =
+          std::sqrt((pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
+                    (pa[2] - pb[2]) * (pa[2] - pb[2]));
       r.springs.push_back({a, b, L * 1.05, 800.0, b == 3 ? 0.1 : 0.0});
     }
   return r;
@@ -48,22 +49,31 @@ std::vector<double> params_for(const MassSpring& m, const Robot& r, double groun
   return actuated_parameters(m, r, globals(ground_height));
 }
 
-
 struct MassSpringCases {
   using Model = MassSpring;
   static std::vector<StepCase<MassSpring>> step_cases() {
     std::vector<StepCase<MassSpring>> out;
     const Robot r2 = two_cells(), r3 = tetrahedron();
     {
-      MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
-      out.push_back({"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
-      out.push_back({"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
+      MassSpring m =
+          bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      out.push_back(
+          {"2d robot in contact", m, moving_state(m, r2, 0.004), {}, params_for(m, r2), 1.0, 17});
+      out.push_back(
+          {"2d robot contact onset", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 3});
       // zero tangential velocity under friction: the smoothed sign has a finite slope there
-      StepCase<MassSpring> c{"2d robot at rest on the ground", m, moving_state(m, r2, 0.002), {}, params_for(m, r2), 1.0, 5};
+      StepCase<MassSpring> c{"2d robot at rest on the ground",
+                             m,
+                             moving_state(m, r2, 0.002),
+                             {},
+                             params_for(m, r2),
+                             1.0,
+                             5};
       for (int i = 0; i < m.n_particles; ++i) c.x[m.x_vel(i)] = 0.0;
       out.push_back(c);
       // zero-length spring: particles 0 and 1 on top of each other
-      StepCase<MassSpring> z{"2d zero-length spring", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 9};
+      StepCase<MassSpring> z{
+          "2d zero-length spring", m, moving_state(m, r2, 0.0), {}, params_for(m, r2), 1.0, 9};
       for (int c2 = 0; c2 < 2; ++c2) z.x[m.x_pos(1) + c2] = z.x[m.x_pos(0) + c2];
       z.smooth = false;  // the force jumps from 0 to k L0 in the direction of any perturbation
       out.push_back(z);
@@ -72,31 +82,59 @@ struct MassSpringCases {
       MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
       std::vector<double> u(m.nu());
       for (int a = 0; a < m.nu(); ++a) u[a] = 0.5 * std::sin(2.0 * a + 1);
-      out.push_back({"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
+      out.push_back(
+          {"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
     }
     {
       MassSpring m = bind_topology(make_mass_spring(r2, 4, MassSpring::kSinusoid, true, 0.004), r2);
       m.rest_from_positions = true;
-      out.push_back({"2d robot rest-position morphology", m, moving_state(m, r2, 0.003), {}, params_for(m, r2), 1.0, 11});
+      out.push_back({"2d robot rest-position morphology",
+                     m,
+                     moving_state(m, r2, 0.003),
+                     {},
+                     params_for(m, r2),
+                     1.0,
+                     11});
     }
     {
-      MassSpring m = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
-      out.push_back({"3d tetrahedron in contact", m, moving_state(m, r3, 0.004), {}, params_for(m, r3), 1.0, 8});
+      MassSpring m =
+          bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      out.push_back({"3d tetrahedron in contact",
+                     m,
+                     moving_state(m, r3, 0.004),
+                     {},
+                     params_for(m, r3),
+                     1.0,
+                     8});
     }
     {
       // the time-of-impact ground: particles 0, 2, 4 land within the step (1 mm above, falling
       // at 1 m/s), particle 1 starts below it (s = 0), the rest fly free; restitution 0.3
-      MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
+      MassSpring m =
+          bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
       m.impact = true;
-      StepCase<MassSpring> c{"2d robot landing on the impact ground", m, moving_state(m, r2, -0.001), {}, params_for(m, r2), 1.0, 6};
+      StepCase<MassSpring> c{"2d robot landing on the impact ground",
+                             m,
+                             moving_state(m, r2, -0.001),
+                             {},
+                             params_for(m, r2),
+                             1.0,
+                             6};
       c.p[m.p_global(MassSpring::kRestitution)] = 0.3;
       for (int i = 0; i < m.n_particles; i += 2) c.x[m.x_vel(i) + 1] = -1.0;
       c.x[m.x_pos(1) + 1] = 0.1 - 0.002;
       c.x[m.x_vel(1) + 1] = -0.5;
       out.push_back(c);
-      MassSpring m3 = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
+      MassSpring m3 =
+          bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
       m3.impact = true;
-      StepCase<MassSpring> d{"3d tetrahedron landing on the impact ground", m3, moving_state(m3, r3, -0.001), {}, params_for(m3, r3), 1.0, 2};
+      StepCase<MassSpring> d{"3d tetrahedron landing on the impact ground",
+                             m3,
+                             moving_state(m3, r3, -0.001),
+                             {},
+                             params_for(m3, r3),
+                             1.0,
+                             2};
       for (int i = 0; i < m3.n_particles; i += 2) d.x[m3.x_vel(i) + 1] = -1.0;
       out.push_back(d);
     }
@@ -206,11 +244,14 @@ TEST(MassSpring, SpringAtRestLengthIsForceFree) {
   r.particles = {{0.0, 1.0, 0.0}, {0.2, 1.0, 0.0}};
   r.springs = {{0, 1, 0.2, 500.0, 0.0}};
   MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.01), r);
-  std::vector<double> x = rest_state(m, r), p = nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0}, 0.0), u;
+  std::vector<double> x = rest_state(m, r),
+                      p = nominal_parameters(m, r, 1.0, {0, 0, 0, 1, 0, 1, 0, 1, 0}, 0.0), u;
   double n[3];
-  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n), 0.0, 1e-12);
+  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n),
+              0.0, 1e-12);
   x[m.x_pos(1)] = 0.3;  // stretched by 0.1 m: tension k ΔL = 50 N, pulling a towards b (+x)
-  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n), 50.0, 1e-12);
+  EXPECT_NEAR(m.spring_force<double>(0, 0.0, view(x.data()), view(u.data()), view(p.data()), n),
+              50.0, 1e-12);
   EXPECT_NEAR(n[0], 1.0, 1e-15);
 }
 
@@ -223,8 +264,9 @@ TEST(MassSpring, SingularInputsStayFinite) {
   c.steps = 30;
   c.checkpoint_every = 5;
   c.x0 = rest_state(c.model, r);
-  for (int d = 0; d < 2; ++d) c.x0[c.model.x_pos(1) + d] = c.x0[c.model.x_pos(0) + d];  // zero length
-  c.x0[c.model.x_pos(0) + 1] = 0.1;  // exactly at the ground height
+  for (int d = 0; d < 2; ++d)
+    c.x0[c.model.x_pos(1) + d] = c.x0[c.model.x_pos(0) + d];  // zero length
+  c.x0[c.model.x_pos(0) + 1] = 0.1;                           // exactly at the ground height
   c.p = params_for(c.model, r);
   double loss = 0;
   std::vector<double> g = rollout_gradient(c, false, 5, &loss);
@@ -258,18 +300,20 @@ TEST(MassSpring, ImpactGroundReflectsAndHolds) {
   r.springs = {{0, 1, 1.0, 1e-3, 0.0}};  // a negligible spring: particle 0 is nearly free
   MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.01), r);
   m.impact = true;
-  std::vector<double> p = nominal_parameters(m, r, 1.0, {0.0, 0.0, 0.1, 1e4, 0.0, 1e-3, 0.0, 0.05, 0.0, 0.5}, 0.0);
+  std::vector<double> p =
+      nominal_parameters(m, r, 1.0, {0.0, 0.0, 0.1, 1e4, 0.0, 1e-3, 0.0, 0.05, 0.0, 0.5}, 0.0);
   std::vector<double> x = rest_state(m, r), xn(m.nx()), u;
   x[m.x_vel(0) + 1] = -0.1;  // y* = 0.1005 − 0.001 < 0.1: lands at s = 0.5
   auto XN = view(xn.data());
   m.step<double>(0, view(x.data()), view(u.data()), view(p.data()), XN);
-  EXPECT_NEAR(xn[m.x_vel(0) + 1], 0.05, 1e-6);                  // −e v*_y with e = 0.5
+  EXPECT_NEAR(xn[m.x_vel(0) + 1], 0.05, 1e-6);                     // −e v*_y with e = 0.5
   EXPECT_NEAR(xn[m.x_pos(0) + 1], 0.1 + 0.5 * 0.01 * 0.05, 1e-6);  // y_g + (1 − s) h v'_y
   // a grid robot dropped from 5 cm with e = 0 rests on the ground after 1 s
   const Robot g = two_cells();
   MassSpring mg = bind_topology(make_mass_spring(g, 10, MassSpring::kSinusoid, true, 0.004), g);
   mg.impact = true;
-  std::vector<double> pg = nominal_parameters(mg, g, 1.0, {9.81, 2.0, 0.1, 1e4, 0.0, 1e-3, 0.8, 0.05, 10.0, 0.0}, 0.5);
+  std::vector<double> pg =
+      nominal_parameters(mg, g, 1.0, {9.81, 2.0, 0.1, 1e4, 0.0, 1e-3, 0.8, 0.05, 10.0, 0.0}, 0.5);
   std::vector<double> a = rest_state(mg, g), b(mg.nx());
   for (int i = 0; i < mg.n_particles; ++i) a[mg.x_pos(i) + 1] += 0.05;
   for (int k = 0; k < 250; ++k) {
@@ -277,7 +321,8 @@ TEST(MassSpring, ImpactGroundReflectsAndHolds) {
     mg.step<double>(k, view(a.data()), view(u.data()), view(pg.data()), B);
     std::swap(a, b);
   }
-  for (int i = 0; i < mg.n_particles; ++i) EXPECT_GE(a[mg.x_pos(i) + 1], 0.1 - 1e-12) << "particle " << i;
+  for (int i = 0; i < mg.n_particles; ++i)
+    EXPECT_GE(a[mg.x_pos(i) + 1], 0.1 - 1e-12) << "particle " << i;
   // the bottom row (particles 0, 1, 4) stands on the ground; the top row still vibrates
   for (int i : {0, 1, 4}) {
     EXPECT_LT(a[mg.x_pos(i) + 1], 0.1 + 1e-3) << "particle " << i;
@@ -304,7 +349,8 @@ std::vector<StepCase<MassSpring>> lane_cases() {
 std::vector<double> strided_step(const StepCase<MassSpring>& c, int W) {
   std::vector<double> x = c.x, u = c.u, p = c.p, xn(c.model.nx(), -7.0);
   auto XN = view(xn.data());
-  for (int l = 0; l < W; ++l) c.model.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XN, Lanes{l, W});
+  for (int l = 0; l < W; ++l)
+    c.model.step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), XN, Lanes{l, W});
   return xn;
 }
 
@@ -315,7 +361,8 @@ TEST(MassSpring, OneLaneStepIsBitwiseTheStridedStep) {
     const std::vector<double> solo = strided_step(c, 1);
     for (int W : {2, 3, 32}) {
       const std::vector<double> lanes = strided_step(c, W);
-      for (size_t i = 0; i < solo.size(); ++i) EXPECT_EQ(solo[i], lanes[i]) << c.name << " W " << W << " x' " << i;
+      for (size_t i = 0; i < solo.size(); ++i)
+        EXPECT_EQ(solo[i], lanes[i]) << c.name << " W " << W << " x' " << i;
     }
   }
 }
@@ -338,7 +385,8 @@ TEST(MassSpring, OneLaneAdjointMatchesStridedLanes) {
       std::vector<double> ap(prior.begin() + m.nx() + m.nu(), prior.end());
       auto AX = view(ax.data()), AU = view(au.data()), AP = view(ap.data());
       for (int l = 0; l < W; ++l)
-        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(a.data()), Lanes{l, W});
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP,
+                           view(a.data()), Lanes{l, W});
       ax.insert(ax.end(), au.begin(), au.end());
       ax.insert(ax.end(), ap.begin(), ap.end());
       return ax;
@@ -363,14 +411,16 @@ TEST(MassSpring, LargeRobotAdjointMatchesDual) {
   const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
   MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
   ASSERT_GT(m.n_particles, MassSpring::kSoloParticles);
-  StepCase<MassSpring> c{"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5};
+  StepCase<MassSpring> c{
+      "262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5};
   std::mt19937_64 rng(3);
   std::normal_distribution<double> g(0, 1);
   std::vector<double> adj(m.nx()), hand, dual;
   for (auto& a : adj) a = g(rng);
   step_vjps<MassSpring>(c, adj, hand, dual);
   const double scale = std::max(1.0, inf_norm(dual));
-  for (size_t i = 0; i < hand.size(); ++i) EXPECT_NEAR(hand[i], dual[i], 1e-12 * scale) << "input " << i;
+  for (size_t i = 0; i < hand.size(); ++i)
+    EXPECT_NEAR(hand[i], dual[i], 1e-12 * scale) << "input " << i;
 }
 
 // the grid generator: 2 cells share one edge -> 6 particles, 11 springs, 3 vertical (actuated)
@@ -385,7 +435,8 @@ TEST(MassSpring, GridRobotSharesEdges) {
 }
 
 // the bit patterns of a and b agree (EXPECT_EQ would let −0 pass for +0)
-void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b,
+                      const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
     std::uint64_t ba, bb;
@@ -403,7 +454,8 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
   {
     StepCase<MassSpring> c = cases[0];
     const Robot r = two_cells();
-    c.model = bind_topology(make_mass_spring(r, MassSpring::kPhaseCache + 2, MassSpring::kSinusoid, true, 0.004), r);
+    c.model = bind_topology(
+        make_mass_spring(r, MassSpring::kPhaseCache + 2, MassSpring::kSinusoid, true, 0.004), r);
     c.p = params_for(c.model, r);
     c.name = "2d robot, 18 phases (untaped)";
     ASSERT_FALSE(c.model.tape_fits<double>());
@@ -415,7 +467,8 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
     const Robot r = grid_robot(cells, 0.1, {0.1, 0.1}, 1e3, 0.15);
     MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004), r);
     ASSERT_FALSE(m.tape_fits<double>());
-    cases.push_back({"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5});
+    cases.push_back(
+        {"262-particle strip", m, moving_state(m, r, 0.003), {}, params_for(m, r), 1.0, 5});
   }
   std::mt19937_64 rng(5);
   std::normal_distribution<double> g(0, 1);
@@ -440,10 +493,11 @@ TEST(MassSpring, StepTapeStepAndAdjointAreBitwiseTheUntaped) {
       std::vector<double> ap(prior.begin() + m.nx() + m.nu(), prior.end());
       auto AX = view(ax.data()), AU = view(au.data()), AP = view(ap.data());
       if (use_tape)
-        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(adj_xn.data()),
-                           Lanes{}, filled);
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP,
+                           view(adj_xn.data()), Lanes{}, filled);
       else
-        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP, view(adj_xn.data()));
+        m.adj_step<double>(c.k, view(x.data()), view(u.data()), view(p.data()), AX, AU, AP,
+                           view(adj_xn.data()));
       ax.insert(ax.end(), au.begin(), au.end());
       ax.insert(ax.end(), ap.begin(), ap.end());
       return ax;
@@ -464,7 +518,8 @@ TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
   };
   std::vector<Case> cases;
   const Robot r2 = two_cells(), r3 = tetrahedron();
-  const Robot r4 = grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, 2e4, 0.15);  // a 4-cell walker
+  const Robot r4 =
+      grid_robot({{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 0.1, {0.1, 0.1}, 2e4, 0.15);  // a 4-cell walker
   const int T = 70;
   auto add = [&](const std::string& name, MassSpring m, const Robot& r) {
     Case c{name, m, moving_state(m, r, 0.003), {}, params_for(m, r)};
@@ -472,15 +527,19 @@ TEST(MassSpring, StepTapeGivesTheUntapedGradientBitForBit) {
     for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.6 * std::sin(0.3 * double(i));
     cases.push_back(c);
   };
-  add("2d two cells, sinusoid", bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2), r2);
-  add("2d four-cell walker, sinusoid", bind_topology(make_mass_spring(r4, 10, MassSpring::kSinusoid, true, 0.004), r4), r4);
-  add("2d two cells, raw actuation", bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2), r2);
+  add("2d two cells, sinusoid",
+      bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2), r2);
+  add("2d four-cell walker, sinusoid",
+      bind_topology(make_mass_spring(r4, 10, MassSpring::kSinusoid, true, 0.004), r4), r4);
+  add("2d two cells, raw actuation",
+      bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2), r2);
   {
     MassSpring m = bind_topology(make_mass_spring(r2, 6, MassSpring::kSinusoid, true, 0.004), r2);
     m.rest_from_positions = true;
     add("2d two cells, rest-position morphology", m, r2);
   }
-  add("3d tetrahedron, sinusoid", bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3), r3);
+  add("3d tetrahedron, sinusoid",
+      bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3), r3);
   {
     MassSpring m = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
     m.impact = true;

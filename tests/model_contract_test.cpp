@@ -27,7 +27,8 @@ struct ForwardOnly {
   STEER_HD int nu() const { return inner.nu(); }
   STEER_HD int np() const { return inner.np(); }
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const steer::Lanes& ln) const {
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const steer::Lanes& ln) const {
     inner.template step<S>(k, x, u, p, xn, ln);
   }
 };
@@ -46,7 +47,8 @@ TEST(ModelContract, ShippedModelsSatisfyItInEveryPrecision) {
 }
 
 TEST(ModelContract, OptionalCapabilitiesAreDetected) {
-  // the step tape and the SIMD path: the mass-spring robot and the arm have both, the projectile neither
+  // the step tape and the SIMD path: the mass-spring robot and the arm have both, the projectile
+  // neither
   EXPECT_FALSE(steer::contract::has_step_tape<Projectile>::value);
   EXPECT_TRUE(steer::contract::has_step_tape<MassSpring>::value);
   EXPECT_TRUE(steer::contract::has_step_tape<Articulated>::value);
@@ -59,7 +61,8 @@ TEST(ModelContract, OptionalCapabilitiesAreDetected) {
   EXPECT_FALSE((steer::contract::has_taped_step<Projectile, double>::value));
   EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<Articulated, double>::type,
                             Articulated::StepTape<double>>::value));
-  EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<Projectile, double>::type, steer::contract::NoStepTape>::value));
+  EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<Projectile, double>::type,
+                            steer::contract::NoStepTape>::value));
   EXPECT_TRUE(steer::contract::has_packed_diagnostics<Articulated>::value);
   EXPECT_FALSE(steer::contract::has_packed_diagnostics<MassSpring>::value);
 }
@@ -75,8 +78,10 @@ TEST(ModelContract, FixedIntegratorVariantsKeepTheContract) {
   EXPECT_TRUE((steer::satisfies_model_contract<MassSpringSymplectic, float>));
   EXPECT_TRUE((std::is_same<steer::contract::StepTapeOf<MassSpringSymplectic, double>::type,
                             MassSpring::StepTape<double>>::value));
-  EXPECT_EQ(steer::LanesPerRollout<MassSpringSymplectic>::value, steer::LanesPerRollout<MassSpring>::value);
-  EXPECT_EQ(steer::LanesPerRollout<ArticulatedImplicit>::value, steer::LanesPerRollout<Articulated>::value);
+  EXPECT_EQ(steer::LanesPerRollout<MassSpringSymplectic>::value,
+            steer::LanesPerRollout<MassSpring>::value);
+  EXPECT_EQ(steer::LanesPerRollout<ArticulatedImplicit>::value,
+            steer::LanesPerRollout<Articulated>::value);
   EXPECT_FALSE(steer::compiles_integrator(steer::integrator_bit(Articulated::kEuler) |
                                               steer::integrator_bit(Articulated::kImplicitFast),
                                           Articulated::kRk4));

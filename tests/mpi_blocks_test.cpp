@@ -29,7 +29,9 @@ nlohmann::json read_json(const std::string& rel) {
 }
 
 // bit-for-bit equality of n doubles (NaN and −0 included)
-bool same_bits(const double* a, const double* b, size_t n) { return std::memcmp(a, b, n * sizeof(double)) == 0; }
+bool same_bits(const double* a, const double* b, size_t n) {
+  return std::memcmp(a, b, n * sizeof(double)) == 0;
+}
 
 // a reduced morphology sweep: 23 rollouts with drawn stiffness, rest shape and weights
 ExperimentConfig morphology(int batch) {
@@ -85,7 +87,8 @@ void expect_block_rows(const ExperimentConfig& c, const char* what) {
           << what << ": x0 of block " << r << " of " << ranks;
       EXPECT_TRUE(same_bits(part.theta.data(), whole.theta_of(b.begin), size_t(b.count) * whole.np))
           << what << ": θ of block " << r << " of " << ranks;
-      EXPECT_TRUE(same_bits(part.u.data(), whole.u_of(b.begin), size_t(b.count) * whole.steps * whole.nu))
+      EXPECT_TRUE(
+          same_bits(part.u.data(), whole.u_of(b.begin), size_t(b.count) * whole.steps * whole.nu))
           << what << ": controls of block " << r << " of " << ranks;
     }
   }
@@ -112,15 +115,19 @@ void expect_block_evaluations(const ExperimentConfig& c, const char* what) {
     const Block b = block_of(c.batch_size, r, 3);
     auto part = make_problem(block_config(c, nominal, b.begin, b.count), BackendKind::kCpu, 1);
     ASSERT_EQ(part->num_vars(), nv);
-    EXPECT_TRUE(same_bits(part->initial().data(), whole->initial().data() + size_t(b.begin) * nv, size_t(b.count) * nv))
+    EXPECT_TRUE(same_bits(part->initial().data(), whole->initial().data() + size_t(b.begin) * nv,
+                          size_t(b.count) * nv))
         << what << ": starting variables of block " << r;
     Evaluation ep;
     part->evaluate(part->initial(), true, ep);
-    EXPECT_TRUE(same_bits(ep.loss.data(), ew.loss.data() + b.begin, size_t(b.count))) << what << ": loss of block " << r;
-    EXPECT_TRUE(same_bits(ep.grad.data(), ew.grad.data() + size_t(b.begin) * nv, size_t(b.count) * nv))
+    EXPECT_TRUE(same_bits(ep.loss.data(), ew.loss.data() + b.begin, size_t(b.count)))
+        << what << ": loss of block " << r;
+    EXPECT_TRUE(
+        same_bits(ep.grad.data(), ew.grad.data() + size_t(b.begin) * nv, size_t(b.count) * nv))
         << what << ": gradient of block " << r;
     for (int k = 0; k < b.count; ++k) {
-      EXPECT_EQ(ep.diag[size_t(k)].contact_hash, ew.diag[size_t(b.begin + k)].contact_hash) << what << " rollout " << b.begin + k;
+      EXPECT_EQ(ep.diag[size_t(k)].contact_hash, ew.diag[size_t(b.begin + k)].contact_hash)
+          << what << " rollout " << b.begin + k;
       EXPECT_EQ(ep.diag[size_t(k)].recompute_steps, ew.diag[size_t(b.begin + k)].recompute_steps);
     }
   }
@@ -152,10 +159,13 @@ TEST(MpiBlocks, OneRankSplitProblemIsTheWholeProblem) {
   EXPECT_TRUE(same_bits(a.grad.data(), b.grad.data(), a.grad.size()));
   EXPECT_EQ(split.forward_rollout_steps, whole->forward_rollout_steps);
   EXPECT_EQ(split.recomputed_rollout_steps, whole->recomputed_rollout_steps);
-  EXPECT_EQ(split.trajectories(split.initial(), 4, 10), whole->trajectories(whole->initial(), 4, 10));
+  EXPECT_EQ(split.trajectories(split.initial(), 4, 10),
+            whole->trajectories(whole->initial(), 4, 10));
   EXPECT_EQ(split.parameters(split.initial()), whole->parameters(whole->initial()));
-  EXPECT_EQ(split.com_displacement(split.initial(), 5, 0), whole->com_displacement(whole->initial(), 5, 0));
-  const auto ra = whole->velocity_reversals(whole->initial(), 3), rb = split.velocity_reversals(split.initial(), 3);
+  EXPECT_EQ(split.com_displacement(split.initial(), 5, 0),
+            whole->com_displacement(whole->initial(), 5, 0));
+  const auto ra = whole->velocity_reversals(whole->initial(), 3),
+             rb = split.velocity_reversals(split.initial(), 3);
   ASSERT_EQ(ra.size(), rb.size());
   for (size_t i = 0; i < ra.size(); ++i) {
     EXPECT_EQ(ra[i].name, rb[i].name);
@@ -165,7 +175,9 @@ TEST(MpiBlocks, OneRankSplitProblemIsTheWholeProblem) {
   auto cut = split.leading(4);
   ASSERT_NE(cut, nullptr);
   Evaluation e4;
-  cut->evaluate(std::vector<double>(split.initial().begin(), split.initial().begin() + 4 * split.num_vars()), true, e4);
+  cut->evaluate(
+      std::vector<double>(split.initial().begin(), split.initial().begin() + 4 * split.num_vars()),
+      true, e4);
   EXPECT_TRUE(same_bits(e4.loss.data(), a.loss.data(), 4));
   EXPECT_EQ(split.leading(7), nullptr);
 }
@@ -190,10 +202,13 @@ TEST(MpiBlocks, BlockOptimizerIsTheWholeOptimizer) {
   const std::vector<double> start = whole.to_z(whole.inner().initial());
   const OptimizationResult a = optimize(whole, c.optimizer, start, nullptr);
   BatchView view;
-  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) { return split.gather_rows(rows, per, n); };
+  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) {
+    return split.gather_rows(rows, per, n);
+  };
   view.any = [](bool flag) { return any_rank(flag); };
   const long long before = world().received_bytes;
-  const OptimizationResult b = optimize(block, c.optimizer, split.block_rows(start, size_t(split.num_vars())), nullptr, view);
+  const OptimizationResult b = optimize(
+      block, c.optimizer, split.block_rows(start, size_t(split.num_vars())), nullptr, view);
   split.settle_counters();
   const long long received = world().received_bytes - before;
   ASSERT_EQ(a.vars.size(), b.vars.size());

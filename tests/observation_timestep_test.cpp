@@ -48,10 +48,13 @@ json projectile_config(const std::string& interpolation, int every) {
           {"batch", {{"size", 3}, {"sweep", {{"x0.velocity.x", {1.4, 1.5, 1.6}}}}}},
           {"loss",
            {{"observations",
-             {{"columns", {"t", "position.x", "position.y"}}, {"values", rows}, {"weight", 100.0},
+             {{"columns", {"t", "position.x", "position.y"}},
+              {"values", rows},
+              {"weight", 100.0},
               {"interpolation", interpolation}}}}},
           {"variables", {{"x0.velocity.x", json::object()}, {"x0.velocity.y", json::object()}}},
-          {"validation", {{"at", {"initial"}}, {"epsilon_sweep", {1e-3, 1e-5}}, {"secant_check", false}}}};
+          {"validation",
+           {{"at", {"initial"}}, {"epsilon_sweep", {1e-3, 1e-5}}, {"secant_check", false}}}};
 }
 
 // (value, weight) of channel ch at row k of c's bound tracking table
@@ -90,7 +93,8 @@ TEST(ObservationTimestep, HalfStepTableKeepsTheObservations) {
   const ExperimentConfig c = parse_config(projectile_config("linear", 10));
   const ExperimentConfig f = halved_timestep(c);
   for (int k = 0; k <= 2 * kSteps; ++k)
-    for (int ch = 0; ch < c.loss.n_track; ++ch) EXPECT_EQ(cell(f, k, ch).second, 0.5 * cell(c, 0, ch).second) << k;
+    for (int ch = 0; ch < c.loss.n_track; ++ch)
+      EXPECT_EQ(cell(f, k, ch).second, 0.5 * cell(c, 0, ch).second) << k;
 }
 
 json timestep_check(const json& j) { return testing::run_in_process(j, "check")["validation"][0]; }
@@ -101,14 +105,17 @@ TEST(ObservationTimestep, CheckComparesLikeWithLike) {
   constexpr double kLimit = 0.05;
   for (const char* interpolation : {"none", "linear"})
     for (int every : {1, 10}) {
-      const std::string what = std::string(interpolation) + ", observations every " + std::to_string(every) + " steps";
+      const std::string what =
+          std::string(interpolation) + ", observations every " + std::to_string(every) + " steps";
       const json v = timestep_check(projectile_config(interpolation, every));
       ASSERT_TRUE(v.contains("timestep_check")) << what;
       const json& t = v["timestep_check"];
       ASSERT_EQ(t["loss_change"].size(), 3u) << what;
       for (size_t b = 0; b < 3; ++b) {
-        const double dl = t["loss_change"][b].get<double>(), dg = t["gradient_change"][b].get<double>();
-        std::printf("%s, rollout %zu: loss change %.3e, gradient change %.3e at h/2\n", what.c_str(), b, dl, dg);
+        const double dl = t["loss_change"][b].get<double>(),
+                     dg = t["gradient_change"][b].get<double>();
+        std::printf("%s, rollout %zu: loss change %.3e, gradient change %.3e at h/2\n",
+                    what.c_str(), b, dl, dg);
         EXPECT_LT(dl, kLimit) << what << " rollout " << b;
         EXPECT_LT(dg, kLimit) << what << " rollout " << b;
       }

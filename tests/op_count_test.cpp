@@ -1,7 +1,7 @@
 // include/steer/op_count.h: the flop and byte counts bench_rollout divides into its throughput
 // (docs/design.md, "Benchmarks and work counting"). Checked on expressions with known counts,
-// on the projectile's step counted by hand from its equations, and for transparency: a counted step computes the same bits as the
-// plain one, for every model.
+// on the projectile's step counted by hand from its equations, and for transparency: a counted step
+// computes the same bits as the plain one, for every model.
 #include "steer/op_count.h"
 
 #include <gtest/gtest.h>
@@ -23,11 +23,11 @@ TEST(OpCount, ExpressionsWithKnownCounts) {
   Counted<double> r;
   {
     OpTallyScope scope(t);
-    r = a * b + c;             // 1 mul, 1 add
-    r = r / (a - 1.0);         // 1 div, 1 add
-    r = sqrt(r) + exp(-c);     // 1 sqrt, 1 special, 1 add (negation is free)
-    r += tanh(a) * 2.0;        // 1 special, 1 mul, 1 add
-    r = softplus(r - 4.0);     // softplus(z) = max(z,0) + log1p(e^−|z|): 1 add, then 1 add, 2 specials
+    r = a * b + c;          // 1 mul, 1 add
+    r = r / (a - 1.0);      // 1 div, 1 add
+    r = sqrt(r) + exp(-c);  // 1 sqrt, 1 special, 1 add (negation is free)
+    r += tanh(a) * 2.0;     // 1 special, 1 mul, 1 add
+    r = softplus(r - 4.0);  // softplus(z) = max(z,0) + log1p(e^−|z|): 1 add, then 1 add, 2 specials
   }
   EXPECT_EQ(t.mul, 2);
   EXPECT_EQ(t.div, 1);
@@ -101,12 +101,13 @@ TEST(OpCount, ProjectileStepByHand) {
 
 // counting must not change what the step computes
 template <class Model>
-void expect_counted_step_is_plain_step(const Model& m, const std::vector<double>& x, const std::vector<double>& u,
-                                       const std::vector<double>& p) {
+void expect_counted_step_is_plain_step(const Model& m, const std::vector<double>& x,
+                                       const std::vector<double>& u, const std::vector<double>& p) {
   std::vector<double> plain(x.size());
   m.template step<double>(3, x.data(), u.data(), p.data(), plain);
   using C = Counted<double>;
-  std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()), out(x.size());
+  std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()),
+      out(x.size());
   OpTally t;
   {
     OpTallyScope scope(t);
@@ -129,7 +130,8 @@ TEST(OpCount, CountedStepIsThePlainStep) {
     static std::vector<int> topo = pack_topology(r);
     MassSpring m = make_mass_spring(r, 10, MassSpring::kSinusoid, true, 0.004);
     m.topo = topo.data();
-    std::vector<double> p = nominal_parameters(m, r, 1.0, {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0}, 0.5);
+    std::vector<double> p =
+        nominal_parameters(m, r, 1.0, {9.81, 2.0, 0.1, 3e3, 20.0, 1e-2, 0.3, 0.2, 10.0}, 0.5);
     for (int a = 0; a < m.n_actuators; ++a)
       for (int j = 0; j < m.n_phases; ++j) p[m.p_weight(a, j)] = 0.3 * std::sin(1.7 * a + 0.9 * j);
     std::vector<double> x = rest_state(m, r);

@@ -91,7 +91,8 @@ TEST(OptimizerTest, AdamReachesProjectedMinimizers) {
     const std::vector<double> m = p.projected_minimizer(b);
     // Adam's step shrinks with the gradient's running moments; after 3000 steps of η = 0.01
     // the free coordinates sit at the minimizer to rounding (measured < 1e-15)
-    for (int i = 0; i < 2; ++i) EXPECT_NEAR(r.vars[size_t(b) * 2 + i], m[i], 1e-9) << "rollout " << b << " var " << i;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_NEAR(r.vars[size_t(b) * 2 + i], m[i], 1e-9) << "rollout " << b << " var " << i;
   }
   // a gradient that keeps pushing outward keeps the iterate on the bound, exactly
   EXPECT_EQ(r.vars[2], 1.0);
@@ -102,7 +103,8 @@ TEST(OptimizerTest, AdamReachesProjectedMinimizers) {
 TEST(OptimizerTest, StartOutsideBoundsIsProjectedFirst) {
   QuadraticProblem p = make_problem();
   steer::OptimizerConfig c = gd(0);  // no steps: the result is the projected start
-  const steer::OptimizationResult r = steer::optimize(p, c, {9.0, -9.0, 0.0, 0.5, -9.0, 9.0}, nullptr);
+  const steer::OptimizationResult r =
+      steer::optimize(p, c, {9.0, -9.0, 0.0, 0.5, -9.0, 9.0}, nullptr);
   EXPECT_EQ(r.vars, (std::vector<double>{1.0, 0.0, 0.0, 0.5, -1.0, 2.0}));
   EXPECT_EQ(r.iterations, 0);
   EXPECT_EQ(p.evaluations, 1);  // the final evaluation only
@@ -137,7 +139,8 @@ TEST(OptimizerTest, TraceRecordsIterations) {
   ASSERT_EQ(r.trace.loss_mean.size(), 5u);
   ASSERT_EQ(r.trace.loss_rollouts.size(), 5u);
   EXPECT_EQ(p.evaluations, 21);  // one gradient per iteration plus the final one
-  // at the start v = (0, 0.5) for every rollout: L = ½(0.25 + 4·0.25), ½(9 + 4·6.25), ½(0.09 + 4·20.25)
+  // at the start v = (0, 0.5) for every rollout: L = ½(0.25 + 4·0.25), ½(9 + 4·6.25), ½(0.09 +
+  // 4·20.25)
   const std::vector<double> l0 = {0.625, 17.0, 40.545};
   ASSERT_EQ(r.trace.loss_rollouts[0].size(), 3u);
   for (int b = 0; b < 3; ++b) EXPECT_NEAR(r.trace.loss_rollouts[0][b], l0[b], 1e-12);
@@ -146,7 +149,8 @@ TEST(OptimizerTest, TraceRecordsIterations) {
   EXPECT_NEAR(r.trace.loss_max[0], 40.545, 1e-12);
   // projected gradient descent on a convex problem never increases any rollout's loss
   for (size_t k = 1; k < r.trace.loss_rollouts.size(); ++k)
-    for (int b = 0; b < 3; ++b) EXPECT_LE(r.trace.loss_rollouts[k][b], r.trace.loss_rollouts[k - 1][b] + 1e-15);
+    for (int b = 0; b < 3; ++b)
+      EXPECT_LE(r.trace.loss_rollouts[k][b], r.trace.loss_rollouts[k - 1][b] + 1e-15);
   // the last entry is the final evaluation
   for (int b = 0; b < 3; ++b) EXPECT_DOUBLE_EQ(r.trace.loss_rollouts.back()[b], r.final.loss[b]);
   // and the JSON form carries the same numbers
@@ -169,7 +173,8 @@ TEST(OptimizerTest, MethodNoneDoesNotMove) {
 // step of η = 1 with clip 0.5 moves it by exactly 0.5 along −g, while rollout 0 (gradient
 // (−0.5, −2), norm √4.25 ≈ 2.06) is clipped too and a clip above every norm changes nothing
 TEST(OptimizerTest, GradientClipScalesLongGradientsToTheClipNorm) {
-  QuadraticProblem p({{0.5, 1.0}, {3.0, -2.0}}, {1.0, 4.0}, {-10.0, -10.0}, {10.0, 10.0}, {0.0, 0.5});
+  QuadraticProblem p({{0.5, 1.0}, {3.0, -2.0}}, {1.0, 4.0}, {-10.0, -10.0}, {10.0, 10.0},
+                     {0.0, 0.5});
   steer::OptimizerConfig c = gd(1);
   c.learning_rate = 1.0;
   c.gradient_clip = 0.5;
@@ -207,7 +212,8 @@ TEST(OptimizerTest, ClippedAdamConvergesAndStepperMatchesOptimize) {
   const steer::OptimizationResult r = steer::optimize(p, c, p.initial(), nullptr);
   for (int b = 0; b < 3; ++b) {
     const std::vector<double> m = p.projected_minimizer(b);
-    for (int i = 0; i < 2; ++i) EXPECT_NEAR(r.vars[size_t(b) * 2 + i], m[i], 1e-9) << "rollout " << b << " var " << i;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_NEAR(r.vars[size_t(b) * 2 + i], m[i], 1e-9) << "rollout " << b << " var " << i;
   }
   // the same 7 steps by hand and through optimize(): bitwise equal (gd's path only decreases
   // the loss on this convex problem, so optimize() keeps its last iterate)
@@ -243,7 +249,8 @@ TEST(OptimizerTest, NonfiniteGradientRowTakesNoStep) {
 
 // optimizer.gradient_clip is read and range-checked, the key named in the error
 TEST(OptimizerTest, GradientClipConfigKey) {
-  nlohmann::json j = steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  nlohmann::json j =
+      steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
   j["optimizer"]["gradient_clip"] = 0.75;
   EXPECT_EQ(steer::parse_config(j).optimizer.gradient_clip, 0.75);
   EXPECT_EQ(steer::parse_config(j).to_json()["optimizer"]["gradient_clip"], 0.75);
@@ -270,7 +277,8 @@ TEST(OptimizerTest, LearningRateSchedules) {
   EXPECT_NEAR(steer::scheduled_learning_rate(c, 100), 0.01, 1e-15);
   EXPECT_NEAR(steer::scheduled_learning_rate(c, 500), 0.01, 1e-15);
   // a quarter of the way: ½(1 + cos(π/4)) of the span above η_f
-  EXPECT_NEAR(steer::scheduled_learning_rate(c, 25), 0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5)), 1e-15);
+  EXPECT_NEAR(steer::scheduled_learning_rate(c, 25), 0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5)),
+              1e-15);
   c.lr_schedule = "exponential";
   EXPECT_NEAR(steer::scheduled_learning_rate(c, 0), 0.04, 1e-15);
   EXPECT_NEAR(steer::scheduled_learning_rate(c, 50), 0.02, 1e-15);
@@ -291,8 +299,9 @@ TEST(OptimizerTest, LearningRateSchedules) {
   EXPECT_EQ(v, expect);
   // η_0 + … + η_4 = 0.04 + η_1 + 0.025 + η_3 + 0.01, and η_1 + η_3 = 0.02 + 0.03 = 0.05
   EXPECT_NEAR(v[0], -0.125, 1e-15);
-  EXPECT_NEAR(v[0], -(0.04 + 0.025 + 0.01 + (0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5))) +
-                      (0.01 + 0.03 * 0.5 * (1 - std::sqrt(0.5)))),
+  EXPECT_NEAR(v[0],
+              -(0.04 + 0.025 + 0.01 + (0.01 + 0.03 * 0.5 * (1 + std::sqrt(0.5))) +
+                (0.01 + 0.03 * 0.5 * (1 - std::sqrt(0.5)))),
               1e-15);
 }
 
@@ -300,7 +309,8 @@ TEST(OptimizerTest, LearningRateSchedules) {
 // optimizer and the compare sections, with the key named in the error
 TEST(OptimizerTest, LearningRateScheduleConfigKeys) {
   using steer::testing::expect_config_error;
-  nlohmann::json j = steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  nlohmann::json j =
+      steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
   j["optimizer"]["learning_rate_schedule"] = "cosine";
   j["optimizer"]["learning_rate_final"] = 0.003;
   const steer::ExperimentConfig c = steer::parse_config(j);

@@ -76,7 +76,8 @@ namespace {
 TEST(OscillatorModel, RegisteredByItsOneLine) {
   ASSERT_NE(find_model("oscillator"), nullptr);
   EXPECT_EQ(registered_models().back()->name, "oscillator");
-  const ExperimentConfig c = load_config(STEER_SOURCE_DIR "/tests/models/oscillator/oscillator.json");
+  const ExperimentConfig c =
+      load_config(STEER_SOURCE_DIR "/tests/models/oscillator/oscillator.json");
   EXPECT_EQ(c.model_type, "oscillator");
   EXPECT_EQ(c.info.nx(), 2);
 }
@@ -88,7 +89,8 @@ TEST(OscillatorModel, RegisteredByItsOneLine) {
 TEST(OscillatorModel, GradientConvergesToTheClosedForm) {
   const double q0 = 0.2, k = 40.0, m = 1.0, T = 1.0, w = std::sqrt(k / m);
   const double qT = q0 * std::cos(w * T);
-  const double dq0 = qT * std::cos(w * T), dk = qT * (-q0 * T * std::sin(w * T) / (2 * std::sqrt(k * m)));
+  const double dq0 = qT * std::cos(w * T),
+               dk = qT * (-q0 * T * std::sin(w * T) / (2 * std::sqrt(k * m)));
   double prev0 = 1e300, prevk = 1e300;
   for (int steps : {200, 400, 800, 1600}) {
     nlohmann::json j = {
@@ -97,7 +99,9 @@ TEST(OscillatorModel, GradientConvergesToTheClosedForm) {
         {"simulation", {{"dt", T / steps}, {"steps", steps}, {"precision", "float64"}}},
         {"initial_state", {{"position", q0}, {"velocity", 0.0}}},
         {"loss", {{"terminal", {{{"state", "position"}, {"target", 0.0}, {"weight", 1.0}}}}}},
-        {"variables", {{"x0.position", {{"lower", -1.0}, {"upper", 1.0}}}, {"theta.stiffness", {{"lower", 1.0}, {"upper", 100.0}}}}},
+        {"variables",
+         {{"x0.position", {{"lower", -1.0}, {"upper", 1.0}}},
+          {"theta.stiffness", {{"lower", 1.0}, {"upper", 100.0}}}}},
         {"validation", {{"enabled", false}}}};
     auto p = make_problem(parse_config(j), BackendKind::kCpu, 1);
     Evaluation e;
@@ -105,7 +109,8 @@ TEST(OscillatorModel, GradientConvergesToTheClosedForm) {
     // the variables in the problem's order (the config object's keys come sorted)
     const auto& names = p->var_names();
     const size_t iq = size_t(std::find(names.begin(), names.end(), "x0.position") - names.begin());
-    const size_t ik = size_t(std::find(names.begin(), names.end(), "theta.stiffness") - names.begin());
+    const size_t ik =
+        size_t(std::find(names.begin(), names.end(), "theta.stiffness") - names.begin());
     ASSERT_LT(std::max(iq, ik), names.size());
     const double err0 = std::fabs(e.grad[iq] - dq0), errk = std::fabs(e.grad[ik] - dk);
     EXPECT_LT(err0, 0.6 * prev0) << steps << " steps";
@@ -133,7 +138,8 @@ Cmd run(const std::string& cmd, const std::filesystem::path& dir) {
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / ("steer_oscillator_" + name + "_" + std::to_string(::getpid()));
+  const auto d = std::filesystem::temp_directory_path() /
+                 ("steer_oscillator_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
@@ -145,14 +151,14 @@ const std::string kConfig = STEER_SOURCE_DIR "/tests/models/oscillator/oscillato
 // no label), optimizes, and writes the artifact and a report that draws the model's scene.
 TEST(OscillatorModel, TheCliChecksRunsAndReportsIt) {
   const auto dir = fresh_dir("cli");
-  const Cmd check = run(std::string("'") + STEER_OSCILLATOR_CLI + "' check '" + kConfig + "' --quiet --out '" +
-                            (dir / "check").string() + "'",
+  const Cmd check = run(std::string("'") + STEER_OSCILLATOR_CLI + "' check '" + kConfig +
+                            "' --quiet --out '" + (dir / "check").string() + "'",
                         dir);
   EXPECT_EQ(check.code, 0) << check.out;
   EXPECT_NE(check.out.find("gradient check (initial): 2/2 passed"), std::string::npos) << check.out;
   EXPECT_EQ(check.out.find("labels:"), std::string::npos) << check.out;
-  const Cmd r = run(std::string("'") + STEER_OSCILLATOR_CLI + "' run '" + kConfig + "' --quiet --out '" +
-                        (dir / "runs").string() + "'",
+  const Cmd r = run(std::string("'") + STEER_OSCILLATOR_CLI + "' run '" + kConfig +
+                        "' --quiet --out '" + (dir / "runs").string() + "'",
                     dir);
   ASSERT_EQ(r.code, 0) << r.out;
   std::filesystem::path run_dir;
@@ -163,7 +169,8 @@ TEST(OscillatorModel, TheCliChecksRunsAndReportsIt) {
   EXPECT_EQ(art["effective_config"]["model"]["type"], "oscillator");
   std::ifstream h(run_dir / "report.html");
   const std::string page((std::istreambuf_iterator<char>(h)), std::istreambuf_iterator<char>());
-  EXPECT_NE(page.find("phase (q, v)"), std::string::npos) << "the report does not draw the model's scene";
+  EXPECT_NE(page.find("phase (q, v)"), std::string::npos)
+      << "the report does not draw the model's scene";
   EXPECT_EQ(page.find("the motion is not drawn"), std::string::npos);
   std::filesystem::remove_all(dir);
 }

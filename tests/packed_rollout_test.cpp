@@ -69,14 +69,16 @@ Batch<double> draw_batch(const Case& c, int B, int T, unsigned seed) {
   batch.resize(B, m.nx(), m.nu(), m.np(), T);
   std::mt19937_64 rng(seed);
   for (int b = 0; b < B; ++b) {
-    draw_mass_spring_rollout<double>(m, c.r, T, rng, batch.x0_of(b), batch.u_of(b), batch.theta_of(b));
+    draw_mass_spring_rollout<double>(m, c.r, T, rng, batch.x0_of(b), batch.u_of(b),
+                                     batch.theta_of(b));
     double* x = batch.x0_of(b);
     double* p = batch.theta_of(b);
     p[m.p_global(MassSpring::kActuationFrequency)] = 6.0 + 0.5 * b;  // ω differs per lane [rad/s]
     if (b % 3 == 0)
       for (int i = 0; i < m.n_particles; ++i) x[m.x_pos(i) + 1] += 0.05;  // starts 5 cm higher
     if (b % 3 == 1)
-      for (int i = 0; i < m.n_particles; i += 2) x[m.x_pos(i) + 1] -= 0.004;  // 4 mm into the ground
+      for (int i = 0; i < m.n_particles; i += 2)
+        x[m.x_pos(i) + 1] -= 0.004;  // 4 mm into the ground
     if (c.zero_length && b == 3)
       for (int d = 0; d < m.dim; ++d) x[m.x_pos(1) + d] = x[m.x_pos(0) + d];
     if (c.conservative) {
@@ -101,8 +103,12 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   const Robot wide = wide_grid_robot(), tet = tetrahedron();
   const Robot two = grid_robot({{0, 0}, {1, 0}}, 0.1, {0.1, 0.1}, 1e3, 0.15);
-  out.push_back({"wide grid, sinusoid", bind_topology(make_mass_spring(wide, 10, MassSpring::kSinusoid, true, 0.004), wide), wide});
-  out.push_back({"two cells, raw actuation", bind_topology(make_mass_spring(two, 10, MassSpring::kRaw, true, 0.004), two), two});
+  out.push_back(
+      {"wide grid, sinusoid",
+       bind_topology(make_mass_spring(wide, 10, MassSpring::kSinusoid, true, 0.004), wide), wide});
+  out.push_back({"two cells, raw actuation",
+                 bind_topology(make_mass_spring(two, 10, MassSpring::kRaw, true, 0.004), two),
+                 two});
   {
     Case c{"two cells, rest-position morphology, a zero-length spring in one lane",
            bind_topology(make_mass_spring(two, 6, MassSpring::kSinusoid, true, 0.004), two), two};
@@ -110,10 +116,12 @@ std::vector<Case> cases() {
     c.zero_length = true;
     out.push_back(c);
   }
-  out.push_back({"3d tetrahedron, sinusoid", bind_topology(make_mass_spring(tet, 10, MassSpring::kSinusoid, true, 0.004), tet), tet});
+  out.push_back({"3d tetrahedron, sinusoid",
+                 bind_topology(make_mass_spring(tet, 10, MassSpring::kSinusoid, true, 0.004), tet),
+                 tet});
   {
-    Case c{"two cells, no ground, conservative", bind_topology(make_mass_spring(two, 10, MassSpring::kSinusoid, false, 0.004), two),
-           two};
+    Case c{"two cells, no ground, conservative",
+           bind_topology(make_mass_spring(two, 10, MassSpring::kSinusoid, false, 0.004), two), two};
     c.conservative = true;
     out.push_back(c);
   }
@@ -151,8 +159,9 @@ Batch<R> in_precision(const Batch<double>& b) {
 // path), and compares the loss, the diagnostics, the trajectory and, with grad, every gradient
 // bit for bit. Returns each rollout's contact steps from its scalar run.
 template <class Model, class R = double>
-std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, const RolloutShape& sh,
-                                              const Batch<double>& batch64, bool grad) {
+std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss,
+                                              const RolloutShape& sh, const Batch<double>& batch64,
+                                              bool grad) {
   const Batch<R> batch = in_precision<R>(batch64);
   const int B = batch.size, T = sh.steps;
   EXPECT_TRUE((use_packed_path<Model, R>(m, sh, B)));
@@ -161,7 +170,8 @@ std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, 
   cpu_run_batch<Model, R>(m, loss, sh, batch, grad, packed, 2);
   std::vector<int> contact_steps(B);
   for (int b = 0; b < B; ++b) {
-    const std::string what = "rollout " + std::to_string(b) + (grad ? " (with gradients)" : " (forward)");
+    const std::string what =
+        "rollout " + std::to_string(b) + (grad ? " (with gradients)" : " (forward)");
     Batch<R> one;
     one.resize(1, m.nx(), m.nu(), m.np(), T);
     std::copy(batch.x0_of(b), batch.x0_of(b) + m.nx(), one.x0.begin());
@@ -169,12 +179,13 @@ std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, 
     std::copy(batch.theta_of(b), batch.theta_of(b) + m.np(), one.theta.begin());
     BatchResult<R> alone;
     cpu_run_batch<Model, R>(m, loss, sh, one, grad, alone, 1);
-    EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0])) << what << ": " << packed.loss[b] << " vs " << alone.loss[0];
+    EXPECT_TRUE(same_bits(packed.loss[b], alone.loss[0]))
+        << what << ": " << packed.loss[b] << " vs " << alone.loss[0];
     EXPECT_TRUE(std::isfinite(alone.loss[0])) << what;
     expect_same_diag(packed.diag[b], alone.diag[0], what);
     const int ts = sh.traj_slots();
     expect_same_bits(std::vector<R>(packed.traj.begin() + size_t(b) * ts * m.nx(),
-                                         packed.traj.begin() + size_t(b + 1) * ts * m.nx()),
+                                    packed.traj.begin() + size_t(b + 1) * ts * m.nx()),
                      alone.traj, what + ": trajectory");
     contact_steps[b] = alone.diag[0].contact_steps;
     if (!grad) continue;
@@ -193,7 +204,7 @@ std::vector<int> expect_packed_matches_scalar(const Model& m, const Loss& loss, 
 }
 
 TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
-  const int T = 60, K = 8;  // 8 segments, the last one short
+  const int T = 60, K = 8;                 // 8 segments, the last one short
   const int B = 2 * cpu_pack_width() + 3;  // full groups and a tail group with spare lanes
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
@@ -206,18 +217,20 @@ TEST(PackedRollout, EveryRolloutGetsTheBitsOfItsScalarRun) {
     const Batch<double> batch = draw_batch(c, B, T, 1234);
     for (bool grad : {false, true})
       for (bool f32 : {false, true}) {
-      SCOPED_TRACE(f32 ? "float32" : "float64");
-      const std::vector<int> contact = f32 ? expect_packed_matches_scalar<MassSpring, float>(m, loss, sh, batch, grad)
-                                           : expect_packed_matches_scalar<MassSpring, double>(m, loss, sh, batch, grad);
-      const int contact_min = *std::min_element(contact.begin(), contact.end());
-      const int contact_max = *std::max_element(contact.begin(), contact.end());
-      // the draws must put lanes in and out of contact at different steps (the ground's select
-      // arms then differ across a pack), or have no ground at all
-      if (m.ground) {
-        EXPECT_GT(contact_max, 0);
-        EXPECT_LT(contact_min, contact_max) << "every lane touched the ground as often: the lanes never diverge";
+        SCOPED_TRACE(f32 ? "float32" : "float64");
+        const std::vector<int> contact =
+            f32 ? expect_packed_matches_scalar<MassSpring, float>(m, loss, sh, batch, grad)
+                : expect_packed_matches_scalar<MassSpring, double>(m, loss, sh, batch, grad);
+        const int contact_min = *std::min_element(contact.begin(), contact.end());
+        const int contact_max = *std::max_element(contact.begin(), contact.end());
+        // the draws must put lanes in and out of contact at different steps (the ground's select
+        // arms then differ across a pack), or have no ground at all
+        if (m.ground) {
+          EXPECT_GT(contact_max, 0);
+          EXPECT_LT(contact_min, contact_max)
+              << "every lane touched the ground as often: the lanes never diverge";
+        }
       }
-    }
     if (!m.ground) {
       BatchResult<double> out;
       cpu_run_batch<MassSpring, double>(m, loss, sh, batch, false, out, 1);
@@ -300,7 +313,8 @@ std::vector<PandaCase> panda_cases() {
     k.m.torque_limits = false;
     k.conservative = true;
     for (int j = 0; j < 7; ++j)
-      for (int q : {Articulated::kDamping, Articulated::kKp, Articulated::kKv}) k.theta[k.m.p_joint(j, q)] = 0.0;
+      for (int q : {Articulated::kDamping, Articulated::kKp, Articulated::kKv})
+        k.theta[k.m.p_joint(j, q)] = 0.0;
     out.push_back(k);
   }
   return out;
@@ -317,11 +331,12 @@ Batch<double> draw_panda_batch(const PandaCase& c, int B, int T, unsigned seed) 
     // (k_p ≤ 4500 N·m/rad: 3 mrad and 0.02 rad/s give ≤ 25 N·m against limits of 12-87 N·m)
     double* p = batch.theta_of(b);
     std::copy(c.theta.begin(), c.theta.end(), p);
-    for (int j = 0; j < 7; ++j) p[m.p_joint(j, Articulated::kTarget)] += 0.002 * std::sin(3.0 + j + b);
+    for (int j = 0; j < 7; ++j)
+      p[m.p_joint(j, Articulated::kTarget)] += 0.002 * std::sin(3.0 + j + b);
     double* x = batch.x0_of(b);
     for (int j = 0; j < 7; ++j) {
       x[j] = p[m.p_joint(j, Articulated::kTarget)] + 0.003 * std::sin(1.0 + j + 0.9 * b);  // [rad]
-      x[7 + j] = 0.02 * std::cos(2.0 + j + 0.7 * b);                                       // [rad/s]
+      x[7 + j] = 0.02 * std::cos(2.0 + j + 0.7 * b);  // [rad/s]
     }
     if (b % 3 == 2) x[1] += 0.01;  // joint 2 beyond the test's joint-limit range (4 mrad)
     // planes from 0.47 to 0.57 m (the fingertip sits near z = 0.52 m at home)
@@ -347,21 +362,24 @@ TEST(PackedRollout, PandaRolloutsGetTheBitsOfTheirScalarRuns) {
     const Batch<double> batch = draw_panda_batch(c, B, T, 4321);
     for (bool grad : {false, true})
       for (bool f32 : {false, true}) {
-      SCOPED_TRACE(f32 ? "float32" : "float64");
-      const std::vector<int> contact = f32 ? expect_packed_matches_scalar<Articulated, float>(c.m, c.loss, sh, batch, grad)
-                                           : expect_packed_matches_scalar<Articulated, double>(c.m, c.loss, sh, batch, grad);
-      if (c.m.contact) {
-        EXPECT_GT(*std::max_element(contact.begin(), contact.end()), 0);
-        EXPECT_LT(*std::min_element(contact.begin(), contact.end()), *std::max_element(contact.begin(), contact.end()));
+        SCOPED_TRACE(f32 ? "float32" : "float64");
+        const std::vector<int> contact =
+            f32 ? expect_packed_matches_scalar<Articulated, float>(c.m, c.loss, sh, batch, grad)
+                : expect_packed_matches_scalar<Articulated, double>(c.m, c.loss, sh, batch, grad);
+        if (c.m.contact) {
+          EXPECT_GT(*std::max_element(contact.begin(), contact.end()), 0);
+          EXPECT_LT(*std::min_element(contact.begin(), contact.end()),
+                    *std::max_element(contact.begin(), contact.end()));
+        }
       }
-    }
     if (c.m.joint_limits) {
       // some lanes start inside every joint's range and some beyond a limit
       int inside = 0, beyond = 0;
       for (int b = 0; b < B; ++b) {
         bool out_of_range = false;
         for (int j = 0; j < 7; ++j)
-          out_of_range = out_of_range || batch.x0_of(b)[j] < c.m.limit_lower[j] || batch.x0_of(b)[j] > c.m.limit_upper[j];
+          out_of_range = out_of_range || batch.x0_of(b)[j] < c.m.limit_lower[j] ||
+                         batch.x0_of(b)[j] > c.m.limit_upper[j];
         (out_of_range ? beyond : inside) += 1;
       }
       EXPECT_GT(inside, 0);
@@ -397,7 +415,8 @@ TEST(PackedRollout, PandaRolloutsGetTheBitsOfTheirScalarRuns) {
 
 // every output of two runs bit for bit, the recompute count apart
 template <class R>
-void expect_same_results(const BatchResult<R>& a, const BatchResult<R>& b, const std::string& what) {
+void expect_same_results(const BatchResult<R>& a, const BatchResult<R>& b,
+                         const std::string& what) {
   expect_same_bits(a.loss, b.loss, what + ": loss");
   expect_same_bits(a.traj, b.traj, what + ": trajectory");
   expect_same_bits(a.grad_x0, b.grad_x0, what + ": dL/dx0");
@@ -416,7 +435,8 @@ void expect_same_results(const BatchResult<R>& a, const BatchResult<R>& b, const
 // (B = 1), float64 and float32, for every mass-spring and Panda case; a budget below what the
 // pass needs falls back to the recompute.
 template <class Model, class R>
-void expect_stored_forward_matches_recompute(const Model& m, const Loss& loss, const Batch<double>& batch64, int K) {
+void expect_stored_forward_matches_recompute(const Model& m, const Loss& loss,
+                                             const Batch<double>& batch64, int K) {
   const int T = batch64.steps;
   RolloutShape sh;
   sh.steps = T;
@@ -425,7 +445,8 @@ void expect_stored_forward_matches_recompute(const Model& m, const Loss& loss, c
   RolloutShape stored = sh;
   stored.store_forward_bytes = 1LL << 30;
   RolloutShape tight = sh;
-  tight.store_forward_bytes = stored_forward_bytes<Model, R>(m, T) - 1;  // one byte short (scalar path)
+  tight.store_forward_bytes =
+      stored_forward_bytes<Model, R>(m, T) - 1;  // one byte short (scalar path)
   for (int B : {batch64.size, 1}) {
     Batch<double> b64 = batch64;
     if (B == 1) {  // rollout 0 alone
@@ -452,7 +473,8 @@ void expect_stored_forward_matches_recompute(const Model& m, const Loss& loss, c
     if (B == 1) {
       cpu_run_batch<Model, R>(m, loss, tight, batch, true, fallback, 1);
       expect_same_results(ref, fallback, what + " (budget one byte short)");
-      EXPECT_EQ(fallback.diag[0].recompute_steps, T) << "a budget too small must fall back to the recompute";
+      EXPECT_EQ(fallback.diag[0].recompute_steps, T)
+          << "a budget too small must fall back to the recompute";
     }
   }
 }
@@ -482,13 +504,17 @@ TEST(PackedRollout, MassSpringTapesAreSizedToTheRobot) {
   ASSERT_EQ(tapes.size(), 3);
   EXPECT_EQ(tapes[1].particle, tapes[0].particle + m.n_particles);
   EXPECT_EQ(tapes[2].spring, tapes[1].spring + m.n_springs);
-  EXPECT_EQ(m.step_tape_bytes<double>(), (long long)(sizeof(MassSpring::StepTape<double>) +
-                                                     m.n_particles * sizeof(MassSpring::ParticleTape<double>) +
-                                                     m.n_springs * sizeof(MassSpring::SpringTape<double>)));
-  const long long inline_arrays = MassSpring::kTapeParticles * sizeof(MassSpring::ParticleTape<double>) +
-                                  MassSpring::kTapeSprings * sizeof(MassSpring::SpringTape<double>);  // 80 kB
-  EXPECT_LT(5 * m.step_tape_bytes<double>(), inline_arrays) << "a small robot's tape must not be sized for the largest";
-  EXPECT_EQ((stored_forward_bytes<MassSpring, double>(m, 10)), 11LL * m.nx() * 8 + 10 * m.step_tape_bytes<double>());
+  EXPECT_EQ(m.step_tape_bytes<double>(),
+            (long long)(sizeof(MassSpring::StepTape<double>) +
+                        m.n_particles * sizeof(MassSpring::ParticleTape<double>) +
+                        m.n_springs * sizeof(MassSpring::SpringTape<double>)));
+  const long long inline_arrays =
+      MassSpring::kTapeParticles * sizeof(MassSpring::ParticleTape<double>) +
+      MassSpring::kTapeSprings * sizeof(MassSpring::SpringTape<double>);  // 80 kB
+  EXPECT_LT(5 * m.step_tape_bytes<double>(), inline_arrays)
+      << "a small robot's tape must not be sized for the largest";
+  EXPECT_EQ((stored_forward_bytes<MassSpring, double>(m, 10)),
+            11LL * m.nx() * 8 + 10 * m.step_tape_bytes<double>());
 }
 
 // rk4 (its adjoint is the dual path) stays on the scalar path

@@ -48,8 +48,9 @@ struct CliResult {
 // `steer run CONFIG --out OUT --quiet`, stderr captured
 CliResult run_steer(const fs::path& config, const fs::path& out, const fs::path& dir) {
   const fs::path err = dir / "stderr.txt";
-  const std::string cmd = std::string("'") + STEER_BINARY + "' run '" + config.string() + "' --out '" + out.string() +
-                          "' --quiet --threads 1 >/dev/null 2>'" + err.string() + "'";
+  const std::string cmd = std::string("'") + STEER_BINARY + "' run '" + config.string() +
+                          "' --out '" + out.string() + "' --quiet --threads 1 >/dev/null 2>'" +
+                          err.string() + "'";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -61,12 +62,14 @@ CliResult run_steer(const fs::path& config, const fs::path& out, const fs::path&
 bool empty_or_absent(const fs::path& p) { return !fs::exists(p) || fs::is_empty(p); }
 
 // runs config j from dir and expects exit 2, every needle on stderr and nothing under --out
-void expect_refused(const json& j, const std::vector<std::string>& needles, const fs::path& dir, const std::string& name = "c.json") {
+void expect_refused(const json& j, const std::vector<std::string>& needles, const fs::path& dir,
+                    const std::string& name = "c.json") {
   const fs::path cfg = dir / name, out = dir / "out";
   write(cfg, j);
   const CliResult r = run_steer(cfg, out, dir);
   EXPECT_EQ(r.code, 2) << "stderr: " << r.err;
-  for (const auto& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << "stderr: " << r.err << "\nmissing: " << n;
+  for (const auto& n : needles)
+    EXPECT_NE(r.err.find(n), std::string::npos) << "stderr: " << r.err << "\nmissing: " << n;
   EXPECT_TRUE(empty_or_absent(out)) << "a refused config wrote to --out";
   fs::remove_all(out);
 }
@@ -96,9 +99,10 @@ json arm(const json& inertia_b, double mass_b = 1.0) {
 // R diag(e) Rᵀ in fullinertia order, R the rotation by angle t about the unit axis n
 std::vector<double> rotated(const double e[3], const double n[3], double t) {
   const double c = std::cos(t), s = std::sin(t), C = 1 - c;
-  const double R[3][3] = {{c + n[0] * n[0] * C, n[0] * n[1] * C - n[2] * s, n[0] * n[2] * C + n[1] * s},
-                          {n[1] * n[0] * C + n[2] * s, c + n[1] * n[1] * C, n[1] * n[2] * C - n[0] * s},
-                          {n[2] * n[0] * C - n[1] * s, n[2] * n[1] * C + n[0] * s, c + n[2] * n[2] * C}};
+  const double R[3][3] = {
+      {c + n[0] * n[0] * C, n[0] * n[1] * C - n[2] * s, n[0] * n[2] * C + n[1] * s},
+      {n[1] * n[0] * C + n[2] * s, c + n[1] * n[1] * C, n[1] * n[2] * C - n[0] * s},
+      {n[2] * n[0] * C - n[1] * s, n[2] * n[1] * C + n[0] * s, c + n[2] * n[2] * C}};
   double A[3][3] = {};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
@@ -153,7 +157,8 @@ TEST(PhysicalValidity, EigenvaluesOfRotatedTensors) {
   std::uniform_real_distribution<double> u(0, 1);
   double worst = 0;
   for (int t = 0; t < 200; ++t) {
-    double e[3] = {std::pow(10.0, -6 * u(rng)), std::pow(10.0, -6 * u(rng)), std::pow(10.0, -6 * u(rng))};
+    double e[3] = {std::pow(10.0, -6 * u(rng)), std::pow(10.0, -6 * u(rng)),
+                   std::pow(10.0, -6 * u(rng))};
     if (t % 10 == 0) e[1] = e[0];  // a repeated eigenvalue
     double n[3] = {u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5};
     const double nn = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -165,7 +170,9 @@ TEST(PhysicalValidity, EigenvaluesOfRotatedTensors) {
     for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(got[k] - e[k]) / scale);
   }
   EXPECT_LE(worst, 1e-14);
-  std::printf("[ eigen ] largest eigenvalue error over 200 rotations: %.2e of the largest eigenvalue\n", worst);
+  std::printf(
+      "[ eigen ] largest eigenvalue error over 200 rotations: %.2e of the largest eigenvalue\n",
+      worst);
 }
 
 // each violated condition of a given inertia or mass: exit 2, the key path, the body, the condition
@@ -173,24 +180,33 @@ TEST(PhysicalValidity, GivenInertiaAndMassRefused) {
   TempDir d;
   // [[1, 2], [2, 1]] ⊕ 1: eigenvalues −1, 1, 3 (the diagonal alone looks fine)
   expect_refused(arm({1, 1, 1, 2, 0, 0}),
-                 {"model.bodies[1].fullinertia", "body 'b'", "inertia is not positive definite: eigenvalues (-1, 1, 3) kg*m^2"}, d.path);
+                 {"model.bodies[1].fullinertia", "body 'b'",
+                  "inertia is not positive definite: eigenvalues (-1, 1, 3) kg*m^2"},
+                 d.path);
   // [[1, 1], [1, 1]] ⊕ 2: eigenvalues 0, 2, 2 (singular)
   expect_refused(arm({1, 1, 2, 1, 0, 0}),
-                 {"model.bodies[1].fullinertia", "body 'b'", "inertia is not positive definite: eigenvalues (0, 2, 2) kg*m^2"}, d.path);
-  expect_refused(arm({0.1, 0.1, 0.5, 0, 0, 0}),
-                 {"model.bodies[1].fullinertia", "body 'b'", "violates the triangle inequality: I1 + I2 < I3",
-                  "principal moments (0.1, 0.1, 0.5) kg*m^2"},
+                 {"model.bodies[1].fullinertia", "body 'b'",
+                  "inertia is not positive definite: eigenvalues (0, 2, 2) kg*m^2"},
                  d.path);
+  expect_refused(
+      arm({0.1, 0.1, 0.5, 0, 0, 0}),
+      {"model.bodies[1].fullinertia", "body 'b'", "violates the triangle inequality: I1 + I2 < I3",
+       "principal moments (0.1, 0.1, 0.5) kg*m^2"},
+      d.path);
   // principal moments (0.1, 0.2, 0.5) turned 45° about y: diagonal (0.3, 0.2, 0.3) would pass
   // a check on the diagonal alone
-  expect_refused(arm({0.3, 0.2, 0.3, 0, -0.2, 0}),
-                 {"model.bodies[1].fullinertia", "body 'b'", "violates the triangle inequality: I1 + I2 < I3"}, d.path);
+  expect_refused(
+      arm({0.3, 0.2, 0.3, 0, -0.2, 0}),
+      {"model.bodies[1].fullinertia", "body 'b'", "violates the triangle inequality: I1 + I2 < I3"},
+      d.path);
   // a lamina (I3 = I1 + I2) with I3 raised by 1e-8 of the trace: beyond the 1e-9 tolerance
   const double tr = 0.01 + 0.02 + 0.03;
   expect_refused(arm({0.01, 0.02, 0.03 + 1e-8 * tr, 0, 0, 0}),
                  {"model.bodies[1].fullinertia", "violates the triangle inequality"}, d.path);
-  expect_refused(arm({0.01, 0.02, 0.02, 0, 0, 0}, 0.0), {"model.bodies[1].mass", "out of range"}, d.path);
-  expect_refused(arm({0.01, 0.02, 0.02, 0, 0, 0}, -1.0), {"model.bodies[1].mass", "out of range"}, d.path);
+  expect_refused(arm({0.01, 0.02, 0.02, 0, 0, 0}, 0.0), {"model.bodies[1].mass", "out of range"},
+                 d.path);
+  expect_refused(arm({0.01, 0.02, 0.02, 0, 0, 0}, -1.0), {"model.bodies[1].mass", "out of range"},
+                 d.path);
 }
 
 // physical edge cases pass, through the CLI (exit 0, an artifact) and the parser
@@ -199,10 +215,11 @@ TEST(PhysicalValidity, EdgeCasesAccepted) {
   const double e[3] = {0.01, 0.02, 0.03};  // a lamina: I1 + I2 = I3 exactly
   const double n[3] = {0.48, 0.6, 0.64};   // unit axis
   const std::vector<json> ok = {
-      json{0.01, 0.02, 0.03, 0, 0, 0},                         // lamina in principal axes
-      json(rotated(e, n, 0.7)),                                // the same lamina turned: rounding in every entry
-      json{0.01, 0.02, 0.03 + 1e-10 * 0.06, 0, 0, 0},          // I3 above I1 + I2 by 1e-10 × trace, inside the tolerance
-      json{1e-8, 0.01, 0.01, 0, 0, 0},                         // a thin rod along x: I_axis / I = 1e-6
+      json{0.01, 0.02, 0.03, 0, 0, 0},  // lamina in principal axes
+      json(rotated(e, n, 0.7)),         // the same lamina turned: rounding in every entry
+      json{0.01, 0.02, 0.03 + 1e-10 * 0.06, 0, 0,
+           0},                          // I3 above I1 + I2 by 1e-10 × trace, inside the tolerance
+      json{1e-8, 0.01, 0.01, 0, 0, 0},  // a thin rod along x: I_axis / I = 1e-6
   };
   for (size_t i = 0; i < ok.size(); ++i) {
     SCOPED_TRACE("case " + std::to_string(i) + ": " + ok[i].dump());
@@ -221,21 +238,28 @@ TEST(PhysicalValidity, BatchDrawsRefused) {
   // principal moments 0.3 ± xz and 0.2: the triangle inequality holds for |xz| ≤ 0.1
   json j = arm({0.3, 0.2, 0.3, 0, 0, 0});
   j["batch"] = {{"size", 4}, {"sweep", {{"theta.b.inertia.xz", {0, 0.05, 0.25, 0}}}}};
-  expect_refused(j, {"config: batch.sweep.theta.b.inertia.xz: rollout 2 of 4", "model.bodies[1].fullinertia", "body 'b'",
-                     "violates the triangle inequality: I1 + I2 < I3"},
-                 d.path);
+  expect_refused(
+      j,
+      {"config: batch.sweep.theta.b.inertia.xz: rollout 2 of 4", "model.bodies[1].fullinertia",
+       "body 'b'", "violates the triangle inequality: I1 + I2 < I3"},
+      d.path);
   // |xz| > 0.3: not positive definite in every rollout
   j = arm({0.3, 0.2, 0.3, 0, 0, 0});
   j["batch"] = {{"size", 8}, {"randomize", {{"theta.b.inertia.xz", {0.35, 0.4}}}}};
-  expect_refused(j, {"config: batch.randomize.theta.b.inertia.xz: rollout 0 of 8 (and 7 more)", "model.bodies[1].fullinertia",
-                     "inertia is not positive definite"},
+  expect_refused(j,
+                 {"config: batch.randomize.theta.b.inertia.xz: rollout 0 of 8 (and 7 more)",
+                  "model.bodies[1].fullinertia", "inertia is not positive definite"},
                  d.path);
   // a sweep and a draw on one mass, each inside the range alone: 0.1 + U(−0.95, 0.95) < 0 in
   // about 45% of the 32 rollouts
   j = arm({0.01, 0.02, 0.02, 0, 0, 0});
-  j["batch"] = {{"size", 32}, {"sweep", {{"theta.b.mass", std::vector<double>(32, 0.1)}}}, {"randomize", {{"theta.b.mass", {{"jitter", 0.95}}}}}};
-  expect_refused(j, {"config: batch.randomize.theta.b.mass: rollout ", "reaches b.mass = -", "outside its range (0",
-                     "set by batch.sweep.theta.b.mass, batch.randomize.theta.b.mass (in that order)"},
+  j["batch"] = {{"size", 32},
+                {"sweep", {{"theta.b.mass", std::vector<double>(32, 0.1)}}},
+                {"randomize", {{"theta.b.mass", {{"jitter", 0.95}}}}}};
+  expect_refused(j,
+                 {"config: batch.randomize.theta.b.mass: rollout ", "reaches b.mass = -",
+                  "outside its range (0",
+                  "set by batch.sweep.theta.b.mass, batch.randomize.theta.b.mass (in that order)"},
                  d.path);
 }
 
@@ -247,16 +271,21 @@ TEST(PhysicalValidity, IncludedPandaRefused) {
   ASSERT_EQ(frag["bodies"][3]["name"], "link3");
   frag["bodies"][3]["fullinertia"] = {0.037242, 0.036155, 0.01083, -0.004761, -0.05, -0.012805};
   expect_refused(panda_on(d.path, frag),
-                 {"model.bodies[3].fullinertia", "body 'link3'", "model.include 'arm.json'", "inertia is not positive definite"}, d.path);
+                 {"model.bodies[3].fullinertia", "body 'link3'", "model.include 'arm.json'",
+                  "inertia is not positive definite"},
+                 d.path);
   frag = panda_fragment();
   frag["bodies"][3]["fullinertia"] = {0.01, 0.01, 0.05, 0, 0, 0};
   expect_refused(panda_on(d.path, frag),
-                 {"model.bodies[3].fullinertia", "body 'link3'", "model.include 'arm.json'", "violates the triangle inequality"}, d.path);
+                 {"model.bodies[3].fullinertia", "body 'link3'", "model.include 'arm.json'",
+                  "violates the triangle inequality"},
+                 d.path);
   // the valid fragment with link3's Ixz swept from its own value to −0.05 (Izz = 0.01083)
   json j = panda_on(d.path, panda_fragment());
   j["batch"] = {{"size", 2}, {"sweep", {{"theta.link3.inertia.xz", {-0.011396, -0.05}}}}};
-  expect_refused(j, {"config: batch.sweep.theta.link3.inertia.xz: rollout 1 of 2", "model.bodies[3].fullinertia", "body 'link3'",
-                     "not positive definite"},
+  expect_refused(j,
+                 {"config: batch.sweep.theta.link3.inertia.xz: rollout 1 of 2",
+                  "model.bodies[3].fullinertia", "body 'link3'", "not positive definite"},
                  d.path);
 }
 
@@ -270,10 +299,15 @@ TEST(PhysicalValidity, PerturbationVariablesAndRepeatsCheckedUpFront) {
   steer::ExperimentConfig c = steer::parse_config(j);
   std::string msg = config_error([&] { steer::check_physical_inputs(c, false); });
   EXPECT_EQ(msg.rfind("config: perturb.relative: ", 0), 0u) << msg;
-  EXPECT_NE(msg.find("perturb.relative (theta.b.inertia.xx scaled by 0.1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("perturb.relative (theta.b.inertia.xx scaled by 0.1)"), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("violates the triangle inequality"), std::string::npos) << msg;
-  EXPECT_EQ(config_error([&] { steer::check_physical_inputs(c, true); }), "");  // compare runs no perturbation
-  expect_refused(j, {"config: perturb.relative: rollout 0 of 1", "b.inertia.xx scaled by 0.1", "violates the triangle inequality"}, d.path);
+  EXPECT_EQ(config_error([&] { steer::check_physical_inputs(c, true); }),
+            "");  // compare runs no perturbation
+  expect_refused(j,
+                 {"config: perturb.relative: rollout 0 of 1", "b.inertia.xx scaled by 0.1",
+                  "violates the triangle inequality"},
+                 d.path);
 
   // A parameter variable starts at its drawn value projected into its bounds. Each batch entry
   // is checked against the bounds alone, but a sweep and a draw on one slot compose: Ixx = 0.25 +
@@ -283,7 +317,8 @@ TEST(PhysicalValidity, PerturbationVariablesAndRepeatsCheckedUpFront) {
   j["variables"] = {{"theta.b.inertia.xx", {{"lower", 0.25}, {"upper", 0.5}}}};
   bool lifted = false;
   for (int seed = 1; seed < 50 && !lifted; ++seed) {
-    j["batch"] = {{"size", 1}, {"seed", seed},
+    j["batch"] = {{"size", 1},
+                  {"seed", seed},
                   {"sweep", {{"theta.b.inertia.xx", {0.25}}, {"theta.b.inertia.zz", {0.04}}}},
                   {"randomize", {{"theta.b.inertia.xx", {{"jitter", 0.05}}}}}};
     c = steer::parse_config(j);
@@ -293,7 +328,9 @@ TEST(PhysicalValidity, PerturbationVariablesAndRepeatsCheckedUpFront) {
     msg = config_error([&] { steer::check_physical_inputs(c, false); });
     lifted = true;
     EXPECT_EQ(msg.rfind("config: variables.theta.b.inertia.xx: rollout 0 of 1", 0), 0u) << msg;
-    EXPECT_NE(msg.find("variables.theta.b.inertia.xx (its bounds [0.25, 0.5] move the start)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("variables.theta.b.inertia.xx (its bounds [0.25, 0.5] move the start)"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("rollout 0 of 1"), std::string::npos) << msg;
     EXPECT_NE(msg.find("violates the triangle inequality"), std::string::npos) << msg;
   }
@@ -309,7 +346,8 @@ TEST(PhysicalValidity, PerturbationVariablesAndRepeatsCheckedUpFront) {
     j["batch"] = {{"size", 1}, {"seed", seed}, {"randomize", {{"theta.b.inertia.xz", {0, 0.25}}}}};
     c = steer::parse_config(j);
     if (!config_error([&] { (void)steer::build_batch(c); }).empty()) continue;
-    EXPECT_EQ(config_error([&] { steer::check_physical_inputs(c, false); }), "");  // run does not run the repeats
+    EXPECT_EQ(config_error([&] { steer::check_physical_inputs(c, false); }),
+              "");  // run does not run the repeats
     msg = config_error([&] { steer::check_physical_inputs(c, true); });
     if (msg.empty()) continue;
     found = true;
@@ -331,12 +369,19 @@ TEST(PhysicalValidity, RestPositionSpringsRefused) {
     "validation": {"enabled": false},
     "output": {"trajectory_rollouts": 1}
   })");
-  expect_refused(j, {"model.robot.particles", "spring[0] between particle[0] and particle[1]", "rest length |P_b - P_a| = 0 m"}, d.path);
+  expect_refused(j,
+                 {"model.robot.particles", "spring[0] between particle[0] and particle[1]",
+                  "rest length |P_b - P_a| = 0 m"},
+                 d.path);
   j["model"]["robot"]["particles"][1] = {0.2, 0.3};
   EXPECT_NO_THROW(steer::parse_config(j));
   // a draw that stretches spring 1 beyond 1e3 m
   j["batch"] = {{"size", 2}, {"randomize", {{"theta.particle[2].rest_position.x", {2000, 3000}}}}};
-  expect_refused(j, {"config: batch.randomize.theta.particle[2].rest_position.x: rollout 0 of 2 (and 1 more)", "spring[1]"}, d.path);
+  expect_refused(
+      j,
+      {"config: batch.randomize.theta.particle[2].rest_position.x: rollout 0 of 2 (and 1 more)",
+       "spring[1]"},
+      d.path);
 }
 
 // every shipped config is physically valid for every command (load and check only)

@@ -22,7 +22,8 @@ Projectile projectile(int dim, int ground, double dt = 0.01) {
 
 // a projectile with Warp's contact law (damping only while approaching) and a wall x = X
 // with normal s x̂
-Projectile walled(int dim, int ground, int normal, int law = Projectile::kDampApproach, double dt = 0.01) {
+Projectile walled(int dim, int ground, int normal, int law = Projectile::kDampApproach,
+                  double dt = 0.01) {
   Projectile m = projectile(dim, ground, dt);
   m.wall = Projectile::kGroundPenalty;
   m.wall_normal = normal;
@@ -44,7 +45,8 @@ Projectile placed(Projectile m, double radius, double wall_x = 0.0) {
 }
 
 // θ = (g, c, m, k, d, w)
-std::vector<double> params(double drag, double k = 1e3, double d = 5.0, double w = 1e-2, double mass = 1.3) {
+std::vector<double> params(double drag, double k = 1e3, double d = 5.0, double w = 1e-2,
+                           double mass = 1.3) {
   return {9.81, drag, mass, k, d, w};
 }
 
@@ -53,13 +55,16 @@ std::vector<double> params(double drag, double k = 1e3, double d = 5.0, double w
 // terminal loss |x_T − (−2, 1.5, 0)|² (weight 2 in ½ w e²)
 RolloutCase<Projectile> warp_bounce_case(double mass, int steps = 288) {
   RolloutCase<Projectile> c;
-  c.name = "3d bounce off the hard ground and wall, Warp's law, m = " + std::to_string(mass) + ", T = " +
-           std::to_string(steps);
-  c.model = placed(hard(walled(3, Projectile::kGroundPenalty, -1, Projectile::kDampApproach, 0.6 / steps)), 0.1, 1.75);
+  c.name = "3d bounce off the hard ground and wall, Warp's law, m = " + std::to_string(mass) +
+           ", T = " + std::to_string(steps);
+  c.model = placed(
+      hard(walled(3, Projectile::kGroundPenalty, -1, Projectile::kDampApproach, 0.6 / steps)), 0.1,
+      1.75);
   c.loss.n_terminal = 3;
   const double target[3] = {-2.0, 1.5, 0.0};
   for (int i = 0; i < 3; ++i) {
-    c.loss.terminal_index[i] = i, c.loss.terminal_target[i] = target[i], c.loss.terminal_weight[i] = 2.0;
+    c.loss.terminal_index[i] = i, c.loss.terminal_target[i] = target[i],
+    c.loss.terminal_weight[i] = 2.0;
   }
   c.steps = steps;
   c.checkpoint_every = 17;
@@ -76,38 +81,122 @@ struct ProjectileCases {
     return {
         {"2d free flight", projectile(2, N), {0.1, 0.7, 2.5, 1.0}, {0.3, -0.2}, params(0.0)},
         {"2d drag", projectile(2, N), {0.1, 0.7, 2.5, -1.0}, {0.3, -0.2}, params(0.4)},
-        {"3d drag", projectile(3, N), {0.1, 0.7, -0.2, 2.5, -1.0, 0.8}, {0.3, -0.2, 0.1}, params(0.4)},
+        {"3d drag",
+         projectile(3, N),
+         {0.1, 0.7, -0.2, 2.5, -1.0, 0.8},
+         {0.3, -0.2, 0.1},
+         params(0.4)},
         // |v| = 0 under drag: ∂(|v| v)/∂v = 0 there, and nothing may be NaN
-        {"zero velocity under drag", projectile(2, N), {0.1, 0.7, 0.0, 0.0}, {0.0, 0.0}, params(0.4)},
-        {"3d zero velocity under drag", projectile(3, N), {0.1, 0.7, 0.0, 0.0, 0.0, 0.0}, {0.1, 0.0, 0.0}, params(0.4)},
+        {"zero velocity under drag",
+         projectile(2, N),
+         {0.1, 0.7, 0.0, 0.0},
+         {0.0, 0.0},
+         params(0.4)},
+        {"3d zero velocity under drag",
+         projectile(3, N),
+         {0.1, 0.7, 0.0, 0.0, 0.0, 0.0},
+         {0.1, 0.0, 0.0},
+         params(0.4)},
         {"penalty ground above", projectile(2, P), {0.1, 0.05, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
-        {"penalty ground in contact", projectile(2, P), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
+        {"penalty ground in contact",
+         projectile(2, P),
+         {0.1, -0.004, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1)},
         // contact onset: exactly at y = 0, and with a narrow smoothing width
         {"penalty ground onset", projectile(2, P), {0.1, 0.0, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
-        {"penalty ground narrow width", projectile(2, P, 0.002), {0.1, -1e-4, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e4, 5.0, 1e-4), 1e-4},
-        {"3d penalty ground", projectile(3, P), {0.1, -0.01, 0.2, 1.0, -2.0, 0.3}, {0.5, 1.0, -0.5}, params(0.2)},
+        {"penalty ground narrow width",
+         projectile(2, P, 0.002),
+         {0.1, -1e-4, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1, 1e4, 5.0, 1e-4),
+         1e-4},
+        {"3d penalty ground",
+         projectile(3, P),
+         {0.1, -0.01, 0.2, 1.0, -2.0, 0.3},
+         {0.5, 1.0, -0.5},
+         params(0.2)},
         // the hard law: in contact, out of contact; every kink (c = 0, v_n = 0) is ≥ 1e-3 away
         // from the case, far beyond the FD step; w = 1e-2 is in θ but unused (its derivative 0)
-        {"hard ground in contact", hard(projectile(2, P)), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
-        {"hard ground separating", hard(projectile(2, P)), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1)},
-        {"hard ground above", hard(projectile(2, P)), {0.1, 0.05, 1.0, -2.0}, {0.0, 0.0}, params(0.1)},
+        {"hard ground in contact",
+         hard(projectile(2, P)),
+         {0.1, -0.004, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1)},
+        {"hard ground separating",
+         hard(projectile(2, P)),
+         {0.1, -0.004, 1.0, 2.0},
+         {0.0, 0.0},
+         params(0.1)},
+        {"hard ground above",
+         hard(projectile(2, P)),
+         {0.1, 0.05, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1)},
         // the particle's radius: the ground acts on its surface, y − r < 0
-        {"hard ground, radius", placed(hard(projectile(2, P)), 0.1), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"smooth ground, radius", placed(projectile(2, P), 0.1), {0.1, 0.097, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"hard ground, radius",
+         placed(hard(projectile(2, P)), 0.1),
+         {0.1, 0.097, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"smooth ground, radius",
+         placed(projectile(2, P), 0.1),
+         {0.1, 0.097, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
         // damping only while approaching (v_n < 0): approaching, then separating
-        {"approach law, hard, approaching", placed(hard(walled(2, P, -1)), 0.0, 5.0), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"approach law, hard, separating", placed(hard(walled(2, P, -1)), 0.0, 5.0), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"approach law, smooth, approaching", placed(walled(2, P, -1), 0.0, 5.0), {0.1, -0.004, 1.0, -2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"approach law, smooth, separating", placed(walled(2, P, -1), 0.0, 5.0), {0.1, -0.004, 1.0, 2.0}, {0.0, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, hard, approaching",
+         placed(hard(walled(2, P, -1)), 0.0, 5.0),
+         {0.1, -0.004, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, hard, separating",
+         placed(hard(walled(2, P, -1)), 0.0, 5.0),
+         {0.1, -0.004, 1.0, 2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, smooth, approaching",
+         placed(walled(2, P, -1), 0.0, 5.0),
+         {0.1, -0.004, 1.0, -2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"approach law, smooth, separating",
+         placed(walled(2, P, -1), 0.0, 5.0),
+         {0.1, -0.004, 1.0, 2.0},
+         {0.0, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
         // the wall: normal −x (the particle keeps to x < X − r) and +x (x > X + r), hard and
         // smooth, approaching and separating, alone and with the ground
-        {"wall -x hard, approaching", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.67, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"wall -x hard, separating", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.67, 0.5, -3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"wall -x hard, clear", placed(hard(walled(2, N, -1)), 0.1, 1.75), {1.6, 0.5, 3.0, -1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"wall +x smooth, approaching", placed(walled(2, N, 1), 0.0, -1.0), {-0.995, 0.5, -3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"wall +x smooth, always law", placed(walled(2, N, 1, Projectile::kDampAlways), 0.0, -1.0), {-0.995, 0.5, 3.0, 1.0}, {0.2, 0.0}, params(0.1, 1e3, 5.0, 1e-2, 1.3)},
-        {"3d ground and wall, Warp's law, both in contact", placed(hard(walled(3, P, -1)), 0.1, 1.75),
-         {1.67, 0.095, 0.2, 3.0, -2.0, 0.3}, {0.5, 1.0, -0.5}, params(0.2, 1e4, 10.0, 1e-3, 1.0)},
+        {"wall -x hard, approaching",
+         placed(hard(walled(2, N, -1)), 0.1, 1.75),
+         {1.67, 0.5, 3.0, -1.0},
+         {0.2, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall -x hard, separating",
+         placed(hard(walled(2, N, -1)), 0.1, 1.75),
+         {1.67, 0.5, -3.0, -1.0},
+         {0.2, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall -x hard, clear",
+         placed(hard(walled(2, N, -1)), 0.1, 1.75),
+         {1.6, 0.5, 3.0, -1.0},
+         {0.2, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall +x smooth, approaching",
+         placed(walled(2, N, 1), 0.0, -1.0),
+         {-0.995, 0.5, -3.0, 1.0},
+         {0.2, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"wall +x smooth, always law",
+         placed(walled(2, N, 1, Projectile::kDampAlways), 0.0, -1.0),
+         {-0.995, 0.5, 3.0, 1.0},
+         {0.2, 0.0},
+         params(0.1, 1e3, 5.0, 1e-2, 1.3)},
+        {"3d ground and wall, Warp's law, both in contact",
+         placed(hard(walled(3, P, -1)), 0.1, 1.75),
+         {1.67, 0.095, 0.2, 3.0, -2.0, 0.3},
+         {0.5, 1.0, -0.5},
+         params(0.2, 1e4, 10.0, 1e-3, 1.0)},
     };
   }
   static std::vector<RolloutCase<Projectile>> rollout_cases() {
@@ -117,8 +206,10 @@ struct ProjectileCases {
       c.name = "2d drag, terminal + effort";
       c.model = projectile(2, Projectile::kGroundNone);
       c.loss.n_terminal = 2;
-      c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 2.0, c.loss.terminal_weight[0] = 1.0;
-      c.loss.terminal_index[1] = 3, c.loss.terminal_target[1] = -1.0, c.loss.terminal_weight[1] = 0.5;
+      c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 2.0,
+      c.loss.terminal_weight[0] = 1.0;
+      c.loss.terminal_index[1] = 3, c.loss.terminal_target[1] = -1.0,
+      c.loss.terminal_weight[1] = 0.5;
       c.loss.effort_weight = 0.01;
       c.steps = 60;
       c.x0 = {0.0, 0.0, 2.5, 1.0};
@@ -132,8 +223,10 @@ struct ProjectileCases {
       c.name = "2d bouncing on the penalty ground";
       c.model = projectile(2, Projectile::kGroundPenalty, 0.002);
       c.loss.n_terminal = 2;
-      c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 1.0, c.loss.terminal_weight[0] = 1.0;
-      c.loss.terminal_index[1] = 1, c.loss.terminal_target[1] = 0.3, c.loss.terminal_weight[1] = 1.0;
+      c.loss.terminal_index[0] = 0, c.loss.terminal_target[0] = 1.0,
+      c.loss.terminal_weight[0] = 1.0;
+      c.loss.terminal_index[1] = 1, c.loss.terminal_target[1] = 0.3,
+      c.loss.terminal_weight[1] = 1.0;
       c.steps = 300;
       c.checkpoint_every = 17;
       c.x0 = {0.0, 0.2, 1.0, 0.0};
@@ -272,10 +365,12 @@ TEST(Projectile, WarpBounceScene) {
   std::vector<double> ref = rollout_gradient(c, true, c.checkpoint_every);
   std::vector<double> fd = rollout_fd(c);
   const int nx = 6, nu = 3, T = c.steps;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], ref[i], 1e-12 * std::max(1.0, inf_norm(ref))) << "input " << i;
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_NEAR(g[i], ref[i], 1e-12 * std::max(1.0, inf_norm(ref))) << "input " << i;
   for (int i = 0; i < nx + Projectile::kNumParams; ++i) {
     const size_t j = i < nx ? size_t(i) : size_t(nx + T * nu + (i - nx));
-    EXPECT_NEAR(g[j], fd[j], 1e-6 * std::max(std::fabs(g[j]), std::fabs(fd[j])) + 1e-9) << "input " << j;
+    EXPECT_NEAR(g[j], fd[j], 1e-6 * std::max(std::fabs(g[j]), std::fabs(fd[j])) + 1e-9)
+        << "input " << j;
   }
   // the gradient reaches v_x, v_y and the contact law's stiffness and damping
   EXPECT_GT(std::fabs(g[3]), 0.1);
@@ -317,7 +412,8 @@ TEST(Projectile, WarpBounceScene) {
 TEST(Projectile, WallContactFollowsPenetration) {
   Projectile m = placed(walled(2, Projectile::kGroundPenalty, -1), 0.1, 1.75);
   std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 1.3);
-  std::vector<double> touching = {1.66, 0.5, 0, 0}, clear = {1.64, 0.5, 0, 0}, on_ground = {0.0, 0.09, 0, 0};
+  std::vector<double> touching = {1.66, 0.5, 0, 0}, clear = {1.64, 0.5, 0, 0},
+                      on_ground = {0.0, 0.09, 0, 0};
   EXPECT_EQ(m.num_contacts(), 2);
   EXPECT_TRUE(m.in_contact<double>(view(touching.data()), view(p.data()), 1));
   EXPECT_FALSE(m.in_contact<double>(view(touching.data()), view(p.data()), 0));
@@ -353,7 +449,8 @@ TEST(Projectile, SmoothLawTendsToHardLaw) {
     for (double vn : {-1.5, 1.5}) {
       const double f_hard = mh.contact_force(c, vn, 1e4, 10.0, 1e-9);
       const double f_smooth = m.contact_force(c, vn, 1e4, 10.0, 1e-9);
-      EXPECT_NEAR(f_smooth, f_hard, 1e-9 * std::max(1.0, std::fabs(f_hard))) << "c " << c << " v_n " << vn;
+      EXPECT_NEAR(f_smooth, f_hard, 1e-9 * std::max(1.0, std::fabs(f_hard)))
+          << "c " << c << " v_n " << vn;
     }
   }
 }
@@ -362,7 +459,8 @@ TEST(Projectile, SmoothLawTendsToHardLaw) {
 // rest in contact with the wall alone (no gravity effect on x) gives v_x' = h F_w / m
 TEST(Projectile, WallPushesAlongItsNormal) {
   for (int s : {-1, 1}) {
-    Projectile m = placed(hard(walled(2, Projectile::kGroundNone, s, Projectile::kDampApproach, 0.01)), 0.1, 0.0);
+    Projectile m = placed(
+        hard(walled(2, Projectile::kGroundNone, s, Projectile::kDampApproach, 0.01)), 0.1, 0.0);
     std::vector<double> p = params(0.0, 1e3, 5.0, 1e-3, 2.0);
     // gap c = s (x − X) − r = −0.05 for x = s · 0.05
     std::vector<double> x = {s * 0.05, 1.0, 0.0, 0.0}, u = {0.0, 0.0}, xn(4);

@@ -51,7 +51,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 // a small valid projectile experiment
 json projectile() {
@@ -75,7 +77,8 @@ const fs::path kConfigs = fs::path(STEER_SOURCE_DIR) / "configs";
 TEST(ReaderTest, DepthUpToTheLimitIsRead) {
   const int d = steer::kMaxJsonDepth;
   // the root object is level 1: d − 1 more levels of arrays reach the limit exactly
-  const std::string text = "{\"a\": " + std::string(d - 1, '[') + "1" + std::string(d - 1, ']') + "}";
+  const std::string text =
+      "{\"a\": " + std::string(d - 1, '[') + "1" + std::string(d - 1, ']') + "}";
   const json j = steer::read_config_text(text, "t.json");
   const json* p = &j["a"];
   int levels = 1;
@@ -85,7 +88,8 @@ TEST(ReaderTest, DepthUpToTheLimitIsRead) {
 
 TEST(ReaderTest, DepthPastTheLimitNamesTheKeyAndTheLimit) {
   const int d = steer::kMaxJsonDepth;
-  const std::string msg = parse_error("{\"description\": " + std::string(d, '[') + std::string(d, ']') + "}");
+  const std::string msg =
+      parse_error("{\"description\": " + std::string(d, '[') + std::string(d, ']') + "}");
   EXPECT_EQ(msg.rfind("config: description[0]", 0), 0u) << msg;
   EXPECT_NE(msg.find("deeper than " + std::to_string(d)), std::string::npos) << msg;
 }
@@ -95,7 +99,8 @@ TEST(ReaderTest, DepthPastTheLimitNamesTheKeyAndTheLimit) {
 TEST(ReaderTest, MillionNestedArraysAndHundredThousandObjectsAreRefusedQuickly) {
   const std::size_t n = 1000000;
   const auto t0 = std::chrono::steady_clock::now();
-  std::string msg = parse_error("{\"description\": " + std::string(n, '[') + std::string(n, ']') + "}");
+  std::string msg =
+      parse_error("{\"description\": " + std::string(n, '[') + std::string(n, ']') + "}");
   EXPECT_NE(msg.find("description"), std::string::npos) << msg;
   EXPECT_LT(msg.size(), 400u);
   std::string objects;
@@ -109,12 +114,17 @@ TEST(ReaderTest, MillionNestedArraysAndHundredThousandObjectsAreRefusedQuickly) 
 // ---- duplicate keys, numbers, syntax
 
 TEST(ReaderTest, DuplicateKeyNamesItsPath) {
-  const std::string msg = parse_error(R"({"model": {"type": "mass_spring", "stiffness": 1, "stiffness": 2}})");
+  const std::string msg =
+      parse_error(R"({"model": {"type": "mass_spring", "stiffness": 1, "stiffness": 2}})");
   EXPECT_EQ(msg.rfind("config: model.stiffness: duplicate key", 0), 0u) << msg;
   // a whole section given twice
-  EXPECT_EQ(parse_error(R"({"model": {"type": "projectile"}, "model": {"type": "articulated"}})").rfind("config: model: duplicate key", 0), 0u);
+  EXPECT_EQ(parse_error(R"({"model": {"type": "projectile"}, "model": {"type": "articulated"}})")
+                .rfind("config: model: duplicate key", 0),
+            0u);
   // inside an array element
-  EXPECT_EQ(parse_error(R"({"loss": {"terminal": [{}, {"state": "a", "state": "b"}]}})").rfind("config: loss.terminal[1].state: duplicate key", 0), 0u);
+  EXPECT_EQ(parse_error(R"({"loss": {"terminal": [{}, {"state": "a", "state": "b"}]}})")
+                .rfind("config: loss.terminal[1].state: duplicate key", 0),
+            0u);
   // the same key in two different objects is fine
   EXPECT_NO_THROW(steer::read_config_text(R"({"a": {"k": 1}, "b": {"k": 1}})", "t.json"));
 }
@@ -129,7 +139,8 @@ TEST(ReaderTest, NumberBeyondADoubleIsAConfigErrorAtItsKey) {
   EXPECT_NE(msg.find("simulation.steps"), std::string::npos) << msg;
   EXPECT_LT(msg.size(), 300u) << msg;
   // the largest doubles are numbers
-  EXPECT_NO_THROW(steer::read_config_text(R"({"a": 1.7976931348623157e308, "b": -1.7976931348623157e308, "c": 1e-400})", "t.json"));
+  EXPECT_NO_THROW(steer::read_config_text(
+      R"({"a": 1.7976931348623157e308, "b": -1.7976931348623157e308, "c": 1e-400})", "t.json"));
 }
 
 TEST(ReaderTest, SyntaxErrorsSayNotValidJsonAndQuoteAnExcerpt) {
@@ -198,14 +209,16 @@ TEST(ReaderTest, FileAtTheCapIsReadOneByteMoreIsNot) {
   const fs::path p = d.path / "c.json";
   write_file(p, std::string(1000, ' '));
   EXPECT_EQ(steer::read_bounded_file(p.string(), "config", nullptr, 1000).size(), 1000u);
-  const std::string msg = config_error([&] { steer::read_bounded_file(p.string(), "config", nullptr, 999); });
+  const std::string msg =
+      config_error([&] { steer::read_bounded_file(p.string(), "config", nullptr, 999); });
   EXPECT_NE(msg.find("c.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find("larger than the limit of 999 bytes"), std::string::npos) << msg;
 }
 
 TEST(ReaderTest, EndlessDeviceIsRefusedAtTheCap) {
   if (access("/dev/zero", R_OK) != 0) GTEST_SKIP() << "no /dev/zero";
-  const std::string msg = config_error([&] { steer::read_bounded_file("/dev/zero", "config", nullptr, std::size_t(1) << 20); });
+  const std::string msg = config_error(
+      [&] { steer::read_bounded_file("/dev/zero", "config", nullptr, std::size_t(1) << 20); });
   EXPECT_NE(msg.find("'/dev/zero' is larger than the limit of 1 MiB"), std::string::npos) << msg;
   // and at the default cap, through load_config
   const std::string full = config_error([&] { steer::load_config("/dev/zero"); });
@@ -255,7 +268,8 @@ TEST(ReaderTest, IncludeErrorsNameModelInclude) {
   json j = projectile();
   j["model"]["include"] = arm;
   std::string msg = load("projectile.json", j);
-  EXPECT_EQ(msg.rfind("config: model.include: model projectile takes no include file", 0), 0u) << msg;
+  EXPECT_EQ(msg.rfind("config: model.include: model projectile takes no include file", 0), 0u)
+      << msg;
   EXPECT_EQ(msg.find("included_from"), std::string::npos) << msg;
   // the config itself, under its own name and under another (a hard link)
   json a = json::parse(std::ifstream(kConfigs / "panda.json"));
@@ -265,13 +279,15 @@ TEST(ReaderTest, IncludeErrorsNameModelInclude) {
   fs::create_hard_link(d.path / "self.json", d.path / "alias.json");
   a["model"]["include"] = "alias.json";
   msg = load("self.json", a);
-  EXPECT_NE(msg.find("model.include: 'alias.json' is this config itself"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("model.include: 'alias.json' is this config itself"), std::string::npos)
+      << msg;
   // another whole config; a fragment with an include of its own
   a["model"]["include"] = (kConfigs / "panda.json").string();
   EXPECT_NE(load("whole.json", a).find("is a whole config"), std::string::npos);
   write_file(d.path / "nested.frag", R"({"include": "other.frag", "gravity": 9.81})");
   a["model"]["include"] = "nested.frag";
-  EXPECT_NE(load("nested.json", a).find("model.include: 'nested.frag' has an include of its own"), std::string::npos);
+  EXPECT_NE(load("nested.json", a).find("model.include: 'nested.frag' has an include of its own"),
+            std::string::npos);
   // the include file gets the reader's caps: duplicates and depth
   write_file(d.path / "dup.frag", R"({"gravity": 9.81, "gravity": 9.81})");
   a["model"]["include"] = "dup.frag";
@@ -298,8 +314,9 @@ TEST(ReaderTest, ShippedConfigsFitTheMemoryGuard) {
     steer::ExperimentConfig c;
     ASSERT_NO_THROW(c = steer::load_config(e.path().string()));
     const steer::MemoryEstimate m = steer::estimate_memory(c);
-    std::cout << "[ memory ] " << e.path().filename().string() << ": " << m.total() / 1e9 << " GB (batch "
-              << m.batch / 1e9 << ", trajectory " << m.trajectory / 1e9 << ", penetration " << m.penetration / 1e9 << ")\n";
+    std::cout << "[ memory ] " << e.path().filename().string() << ": " << m.total() / 1e9
+              << " GB (batch " << m.batch / 1e9 << ", trajectory " << m.trajectory / 1e9
+              << ", penetration " << m.penetration / 1e9 << ")\n";
     EXPECT_LT(m.total(), 4e9);
     ++n;
   }
@@ -324,7 +341,9 @@ TEST(ReaderTest, TrajectoryRecordingCountsInTheMemoryGuard) {
   j["simulation"]["memory_limit_gb"] = 40;
   std::string msg = config_error([&] { steer::parse_config(j); });
   EXPECT_EQ(msg.rfind("config: output.trajectory_rollouts: the run needs about", 0), 0u) << msg;
-  EXPECT_NE(msg.find("lower output.trajectory_rollouts or raise output.trajectory_stride"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("lower output.trajectory_rollouts or raise output.trajectory_stride"),
+            std::string::npos)
+      << msg;
   // recording every 100th state fits
   j["output"]["trajectory_stride"] = 100;
   EXPECT_NO_THROW(steer::parse_config(j));

@@ -28,7 +28,8 @@ inline nlohmann::json run_in_process(const nlohmann::json& j, const std::string&
 
 // configs/<config>.json with its observations from configs/data/<data>; batch_size > 0 keeps
 // that many of the config's starts. Returns the artifact's "result".
-inline nlohmann::json run_recorded_fit(const std::string& config, const std::string& data, int batch_size = 0) {
+inline nlohmann::json run_recorded_fit(const std::string& config, const std::string& data,
+                                       int batch_size = 0) {
   std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/" + config + ".json");
   nlohmann::json j = nlohmann::json::parse(in);
   if (batch_size > 0) j["batch"]["size"] = batch_size;

@@ -44,8 +44,9 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-
-std::string config_path(const std::string& name) { return std::string(STEER_SOURCE_DIR) + "/configs/" + name + ".json"; }
+std::string config_path(const std::string& name) {
+  return std::string(STEER_SOURCE_DIR) + "/configs/" + name + ".json";
+}
 
 // the JSON between <script type="application/json" id="steer-data"> and its </script>
 json embedded(const std::string& html) {
@@ -69,7 +70,8 @@ size_t count(const std::string& s, const std::string& what) {
 void expect_self_contained(const std::string& html) {
   std::string rest = html;
   const std::string ns = "http://www.w3.org/2000/svg";
-  for (size_t p = rest.find(ns); p != std::string::npos; p = rest.find(ns)) rest.erase(p, ns.size());
+  for (size_t p = rest.find(ns); p != std::string::npos; p = rest.find(ns))
+    rest.erase(p, ns.size());
   EXPECT_EQ(rest.find("http://"), std::string::npos);
   EXPECT_EQ(rest.find("https://"), std::string::npos);
   EXPECT_EQ(rest.find("//cdn"), std::string::npos);
@@ -110,7 +112,9 @@ TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
   cfg["output"]["trajectory_rollouts"] = 1;
   const fs::path cp = d.path / "p.json";
   std::ofstream(cp) << cfg.dump();
-  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+  const CliResult r = run_steer(
+      "run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'",
+      d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;  // --quiet: no progress
   const fs::path dir = folder_of(r);
@@ -137,7 +141,8 @@ TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
   const json& xT = art["result"]["final_state"][0]["state"];
   EXPECT_NEAR(p[0][0].get<double>(), 0.0, 1e-12);
   EXPECT_NEAR(p.back()[0].get<double>(), xT["position.x"]["value"].get<double>(), 1e-4);
-  EXPECT_NEAR(p.back()[1].get<double>(), xT["position.y"]["value"].get<double>(), 1e-4 * std::abs(xT["position.y"]["value"].get<double>()) + 1e-9);
+  EXPECT_NEAR(p.back()[1].get<double>(), xT["position.y"]["value"].get<double>(),
+              1e-4 * std::abs(xT["position.y"]["value"].get<double>()) + 1e-9);
   // free motion: the model's energy per drawn frame; its largest change over the largest KE is
   // the validator's energy drift (symplectic Euler under constant gravity drifts steadily, so
   // the largest change is at the last step, which is always drawn), within the 5 digits
@@ -159,7 +164,8 @@ TEST(ReportWriter, ProjectileRunFolderAndRebuild) {
   EXPECT_EQ(slurp(dir / "report.html"), before);
   // nothing but report.html is left behind by the atomic write
   int n = 0;
-  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().find(".tmp") != std::string::npos;
+  for (const auto& e : fs::directory_iterator(dir))
+    n += e.path().filename().string().find(".tmp") != std::string::npos;
   EXPECT_EQ(n, 0);
 }
 
@@ -177,11 +183,14 @@ TEST(ReportWriter, RebuildReadsDataFilesFromTheConfigsFolder) {
   cfg["loss"] = {{"observations", {{"file", "obs.csv"}}}};
   const fs::path cp = d.path / "cfg" / "p.json";
   std::ofstream(cp) << cfg.dump();
-  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+  const CliResult r = run_steer(
+      "run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'",
+      d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   const fs::path dir = folder_of(r);
   const json art = json::parse(slurp(dir / "artifact.json"));
-  EXPECT_EQ(fs::path(art["config_folder"].get<std::string>()), fs::absolute(d.path / "cfg").lexically_normal());
+  EXPECT_EQ(fs::path(art["config_folder"].get<std::string>()),
+            fs::absolute(d.path / "cfg").lexically_normal());
   const std::string before = slurp(dir / "report.html");
   ASSERT_TRUE(embedded(before)["scene"].is_object());
   fs::remove(dir / "report.html");
@@ -214,7 +223,8 @@ TEST(ReportWriter, ReportCommandRefusesNonRunFolders) {
 // data (escaped in the JSON, HTML-escaped in the title) and come back unchanged from the JSON
 TEST(ReportWriter, UserStringsCannotInjectMarkup) {
   const std::string evil = "x</script><script>alert(1)</script><!-- & \"q\" 'a' </SCRIPT >";
-  json art = {{"format", "steer.artifact/1"}, {"command", "check"},
+  json art = {{"format", "steer.artifact/1"},
+              {"command", "check"},
               {"effective_config", {{"name", evil}, {"description", evil}}},
               {"labels", {{evil, 1}}},
               {"result", {{"check_passed", true}}}};
@@ -243,11 +253,13 @@ TEST(ReportWriter, RobotPageKeepsItsBudget) {
     for (int k = 0; k < frames; ++k) {
       csv << b << "," << k << "," << k * c.dt;
       // the rest shape moved right by 1 mm per frame: frame k's first particle at x0 + k·1e-3
-      for (int i = 0; i < nx; ++i) csv << "," << c.x0[i] + (i < nx / 2 && i % 2 == 0 ? k * 1e-3 : 0.0);
+      for (int i = 0; i < nx; ++i)
+        csv << "," << c.x0[i] + (i < nx / 2 && i % 2 == 0 ? k * 1e-3 : 0.0);
       csv << "\n";
     }
   ASSERT_GT(csv.str().size(), 4 * steer::kReportBudgetBytes);  // the recording alone is far over
-  json art = {{"format", "steer.artifact/1"}, {"command", "run"}, {"effective_config", c.to_json()}};
+  json art = {
+      {"format", "steer.artifact/1"}, {"command", "run"}, {"effective_config", c.to_json()}};
   const std::string html = steer::render_report(art, csv.str(), "", &c);
   EXPECT_LT(html.size(), steer::kReportBudgetBytes);
   expect_self_contained(html);
@@ -258,7 +270,8 @@ TEST(ReportWriter, RobotPageKeepsItsBudget) {
   const json& p = sc["rollouts"][0]["p"];
   EXPECT_LE(p.size(), 241u);
   EXPECT_GE(p.size(), 2u);
-  EXPECT_NEAR(p.back()[0].get<double>(), c.x0[0] + (frames - 1) * 1e-3, 1e-4 * (1 + std::abs(c.x0[0]) + frames * 1e-3));
+  EXPECT_NEAR(p.back()[0].get<double>(), c.x0[0] + (frames - 1) * 1e-3,
+              1e-4 * (1 + std::abs(c.x0[0]) + frames * 1e-3));
   const auto& robot = c.model_state<steer::MassSpringSetup>().robot;
   ASSERT_EQ(sc["edges"].size(), robot.springs.size());
   for (size_t s = 0; s < robot.springs.size(); ++s) {
@@ -282,7 +295,8 @@ TEST(ReportWriter, ArmFiguresAreRigid) {
   csv << "\n";
   for (int k = 0; k < 3; ++k) {
     csv << "0," << k << "," << k * c.dt;
-    for (int i = 0; i < nx; ++i) csv << "," << (i < nq ? c.x0[i] + 0.4 * k * (i % 2 ? -1 : 1) : 0.0);
+    for (int i = 0; i < nx; ++i)
+      csv << "," << (i < nq ? c.x0[i] + 0.4 * k * (i % 2 ? -1 : 1) : 0.0);
     csv << "\n";
   }
   json art = {{"format", "steer.artifact/1"}, {"command", "run"}};
@@ -295,13 +309,17 @@ TEST(ReportWriter, ArmFiguresAreRigid) {
   EXPECT_EQ(sc["point_names"].back(), "tip");
   auto dist = [&](int f, int a, int b) {
     double s = 0;
-    for (int i = 0; i < 3; ++i) s += std::pow(p[f][3 * a + i].get<double>() - p[f][3 * b + i].get<double>(), 2);
+    for (int i = 0; i < 3; ++i)
+      s += std::pow(p[f][3 * a + i].get<double>() - p[f][3 * b + i].get<double>(), 2);
     return std::sqrt(s);
   };
   for (const auto& e : sc["edges"])
-    for (int f = 1; f < 3; ++f) EXPECT_NEAR(dist(f, e[0], e[1]), dist(0, e[0], e[1]), 1e-4) << e.dump();
+    for (int f = 1; f < 3; ++f)
+      EXPECT_NEAR(dist(f, e[0], e[1]), dist(0, e[0], e[1]), 1e-4) << e.dump();
   double moved = 0;  // the tip between frames 0 and 2
-  for (int i = 0; i < 3; ++i) moved += std::pow(p[2][3 * (npts - 1) + i].get<double>() - p[0][3 * (npts - 1) + i].get<double>(), 2);
+  for (int i = 0; i < 3; ++i)
+    moved += std::pow(
+        p[2][3 * (npts - 1) + i].get<double>() - p[0][3 * (npts - 1) + i].get<double>(), 2);
   EXPECT_GT(std::sqrt(moved), 0.05);
 }
 
@@ -310,11 +328,13 @@ TEST(ReportWriter, ArmFiguresAreRigid) {
 TEST(ReportWriter, MismatchedRecordingLeavesANote) {
   steer::ExperimentConfig c = steer::load_config(config_path("difftaichi_robot_a"));
   json art = {{"format", "steer.artifact/1"}, {"command", "run"}};
-  const std::string html = steer::render_report(art, "rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n", "", &c);
+  const std::string html =
+      steer::render_report(art, "rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n", "", &c);
   const json data = embedded(html);
   EXPECT_TRUE(data["scene"].is_null());
   ASSERT_FALSE(data["notes"].empty());
-  EXPECT_NE(data["notes"].back().get<std::string>().find("1 state columns"), std::string::npos) << data["notes"].dump();
+  EXPECT_NE(data["notes"].back().get<std::string>().find("1 state columns"), std::string::npos)
+      << data["notes"].dump();
 }
 
 TEST(ReportWriter, TrajectoryCsvErrorsNameTheLine) {
@@ -325,7 +345,8 @@ TEST(ReportWriter, TrajectoryCsvErrorsNameTheLine) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
   }
-  const steer::RecordedTrajectory t = steer::parse_trajectory_csv("rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n1,0,0,3\n");
+  const steer::RecordedTrajectory t =
+      steer::parse_trajectory_csv("rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n1,0,0,3\n");
   ASSERT_EQ(t.rollouts.size(), 2u);
   EXPECT_EQ(t.rollouts[0].state[1][0], 2.0);
   EXPECT_EQ(t.rollouts[1].rollout, 1);
@@ -339,7 +360,8 @@ TEST(ReportWriter, ProgressLinesWithEta) {
   cfg["optimizer"]["iterations"] = 200;
   const fs::path cp = d.path / "p.json";
   std::ofstream(cp) << cfg.dump();
-  const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --out '" + (d.path / "out").string() + "'", d.path);
+  const CliResult r = run_steer(
+      "run '" + cp.string() + "' --backend cpu --out '" + (d.path / "out").string() + "'", d.path);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("steer: iteration 0/200 (0%)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("steer: iteration 200/200 (100%)"), std::string::npos) << r.err;
@@ -347,7 +369,8 @@ TEST(ReportWriter, ProgressLinesWithEta) {
   // the gradient check: its batched passes with rate, ending at the total with the time taken
   const size_t v = r.err.find("steer: validating gradients (initial, 1 rollouts) ");
   ASSERT_NE(v, std::string::npos) << r.err;
-  const std::string last_check = r.err.substr(r.err.rfind("steer: validating gradients (initial", r.err.find("done in", v)));
+  const std::string last_check =
+      r.err.substr(r.err.rfind("steer: validating gradients (initial", r.err.find("done in", v)));
   const std::string check_line = last_check.substr(0, last_check.find('\n'));
   EXPECT_NE(check_line.find("(100%)"), std::string::npos) << check_line;
   EXPECT_NE(check_line.find("passes/s"), std::string::npos) << check_line;
@@ -424,7 +447,8 @@ TEST(ReportWriter, TraceMedianAndVariablesLimits) {
   EXPECT_EQ(j["vars_first_rollouts"][1].size(), 16u);
   // above kTraceMaxVars variables per rollout: no paths, and no fields in the JSON
   steer::OptimizationTrace big;
-  steer::record_losses(big, 0, {1, 2}, std::vector<double>(size_t(2) * (steer::kTraceMaxVars + 1), 0.0),
+  steer::record_losses(big, 0, {1, 2},
+                       std::vector<double>(size_t(2) * (steer::kTraceMaxVars + 1), 0.0),
                        steer::kTraceMaxVars + 1);
   EXPECT_EQ(big.vars_per_rollout, 0);
   EXPECT_TRUE(big.vars.empty());
@@ -432,7 +456,8 @@ TEST(ReportWriter, TraceMedianAndVariablesLimits) {
   EXPECT_EQ(big.loss_median, std::vector<double>{1.5});
   // exactly kTraceMaxVars: kept
   steer::OptimizationTrace edge;
-  steer::record_losses(edge, 0, {1}, std::vector<double>(steer::kTraceMaxVars, 0.25), steer::kTraceMaxVars);
+  steer::record_losses(edge, 0, {1}, std::vector<double>(steer::kTraceMaxVars, 0.25),
+                       steer::kTraceMaxVars);
   EXPECT_EQ(edge.vars_per_rollout, steer::kTraceMaxVars);
 }
 
@@ -460,7 +485,9 @@ TEST(ReportWriter, HistoryMedianAndVariablePaths) {
     cfg["output"]["trajectory_rollouts"] = B;
     const fs::path cp = d.path / "p.json";
     std::ofstream(cp) << cfg.dump();
-    const CliResult r = run_steer("run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'", d.path);
+    const CliResult r = run_steer(
+        "run '" + cp.string() + "' --backend cpu --quiet --out '" + (d.path / "out").string() + "'",
+        d.path);
     ASSERT_EQ(r.code, 0) << r.err;
     const fs::path dir = folder_of(r);
     const json art = json::parse(slurp(dir / "artifact.json"));
@@ -473,7 +500,8 @@ TEST(ReportWriter, HistoryMedianAndVariablePaths) {
       std::vector<double> l = h["loss_first_rollouts"][k].get<std::vector<double>>();
       ASSERT_EQ(l.size(), size_t(cmaes ? h["loss_first_rollouts"][k].size() : B));
       std::sort(l.begin(), l.end());
-      const double med = l.size() % 2 ? l[l.size() / 2] : 0.5 * (l[l.size() / 2 - 1] + l[l.size() / 2]);
+      const double med =
+          l.size() % 2 ? l[l.size() / 2] : 0.5 * (l[l.size() / 2 - 1] + l[l.size() / 2]);
       EXPECT_EQ(h["loss_median"][k].get<double>(), med) << "entry " << k;
       EXPECT_LE(h["loss_min"][k].get<double>(), med);
       EXPECT_GE(h["loss_max"][k].get<double>(), med);
@@ -485,14 +513,17 @@ TEST(ReportWriter, HistoryMedianAndVariablePaths) {
     ASSERT_EQ(h["vars_first_rollouts"].size(), n);
     const json& rr = art["result"]["rollouts"];
     ASSERT_GE(int(rr.size()), rows);
-    for (size_t k = 0; k < n; ++k) ASSERT_EQ(h["vars_first_rollouts"][k].size(), size_t(rows) * 2) << "entry " << k;
+    for (size_t k = 0; k < n; ++k)
+      ASSERT_EQ(h["vars_first_rollouts"][k].size(), size_t(rows) * 2) << "entry " << k;
     for (int b = 0; b < rows; ++b) {
       const char* names[2] = {"x0.velocity.x", "x0.velocity.y"};
       for (int i = 0; i < 2; ++i) {
         const json& var = rr[b]["variables"][names[i]];
-        EXPECT_EQ(h["vars_first_rollouts"][0][size_t(b) * 2 + i].get<double>(), var["initial"].get<double>())
+        EXPECT_EQ(h["vars_first_rollouts"][0][size_t(b) * 2 + i].get<double>(),
+                  var["initial"].get<double>())
             << "rollout " << b << " " << names[i];
-        EXPECT_EQ(h["vars_first_rollouts"][n - 1][size_t(b) * 2 + i].get<double>(), var["final"].get<double>())
+        EXPECT_EQ(h["vars_first_rollouts"][n - 1][size_t(b) * 2 + i].get<double>(),
+                  var["final"].get<double>())
             << "rollout " << b << " " << names[i];
       }
     }

@@ -2,9 +2,9 @@
 // 3 hinges with its 8 corner points, lanes clear, sticking, sliding and tipping, run through
 // run_batch on the CUDA backend (the emulated device in tests/gpu_emulation.cmake, or a real
 // one) and on the CPU, with the softplus law (its damping given, or from a coefficient of
-// restitution, or with time-of-impact impulses) and the impedance law: loss and every gradient agree to 1e-10 relative in
-// float64 (the two differ in the order of reductions only), 1e-2 in float32 beyond float32's
-// own CPU error.
+// restitution, or with time-of-impact impulses) and the impedance law: loss and every gradient
+// agree to 1e-10 relative in float64 (the two differ in the order of reductions only), 1e-2 in
+// float32 beyond float32's own CPU error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +49,12 @@ Batch<S> lanes(const Articulated& m, const std::vector<double>& theta, int B, in
   Batch<S> b;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
   for (int r = 0; r < B; ++r) {
-    const double q[6] = {0, 0, 0.05 + 0.001 * (r % 5) - 0.002 + (r % 7 == 0 ? 0.05 : 0.0), 0.04 * std::sin(r), 0.03 * std::cos(r), 0};
+    const double q[6] = {0,
+                         0,
+                         0.05 + 0.001 * (r % 5) - 0.002 + (r % 7 == 0 ? 0.05 : 0.0),
+                         0.04 * std::sin(r),
+                         0.03 * std::cos(r),
+                         0};
     const double v[6] = {0.05 * (r % 6), 0.002 * r, -0.05, 0.1 * std::sin(r), 0.2 * std::cos(r), 0};
     for (int i = 0; i < 6; ++i) b.x0_of(r)[i] = S(q[i]), b.x0_of(r)[6 + i] = S(v[i]);
     for (int k = 0; k < m.np(); ++k) b.theta_of(r)[k] = S(theta[k]);
@@ -92,7 +97,8 @@ void check(const std::string& law, double tol) {
   if (law == "time_of_impact") {
     // some lanes take impulses: their loss depends on e
     int impacted = 0;
-    for (int r = 0; r < B; ++r) impacted += cpu.grad_theta[size_t(r) * m.np() + m.p_contact(kContactRestitution)] != 0.0;
+    for (int r = 0; r < B; ++r)
+      impacted += cpu.grad_theta[size_t(r) * m.np() + m.p_contact(kContactRestitution)] != 0.0;
     EXPECT_GT(impacted, 0);
   }
 }

@@ -82,8 +82,11 @@ void check_normal_law(bool imp, const std::vector<double>& z, const std::string&
     std::vector<double> zp = z, zm = z;
     zp[i] += eps;
     zm[i] -= eps;
-    const double fd = (normal_phi<double>(imp, zp.data(), afn, afe) - normal_phi<double>(imp, zm.data(), afn, afe)) / (2 * eps);
-    EXPECT_NEAR(hand[i], fd, 1e-6 * std::max({1.0, std::fabs(fd), std::fabs(hand[i])})) << what << " input " << i;
+    const double fd = (normal_phi<double>(imp, zp.data(), afn, afe) -
+                       normal_phi<double>(imp, zm.data(), afn, afe)) /
+                      (2 * eps);
+    EXPECT_NEAR(hand[i], fd, 1e-6 * std::max({1.0, std::fabs(fd), std::fabs(hand[i])}))
+        << what << " input " << i;
   }
 }
 
@@ -142,13 +145,15 @@ TEST(ContactLaw, FrictionAdjointMatchesDualAndFiniteDifferences) {
     for (int i = 0; i < 5; ++i) zd[i] = Dual<double, 5>::variable(z[i], i);
     const auto phi = friction_phi(zd, aft);
     for (int i = 0; i < 5; ++i) {
-      EXPECT_NEAR(hand[i], phi.v[i], 1e-12 * std::max(1.0, std::fabs(phi.v[i]))) << "speed " << speed << " input " << i;
+      EXPECT_NEAR(hand[i], phi.v[i], 1e-12 * std::max(1.0, std::fabs(phi.v[i])))
+          << "speed " << speed << " input " << i;
       const double eps = 1e-6 * (i < 2 ? vs : std::fabs(z[i]));
       std::vector<double> zp = z, zm = z;
       zp[i] += eps;
       zm[i] -= eps;
       const double fd = (friction_phi(zp.data(), aft) - friction_phi(zm.data(), aft)) / (2 * eps);
-      EXPECT_NEAR(hand[i], fd, 1e-6 * std::max({1.0, std::fabs(fd)})) << "speed " << speed << " input " << i;
+      EXPECT_NEAR(hand[i], fd, 1e-6 * std::max({1.0, std::fabs(fd)}))
+          << "speed " << speed << " input " << i;
     }
   }
   // the regimes: sticking is viscous (f_t ≈ −μ N v_t / v_s), sliding is Coulomb (|f_t| → μ N)
@@ -206,15 +211,19 @@ ExperimentConfig arm_config(const std::string& extra) {
   return parse_config(j);
 }
 
-const Articulated& model_of(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().model; }
+const Articulated& model_of(const ExperimentConfig& c) {
+  return c.model_state<ArticulatedSetup>().model;
+}
 
 // contact c's depth below the plane [m] at state x
-double depth_of(const Articulated& m, const std::vector<double>& x, const std::vector<double>& p, int c) {
+double depth_of(const Articulated& m, const std::vector<double>& x, const std::vector<double>& p,
+                int c) {
   return contact_state(m, x.data(), p.data(), c).depth;
 }
 
 // θ with the plane moved so that the deepest of the model's contacts is `depth` [m] below it
-std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x, std::vector<double> p, double depth) {
+std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x,
+                                   std::vector<double> p, double depth) {
   double deepest = -1e9;
   for (int c = 0; c < m.num_contacts(); ++c) deepest = std::max(deepest, depth_of(m, x, p, c));
   p[m.p_global(Articulated::kPlaneHeight)] += depth - deepest;
@@ -223,7 +232,8 @@ std::vector<double> plane_at_depth(const Articulated& m, const std::vector<doubl
 
 int contacts_in(const Articulated& m, const std::vector<double>& x, const std::vector<double>& p) {
   int n = 0;
-  for (int c = 0; c < m.num_contacts(); ++c) n += m.in_contact<double>(x.data(), p.data(), c) ? 1 : 0;
+  for (int c = 0; c < m.num_contacts(); ++c)
+    n += m.in_contact<double>(x.data(), p.data(), c) ? 1 : 0;
   return n;
 }
 
@@ -238,8 +248,9 @@ struct RigidContactProvider {
   static std::vector<StepCase<Articulated>> step_cases() {
     std::vector<StepCase<Articulated>> out;
     const std::vector<double> u6 = {0.5, -0.3, 1.0, 0.02, -0.01, 0.03};
-    auto add = [&](const std::string& name, const ExperimentConfig& c, const std::vector<double>& x, double depth,
-                   int expect_points, double fd_scale = 1e-3, int integrator = Articulated::kEuler) {
+    auto add = [&](const std::string& name, const ExperimentConfig& c, const std::vector<double>& x,
+                   double depth, int expect_points, double fd_scale = 1e-3,
+                   int integrator = Articulated::kEuler) {
       Articulated m = model_of(c);
       m.integrator = integrator;
       const std::vector<double> p = plane_at_depth(m, x, c.theta, depth);
@@ -250,19 +261,26 @@ struct RigidContactProvider {
     };
     const ExperimentConfig box = box_config("");
     // flat: the 4 bottom corners 0.5 mm in, sliding (|v_t| = 0.54 m/s ≫ v_s = 0.01 m/s)
-    add("box sliding on 4 corners", box, state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4);
+    add("box sliding on 4 corners", box,
+        state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4);
     // sticking: |v_t| ≈ 0.22 v_s
-    add("box sticking on 4 corners", box, state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.002, 0.001, 0, 0, 0, 0}), 5e-4, 4);
+    add("box sticking on 4 corners", box,
+        state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.002, 0.001, 0, 0, 0, 0}), 5e-4, 4);
     // the stick/slip boundary: the centre's |v_t| = v_s, the corners' about it (ω_z small)
-    add("box at the stick/slip boundary", box, state({0, 0, 0.05, 0, 0, 0}, {0.008, 0.006, 0.001, 0, 0, 0.02}), 5e-4, 4);
+    add("box at the stick/slip boundary", box,
+        state({0, 0, 0.05, 0, 0, 0}, {0.008, 0.006, 0.001, 0, 0, 0.02}), 5e-4, 4);
     // tipping on an edge (rolled 0.3 rad about x): the 2 corners of the low edge 0.3 mm in
-    add("box tipping on an edge", box, state({0, 0, 0.07, 0.3, 0, 0}, {0.3, 0.1, -0.05, 1.0, 0.2, -0.5}), 3e-4, 2);
+    add("box tipping on an edge", box,
+        state({0, 0, 0.07, 0.3, 0, 0}, {0.3, 0.1, -0.05, 1.0, 0.2, -0.5}), 3e-4, 2);
     // contact onset: the lowest corner exactly at the plane, falling; the box pitched a little
-    add("box at contact onset", box, state({0, 0, 0.06, 0.05, 0.1, 0}, {0.2, 0, -0.1, 0, 0.5, 0}), 0.0, 0);
+    add("box at contact onset", box, state({0, 0, 0.06, 0.05, 0.1, 0}, {0.2, 0, -0.1, 0, 0.5, 0}),
+        0.0, 0);
     // implicitfast and rk4 (rk4's adjoint is the dual one; its FD check still tests the law)
-    add("box sliding, implicitfast", box, state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4,
-        1e-3, Articulated::kImplicitFast);
-    add("box sliding, rk4", box, state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4, 1e-3,
+    add("box sliding, implicitfast", box,
+        state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4, 1e-3,
+        Articulated::kImplicitFast);
+    add("box sliding, rk4", box,
+        state({0.1, -0.2, 0.05, 0, 0, 0.3}, {0.5, 0.2, -0.01, 0.1, -0.2, 0.3}), 5e-4, 4, 1e-3,
         Articulated::kRk4);
     // the tip too (contact.enabled): tip and ground points act together
     add("box sliding with the tip enabled", box_config("", true),
@@ -270,8 +288,10 @@ struct RigidContactProvider {
     // the impedance law, pitched about y so the 4 bottom corners reach different depths (the
     // sigmoid's pieces: 1.2 mm, 1.2 − 2·0.1·sin 0.004 ≈ 0.4 mm)
     const ExperimentConfig imp = box_config(R"({"law": "impedance", "smoothing": 1e-4})");
-    add("box impedance law, pitched", imp, state({0, 0, 0.05, 0.001, 0.004, 0}, {0.3, -0.1, -0.02, 0.1, 0.2, 0.1}), 1.2e-3, 4);
-    add("box impedance law, sticking", imp, state({0, 0, 0.05, 0, 0, 0}, {0.003, 0, -0.001, 0, 0, 0}), 6e-4, 4);
+    add("box impedance law, pitched", imp,
+        state({0, 0, 0.05, 0.001, 0.004, 0}, {0.3, -0.1, -0.02, 0.1, 0.2, 0.1}), 1.2e-3, 4);
+    add("box impedance law, sticking", imp,
+        state({0, 0, 0.05, 0, 0, 0}, {0.003, 0, -0.001, 0, 0, 0}), 6e-4, 4);
     // the arm: both spheres touching (link 2 level), yawing (lateral slip) and pitching
     const ExperimentConfig arm = arm_config("");
     add("arm, both spheres in contact", arm, state({0.2, 0.9, -0.9}, {0.5, 0.3, -0.2}), 5e-4, 2);
@@ -284,7 +304,8 @@ struct RigidContactProvider {
     std::vector<RolloutCase<Articulated>> out;
     // wider smoothing (w = 2 mm, v_s = 0.05 m/s, softer plane) so that the rollout FD's
     // ε = 1e-6 stays far below every length and speed scale of the laws
-    auto add = [&](const std::string& name, const ExperimentConfig& c, const std::vector<double>& x, double depth) {
+    auto add = [&](const std::string& name, const ExperimentConfig& c, const std::vector<double>& x,
+                   double depth) {
       RolloutCase<Articulated> r;
       r.name = name;
       r.model = model_of(c);
@@ -297,10 +318,13 @@ struct RigidContactProvider {
       for (size_t k = 0; k < r.u.size(); ++k) r.u[k] = 0.3 * std::sin(0.7 * double(k));
       out.push_back(r);
     };
-    const std::string soft = R"({"stiffness": 5e3, "damping": 20, "smoothing": 2e-3, "slip_velocity": 0.05})";
-    add("box sliding and tipping, 30 steps", box_config(soft), state({0, 0, 0.06, 0.05, 0.1, 0}, {0.6, 0.2, -0.2, 0.5, 1.0, 0.5}), 1e-3);
+    const std::string soft =
+        R"({"stiffness": 5e3, "damping": 20, "smoothing": 2e-3, "slip_velocity": 0.05})";
+    add("box sliding and tipping, 30 steps", box_config(soft),
+        state({0, 0, 0.06, 0.05, 0.1, 0}, {0.6, 0.2, -0.2, 0.5, 1.0, 0.5}), 1e-3);
     add("box impedance, 30 steps",
-        box_config(R"({"law": "impedance", "smoothing": 1e-3, "slip_velocity": 0.05, "solimp": [0.9, 0.95, 0.004], "solref": [0.04, 1]})"),
+        box_config(
+            R"({"law": "impedance", "smoothing": 1e-3, "slip_velocity": 0.05, "solimp": [0.9, 0.95, 0.004], "solref": [0.04, 1]})"),
         state({0, 0, 0.05, 0.02, 0.01, 0}, {0.4, -0.2, -0.05, 0.2, -0.1, 0.3}), 8e-4);
     add("arm spheres, 30 steps", arm_config(soft), state({0.2, 0.9, -0.9}, {0.5, 0.3, -0.2}), 1e-3);
     return out;
@@ -330,10 +354,13 @@ TEST(RigidContact, PackedRolloutsGetTheBitsOfTheirScalarRuns) {
     Batch<double> batch;
     batch.resize(B, m.nx(), m.nu(), m.np(), T);
     for (int b = 0; b < B; ++b) {
-      const std::vector<double> x = state({0, 0, 0.05, 0.04 * std::sin(b), 0.03 * std::cos(b), 0},
-                                          {0.3 * (b % 4) * (b % 4) * 0.1, 0.01 * b, -0.05, 0, 0.2 * std::sin(b), 0});
-      // lanes 0, 5, 10 start 2 cm above the plane and stay clear; the rest start 1.5 mm above to 2.5 mm in
-      const std::vector<double> p = plane_at_depth(m, x, c.theta, b % 5 == 0 ? -0.02 : 1e-3 * (b % 5) - 1.5e-3);
+      const std::vector<double> x =
+          state({0, 0, 0.05, 0.04 * std::sin(b), 0.03 * std::cos(b), 0},
+                {0.3 * (b % 4) * (b % 4) * 0.1, 0.01 * b, -0.05, 0, 0.2 * std::sin(b), 0});
+      // lanes 0, 5, 10 start 2 cm above the plane and stay clear; the rest start 1.5 mm above
+      // to 2.5 mm in
+      const std::vector<double> p =
+          plane_at_depth(m, x, c.theta, b % 5 == 0 ? -0.02 : 1e-3 * (b % 5) - 1.5e-3);
       std::copy(x.begin(), x.end(), batch.x0_of(b));
       std::copy(p.begin(), p.end(), batch.theta_of(b));
       for (int k = 0; k < T * m.nu(); ++k) batch.u_of(b)[k] = 0.2 * std::sin(0.3 * k + b);
@@ -356,7 +383,8 @@ TEST(RigidContact, PackedRolloutsGetTheBitsOfTheirScalarRuns) {
       EXPECT_EQ(packed.diag[b].contact_hash, alone.diag[0].contact_hash) << b;
       min_contact = std::min(min_contact, alone.diag[0].contact_steps);
       max_contact = std::max(max_contact, alone.diag[0].contact_steps);
-      auto cmp = [&](const std::vector<double>& all, const std::vector<double>& mine, size_t n, const char* what) {
+      auto cmp = [&](const std::vector<double>& all, const std::vector<double>& mine, size_t n,
+                     const char* what) {
         int bad = 0;
         for (size_t i = 0; i < n; ++i) bad += same_bits(all[size_t(b) * n + i], mine[i]) ? 0 : 1;
         EXPECT_EQ(bad, 0) << what << " rollout " << b;
@@ -377,7 +405,8 @@ TEST(RigidContact, PackedRolloutsGetTheBitsOfTheirScalarRuns) {
 // ---- physics the laws promise ----
 
 // run the config's model from x for T steps with zero controls; returns x_T
-std::vector<double> simulate(const Articulated& m, std::vector<double> x, const std::vector<double>& p, int T) {
+std::vector<double> simulate(const Articulated& m, std::vector<double> x,
+                             const std::vector<double>& p, int T) {
   std::vector<double> u(m.nu(), 0.0), xn(x.size());
   for (int k = 0; k < T; ++k) {
     double* out = xn.data();
@@ -396,7 +425,9 @@ double mass_from(const Articulated& m, const std::vector<double>& p, int from) {
 double total_mass(const Articulated& m, const std::vector<double>& p) { return mass_from(m, p, 0); }
 // the weight the z slide carries: the z carrier, the two hinge carriers and the box (the x
 // and y carriers hang from the world)
-double lifted_mass(const Articulated& m, const std::vector<double>& p) { return mass_from(m, p, 2); }
+double lifted_mass(const Articulated& m, const std::vector<double>& p) {
+  return mass_from(m, p, 2);
+}
 
 // θ with the box's centre of mass at its centre (the 4 bottom corners then share its weight)
 std::vector<double> centred(const Articulated& m, std::vector<double> p) {
@@ -411,8 +442,10 @@ TEST(RigidContact, BoxRestsAtTheSoftplusLawsStaticSag) {
   const Articulated& m = model_of(c);
   std::vector<double> p = centred(m, c.theta);
   p[m.p_global(Articulated::kPlaneHeight)] = 0.0;
-  const std::vector<double> x = simulate(m, state({0, 0, 0.052, 0, 0, 0}, {0, 0, 0, 0, 0, 0}), p, 3000);
-  const double k = p[m.p_global(Articulated::kContactStiffness)], w = p[m.p_global(Articulated::kContactSmoothing)];
+  const std::vector<double> x =
+      simulate(m, state({0, 0, 0.052, 0, 0, 0}, {0, 0, 0, 0, 0, 0}), p, 3000);
+  const double k = p[m.p_global(Articulated::kContactStiffness)],
+               w = p[m.p_global(Articulated::kContactSmoothing)];
   const double load = lifted_mass(m, p) * 9.81 / 4;
   // softplus(s) = load / (k w)  ->  s = log(e^{load/(k w)} − 1)
   const double d = w * std::log(std::expm1(load / (k * w)));
@@ -423,15 +456,19 @@ TEST(RigidContact, BoxRestsAtTheSoftplusLawsStaticSag) {
 
 // the impedance law at rest: M g / 4 = m_c imp² K δ per corner, with imp from the sigmoid
 TEST(RigidContact, BoxRestsAtTheImpedanceLawsStaticBalance) {
-  const ExperimentConfig c = box_config(R"({"law": "impedance", "smoothing": 1e-5, "solref": [0.02, 1.5]})");
+  const ExperimentConfig c =
+      box_config(R"({"law": "impedance", "smoothing": 1e-5, "solref": [0.02, 1.5]})");
   const Articulated& m = model_of(c);
   std::vector<double> p = centred(m, c.theta);
   p[m.p_global(Articulated::kPlaneHeight)] = 0.0;
-  EXPECT_DOUBLE_EQ(p[m.p_contact(kContactImpMass)], total_mass(m, p)) << "default m_c: the bodies' mass";
-  const std::vector<double> x = simulate(m, state({0, 0, 0.05, 0, 0, 0}, {0, 0, 0, 0, 0, 0}), p, 4000);
+  EXPECT_DOUBLE_EQ(p[m.p_contact(kContactImpMass)], total_mass(m, p))
+      << "default m_c: the bodies' mass";
+  const std::vector<double> x =
+      simulate(m, state({0, 0, 0.05, 0, 0, 0}, {0, 0, 0, 0, 0, 0}), p, 4000);
   const double delta = 0.05 - x[2];  // w ≪ δ: the smoothed depth is the depth
   const double d1 = p[m.p_contact(kContactImpDWidth)], tc = p[m.p_contact(kContactRefTimeconst)];
-  const double zeta = p[m.p_contact(kContactRefDampratio)], K = 1 / (d1 * d1 * tc * tc * zeta * zeta);
+  const double zeta = p[m.p_contact(kContactRefDampratio)],
+               K = 1 / (d1 * d1 * tc * tc * zeta * zeta);
   // δ > width: imp = d_width
   ASSERT_GT(delta, p[m.p_contact(kContactImpWidth)]);
   const double per_corner = p[m.p_contact(kContactImpMass)] * d1 * d1 * K * delta;
@@ -443,7 +480,8 @@ TEST(RigidContact, BoxRestsAtTheImpedanceLawsStaticBalance) {
 TEST(RigidContact, SlidingBoxDeceleratesAtMuG) {
   // v_s = 0.01 m/s keeps the sticking regime's viscous friction (μ N / v_s per corner) inside
   // the explicit step's stability bound
-  const ExperimentConfig c = box_config(R"({"damping": 200, "smoothing": 1e-4, "slip_velocity": 0.01})");
+  const ExperimentConfig c =
+      box_config(R"({"damping": 200, "smoothing": 1e-4, "slip_velocity": 0.01})");
   const Articulated& m = model_of(c);
   std::vector<double> p = c.theta;
   const double mu = p[m.p_contact(kContactFriction)];
@@ -475,7 +513,8 @@ TEST(RigidContact, DiagnosticsCountAndLabelEveryPoint) {
   EXPECT_TRUE(m.in_contact<double>(x.data(), p.data(), 2));
   EXPECT_TRUE(m.in_contact<double>(x.data(), p.data(), 4));
   EXPECT_FALSE(m.in_contact<double>(x.data(), p.data(), 1));
-  EXPECT_FALSE(m.in_contact<double>(x.data(), p.data(), 0)) << "the tip at the bottom face's centre is clear";
+  EXPECT_FALSE(m.in_contact<double>(x.data(), p.data(), 0))
+      << "the tip at the bottom face's centre is clear";
   EXPECT_NEAR(m.penetration<double>(x.data(), p.data()), 1e-3, 1e-12);
   EXPECT_EQ(contact_state(m, x.data(), p.data(), 2).mode, kContactSlip);
   EXPECT_EQ(contact_state(m, x.data(), p.data(), 1).mode, kContactAir);
@@ -508,7 +547,8 @@ TEST(RigidContact, ConfigErrorsNameTheKey) {
   bad(R"([{"name": "a", "body": "b", "radius": -1}])", "", "model.contacts[0].radius");
   bad(R"([{"name": "a", "body": "b", "size": 1}])", "", "model.contacts[0].size");
   std::string nine = "[";
-  for (int i = 0; i < 9; ++i) nine += std::string(i ? "," : "") + R"({"name": "p)" + std::to_string(i) + R"(", "body": "b"})";
+  for (int i = 0; i < 9; ++i)
+    nine += std::string(i ? "," : "") + R"({"name": "p)" + std::to_string(i) + R"(", "body": "b"})";
   bad(nine + "]", "", "model.contacts");
   bad("", R"({"law": "coulomb"})", "model.contact.law");
   bad("", R"({"slip_velocity": 0})", "model.contact.slip_velocity");

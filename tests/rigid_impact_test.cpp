@@ -35,7 +35,9 @@
 namespace steer::testing {
 namespace {
 
-const Articulated& model_of(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().model; }
+const Articulated& model_of(const ExperimentConfig& c) {
+  return c.model_state<ArticulatedSetup>().model;
+}
 
 std::vector<double> state(std::vector<double> q, const std::vector<double>& v) {
   q.insert(q.end(), v.begin(), v.end());
@@ -43,7 +45,8 @@ std::vector<double> state(std::vector<double> q, const std::vector<double>& v) {
 }
 
 // configs/box_slide.json's box under `integrator`, its contact keys replaced by `contact`
-ExperimentConfig box_config(const nlohmann::json& contact, const std::string& integrator = "euler") {
+ExperimentConfig box_config(const nlohmann::json& contact,
+                            const std::string& integrator = "euler") {
   std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/box_slide.json");
   nlohmann::json j = nlohmann::json::parse(in);
   j["model"]["contact"] = contact;
@@ -57,14 +60,16 @@ ExperimentConfig box_config(const nlohmann::json& contact, const std::string& in
   return parse_config(j);
 }
 
-const nlohmann::json kImpactContact = {{"stiffness", 2e4}, {"damping", 5.0},       {"smoothing", 1e-3},
-                                       {"friction", 0.5},  {"slip_velocity", 0.05}, {"restitution", 0.4},
-                                       {"impact", "time_of_impact"}};
+const nlohmann::json kImpactContact = {
+    {"stiffness", 2e4},      {"damping", 5.0},     {"smoothing", 1e-3},         {"friction", 0.5},
+    {"slip_velocity", 0.05}, {"restitution", 0.4}, {"impact", "time_of_impact"}};
 
 // θ with the plane moved so that the deepest contact is `depth` [m] below it (< 0: above it)
-std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x, std::vector<double> p, double depth) {
+std::vector<double> plane_at_depth(const Articulated& m, const std::vector<double>& x,
+                                   std::vector<double> p, double depth) {
   double deepest = -1e9;
-  for (int c = 0; c < m.num_contacts(); ++c) deepest = std::max(deepest, contact_state(m, x.data(), p.data(), c).depth);
+  for (int c = 0; c < m.num_contacts(); ++c)
+    deepest = std::max(deepest, contact_state(m, x.data(), p.data(), c).depth);
   p[m.p_global(Articulated::kPlaneHeight)] += depth - deepest;
   return p;
 }
@@ -72,7 +77,8 @@ std::vector<double> plane_at_depth(const Articulated& m, const std::vector<doubl
 // a 1 kg ball (radius 5 cm) on a free root with its sphere as the contact; contact.stiffness
 // k (0: the impulses alone), no friction
 ExperimentConfig ball_config(double e, double k, double mass = 1.0) {
-  nlohmann::json j = nlohmann::json::parse(R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
     "bodies": [{"name": "ball", "joint": {"name": "root", "type": "free"}, "mass": 1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]}],
     "contacts": [{"name": "ball", "body": "ball", "radius": 0.05}],
     "contact": {"smoothing": 1e-5, "friction": 0, "damping": 0, "impact": "time_of_impact"}},
@@ -91,8 +97,8 @@ struct ImpactProvider {
   static std::vector<StepCase<Articulated>> step_cases() {
     std::vector<StepCase<Articulated>> out;
     const ExperimentConfig c = box_config(kImpactContact);
-    auto add = [&](const std::string& name, const std::vector<double>& x, const std::vector<double>& p, int integrator,
-                   int sweeps) {
+    auto add = [&](const std::string& name, const std::vector<double>& x,
+                   const std::vector<double>& p, int integrator, int sweeps) {
       Articulated m = model_of(c);
       m.integrator = integrator;
       m.ground.impact_sweeps = sweeps;
@@ -101,27 +107,34 @@ struct ImpactProvider {
     };
     // the corners' spheres touch at z − 0.05 when flat: 1 mm above, falling at 1 m/s with a
     // 2 ms step: every bottom corner crosses at s = 1/2 (four at once)
-    const std::vector<double> flat = state({0.01, 0, 0.051, 1, 0, 0, 0}, {1.0, 0.3, -1.0, 0, 0, 3.0});
+    const std::vector<double> flat =
+        state({0.01, 0, 0.051, 1, 0, 0, 0}, {1.0, 0.3, -1.0, 0, 0, 3.0});
     add("box landing flat, 1 sweep", flat, c.theta, Articulated::kEuler, 1);
     add("box landing flat, 4 sweeps", flat, c.theta, Articulated::kEuler, 4);
     add("box landing flat, implicitfast", flat, c.theta, Articulated::kImplicitFast, 2);
     // a slow crossing, 0.1 mm above at 0.15 m/s: the gate G(v_n(s)) is about 0.9 (v_g = 0.1 m/s)
-    add("box landing slowly (the gate)", state({0.01, 0, 0.0501, 1, 0, 0, 0}, {0.3, 0.1, -0.15, 0, 0, 1.0}), c.theta,
+    add("box landing slowly (the gate)",
+        state({0.01, 0, 0.0501, 1, 0, 0, 0}, {0.3, 0.1, -0.15, 0, 0, 1.0}), c.theta,
         Articulated::kEuler, 2);
     // rolled 0.3 rad about x, pitched a little: one corner lowest, 1 mm above the plane, falling
     // at about 1.2 m/s and spinning: it crosses, the others do not
     const double s = std::sin(0.15), co = std::cos(0.15);
-    const std::vector<double> corner = state({0, 0, 0.09, co, s, 0.03, 0}, {0.5, 0.1, -1.2, 1.0, 0.4, -0.5});
-    add("box on one corner", corner, plane_at_depth(model_of(c), corner, c.theta, -1e-3), Articulated::kEuler, 2);
+    const std::vector<double> corner =
+        state({0, 0, 0.09, co, s, 0.03, 0}, {0.5, 0.1, -1.2, 1.0, 0.4, -0.5});
+    add("box on one corner", corner, plane_at_depth(model_of(c), corner, c.theta, -1e-3),
+        Articulated::kEuler, 2);
     // tilted 0.01 rad about y: the x > 0 corners 0.2 mm in the plane (the normal law), the x < 0
     // corners 1.7 mm above it and coming down at about 1.45 m/s (ω_y = −10 rad/s): they cross
     const double a = 0.005;
-    const std::vector<double> rocking = state({0, 0, 0.06, std::cos(a), 0, std::sin(a), 0}, {0.2, 0.0, -0.5, 0, -10.0, 0});
+    const std::vector<double> rocking =
+        state({0, 0, 0.06, std::cos(a), 0, std::sin(a), 0}, {0.2, 0.0, -0.5, 0, -10.0, 0});
     add("box rocking: two corners in the plane, two crossing", rocking,
         plane_at_depth(model_of(c), rocking, c.theta, 2e-4), Articulated::kEuler, 2);
     // the same box rising: nothing crosses, the step is the one without the impact
-    const std::vector<double> rising = state({0, 0, 0.06, std::cos(a), 0, std::sin(a), 0}, {0.2, 0.0, 0.5, 0, 1.0, 0});
-    add("box rising from the plane", rising, plane_at_depth(model_of(c), rising, c.theta, 2e-4), Articulated::kEuler, 2);
+    const std::vector<double> rising =
+        state({0, 0, 0.06, std::cos(a), 0, std::sin(a), 0}, {0.2, 0.0, 0.5, 0, 1.0, 0});
+    add("box rising from the plane", rising, plane_at_depth(model_of(c), rising, c.theta, 2e-4),
+        Articulated::kEuler, 2);
     return out;
   }
   static std::vector<RolloutCase<Articulated>> rollout_cases() {
@@ -153,7 +166,8 @@ TEST(TimeOfImpact, TheSuiteCasesTakeImpulses) {
   for (const StepCase<Articulated>& c : ImpactProvider::step_cases()) {
     std::vector<double> p2 = c.p;
     p2[c.model.p_contact(kContactRestitution)] = 0.9;
-    const bool differs = step_value(c.model, 0, c.x, c.u, c.p) != step_value(c.model, 0, c.x, c.u, p2);
+    const bool differs =
+        step_value(c.model, 0, c.x, c.u, c.p) != step_value(c.model, 0, c.x, c.u, p2);
     with += differs;
     EXPECT_EQ(differs, c.name != "box rising from the plane") << c.name;
   }
@@ -173,15 +187,18 @@ TEST(TimeOfImpact, APointAboutToStrikeCountsAsInContact) {
     EXPECT_TRUE(m.in_contact<double>(fast.data(), c.theta.data(), k)) << k;
     EXPECT_FALSE(m.in_contact<double>(slow.data(), c.theta.data(), k)) << k;
   }
-  for (int k = 4; k < 8; ++k) EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), k)) << "top corner " << k;
+  for (int k = 4; k < 8; ++k)
+    EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), k)) << "top corner " << k;
   m.ground.impact = 0;
-  EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), 0)) << "without impulses: depth alone";
+  EXPECT_FALSE(m.in_contact<double>(fast.data(), c.theta.data(), 0))
+      << "without impulses: depth alone";
 }
 
 // ---- physics ----
 
 // one step of m from x with zero controls
-std::vector<double> one_step(const Articulated& m, const std::vector<double>& x, const std::vector<double>& p) {
+std::vector<double> one_step(const Articulated& m, const std::vector<double>& x,
+                             const std::vector<double>& p) {
   return step_value(m, 0, x, std::vector<double>(m.nu(), 0.0), p);
 }
 
@@ -197,14 +214,17 @@ TEST(TimeOfImpact, BallLeavesAtExactlyERatioAtTheCrossingTime) {
         std::vector<double> p = c.theta;
         p[m.p_global(Articulated::kGravity)] = 0;
         const double v = 2.0, gap0 = 0.3 * v * dt;  // crosses at s = 0.3
-        const std::vector<double> x = state({0.1, 0, 0.05 + gap0, 1, 0, 0, 0}, {0.4, 0, -v, 0, 0, 0});
+        const std::vector<double> x =
+            state({0.1, 0, 0.05 + gap0, 1, 0, 0, 0}, {0.4, 0, -v, 0, 0, 0});
         const std::vector<double> y = one_step(m, x, p);
-        const std::string at = "e " + std::to_string(e) + ", m " + std::to_string(mass) + ", dt " + std::to_string(dt);
+        const std::string at =
+            "e " + std::to_string(e) + ", m " + std::to_string(mass) + ", dt " + std::to_string(dt);
         EXPECT_NEAR(y[9], e * v, 1e-12 * v) << at;
         EXPECT_NEAR(y[2] - 0.05, e * v * 0.7 * dt, 1e-12) << at;
         EXPECT_NEAR(y[7], 0.4, 1e-12) << at << ": no friction, the tangential velocity stays";
         // a ball that does not reach the plane within the step keeps its velocity
-        const std::vector<double> far = state({0.1, 0, 0.05 + 1.5 * v * dt, 1, 0, 0, 0}, {0.4, 0, -v, 0, 0, 0});
+        const std::vector<double> far =
+            state({0.1, 0, 0.05 + 1.5 * v * dt, 1, 0, 0, 0}, {0.4, 0, -v, 0, 0, 0});
         EXPECT_NEAR(one_step(m, far, p)[9], -v, 1e-14) << at;
       }
 }
@@ -214,10 +234,12 @@ TEST(TimeOfImpact, BallLeavesAtExactlyERatioAtTheCrossingTime) {
 struct Drop {
   double gap, d_height, d_e;
 };
-Drop drop(double e, double dt, double height, double T, const nlohmann::json& contact_override = nullptr) {
+Drop drop(double e, double dt, double height, double T,
+          const nlohmann::json& contact_override = nullptr) {
   ExperimentConfig c = ball_config(e, 0.0);
   if (!contact_override.is_null()) {
-    nlohmann::json j = nlohmann::json::parse(R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
+    nlohmann::json j = nlohmann::json::parse(
+        R"({"name": "ball", "model": {"type": "articulated", "integrator": "euler",
       "bodies": [{"name": "ball", "joint": {"name": "root", "type": "free"}, "mass": 1, "fullinertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]}],
       "contacts": [{"name": "ball", "body": "ball", "radius": 0.05}]},
       "simulation": {"dt": 1e-3, "steps": 10}, "loss": {"terminal": [{"state": "root.p.z", "target": 0}]},
@@ -237,8 +259,8 @@ Drop drop(double e, double dt, double height, double T, const nlohmann::json& co
   for (int k = steps - 1; k >= 0; --k) {
     std::vector<double> ax(m.nx(), 0.0);
     auto vax = view(ax.data()), vau = view(au.data()), vap = view(ap.data());
-    m.adj_step<double>(k, view(xs[k].data()), view(u.data()), view(const_cast<double*>(p.data())), vax, vau, vap,
-                       view(lam.data()));
+    m.adj_step<double>(k, view(xs[k].data()), view(u.data()), view(const_cast<double*>(p.data())),
+                       vax, vau, vap, view(lam.data()));
     lam = ax;
   }
   return {xs.back()[2] - 0.05, lam[2], ap[m.p_contact(kContactRestitution)]};
@@ -258,19 +280,22 @@ TEST(TimeOfImpact, DropConvergesToTheClosedFormBounceWithItsDerivatives) {
   double prev[3] = {0, 0, 0};
   for (double dt : {2e-3, 1e-3, 5e-4, 2.5e-4}) {
     const Drop d = drop(e, dt, H, T);
-    const double err[3] = {std::fabs(d.gap - ex.gap), std::fabs(d.d_height - ex.d_height), std::fabs(d.d_e - ex.d_e)};
+    const double err[3] = {std::fabs(d.gap - ex.gap), std::fabs(d.d_height - ex.d_height),
+                           std::fabs(d.d_e - ex.d_e)};
     const std::string tag = "dt" + std::to_string(int(std::lround(dt * 1e5)));
     RecordProperty("gap_error_" + tag, std::to_string(err[0]));
     RecordProperty("dgap_dheight_error_" + tag, std::to_string(err[1]));
     RecordProperty("dgap_de_error_" + tag, std::to_string(err[2]));
-    std::printf("time of impact, dt %.2e s: gap %.6f (exact %.6f), d/dH %.6f (%.6f), d/de %.6f (%.6f)\n", dt, d.gap,
-                ex.gap, d.d_height, ex.d_height, d.d_e, ex.d_e);
+    std::printf(
+        "time of impact, dt %.2e s: gap %.6f (exact %.6f), d/dH %.6f (%.6f), d/de %.6f (%.6f)\n",
+        dt, d.gap, ex.gap, d.d_height, ex.d_height, d.d_e, ex.d_e);
     // first order in dt: the errors are O(g dt) [m per m/s], below 1.5 g dt
     EXPECT_LT(err[0], 1.5 * 9.81 * dt * T) << dt;
     EXPECT_LT(err[1], 1.5 * 9.81 * dt) << dt;
     EXPECT_LT(err[2], 1.5 * 9.81 * dt * T) << dt;
     if (prev[0] > 0) {
-      for (int i = 0; i < 3; ++i) EXPECT_LT(err[i], 0.75 * prev[i] + 1e-9) << "quantity " << i << " at dt " << dt;
+      for (int i = 0; i < 3; ++i)
+        EXPECT_LT(err[i], 0.75 * prev[i] + 1e-9) << "quantity " << i << " at dt " << dt;
     }
     for (int i = 0; i < 3; ++i) prev[i] = err[i];
   }
@@ -282,12 +307,15 @@ TEST(TimeOfImpact, DropConvergesToTheClosedFormBounceWithItsDerivatives) {
 TEST(TimeOfImpact, BeatsThePenaltyRestitutionOnTheDropDerivative) {
   const double e = 0.6, H = 0.2, T = 0.4;
   const Drop ex = exact_drop(e, H, T);
-  const nlohmann::json penalty = {{"stiffness", 1e5}, {"smoothing", 1e-5}, {"friction", 0}, {"restitution", e}};
+  const nlohmann::json penalty = {
+      {"stiffness", 1e5}, {"smoothing", 1e-5}, {"friction", 0}, {"restitution", e}};
   for (double dt : {2e-3, 1e-3, 5e-4}) {
     const Drop toi = drop(e, dt, H, T), pen = drop(e, dt, H, T, penalty);
-    std::printf("dt %.1e s: d gap/dH exact %.4f, time of impact %.4f, penalty %.4f; gap exact %.5f, toi %.5f, "
-                "penalty %.5f\n",
-                dt, ex.d_height, toi.d_height, pen.d_height, ex.gap, toi.gap, pen.gap);
+    std::printf(
+        "dt %.1e s: d gap/dH exact %.4f, time of impact %.4f, penalty %.4f; gap exact %.5f, toi "
+        "%.5f, "
+        "penalty %.5f\n",
+        dt, ex.d_height, toi.d_height, pen.d_height, ex.gap, toi.gap, pen.gap);
     EXPECT_LT(std::fabs(toi.d_height - ex.d_height), std::fabs(pen.d_height - ex.d_height)) << dt;
   }
 }
@@ -313,7 +341,8 @@ void expect_packs_match_scalar() {
   b.resize(B, m.nx(), m.nu(), m.np(), T);
   for (int r = 0; r < B; ++r) {
     const double s = std::sin(0.1 * r), co = std::cos(0.1 * r);
-    const std::vector<double> x0 = state({0, 0, 0.1 + 0.004 * r, co, s, 0, 0}, {0.5, 0, -1.0 - 0.05 * r, 1.0, 0, 0.5});
+    const std::vector<double> x0 =
+        state({0, 0, 0.1 + 0.004 * r, co, s, 0, 0}, {0.5, 0, -1.0 - 0.05 * r, 1.0, 0, 0.5});
     for (int i = 0; i < m.nx(); ++i) b.x0_of(r)[i] = R(x0[i]);
     for (int i = 0; i < m.np(); ++i) b.theta_of(r)[i] = R(c.theta[i]);
   }
@@ -336,11 +365,14 @@ void expect_packs_match_scalar() {
     };
     EXPECT_TRUE(same_bits(slice(packed.grad_x0, m.nx()), alone.grad_x0)) << "rollout " << r;
     EXPECT_TRUE(same_bits(slice(packed.grad_theta, m.np()), alone.grad_theta)) << "rollout " << r;
-    EXPECT_NE(alone.grad_theta[m.p_contact(kContactRestitution)], R(0)) << "rollout " << r << " takes no impulse";
+    EXPECT_NE(alone.grad_theta[m.p_contact(kContactRestitution)], R(0))
+        << "rollout " << r << " takes no impulse";
   }
 }
 
-TEST(TimeOfImpact, PacksGiveEachRolloutItsScalarBitsFloat64) { expect_packs_match_scalar<double>(); }
+TEST(TimeOfImpact, PacksGiveEachRolloutItsScalarBitsFloat64) {
+  expect_packs_match_scalar<double>();
+}
 TEST(TimeOfImpact, PacksGiveEachRolloutItsScalarBitsFloat32) { expect_packs_match_scalar<float>(); }
 
 // ---- configs/ball_bounce.json ----
@@ -350,7 +382,9 @@ TEST(TimeOfImpact, PacksGiveEachRolloutItsScalarBitsFloat32) { expect_packs_matc
 // start lands within 0.01 of μ and of e (what is left is the step's error, dt against dt/4: the
 // fit is below the loss at the truth, 264)
 TEST(BallBounce, RunRecoversFrictionAndRestitution) {
-  EXPECT_EQ(model_of(load_config(std::string(STEER_SOURCE_DIR) + "/configs/ball_bounce.json")).ground.impact, 1);
+  EXPECT_EQ(model_of(load_config(std::string(STEER_SOURCE_DIR) + "/configs/ball_bounce.json"))
+                .ground.impact,
+            1);
   const nlohmann::json res = run_recorded_fit("ball_bounce", "ball_bounce_recorded.csv");
   ASSERT_EQ(res["rollouts"].size(), 2u) << res.dump().substr(0, 2000);
   for (const nlohmann::json& ro : res["rollouts"]) {
@@ -364,8 +398,8 @@ TEST(BallBounce, RunRecoversFrictionAndRestitution) {
 // ---- the keys ----
 
 TEST(TimeOfImpact, RefusalsNameTheKey) {
-  auto bad = [](nlohmann::json contact, const std::vector<std::string>& needles, const char* integrator = "euler",
-                bool points = true) {
+  auto bad = [](nlohmann::json contact, const std::vector<std::string>& needles,
+                const char* integrator = "euler", bool points = true) {
     std::ifstream in(std::string(STEER_SOURCE_DIR) + "/configs/box_slide.json");
     nlohmann::json j = nlohmann::json::parse(in);
     j["model"]["contact"] = contact;
@@ -379,13 +413,17 @@ TEST(TimeOfImpact, RefusalsNameTheKey) {
   };
   bad({{"impact", "time_of_impact"}}, {"model.contact.restitution", "required"});
   bad({{"impact", "time_of_impact"}, {"restitution", 0.5}}, {"model.contact.impact", "rk4"}, "rk4");
-  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}}, {"model.contact.impact", "model.contacts"}, "euler", false);
+  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}},
+      {"model.contact.impact", "model.contacts"}, "euler", false);
   bad({{"impact", "toi"}, {"restitution", 0.5}}, {"model.contact.impact", "time_of_impact"});
-  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_sweeps", 0}}, {"model.contact.impact_sweeps", "4"});
-  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_sweeps", 5}}, {"model.contact.impact_sweeps", "4"});
+  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_sweeps", 0}},
+      {"model.contact.impact_sweeps", "4"});
+  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_sweeps", 5}},
+      {"model.contact.impact_sweeps", "4"});
   bad({{"impact_sweeps", 2}}, {"model.contact.impact_sweeps", "time_of_impact"});
   bad({{"impact_speed", 0.2}}, {"model.contact.impact_speed", "time_of_impact"});
-  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_speed", 0}}, {"model.contact.impact_speed", "(0"});
+  bad({{"impact", "time_of_impact"}, {"restitution", 0.5}, {"impact_speed", 0}},
+      {"model.contact.impact_speed", "(0"});
   // with the impact, restitution is the impulses' and contact.damping stays the normal law's
   const ExperimentConfig c = box_config(kImpactContact);
   EXPECT_EQ(model_of(c).ground.impact, 1);

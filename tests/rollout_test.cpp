@@ -38,7 +38,8 @@ BouncingBatch make_setup(int B, int T) {
     double* x = s.batch.x0_of(b);
     x[0] = 0.1 * uni(rng), x[1] = 0.5 + 0.2 * uni(rng), x[2] = 1 + uni(rng), x[3] = uni(rng);
     double* p = s.batch.theta_of(b);
-    p[0] = 9.81, p[1] = 0.2 + 0.1 * uni(rng), p[2] = 1.0 + 0.2 * uni(rng), p[3] = 2e3, p[4] = 3.0, p[5] = 5e-3;
+    p[0] = 9.81, p[1] = 0.2 + 0.1 * uni(rng), p[2] = 1.0 + 0.2 * uni(rng), p[3] = 2e3, p[4] = 3.0,
+    p[5] = 5e-3;
     double* u = s.batch.u_of(b);
     for (int i = 0; i < T * 2; ++i) u[i] = 0.5 * uni(rng);
   }
@@ -57,7 +58,8 @@ BatchResult<double> run(const BouncingBatch& s, int K, bool reference = false) {
 
 bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
   // (an empty vector's data() may be null, which memcmp must not get even for 0 bytes)
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 TEST(Rollout, GradientsBitwiseIdenticalAcrossCheckpointIntervals) {
@@ -90,10 +92,13 @@ TEST(Rollout, ShortLastSegmentIsHandled) {
 TEST(Rollout, ReferenceAdjointAgreesWithHandAdjoint) {
   BouncingBatch s = make_setup(3, 200);
   const BatchResult<double> h = run(s, 14), d = run(s, 14, true);
-  for (size_t i = 0; i < h.grad_u.size(); ++i) EXPECT_NEAR(h.grad_u[i], d.grad_u[i], 1e-12 * std::max(1.0, std::fabs(d.grad_u[i])));
+  for (size_t i = 0; i < h.grad_u.size(); ++i)
+    EXPECT_NEAR(h.grad_u[i], d.grad_u[i], 1e-12 * std::max(1.0, std::fabs(d.grad_u[i])));
   for (size_t i = 0; i < h.grad_theta.size(); ++i)
-    EXPECT_NEAR(h.grad_theta[i], d.grad_theta[i], 1e-12 * std::max(1.0, std::fabs(d.grad_theta[i])));
-  for (size_t i = 0; i < h.grad_x0.size(); ++i) EXPECT_NEAR(h.grad_x0[i], d.grad_x0[i], 1e-12 * std::max(1.0, std::fabs(d.grad_x0[i])));
+    EXPECT_NEAR(h.grad_theta[i], d.grad_theta[i],
+                1e-12 * std::max(1.0, std::fabs(d.grad_theta[i])));
+  for (size_t i = 0; i < h.grad_x0.size(); ++i)
+    EXPECT_NEAR(h.grad_x0[i], d.grad_x0[i], 1e-12 * std::max(1.0, std::fabs(d.grad_x0[i])));
 }
 
 // rollouts are independent: the result of rollout b does not depend on the batch around it
@@ -138,8 +143,10 @@ TEST(Rollout, Float32AgreesWithFloat64) {
   sh.checkpoint_every = 10;
   BatchResult<float> f;
   cpu_run_batch<Projectile, float>(s.m, s.loss, sh, bf, true, f);
-  for (int b = 0; b < 2; ++b) EXPECT_NEAR(f.loss[b], d.loss[b], 1e-4 * std::max(1.0, std::fabs(d.loss[b])));
-  for (size_t i = 0; i < d.grad_x0.size(); ++i) EXPECT_NEAR(f.grad_x0[i], d.grad_x0[i], 1e-4 * std::max(1.0, std::fabs(d.grad_x0[i])));
+  for (int b = 0; b < 2; ++b)
+    EXPECT_NEAR(f.loss[b], d.loss[b], 1e-4 * std::max(1.0, std::fabs(d.loss[b])));
+  for (size_t i = 0; i < d.grad_x0.size(); ++i)
+    EXPECT_NEAR(f.grad_x0[i], d.grad_x0[i], 1e-4 * std::max(1.0, std::fabs(d.grad_x0[i])));
 }
 
 // inconsistent inputs are refused before anything runs
@@ -149,10 +156,12 @@ TEST(Rollout, BadShapesAreRejected) {
   sh.steps = 10;
   sh.checkpoint_every = 11;
   BatchResult<double> out;
-  EXPECT_THROW((cpu_run_batch<Projectile, double>(s.m, s.loss, sh, s.batch, true, out)), std::invalid_argument);
+  EXPECT_THROW((cpu_run_batch<Projectile, double>(s.m, s.loss, sh, s.batch, true, out)),
+               std::invalid_argument);
   sh.checkpoint_every = 2;
   sh.steps = 9;
-  EXPECT_THROW((cpu_run_batch<Projectile, double>(s.m, s.loss, sh, s.batch, true, out)), std::invalid_argument);
+  EXPECT_THROW((cpu_run_batch<Projectile, double>(s.m, s.loss, sh, s.batch, true, out)),
+               std::invalid_argument);
 }
 
 }  // namespace

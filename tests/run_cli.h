@@ -20,7 +20,8 @@ struct CliResult {
 // runs `steer ARGS` with stdout and stderr captured into files under dir (removed afterwards)
 inline CliResult run_steer(const std::string& args, const std::filesystem::path& dir) {
   const std::filesystem::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const std::string cmd = std::string("'") + STEER_BINARY + "' " + args + " >'" + out.string() +
+                          "' 2>'" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   auto read = [](const std::filesystem::path& p) {
     std::ifstream f(p, std::ios::binary);

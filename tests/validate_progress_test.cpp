@@ -33,7 +33,9 @@ nlohmann::json projectile_config(bool ground) {
     "variables": {"x0.velocity.x": {}, "x0.velocity.y": {}},
     "validation": {"epsilon_sweep": [1e-3, 1e-5, 1e-7]}
   })");
-  if (ground) j["model"]["ground"] = {{"type", "penalty"}, {"stiffness", 1e4}, {"damping", 5.0}, {"smoothing", 1e-3}};
+  if (ground)
+    j["model"]["ground"] = {
+        {"type", "penalty"}, {"stiffness", 1e4}, {"damping", 5.0}, {"smoothing", 1e-3}};
   return j;
 }
 
@@ -61,20 +63,24 @@ void expect_rising_to_total(const Calls& c) {
 
 TEST(ValidateProgress, CountsRiseToTheTotalAndChangeNothing) {
   for (bool ground : {false, true})
-    for (int max_rollouts : {4, 2}) {  // 2 < B: the check runs on the problem cut to its first rollouts
-      SCOPED_TRACE(std::string(ground ? "ground" : "free flight") + ", max_rollouts " + std::to_string(max_rollouts));
+    for (int max_rollouts :
+         {4, 2}) {  // 2 < B: the check runs on the problem cut to its first rollouts
+      SCOPED_TRACE(std::string(ground ? "ground" : "free flight") + ", max_rollouts " +
+                   std::to_string(max_rollouts));
       nlohmann::json j = projectile_config(ground);
       j["validation"]["max_rollouts"] = max_rollouts;
       const ExperimentConfig c = parse_config(j);
       auto p = make_problem(c, BackendKind::kCpu, 0);
       const ValidationReport plain = validate(*p, p->initial(), c.validation, "initial");
       Calls calls;
-      const ValidationReport watched = validate(*p, p->initial(), c.validation, "initial", nullptr, nullptr, nullptr,
-                                                nullptr, secant_check_of(c.validation), calls.fn());
+      const ValidationReport watched =
+          validate(*p, p->initial(), c.validation, "initial", nullptr, nullptr, nullptr, nullptr,
+                   secant_check_of(c.validation), calls.fn());
       expect_rising_to_total(calls);
       // the total is every batched pass: the gradient, the optional ones (penetration bound,
       // chatter count), and the forward passes the report counts (±ε per ε, the secant's)
-      const long long optional = (c.validation.penetration_bound > 0) + (c.validation.chatter_fraction > 0);
+      const long long optional =
+          (c.validation.penetration_bound > 0) + (c.validation.chatter_fraction > 0);
       EXPECT_EQ(calls.seen.back().second, 1 + optional + watched.forward_passes);
       EXPECT_EQ(watched.secant_checked, ground);
       // the same report, bit for bit, with and without the callback
@@ -90,7 +96,8 @@ TEST(ValidateProgress, HorizonSweepCountsHorizons) {
   std::ostringstream summary, summary2;
   std::map<std::string, int> labels, labels2;
   Calls calls;
-  const nlohmann::json watched = run_horizon_sweep(c, BackendKind::kCpu, summary, labels, calls.fn());
+  const nlohmann::json watched =
+      run_horizon_sweep(c, BackendKind::kCpu, summary, labels, calls.fn());
   const nlohmann::json plain = run_horizon_sweep(c, BackendKind::kCpu, summary2, labels2);
   ASSERT_EQ(calls.seen.size(), 3u);
   for (size_t k = 0; k < 3; ++k) EXPECT_EQ(calls.seen[k], std::make_pair((long long)k + 1, 3LL));

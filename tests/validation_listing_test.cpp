@@ -77,11 +77,12 @@ TEST(ValidationListing, ListedRolloutsIsItsOwnKey) {
   struct Case {
     int trajectory, listed, max_rollouts, expect_listed, expect_checked;
   };
-  const Case cases[] = {{0, 12, 4096, 12, kBatch}, {0, 3, 4096, 3, kBatch},   {3, 8, 4096, 8, kBatch},
-                        {12, 2, 4096, 2, kBatch},  {0, 100, 5, 5, 5},          {1, 0, 4096, 0, kBatch}};
+  const Case cases[] = {{0, 12, 4096, 12, kBatch}, {0, 3, 4096, 3, kBatch},
+                        {3, 8, 4096, 8, kBatch},   {12, 2, 4096, 2, kBatch},
+                        {0, 100, 5, 5, 5},         {1, 0, 4096, 0, kBatch}};
   for (const Case& k : cases) {
-    SCOPED_TRACE("trajectory_rollouts " + std::to_string(k.trajectory) + ", listed_rollouts " + std::to_string(k.listed) +
-                 ", max_rollouts " + std::to_string(k.max_rollouts));
+    SCOPED_TRACE("trajectory_rollouts " + std::to_string(k.trajectory) + ", listed_rollouts " +
+                 std::to_string(k.listed) + ", max_rollouts " + std::to_string(k.max_rollouts));
     json j = projectile_config();
     j["output"] = {{"trajectory_rollouts", k.trajectory}};
     j["validation"]["listed_rollouts"] = k.listed;
@@ -101,11 +102,13 @@ TEST(ValidationListing, OutOfRangeIsAConfigError) {
   for (long bad : {-1L, (1L << 24) + 1}) {
     json j = projectile_config();
     j["validation"]["listed_rollouts"] = bad;
-    testing::expect_config_error(j, {"validation.listed_rollouts", "[0, 16777216]", std::to_string(bad)});
+    testing::expect_config_error(
+        j, {"validation.listed_rollouts", "[0, 16777216]", std::to_string(bad)});
   }
   json j = projectile_config();
   j["validation"]["listed_rollouts"] = 2.5;
-  testing::expect_config_error(j, {"validation.listed_rollouts", "expected an integer in [0, 16777216]"});
+  testing::expect_config_error(
+      j, {"validation.listed_rollouts", "expected an integer in [0, 16777216]"});
 }
 
 // through the CLI: exit code 2, the key on stderr, nothing written
@@ -116,7 +119,8 @@ TEST(ValidationListing, CliExitsTwoNamingTheKey) {
   j["output"] = {{"dir", (d.path / "runs").string()}};
   const std::string cfg = (d.path / "c.json").string(), err = (d.path / "err.txt").string();
   std::ofstream(cfg) << j.dump();
-  const std::string cmd = std::string(STEER_BINARY) + " check " + cfg + " 2> " + err + " > /dev/null";
+  const std::string cmd =
+      std::string(STEER_BINARY) + " check " + cfg + " 2> " + err + " > /dev/null";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);

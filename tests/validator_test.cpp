@@ -31,7 +31,8 @@ nlohmann::json ground_config(double stiffness) {
     "loss": {"terminal": [{"state": "position.x", "target": 3.0}, {"state": "position.y", "target": 0.5}]},
     "variables": {"x0.velocity.x": {}, "x0.velocity.y": {}}
   })");
-  j["model"]["ground"] = {{"type", "penalty"}, {"stiffness", stiffness}, {"damping", 5.0}, {"smoothing", 1e-3}};
+  j["model"]["ground"] = {
+      {"type", "penalty"}, {"stiffness", stiffness}, {"damping", 5.0}, {"smoothing", 1e-3}};
   return j;
 }
 
@@ -96,8 +97,12 @@ class BiasedProblem : public Problem {
     inner_->evaluate(v, g, out);
     for (double& x : out.grad) x *= 1.01;
   }
-  std::vector<double> trajectories(const std::vector<double>& v, int n, int s) override { return inner_->trajectories(v, n, s); }
-  std::vector<double> parameters(const std::vector<double>& v) override { return inner_->parameters(v); }
+  std::vector<double> trajectories(const std::vector<double>& v, int n, int s) override {
+    return inner_->trajectories(v, n, s);
+  }
+  std::vector<double> parameters(const std::vector<double>& v) override {
+    return inner_->parameters(v);
+  }
 
  private:
   std::unique_ptr<Problem> inner_;
@@ -153,7 +158,8 @@ TEST(Validator, UnresolvedOscillationIsLabelledChatter) {
   auto resting = [](double k, double offset) {
     nlohmann::json j = base_config();
     j["simulation"] = {{"dt", 0.002}, {"steps", 500}, {"backend", "cpu"}};
-    j["model"]["ground"] = {{"type", "penalty"}, {"stiffness", k}, {"damping", 0.5}, {"smoothing", 1e-6}};
+    j["model"]["ground"] = {
+        {"type", "penalty"}, {"stiffness", k}, {"damping", 0.5}, {"smoothing", 1e-6}};
     j["model"]["mass"] = 1.0;
     j["initial_state"] = {{"position", {0.0, -9.81 / k - offset}}, {"velocity", {0.0, 0.0}}};
     j["validation"] = {{"timestep_check", false}};
@@ -169,13 +175,15 @@ TEST(Validator, UnresolvedOscillationIsLabelledChatter) {
   EXPECT_DOUBLE_EQ(fig, double(vs.count) / 499);
   EXPECT_GT(vs.median_jump, 1e-3);  // |v| reaches 3e-3 m/s, and it turns back by about that much
   // the detail names the remedy for a contact at its stability limit, not the servo's
-  EXPECT_NE(label_detail(stiff.rollouts[0], "chatter").find("remedy: a smaller simulation.dt"), std::string::npos);
-  EXPECT_EQ(label_detail(stiff.rollouts[0], "chatter").find("newton_iterations"), std::string::npos);
+  EXPECT_NE(label_detail(stiff.rollouts[0], "chatter").find("remedy: a smaller simulation.dt"),
+            std::string::npos);
+  EXPECT_EQ(label_detail(stiff.rollouts[0], "chatter").find("newton_iterations"),
+            std::string::npos);
 
   ValidationReport soft = check(resting(1e4, 1e-4));
   const VelocityReversals& vf = soft.rollouts[0].reversals;
   EXPECT_EQ(vf.name, "velocity.y");
-  EXPECT_GT(vf.count, 20);   // it does oscillate: ~2·500/31 ≈ 32 turns
+  EXPECT_GT(vf.count, 20);  // it does oscillate: ~2·500/31 ≈ 32 turns
   EXPECT_LT(vf.count, 50);
   EXPECT_FALSE(has_label(soft.rollouts[0], "chatter"));
   // the count can be turned off
@@ -226,7 +234,8 @@ TEST(Validator, LargeStepIsLabelledEnergyDrift) {
 // an overflowing state is labelled nonfinite and fails
 TEST(Validator, OverflowIsLabelledNonfinite) {
   nlohmann::json j = base_config();
-  // v' = v − h c |v| v flips sign and squares the magnitude every step: 1e9 → −1e19 → 1e39 → … → inf
+  // v' = v − h c |v| v flips sign and squares the magnitude every step: 1e9 → −1e19 → 1e39 → … →
+  // inf
   j["model"]["drag"] = 1000.0;
   j["initial_state"]["velocity"] = {1e9, 0.0};
   ValidationReport r = check(j);
@@ -267,7 +276,8 @@ TEST(Validator, Float32DeviationIsMeasuredAndGated) {
   EXPECT_DOUBLE_EQ(r.rollouts[0].float32_deviation, expected);
   EXPECT_DOUBLE_EQ(r.float32_max_deviation, expected);
   EXPECT_FALSE(has_label(r.rollouts[0], "float32_rounding"));
-  EXPECT_EQ(r.forward_passes, 2 * 9);  // the float32 gradient is one evaluation, not a forward pass of the check
+  EXPECT_EQ(r.forward_passes,
+            2 * 9);  // the float32 gradient is one evaluation, not a forward pass of the check
 
   ValidationConfig tight = c32.validation;
   tight.float32_tolerance = expected / 2;
@@ -333,7 +343,8 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   std::vector<double> refined;
   for (int i = 0; i < coarse->num_vars(); ++i) {
     refined.push_back(v[size_t(i)]);
-    if (coarse->var_names()[size_t(i)].find('[') != std::string::npos) refined.push_back(v[size_t(i)]);
+    if (coarse->var_names()[size_t(i)].find('[') != std::string::npos)
+      refined.push_back(v[size_t(i)]);
   }
   Evaluation eh, ef;
   half.evaluate(v, true, eh);
@@ -379,7 +390,8 @@ TEST(Validator, HalfStepProblemHoldsEachControlOverTwoHalfSteps) {
   EXPECT_EQ(fig, change);
   EXPECT_TRUE(rt.all_passed());
   EXPECT_EQ(to_json(rt, 1)["timestep_check"]["rollouts_labelled"], 1);
-  EXPECT_FALSE(to_json(validate(*coarse, v, c.validation, "initial"), 1).contains("timestep_check"));
+  EXPECT_FALSE(
+      to_json(validate(*coarse, v, c.validation, "initial"), 1).contains("timestep_check"));
 
   // at an optimum (the final stage) the figure is |L(h/2) − L(h)| over the optimization's gain
   Evaluation ec;
@@ -408,10 +420,18 @@ class UncutProblem : public Problem {
     initial_ = p.initial();
     names_ = p.var_names();
   }
-  void evaluate(const std::vector<double>& v, bool g, Evaluation& out) override { inner_.evaluate(v, g, out); }
-  std::vector<double> trajectories(const std::vector<double>& v, int n, int s) override { return inner_.trajectories(v, n, s); }
-  std::vector<double> parameters(const std::vector<double>& v) override { return inner_.parameters(v); }
-  std::vector<double> max_penetration(const std::vector<double>& v, int n) override { return inner_.max_penetration(v, n); }
+  void evaluate(const std::vector<double>& v, bool g, Evaluation& out) override {
+    inner_.evaluate(v, g, out);
+  }
+  std::vector<double> trajectories(const std::vector<double>& v, int n, int s) override {
+    return inner_.trajectories(v, n, s);
+  }
+  std::vector<double> parameters(const std::vector<double>& v) override {
+    return inner_.parameters(v);
+  }
+  std::vector<double> max_penetration(const std::vector<double>& v, int n) override {
+    return inner_.max_penetration(v, n);
+  }
   std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& v, int n) override {
     return inner_.velocity_reversals(v, n);
   }
@@ -519,7 +539,9 @@ TEST(Validator, ChatteringPandaIsLabelledFloat32Rounding) {
   EXPECT_EQ(rh.rollouts[1].reversals.name, "joint1.v");
   EXPECT_GT(fig, 0.5);
   // and its detail names the key that removes it (ImplicitServoEndsThePandasChatter)
-  EXPECT_NE(label_detail(rh.rollouts[1], "chatter").find("model.torque_limits.newton_iterations ≥ 1"), std::string::npos);
+  EXPECT_NE(
+      label_detail(rh.rollouts[1], "chatter").find("model.torque_limits.newton_iterations ≥ 1"),
+      std::string::npos);
   EXPECT_FALSE(has_label(rh.rollouts[0], "chatter"));
 }
 
@@ -544,11 +566,10 @@ TEST(Validator, ImplicitServoEndsThePandasChatter) {
     EXPECT_LT(r.rollouts[k].best_error, 1e-8);
     EXPECT_LT(r.rollouts[k].float32_deviation, 1e-3);
     EXPECT_LT(r.rollouts[k].timestep_gradient_change, 0.05);
-    EXPECT_TRUE(r.rollouts[k].labels.empty()) << r.rollouts[k].labels.size() << " labels, first "
-                                              << r.rollouts[k].labels.front().name;
+    EXPECT_TRUE(r.rollouts[k].labels.empty())
+        << r.rollouts[k].labels.size() << " labels, first " << r.rollouts[k].labels.front().name;
   }
 }
-
 
 // ---- the secant check (secant_mismatch) ----
 // One particle dropped on the impact ground (y_g = 0, g = 9.81 m/s², e, h = 1 ms), per rollout
@@ -560,7 +581,8 @@ TEST(Validator, ImplicitServoEndsThePandasChatter) {
 // against the continuous bounce's slope (docs/validation.md, secant_mismatch).
 class DropProblem : public Problem {
  public:
-  DropProblem(bool old_law, double e, int steps, const std::vector<double>& start) : old_(old_law), e_(e) {
+  DropProblem(bool old_law, double e, int steps, const std::vector<double>& start)
+      : old_(old_law), e_(e) {
     Robot r;
     r.particles = {{0.0, 0.5, 0.0}};
     topo_ = pack_topology(r);
@@ -608,7 +630,8 @@ class DropProblem : public Problem {
         }
         std::swap(x, xn);
         const double y = x[m_.x_pos(0) + 1].a, v = x[m_.x_vel(0) + 1].a;
-        if (y <= 0 || y - h * v < 0) out.diag[b].contact_steps += 1;  // MassSpring::in_contact's test
+        if (y <= 0 || y - h * v < 0)
+          out.diag[b].contact_steps += 1;  // MassSpring::in_contact's test
       }
       out.loss[b] = x[m_.x_pos(0) + 1].a;
       if (want_grad) {
@@ -656,8 +679,8 @@ TEST(Validator, SecantCheckCatchesTheBiasedImpactLawNotTheFixedOne) {
         ASSERT_GE(rc.secant_mismatch, 0.0);
         double fig = 0;
         std::printf("[ secant   ] %s e %.1f rollout %d: grad.d %+.4f secant %+.4f mismatch %.3g\n",
-                    old_law ? "old  " : "fixed", e, rc.rollout, rc.directional_adjoint, rc.secant_slope,
-                    rc.secant_mismatch);
+                    old_law ? "old  " : "fixed", e, rc.rollout, rc.directional_adjoint,
+                    rc.secant_slope, rc.secant_mismatch);
         if (old_law) {
           EXPECT_TRUE(has_label(rc, "secant_mismatch", &fig));
           EXPECT_EQ(fig, rc.secant_mismatch);
@@ -687,7 +710,8 @@ TEST(Validator, SecantCheckRunsOnlyOnContactRolloutsAndCanBeTurnedOff) {
   SecantCheckConfig off;
   off.enabled = false;
   DropProblem p(true, 1.0, 1200, kDrops);
-  const ValidationReport q = validate(p, p.initial(), ValidationConfig(), "initial", nullptr, nullptr, nullptr, nullptr, off);
+  const ValidationReport q = validate(p, p.initial(), ValidationConfig(), "initial", nullptr,
+                                      nullptr, nullptr, nullptr, off);
   EXPECT_FALSE(q.secant_checked);
   EXPECT_EQ(q.forward_passes, 2 * 9);
   EXPECT_EQ(q.label_counts.count("secant_mismatch"), 0u);
@@ -717,7 +741,9 @@ TEST(Validator, SecantCheckSettingsAreReadAndRangeChecked) {
   EXPECT_EQ(def.epsilon, 0.05);
   EXPECT_EQ(def.tolerance, 0.2);
   for (const auto& [key, bad] : {std::pair<std::string, nlohmann::json>{"secant_epsilon", 0.0},
-                                 {"secant_epsilon", 1.5}, {"secant_tolerance", -1.0}, {"secant_check", "yes"}}) {
+                                 {"secant_epsilon", 1.5},
+                                 {"secant_tolerance", -1.0},
+                                 {"secant_check", "yes"}}) {
     nlohmann::json jb = base;
     jb["validation"][key] = bad;
     try {

@@ -586,7 +586,8 @@ void check_float_lanes(const char* name, const std::vector<double>& inputs, FP f
     for (int j = 0; j < W; ++j) {
       const float s = fscalar(xs[i + j]), o = y[j];
       if (std::memcmp(&s, &o, sizeof s) != 0 && ++mismatches <= 5)
-        ADD_FAILURE() << name << "<" << W << "> lane " << j << " x = " << xs[i + j] << ": pack " << o << " scalar " << s;
+        ADD_FAILURE() << name << "<" << W << "> lane " << j << " x = " << xs[i + j] << ": pack "
+                      << o << " scalar " << s;
     }
   }
   EXPECT_EQ(mismatches, 0) << name << "<" << W << "> over " << xs.size() << " values";
@@ -594,12 +595,15 @@ void check_float_lanes(const char* name, const std::vector<double>& inputs, FP f
 
 template <int W>
 void check_all_float_lanes() {
-  check_float_lanes<W>("exp", exp_inputs(), [](const PackF<W>& p) { return steer::exp(p); },
-                       [](float x) { return steer::exp_of(x); });
-  check_float_lanes<W>("log1p", log1p_inputs(), [](const PackF<W>& p) { return steer::log1p(p); },
-                       [](float x) { return steer::log1p_of(x); });
-  check_float_lanes<W>("tanh", tanh_inputs(), [](const PackF<W>& p) { return steer::tanh(p); },
-                       [](float x) { return steer::tanh_of(x); });
+  check_float_lanes<W>(
+      "exp", exp_inputs(), [](const PackF<W>& p) { return steer::exp(p); },
+      [](float x) { return steer::exp_of(x); });
+  check_float_lanes<W>(
+      "log1p", log1p_inputs(), [](const PackF<W>& p) { return steer::log1p(p); },
+      [](float x) { return steer::log1p_of(x); });
+  check_float_lanes<W>(
+      "tanh", tanh_inputs(), [](const PackF<W>& p) { return steer::tanh(p); },
+      [](float x) { return steer::tanh_of(x); });
   const std::vector<double> trig = trig_inputs();
   check_float_lanes<W>(
       "sincos_of.sin", trig,
@@ -625,8 +629,9 @@ void check_all_float_lanes() {
         steer::sincos_of(x, s, c);
         return c;
       });
-  check_float_lanes<W>("sqrt", log1p_inputs(), [](const PackF<W>& p) { return steer::sqrt(p); },
-                       [](float x) { return std::sqrt(x); });
+  check_float_lanes<W>(
+      "sqrt", log1p_inputs(), [](const PackF<W>& p) { return steer::sqrt(p); },
+      [](float x) { return std::sqrt(x); });
   // the scalar float route is vmath's double function rounded, not libm's float one
   EXPECT_EQ(steer::exp_of(0.375f), float(steer::vmath::exp(0.375)));
   // a select keeps each lane's own arm

@@ -47,7 +47,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-
 std::vector<double> read_numbers(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::invalid_argument("--vars-file: cannot open " + path);
@@ -64,7 +63,8 @@ struct Timing {
 };
 
 // one warm-up call, then repeats until min_time seconds have passed (at least `min_reps`)
-Timing time_calls(steer::Problem& p, const std::vector<double>& vars, bool grad, double min_time, int min_reps) {
+Timing time_calls(steer::Problem& p, const std::vector<double>& vars, bool grad, double min_time,
+                  int min_reps) {
   steer::Evaluation ev;
   p.evaluate(vars, grad, ev);
   std::vector<double> w, cpu;
@@ -103,21 +103,28 @@ int main(int argc, char** argv) {
   int batch = 1, threads = 1, min_reps = 3;
   double min_time = 1.0, fd_eps = 0;
   bool no_timing = false, forward_only = false;
-  CLI::App app{"bench_peer: steer's loss, gradient and fwd/fwd+bwd time on a config, for the peer benchmarks"};
+  CLI::App app{
+      "bench_peer: steer's loss, gradient and fwd/fwd+bwd time on a config, for the peer "
+      "benchmarks"};
   app.add_option("CONFIG", config_path, "experiment config (JSON)")->required();
   app.add_option("--set", sets, "edit the config before parsing: key.path=JSON value (repeatable)");
-  app.add_option("--batch", batch, "rollouts B (every one gets the same variables)")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "rollouts B (every one gets the same variables)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "CPU threads (0 = all)")->check(CLI::NonNegativeNumber);
   app.add_option("--precision", precision, "float32 or float64 (default: the config's)")
       ->check(CLI::IsMember({"float32", "float64"}));
   app.add_option("--vars", vars_csv, "variable values, comma separated, in the problem's order");
-  app.add_option("--vars-file", vars_file, "variable values, whitespace separated, in the problem's order");
-  app.add_option("--vars-json", vars_json, "variable values as a JSON object {name: value} naming every variable");
+  app.add_option("--vars-file", vars_file,
+                 "variable values, whitespace separated, in the problem's order");
+  app.add_option("--vars-json", vars_json,
+                 "variable values as a JSON object {name: value} naming every variable");
   app.add_option("--min-time", min_time, "seconds of timed repeats per figure");
   app.add_option("--min-reps", min_reps, "at least this many timed repeats per figure");
-  app.add_option("--fd", fd_eps, "also check ∂L/∂vars of rollout 0 by centered FD with this relative step");
+  app.add_option("--fd", fd_eps,
+                 "also check ∂L/∂vars of rollout 0 by centered FD with this relative step");
   app.add_flag("--no-timing", no_timing, "loss and gradient only");
-  app.add_flag("--forward-only", forward_only, "time the forward call only (for peers without an adjoint)");
+  app.add_flag("--forward-only", forward_only,
+               "time the forward call only (for peers without an adjoint)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -159,7 +166,8 @@ int main(int argc, char** argv) {
       }
     }
     if (int(v0.size()) != nv)
-      throw std::invalid_argument("expected " + std::to_string(nv) + " variable values, got " + std::to_string(v0.size()));
+      throw std::invalid_argument("expected " + std::to_string(nv) + " variable values, got " +
+                                  std::to_string(v0.size()));
     std::vector<double> vars(size_t(batch) * nv);
     for (int b = 0; b < batch; ++b) std::copy(v0.begin(), v0.end(), vars.begin() + size_t(b) * nv);
 
@@ -167,20 +175,21 @@ int main(int argc, char** argv) {
     steer::Evaluation e_ref, e_run;
     ref->evaluate(v0, true, e_ref);
     prob->evaluate(vars, true, e_run);
-    json out = {{"config", config_path},
-                {"name", c.name},
-                {"sets", sets},
-                {"batch", batch},
-                {"threads", threads > 0 ? threads : steer::cpu_default_threads()},
-                {"precision", c.precision},
-                {"steps", c.steps},
-                {"checkpoint_every", c.resolved_checkpoint()},
-                {"var_names", ref->var_names()},
-                {"vars", v0},
-                {"loss", e_ref.loss[0]},
-                {"grad", e_ref.grad},
-                {"loss_run_precision", e_run.loss[0]},
-                {"grad_run_precision", std::vector<double>(e_run.grad.begin(), e_run.grad.begin() + nv)}};
+    json out = {
+        {"config", config_path},
+        {"name", c.name},
+        {"sets", sets},
+        {"batch", batch},
+        {"threads", threads > 0 ? threads : steer::cpu_default_threads()},
+        {"precision", c.precision},
+        {"steps", c.steps},
+        {"checkpoint_every", c.resolved_checkpoint()},
+        {"var_names", ref->var_names()},
+        {"vars", v0},
+        {"loss", e_ref.loss[0]},
+        {"grad", e_ref.grad},
+        {"loss_run_precision", e_run.loss[0]},
+        {"grad_run_precision", std::vector<double>(e_run.grad.begin(), e_run.grad.begin() + nv)}};
 
     if (fd_eps > 0) {
       std::vector<double> fd(nv), err(nv);
@@ -194,7 +203,8 @@ int main(int argc, char** argv) {
         ref->evaluate(vp, false, ep);
         ref->evaluate(vm, false, em);
         fd[i] = (ep.loss[0] - em.loss[0]) / (2 * h);
-        err[i] = std::abs(e_ref.grad[i] - fd[i]) / std::max({std::abs(e_ref.grad[i]), std::abs(fd[i]), 1e-12});
+        err[i] = std::abs(e_ref.grad[i] - fd[i]) /
+                 std::max({std::abs(e_ref.grad[i]), std::abs(fd[i]), 1e-12});
         max_err = std::max(max_err, err[i]);
       }
       out["fd"] = {{"eps", fd_eps}, {"fd", fd}, {"rel_err", err}, {"max_rel_err", max_err}};
@@ -203,7 +213,9 @@ int main(int argc, char** argv) {
     if (!no_timing) {
       const Timing tf = time_calls(*prob, vars, false, min_time, min_reps);
       out["forward"] = timing_json(tf, batch);
-      if (!forward_only) out["forward_backward"] = timing_json(time_calls(*prob, vars, true, min_time, min_reps), batch);
+      if (!forward_only)
+        out["forward_backward"] =
+            timing_json(time_calls(*prob, vars, true, min_time, min_reps), batch);
     }
     std::cout << out.dump(1) << "\n";
   } catch (const std::exception& e) {

@@ -33,7 +33,10 @@ const double kFreq[kDof] = {0.7, 1.1, 1.3, 0.9, 1.7, 2.3, 1.9};
 const double kPhase[kDof] = {0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0};
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "record_panda: %s\nusage: record_panda MJCF OUT [--steps T] [--noise SIGMA_RAD] [--seed N] [--kp KP] [--kv KV]\n", why);
+  std::fprintf(stderr,
+               "record_panda: %s\nusage: record_panda MJCF OUT [--steps T] [--noise SIGMA_RAD] "
+               "[--seed N] [--kp KP] [--kv KV]\n",
+               why);
   std::exit(2);
 }
 
@@ -49,12 +52,18 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) usage("an option without its value");
     const std::string k = argv[i];
     const char* v = argv[i + 1];
-    if (k == "--steps") steps = std::atoi(v);
-    else if (k == "--noise") noise = std::atof(v);
-    else if (k == "--seed") seed = unsigned(std::atoi(v));
-    else if (k == "--kp") kp = std::atof(v);
-    else if (k == "--kv") kv = std::atof(v);
-    else usage(("unknown option " + k).c_str());
+    if (k == "--steps")
+      steps = std::atoi(v);
+    else if (k == "--noise")
+      noise = std::atof(v);
+    else if (k == "--seed")
+      seed = unsigned(std::atoi(v));
+    else if (k == "--kp")
+      kp = std::atof(v);
+    else if (k == "--kv")
+      kv = std::atof(v);
+    else
+      usage(("unknown option " + k).c_str());
   }
   if (steps < 1 || noise < 0) usage("--steps must be >= 1 and --noise >= 0");
   char err[1000] = "";
@@ -104,20 +113,26 @@ int main(int argc, char** argv) {
     }
     ctl << "\n";
     mj_step(m, d);
-    if (d->nefc != 0) usage("a joint limit or contact became active; the example keeps clear of them");
-    for (int j = 0; j < kDof; ++j) qmin[j] = std::fmin(qmin[j], d->qpos[j]), qmax[j] = std::fmax(qmax[j], d->qpos[j]);
+    if (d->nefc != 0)
+      usage("a joint limit or contact became active; the example keeps clear of them");
+    for (int j = 0; j < kDof; ++j)
+      qmin[j] = std::fmin(qmin[j], d->qpos[j]), qmax[j] = std::fmax(qmax[j], d->qpos[j]);
     record(k + 1);
   }
   std::ofstream tj(out + "/truth.json");
   tj.precision(17);
-  tj << "{\n  \"mjcf\": \"" << mjcf << "\",\n  \"steps\": " << steps << ", \"dt\": " << h << ", \"noise_rad\": " << noise
-     << ", \"seed\": " << seed << ", \"kp\": " << kp << ", \"kv\": " << kv << ",\n  \"truth\": {";
+  tj << "{\n  \"mjcf\": \"" << mjcf << "\",\n  \"steps\": " << steps << ", \"dt\": " << h
+     << ", \"noise_rad\": " << noise << ", \"seed\": " << seed << ", \"kp\": " << kp
+     << ", \"kv\": " << kv << ",\n  \"truth\": {";
   for (int i = 0; i < 5; ++i)
-    tj << (i ? ", " : "") << "\"" << kMassBodies[i] << ".mass\": " << nominal_mass[size_t(i)] * kMassScale[i];
+    tj << (i ? ", " : "") << "\"" << kMassBodies[i]
+       << ".mass\": " << nominal_mass[size_t(i)] * kMassScale[i];
   for (int j = 0; j < kDof; ++j) tj << ", \"joint" << j + 1 << ".damping\": " << kDamping[j];
   tj << "},\n  \"nominal\": {";
-  for (int i = 0; i < 5; ++i) tj << (i ? ", " : "") << "\"" << kMassBodies[i] << ".mass\": " << nominal_mass[size_t(i)];
-  for (int j = 0; j < kDof; ++j) tj << ", \"joint" << j + 1 << ".damping\": " << nominal_damping[size_t(j)];
+  for (int i = 0; i < 5; ++i)
+    tj << (i ? ", " : "") << "\"" << kMassBodies[i] << ".mass\": " << nominal_mass[size_t(i)];
+  for (int j = 0; j < kDof; ++j)
+    tj << ", \"joint" << j + 1 << ".damping\": " << nominal_damping[size_t(j)];
   tj << "},\n  \"q_span_rad\": [";
   for (int j = 0; j < kDof; ++j) tj << (j ? ", " : "") << qmax[j] - qmin[j];
   tj << "]\n}\n";

@@ -58,9 +58,12 @@ void run_batch(BackendKind kind, const Model& m, const Loss& loss, const Rollout
   if constexpr (has_cuda_kernels<Model>::value)
     cuda_run_batch<Model, S>(m, loss, sh, batch, want_grad, out);
   else
-    throw std::runtime_error("backend cuda: this model has no CUDA kernels; run it on the cpu backend");
+    throw std::runtime_error(
+        "backend cuda: this model has no CUDA kernels; run it on the cpu backend");
 #else
-  throw std::runtime_error("backend cuda: this build has no CUDA backend (configured with STEER_CUDA=OFF or no CUDA compiler found)");
+  throw std::runtime_error(
+      "backend cuda: this build has no CUDA backend (configured with STEER_CUDA=OFF or no CUDA "
+      "compiler found)");
 #endif
 }
 

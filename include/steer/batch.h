@@ -23,16 +23,17 @@ template <class S>
 struct Batch {
   int size = 0;  // B
   int nx = 0, nu = 0, np = 0;
-  int steps = 0;        // T
-  std::vector<S> x0;    // [B·nx]      owned inputs (empty while the batch views caller memory)
-  std::vector<S> u;     // [B·T·nu]
-  std::vector<S> theta; // [B·np]
+  int steps = 0;         // T
+  std::vector<S> x0;     // [B·nx]      owned inputs (empty while the batch views caller memory)
+  std::vector<S> u;      // [B·T·nu]
+  std::vector<S> theta;  // [B·np]
 
   // Reads x0, u and θ from caller memory instead of the vectors: C-contiguous rollout-major
   // arrays of B·nx, B·T·nu and B·np elements that stay alive and unchanged while the batch runs.
   // Memory::kDevice: pointers into the memory of CUDA device `device` (only the CUDA backend
   // reads those; the CPU backend refuses them). The vectors are released.
-  void view_inputs(const S* x0_in, const S* u_in, const S* theta_in, Memory where = Memory::kHost, int device = 0) {
+  void view_inputs(const S* x0_in, const S* u_in, const S* theta_in, Memory where = Memory::kHost,
+                   int device = 0) {
     x0.clear(), u.clear(), theta.clear();
     x0.shrink_to_fit(), u.shrink_to_fit(), theta.shrink_to_fit();
     x0_view_ = x0_in, u_view_ = u_in, theta_view_ = theta_in;
@@ -80,12 +81,12 @@ struct Batch {
 
 template <class S>
 struct BatchResult {
-  std::vector<S> loss;             // [B]
-  std::vector<RolloutDiag> diag;   // [B]
-  std::vector<S> grad_x0;          // [B·nx]      (empty without gradients)
-  std::vector<S> grad_u;           // [B·T·nu]
-  std::vector<S> grad_theta;       // [B·np]
-  std::vector<S> traj;             // [B·traj_slots·nx] when shape.traj_stride > 0
+  std::vector<S> loss;            // [B]
+  std::vector<RolloutDiag> diag;  // [B]
+  std::vector<S> grad_x0;         // [B·nx]      (empty without gradients)
+  std::vector<S> grad_u;          // [B·T·nu]
+  std::vector<S> grad_theta;      // [B·np]
+  std::vector<S> traj;            // [B·traj_slots·nx] when shape.traj_stride > 0
   // Memory::kDevice when the CUDA backend ran a batch whose inputs are in device memory: loss,
   // the gradients and the trajectory are then device arrays of the layouts above (`device`),
   // the vectors stay empty and diag is on the host
@@ -114,20 +115,25 @@ void check_batch(const Model& m, const RolloutShape& sh, const Batch<S>& b) {
                                 std::to_string(b.nu) + ", " + std::to_string(b.np) +
                                 ") do not match the model (" + std::to_string(m.nx()) + ", " +
                                 std::to_string(m.nu()) + ", " + std::to_string(m.np()) + ")");
-  if (b.steps != sh.steps) throw std::invalid_argument("batch: steps differ from the rollout shape");
+  if (b.steps != sh.steps)
+    throw std::invalid_argument("batch: steps differ from the rollout shape");
   if (sh.steps < 1) throw std::invalid_argument("steps: must be >= 1");
   if (sh.binomial()) {
-    if (sh.snapshots < 1) throw std::invalid_argument("snapshots: the binomial schedule needs at least 1");
+    if (sh.snapshots < 1)
+      throw std::invalid_argument("snapshots: the binomial schedule needs at least 1");
   } else if (sh.checkpoint_every < 1 || sh.checkpoint_every > sh.steps) {
     throw std::invalid_argument("checkpoint_every: must be in [1, steps]");
   }
   if (sh.store_forward && (sh.binomial() || sh.checkpoint_every != sh.steps))
-    throw std::invalid_argument("store_forward: needs the uniform schedule with one segment (checkpoint_every = steps)");
+    throw std::invalid_argument(
+        "store_forward: needs the uniform schedule with one segment (checkpoint_every = steps)");
   if (b.views_inputs()) {
     // a view's sizes are its caller's promise; what can be checked is that the arrays exist
-    if (b.size > 0 && ((b.nx > 0 && !b.x0_data()) || (b.steps * b.nu > 0 && !b.u_data()) || (b.np > 0 && !b.theta_data())))
+    if (b.size > 0 && ((b.nx > 0 && !b.x0_data()) || (b.steps * b.nu > 0 && !b.u_data()) ||
+                       (b.np > 0 && !b.theta_data())))
       throw std::invalid_argument("batch: a viewed input array is null");
-  } else if (b.x0.size() != size_t(b.size) * b.nx || b.u.size() != size_t(b.size) * b.steps * b.nu ||
+  } else if (b.x0.size() != size_t(b.size) * b.nx ||
+             b.u.size() != size_t(b.size) * b.steps * b.nu ||
              b.theta.size() != size_t(b.size) * b.np) {
     throw std::invalid_argument("batch: array sizes do not match B, nx, nu, np, T");
   }

@@ -91,7 +91,8 @@ struct lane_real<S, std::void_t<typename S::value_type>> {
 };
 template <class S>
 STEER_HD constexpr double roundoff_of() {
-  return std::is_same<typename lane_real<S>::type, float>::value ? 5.9604644775390625e-8 : 1.1102230246251565e-16;
+  return std::is_same<typename lane_real<S>::type, float>::value ? 5.9604644775390625e-8
+                                                                 : 1.1102230246251565e-16;
 }
 
 // plain value of a scalar: identity for float/double, overloaded for Dual

@@ -1,8 +1,8 @@
 // The CPU backend: every rollout of a batch runs forward_rollout (and backward_rollout)
 // on its own thread-local scratch, parallel over rollouts with OpenMP. Scratch is kept per
-// thread across calls (grown when a call needs more), never allocated in the time loop. With a gradient and
-// within sh.store_forward_bytes per thread, the forward pass keeps every state and step tape
-// and the backward sweep recomputes nothing (rollout.h, RolloutShape::store_forward).
+// thread across calls (grown when a call needs more), never allocated in the time loop. With a
+// gradient and within sh.store_forward_bytes per thread, the forward pass keeps every state and
+// step tape and the backward sweep recomputes nothing (rollout.h, RolloutShape::store_forward).
 #pragma once
 
 #include <type_traits>
@@ -29,10 +29,12 @@ int cpu_default_threads();
 // src/backend/cpu_packed_isa.cpp, once per instruction set.
 
 // whether cpu_run_batch sends this batch to the packed path: a model that opts in and can,
-// float64 or float32, the uniform schedule with the hand adjoint (the tape), and more than one rollout
+// float64 or float32, the uniform schedule with the hand adjoint (the tape), and more than one
+// rollout
 template <class Model, class S>
 bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
-  if constexpr (contract::has_packed_path<Model>::value && (std::is_same<S, double>::value || std::is_same<S, float>::value)) {
+  if constexpr (contract::has_packed_path<Model>::value &&
+                (std::is_same<S, double>::value || std::is_same<S, float>::value)) {
     return B > 1 && m.packable() && !sh.binomial() && !sh.reference_adjoint;
   } else {
     (void)m, (void)sh, (void)B;
@@ -44,8 +46,8 @@ bool use_packed_path(const Model& m, const RolloutShape& sh, int B) {
 // caller. S is float or double; instantiated in src/backend/cpu_packed.cpp for the models of
 // STEER_PACKED_MODELS (src/models/packed_models.h)
 template <class Model, class S>
-void cpu_run_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch, bool want_grad,
-                    BatchResult<S>& out, int threads);
+void cpu_run_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<S>& batch,
+                    bool want_grad, BatchResult<S>& out, int threads);
 // rollouts per pack in the packed path: 8 with AVX-512, 4 with AVX2, else 2 (the instruction set
 // is chosen at run time, src/backend/cpu_packed.cpp)
 int cpu_pack_width();
@@ -57,7 +59,9 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
                    bool want_grad, BatchResult<S>& out, int threads = 0) {
   check_batch(m, sh, batch);
   if (batch.memory() == Memory::kDevice)
-    throw std::invalid_argument("backend cpu: the batch's inputs are in CUDA device memory; run it on the cuda backend or copy them to the host");
+    throw std::invalid_argument(
+        "backend cpu: the batch's inputs are in CUDA device memory; run it on the cuda backend or "
+        "copy them to the host");
   const int B = batch.size, nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps;
   out.memory = Memory::kHost;
   out.device = {};
@@ -81,7 +85,8 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   // float64 and float32 batches of a model with a SIMD path run cpu_pack_width() rollouts per
   // pass (cpu_packed.h, compiled per instruction set in src/backend/cpu_packed_isa.cpp), with
   // the same results bit for bit
-  if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) && contract::has_packed_path<Model>::value) {
+  if constexpr ((std::is_same<S, double>::value || std::is_same<S, float>::value) &&
+                contract::has_packed_path<Model>::value) {
     if (use_packed_path<Model, S>(m, sh, B)) {
       cpu_run_packed(m, loss, sh, batch, want_grad, out, threads);
       return;
@@ -97,7 +102,8 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   const size_t n_stack = size_t(wsh.stack_slots());
   // a model with a step tape keeps one segment's step intermediates for its adjoint (rollout.h)
   using Tape = typename contract::StepTapeOf<Model, S>::type;
-  const size_t n_tape = contract::has_step_tape<Model>::value && want_grad && !wsh.binomial() && !wsh.reference_adjoint
+  const size_t n_tape = contract::has_step_tape<Model>::value && want_grad && !wsh.binomial() &&
+                                !wsh.reference_adjoint
                             ? size_t(wsh.checkpoint_every)
                             : 0;
 #pragma omp parallel num_threads(threads)
@@ -108,7 +114,8 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
     static thread_local std::vector<S> ckpt, seg, lam, lam_prev;
     static thread_local std::vector<int> stack;
     static thread_local StepTapes<Model, S> tape;
-    ckpt.resize(n_ckpt), seg.resize(n_seg), lam.resize(nx), lam_prev.resize(nx), stack.resize(n_stack);
+    ckpt.resize(n_ckpt), seg.resize(n_seg), lam.resize(nx), lam_prev.resize(nx),
+        stack.resize(n_stack);
     tape.resize(m, int(n_tape));
 #pragma omp for schedule(static)
     for (int b = 0; b < B; ++b) {

@@ -1,10 +1,12 @@
 // The CPU backend's SIMD path: W rollouts of a batch run as one, each model value a
-// PackD<W> (float64) or PackF<W> (float32, simd.h) holding that value for every rollout of the group, so that one pass over
-// the model's one-lane code does W rollouts' work in vector registers. A model opts in with
+// PackD<W> (float64) or PackF<W> (float32, simd.h) holding that value for every rollout of the
+// group, so that one pass over the model's one-lane code does W rollouts' work in vector registers.
+// A model opts in with
 //   bool packable() const                 this configuration runs on packs
 // (MassSpring, Articulated), and its step<P> and adj_step<P> take packs P with one lane and its
 // step tape (model_contract.h); the uniform schedule with the step tape is the only one it
-// runs, with the segment recompute or, within sh.store_forward_bytes per thread, the stored forward.
+// runs, with the segment recompute or, within sh.store_forward_bytes per thread, the stored
+// forward.
 //
 // Results are those of the scalar path bit for bit: every lane performs the operations its
 // scalar run performs (simd.h), and the loss and the diagnostics are computed lane by lane by
@@ -58,8 +60,9 @@ struct PackedScratch {
   using P = typename PackOf<R, W>::type;
   std::vector<P> x0, u, p, ckpt, seg, lam, lam_prev, grad_x0, grad_u, grad_p;
   StepTapes<Model, P> tape;
-  std::vector<std::uint8_t> contact;  // packed diagnostics: lane j's contact flags at [j · num_contacts + c]
-  std::vector<double> energies;       // and its {E, KE} at [2j], [2j + 1]
+  std::vector<std::uint8_t>
+      contact;  // packed diagnostics: lane j's contact flags at [j · num_contacts + c]
+  std::vector<double> energies;  // and its {E, KE} at [2j], [2j + 1]
   void reset(const Model& m, const RolloutShape& sh, bool want_grad) {
     x0.resize(m.nx());
     u.resize(size_t(sh.steps) * m.nu());
@@ -120,7 +123,8 @@ void packed_step_observations(const Model& m, const XV& b, const PV& p, const Ro
 // rollouts b0..b0+nb−1 (1 ≤ nb ≤ W): forward, and with want_grad the adjoint sweep
 template <class Model, class R, int W>
 void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<R>& batch,
-                  bool want_grad, BatchResult<R>& out, int b0, int nb, PackedScratch<Model, R, W>& sc) {
+                  bool want_grad, BatchResult<R>& out, int b0, int nb,
+                  PackedScratch<Model, R, W>& sc) {
   using P = typename PackOf<R, W>::type;
   const int nx = m.nx(), nu = m.nu(), np = m.np(), T = sh.steps, K = sh.checkpoint_every;
   pack_rows(batch.x0_of(b0), nx, nb, sc.x0.data());
@@ -156,10 +160,11 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
     else
       m.template step<P>(k, a, uk, p, b);
     StepObservations obs[W];
-    if constexpr (contract::has_packed_diagnostics<Model>::value) packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
+    if constexpr (contract::has_packed_diagnostics<Model>::value)
+      packed_step_observations<Model, R, W>(m, b, p, dg, nb, sc, obs);
     for (int j = 0; j < nb; ++j)
       forward_after_step<Model, R>(m, loss, k, lane_view(a, j), lane_view(b, j), lane_view(uk, j),
-                                        lane_view(p, j), dg[j], L[j], &obs[j]);
+                                   lane_view(p, j), dg[j], L[j], &obs[j]);
     if (sh.traj_stride > 0 && (k + 1) % sh.traj_stride == 0) record(b, (k + 1) / sh.traj_stride);
     const View<P> t = a;
     a = b;
@@ -168,14 +173,15 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   const View<P> xT = ckpt.at(sh.final_slot() * nx);
   for (int i = 0; i < nx; ++i) xT[i] = a[i];
   for (int j = 0; j < nb; ++j)
-    forward_end<Model, R>(m, loss, lane_view(xT, j), lane_view(p, j), dg[j], L[j], &out.loss[b0 + j],
-                               &out.diag[b0 + j]);
+    forward_end<Model, R>(m, loss, lane_view(xT, j), lane_view(p, j), dg[j], L[j],
+                          &out.loss[b0 + j], &out.diag[b0 + j]);
   if (!want_grad) return;
 
   // ---- backward: per segment, recompute with the tape (a stored forward pass kept every
   // state and tape in its one segment), then reverse its steps ----
   View<P> lam{sc.lam.data(), 1}, lam_prev{sc.lam_prev.data(), 1};
-  const View<P> grad_u{sc.grad_u.data(), 1}, grad_p{sc.grad_p.data(), 1}, grad_x0{sc.grad_x0.data(), 1};
+  const View<P> grad_u{sc.grad_u.data(), 1}, grad_p{sc.grad_p.data(), 1},
+      grad_x0{sc.grad_x0.data(), 1};
   for (int i = 0; i < nx; ++i) lam[i] = P(0.0);
   for (int i = 0; i < np; ++i) grad_p[i] = P(0.0);
   for (long i = 0; i < long(T) * nu; ++i) grad_u[i] = P(0.0);
@@ -191,7 +197,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int i = 0; i < nx; ++i) seg[i] = ckpt[s * nx + i];
       for (int k = k0; k < k1; ++k) {
         View<P> xk1 = seg.at((k - k0 + 1) * nx);
-        m.template step<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, Lanes{}, &sc.tape[k - k0]);
+        m.template step<P>(k, seg.at((k - k0) * nx), control_at(u, k, nu), p, xk1, Lanes{},
+                           &sc.tape[k - k0]);
       }
     }
     for (int k = k1 - 1; k >= k0; --k) {
@@ -202,8 +209,9 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
       for (int j = 0; j < nb; ++j) {
         View<R> lam_j = lane_view(lam, j), lam_prev_j = lane_view(lam_prev, j);
         View<R> guk_j = lane_view(guk, j), gp_j = lane_view(grad_p, j);
-        reverse_loss_terms<Model, R>(m, loss, k, out.diag[b0 + j].event_step, lane_view(xk, j), lane_view(xk1, j),
-                                     lane_view(uk, j), lane_view(p, j), lam_j, lam_prev_j, guk_j, gp_j, seed[j]);
+        reverse_loss_terms<Model, R>(m, loss, k, out.diag[b0 + j].event_step, lane_view(xk, j),
+                                     lane_view(xk1, j), lane_view(uk, j), lane_view(p, j), lam_j,
+                                     lam_prev_j, guk_j, gp_j, seed[j]);
       }
       View<P> gp = grad_p;
       const typename contract::StepTapeOf<Model, P>::type* tk = &sc.tape[k - k0];
@@ -217,8 +225,8 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
   for (int j = 0; j < nb; ++j) {
     View<R> gx_j = lane_view(grad_x0, j), gp_j = lane_view(grad_p, j);
     backward_end<Model, R>(m, loss, T, lane_view(x0, j), lane_view(p, j), lane_view(lam, j), gx_j,
-                                lane_view(grad_u, j), gp_j, seed[j], sh.store_forward ? 0LL : (long long)T,
-                                &out.diag[b0 + j]);
+                           lane_view(grad_u, j), gp_j, seed[j],
+                           sh.store_forward ? 0LL : (long long)T, &out.diag[b0 + j]);
   }
   unpack_rows(sc.grad_x0.data(), nx, nb, out.grad_x0.data() + size_t(b0) * nx);
   unpack_rows(sc.grad_u.data(), T * nu, nb, out.grad_u.data() + size_t(b0) * T * nu);
@@ -228,8 +236,9 @@ void packed_group(const Model& m, const Loss& loss, const RolloutShape& sh, cons
 // the batch as groups of kPackWidth rollouts, parallel over groups; out is sized by the caller
 // (src/backend/cpu_packed_isa.cpp instantiates it, once per instruction set and its kPackWidth)
 template <class Model, class R>
-void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<R>& batch,
-                           bool want_grad, BatchResult<R>& out, int threads) {
+void cpu_run_groups_packed(const Model& m, const Loss& loss, const RolloutShape& sh,
+                           const Batch<R>& batch, bool want_grad, BatchResult<R>& out,
+                           int threads) {
   constexpr int W = kPackWidth;
   const int B = batch.size, groups = (B + W - 1) / W;
   if (threads > groups) threads = groups;

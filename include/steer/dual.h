@@ -97,14 +97,14 @@ STEER_HD Dual<S, N> operator/(Dual<S, N> x, const Dual<S, N>& y) {
   return x /= y;
 }
 // mixed dual/constant arithmetic: the constant has zero partials
-#define STEER_DUAL_MIXED(op)                                               \
-  template <class S, int N>                                                \
-  STEER_HD Dual<S, N> operator op(const Dual<S, N>& x, double c) {         \
-    return x op Dual<S, N>(c);                                             \
-  }                                                                        \
-  template <class S, int N>                                                \
-  STEER_HD Dual<S, N> operator op(double c, const Dual<S, N>& x) {         \
-    return Dual<S, N>(c) op x;                                             \
+#define STEER_DUAL_MIXED(op)                                       \
+  template <class S, int N>                                        \
+  STEER_HD Dual<S, N> operator op(const Dual<S, N>& x, double c) { \
+    return x op Dual<S, N>(c);                                     \
+  }                                                                \
+  template <class S, int N>                                        \
+  STEER_HD Dual<S, N> operator op(double c, const Dual<S, N>& x) { \
+    return Dual<S, N>(c) op x;                                     \
   }
 STEER_DUAL_MIXED(+)
 STEER_DUAL_MIXED(-)
@@ -113,18 +113,18 @@ STEER_DUAL_MIXED(/)
 #undef STEER_DUAL_MIXED
 
 // comparisons look at values only (branches follow the primal)
-#define STEER_DUAL_CMP(op)                                                              \
-  template <class S, int N>                                                             \
-  STEER_HD bool operator op(const Dual<S, N>& x, const Dual<S, N>& y) {                 \
-    return x.a op y.a;                                                                  \
-  }                                                                                     \
-  template <class S, int N>                                                             \
-  STEER_HD bool operator op(const Dual<S, N>& x, double c) {                            \
-    return x.a op c;                                                                    \
-  }                                                                                     \
-  template <class S, int N>                                                             \
-  STEER_HD bool operator op(double c, const Dual<S, N>& x) {                            \
-    return c op x.a;                                                                    \
+#define STEER_DUAL_CMP(op)                                              \
+  template <class S, int N>                                             \
+  STEER_HD bool operator op(const Dual<S, N>& x, const Dual<S, N>& y) { \
+    return x.a op y.a;                                                  \
+  }                                                                     \
+  template <class S, int N>                                             \
+  STEER_HD bool operator op(const Dual<S, N>& x, double c) {            \
+    return x.a op c;                                                    \
+  }                                                                     \
+  template <class S, int N>                                             \
+  STEER_HD bool operator op(double c, const Dual<S, N>& x) {            \
+    return c op x.a;                                                    \
   }
 STEER_DUAL_CMP(<)
 STEER_DUAL_CMP(<=)

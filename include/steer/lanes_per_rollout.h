@@ -1,6 +1,6 @@
-// How many GPU lanes share one rollout, per model, fixed at compile time (docs/design.md, "CUDA: lanes per rollout").
-// A small state (projectile) runs one thread per rollout; a soft body, whose step loops
-// over tens to thousands of particles and springs, runs one warp per rollout with the
+// How many GPU lanes share one rollout, per model, fixed at compile time (docs/design.md, "CUDA:
+// lanes per rollout"). A small state (projectile) runs one thread per rollout; a soft body, whose
+// step loops over tens to thousands of particles and springs, runs one warp per rollout with the
 // model's lane-strided loops (`for (i = lane; i < n; i += width)`). The CPU backend
 // always runs width 1; this trait is read by the CUDA backend only.
 //

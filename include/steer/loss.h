@@ -9,8 +9,10 @@
 //     + w_c (c(x_T, θ) − c(x_0, θ))   centre-of-mass displacement along one axis, with
 //                                       c = Σ m_i x_i / Σ m_i from the model (w_c = −1
 //                                       rewards moving forward)
-//     + Σ_s ½ w_s ‖p_s(x, θ) − t_s‖²      site targets: p_s a named point of the model (site_position),
-//       + ½ w_R,s ‖R_s(x, θ) − R*_s‖_F²  at x_T (terminal) or at every x_k, k = 0..T (running); each
+//     + Σ_s ½ w_s ‖p_s(x, θ) − t_s‖²      site targets: p_s a named point of the model
+//     (site_position),
+//       + ½ w_R,s ‖R_s(x, θ) − R*_s‖_F²  at x_T (terminal) or at every x_k, k = 0..T (running);
+//       each
 //                                       target coordinate a constant or a θ slot; R_s the site's
 //                                       orientation (site_rotation) where the model offers it
 //     + Σ_k Σ_c ½ W_kc (y_c(x_k, θ) − R_kc)²   tracking (running state costs, trajectory fitting):
@@ -31,14 +33,16 @@ namespace steer {
 template <class Model, class = void>
 struct has_sites : std::false_type {};
 template <class Model>
-struct has_sites<Model, std::void_t<decltype(std::declval<const Model&>().n_sites)>> : std::true_type {};
+struct has_sites<Model, std::void_t<decltype(std::declval<const Model&>().n_sites)>>
+    : std::true_type {};
 // whether its sites also have an orientation (site_rotation, row-major site→world, and its adjoint)
 template <class Model, class = void>
 struct has_site_rotation : std::false_type {};
 template <class Model>
-struct has_site_rotation<Model, std::void_t<decltype(std::declval<const Model&>().template site_rotation<double>(
-                                    std::declval<View<const double>>(), std::declval<View<const double>>(), 0,
-                                    static_cast<double*>(nullptr)))>> : std::true_type {};
+struct has_site_rotation<
+    Model, std::void_t<decltype(std::declval<const Model&>().template site_rotation<double>(
+               std::declval<View<const double>>(), std::declval<View<const double>>(), 0,
+               static_cast<double*>(nullptr)))>> : std::true_type {};
 
 struct Loss {
   static constexpr int kMaxTerms = 16;
@@ -111,8 +115,8 @@ struct Loss {
     }
   }
   template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD static void adj_site_pos(const Model& m, const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
-                                    const S adj_out[3]) {
+  STEER_HD static void adj_site_pos(const Model& m, const XIn& x, const PIn& p, int s, XAdj& adj_x,
+                                    PAdj& adj_p, const S adj_out[3]) {
     if constexpr (has_sites<Model>::value) {
       m.template adj_site_position<S>(x, p, s, adj_x, adj_p, adj_out);
     } else {
@@ -151,8 +155,8 @@ struct Loss {
   }
   // ∂/∂x: (∂p_s/∂x)ᵀ w (p_s − t); ∂/∂θ: the same through p_s, and −w (p_s − t) into a θ target
   template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_site_terms(const Model& m, const XIn& x, const PIn& p, bool running, XAdj& adj_x, PAdj& adj_p,
-                               const S& adj_l) const {
+  STEER_HD void adj_site_terms(const Model& m, const XIn& x, const PIn& p, bool running,
+                               XAdj& adj_x, PAdj& adj_p, const S& adj_l) const {
     for (int t = 0; t < n_site; ++t) {
       if (site_running[t] != running) continue;
       S pos[3], g[3];
@@ -167,7 +171,8 @@ struct Loss {
           // ∂/∂R = w_R (R − R*), back through the site's rotation
           S R[9], gR[9];
           m.template site_rotation<S>(x, p, site_index[t], R);
-          for (int i = 0; i < 9; ++i) gR[i] = adj_l * S(site_rot_weight[t]) * (R[i] - S(site_rot_target[t][i]));
+          for (int i = 0; i < 9; ++i)
+            gR[i] = adj_l * S(site_rot_weight[t]) * (R[i] - S(site_rot_target[t][i]));
           m.template adj_site_rotation<S>(x, p, site_index[t], adj_x, adj_p, gR);
         }
       }
@@ -206,8 +211,8 @@ struct Loss {
   }
   // ∂/∂x_k (and ∂/∂θ through the sites): W_kc (y_c − R_kc) ∂y_c, one site adjoint per site
   template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_track_row(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
-                              const S& adj_l) const {
+  STEER_HD void adj_track_row(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x,
+                              PAdj& adj_p, const S& adj_l) const {
     if (k < 0 || k >= track_rows) return;
     const double* row = track + 2 * long(k) * n_track;
     S pos[3], g[3];
@@ -244,8 +249,8 @@ struct Loss {
     return l;
   }
   template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_state_running(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
-                                  const S& adj_l) const {
+  STEER_HD void adj_state_running(const Model& m, int k, const XIn& x, const PIn& p, XAdj& adj_x,
+                                  PAdj& adj_p, const S& adj_l) const {
     if (has_running_sites()) adj_site_terms<S>(m, x, p, true, adj_x, adj_p, adj_l);
     if (has_track()) adj_track_row<S>(m, k, x, p, adj_x, adj_p, adj_l);
   }
@@ -276,7 +281,8 @@ struct Loss {
   }
   // ∂ℓ/∂x_T and ∂ℓ/∂θ (the parameter targets)
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_terminal(const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p, const S& adj_l) const {
+  STEER_HD void adj_terminal(const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
+                             const S& adj_l) const {
     for (int t = 0; t < n_terminal; ++t) {
       const S target = terminal_param[t] >= 0 ? S(p[terminal_param[t]]) : S(terminal_target[t]);
       const S g = adj_l * S(terminal_weight[t]) * (S(x[terminal_index[t]]) - target);

@@ -6,7 +6,8 @@
 // checks every shipped model against them.
 //
 // Required (every path):
-//   kMaxState, kMaxControl, kMaxParam       compile-time bounds of the fixed buffers the dual-number
+//   kMaxState, kMaxControl, kMaxParam       compile-time bounds of the fixed buffers the
+//   dual-number
 //                                           reference uses (0: sized at run time, host only)
 //   nx(), nu(), np()                                    state, control and parameter sizes
 //   step<S>(k, x_k, u_k, θ, x_{k+1}[, lanes[, tape]])   x_{k+1} = f(k, x_k, u_k, θ)
@@ -93,21 +94,22 @@ struct FixedIntegrators : Model {
   STEER_HD explicit FixedIntegrators(const Model& m) : Model(m) {}
 
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{},
-                     Tape tape = nullptr) const {
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}, Tape tape = nullptr) const {
     Model::template step<S, kIntegrators>(k, x, u, p, xn, ln, tape);
   }
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
-            class Tape = NoTape>
-  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}, Tape tape = nullptr) const {
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj, class Tape = NoTape>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
+                         Tape tape = nullptr) const {
     Model::template adj_step<S, kIntegrators>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn, ln, tape);
   }
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                    const S& adj_c) const {
-    contract::adj_center_of_mass_within<kIntegrators, S>(static_cast<const Model&>(*this), 0, x, p, ax, adj_x, adj_p,
-                                                         adj_c);
+    contract::adj_center_of_mass_within<kIntegrators, S>(static_cast<const Model&>(*this), 0, x, p,
+                                                         ax, adj_x, adj_p, adj_c);
   }
 };
 
@@ -125,46 +127,53 @@ using XOut = View<S>;
 template <class Model, class = void>
 struct has_sizes : std::false_type {};
 template <class Model>
-struct has_sizes<Model, std::void_t<decltype(std::declval<const Model&>().nx() + std::declval<const Model&>().nu() +
-                                             std::declval<const Model&>().np()),
-                                    decltype(Model::kMaxState + Model::kMaxControl + Model::kMaxParam)>> : std::true_type {};
+struct has_sizes<
+    Model,
+    std::void_t<decltype(std::declval<const Model&>().nx() + std::declval<const Model&>().nu() +
+                         std::declval<const Model&>().np()),
+                decltype(Model::kMaxState + Model::kMaxControl + Model::kMaxParam)>>
+    : std::true_type {};
 
 template <class Model, class S, class = void>
 struct has_step : std::false_type {};
 template <class Model, class S>
 struct has_step<Model, S,
                 std::void_t<decltype(std::declval<const Model&>().template step<S>(
-                    0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XOut<S>&>(),
-                    std::declval<const Lanes&>()))>> : std::true_type {};
+                    0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(),
+                    std::declval<XOut<S>&>(), std::declval<const Lanes&>()))>> : std::true_type {};
 
 template <class Model, class S, class = void>
 struct has_adj_step : std::false_type {};
 template <class Model, class S>
-struct has_adj_step<Model, S,
-                    std::void_t<decltype(std::declval<const Model&>().template adj_step<S>(
-                        0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(),
-                        std::declval<XOut<S>&>(), std::declval<XOut<S>&>(), std::declval<XOut<S>&>(),
-                        std::declval<XIn<S>>(), std::declval<const Lanes&>()))>> : std::true_type {};
+struct has_adj_step<
+    Model, S,
+    std::void_t<decltype(std::declval<const Model&>().template adj_step<S>(
+        0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(),
+        std::declval<XOut<S>&>(), std::declval<XOut<S>&>(), std::declval<XOut<S>&>(),
+        std::declval<XIn<S>>(), std::declval<const Lanes&>()))>> : std::true_type {};
 
 template <class Model, class S, class = void>
 struct has_diagnostics : std::false_type {};
 template <class Model, class S>
 struct has_diagnostics<Model, S,
-                       std::void_t<decltype(std::declval<const Model&>().template energy<S>(std::declval<XIn<S>>(),
-                                                                                            std::declval<XIn<S>>())),
+                       std::void_t<decltype(std::declval<const Model&>().template energy<S>(
+                                       std::declval<XIn<S>>(), std::declval<XIn<S>>())),
                                    decltype(std::declval<const Model&>().template kinetic_energy<S>(
                                        std::declval<XIn<S>>(), std::declval<XIn<S>>())),
-                                   decltype(std::declval<const Model&>().template conservative<S>(std::declval<XIn<S>>())),
+                                   decltype(std::declval<const Model&>().template conservative<S>(
+                                       std::declval<XIn<S>>())),
                                    decltype(std::declval<const Model&>().num_contacts()),
                                    decltype(std::declval<const Model&>().template in_contact<S>(
-                                       std::declval<XIn<S>>(), std::declval<XIn<S>>(), 0))>> : std::true_type {};
+                                       std::declval<XIn<S>>(), std::declval<XIn<S>>(), 0))>>
+    : std::true_type {};
 
 // the optional step tape: Model::StepTape<S>; StepTapeOf<Model, S>::type is it, or NoStepTape
 // for a model without one (the engine's tape pointers are of that type, and null)
 template <class Model, class = void>
 struct has_step_tape : std::false_type {};
 template <class Model>
-struct has_step_tape<Model, std::void_t<typename Model::template StepTape<double>>> : std::true_type {};
+struct has_step_tape<Model, std::void_t<typename Model::template StepTape<double>>>
+    : std::true_type {};
 struct NoStepTape {};
 template <class Model, class S, bool = has_step_tape<Model>::value>
 struct StepTapeOf {
@@ -182,33 +191,37 @@ template <class Model, class S>
 struct has_taped_step<
     Model, S,
     std::void_t<decltype(std::declval<const Model&>().template step<S>(
-                    0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XOut<S>&>(),
-                    std::declval<const Lanes&>(), std::declval<typename StepTapeOf<Model, S>::type*>())),
+                    0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(),
+                    std::declval<XOut<S>&>(), std::declval<const Lanes&>(),
+                    std::declval<typename StepTapeOf<Model, S>::type*>())),
                 decltype(std::declval<const Model&>().template adj_step<S>(
                     0, std::declval<XIn<S>>(), std::declval<XIn<S>>(), std::declval<XIn<S>>(),
                     std::declval<XOut<S>&>(), std::declval<XOut<S>&>(), std::declval<XOut<S>&>(),
                     std::declval<XIn<S>>(), std::declval<const Lanes&>(),
-                    std::declval<const typename StepTapeOf<Model, S>::type*>()))>> : std::true_type {};
+                    std::declval<const typename StepTapeOf<Model, S>::type*>()))>>
+    : std::true_type {};
 
 // the optional SIMD path (cpu_backend.h sends a batch there)
 template <class Model, class = void>
 struct has_packed_path : std::false_type {};
 template <class Model>
-struct has_packed_path<Model, std::void_t<decltype(std::declval<const Model&>().packable())>> : std::true_type {};
+struct has_packed_path<Model, std::void_t<decltype(std::declval<const Model&>().packable())>>
+    : std::true_type {};
 
 // the per-step diagnostics on packs too (cpu_packed.h)
 template <class Model, class = void>
 struct has_packed_diagnostics : std::false_type {};
 template <class Model>
-struct has_packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>> : std::true_type {};
+struct has_packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>> : std::true_type {
+};
 
 }  // namespace contract
 
 // a model the engine can run and differentiate in precision S
 template <class Model, class S = double>
 constexpr bool satisfies_model_contract =
-    contract::has_sizes<Model>::value && contract::has_step<Model, S>::value &&
-    contract::has_adj_step<Model, S>::value && contract::has_diagnostics<Model, S>::value &&
+    contract::has_sizes<Model>::value&& contract::has_step<Model, S>::value&&
+        contract::has_adj_step<Model, S>::value&& contract::has_diagnostics<Model, S>::value &&
     (!contract::has_step_tape<Model>::value || contract::has_taped_step<Model, S>::value);
 
 }  // namespace steer

@@ -13,17 +13,17 @@
 
 namespace steer {
 
-#define STEER_MODEL_MATH(name)                                    \
-  template <class S>                                              \
-  STEER_HD S name##_of(const S& x) {                              \
-    if constexpr (std::is_same<S, double>::value && !kOnDevice) { \
-      return host_##name(x);                                      \
+#define STEER_MODEL_MATH(name)                                          \
+  template <class S>                                                    \
+  STEER_HD S name##_of(const S& x) {                                    \
+    if constexpr (std::is_same<S, double>::value && !kOnDevice) {       \
+      return host_##name(x);                                            \
     } else if constexpr (std::is_same<S, float>::value && !kOnDevice) { \
-      return float(host_##name(double(x)));                       \
-    } else {                                                      \
-      using std::name;                                            \
-      return name(x);                                             \
-    }                                                             \
+      return float(host_##name(double(x)));                             \
+    } else {                                                            \
+      using std::name;                                                  \
+      return name(x);                                                   \
+    }                                                                   \
   }
 
 #if defined(__CUDA_ARCH__)

@@ -84,19 +84,19 @@ Counted<S> operator-(Counted<S> x) {  // negation: a sign flip, not a flop
   return x;
 }
 
-#define STEER_COUNTED_ARITH(op, field)                                                     \
-  template <class S>                                                                       \
-  Counted<S> operator op(Counted<S> x, const Counted<S>& y) {                              \
-    return x op## = y;                                                                     \
-  }                                                                                        \
-  template <class S>                                                                       \
-  Counted<S> operator op(Counted<S> x, double c) {                                         \
-    return x op## = Counted<S>(c);                                                         \
-  }                                                                                        \
-  template <class S>                                                                       \
-  Counted<S> operator op(double c, const Counted<S>& y) {                                  \
-    Counted<S> x(c);                                                                       \
-    return x op## = y;                                                                     \
+#define STEER_COUNTED_ARITH(op, field)                        \
+  template <class S>                                          \
+  Counted<S> operator op(Counted<S> x, const Counted<S>& y) { \
+    return x op## = y;                                        \
+  }                                                           \
+  template <class S>                                          \
+  Counted<S> operator op(Counted<S> x, double c) {            \
+    return x op## = Counted<S>(c);                            \
+  }                                                           \
+  template <class S>                                          \
+  Counted<S> operator op(double c, const Counted<S>& y) {     \
+    Counted<S> x(c);                                          \
+    return x op## = y;                                        \
   }
 STEER_COUNTED_ARITH(+, add)
 STEER_COUNTED_ARITH(-, add)
@@ -104,18 +104,18 @@ STEER_COUNTED_ARITH(*, mul)
 STEER_COUNTED_ARITH(/, div)
 #undef STEER_COUNTED_ARITH
 
-#define STEER_COUNTED_CMP(op)                                                           \
-  template <class S>                                                                    \
-  bool operator op(const Counted<S>& x, const Counted<S>& y) {                          \
-    return x.v op y.v;                                                                  \
-  }                                                                                     \
-  template <class S>                                                                    \
-  bool operator op(const Counted<S>& x, double c) {                                     \
-    return x.v op S(c);                                                                 \
-  }                                                                                     \
-  template <class S>                                                                    \
-  bool operator op(double c, const Counted<S>& y) {                                     \
-    return S(c) op y.v;                                                                 \
+#define STEER_COUNTED_CMP(op)                                  \
+  template <class S>                                           \
+  bool operator op(const Counted<S>& x, const Counted<S>& y) { \
+    return x.v op y.v;                                         \
+  }                                                            \
+  template <class S>                                           \
+  bool operator op(const Counted<S>& x, double c) {            \
+    return x.v op S(c);                                        \
+  }                                                            \
+  template <class S>                                           \
+  bool operator op(double c, const Counted<S>& y) {            \
+    return S(c) op y.v;                                        \
   }
 STEER_COUNTED_CMP(<)
 STEER_COUNTED_CMP(<=)
@@ -137,11 +137,11 @@ Counted<S> sqrt(const Counted<S>& x) {
   using std::sqrt;
   return counted_result(S(sqrt(x.v)), &OpTally::sqrt);
 }
-#define STEER_COUNTED_SPECIAL(fn)                               \
-  template <class S>                                            \
-  Counted<S> fn(const Counted<S>& x) {                          \
-    using std::fn;                                              \
-    return counted_result(S(fn(x.v)), &OpTally::special);       \
+#define STEER_COUNTED_SPECIAL(fn)                         \
+  template <class S>                                      \
+  Counted<S> fn(const Counted<S>& x) {                    \
+    using std::fn;                                        \
+    return counted_result(S(fn(x.v)), &OpTally::special); \
   }
 STEER_COUNTED_SPECIAL(exp)
 STEER_COUNTED_SPECIAL(log)
@@ -201,10 +201,11 @@ struct StepWork {
 
 // counts model.step<Counted<S>> at (x, u, θ); the result is exact for that state
 template <class S, class Model>
-StepWork count_step(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
-                    const std::vector<double>& p) {
+StepWork count_step(const Model& m, int k, const std::vector<double>& x,
+                    const std::vector<double>& u, const std::vector<double>& p) {
   using C = Counted<S>;
-  std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()), xn(x.size());
+  std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()),
+      xn(x.size());
   std::set<long> tx, tu, tp, txn;
   const TouchedIn<C> xv{xc.data(), &tx}, uv{uc.data(), &tu}, pv{pc.data(), &tp};
   TouchedOut<C> xnv{xn.data(), &txn};
@@ -220,8 +221,9 @@ StepWork count_step(const Model& m, int k, const std::vector<double>& x, const s
 // counts model.adj_step<Counted<S>> at (x, u, θ) with adjoint seed λ_{k+1} = adj_xn; the
 // adjoint outputs are read-modify-write, so each touched element counts twice
 template <class S, class Model>
-StepWork count_adj_step(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
-                        const std::vector<double>& p, const std::vector<double>& adj_xn) {
+StepWork count_adj_step(const Model& m, int k, const std::vector<double>& x,
+                        const std::vector<double>& u, const std::vector<double>& p,
+                        const std::vector<double>& adj_xn) {
   using C = Counted<S>;
   std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()),
       lc(adj_xn.begin(), adj_xn.end()), ax(x.size()), au(u.size()), ap(p.size());
@@ -233,15 +235,17 @@ StepWork count_adj_step(const Model& m, int k, const std::vector<double>& x, con
     OpTallyScope scope(w.ops);
     m.template adj_step<C>(k, xv, uv, pv, axv, auv, apv, lv);
   }
-  w.elements = (long long)(tx.size() + tu.size() + tp.size() + tl.size() + 2 * (tax.size() + tau.size() + tap.size()));
+  w.elements = (long long)(tx.size() + tu.size() + tp.size() + tl.size() +
+                           2 * (tax.size() + tau.size() + tap.size()));
   return w;
 }
 
 // counts model.adj_step<Counted<S>> from the step's tape (as the CPU backend's uniform
 // schedule runs it): the tape is filled by the taped step outside the count
 template <class S, class Model>
-StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& x, const std::vector<double>& u,
-                              const std::vector<double>& p, const std::vector<double>& adj_xn) {
+StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& x,
+                              const std::vector<double>& u, const std::vector<double>& p,
+                              const std::vector<double>& adj_xn) {
   using C = Counted<S>;
   std::vector<C> xc(x.begin(), x.end()), uc(u.begin(), u.end()), pc(p.begin(), p.end()),
       lc(adj_xn.begin(), adj_xn.end()), ax(x.size()), au(u.size()), ap(p.size()), xn(x.size());
@@ -258,7 +262,8 @@ StepWork count_adj_step_taped(const Model& m, int k, const std::vector<double>& 
     m.template adj_step<C>(k, xv, uv, pv, axv, auv, apv, lv, Lanes{}, filled);
   }
   // the tape is per-thread scratch that stays in cache (K steps), not per-rollout traffic
-  w.elements = (long long)(tx.size() + tu.size() + tp.size() + tl.size() + 2 * (tax.size() + tau.size() + tap.size()));
+  w.elements = (long long)(tx.size() + tu.size() + tp.size() + tl.size() +
+                           2 * (tax.size() + tau.size() + tap.size()));
   return w;
 }
 

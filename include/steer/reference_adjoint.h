@@ -22,10 +22,13 @@ namespace detail {
 // Not inlined on the device (STEER_NOINLINE; g++ is unaffected). Both checkpoint schedules'
 // loops reach this step, and inlined it would be compiled once per call site, which dominates
 // nvcc's time on the articulated reference and rk4 kernels. The price is a somewhat larger rk4
-// backward frame; the reference kernel's frame barely changes (bench/log/2026-12-05-01-kernel-figures-from-comments.md).
-template <class Model, class S, int N, class XIn, class UIn, class PIn, class DX, class DU, class DP, class DY>
-STEER_HD STEER_NOINLINE void dual_step_chunk(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p, int c0, DX& xd,
-                              DU& ud, DP& pd, DY& yd, const short* pcols = nullptr, int n_pcols = 0) {
+// backward frame; the reference kernel's frame barely changes
+// (bench/log/2026-12-05-01-kernel-figures-from-comments.md).
+template <class Model, class S, int N, class XIn, class UIn, class PIn, class DX, class DU,
+          class DP, class DY>
+STEER_HD STEER_NOINLINE void dual_step_chunk(const Model& m, int k, const XIn& x, const UIn& u,
+                                             const PIn& p, int c0, DX& xd, DU& ud, DP& pd, DY& yd,
+                                             const short* pcols = nullptr, int n_pcols = 0) {
   using D = Dual<S, N>;
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   for (int i = 0; i < nx; ++i) xd[i] = D::variable(S(x[i]), i - c0);
@@ -48,8 +51,8 @@ STEER_HD void with_dual_arrays(const Model& m, Body&& body) {
   using D = Dual<S, N>;
   if constexpr (Model::kMaxState > 0) {
     (void)m;
-    D xd[Model::kMaxState], ud[Model::kMaxControl > 0 ? Model::kMaxControl : 1], pd[Model::kMaxParam],
-        yd[Model::kMaxState];
+    D xd[Model::kMaxState], ud[Model::kMaxControl > 0 ? Model::kMaxControl : 1],
+        pd[Model::kMaxParam], yd[Model::kMaxState];
     body(xd, ud, pd, yd);
   } else {
 #if defined(__CUDA_ARCH__)
@@ -67,9 +70,9 @@ STEER_HD void with_dual_arrays(const Model& m, Body&& body) {
 // with pcols, adj_p only for the n_pcols θ slots listed there (the rest cost no dual column)
 template <class Model, class S, int N = 8, class XIn, class UIn, class PIn, class XAdj, class UAdj,
           class PAdj, class XnAdj>
-STEER_HD void dual_adj_step(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const short* pcols = nullptr,
-                            int n_pcols = 0) {
+STEER_HD void dual_adj_step(const Model& m, int k, const XIn& x, const UIn& u, const PIn& p,
+                            XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                            const short* pcols = nullptr, int n_pcols = 0) {
   const int nx = m.nx(), nu = m.nu(), n = m.nx() + m.nu() + (pcols ? n_pcols : m.np());
   detail::with_dual_arrays<Model, S, N>(m, [&](auto& xd, auto& ud, auto& pd, auto& yd) {
     for (int c0 = 0; c0 < n; c0 += N) {

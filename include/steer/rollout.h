@@ -6,20 +6,20 @@
 //
 // forward : x_{k+1} = f(k, x_k, u_k, θ), k = 0..T−1; x_{sK} stored for s = 0..⌈T/K⌉−1, and x_T.
 // backward: λ_T = ∂ℓ/∂x_T; for each segment from last to first, recompute its states from the
-//           checkpoint, then λ_k = (∂f/∂x_k)ᵀ λ_{k+1} + ∂c/∂x_k, ū_k = (∂f/∂u_k)ᵀ λ_{k+1} + ∂c/∂u_k,
-//           θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0 (+ the loss's own x_0 terms).
+//           checkpoint, then λ_k = (∂f/∂x_k)ᵀ λ_{k+1} + ∂c/∂x_k, ū_k = (∂f/∂u_k)ᵀ λ_{k+1} +
+//           ∂c/∂u_k, θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0 (+ the loss's own x_0 terms).
 // The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
 // same for every K (checked in tests/rollout_test.cpp).
 //
-// Binomial schedule (RolloutShape::schedule = kBinomial, docs/design.md, "Checkpointing"): memory is fixed at s
-// snapshots whatever T is. The forward pass stores only x_0 (slot 0) and x_T; the backward
-// sweep replays Griewank & Walther's binomial checkpointing ("Algorithm 799: Revolve",
-// ACM TOMS 26(1), 2000) from x_0: with s snapshots and r repetitions it reverses
-// β(s, r) = C(s + r, s) steps, and it takes the least r with β(s, r) ≥ T. It runs
-// iteratively: a stack of the step indices held in snapshot slots 0..s−1 (RolloutRefs::stack,
-// per-rollout scratch) replaces the recursion. Forward steps executed by the sweep:
-// r·T − β(s + 1, r − 1) (binomial_forward_steps), at most r·T; every step is then reversed
-// from a state recomputed by the same arithmetic, so the gradient is bitwise that of K = 1.
+// Binomial schedule (RolloutShape::schedule = kBinomial, docs/design.md, "Checkpointing"): memory
+// is fixed at s snapshots whatever T is. The forward pass stores only x_0 (slot 0) and x_T; the
+// backward sweep replays Griewank & Walther's binomial checkpointing ("Algorithm 799: Revolve", ACM
+// TOMS 26(1), 2000) from x_0: with s snapshots and r repetitions it reverses β(s, r) = C(s + r, s)
+// steps, and it takes the least r with β(s, r) ≥ T. It runs iteratively: a stack of the step
+// indices held in snapshot slots 0..s−1 (RolloutRefs::stack, per-rollout scratch) replaces the
+// recursion. Forward steps executed by the sweep: r·T − β(s + 1, r − 1) (binomial_forward_steps),
+// at most r·T; every step is then reversed from a state recomputed by the same arithmetic, so the
+// gradient is bitwise that of K = 1.
 //
 // Lanes: state-sized loops are lane-strided; loss terms and diagnostics are evaluated by
 // the leading lane; sync() separates a phase's writes from the next phase's reads.
@@ -39,13 +39,13 @@ namespace steer {
 
 // per-rollout diagnostics written by forward and backward
 struct RolloutDiag {
-  int event_step = -1;           // landing crossing step e, −1 if none
-  int contact_steps = 0;         // Σ_k (active contacts in x_k), k = 1..T
+  int event_step = -1;             // landing crossing step e, −1 if none
+  int contact_steps = 0;           // Σ_k (active contacts in x_k), k = 1..T
   std::uint64_t contact_hash = 0;  // FNV-1a over (k, contact) of every active contact
-  int nonfinite = 0;             // 1 if the loss or a state became inf/NaN
-  double energy0 = 0;            // E(x_0) [J]
-  double energy_max_dev = 0;     // max_k |E(x_k) − E(x_0)| [J]
-  double kinetic_max = 0;        // max_k KE(x_k) [J], the scale the drift is measured against
+  int nonfinite = 0;               // 1 if the loss or a state became inf/NaN
+  double energy0 = 0;              // E(x_0) [J]
+  double energy_max_dev = 0;       // max_k |E(x_k) − E(x_0)| [J]
+  double kinetic_max = 0;          // max_k KE(x_k) [J], the scale the drift is measured against
   int conservative = 0;          // model reports conservative motion for these θ and zero controls
   double adj_seed_norm = 0;      // ‖λ‖ where the adjoint first became nonzero (walking back)
   double adj_x0_norm = 0;        // ‖λ_0‖
@@ -59,12 +59,12 @@ struct RolloutDiag {
 enum class CheckpointSchedule : int { kUniform = 0, kBinomial = 1 };
 
 struct RolloutShape {
-  int steps = 1;                 // T
-  int checkpoint_every = 1;      // K (uniform schedule)
+  int steps = 1;             // T
+  int checkpoint_every = 1;  // K (uniform schedule)
   CheckpointSchedule schedule = CheckpointSchedule::kUniform;
-  int snapshots = 2;             // s (binomial schedule): snapshot slots, x_0's included, ≥ 1
+  int snapshots = 2;               // s (binomial schedule): snapshot slots, x_0's included, ≥ 1
   bool reference_adjoint = false;  // use the dual-number adjoint instead of the hand one
-  int traj_stride = 0;           // record x_k every traj_stride steps (0 = no recording)
+  int traj_stride = 0;             // record x_k every traj_stride steps (0 = no recording)
   // Stored forward (CPU backend, uniform schedule). The CPU runs a rollout's backward sweep
   // right after its forward pass on the same thread, so what the forward keeps costs memory per
   // thread, not per rollout. store_forward_bytes is the most one thread may keep [bytes] (0 =
@@ -150,9 +150,9 @@ STEER_HD inline long long binomial_forward_steps(long long T, int s) {
 // the part before with s and r − 1); this takes the largest, min(β(s, r − 1), l − β(s − 1, r − 1))
 STEER_HD inline long long binomial_split(long long l, int s) {
   const BinomialReach q = binomial_reach(l, s);
-  const long long b1 = q.beta_prev;                           // β(s, r − 1)
-  const long long b2 = b1 * (q.r - 1) / (s + q.r - 1);        // β(s, r − 2), 0 for r = 1
-  const long long right = l - (b1 - b2);                      // l − β(s − 1, r − 1)
+  const long long b1 = q.beta_prev;                     // β(s, r − 1)
+  const long long b2 = b1 * (q.r - 1) / (s + q.r - 1);  // β(s, r − 2), 0 for r = 1
+  const long long right = l - (b1 - b2);                // l − β(s − 1, r − 1)
   return b1 < right ? b1 : right;
 }
 
@@ -189,7 +189,8 @@ struct RolloutRefs {
 // model defines it (the mass-spring tape, whose particle and spring entries lie in a storage
 // sized to the robot: steer/step_tapes.h), else sizeof the tape
 template <class Model, class S>
-auto step_tape_bytes_of(const Model& m, int) -> decltype((long long)m.template step_tape_bytes<S>()) {
+auto step_tape_bytes_of(const Model& m, int)
+    -> decltype((long long)m.template step_tape_bytes<S>()) {
   return (long long)m.template step_tape_bytes<S>();
 }
 template <class Model, class S>
@@ -205,7 +206,8 @@ long long step_tape_bytes_of(const Model&, long) {
 // S is the thread's real type: a scalar, or a pack of rollouts (cpu_packed.h).
 template <class Model, class S>
 long long stored_forward_bytes(const Model& m, int steps) {
-  return (long long)(steps + 1) * m.nx() * (long long)sizeof(S) + (long long)steps * step_tape_bytes_of<Model, S>(m, 0);
+  return (long long)(steps + 1) * m.nx() * (long long)sizeof(S) +
+         (long long)steps * step_tape_bytes_of<Model, S>(m, 0);
 }
 
 // The shape the CPU backend runs a batch with: sh itself, or, when a gradient is wanted, the
@@ -268,7 +270,8 @@ STEER_HD void model_energies(const Model& m, const X& x, const P& p, S& e, S& ke
 
 // What cpu_packed.h computed for one rollout of a pack on the whole pack (the bits the
 // rollout's own calls give), so that forward_after_step does not compute it again lane by
-// lane: the contact flags of x_{k+1} (num_contacts() of them) and {E, KE}(x_{k+1}); nullptr = compute
+// lane: the contact flags of x_{k+1} (num_contacts() of them) and {E, KE}(x_{k+1}); nullptr =
+// compute
 struct StepObservations {
   const std::uint8_t* contact = nullptr;
   const double* energies = nullptr;
@@ -278,7 +281,8 @@ struct StepObservations {
 // leading lane: forward_rollout calls these, and so does cpu_packed.h lane by lane.
 // before step 0: x0 = x_0
 template <class Model, class S, class X, class P>
-STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const P& p, RolloutDiag& dg, S& L) {
+STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const P& p,
+                            RolloutDiag& dg, S& L) {
   dg.conservative = m.template conservative<S>(p) ? 1 : 0;
   S e, ke;
   model_energies<S>(m, x0, p, e, ke);
@@ -289,8 +293,9 @@ STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const
 }
 // after step k: a = x_k, b = x_{k+1}, uk = u_k; obs: what the packed path has already computed
 template <class Model, class S, class X, class U, class P>
-STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const X& a, const X& b, const U& uk,
-                                 const P& p, RolloutDiag& dg, S& L, const StepObservations* obs = nullptr) {
+STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const X& a, const X& b,
+                                 const U& uk, const P& p, RolloutDiag& dg, S& L,
+                                 const StepObservations* obs = nullptr) {
   const int nu = m.nu();
   // applied forces do work, so the motion is conservative only with zero controls
   for (int j = 0; j < nu; ++j)
@@ -327,8 +332,8 @@ STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const 
 }
 // after the last step: xT = x_T; writes *loss_out and the forward's fields of *diag_out
 template <class Model, class S, class X, class P>
-STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P& p, RolloutDiag& dg, S& L,
-                          S* loss_out, RolloutDiag* diag_out) {
+STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P& p,
+                          RolloutDiag& dg, S& L, S* loss_out, RolloutDiag* diag_out) {
   L += loss.template terminal<S>(xT, p);
   L += loss.template com_term<S>(m, xT, p);  // +w_c c(x_T)
   if (loss.has_terminal_sites()) L += loss.template site_terms<S>(m, xT, p, false);
@@ -357,7 +362,8 @@ template <class Model, class S>
 STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                               const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
                               typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
-  static_assert(satisfies_model_contract<Model, S>, "forward_rollout: the model lacks a member of model_contract.h");
+  static_assert(satisfies_model_contract<Model, S>,
+                "forward_rollout: the model lacks a member of model_contract.h");
   const int nx = m.nx(), nu = m.nu();
   const int T = sh.steps;
   const bool binomial = sh.binomial();
@@ -397,7 +403,6 @@ STEER_HD void forward_rollout(const Model& m, const Loss& loss, const RolloutSha
   forward_end<Model, S>(m, loss, a, r.p, dg, L, r.loss, r.diag);
 }
 
-
 template <class S>
 STEER_HD double view_norm(View<S> v, int n) {
   double s = 0;
@@ -410,11 +415,12 @@ STEER_HD double view_norm(View<S> v, int n) {
 // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened, + the running state terms of
 // x_T); θ̄ from the CoM, site and tracking terms; returns ‖λ_T‖
 template <class Model, class S, class X, class P, class XAdj, class PAdj>
-STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int T, const X& xT, const P& p,
-                               XAdj& lam, PAdj& grad_p) {
+STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int T, const X& xT,
+                               const P& p, XAdj& lam, PAdj& grad_p) {
   loss.template adj_terminal<S>(xT, p, lam, grad_p, S(1));
   loss.template adj_com_term<S>(m, xT, p, lam, grad_p, S(1));
-  if (loss.has_terminal_sites()) loss.template adj_site_terms<S>(m, xT, p, false, lam, grad_p, S(1));
+  if (loss.has_terminal_sites())
+    loss.template adj_site_terms<S>(m, xT, p, false, lam, grad_p, S(1));
   loss.template adj_state_running<S>(m, T, xT, p, lam, grad_p, S(1));
   if (loss.landing && event < 0) loss.template adj_landing_loss<S>(xT, xT, false, lam, lam, S(1));
   return view_norm(lam, m.nx());
@@ -423,19 +429,20 @@ STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int 
 // caller), the running cost's ū_k, the running state terms of x_k into λ_k and θ̄, and the seed
 // norm ‖λ‖ where the adjoint first becomes nonzero
 template <class Model, class S, class X, class U, class P, class XAdj, class UAdj, class PAdj>
-STEER_HD void reverse_loss_terms(const Model& m, const Loss& loss, int k, int event, const X& xk, const X& xk1,
-                                 const U& uk, const P& p, XAdj& lam, XAdj& lam_prev, UAdj& guk, PAdj& grad_p,
-                                 double& seed) {
-  if (loss.landing && k == event) loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
+STEER_HD void reverse_loss_terms(const Model& m, const Loss& loss, int k, int event, const X& xk,
+                                 const X& xk1, const U& uk, const P& p, XAdj& lam, XAdj& lam_prev,
+                                 UAdj& guk, PAdj& grad_p, double& seed) {
+  if (loss.landing && k == event)
+    loss.template adj_landing_loss<S>(xk, xk1, true, lam_prev, lam, S(1));
   if (seed == 0.0) seed = view_norm(lam, m.nx());
   loss.template adj_running<S>(uk, m.nu(), guk, S(1));
   loss.template adj_state_running<S>(m, k, xk, p, lam_prev, grad_p, S(1));
 }
 // after step 0's adjoint: lam = λ_0; the CoM term's direct x_0 and θ parts, and the diagnostics
 template <class Model, class S, class X, class P, class XAdj, class UAdj, class PAdj>
-STEER_HD void backward_end(const Model& m, const Loss& loss, int T, const X& x0, const P& p, const XAdj& lam,
-                           XAdj& grad_x0, const UAdj& grad_u, PAdj& grad_p, double seed, long long recomputed,
-                           RolloutDiag* diag) {
+STEER_HD void backward_end(const Model& m, const Loss& loss, int T, const X& x0, const P& p,
+                           const XAdj& lam, XAdj& grad_x0, const UAdj& grad_u, PAdj& grad_p,
+                           double seed, long long recomputed, RolloutDiag* diag) {
   const int nx = m.nx(), nu = m.nu();
   // the CoM displacement's −w_c c(x_0) term reaches x_0 and θ directly
   loss.template adj_com_term<S>(m, x0, p, grad_x0, grad_p, S(-1));
@@ -471,9 +478,9 @@ STEER_HD bool use_reference_adjoint(const RolloutShape& sh) {
 // tape: step k's tape from the segment recompute, or null (adj_step recomputes the step)
 template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape& sh,
-                           const RolloutRefs<S>& r, const Lanes& ln, int k, int event,
-                           View<S> xk, View<S> xk1, View<S>& lam, View<S>& lam_prev,
-                           double& seed, const typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
+                           const RolloutRefs<S>& r, const Lanes& ln, int k, int event, View<S> xk,
+                           View<S> xk1, View<S>& lam, View<S>& lam_prev, double& seed,
+                           const typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
   const int nx = m.nx(), nu = m.nu();
   const View<const S> uk = control_at(r.u, k, nu);
   View<S> guk = r.grad_u.at(long(k) * nu);
@@ -511,8 +518,8 @@ STEER_HD void reverse_step(const Model& m, const Loss& loss, const RolloutShape&
 // once end reaches top. Returns the forward steps it executed.
 template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const RolloutShape& sh,
-                                  const RolloutRefs<S>& r, const Lanes& ln, int event,
-                                  View<S>& lam, View<S>& lam_prev, double& seed) {
+                                  const RolloutRefs<S>& r, const Lanes& ln, int event, View<S>& lam,
+                                  View<S>& lam_prev, double& seed) {
   const int nx = m.nx(), nu = m.nu();
   const int T = sh.steps, slots = sh.snapshot_slots();
   View<S> a = r.seg.at(0), b = r.seg.at(nx);  // a holds x_cur; b receives the next step
@@ -552,7 +559,8 @@ STEER_HD long long binomial_sweep(const Model& m, const Loss& loss, const Rollou
       copy_state<S>(nx, a, xnext, ln);
       ln.sync();
     }
-    reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, a, k + 1 == T ? xT : xnext, lam, lam_prev, seed);
+    reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, a, k + 1 == T ? xT : xnext, lam,
+                                  lam_prev, seed);
     end = k;
     if (end == top && d > 0) {
       d -= 1;
@@ -570,7 +578,8 @@ template <class Model, class S, AdjointPath kPath = AdjointPath::kRunTime>
 STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutShape& sh,
                                const RolloutRefs<S>& r, const Lanes& ln = Lanes{},
                                typename contract::StepTapeOf<Model, S>::type* tape = nullptr) {
-  static_assert(satisfies_model_contract<Model, S>, "backward_rollout: the model lacks a member of model_contract.h");
+  static_assert(satisfies_model_contract<Model, S>,
+                "backward_rollout: the model lacks a member of model_contract.h");
   const int nx = m.nx(), nu = m.nu(), np = m.np();
   const int T = sh.steps;
   const int event = r.diag ? r.diag->event_step : -1;
@@ -616,14 +625,16 @@ STEER_HD void backward_rollout(const Model& m, const Loss& loss, const RolloutSh
       }
       for (int k = k1 - 1; k >= k0; --k)
         reverse_step<Model, S, kPath>(m, loss, sh, r, ln, k, event, r.seg.at((k - k0) * nx),
-                                      r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed, tape ? tape + (k - k0) : nullptr);
+                                      r.seg.at((k - k0 + 1) * nx), lam, lam_prev, seed,
+                                      tape ? tape + (k - k0) : nullptr);
     }
   }
   copy_state<S>(nx, lam, r.grad_x0, ln);
   ln.sync();
   if (!ln.leader()) return;
   View<S> grad_x0 = r.grad_x0;
-  backward_end<Model, S>(m, loss, T, r.x0, r.p, lam, grad_x0, r.grad_u, r.grad_p, seed, recomputed, r.diag);
+  backward_end<Model, S>(m, loss, T, r.x0, r.p, lam, grad_x0, r.grad_u, r.grad_p, seed, recomputed,
+                         r.diag);
 }
 
 }  // namespace steer

@@ -119,36 +119,52 @@ struct MaskD {
 };
 
 template <int W>
-inline PackD<W> operator+(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v + b.v); }
+inline PackD<W> operator+(const PackD<W>& a, const PackD<W>& b) {
+  return PackD<W>::from(a.v + b.v);
+}
 template <int W>
-inline PackD<W> operator-(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v - b.v); }
+inline PackD<W> operator-(const PackD<W>& a, const PackD<W>& b) {
+  return PackD<W>::from(a.v - b.v);
+}
 template <int W>
-inline PackD<W> operator*(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v * b.v); }
+inline PackD<W> operator*(const PackD<W>& a, const PackD<W>& b) {
+  return PackD<W>::from(a.v * b.v);
+}
 template <int W>
-inline PackD<W> operator/(const PackD<W>& a, const PackD<W>& b) { return PackD<W>::from(a.v / b.v); }
+inline PackD<W> operator/(const PackD<W>& a, const PackD<W>& b) {
+  return PackD<W>::from(a.v / b.v);
+}
 template <int W>
-inline PackD<W> operator-(const PackD<W>& a) { return PackD<W>::from(-a.v); }
+inline PackD<W> operator-(const PackD<W>& a) {
+  return PackD<W>::from(-a.v);
+}
 // mixed with a double: the double is broadcast (as S(c) would)
-#define STEER_PACK_MIXED(op)                                                              \
-  template <int W>                                                                        \
-  inline PackD<W> operator op(const PackD<W>& a, double b) { return a op PackD<W>(b); } \
-  template <int W>                                                                        \
-  inline PackD<W> operator op(double a, const PackD<W>& b) { return PackD<W>(a) op b; }
+#define STEER_PACK_MIXED(op)                                 \
+  template <int W>                                           \
+  inline PackD<W> operator op(const PackD<W>& a, double b) { \
+    return a op PackD<W>(b);                                 \
+  }                                                          \
+  template <int W>                                           \
+  inline PackD<W> operator op(double a, const PackD<W>& b) { \
+    return PackD<W>(a) op b;                                 \
+  }
 STEER_PACK_MIXED(+)
 STEER_PACK_MIXED(-)
 STEER_PACK_MIXED(*)
 STEER_PACK_MIXED(/)
 #undef STEER_PACK_MIXED
 
-#define STEER_PACK_CMP(op)                                                    \
-  template <int W>                                                            \
-  inline MaskD<W> operator op(const PackD<W>& a, const PackD<W>& b) {        \
-    MaskD<W> r;                                                               \
-    r.m = (typename MaskD<W>::ivec)(a.v op b.v);                              \
-    return r;                                                                 \
-  }                                                                           \
-  template <int W>                                                            \
-  inline MaskD<W> operator op(const PackD<W>& a, double b) { return a op PackD<W>(b); }
+#define STEER_PACK_CMP(op)                                            \
+  template <int W>                                                    \
+  inline MaskD<W> operator op(const PackD<W>& a, const PackD<W>& b) { \
+    MaskD<W> r;                                                       \
+    r.m = (typename MaskD<W>::ivec)(a.v op b.v);                      \
+    return r;                                                         \
+  }                                                                   \
+  template <int W>                                                    \
+  inline MaskD<W> operator op(const PackD<W>& a, double b) {          \
+    return a op PackD<W>(b);                                          \
+  }
 STEER_PACK_CMP(<)
 STEER_PACK_CMP(>)
 STEER_PACK_CMP(<=)
@@ -205,13 +221,16 @@ inline PackD<W> by_chunks(const PackD<W>& a, F f) {
 template <int W>
 inline PackD<W> sqrt(const PackD<W>& a) {
 #if defined(__AVX512F__)
-  if constexpr (W % 8 == 0) return by_chunks<__m512d, 8>(a, [](__m512d x) { return _mm512_sqrt_pd(x); });
+  if constexpr (W % 8 == 0)
+    return by_chunks<__m512d, 8>(a, [](__m512d x) { return _mm512_sqrt_pd(x); });
 #endif
 #if defined(__AVX__)
-  if constexpr (W % 4 == 0) return by_chunks<__m256d, 4>(a, [](__m256d x) { return _mm256_sqrt_pd(x); });
+  if constexpr (W % 4 == 0)
+    return by_chunks<__m256d, 4>(a, [](__m256d x) { return _mm256_sqrt_pd(x); });
 #endif
 #if defined(__SSE2__)
-  if constexpr (W % 2 == 0) return by_chunks<__m128d, 2>(a, [](__m128d x) { return _mm_sqrt_pd(x); });
+  if constexpr (W % 2 == 0)
+    return by_chunks<__m128d, 2>(a, [](__m128d x) { return _mm_sqrt_pd(x); });
 #endif
   PackD<W> r;
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
@@ -256,25 +275,39 @@ struct MaskF {
 };
 
 template <int W>
-inline PackF<W> operator+(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v + b.v); }
+inline PackF<W> operator+(const PackF<W>& a, const PackF<W>& b) {
+  return PackF<W>::from(a.v + b.v);
+}
 template <int W>
-inline PackF<W> operator-(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v - b.v); }
+inline PackF<W> operator-(const PackF<W>& a, const PackF<W>& b) {
+  return PackF<W>::from(a.v - b.v);
+}
 template <int W>
-inline PackF<W> operator*(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v * b.v); }
+inline PackF<W> operator*(const PackF<W>& a, const PackF<W>& b) {
+  return PackF<W>::from(a.v * b.v);
+}
 template <int W>
-inline PackF<W> operator/(const PackF<W>& a, const PackF<W>& b) { return PackF<W>::from(a.v / b.v); }
+inline PackF<W> operator/(const PackF<W>& a, const PackF<W>& b) {
+  return PackF<W>::from(a.v / b.v);
+}
 template <int W>
-inline PackF<W> operator-(const PackF<W>& a) { return PackF<W>::from(-a.v); }
+inline PackF<W> operator-(const PackF<W>& a) {
+  return PackF<W>::from(-a.v);
+}
 // mixed with a float only: float ∘ double is double arithmetic in scalar code, which a float
 // pack does not do, so such an expression does not compile on packs (write S(c))
-#define STEER_PACKF_MIXED(op)                                                             \
-  template <int W>                                                                        \
-  inline PackF<W> operator op(const PackF<W>& a, float b) { return a op PackF<W>(b); }  \
-  template <int W>                                                                        \
-  inline PackF<W> operator op(float a, const PackF<W>& b) { return PackF<W>(a) op b; }  \
-  template <int W>                                                                        \
-  PackF<W> operator op(const PackF<W>& a, double b) = delete;                            \
-  template <int W>                                                                        \
+#define STEER_PACKF_MIXED(op)                                 \
+  template <int W>                                            \
+  inline PackF<W> operator op(const PackF<W>& a, float b) {   \
+    return a op PackF<W>(b);                                  \
+  }                                                           \
+  template <int W>                                            \
+  inline PackF<W> operator op(float a, const PackF<W>& b) {   \
+    return PackF<W>(a) op b;                                  \
+  }                                                           \
+  template <int W>                                            \
+  PackF<W> operator op(const PackF<W>& a, double b) = delete; \
+  template <int W>                                            \
   PackF<W> operator op(double a, const PackF<W>& b) = delete;
 STEER_PACKF_MIXED(+)
 STEER_PACKF_MIXED(-)
@@ -282,16 +315,18 @@ STEER_PACKF_MIXED(*)
 STEER_PACKF_MIXED(/)
 #undef STEER_PACKF_MIXED
 
-#define STEER_PACKF_CMP(op)                                                   \
-  template <int W>                                                            \
-  inline MaskF<W> operator op(const PackF<W>& a, const PackF<W>& b) {        \
-    MaskF<W> r;                                                               \
-    r.m = (typename MaskF<W>::ivec)(a.v op b.v);                              \
-    return r;                                                                 \
-  }                                                                           \
-  template <int W>                                                            \
-  inline MaskF<W> operator op(const PackF<W>& a, float b) { return a op PackF<W>(b); } \
-  template <int W>                                                            \
+#define STEER_PACKF_CMP(op)                                           \
+  template <int W>                                                    \
+  inline MaskF<W> operator op(const PackF<W>& a, const PackF<W>& b) { \
+    MaskF<W> r;                                                       \
+    r.m = (typename MaskF<W>::ivec)(a.v op b.v);                      \
+    return r;                                                         \
+  }                                                                   \
+  template <int W>                                                    \
+  inline MaskF<W> operator op(const PackF<W>& a, float b) {           \
+    return a op PackF<W>(b);                                          \
+  }                                                                   \
+  template <int W>                                                    \
   MaskF<W> operator op(const PackF<W>& a, double b) = delete;
 STEER_PACKF_CMP(<)
 STEER_PACKF_CMP(>)
@@ -394,10 +429,10 @@ struct is_pack<PackD<W>> : std::true_type {};
 
 namespace steer {
 // the model's transcendental functions on packs: vmath's, found by argument-dependent lookup
-#define STEER_PACK_VMATH(name)                   \
-  template <int W>                               \
-  inline PackD<W> name(const PackD<W>& a) {      \
-    return vmath::name(a);                       \
+#define STEER_PACK_VMATH(name)              \
+  template <int W>                          \
+  inline PackD<W> name(const PackD<W>& a) { \
+    return vmath::name(a);                  \
   }
 STEER_PACK_VMATH(exp)
 STEER_PACK_VMATH(log1p)
@@ -406,10 +441,10 @@ STEER_PACK_VMATH(sin)
 STEER_PACK_VMATH(cos)
 #undef STEER_PACK_VMATH
 // and on float packs: the double function of the widened lanes, rounded back to float
-#define STEER_PACKF_VMATH(name)                  \
-  template <int W>                               \
-  inline PackF<W> name(const PackF<W>& a) {      \
-    return narrow(vmath::name(widen(a)));        \
+#define STEER_PACKF_VMATH(name)             \
+  template <int W>                          \
+  inline PackF<W> name(const PackF<W>& a) { \
+    return narrow(vmath::name(widen(a)));   \
   }
 STEER_PACKF_VMATH(exp)
 STEER_PACKF_VMATH(log1p)

@@ -39,7 +39,8 @@ class StepTapes {
   // contents are undefined until a taped step writes them)
   void resize(const Model& m, int n) {
     tapes_.resize(size_t(n > 0 ? n : 0));
-    if constexpr (!std::is_same<Storage, NoTapeStorage>::value) m.template bind_tapes<S>(tapes_.data(), n, storage_);
+    if constexpr (!std::is_same<Storage, NoTapeStorage>::value)
+      m.template bind_tapes<S>(tapes_.data(), n, storage_);
     (void)m;
   }
   Tape* data() { return tapes_.empty() ? nullptr : tapes_.data(); }

@@ -26,7 +26,8 @@ CudaStatus cuda_status() {
   CudaStatus s;
   s.compiled = false;
   s.available = false;
-  s.reason = "this build has no CUDA backend (STEER_CUDA=OFF or no CUDA compiler at configure time)";
+  s.reason =
+      "this build has no CUDA backend (STEER_CUDA=OFF or no CUDA compiler at configure time)";
   return s;
 }
 #endif

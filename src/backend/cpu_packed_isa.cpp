@@ -17,14 +17,14 @@ namespace steer {
 namespace STEER_PACKED_ISA {
 
 // the entry points, a float64 and a float32 one per model of STEER_PACKED_MODELS
-#define STEER_PACKED_RUN(Model)                                                                                 \
-  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch, bool want_grad, \
-           BatchResult<double>& out, int threads) {                                                            \
-    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                                 \
-  }                                                                                                             \
-  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch, bool want_grad,  \
-           BatchResult<float>& out, int threads) {                                                             \
-    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                                 \
+#define STEER_PACKED_RUN(Model)                                                                  \
+  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& batch, \
+           bool want_grad, BatchResult<double>& out, int threads) {                              \
+    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                   \
+  }                                                                                              \
+  void run(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<float>& batch,  \
+           bool want_grad, BatchResult<float>& out, int threads) {                               \
+    cpu_run_groups_packed<Model>(m, loss, sh, batch, want_grad, out, threads);                   \
   }
 STEER_PACKED_MODELS(STEER_PACKED_RUN)
 #undef STEER_PACKED_RUN

@@ -18,9 +18,9 @@ namespace {
 // Programming Guide, "Arithmetic Instructions" throughput table); 0 where not listed here
 void fma_lanes_per_sm(int major, int minor, int& fp32, int& fp64) {
   fp32 = fp64 = 0;
-  if (major == 7) fp32 = 64, fp64 = minor == 0 ? 32 : 2;   // V100 (7.0), Turing (7.5)
+  if (major == 7) fp32 = 64, fp64 = minor == 0 ? 32 : 2;  // V100 (7.0), Turing (7.5)
   if (major == 8) fp32 = minor == 0 ? 64 : 128, fp64 = minor == 0 ? 32 : 2;  // A100 / GA10x, Ada
-  if (major == 9) fp32 = 128, fp64 = 64;                    // H100, H200
+  if (major == 9) fp32 = 128, fp64 = 64;                                     // H100, H200
 }
 
 // the ceilings of device `dev` (the clocks come from attributes: CUDA 13's cudaDeviceProp no
@@ -29,7 +29,8 @@ void set_ceilings(CudaStatus& s, int dev, int major, int minor, int sms) {
   int sm_khz = 0, mem_khz = 0, bus_bits = 0;
   if (cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev) != cudaSuccess) sm_khz = 0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
-  if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
+  if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess)
+    bus_bits = 0;
   cudaGetLastError();
   int fp32 = 0, fp64 = 0;
   fma_lanes_per_sm(major, minor, fp32, fp64);

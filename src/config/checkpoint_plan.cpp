@@ -27,27 +27,34 @@ CheckpointPlan ExperimentConfig::checkpoint_plan() const {
   if (checkpoint_memory_mb > 0 && double(scratch(p.shape)) > budget) {
     const std::string key = "simulation.checkpoint_memory_mb";
     std::ostringstream need;
-    need << "the uniform schedule with K = " << p.shape.checkpoint_every << " needs " << scratch(p.shape)
-         << " bytes per rollout (" << double(scratch(p.shape)) / 1048576.0 << " MiB)";
+    need << "the uniform schedule with K = " << p.shape.checkpoint_every << " needs "
+         << scratch(p.shape) << " bytes per rollout (" << double(scratch(p.shape)) / 1048576.0
+         << " MiB)";
     if (checkpoint_every > 0) {
       need << ", more than " << key << " = " << checkpoint_memory_mb
-           << " MiB; drop checkpoint_every to let the budget choose the binomial schedule, or raise the budget";
+           << " MiB; drop checkpoint_every to let the budget choose the binomial schedule, or "
+              "raise the budget";
       config_fail("simulation.checkpoint_every", need.str());
     }
-    // binomial: x_T, three working states and λ, λ_prev are fixed; each snapshot costs a state and its index
+    // binomial: x_T, three working states and λ, λ_prev are fixed; each snapshot costs a state and
+    // its index
     RolloutShape b = p.shape;
     b.schedule = CheckpointSchedule::kBinomial;
     b.snapshots = 0;
-    const double fixed = double(scratch(b)), per_snapshot = double(nx) * (f32 ? 4 : 8) + double(sizeof(int));
+    const double fixed = double(scratch(b)),
+                 per_snapshot = double(nx) * (f32 ? 4 : 8) + double(sizeof(int));
     const long long bytes = (long long)budget;
-    const int s = f32 ? binomial_snapshots_within<float>(bytes, steps, nx) : binomial_snapshots_within<double>(bytes, steps, nx);
+    const int s = f32 ? binomial_snapshots_within<float>(bytes, steps, nx)
+                      : binomial_snapshots_within<double>(bytes, steps, nx);
     if (double(bytes) < fixed + 2 * per_snapshot) {
       const double least_mb = (fixed + 2 * per_snapshot) / 1048576.0;
       std::ostringstream m;
-      m << checkpoint_memory_mb << " MiB holds fewer than the 2 snapshots of the smallest binomial schedule (" << need.str()
-        << "; the binomial one needs " << fixed << " bytes for x_T, 3 working states and 2 adjoint vectors plus "
-        << per_snapshot << " bytes per snapshot: a state of " << nx << " " << precision << " values and its step index); accepted range ["
-        << least_mb << ", 1e6] MiB";
+      m << checkpoint_memory_mb
+        << " MiB holds fewer than the 2 snapshots of the smallest binomial schedule (" << need.str()
+        << "; the binomial one needs " << fixed
+        << " bytes for x_T, 3 working states and 2 adjoint vectors plus " << per_snapshot
+        << " bytes per snapshot: a state of " << nx << " " << precision
+        << " values and its step index); accepted range [" << least_mb << ", 1e6] MiB";
       config_fail(key, m.str());
     }
     b.snapshots = s;
@@ -72,20 +79,21 @@ CheckpointPlan ExperimentConfig::checkpoint_plan() const {
 }
 
 nlohmann::json CheckpointPlan::to_json() const {
-  nlohmann::json j = {{"schedule", shape.binomial() ? "binomial" : "uniform"},
-                      {"repetitions", repetitions},
-                      {"recompute_steps", recompute_steps},
-                      {"recompute_factor", recompute_factor},
-                      {"scratch_bytes_per_rollout", scratch_bytes},
-                      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()},
-                      {"cpu_store_forward_mb", store_forward_mb},
-                      {"cpu_store_forward_note",
-                       store_forward_mb > 0
-                           ? "the CPU backend keeps each rollout's whole forward pass (states and step tapes, per "
-                             "thread) when it fits this budget, and its backward sweep then recomputes nothing "
-                             "(timings.rollout_steps_recomputed_backward); the schedule above is the GPU's and the "
-                             "fallback's"
-                           : "off: the backward sweep recomputes from the checkpoints"}};
+  nlohmann::json j = {
+      {"schedule", shape.binomial() ? "binomial" : "uniform"},
+      {"repetitions", repetitions},
+      {"recompute_steps", recompute_steps},
+      {"recompute_factor", recompute_factor},
+      {"scratch_bytes_per_rollout", scratch_bytes},
+      {"memory_budget_mb", budget_mb > 0 ? nlohmann::json(budget_mb) : nlohmann::json()},
+      {"cpu_store_forward_mb", store_forward_mb},
+      {"cpu_store_forward_note",
+       store_forward_mb > 0
+           ? "the CPU backend keeps each rollout's whole forward pass (states and step tapes, per "
+             "thread) when it fits this budget, and its backward sweep then recomputes nothing "
+             "(timings.rollout_steps_recomputed_backward); the schedule above is the GPU's and the "
+             "fallback's"
+           : "off: the backward sweep recomputes from the checkpoints"}};
   if (shape.binomial())
     j["snapshots"] = shape.snapshot_slots();
   else

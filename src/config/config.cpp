@@ -50,9 +50,15 @@ void override_span(const BatchOverride& o, double v, double& lo, double& hi) {
       lo = *std::min_element(o.values.begin(), o.values.end());
       hi = *std::max_element(o.values.begin(), o.values.end());
       break;
-    case BatchOverride::kUniform: lo = o.lo, hi = o.hi; break;
-    case BatchOverride::kRelative: lo = std::min(v * (1 + o.lo), v * (1 + o.hi)), hi = std::max(v * (1 + o.lo), v * (1 + o.hi)); break;
-    case BatchOverride::kJitter: lo = v + o.lo, hi = v + o.hi; break;
+    case BatchOverride::kUniform:
+      lo = o.lo, hi = o.hi;
+      break;
+    case BatchOverride::kRelative:
+      lo = std::min(v * (1 + o.lo), v * (1 + o.hi)), hi = std::max(v * (1 + o.lo), v * (1 + o.hi));
+      break;
+    case BatchOverride::kJitter:
+      lo = v + o.lo, hi = v + o.hi;
+      break;
   }
 }
 
@@ -65,7 +71,8 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
       BatchOverride o;
       o.name = it.key();
       o.indices = resolve_slots(c.info, sw.key_path(it.key()), o.name, o.is_state);
-      o.values = sw.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), c.batch_size);
+      o.values =
+          sw.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), c.batch_size);
       c.overrides.push_back(o);
     }
     sw.finish();
@@ -91,7 +98,8 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
         }
         form.finish();
       } else {
-        std::vector<double> lh = rz.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), 2);
+        std::vector<double> lh =
+            rz.numbers(it.key(), {}, common_range(c.info, o.is_state, o.indices), 2);
         if (lh[0] > lh[1]) config_fail(path, "expected [low, high] with low <= high");
         o.draw = BatchOverride::kUniform, o.lo = lh[0], o.hi = lh[1];
       }
@@ -101,9 +109,10 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
         override_span(o, o.is_state ? c.x0[i] : c.theta[i], lo, hi);
         const Range r = slot_range(c.info, o.is_state, i);
         if (!r.contains(lo) || !r.contains(hi))
-          config_fail(path, "draws span [" + std::to_string(lo) + ", " + std::to_string(hi) + "] for slot " +
-                                (o.is_state ? c.info.state_names[i] : c.info.param_names[i]) + ", outside its range " +
-                                r.describe());
+          config_fail(path, "draws span [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "] for slot " +
+                                (o.is_state ? c.info.state_names[i] : c.info.param_names[i]) +
+                                ", outside its range " + r.describe());
       }
       c.overrides.push_back(o);
     }
@@ -119,43 +128,60 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
   if (l.has("terminal")) {
     const auto& arr = l.raw("terminal");
     const std::string path = l.key_path("terminal");
-    if (!arr.is_array()) config_fail(path, "expected an array of {state, target, weight}, got " + json_type_name(arr));
+    if (!arr.is_array())
+      config_fail(path, "expected an array of {state, target, weight}, got " + json_type_name(arr));
     if (arr.size() > size_t(Loss::kMaxTerms))
-      config_fail(path, "at most " + std::to_string(Loss::kMaxTerms) + " terminal terms, got " + std::to_string(arr.size()));
+      config_fail(path, "at most " + std::to_string(Loss::kMaxTerms) + " terminal terms, got " +
+                            std::to_string(arr.size()));
     nlohmann::json terms = nlohmann::json::array();
     for (size_t t = 0; t < arr.size(); ++t) {
       JsonObject term(arr[t], path + "[" + std::to_string(t) + "]");
       const std::string st = term.string("state", "");
       const int idx = c.info.state_index(st);
-      if (idx < 0) config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " + c.info.type + "; accepted: " + join(c.info.state_names));
+      if (idx < 0)
+        config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
+                                                c.info.type +
+                                                "; accepted: " + join(c.info.state_names));
       loss.terminal_index[t] = idx;
       // the target is a number, or a parameter slot ("theta.<name>") so that each rollout
       // can have its own (drawn) target and the target can itself be a variable
       if (term.has("target") && term.raw("target").is_string()) {
         const std::string tn = term.raw("target").get<std::string>();
         const int pi = tn.rfind("theta.", 0) == 0 ? c.info.param_index(tn.substr(6)) : -1;
-        if (pi < 0) config_fail(term.key_path("target"), "'" + excerpt(tn) + "' is not a number or a parameter theta.<name> of model " + c.info.type);
+        if (pi < 0)
+          config_fail(term.key_path("target"),
+                      "'" + excerpt(tn) +
+                          "' is not a number or a parameter theta.<name> of model " + c.info.type);
         loss.terminal_param[t] = pi;
       } else {
         loss.terminal_target[t] = term.number_required("target", Range::closed(-1e12, 1e12));
       }
       loss.terminal_weight[t] = term.number("weight", 1.0, Range::nonnegative());
       term.finish();
-      nlohmann::json tgt = loss.terminal_param[t] >= 0 ? nlohmann::json("theta." + c.info.param_names[loss.terminal_param[t]])
-                                                       : nlohmann::json(loss.terminal_target[t]);
-      terms.push_back({{"state", st}, {"target", tgt}, {"weight", loss.terminal_weight[t]},
-                       {"unit", c.info.state_units[idx]}, {"term", "0.5 * weight * (x_T[state] - target)^2"}});
+      nlohmann::json tgt =
+          loss.terminal_param[t] >= 0
+              ? nlohmann::json("theta." + c.info.param_names[loss.terminal_param[t]])
+              : nlohmann::json(loss.terminal_target[t]);
+      terms.push_back({{"state", st},
+                       {"target", tgt},
+                       {"weight", loss.terminal_weight[t]},
+                       {"unit", c.info.state_units[idx]},
+                       {"term", "0.5 * weight * (x_T[state] - target)^2"}});
     }
     loss.n_terminal = int(arr.size());
     c.loss_json["terminal"] = terms;
   }
   loss.effort_weight = l.number("control_effort", 0.0, Range::nonnegative());
-  c.loss_json["control_effort"] = {{"weight", loss.effort_weight}, {"term", "sum_k 0.5 * weight * |u_k|^2"}};
+  c.loss_json["control_effort"] = {{"weight", loss.effort_weight},
+                                   {"term", "sum_k 0.5 * weight * |u_k|^2"}};
   if (l.has("landing")) {
     JsonObject ld = l.object("landing");
     const ModelDef& def = model_of(c);
     if (!def.landing_dims)
-      config_fail(ld.path(), "the landing loss is defined for model " + model_names([](const ModelDef& d) { return d.landing_dims != nullptr; }) + " only");
+      config_fail(ld.path(),
+                  "the landing loss is defined for model " + model_names([](const ModelDef& d) {
+                    return d.landing_dims != nullptr;
+                  }) + " only");
     const int D = def.landing_dims(c);
     std::vector<double> tgt = ld.numbers("target", {}, Range::closed(-1e12, 1e12), D - 1);
     loss.landing = true;
@@ -170,8 +196,12 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     }
     loss.landing_weight = ld.number("weight", 1.0, Range::nonnegative());
     ld.finish();
-    c.loss_json["landing"] = {{"target", tgt}, {"weight", loss.landing_weight}, {"unit", "m"},
-                              {"term", "0.5 * weight * |x_land - target|^2, x_land interpolated at y = 0 inside the crossing step"}};
+    c.loss_json["landing"] = {{"target", tgt},
+                              {"weight", loss.landing_weight},
+                              {"unit", "m"},
+                              {"term",
+                               "0.5 * weight * |x_land - target|^2, x_land interpolated at y = 0 "
+                               "inside the crossing step"}};
   }
   if (l.has("com_displacement")) {
     JsonObject cd = l.object("com_displacement");
@@ -179,28 +209,35 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     loss.com = true;
     loss.com_axis = axis == "x" ? 0 : axis == "y" ? 1 : 2;
     const ModelDef& def = model_of(c);
-    const std::string axis_error = def.com_axis_error ? def.com_axis_error(c, axis, loss.com_axis) : std::string();
+    const std::string axis_error =
+        def.com_axis_error ? def.com_axis_error(c, axis, loss.com_axis) : std::string();
     if (!axis_error.empty()) config_fail(cd.key_path("axis"), axis_error);
     loss.com_weight = cd.number("weight", -1.0, Range::closed(-1e12, 1e12));
     cd.finish();
-    c.loss_json["com_displacement"] = {{"axis", axis}, {"weight", loss.com_weight}, {"unit", "m"},
-                                       {"term", "weight * (c(x_T) - c(x_0)), c = sum m_i x_i / sum m_i along axis"}};
+    c.loss_json["com_displacement"] = {
+        {"axis", axis},
+        {"weight", loss.com_weight},
+        {"unit", "m"},
+        {"term", "weight * (c(x_T) - c(x_0)), c = sum m_i x_i / sum m_i along axis"}};
   }
   const nlohmann::json sites = parse_site_terms(l, c);
   if (!sites.is_null()) c.loss_json["sites"] = sites;
   const nlohmann::json track = parse_track_sources(l, c);
   if (!track.is_null())
     for (auto it = track.begin(); it != track.end(); ++it) c.loss_json[it.key()] = it.value();
-  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com && loss.n_site == 0 && c.tracking.empty())
-    config_fail(l.path(), "the loss has no terms; give terminal, control_effort, landing, com_displacement, sites, reference or observations");
+  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com &&
+      loss.n_site == 0 && c.tracking.empty())
+    config_fail(l.path(),
+                "the loss has no terms; give terminal, control_effort, landing, com_displacement, "
+                "sites, reference or observations");
   l.finish();
 }
 
 }  // namespace
 
 // "x0.<state or group>" / "theta.<param or group>" -> slots, or a ConfigError at path
-std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
-                               bool& is_state) {
+std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path,
+                               const std::string& name, bool& is_state) {
   std::vector<int> out;
   if (name.rfind("x0.", 0) == 0) {
     is_state = true;
@@ -225,9 +262,11 @@ std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, c
       for (const auto& n : info.state_names) all.push_back("x0." + n);
       for (const auto& n : info.param_names) all.push_back("theta." + n);
     } else {
-      all.push_back("or one slot such as x0." + info.state_names[0] + " / theta." + info.param_names[0]);
+      all.push_back("or one slot such as x0." + info.state_names[0] + " / theta." +
+                    info.param_names[0]);
     }
-    config_fail(path, "'" + excerpt(name) + "' is not a slot or group of model " + info.type + "; accepted: " + join(all));
+    config_fail(path, "'" + excerpt(name) + "' is not a slot or group of model " + info.type +
+                          "; accepted: " + join(all));
   }
   return out;
 }
@@ -256,7 +295,8 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
         if (var.index < 0) {
           std::vector<std::string> all{"controls"};
           for (const auto& n : c.info.control_names) all.push_back("controls." + n);
-          config_fail(path, "'" + excerpt(name) + "' is not a control of model " + c.info.type + "; accepted: " + join(all));
+          config_fail(path, "'" + excerpt(name) + "' is not a control of model " + c.info.type +
+                                "; accepted: " + join(all));
         }
         expanded.push_back(var);
       }
@@ -279,12 +319,17 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       phys = common_range(c.info, var.kind == VariableSpec::kInitialState, idx);
     }
     if (phys.lo_open && !spec.has("lower"))
-      config_fail(path + ".lower", "required: this parameter must stay > " + std::to_string(phys.lo) + ", give a lower bound inside " + phys.describe());
+      config_fail(path + ".lower", "required: this parameter must stay > " +
+                                       std::to_string(phys.lo) + ", give a lower bound inside " +
+                                       phys.describe());
     const double lo = spec.number("lower", phys.lo, phys);
     const double hi = spec.number("upper", phys.hi, phys);
-    if (lo > hi) config_fail(path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
+    if (lo > hi)
+      config_fail(
+          path, "lower (" + std::to_string(lo) + ") must be <= upper (" + std::to_string(hi) + ")");
     if (spec.has("hold") && var.kind != VariableSpec::kControl)
-      config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" + excerpt(name) + "' is one value");
+      config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" +
+                                      excerpt(name) + "' is one value");
     const int hold = int(spec.integer("hold", 1, 1, c.steps));
     spec.finish();
     for (auto& e : expanded) {
@@ -296,15 +341,17 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
                        : e.kind == VariableSpec::kParameter  ? c.theta[e.index]
                                                              : c.u_init[e.index];
       if (nominal < lo || nominal > hi)
-        config_fail(path, "the starting value " + std::to_string(nominal) + " lies outside the bounds [" +
-                              std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        config_fail(path, "the starting value " + std::to_string(nominal) +
+                              " lies outside the bounds [" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + "]");
       // every row of controls.initial_file starts a knot or a step
       if (e.kind == VariableSpec::kControl)
         for (int r = 0; r < c.u_rows; ++r) {
           const double v = c.u_steps[size_t(r) * c.info.nu() + e.index];
           if (v < lo || v > hi)
-            config_fail(path, "controls.initial_file row " + std::to_string(r) + " gives " + number_text(v) + ", outside the bounds [" +
-                                  number_text(lo) + ", " + number_text(hi) + "]");
+            config_fail(path, "controls.initial_file row " + std::to_string(r) + " gives " +
+                                  number_text(v) + ", outside the bounds [" + number_text(lo) +
+                                  ", " + number_text(hi) + "]");
         }
       for (const auto& prev : c.variables)
         if (prev.kind == e.kind && prev.index == e.index)
@@ -315,15 +362,17 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
   // per-rollout start values from sweeps and draws must lie inside the variable's bounds too
   for (const auto& o : c.overrides) {
     for (const auto& e : c.variables) {
-      if (e.kind == VariableSpec::kControl || o.is_state != (e.kind == VariableSpec::kInitialState)) continue;
+      if (e.kind == VariableSpec::kControl || o.is_state != (e.kind == VariableSpec::kInitialState))
+        continue;
       if (std::find(o.indices.begin(), o.indices.end(), e.index) == o.indices.end()) continue;
-      const std::string key = std::string("batch.") + (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name;
+      const std::string key = std::string("batch.") +
+                              (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name;
       double lo = 0, hi = 0;
       override_span(o, o.is_state ? c.x0[e.index] : c.theta[e.index], lo, hi);
       if (lo < e.lower || hi > e.upper)
         config_fail(key, "start values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                             "], outside the bounds of variable " + e.name + " [" + std::to_string(e.lower) + ", " +
-                             std::to_string(e.upper) + "]");
+                             "], outside the bounds of variable " + e.name + " [" +
+                             std::to_string(e.lower) + ", " + std::to_string(e.upper) + "]");
     }
   }
   // parameter variables that also set initial-state slots (the model decides which)
@@ -343,11 +392,15 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
     if (v.is_string() && v.get<std::string>() == "sqrt")
       c.checkpoint_every = 0;
     else if (v.is_string())
-      config_fail(s.key_path("checkpoint_every"), "'" + excerpt(v.get<std::string>()) + "' is not accepted; expected \"sqrt\" or an integer in [1, " + std::to_string(c.steps) + "]");
+      config_fail(s.key_path("checkpoint_every"),
+                  "'" + excerpt(v.get<std::string>()) +
+                      "' is not accepted; expected \"sqrt\" or an integer in [1, " +
+                      std::to_string(c.steps) + "]");
     else
       c.checkpoint_every = int(s.integer("checkpoint_every", 0, 1, c.steps));
   }
-  c.checkpoint_memory_mb = s.number("checkpoint_memory_mb", 0.0, Range{0, 1e6, true, false});  // absent: 0, no budget
+  c.checkpoint_memory_mb =
+      s.number("checkpoint_memory_mb", 0.0, Range{0, 1e6, true, false});  // absent: 0, no budget
   c.store_forward_mb = s.number("store_forward_mb", 256.0, Range::closed(0, 1e6));
   c.backend = s.choice("backend", "auto", {"auto", "cpu", "cuda"});
   c.threads = int(s.integer("threads", 0, 0, 4096));
@@ -358,30 +411,39 @@ void parse_simulation(const JsonObject& s, ExperimentConfig& c) {
 
 // learning_rate_schedule / learning_rate_final of an optimizer or compare section: the step
 // size decays from learning_rate to learning_rate_final over the run's iterations
-void parse_lr_schedule(const JsonObject& o, double learning_rate, std::string& schedule, double& final_rate) {
+void parse_lr_schedule(const JsonObject& o, double learning_rate, std::string& schedule,
+                       double& final_rate) {
   schedule = o.choice("learning_rate_schedule", "constant", {"constant", "cosine", "exponential"});
   if (schedule == "constant") {
     if (o.has("learning_rate_final"))
-      config_fail(o.key_path("learning_rate_final"), "applies to learning_rate_schedule cosine or exponential; the schedule is constant");
+      config_fail(
+          o.key_path("learning_rate_final"),
+          "applies to learning_rate_schedule cosine or exponential; the schedule is constant");
     final_rate = learning_rate;
     return;
   }
   if (!o.has("learning_rate_final"))
-    config_fail(o.key_path("learning_rate_final"), "missing; learning_rate_schedule " + schedule + " decays to it (a number in [0, learning_rate])");
-  final_rate = o.number("learning_rate_final", 0, schedule == "exponential" ? Range{0, learning_rate, true, false} : Range::closed(0, learning_rate));
+    config_fail(o.key_path("learning_rate_final"),
+                "missing; learning_rate_schedule " + schedule +
+                    " decays to it (a number in [0, learning_rate])");
+  final_rate = o.number("learning_rate_final", 0,
+                        schedule == "exponential" ? Range{0, learning_rate, true, false}
+                                                  : Range::closed(0, learning_rate));
 }
 
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
   op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes"});
-  op.learning_rate = o.number("learning_rate", op.method == "gd" ? 0.01 : 1e-3, Range{0, 1e9, true, false});
+  op.learning_rate =
+      o.number("learning_rate", op.method == "gd" ? 0.01 : 1e-3, Range{0, 1e9, true, false});
   op.iterations = int(o.integer("iterations", op.method == "none" ? 0 : 100, 0, 10000000));
   op.beta1 = o.number("beta1", 0.9, Range{0, 1, false, true});
   op.beta2 = o.number("beta2", 0.999, Range{0, 1, false, true});
   op.adam_eps = o.number("epsilon", 1e-8, Range{0, 1, true, false});
   parse_lr_schedule(o, op.learning_rate, op.lr_schedule, op.learning_rate_final);
   if (op.lr_schedule != "constant" && op.method != "gd" && op.method != "adam")
-    config_fail(o.key_path("learning_rate_schedule"), "applies to methods gd and adam; method is " + op.method);
+    config_fail(o.key_path("learning_rate_schedule"),
+                "applies to methods gd and adam; method is " + op.method);
   op.gradient_clip = o.number("gradient_clip", 0, Range{0, 1e300, false, false});
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
   // CMA-ES: σ0 and λ in the variables' own units; the batch must be one rollout (the
@@ -392,16 +454,20 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   op.cmaes_max_rollouts = o.integer("max_rollouts", 0, 0, 1000000000L);
   op.seed = std::uint64_t(o.integer("seed", 1, 0, (1L << 62)));
   if (op.method == "none" && o.has("iterations") && op.iterations > 0)
-    config_fail(o.key_path("iterations"), "method none runs no iterations; set method to gd or adam, or drop iterations");
+    config_fail(o.key_path("iterations"),
+                "method none runs no iterations; set method to gd or adam, or drop iterations");
   o.finish();
   if (op.normalized)
     for (const auto& v : c.variables)
       if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
-        config_fail(o.key_path("normalized"), "needs finite lower < upper for every variable; " + v.name + " has none");
+        config_fail(o.key_path("normalized"),
+                    "needs finite lower < upper for every variable; " + v.name + " has none");
   if (op.method == "cmaes" && c.batch_size != 1)
-    config_fail("batch.size", "optimizer cmaes builds its population from one rollout; set batch.size to 1");
+    config_fail("batch.size",
+                "optimizer cmaes builds its population from one rollout; set batch.size to 1");
   if (op.method != "none" && c.variables.empty())
-    config_fail(o.key_path("method"), "optimizer '" + op.method + "' needs at least one entry in variables");
+    config_fail(o.key_path("method"),
+                "optimizer '" + op.method + "' needs at least one entry in variables");
 }
 
 void parse_validation(const JsonObject& v, ExperimentConfig& c) {
@@ -409,11 +475,14 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.enabled = v.boolean("enabled", true);
   if (v.has("at")) {
     const auto& a = v.raw("at");
-    if (!a.is_array()) config_fail(v.key_path("at"), "expected an array of \"initial\" / \"final\", got " + json_type_name(a));
+    if (!a.is_array())
+      config_fail(v.key_path("at"),
+                  "expected an array of \"initial\" / \"final\", got " + json_type_name(a));
     vc.at.clear();
     for (size_t i = 0; i < a.size(); ++i) {
       if (!a[i].is_string() || (a[i] != "initial" && a[i] != "final"))
-        config_fail(v.key_path("at") + "[" + std::to_string(i) + "]", "expected \"initial\" or \"final\"");
+        config_fail(v.key_path("at") + "[" + std::to_string(i) + "]",
+                    "expected \"initial\" or \"final\"");
       vc.at.push_back(a[i].get<std::string>());
     }
   }
@@ -423,15 +492,18 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.abs_tolerance = v.number("abs_tolerance", vc.abs_tolerance, Range::nonnegative());
   vc.seed = std::uint64_t(v.integer("seed", long(vc.seed), 0, (1L << 62)));
   vc.energy_drift_bound = v.number("energy_drift_bound", vc.energy_drift_bound, Range::positive());
-  vc.horizon_ratio_bound = v.number("horizon_ratio_bound", vc.horizon_ratio_bound, Range{1, 1e300, true, false});
+  vc.horizon_ratio_bound =
+      v.number("horizon_ratio_bound", vc.horizon_ratio_bound, Range{1, 1e300, true, false});
   vc.horizon_measure = v.choice("horizon_measure", vc.horizon_measure, {"state", "controls"});
   if (vc.horizon_measure == "controls" && c.info.nu() == 0)
-    config_fail(v.key_path("horizon_measure"), "\"controls\" needs a model with controls; use \"state\"");
+    config_fail(v.key_path("horizon_measure"),
+                "\"controls\" needs a model with controls; use \"state\"");
   vc.penetration_bound = v.number("penetration_bound", 0.0, Range::closed(0, 1e3));
   if (vc.penetration_bound > 0 && !model_of(c).penetration_label)
-    config_fail(v.key_path("penetration_bound"), "the penetration label is measured for model " +
-                                                     model_names([](const ModelDef& d) { return d.penetration_label; }) +
-                                                     " only; remove it or set 0");
+    config_fail(v.key_path("penetration_bound"),
+                "the penetration label is measured for model " + model_names([](const ModelDef& d) {
+                  return d.penetration_label;
+                }) + " only; remove it or set 0");
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
   vc.listed_rollouts = int(v.integer("listed_rollouts", vc.listed_rollouts, 0, 1 << 24));
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());
@@ -443,7 +515,9 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
   vc.secant_tolerance = v.number("secant_tolerance", vc.secant_tolerance, Range::positive());
   v.finish();
   if (vc.enabled && c.variables.empty())
-    config_fail(v.key_path("enabled"), "gradient validation needs at least one entry in variables (or set enabled to false)");
+    config_fail(
+        v.key_path("enabled"),
+        "gradient validation needs at least one entry in variables (or set enabled to false)");
 }
 
 void parse_output(const JsonObject& o, ExperimentConfig& c) {
@@ -465,7 +539,8 @@ void ModelInfo::resize_params(int np) {
   param_units.resize(np);
   param_ranges.resize(np);
 }
-void ModelInfo::set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
+void ModelInfo::set_param(int q, const std::string& name, const std::string& unit, Range r,
+                          const std::string& group) {
   param_names[q] = name;
   param_units[q] = unit;
   param_ranges[q] = r;
@@ -475,7 +550,8 @@ void ModelInfo::set_param(int q, const std::string& name, const std::string& uni
 // The chatter label's suggestion: a period-2 oscillation (a stiff spring or contact at
 // ω·dt ≈ 2) needs a smaller step, or what the model's hook adds (a softer law, an implicit servo).
 static std::string chatter_remedy(const ExperimentConfig& c) {
-  const std::string smaller_dt = "a smaller simulation.dt (the step resolves ω only while ω·dt < 2)";
+  const std::string smaller_dt =
+      "a smaller simulation.dt (the step resolves ω only while ω·dt < 2)";
   const ModelDef& def = model_of(c);
   return def.chatter_remedy ? def.chatter_remedy(c, smaller_dt) : smaller_dt;
 }
@@ -485,21 +561,30 @@ namespace {
 // name and description; the name's length is checked first, so that a name of megabytes is
 // refused without being scanned or quoted
 void parse_name(const JsonObject& root, ExperimentConfig& c) {
-  if (root.has("name") && root.raw("name").is_string() && root.raw("name").get_ref<const std::string&>().size() > kMaxNameLength)
-    config_fail("name", std::to_string(root.raw("name").get_ref<const std::string&>().size()) + " characters, more than the limit of " +
-                            std::to_string(kMaxNameLength) + " (it names the run folder, whose name with its time stamp, "
-                            "collision suffix and temporary prefix must stay under the file-name limit of 255 bytes)");
+  if (root.has("name") && root.raw("name").is_string() &&
+      root.raw("name").get_ref<const std::string&>().size() > kMaxNameLength)
+    config_fail("name", std::to_string(root.raw("name").get_ref<const std::string&>().size()) +
+                            " characters, more than the limit of " +
+                            std::to_string(kMaxNameLength) +
+                            " (it names the run folder, whose name with its time stamp, "
+                            "collision suffix and temporary prefix must stay under the file-name "
+                            "limit of 255 bytes)");
   c.name = root.string("name", "experiment");
   for (char ch : c.name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
-      config_fail("name", "'" + excerpt(c.name) + "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
+      config_fail(
+          "name",
+          "'" + excerpt(c.name) +
+              "' may hold only letters, digits, '_', '-' and '.' (it names the run folder)");
   if (c.name.empty()) config_fail("name", "must not be empty");
   c.description = root.string("description", "");
 }
 
 // model.type among the registered models, then the model's own section (its parse_model hook)
 void parse_model(const JsonObject& root, const nlohmann::json& j, ExperimentConfig& c) {
-  if (!root.has("model")) config_fail("model", "missing; expected an object with a type (accepted: " + model_names() + ")");
+  if (!root.has("model"))
+    config_fail("model",
+                "missing; expected an object with a type (accepted: " + model_names() + ")");
   JsonObject m = root.object("model");
   std::vector<std::string> names;
   for (const ModelDef* d : registered_models()) names.push_back(d->name);
@@ -508,8 +593,10 @@ void parse_model(const JsonObject& root, const nlohmann::json& j, ExperimentConf
   model_of(c).parse_model(m, c);
   // model.include leaves model.included_from (expand_includes); a model that does not read it
   // takes no include file, and the user is told about the key they wrote
-  if (j.at("model").is_object() && j.at("model").contains("included_from") && !m.was_read("included_from"))
-    config_fail("model.include", "model " + c.model_type + " takes no include file; remove model.include");
+  if (j.at("model").is_object() && j.at("model").contains("included_from") &&
+      !m.was_read("included_from"))
+    config_fail("model.include",
+                "model " + c.model_type + " takes no include file; remove model.include");
   m.finish();
 }
 
@@ -522,7 +609,8 @@ void parse_start(const JsonObject& root, ExperimentConfig& c) {
   }
   JsonObject ctl = root.object("controls");
   parse_control_file(ctl, c);
-  c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0), Range::closed(-1e12, 1e12), c.info.nu());
+  c.u_init = ctl.numbers("initial", std::vector<double>(c.info.nu(), 0.0),
+                         Range::closed(-1e12, 1e12), c.info.nu());
   if (c.u_rows > 0)  // the first row, where a single value per control is asked for
     c.u_init.assign(c.u_steps.begin(), c.u_steps.begin() + c.info.nu());
   ctl.finish();
@@ -534,7 +622,10 @@ void parse_continuation(const JsonObject& cp, ExperimentConfig& c) {
   CompareConfig& k = c.compare;
   const auto& arr = cp.raw("continuation");
   const std::string path = cp.key_path("continuation");
-  if (!arr.is_array()) config_fail(path, "expected an array of {steps, ground_smoothing, iterations, evaluate_every}, got " + json_type_name(arr));
+  if (!arr.is_array())
+    config_fail(path,
+                "expected an array of {steps, ground_smoothing, iterations, evaluate_every}, got " +
+                    json_type_name(arr));
   if (!arr.empty() && k.gradient_method == "lbfgsb")
     config_fail(path, "continuation phases run adam or gd; set gradient_method to one of them");
   const int smooth_slot = c.info.param_index("ground.smoothing");
@@ -546,12 +637,16 @@ void parse_continuation(const JsonObject& cp, ExperimentConfig& c) {
     if (f.steps > 0 && f.steps < c.steps)
       for (const auto& v : c.variables)
         if (v.kind == VariableSpec::kControl)
-          config_fail(ph.key_path("steps"), "a shorter horizon cannot carry the control variable '" + v.name +
-                                                "' (one entry per step or knot of all " + std::to_string(c.steps) +
-                                                " steps); use 0 (the full horizon) with controls");
+          config_fail(ph.key_path("steps"),
+                      "a shorter horizon cannot carry the control variable '" + v.name +
+                          "' (one entry per step or knot of all " + std::to_string(c.steps) +
+                          " steps); use 0 (the full horizon) with controls");
     if (ph.has("ground_smoothing") && smooth_slot < 0)
-      config_fail(ph.key_path("ground_smoothing"), "model " + c.info.type + " has no ground.smoothing");
-    f.ground_smoothing = ph.number("ground_smoothing", 0, smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
+      config_fail(ph.key_path("ground_smoothing"),
+                  "model " + c.info.type + " has no ground.smoothing");
+    f.ground_smoothing =
+        ph.number("ground_smoothing", 0,
+                  smooth_slot < 0 ? Range::nonnegative() : c.info.param_ranges[smooth_slot]);
     f.iterations = int(ph.integer("iterations", f.iterations, 1, 10000000));
     f.evaluate_every = int(ph.integer("evaluate_every", f.evaluate_every, 1, 10000000));
     ph.finish();
@@ -570,10 +665,12 @@ void parse_compare(const JsonObject& cp, ExperimentConfig& c) {
   k.beta2 = cp.number("beta2", k.beta2, Range{0, 1, false, true});
   parse_lr_schedule(cp, k.learning_rate, k.lr_schedule, k.learning_rate_final);
   if (k.lr_schedule != "constant" && k.gradient_method == "lbfgsb")
-    config_fail(cp.key_path("learning_rate_schedule"), "applies to adam and gd; L-BFGS-B chooses its steps by line search");
+    config_fail(cp.key_path("learning_rate_schedule"),
+                "applies to adam and gd; L-BFGS-B chooses its steps by line search");
   k.gradient_clip = cp.number("gradient_clip", k.gradient_clip, Range{0, 1e300, false, false});
   if (k.gradient_clip > 0 && k.gradient_method == "lbfgsb")
-    config_fail(cp.key_path("gradient_clip"), "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
+    config_fail(cp.key_path("gradient_clip"),
+                "applies to adam and gd; L-BFGS-B needs the true gradient for its line search");
   k.starts = int(cp.integer("starts", k.starts, 1, 100000));
   k.start_spread = cp.number("start_spread", k.start_spread, Range{0, 1, true, false});
   if (cp.has("continuation")) parse_continuation(cp, c);
@@ -586,7 +683,8 @@ void parse_compare(const JsonObject& cp, ExperimentConfig& c) {
   if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
   for (const auto& v : c.variables)
     if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
-      config_fail("variables." + v.name, "compare normalizes variables by their bounds: give finite lower < upper");
+      config_fail("variables." + v.name,
+                  "compare normalizes variables by their bounds: give finite lower < upper");
 }
 
 void parse_perturb(const JsonObject& pt, ExperimentConfig& c) {
@@ -594,28 +692,36 @@ void parse_perturb(const JsonObject& pt, ExperimentConfig& c) {
   k.enabled = true;
   k.name = pt.string("parameter", "");
   bool is_state = false;
-  if (k.name.rfind("theta.", 0) != 0) config_fail(pt.key_path("parameter"), "expected a parameter theta.<name or group>, got '" + excerpt(k.name) + "'");
+  if (k.name.rfind("theta.", 0) != 0)
+    config_fail(pt.key_path("parameter"),
+                "expected a parameter theta.<name or group>, got '" + excerpt(k.name) + "'");
   k.indices = resolve_slots(c.info, pt.key_path("parameter"), k.name, is_state);
   k.relative = pt.numbers("relative", k.relative, Range{-1, 10, true, false});
   k.factor = pt.number("factor", k.factor, Range{1, 1e300, false, false});
   k.absolute = pt.number("absolute", k.absolute, Range::nonnegative());
   pt.finish();
   for (const auto& v : c.variables)
-    if (v.kind == VariableSpec::kParameter && std::find(k.indices.begin(), k.indices.end(), v.index) != k.indices.end())
-      config_fail("perturb.parameter", "'" + v.name + "' is a variable: perturb a parameter the optimizer does not set");
+    if (v.kind == VariableSpec::kParameter &&
+        std::find(k.indices.begin(), k.indices.end(), v.index) != k.indices.end())
+      config_fail("perturb.parameter",
+                  "'" + v.name + "' is a variable: perturb a parameter the optimizer does not set");
   for (double r : k.relative)
     for (int i : k.indices)
       if (!c.info.param_ranges[i].contains(c.theta[i] * (1 + r)))
-        config_fail("perturb.relative", "scaling " + c.info.param_names[i] + " by " + std::to_string(1 + r) + " leaves its range " + c.info.param_ranges[i].describe());
+        config_fail("perturb.relative", "scaling " + c.info.param_names[i] + " by " +
+                                            std::to_string(1 + r) + " leaves its range " +
+                                            c.info.param_ranges[i].describe());
 }
 
 void parse_horizon_sweep(const JsonObject& hs, ExperimentConfig& c) {
   c.horizon_sweep.enabled = true;
   for (double v : hs.numbers("steps", {}, Range::closed(1, 1e7))) {
-    if (v != std::floor(v)) config_fail(hs.key_path("steps"), "expected whole step counts in [1, 1e7]");
+    if (v != std::floor(v))
+      config_fail(hs.key_path("steps"), "expected whole step counts in [1, 1e7]");
     c.horizon_sweep.steps.push_back(int(v));
   }
-  if (c.horizon_sweep.steps.empty()) config_fail(hs.key_path("steps"), "expected a non-empty list of step counts");
+  if (c.horizon_sweep.steps.empty())
+    config_fail(hs.key_path("steps"), "expected a non-empty list of step counts");
   hs.finish();
 }
 
@@ -629,12 +735,14 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   c.raw = j;
   parse_name(root, c);
   parse_model(root, j, c);
-  if (!root.has("simulation")) config_fail("simulation", "missing; expected an object with dt and steps");
+  if (!root.has("simulation"))
+    config_fail("simulation", "missing; expected an object with dt and steps");
   parse_simulation(root.object("simulation"), c);
   model_of(c).set_dt(c, c.dt);
   parse_start(root, c);
   parse_batch(root.object("batch"), c);
-  if (!root.has("loss")) config_fail("loss", "missing; expected an object with terminal, control_effort or landing");
+  if (!root.has("loss"))
+    config_fail("loss", "missing; expected an object with terminal, control_effort or landing");
   parse_loss(root.object("loss"), c);
   if (root.has("variables")) parse_variables(root.object("variables"), root.raw("variables"), c);
   parse_optimizer(root.object("optimizer"), c);
@@ -645,7 +753,8 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   if (root.has("horizon_sweep")) parse_horizon_sweep(root.object("horizon_sweep"), c);
   c.success_tolerance = root.number("success_tolerance", 0.0, Range::nonnegative());
   if (c.success_tolerance > 0 && c.loss.n_terminal == 0)
-    config_fail("success_tolerance", "success is judged on the loss's terminal terms; give loss.terminal or remove it");
+    config_fail("success_tolerance",
+                "success is judged on the loss's terminal terms; give loss.terminal or remove it");
   root.finish();
   bind_track_table(c);
   check_memory(c);
@@ -666,6 +775,5 @@ ExperimentConfig parse_config(const nlohmann::json& j, const std::string& base_d
     throw ConfigError("config: " + excerpt(e.what(), 300));
   }
 }
-
 
 }  // namespace steer

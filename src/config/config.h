@@ -41,7 +41,8 @@ struct ModelInfo {
   // sizes the parameter tables for np slots, then names slot q (and adds it to a group
   // unless group is empty)
   void resize_params(int np);
-  void set_param(int q, const std::string& name, const std::string& unit, Range r, const std::string& group);
+  void set_param(int q, const std::string& name, const std::string& unit, Range r,
+                 const std::string& group);
 };
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
@@ -50,7 +51,7 @@ struct VariableSpec {
   enum Kind { kInitialState, kParameter, kControl };
   std::string name;  // as written in the config ("x0.velocity.x", "theta.drag", "controls.x")
   Kind kind = kInitialState;
-  int index = 0;       // state, parameter or control component index
+  int index = 0;  // state, parameter or control component index
   double lower = -1e300, upper = 1e300;
   // a control is piecewise constant: knot j sets u_k for steps k in [j·hold, (j+1)·hold), so
   // the block has ⌈T/hold⌉ entries and ∂L/∂knot_j = Σ_k ∂L/∂u_k over its steps (hold 1:
@@ -82,7 +83,7 @@ struct ValidationConfig {
   std::vector<std::string> at = {"initial", "final"};
   double epsilon = 1e-6;  // primary ε of the directional check (absolute, in variable units)
   std::vector<double> epsilon_sweep = {1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9};
-  double tolerance = 1e-6;      // relative error bound for a pass
+  double tolerance = 1e-6;  // relative error bound for a pass
   // |∇L·d| below this is compared absolutely: a pass then needs |fd − ∇L·d| ≤ tolerance ·
   // abs_tolerance (1e-12 by default), above the rounding floor of a gradient that vanishes at
   // an optimum while its terms (e.g. 3 x_T) stay of order one
@@ -95,7 +96,7 @@ struct ValidationConfig {
   // "state": ‖λ_0‖/‖λ_seed‖; "controls": ‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖ (models with controls)
   std::string horizon_measure = "state";
   double penetration_bound = 0;  // [m]; > 0: label rollouts whose contact point sinks deeper
-  int max_rollouts = 4096;           // rollouts checked (the first ones of the batch)
+  int max_rollouts = 4096;       // rollouts checked (the first ones of the batch)
   // checked rollouts whose per-rollout entries (FD, adjoint, sweep, labels) the artifact lists
   // in validation[].rollouts, the first ones; the counts, label totals and the timestep,
   // secant and float32 arrays cover every checked rollout whatever this is. Its own key, apart
@@ -144,16 +145,16 @@ struct OptimizerConfig {
   // optimize z = (v − lower)/(upper − lower) ∈ [0, 1] instead of v, so one step size suits
   // variables of different units (stiffness in N/m next to actuation weights)
   bool normalized = false;
-  double cmaes_sigma0 = 0.3;        // CMA-ES initial step [variable units, or normalized]
-  int cmaes_population = 0;         // λ; 0 = 4 + ⌊3 ln n⌋
-  long long cmaes_max_rollouts = 0; // 0 = iterations · λ
+  double cmaes_sigma0 = 0.3;         // CMA-ES initial step [variable units, or normalized]
+  int cmaes_population = 0;          // λ; 0 = 4 + ⌊3 ln n⌋
+  long long cmaes_max_rollouts = 0;  // 0 = iterations · λ
   std::uint64_t seed = 1;
 };
 
 struct OutputConfig {
   std::string dir = "runs";
-  int trajectory_stride = 1;      // JSON keeps every stride-th state; CSV sidecar keeps all
-  int trajectory_rollouts = 8;    // rollouts whose trajectories are written
+  int trajectory_stride = 1;         // JSON keeps every stride-th state; CSV sidecar keeps all
+  int trajectory_rollouts = 8;       // rollouts whose trajectories are written
   int json_trajectory_points = 200;  // cap on states per rollout in the JSON
 };
 
@@ -180,8 +181,8 @@ struct CompareConfig {
   double start_spread = 0.3;             // starts 1.. drawn in start ± spread (normalized)
   std::vector<ContinuationPhase> continuation;  // run in order before the real problem
   long long cmaes_rollouts = 50000;
-  double cmaes_sigma0 = 0.2;             // normalized units
-  int cmaes_population = 0;              // 0 = 4 + ⌊3 ln n⌋
+  double cmaes_sigma0 = 0.2;  // normalized units
+  int cmaes_population = 0;   // 0 = 4 + ⌊3 ln n⌋
   std::uint64_t seed = 1;
   // independent repetitions of the whole comparison: repeat r draws the batch with
   // batch.seed + r (its rollout 0 is both methods' start) and seeds CMA-ES with seed + r, so
@@ -189,8 +190,8 @@ struct CompareConfig {
   int repeats = 1;
 };
 
-// the checkpoint schedule of a run (docs/design.md, Checkpointing): uniform every K steps, or binomial with s
-// snapshots when simulation.checkpoint_memory_mb cannot hold the uniform schedule
+// the checkpoint schedule of a run (docs/design.md, Checkpointing): uniform every K steps, or
+// binomial with s snapshots when simulation.checkpoint_memory_mb cannot hold the uniform schedule
 struct CheckpointPlan {
   RolloutShape shape;             // steps, schedule, K (uniform) or s (binomial)
   int repetitions = 1;            // r: most recomputes of one step in the backward sweep
@@ -198,7 +199,8 @@ struct CheckpointPlan {
   double recompute_factor = 0;    // recompute_steps / T
   long long scratch_bytes = 0;    // per rollout: stored states, λ, λ_prev, index stack
   double budget_mb = 0;           // simulation.checkpoint_memory_mb, 0 = none
-  double store_forward_mb = 0;    // simulation.store_forward_mb as applied (0 under a checkpoint budget)
+  double store_forward_mb =
+      0;  // simulation.store_forward_mb as applied (0 under a checkpoint budget)
   nlohmann::json to_json() const;
 };
 
@@ -269,10 +271,11 @@ struct ExperimentConfig {
   double model_dt = 0;
   int steps = 100;
   std::string precision = "float64";
-  int checkpoint_every = 0;  // 0 = ⌈√T⌉
+  int checkpoint_every = 0;         // 0 = ⌈√T⌉
   double checkpoint_memory_mb = 0;  // per-rollout budget for stored states [MiB]; 0 = none
   // CPU backend: per-thread memory for a stored forward pass (every state and step tape, so the
-  // backward sweep recomputes nothing) [MiB]; 0 = always recompute; unused under checkpoint_memory_mb
+  // backward sweep recomputes nothing) [MiB]; 0 = always recompute; unused under
+  // checkpoint_memory_mb
   double store_forward_mb = 256;
   std::string backend = "auto";
   int threads = 0;
@@ -309,9 +312,13 @@ struct ExperimentConfig {
   // the model's setup as T (e.g. ProjectileSetup); std::logic_error naming the expected and
   // the held model when this config is another model's
   template <class T>
-  T& model_state() { return model.get<T>(); }
+  T& model_state() {
+    return model.get<T>();
+  }
   template <class T>
-  const T& model_state() const { return model.get<T>(); }
+  const T& model_state() const {
+    return model.get<T>();
+  }
 
   int resolved_checkpoint() const;
   // the schedule for T, nx, precision and the memory budget; ConfigError when the budget
@@ -321,8 +328,8 @@ struct ExperimentConfig {
 };
 
 // the slots named by "x0.<name>" / "theta.<name>" (a slot or a group); ConfigError at path
-std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path, const std::string& name,
-                               bool& is_state);
+std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path,
+                               const std::string& name, bool& is_state);
 
 // the longest `name` accepted [bytes]: the run folder is named name-<UTC time>[-NNN] and
 // written first as .<that>.tmp-<host>-<pid>, which must stay under NAME_MAX (255 bytes) with a
@@ -361,7 +368,8 @@ std::string absolute_config_folder(const ExperimentConfig& c);
 // observation times, with W = w at any dt; at a dt below c.track_dt only the steps that are also
 // steps at c.track_dt, so the timestep check's h/2 run sums the same observations as the run.
 // Sets loss's n_track, track_rows, track_channel; loss.track is the caller's to point at table.
-void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss, std::vector<double>& table);
+void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss,
+                       std::vector<double>& table);
 // c.loss.track at a table for c.dt and c.steps, held by c.track_table (nothing without tracking)
 void bind_track_table(ExperimentConfig& c);
 

@@ -12,36 +12,54 @@ nlohmann::json ExperimentConfig::to_json() const {
   nlohmann::json m = {{"type", model_type}};
   model_of(*this).model_json(*this, m);
   nlohmann::json params = nlohmann::json::object();
-  for (int q = 0; q < info.np(); ++q) params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
+  for (int q = 0; q < info.np(); ++q)
+    params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
   m["parameters"] = params;
   j["model"] = m;
   nlohmann::json x = nlohmann::json::object();
-  for (int i = 0; i < info.nx(); ++i) x[info.state_names[i]] = {{"value", x0[i]}, {"unit", info.state_units[i]}};
+  for (int i = 0; i < info.nx(); ++i)
+    x[info.state_names[i]] = {{"value", x0[i]}, {"unit", info.state_units[i]}};
   j["initial_state"] = x;
   nlohmann::json u = nlohmann::json::object();
-  for (int i = 0; i < info.nu(); ++i) u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
+  for (int i = 0; i < info.nu(); ++i)
+    u[info.control_names[i]] = {{"value", u_init[i]}, {"unit", info.control_units[i]}};
   j["controls_initial"] = u;
   if (u_rows > 0)
-    j["controls_initial_file"] = {{"file", u_file}, {"file_fnv1a64", u_digest}, {"rows", u_rows}, {"columns", info.control_names},
-                                  {"note", "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
-  j["simulation"] = {{"dt", {{"value", dt}, {"unit", "s"}}},
-                     {"steps", steps},
-                     {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
-                     {"precision", precision},
-                     {"checkpoint_every", resolved_checkpoint()},
-                     {"checkpoint_schedule", checkpoint_plan().shape.binomial() ? "binomial" : "uniform"},
-                     {"checkpoint_memory_mb", checkpoint_memory_mb > 0 ? nlohmann::json(checkpoint_memory_mb) : nlohmann::json()},
-                     {"store_forward_mb", store_forward_mb},
-                     {"backend_requested", backend},
-                     {"threads", threads}};
+    j["controls_initial_file"] = {
+        {"file", u_file},
+        {"file_fnv1a64", u_digest},
+        {"rows", u_rows},
+        {"columns", info.control_names},
+        {"note",
+         "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
+  j["simulation"] = {
+      {"dt", {{"value", dt}, {"unit", "s"}}},
+      {"steps", steps},
+      {"horizon", {{"value", dt * steps}, {"unit", "s"}}},
+      {"precision", precision},
+      {"checkpoint_every", resolved_checkpoint()},
+      {"checkpoint_schedule", checkpoint_plan().shape.binomial() ? "binomial" : "uniform"},
+      {"checkpoint_memory_mb",
+       checkpoint_memory_mb > 0 ? nlohmann::json(checkpoint_memory_mb) : nlohmann::json()},
+      {"store_forward_mb", store_forward_mb},
+      {"backend_requested", backend},
+      {"threads", threads}};
   nlohmann::json ov = nlohmann::json::array();
   for (const auto& o : overrides) {
     nlohmann::json e = {{"slot", o.name}, {"slots", o.indices.size()}};
     switch (o.draw) {
-      case BatchOverride::kSweep: e["values"] = o.values; break;
-      case BatchOverride::kUniform: e["uniform"] = {o.lo, o.hi}; break;
-      case BatchOverride::kRelative: e["relative"] = o.hi; break;
-      case BatchOverride::kJitter: e["jitter"] = o.hi; break;
+      case BatchOverride::kSweep:
+        e["values"] = o.values;
+        break;
+      case BatchOverride::kUniform:
+        e["uniform"] = {o.lo, o.hi};
+        break;
+      case BatchOverride::kRelative:
+        e["relative"] = o.hi;
+        break;
+      case BatchOverride::kJitter:
+        e["jitter"] = o.hi;
+        break;
     }
     ov.push_back(e);
   }
@@ -52,20 +70,32 @@ nlohmann::json ExperimentConfig::to_json() const {
     std::string unit = v.kind == VariableSpec::kInitialState ? info.state_units[v.index]
                        : v.kind == VariableSpec::kParameter  ? info.param_units[v.index]
                                                              : info.control_units[v.index];
-    vars.push_back({{"name", v.name}, {"lower", v.lower}, {"upper", v.upper}, {"unit", unit},
-                    {"per_step", v.kind == VariableSpec::kControl}, {"hold", v.hold}, {"entries", v.length(steps)}});
+    vars.push_back({{"name", v.name},
+                    {"lower", v.lower},
+                    {"upper", v.upper},
+                    {"unit", unit},
+                    {"per_step", v.kind == VariableSpec::kControl},
+                    {"hold", v.hold},
+                    {"entries", v.length(steps)}});
   }
   j["variables"] = vars;
-  j["optimizer"] = {{"method", optimizer.method}, {"learning_rate", optimizer.learning_rate},
-                    {"iterations", optimizer.iterations}, {"beta1", optimizer.beta1},
-                    {"beta2", optimizer.beta2}, {"epsilon", optimizer.adam_eps},
+  j["optimizer"] = {{"method", optimizer.method},
+                    {"learning_rate", optimizer.learning_rate},
+                    {"iterations", optimizer.iterations},
+                    {"beta1", optimizer.beta1},
+                    {"beta2", optimizer.beta2},
+                    {"epsilon", optimizer.adam_eps},
                     {"gradient_clip", optimizer.gradient_clip},
                     {"learning_rate_schedule", optimizer.lr_schedule},
                     {"learning_rate_final", optimizer.learning_rate_final},
                     {"bounds", "projected onto [lower, upper] after every step"}};
-  j["validation"] = {{"enabled", validation.enabled}, {"at", validation.at}, {"epsilon", validation.epsilon},
-                     {"epsilon_sweep", validation.epsilon_sweep}, {"tolerance", validation.tolerance},
-                     {"abs_tolerance", validation.abs_tolerance}, {"seed", validation.seed},
+  j["validation"] = {{"enabled", validation.enabled},
+                     {"at", validation.at},
+                     {"epsilon", validation.epsilon},
+                     {"epsilon_sweep", validation.epsilon_sweep},
+                     {"tolerance", validation.tolerance},
+                     {"abs_tolerance", validation.abs_tolerance},
+                     {"seed", validation.seed},
                      {"energy_drift_bound", validation.energy_drift_bound},
                      {"horizon_ratio_bound", validation.horizon_ratio_bound},
                      {"horizon_measure", validation.horizon_measure},
@@ -79,7 +109,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"secant_check", validation.secant_check},
                      {"secant_epsilon", validation.secant_epsilon},
                      {"secant_tolerance", validation.secant_tolerance}};
-  j["output"] = {{"dir", output.dir}, {"trajectory_stride", output.trajectory_stride},
+  j["output"] = {{"dir", output.dir},
+                 {"trajectory_stride", output.trajectory_stride},
                  {"trajectory_rollouts", output.trajectory_rollouts},
                  {"json_trajectory_points", output.json_trajectory_points}};
   return j;

@@ -23,8 +23,8 @@ std::string read_whole(const std::string& path, const std::string& key) {
   const long long size = (long long)in.tellg();
   if (size < 0) config_fail(key, "cannot read '" + excerpt(path, 160) + "'");
   if (size > kMaxDataFileBytes)
-    config_fail(key, "'" + excerpt(path, 160) + "' has " + std::to_string(size) + " bytes, more than the limit of " +
-                         std::to_string(kMaxDataFileBytes));
+    config_fail(key, "'" + excerpt(path, 160) + "' has " + std::to_string(size) +
+                         " bytes, more than the limit of " + std::to_string(kMaxDataFileBytes));
   in.seekg(0);
   std::string s(size_t(size), '\0');
   in.read(&s[0], size);
@@ -84,22 +84,27 @@ DataTable read_csv(const std::string& text, const std::string& path, const std::
       for (const auto& x : f) header = header || (!field_value(x, v) && !x.empty());
       if (header) {
         for (const auto& x : f) {
-          if (x.empty()) config_fail(key, where + std::to_string(line_no) + ": the header has an empty column name");
+          if (x.empty())
+            config_fail(key,
+                        where + std::to_string(line_no) + ": the header has an empty column name");
           for (const auto& y : t.columns)
-            if (y == x) config_fail(key, where + std::to_string(line_no) + ": the header names column '" + excerpt(x) + "' twice");
+            if (y == x)
+              config_fail(key, where + std::to_string(line_no) + ": the header names column '" +
+                                   excerpt(x) + "' twice");
           t.columns.push_back(x);
         }
         continue;
       }
     }
     if (int(f.size()) != t.cols)
-      config_fail(key, where + std::to_string(line_no) + ": " + std::to_string(f.size()) + " fields, expected " +
-                           std::to_string(t.cols) + " (as the first row)");
+      config_fail(key, where + std::to_string(line_no) + ": " + std::to_string(f.size()) +
+                           " fields, expected " + std::to_string(t.cols) + " (as the first row)");
     for (const auto& x : f) {
       double v;
       if (!field_value(x, v))
-        config_fail(key, where + std::to_string(line_no) + ": '" + excerpt(x) +
-                             "' is not a finite number (an empty field or nan marks a missing value)");
+        config_fail(key,
+                    where + std::to_string(line_no) + ": '" + excerpt(x) +
+                        "' is not a finite number (an empty field or nan marks a missing value)");
       t.values.push_back(v);
     }
     ++t.rows;
@@ -109,12 +114,16 @@ DataTable read_csv(const std::string& text, const std::string& path, const std::
 }
 
 // a value of the NPY header dict: the text after 'name': up to the next top-level ',' or '}'
-std::string npy_field(const std::string& h, const std::string& name, const std::string& key, const std::string& path) {
+std::string npy_field(const std::string& h, const std::string& name, const std::string& key,
+                      const std::string& path) {
   size_t p = h.find("'" + name + "'");
   if (p == std::string::npos) p = h.find("\"" + name + "\"");
-  if (p == std::string::npos) config_fail(key, "'" + excerpt(path, 160) + "' is not a valid .npy file: its header has no " + name);
+  if (p == std::string::npos)
+    config_fail(key,
+                "'" + excerpt(path, 160) + "' is not a valid .npy file: its header has no " + name);
   p = h.find(':', p);
-  if (p == std::string::npos) config_fail(key, "'" + excerpt(path, 160) + "' is not a valid .npy file: malformed header");
+  if (p == std::string::npos)
+    config_fail(key, "'" + excerpt(path, 160) + "' is not a valid .npy file: malformed header");
   ++p;
   int depth = 0;
   size_t e = p;
@@ -137,8 +146,8 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
     off = 10;
   } else if (major == 2 || major == 3) {
     if (s.size() < 12) config_fail(key, bad + "truncated header");
-    hlen = size_t((unsigned char)s[8]) | (size_t((unsigned char)s[9]) << 8) | (size_t((unsigned char)s[10]) << 16) |
-           (size_t((unsigned char)s[11]) << 24);
+    hlen = size_t((unsigned char)s[8]) | (size_t((unsigned char)s[9]) << 8) |
+           (size_t((unsigned char)s[10]) << 16) | (size_t((unsigned char)s[11]) << 24);
     off = 12;
   } else {
     config_fail(key, bad + "format version " + std::to_string(major) + " (1, 2 and 3 are read)");
@@ -148,21 +157,28 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
   std::string descr = npy_field(h, "descr", key, path);
   const std::string fortran = npy_field(h, "fortran_order", key, path);
   const std::string shape = npy_field(h, "shape", key, path);
-  if (descr.size() >= 2 && (descr[0] == '\'' || descr[0] == '"')) descr = descr.substr(1, descr.size() - 2);
+  if (descr.size() >= 2 && (descr[0] == '\'' || descr[0] == '"'))
+    descr = descr.substr(1, descr.size() - 2);
   int size = 0;
   char kind = 0;
-  if (descr == "<f8" || descr == "=f8" || descr == "float64") size = 8, kind = 'f';
-  else if (descr == "<f4" || descr == "=f4") size = 4, kind = 'f';
-  else if (descr == "<i8" || descr == "=i8") size = 8, kind = 'i';
-  else if (descr == "<i4" || descr == "=i4") size = 4, kind = 'i';
+  if (descr == "<f8" || descr == "=f8" || descr == "float64")
+    size = 8, kind = 'f';
+  else if (descr == "<f4" || descr == "=f4")
+    size = 4, kind = 'f';
+  else if (descr == "<i8" || descr == "=i8")
+    size = 8, kind = 'i';
+  else if (descr == "<i4" || descr == "=i4")
+    size = 4, kind = 'i';
   else
-    config_fail(key, "'" + excerpt(path, 160) + "' holds dtype " + excerpt(descr) +
-                         "; accepted: little-endian float64, float32, int64, int32 (<f8, <f4, <i8, <i4)");
+    config_fail(
+        key, "'" + excerpt(path, 160) + "' holds dtype " + excerpt(descr) +
+                 "; accepted: little-endian float64, float32, int64, int32 (<f8, <f4, <i8, <i4)");
   // shape: "(r,)" or "(r, c)"
   std::vector<long> dims;
   {
     std::string in = shape;
-    if (in.size() < 2 || in.front() != '(' || in.back() != ')') config_fail(key, bad + "malformed shape " + excerpt(shape));
+    if (in.size() < 2 || in.front() != '(' || in.back() != ')')
+      config_fail(key, bad + "malformed shape " + excerpt(shape));
     in = in.substr(1, in.size() - 2);
     for (const std::string& f : split(in)) {
       if (f.empty()) continue;
@@ -173,16 +189,18 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
     }
   }
   if (dims.size() != 1 && dims.size() != 2)
-    config_fail(key, "'" + excerpt(path, 160) + "' has " + std::to_string(dims.size()) + " dimensions; expected a 1-D or 2-D array");
+    config_fail(key, "'" + excerpt(path, 160) + "' has " + std::to_string(dims.size()) +
+                         " dimensions; expected a 1-D or 2-D array");
   DataTable t;
   t.rows = int(dims[0]);
   t.cols = dims.size() == 2 ? int(dims[1]) : 1;
-  if (t.rows == 0 || t.cols == 0) config_fail(key, "'" + excerpt(path, 160) + "' is an empty array");
+  if (t.rows == 0 || t.cols == 0)
+    config_fail(key, "'" + excerpt(path, 160) + "' is an empty array");
   const size_t n = size_t(t.rows) * size_t(t.cols);
   const size_t data = off + hlen;
   if (s.size() - data != n * size_t(size))
-    config_fail(key, bad + std::to_string(s.size() - data) + " data bytes for shape " + excerpt(shape) + ", expected " +
-                         std::to_string(n * size_t(size)));
+    config_fail(key, bad + std::to_string(s.size() - data) + " data bytes for shape " +
+                         excerpt(shape) + ", expected " + std::to_string(n * size_t(size)));
   const bool f_order = fortran == "True";
   t.values.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -203,7 +221,9 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
       std::memcpy(&q, p, 4);
       v = double(q);
     }
-    if (std::isinf(v)) config_fail(key, "'" + excerpt(path, 160) + "' holds an infinite value (NaN marks a missing one)");
+    if (std::isinf(v))
+      config_fail(key,
+                  "'" + excerpt(path, 160) + "' holds an infinite value (NaN marks a missing one)");
     // element i of a Fortran-order array is (i mod rows, i / rows)
     const size_t r = f_order ? i % size_t(t.rows) : i / size_t(t.cols);
     const size_t c = f_order ? i / size_t(t.rows) : i % size_t(t.cols);

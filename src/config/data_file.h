@@ -10,10 +10,11 @@
 namespace steer {
 
 struct DataTable {
-  std::vector<std::string> columns;  // the CSV header's names; empty without a header (and for .npy)
+  std::vector<std::string>
+      columns;  // the CSV header's names; empty without a header (and for .npy)
   int rows = 0, cols = 0;
-  std::vector<double> values;        // row-major [rows][cols]; NaN marks a missing value
-  std::string digest;                // FNV-1a 64 of the file's bytes, 16 hex digits (the artifact records it)
+  std::vector<double> values;  // row-major [rows][cols]; NaN marks a missing value
+  std::string digest;  // FNV-1a 64 of the file's bytes, 16 hex digits (the artifact records it)
   double at(int r, int c) const { return values[size_t(r) * cols + c]; }
 };
 

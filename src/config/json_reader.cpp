@@ -75,7 +75,8 @@ ConfigError::ConfigError(const std::string& m) : std::runtime_error(bounded_mess
 
 void config_fail(const std::string& path, const std::string& what) {
   // a key path holds user-written keys (an unknown key, a variable's name): shown as an excerpt
-  throw ConfigError("config: " + (path.empty() ? std::string("(root)") : excerpt(path, 160)) + ": " + what);
+  throw ConfigError("config: " + (path.empty() ? std::string("(root)") : excerpt(path, 160)) +
+                    ": " + what);
 }
 
 JsonObject::JsonObject(const nlohmann::json& j, std::string path) : j_(&j), path_(std::move(path)) {
@@ -106,7 +107,8 @@ double JsonObject::number_required(const std::string& key, Range r) const {
   if (!has(key)) config_fail(key_path(key), "missing; expected a number in " + r.describe());
   const auto& v = raw(key);
   if (!v.is_number())
-    config_fail(key_path(key), "expected a number in " + r.describe() + ", got " + json_type_name(v));
+    config_fail(key_path(key),
+                "expected a number in " + r.describe() + ", got " + json_type_name(v));
   double x = v.get<double>();
   if (!r.contains(x))
     config_fail(key_path(key), "value " + fmt(x) + " is out of range; accepted " + r.describe());
@@ -120,18 +122,21 @@ long JsonObject::integer(const std::string& key, long def, long lo, long hi) con
   if (!v.is_number_integer())
     config_fail(key_path(key), "expected an integer in " + range + ", got " + json_type_name(v));
   // an unsigned value above LONG_MAX would wrap to a negative long and be misreported
-  if (v.is_number_unsigned() && (hi < 0 || v.get<unsigned long long>() > static_cast<unsigned long long>(hi)))
+  if (v.is_number_unsigned() &&
+      (hi < 0 || v.get<unsigned long long>() > static_cast<unsigned long long>(hi)))
     config_fail(key_path(key), "value " + v.dump() + " is out of range; accepted " + range);
   long x = v.get<long>();
   if (x < lo || x > hi)
-    config_fail(key_path(key), "value " + std::to_string(x) + " is out of range; accepted " + range);
+    config_fail(key_path(key),
+                "value " + std::to_string(x) + " is out of range; accepted " + range);
   return x;
 }
 
 bool JsonObject::boolean(const std::string& key, bool def) const {
   if (!has(key)) return def;
   const auto& v = raw(key);
-  if (!v.is_boolean()) config_fail(key_path(key), "expected true or false, got " + json_type_name(v));
+  if (!v.is_boolean())
+    config_fail(key_path(key), "expected true or false, got " + json_type_name(v));
   return v.get<bool>();
 }
 
@@ -148,7 +153,8 @@ std::string JsonObject::choice(const std::string& key, const std::string& def,
   for (const auto& a : allowed) all += (all.empty() ? "" : ", ") + a;
   if (!has(key)) return def;
   const auto& v = raw(key);
-  if (!v.is_string()) config_fail(key_path(key), "expected one of " + all + ", got " + json_type_name(v));
+  if (!v.is_string())
+    config_fail(key_path(key), "expected one of " + all + ", got " + json_type_name(v));
   std::string s = v.get<std::string>();
   for (const auto& a : allowed)
     if (s == a) return s;
@@ -161,15 +167,16 @@ std::vector<double> JsonObject::numbers(const std::string& key, const std::vecto
   if (has(key)) {
     const auto& v = raw(key);
     if (!v.is_array())
-      config_fail(key_path(key), "expected an array of numbers in " + r.describe() + ", got " +
-                                     json_type_name(v));
+      config_fail(key_path(key),
+                  "expected an array of numbers in " + r.describe() + ", got " + json_type_name(v));
     out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string p = key_path(key) + "[" + std::to_string(i) + "]";
       if (!v[i].is_number())
         config_fail(p, "expected a number in " + r.describe() + ", got " + json_type_name(v[i]));
       double x = v[i].get<double>();
-      if (!r.contains(x)) config_fail(p, "value " + fmt(x) + " is out of range; accepted " + r.describe());
+      if (!r.contains(x))
+        config_fail(p, "value " + fmt(x) + " is out of range; accepted " + r.describe());
       out.push_back(x);
     }
   }
@@ -190,7 +197,8 @@ void JsonObject::finish() const {
     if (!read_.count(it.key())) {
       std::string known;
       for (const auto& k : read_) known += (known.empty() ? "" : ", ") + excerpt(k);
-      config_fail(key_path(it.key()), "unknown key; accepted keys here: " + (known.empty() ? std::string("none") : known));
+      config_fail(key_path(it.key()), "unknown key; accepted keys here: " +
+                                          (known.empty() ? std::string("none") : known));
     }
   }
 }

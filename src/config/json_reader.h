@@ -36,7 +36,9 @@ struct Range {
   double hi = std::numeric_limits<double>::infinity();
   bool lo_open = false, hi_open = false;
   static Range positive() { return Range{0, std::numeric_limits<double>::infinity(), true, false}; }
-  static Range nonnegative() { return Range{0, std::numeric_limits<double>::infinity(), false, false}; }
+  static Range nonnegative() {
+    return Range{0, std::numeric_limits<double>::infinity(), false, false};
+  }
   static Range closed(double a, double b) { return Range{a, b, false, false}; }
   bool contains(double v) const {
     if (!(v == v)) return false;

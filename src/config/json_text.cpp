@@ -23,7 +23,8 @@ std::string shown_path(const std::string& p) {
 
 std::string limit_text(std::size_t max_bytes) {
   std::string s = std::to_string(max_bytes) + " bytes";
-  if (max_bytes % (std::size_t(1) << 20) == 0) s = std::to_string(max_bytes >> 20) + " MiB (" + s + ")";
+  if (max_bytes % (std::size_t(1) << 20) == 0)
+    s = std::to_string(max_bytes >> 20) + " MiB (" + s + ")";
   return s;
 }
 
@@ -37,7 +38,8 @@ struct Fd {
 
 }  // namespace
 
-std::string read_bounded_file(const std::string& path, const std::string& what, FileIdentity* id, std::size_t max_bytes) {
+std::string read_bounded_file(const std::string& path, const std::string& what, FileIdentity* id,
+                              std::size_t max_bytes) {
   const std::string shown = "'" + shown_path(path) + "'";
   Fd f;
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, possibly forever
@@ -46,13 +48,18 @@ std::string read_bounded_file(const std::string& path, const std::string& what, 
   } while (f.fd < 0 && errno == EINTR);
   if (f.fd < 0) throw ConfigError(what + ": cannot open " + shown + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw ConfigError(what + ": cannot read " + shown + ": " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw ConfigError(what + ": cannot open " + shown + ": it is a directory, not a JSON file");
+  if (::fstat(f.fd, &st) != 0)
+    throw ConfigError(what + ": cannot read " + shown + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw ConfigError(what + ": cannot open " + shown + ": it is a directory, not a JSON file");
   if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
-    throw ConfigError(what + ": cannot open " + shown + ": not a regular file, pipe or character device");
+    throw ConfigError(what + ": cannot open " + shown +
+                      ": not a regular file, pipe or character device");
   if (id) *id = FileIdentity{st.st_dev, st.st_ino, true};
-  const std::string too_large = what + ": " + shown + " is larger than the limit of " + limit_text(max_bytes) + " for a config file";
-  if (S_ISREG(st.st_mode) && st.st_size > 0 && std::size_t(st.st_size) > max_bytes) throw ConfigError(too_large);
+  const std::string too_large = what + ": " + shown + " is larger than the limit of " +
+                                limit_text(max_bytes) + " for a config file";
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && std::size_t(st.st_size) > max_bytes)
+    throw ConfigError(too_large);
   // reads block from here on (a pipe whose writer is slow is waited for, not read as empty)
   const int flags = ::fcntl(f.fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -101,13 +108,17 @@ class BoundedSax {
     auto ins = obj.emplace(k, nullptr);
     f.key = std::move(k);
     f.has_key = true;
-    if (!ins.second) return fail(path(), "duplicate key: given twice in one object (JSON leaves which one counts undefined)");
+    if (!ins.second)
+      return fail(
+          path(),
+          "duplicate key: given twice in one object (JSON leaves which one counts undefined)");
     slot_ = &ins.first->second;
     return true;
   }
   template <class Exception>
   bool parse_error(std::size_t, const std::string& last_token, const Exception& ex) {
-    // nlohmann's text: "[json.exception.<kind>.<id>] <message>"; the token it quotes is cut to an excerpt
+    // nlohmann's text: "[json.exception.<kind>.<id>] <message>"; the token it quotes is cut to an
+    // excerpt
     std::string msg = ex.what();
     if (!msg.empty() && msg[0] == '[') {
       const std::size_t close_bracket = msg.find("] ");
@@ -119,7 +130,8 @@ class BoundedSax {
     if (ex.id == 406) {
       // out_of_range.406: a number literal beyond the range of a double (1e400)
       overflow_ = true;
-      msg = "the number " + excerpt(last_token) + " is beyond the range of a double (magnitude up to 1.8e308)";
+      msg = "the number " + excerpt(last_token) +
+            " is beyond the range of a double (magnitude up to 1.8e308)";
     }
     return fail(path(), excerpt(msg, 300));
   }
@@ -132,7 +144,7 @@ class BoundedSax {
  private:
   struct Frame {
     json* node;
-    std::string key;     // objects: the key whose value is being read
+    std::string key;  // objects: the key whose value is being read
     bool has_key = false;
     std::size_t count = 0;  // arrays: elements completed (the index of the one being read)
   };
@@ -212,7 +224,8 @@ class BoundedSax {
 
 }  // namespace
 
-json parse_json_text(const std::string& text, const std::string& what, const std::string& source, int max_depth) {
+json parse_json_text(const std::string& text, const std::string& what, const std::string& source,
+                     int max_depth) {
   json root;
   BoundedSax sax(root, max_depth);
   bool ok = false;
@@ -220,7 +233,8 @@ json parse_json_text(const std::string& text, const std::string& what, const std
     ok = json::sax_parse(text, &sax);
   } catch (const json::exception& e) {
     // the handler asks for no exceptions; this is a guard for a version that throws anyway
-    throw ConfigError(what + ": '" + shown_path(source) + "' is not valid JSON: " + excerpt(e.what(), 300));
+    throw ConfigError(what + ": '" + shown_path(source) +
+                      "' is not valid JSON: " + excerpt(e.what(), 300));
   }
   if (ok && !sax.failed()) return root;
   const std::string in = " (in '" + shown_path(source) + "')";
@@ -228,7 +242,8 @@ json parse_json_text(const std::string& text, const std::string& what, const std
   const std::string where = sax.error_path().empty() ? "(root)" : excerpt(sax.error_path(), 160);
   // a syntax error names the file and says so in the words the tests and users look for;
   // the key path tells where the parser was
-  const bool syntax = sax.error().rfind("duplicate key", 0) != 0 && sax.error().rfind("nested deeper", 0) != 0 && !sax.overflow();
+  const bool syntax = sax.error().rfind("duplicate key", 0) != 0 &&
+                      sax.error().rfind("nested deeper", 0) != 0 && !sax.overflow();
   if (syntax)
     throw ConfigError(what + ": '" + shown_path(source) + "' is not valid JSON: " + sax.error() +
                       (sax.error_path().empty() ? std::string() : " (reading " + where + ")"));

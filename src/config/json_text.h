@@ -27,7 +27,9 @@ struct FileIdentity {
   dev_t dev = 0;
   ino_t ino = 0;
   bool known = false;
-  bool same(const FileIdentity& o) const { return known && o.known && dev == o.dev && ino == o.ino; }
+  bool same(const FileIdentity& o) const {
+    return known && o.known && dev == o.dev && ino == o.ino;
+  }
 };
 
 // Reads at most max_bytes of path. Regular files, pipes/FIFOs and character devices are read;
@@ -36,15 +38,15 @@ struct FileIdentity {
 // empty); reads then block as usual. More than max_bytes (a device such as /dev/zero, a FIFO
 // fed forever) is refused after max_bytes + 1 bytes. Errors are ConfigError "<what>: ...",
 // naming the file (an excerpt of a long path) and the limit.
-std::string read_bounded_file(const std::string& path, const std::string& what, FileIdentity* id = nullptr,
-                              std::size_t max_bytes = kMaxConfigBytes);
+std::string read_bounded_file(const std::string& path, const std::string& what,
+                              FileIdentity* id = nullptr, std::size_t max_bytes = kMaxConfigBytes);
 
 // Parses JSON text (what: the prefix of messages, e.g. "config"; source: the file name for
 // messages). Nesting deeper than max_depth, a key given twice in one object, invalid JSON and
 // a number beyond the range of a double are ConfigError naming the key path where known.
 // Stack use does not grow with the input: nlohmann's parser keeps its state on the heap and
 // the tree is built here by an explicit stack.
-nlohmann::json parse_json_text(const std::string& text, const std::string& what, const std::string& source,
-                               int max_depth = kMaxJsonDepth);
+nlohmann::json parse_json_text(const std::string& text, const std::string& what,
+                               const std::string& source, int max_depth = kMaxJsonDepth);
 
 }  // namespace steer

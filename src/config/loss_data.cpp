@@ -30,7 +30,8 @@ bool has_sites(const ModelDef& d) { return d.site_names != nullptr; }
 [[noreturn]] void no_sites(const std::string& path, const ExperimentConfig& c) {
   const std::string with = model_names(has_sites);
   config_fail(path, "model " + c.info.type + " has no sites" +
-                        (with.empty() ? std::string() : " (site losses are offered by model " + with + ")"));
+                        (with.empty() ? std::string()
+                                      : " (site losses are offered by model " + with + ")"));
 }
 
 // "site.<name>.<x|y|z>" -> Loss::track_channel's code −(1 + 3 s + a); 0 when the name is not of
@@ -44,7 +45,8 @@ int site_channel(const std::string& name, const ExperimentConfig& c, const std::
   if (!model_of(c).site_names) no_sites(path, c);
   const auto it = std::find(names.begin(), names.end(), site);
   if (it == names.end())
-    config_fail(path, "'" + excerpt(site) + "' is not a site of the model; accepted: " + join(names));
+    config_fail(path,
+                "'" + excerpt(site) + "' is not a site of the model; accepted: " + join(names));
   return -(1 + 3 * int(it - names.begin()) + (ax - 'x'));
 }
 
@@ -66,7 +68,8 @@ std::vector<double> column_weights(const JsonObject& o, const std::vector<std::s
     for (auto it = o.raw("weight").begin(); it != o.raw("weight").end(); ++it) {
       const auto f = std::find(names.begin(), names.end(), it.key());
       if (f == names.end())
-        config_fail(wo.key_path(it.key()), "is not a column of this table; its columns: " + join(names));
+        config_fail(wo.key_path(it.key()),
+                    "is not a column of this table; its columns: " + join(names));
       w[size_t(f - names.begin())] = wo.number(it.key(), 1.0, Range::nonnegative());
     }
     wo.finish();
@@ -81,22 +84,27 @@ std::vector<double> column_weights(const JsonObject& o, const std::vector<std::s
 DataTable inline_table(const JsonObject& o) {
   const auto& v = o.raw("values");
   const std::string path = o.key_path("values");
-  if (!v.is_array() || v.empty()) config_fail(path, "expected a non-empty array of rows (arrays of numbers)");
+  if (!v.is_array() || v.empty())
+    config_fail(path, "expected a non-empty array of rows (arrays of numbers)");
   DataTable t;
   for (size_t r = 0; r < v.size(); ++r) {
     const std::string rp = path + "[" + std::to_string(r) + "]";
-    if (!v[r].is_array()) config_fail(rp, "expected an array of numbers, got " + json_type_name(v[r]));
+    if (!v[r].is_array())
+      config_fail(rp, "expected an array of numbers, got " + json_type_name(v[r]));
     if (r == 0) t.cols = int(v[r].size());
     if (int(v[r].size()) != t.cols || t.cols == 0)
-      config_fail(rp, std::to_string(v[r].size()) + " values, expected " + std::to_string(t.cols) + " (as row 0)");
+      config_fail(rp, std::to_string(v[r].size()) + " values, expected " + std::to_string(t.cols) +
+                          " (as row 0)");
     for (size_t i = 0; i < v[r].size(); ++i) {
       const auto& x = v[r][i];
       if (x.is_null()) {
         t.values.push_back(std::numeric_limits<double>::quiet_NaN());
-      } else if (x.is_number() && std::isfinite(x.get<double>()) && std::fabs(x.get<double>()) <= 1e12) {
+      } else if (x.is_number() && std::isfinite(x.get<double>()) &&
+                 std::fabs(x.get<double>()) <= 1e12) {
         t.values.push_back(x.get<double>());
       } else {
-        config_fail(rp + "[" + std::to_string(i) + "]", "expected a number in [-1e12, 1e12] or null (not observed)");
+        config_fail(rp + "[" + std::to_string(i) + "]",
+                    "expected a number in [-1e12, 1e12] or null (not observed)");
       }
     }
     ++t.rows;
@@ -125,15 +133,18 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
   if (o.has("columns")) {
     const auto& cols = o.raw("columns");
     const std::string cp = o.key_path("columns");
-    if (!cols.is_array() || cols.empty()) config_fail(cp, "expected a non-empty array of column names");
+    if (!cols.is_array() || cols.empty())
+      config_fail(cp, "expected a non-empty array of column names");
     std::vector<std::string> want;
     for (const auto& x : cols) {
-      if (!x.is_string()) config_fail(cp, "expected column names (strings), got " + json_type_name(x));
+      if (!x.is_string())
+        config_fail(cp, "expected column names (strings), got " + json_type_name(x));
       want.push_back(x.get<std::string>());
     }
     if (t.columns.empty()) {
       if (int(want.size()) != t.cols)
-        config_fail(cp, std::to_string(want.size()) + " names for a table of " + std::to_string(t.cols) + " columns");
+        config_fail(cp, std::to_string(want.size()) + " names for a table of " +
+                            std::to_string(t.cols) + " columns");
       names = want;
       pick.resize(want.size());
       std::iota(pick.begin(), pick.end(), 0);
@@ -141,7 +152,8 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
       for (const auto& w : want) {
         const auto f = std::find(t.columns.begin(), t.columns.end(), w);
         if (f == t.columns.end())
-          config_fail(cp, "'" + excerpt(w) + "' is not a column of the file's header (" + join(t.columns) + ")");
+          config_fail(cp, "'" + excerpt(w) + "' is not a column of the file's header (" +
+                              join(t.columns) + ")");
         pick.push_back(int(f - t.columns.begin()));
       }
       names = want;
@@ -149,7 +161,8 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
   } else {
     if (t.columns.empty())
       config_fail(o.path(), "the table has no header row; name its " + std::to_string(t.cols) +
-                                " columns with columns (accepted names: " + accepted_columns(c, time_column) + ")");
+                                " columns with columns (accepted names: " +
+                                accepted_columns(c, time_column) + ")");
     pick.resize(names.size());
     std::iota(pick.begin(), pick.end(), 0);
   }
@@ -169,16 +182,18 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
     if (code < 0) {
       code = site_channel(n, c, where);
       if (code == 0)
-        config_fail(where, "column '" + excerpt(n) + "' is not a state slot or site of model " + c.info.type +
-                               "; accepted: " + accepted_columns(c, time_column));
+        config_fail(where, "column '" + excerpt(n) + "' is not a state slot or site of model " +
+                               c.info.type + "; accepted: " + accepted_columns(c, time_column));
     }
     src.names.push_back(n);
     src.units.push_back(unit);
     src.channel.push_back(code);
   }
   if (timed && tcol < 0)
-    config_fail(where, "no time column '" + excerpt(time_column) + "' (the observation times [s]; time_column names it)");
-  if (src.names.empty()) config_fail(where, "no column besides the time names a state slot or site");
+    config_fail(where, "no time column '" + excerpt(time_column) +
+                           "' (the observation times [s]; time_column names it)");
+  if (src.names.empty())
+    config_fail(where, "no column besides the time names a state slot or site");
   const int nc = int(src.names.size());
   std::vector<int> vcols;
   for (size_t i = 0; i < names.size(); ++i)
@@ -189,20 +204,24 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
   if (timed) {
     for (int r = 0; r < t.rows; ++r) {
       const double tr = t.at(r, tcol);
-      if (!std::isfinite(tr)) config_fail(where, "row " + std::to_string(r) + ": the time is missing or not finite");
+      if (!std::isfinite(tr))
+        config_fail(where, "row " + std::to_string(r) + ": the time is missing or not finite");
       if (r > 0 && !(tr > src.time.back()))
-        config_fail(where, "row " + std::to_string(r) + ": time " + number_text(tr) + " s does not follow " +
-                               number_text(src.time.back()) + " s; the times must increase strictly");
+        config_fail(where, "row " + std::to_string(r) + ": time " + number_text(tr) +
+                               " s does not follow " + number_text(src.time.back()) +
+                               " s; the times must increase strictly");
       src.time.push_back(tr);
     }
     const double horizon = c.dt * c.steps;
     if (src.time.back() < 0 || src.time.front() > horizon)
-      config_fail(where, "the observation times [" + number_text(src.time.front()) + ", " + number_text(src.time.back()) +
-                             "] s miss the horizon [0, " + number_text(horizon) + "] s");
+      config_fail(where, "the observation times [" + number_text(src.time.front()) + ", " +
+                             number_text(src.time.back()) + "] s miss the horizon [0, " +
+                             number_text(horizon) + "] s");
   } else {
     if (t.rows != c.steps + 1)
-      config_fail(where, std::to_string(t.rows) + " rows, expected simulation.steps + 1 = " + std::to_string(c.steps + 1) +
-                             " (one per state x_0 … x_T) of " + std::to_string(nc) + " columns");
+      config_fail(where, std::to_string(t.rows) + " rows, expected simulation.steps + 1 = " +
+                             std::to_string(c.steps + 1) + " (one per state x_0 … x_T) of " +
+                             std::to_string(nc) + " columns");
     for (int r = 0; r < t.rows; ++r) src.time.push_back(r * c.dt);
   }
   src.weight = column_weights(o, src.names);
@@ -217,9 +236,12 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
   const auto& arr = l.raw("sites");
   const std::string path = l.key_path("sites");
   if (!model_of(c).site_names) no_sites(path, c);
-  if (!arr.is_array()) config_fail(path, "expected an array of {site, target, weight, running}, got " + json_type_name(arr));
+  if (!arr.is_array())
+    config_fail(path,
+                "expected an array of {site, target, weight, running}, got " + json_type_name(arr));
   if (arr.size() > size_t(Loss::kMaxSiteTerms))
-    config_fail(path, "at most " + std::to_string(Loss::kMaxSiteTerms) + " site terms, got " + std::to_string(arr.size()));
+    config_fail(path, "at most " + std::to_string(Loss::kMaxSiteTerms) + " site terms, got " +
+                          std::to_string(arr.size()));
   const std::vector<std::string> names = sites_of(c);
   Loss& loss = c.loss;
   nlohmann::json terms = nlohmann::json::array();
@@ -228,7 +250,8 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
     const std::string site = term.string("site", "");
     const auto it = std::find(names.begin(), names.end(), site);
     if (it == names.end())
-      config_fail(term.key_path("site"), "'" + excerpt(site) + "' is not a site of the model; accepted: " + join(names));
+      config_fail(term.key_path("site"),
+                  "'" + excerpt(site) + "' is not a site of the model; accepted: " + join(names));
     loss.site_index[t] = int(it - names.begin());
     // each coordinate's target: a number, or a parameter slot "theta.<name>" (drawn per
     // rollout, or itself a variable)
@@ -239,7 +262,9 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
     if (has_pos && (!term.raw("target").is_array() || term.raw("target").size() != 3))
       config_fail(tp, "expected [x, y, z] [m], each a number or a parameter theta.<name>");
     if (!has_pos && term.has("weight"))
-      config_fail(term.key_path("weight"), "weighs the position target; give target, or orientation_weight for the orientation");
+      config_fail(
+          term.key_path("weight"),
+          "weighs the position target; give target, or orientation_weight for the orientation");
     nlohmann::json tgt = has_pos ? nlohmann::json::array() : nlohmann::json(nullptr);
     for (int a = 0; a < 3; ++a) {
       loss.site_param[t][a] = -1;
@@ -249,14 +274,19 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
       if (v.is_string()) {
         const std::string tn = v.get<std::string>();
         const int pi = tn.rfind("theta.", 0) == 0 ? c.info.param_index(tn.substr(6)) : -1;
-        if (pi < 0) config_fail(tp + "[" + std::to_string(a) + "]", "'" + excerpt(tn) + "' is not a number or a parameter theta.<name> of model " + c.info.type);
+        if (pi < 0)
+          config_fail(tp + "[" + std::to_string(a) + "]",
+                      "'" + excerpt(tn) +
+                          "' is not a number or a parameter theta.<name> of model " + c.info.type);
         loss.site_param[t][a] = pi;
         tgt.push_back(tn);
-      } else if (v.is_number() && std::isfinite(v.get<double>()) && std::fabs(v.get<double>()) <= 1e12) {
+      } else if (v.is_number() && std::isfinite(v.get<double>()) &&
+                 std::fabs(v.get<double>()) <= 1e12) {
         loss.site_target[t][a] = v.get<double>();
         tgt.push_back(v.get<double>());
       } else {
-        config_fail(tp + "[" + std::to_string(a) + "]", "expected a number in [-1e12, 1e12] [m] or a parameter theta.<name>");
+        config_fail(tp + "[" + std::to_string(a) + "]",
+                    "expected a number in [-1e12, 1e12] [m] or a parameter theta.<name>");
       }
     }
     loss.site_weight[t] = has_pos ? term.number("weight", 1.0, Range::nonnegative()) : 0.0;
@@ -267,25 +297,36 @@ nlohmann::json parse_site_terms(const JsonObject& l, ExperimentConfig& c) {
     if (has_rot) {
       std::vector<double> q = term.numbers("orientation", {}, Range::closed(-1e6, 1e6), 4);
       const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-      if (!(n > 1e-12)) config_fail(term.key_path("orientation"), "expected a quaternion [w, x, y, z] of non-zero length");
+      if (!(n > 1e-12))
+        config_fail(term.key_path("orientation"),
+                    "expected a quaternion [w, x, y, z] of non-zero length");
       for (double& v : q) v /= n;
       const double w = q[0], x = q[1], y = q[2], z = q[3];
-      const double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-                           2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                           2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+      const double R[9] = {
+          1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+          2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+          2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
       for (int i = 0; i < 9; ++i) loss.site_rot_target[t][i] = R[i];
       loss.site_rot_weight[t] = term.number("orientation_weight", 1.0, Range::nonnegative());
       quat = q;
     } else if (term.has("orientation_weight")) {
-      config_fail(term.key_path("orientation_weight"), "weighs an orientation target; give orientation too");
+      config_fail(term.key_path("orientation_weight"),
+                  "weighs an orientation target; give orientation too");
     }
     loss.site_running[t] = term.boolean("running", false);
     term.finish();
     const std::string at = loss.site_running[t] ? "x_k" : "x_T";
     std::string what = has_pos ? "0.5 * weight * |p_site(" + at + ") - target|^2" : "";
-    if (has_rot) what += std::string(has_pos ? " + " : "") + "0.5 * orientation_weight * |R_site(" + at + ") - R(orientation)|_F^2";
-    terms.push_back({{"site", site}, {"target", tgt}, {"weight", loss.site_weight[t]}, {"running", bool(loss.site_running[t])}, {"unit", "m"},
-                     {"orientation", quat}, {"orientation_weight", loss.site_rot_weight[t]},
+    if (has_rot)
+      what += std::string(has_pos ? " + " : "") + "0.5 * orientation_weight * |R_site(" + at +
+              ") - R(orientation)|_F^2";
+    terms.push_back({{"site", site},
+                     {"target", tgt},
+                     {"weight", loss.site_weight[t]},
+                     {"running", bool(loss.site_running[t])},
+                     {"unit", "m"},
+                     {"orientation", quat},
+                     {"orientation_weight", loss.site_rot_weight[t]},
                      {"term", loss.site_running[t] ? "sum_k=0..T " + what : what}});
   }
   loss.n_site = int(arr.size());
@@ -305,21 +346,27 @@ nlohmann::json parse_track_sources(const JsonObject& l, ExperimentConfig& c) {
     o.finish();
     channels += int(src.names.size());
     if (channels > Loss::kMaxTrack)
-      config_fail(o.path(), "the tracking table would have " + std::to_string(channels) + " channels, more than the limit of " +
-                                std::to_string(Loss::kMaxTrack) + " (loss.reference and loss.observations together)");
+      config_fail(o.path(), "the tracking table would have " + std::to_string(channels) +
+                                " channels, more than the limit of " +
+                                std::to_string(Loss::kMaxTrack) +
+                                " (loss.reference and loss.observations together)");
     nlohmann::json cols = nlohmann::json::array();
     for (size_t i = 0; i < src.names.size(); ++i)
       cols.push_back({{"column", src.names[i]}, {"weight", src.weight[i]}, {"unit", src.units[i]}});
-    out[key] = {{"file", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.file)},
-                {"file_fnv1a64", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.digest)},
-                {"rows", src.time.size()},
-                {"time_span_s", {src.time.front(), src.time.back()}},
-                {"columns", cols},
-                {"interpolation", timed ? nlohmann::json(src.interpolate ? "linear" : "none") : nlohmann::json(nullptr)},
-                {"term", timed ? "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - obs_c(k dt))^2, obs interpolated linearly "
-                                 "between observation times (interpolation linear) or taken at them only (none); steps "
-                                 "outside them or next to a missing value add nothing"
-                               : "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - ref_c[k])^2"}};
+    out[key] = {
+        {"file", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.file)},
+        {"file_fnv1a64", src.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(src.digest)},
+        {"rows", src.time.size()},
+        {"time_span_s", {src.time.front(), src.time.back()}},
+        {"columns", cols},
+        {"interpolation",
+         timed ? nlohmann::json(src.interpolate ? "linear" : "none") : nlohmann::json(nullptr)},
+        {"term", timed ? "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - obs_c(k dt))^2, obs "
+                         "interpolated linearly "
+                         "between observation times (interpolation linear) or taken at them only "
+                         "(none); steps "
+                         "outside them or next to a missing value add nothing"
+                       : "sum_k=0..T sum_c 0.5 * weight_c * (y_c(x_k) - ref_c[k])^2"}};
     c.tracking.push_back(std::move(src));
   }
   return out.empty() ? nlohmann::json(nullptr) : out;
@@ -332,26 +379,35 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
   if (!ctl.has("initial_file")) return;
   const std::string key = ctl.key_path("initial_file");
   const int nu = c.info.nu();
-  if (ctl.has("initial")) config_fail(key, "give controls.initial (one value per control) or controls.initial_file, not both");
+  if (ctl.has("initial"))
+    config_fail(key,
+                "give controls.initial (one value per control) or controls.initial_file, not both");
   if (nu == 0) config_fail(key, "model " + c.info.type + " has no controls");
   c.u_file = ctl.string("initial_file", "");
   const DataTable t = read_data_file(resolve_data_path(c.u_file, c.base_dir), key);
-  const std::string shape = "expected a table of at most simulation.steps = " + std::to_string(c.steps) + " rows and " +
-                            std::to_string(nu) + " columns (" + join(c.info.control_names) + ")";
+  const std::string shape =
+      "expected a table of at most simulation.steps = " + std::to_string(c.steps) + " rows and " +
+      std::to_string(nu) + " columns (" + join(c.info.control_names) + ")";
   std::vector<int> col(static_cast<size_t>(nu));
   if (!t.columns.empty()) {
-    if (t.cols != nu) config_fail(key, "the header names " + std::to_string(t.cols) + " columns; " + shape);
+    if (t.cols != nu)
+      config_fail(key, "the header names " + std::to_string(t.cols) + " columns; " + shape);
     for (int j = 0; j < nu; ++j) {
       const auto f = std::find(t.columns.begin(), t.columns.end(), c.info.control_names[size_t(j)]);
       if (f == t.columns.end())
-        config_fail(key, "the header has no column '" + c.info.control_names[size_t(j)] + "'; " + shape);
+        config_fail(key,
+                    "the header has no column '" + c.info.control_names[size_t(j)] + "'; " + shape);
       col[size_t(j)] = int(f - t.columns.begin());
     }
   } else {
-    if (t.cols != nu) config_fail(key, std::to_string(t.rows) + " x " + std::to_string(t.cols) + " values; " + shape);
+    if (t.cols != nu)
+      config_fail(key,
+                  std::to_string(t.rows) + " x " + std::to_string(t.cols) + " values; " + shape);
     std::iota(col.begin(), col.end(), 0);
   }
-  if (t.rows > c.steps) config_fail(key, std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
+  if (t.rows > c.steps)
+    config_fail(key,
+                std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
   c.u_rows = t.rows;
   c.u_digest = t.digest;
   c.u_dt = c.dt;
@@ -360,12 +416,14 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
     for (int j = 0; j < nu; ++j) {
       const double v = t.at(r, col[size_t(j)]);
       if (!std::isfinite(v) || std::fabs(v) > 1e12)
-        config_fail(key, "row " + std::to_string(r) + ", " + c.info.control_names[size_t(j)] + ": expected a number in [-1e12, 1e12]");
+        config_fail(key, "row " + std::to_string(r) + ", " + c.info.control_names[size_t(j)] +
+                             ": expected a number in [-1e12, 1e12]");
       c.u_steps[size_t(r) * nu + j] = v;
     }
 }
 
-void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss, std::vector<double>& table) {
+void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss,
+                       std::vector<double>& table) {
   loss.n_track = 0;
   loss.track_rows = 0;
   loss.track = nullptr;
@@ -378,7 +436,8 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
   };
   std::vector<Ch> ch;
   for (size_t s = 0; s < c.tracking.size(); ++s)
-    for (size_t j = 0; j < c.tracking[s].channel.size(); ++j) ch.push_back({int(s), int(j), c.tracking[s].channel[j]});
+    for (size_t j = 0; j < c.tracking[s].channel.size(); ++j)
+      ch.push_back({int(s), int(j), c.tracking[s].channel[j]});
   std::stable_sort(ch.begin(), ch.end(), [](const Ch& a, const Ch& b) {
     const bool sa = a.code < 0, sb = b.code < 0;
     if (sa != sb) return !sa;
@@ -407,7 +466,8 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
       const double tol = 1e-9 * std::max(dt, std::fabs(t));
       double* cell = &table[(size_t(k) * n + i) * 2];
       if (t < src.time.front() - tol || t > src.time.back() + tol) continue;
-      if (thinned && std::fabs(t - std::round(t / c.track_dt) * c.track_dt) > tol) continue;  // between the run's steps
+      if (thinned && std::fabs(t - std::round(t / c.track_dt) * c.track_dt) > tol)
+        continue;  // between the run's steps
       while (seg + 1 < m && src.time[size_t(seg + 1)] <= t + tol) ++seg;
       const double v0 = src.values[size_t(seg) * nc + j];
       double v;
@@ -417,7 +477,8 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
         continue;  // between observations, and interpolation off
       } else {
         const double v1 = src.values[size_t(seg + 1) * nc + j];
-        const double s = (t - src.time[size_t(seg)]) / (src.time[size_t(seg + 1)] - src.time[size_t(seg)]);
+        const double s =
+            (t - src.time[size_t(seg)]) / (src.time[size_t(seg + 1)] - src.time[size_t(seg)]);
         v = v0 + s * (v1 - v0);
       }
       if (std::isnan(v)) continue;  // a missing neighbour: the step is not observed

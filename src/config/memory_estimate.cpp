@@ -34,13 +34,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c) {
   double nv = 0;
   for (const auto& v : c.variables) nv += v.length(c.steps);
   auto row = [&](double steps) { return nx + steps * nu + np; };
-  auto problem = [&](double b, double steps, double s) { return b * (3 * s * row(steps) + 8 * row(steps) + 16 * nv + 4 * 8 * nx); };
+  auto problem = [&](double b, double steps, double s) {
+    return b * (3 * s * row(steps) + 8 * row(steps) + 16 * nv + 4 * 8 * nx);
+  };
   // the run's problem; the evaluations, the optimizer's moments, best and trial iterates
   e.batch = problem(B, T, sz) + 8 * B * (8 * nv + 16);
   if (c.optimizer.normalized) e.batch += problem(B, T, sz);
   if (c.optimizer.method == "cmaes") {
-    const double lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population
-                                                            : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
+    const double lambda = c.optimizer.cmaes_population > 0
+                              ? c.optimizer.cmaes_population
+                              : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
     e.batch += problem(lambda, T, sz) + 8 * lambda * nv * 4;
   }
   // the tracking table (loss.reference / loss.observations): 2 doubles per step and channel in
@@ -53,27 +56,34 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c) {
   if (c.validation.enabled && !c.variables.empty()) {
     if (f32) e.batch += problem(B, T, 8);
     if (c.validation.timestep_check) e.batch += problem(B, 2 * T, 8);
-    if (n < B) e.batch += problem(n, T, 8) * (f32 ? 2 : 1) + (c.validation.timestep_check ? problem(n, 2 * T, 8) : 0);
+    if (n < B)
+      e.batch += problem(n, T, 8) * (f32 ? 2 : 1) +
+                 (c.validation.timestep_check ? problem(n, 2 * T, 8) : 0);
     // the chatter count keeps every state of ≤ 64 MiB of rollouts at a time
-    if (c.validation.chatter_fraction > 0) e.batch += std::min(64.0 * 1048576.0, n * (T + 1) * nx * sz) + lanes * row(T) * sz;
-    if (c.validation.penetration_bound > 0) e.penetration = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
+    if (c.validation.chatter_fraction > 0)
+      e.batch += std::min(64.0 * 1048576.0, n * (T + 1) * nx * sz) + lanes * row(T) * sz;
+    if (c.validation.penetration_bound > 0)
+      e.penetration = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
   }
   double one_at_a_time = 0;
   if (c.horizon_sweep.enabled)
-    for (int h : c.horizon_sweep.steps) one_at_a_time = std::max(one_at_a_time, problem(B, h, sz) + (f32 ? problem(B, h, 8) : 0));
+    for (int h : c.horizon_sweep.steps)
+      one_at_a_time = std::max(one_at_a_time, problem(B, h, sz) + (f32 ? problem(B, h, 8) : 0));
   if (c.perturb.enabled) one_at_a_time = std::max(one_at_a_time, problem(B, T, sz));
   e.batch += one_at_a_time;
   // per thread: a pack's checkpoint scratch and its stored forward pass (at least its states)
   const CheckpointPlan plan = c.checkpoint_plan();
   const double threads = c.threads > 0 ? c.threads : std::max(1, cpu_default_threads());
   const double workers = std::min(threads, std::ceil(B / lanes));
-  e.batch += workers * (lanes * double(plan.scratch_bytes) +
-                        std::min(double(plan.shape.store_forward_bytes), lanes * (T + 1) * nx * sz));
+  e.batch +=
+      workers * (lanes * double(plan.scratch_bytes) +
+                 std::min(double(plan.shape.store_forward_bytes), lanes * (T + 1) * nx * sz));
   // the recorded trajectories (output.trajectory_rollouts every output.trajectory_stride steps)
   const double ntraj = std::min<double>(B, c.output.trajectory_rollouts);
   const double slots = std::floor(T / c.output.trajectory_stride) + 1;
   const double json_slots = std::min<double>(slots, c.output.json_trajectory_points + 1);
-  e.trajectory = ntraj * (slots * nx * (sz + 8) + row(T) * sz + 2 * slots * (20 + 20 * nx) + json_slots * nx * (16 + 2 * 24));
+  e.trajectory = ntraj * (slots * nx * (sz + 8) + row(T) * sz + 2 * slots * (20 + 20 * nx) +
+                          json_slots * nx * (16 + 2 * 24));
   // x_0 and x_T of every rollout (analyses) and of the listed ones (the report)
   e.batch += 2 * B * 2 * nx * (sz + 8);
   return e;
@@ -98,15 +108,19 @@ void check_memory(const ExperimentConfig& c) {
     std::string key, what, advice;
   };
   const Part parts[] = {
-      {e.batch, "simulation.steps", "batch.size × simulation.steps " + gb(e.batch) +
-                                        " (batches, gradients and the optimizer's and validator's copies, per-thread checkpoints)",
+      {e.batch, "simulation.steps",
+       "batch.size × simulation.steps " + gb(e.batch) +
+           " (batches, gradients and the optimizer's and validator's copies, per-thread "
+           "checkpoints)",
        "lower batch.size or simulation.steps"},
-      {e.trajectory, "output.trajectory_rollouts", "trajectory recording " + gb(e.trajectory) +
-                                                       " (output.trajectory_rollouts × simulation.steps / output.trajectory_stride "
-                                                       "states, their CSV and JSON text)",
+      {e.trajectory, "output.trajectory_rollouts",
+       "trajectory recording " + gb(e.trajectory) +
+           " (output.trajectory_rollouts × simulation.steps / output.trajectory_stride "
+           "states, their CSV and JSON text)",
        "lower output.trajectory_rollouts or raise output.trajectory_stride"},
-      {e.penetration, "validation.penetration_bound", "the penetration check " + gb(e.penetration) +
-                                                          " (every state of validation.max_rollouts rollouts)",
+      {e.penetration, "validation.penetration_bound",
+       "the penetration check " + gb(e.penetration) +
+           " (every state of validation.max_rollouts rollouts)",
        "lower validation.max_rollouts or set validation.penetration_bound to 0"}};
   const Part* top = &parts[0];
   std::string list;
@@ -115,9 +129,10 @@ void check_memory(const ExperimentConfig& c) {
     if (q.bytes >= 0.01 * e.total()) list += (list.empty() ? "" : ", ") + q.what;
   }
   std::ostringstream m;
-  m << (top == &parts[0] ? "batch.size × simulation.steps needs" : "the run needs") << " about " << gb(e.total())
-    << " of host memory, more than the limit of " << std::setprecision(3) << limit_gb
-    << " GB (simulation.memory_limit_gb, default 80% of physical memory): " << list << "; " << top->advice;
+  m << (top == &parts[0] ? "batch.size × simulation.steps needs" : "the run needs") << " about "
+    << gb(e.total()) << " of host memory, more than the limit of " << std::setprecision(3)
+    << limit_gb << " GB (simulation.memory_limit_gb, default 80% of physical memory): " << list
+    << "; " << top->advice;
   config_fail(top->key, m.str());
 }
 

@@ -36,7 +36,8 @@ class ModelSlot {
 
  private:
   std::logic_error mismatch(const char* expected) const {
-    return std::logic_error(std::string("model setup: expected the ") + expected + " model's, but the config holds " +
+    return std::logic_error(std::string("model setup: expected the ") + expected +
+                            " model's, but the config holds " +
                             (model_.empty() ? std::string("none") : "the " + model_ + " model's"));
   }
   // std::any copies its value: a copied config owns its own model struct (dt halved in the

@@ -47,16 +47,19 @@ bool rename_no_replace(const std::string& from_path, const std::string& to_path)
   if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
   if (errno == EEXIST) return false;
   if (errno != EINVAL && errno != ENOSYS)
-    throw std::runtime_error("artifact: cannot rename '" + from.string() + "' to '" + to.string() + "': " + std::strerror(errno));
+    throw std::runtime_error("artifact: cannot rename '" + from.string() + "' to '" + to.string() +
+                             "': " + std::strerror(errno));
 #endif
   // without RENAME_NOREPLACE: reserve the name with mkdir (atomic, fails when it exists), then
   // rename onto the empty folder, which POSIX rename(2) allows for directories
   if (mkdir(to.c_str(), 0777) != 0) {
     if (errno == EEXIST) return false;
-    throw std::runtime_error("artifact: cannot create '" + to.string() + "': " + std::strerror(errno));
+    throw std::runtime_error("artifact: cannot create '" + to.string() +
+                             "': " + std::strerror(errno));
   }
   if (std::rename(from.c_str(), to.c_str()) != 0)
-    throw std::runtime_error("artifact: cannot rename '" + from.string() + "' to '" + to.string() + "': " + std::strerror(errno));
+    throw std::runtime_error("artifact: cannot rename '" + from.string() + "' to '" + to.string() +
+                             "': " + std::strerror(errno));
   return true;
 }
 
@@ -132,19 +135,24 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   }
 }
 
-std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files) {
+std::string write_artifact(const std::string& out_dir, const std::string& run_name,
+                           const ArtifactFiles& files) {
   return write_artifact(out_dir, run_name, files, nullptr);
 }
 
-std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files,
+std::string write_artifact(const std::string& out_dir, const std::string& run_name,
+                           const ArtifactFiles& files,
                            const std::function<void(const std::string&)>& before_publish) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("artifact: cannot create output folder '" + out_dir + "': " + ec.message());
+  if (ec)
+    throw std::runtime_error("artifact: cannot create output folder '" + out_dir +
+                             "': " + ec.message());
   fs::path tmp = fs::path(out_dir) / ("." + run_name + temp_suffix());
   fs::remove_all(tmp, ec);
   fs::create_directory(tmp, ec);
-  if (ec) throw std::runtime_error("artifact: cannot create '" + tmp.string() + "': " + ec.message());
+  if (ec)
+    throw std::runtime_error("artifact: cannot create '" + tmp.string() + "': " + ec.message());
   try {
     for (const auto& [name, contents] : files.sidecars) write_and_sync(tmp / name, contents);
     write_and_sync(tmp / "artifact.json", files.artifact.dump(1) + "\n");
@@ -153,7 +161,9 @@ std::string write_artifact(const std::string& out_dir, const std::string& run_na
     // moves us on to the next suffix
     fs::path final_dir = fs::path(out_dir) / run_name;
     for (int i = 1; !rename_no_replace(tmp.string(), final_dir.string()); ++i) {
-      if (i > 100000) throw std::runtime_error("artifact: no free folder name for '" + run_name + "' in '" + out_dir + "'");
+      if (i > 100000)
+        throw std::runtime_error("artifact: no free folder name for '" + run_name + "' in '" +
+                                 out_dir + "'");
       final_dir = fs::path(out_dir) / (run_name + "-" + std::to_string(i));
     }
     return final_dir.string();
@@ -165,7 +175,9 @@ std::string write_artifact(const std::string& out_dir, const std::string& run_na
 
 nlohmann::json read_artifact(const std::string& folder) {
   std::ifstream f(fs::path(folder) / "artifact.json");
-  if (!f) throw std::runtime_error("artifact: cannot open " + (fs::path(folder) / "artifact.json").string());
+  if (!f)
+    throw std::runtime_error("artifact: cannot open " +
+                             (fs::path(folder) / "artifact.json").string());
   std::stringstream ss;
   ss << f.rdbuf();
   return nlohmann::json::parse(ss.str());

@@ -13,7 +13,7 @@
 namespace steer {
 
 struct ArtifactFiles {
-  nlohmann::json artifact;                                 // -> artifact.json
+  nlohmann::json artifact;                                    // -> artifact.json
   std::vector<std::pair<std::string, std::string>> sidecars;  // (file name, contents)
 };
 
@@ -23,10 +23,12 @@ struct ArtifactFiles {
 // fails instead of replacing (renameat2 RENAME_NOREPLACE, or mkdir of the name and a rename
 // onto the empty folder where the file system lacks it), so concurrent runs into one folder
 // all land. Throws std::runtime_error on I/O failure, after removing the temporary folder.
-std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files);
+std::string write_artifact(const std::string& out_dir, const std::string& run_name,
+                           const ArtifactFiles& files);
 // the same, calling before_publish(temporary folder) once the files are in it and before it is
 // published (the other ranks' shards are written then); an exception from it removes the folder
-std::string write_artifact(const std::string& out_dir, const std::string& run_name, const ArtifactFiles& files,
+std::string write_artifact(const std::string& out_dir, const std::string& run_name,
+                           const ArtifactFiles& files,
                            const std::function<void(const std::string&)>& before_publish);
 
 // Before any work: creates out_dir if needed and proves it is a writable folder (a probe file

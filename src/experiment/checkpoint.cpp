@@ -55,7 +55,8 @@ void append_raw(std::vector<char>& out, const T* p, size_t n) {
 template <class T>
 void read_raw(const std::vector<char>& in, size_t& pos, T* p, size_t n) {
   const size_t bytes = n * sizeof(T);
-  if (pos + bytes > in.size()) throw std::runtime_error("checkpoint: the evaluation log is shorter than state.json says");
+  if (pos + bytes > in.size())
+    throw std::runtime_error("checkpoint: the evaluation log is shorter than state.json says");
   std::memcpy(p, in.data() + pos, bytes);
   pos += bytes;
 }
@@ -63,14 +64,16 @@ void read_raw(const std::vector<char>& in, size_t& pos, T* p, size_t n) {
 // appends and flushes to disk
 void append_and_sync(const fs::path& p, const std::vector<char>& bytes) {
   const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) throw std::runtime_error("checkpoint: cannot open " + p.string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    throw std::runtime_error("checkpoint: cannot open " + p.string() + ": " + std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       ::close(fd);
-      throw std::runtime_error("checkpoint: cannot write " + p.string() + ": " + std::strerror(errno));
+      throw std::runtime_error("checkpoint: cannot write " + p.string() + ": " +
+                               std::strerror(errno));
     }
     done += size_t(n);
   }
@@ -96,8 +99,10 @@ std::string first_difference(const nlohmann::json& a, const nlohmann::json& b) {
   std::string path = patch[0].value("path", std::string("/"));
   // "/effective_config/model/stiffness" -> "model.stiffness"
   const std::string prefix = "/effective_config/";
-  if (path.rfind(prefix, 0) == 0) path = path.substr(prefix.size());
-  else if (!path.empty() && path[0] == '/') path = path.substr(1);
+  if (path.rfind(prefix, 0) == 0)
+    path = path.substr(prefix.size());
+  else if (!path.empty() && path[0] == '/')
+    path = path.substr(1);
   for (char& ch : path)
     if (ch == '/') ch = '.';
   return path.empty() ? "(root)" : path;
@@ -105,24 +110,39 @@ std::string first_difference(const nlohmann::json& a, const nlohmann::json& b) {
 
 }  // namespace
 
-nlohmann::json checkpoint_identity(const nlohmann::json& effective_config, const std::string& command) {
+nlohmann::json checkpoint_identity(const nlohmann::json& effective_config,
+                                   const std::string& command) {
   nlohmann::json e = effective_config;
   if (e.contains("output") && e["output"].is_object()) e["output"].erase("dir");
-  return {{"format", kFormat}, {"command", command}, {"steer_version", STEER_VERSION},
-          {"diag_bytes", sizeof(RolloutDiag)}, {"effective_config", e}};
+  return {{"format", kFormat},
+          {"command", command},
+          {"steer_version", STEER_VERSION},
+          {"diag_bytes", sizeof(RolloutDiag)},
+          {"effective_config", e}};
 }
 
-RunCheckpoint::RunCheckpoint(std::string out_dir, std::string run_name, nlohmann::json identity, CheckpointOptions options)
-    : out_dir_(std::move(out_dir)), run_name_(std::move(run_name)), identity_(std::move(identity)), options_(options) {}
+RunCheckpoint::RunCheckpoint(std::string out_dir, std::string run_name, nlohmann::json identity,
+                             CheckpointOptions options)
+    : out_dir_(std::move(out_dir)),
+      run_name_(std::move(run_name)),
+      identity_(std::move(identity)),
+      options_(options) {}
 
-std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string& dir, const nlohmann::json& identity,
-                                                              CheckpointOptions options, bool follower) {
-  auto fail = [&](const std::string& what) { throw ConfigError("--resume: '" + dir + "' " + what); };
+std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string& dir,
+                                                              const nlohmann::json& identity,
+                                                              CheckpointOptions options,
+                                                              bool follower) {
+  auto fail = [&](const std::string& what) {
+    throw ConfigError("--resume: '" + dir + "' " + what);
+  };
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail("is not a folder");
   const fs::path state_path = fs::path(dir) / "state.json";
   std::ifstream f(state_path);
-  if (!f) fail("holds no state.json: not a checkpoint folder (steer run writes <out>/<run name>.checkpoint)");
+  if (!f)
+    fail(
+        "holds no state.json: not a checkpoint folder (steer run writes <out>/<run "
+        "name>.checkpoint)");
   std::stringstream ss;
   ss << f.rdbuf();
   nlohmann::json state;
@@ -131,17 +151,21 @@ std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string&
   } catch (const std::exception&) {
     fail("has an unreadable state.json");
   }
-  if (!state.is_object() || state.value("format", std::string()) != kFormat || !state.contains("identity") ||
-      !state.contains("run_name") || !state.contains("logged") || !state.contains("log_bytes"))
+  if (!state.is_object() || state.value("format", std::string()) != kFormat ||
+      !state.contains("identity") || !state.contains("run_name") || !state.contains("logged") ||
+      !state.contains("log_bytes"))
     fail("has a state.json of another format (expected " + std::string(kFormat) + ")");
   const nlohmann::json& saved_identity = state["identity"];
   if (saved_identity != identity) {
-    if (saved_identity.value("steer_version", std::string()) != identity.value("steer_version", std::string()) ||
+    if (saved_identity.value("steer_version", std::string()) !=
+            identity.value("steer_version", std::string()) ||
         saved_identity.value("diag_bytes", 0) != identity.value("diag_bytes", 0))
-      fail("was written by steer " + saved_identity.value("steer_version", std::string("?")) + ", this is steer " +
-           identity.value("steer_version", std::string("?")) + "; rerun without --resume");
+      fail("was written by steer " + saved_identity.value("steer_version", std::string("?")) +
+           ", this is steer " + identity.value("steer_version", std::string("?")) +
+           "; rerun without --resume");
     fail("was written for a different config: " + first_difference(saved_identity, identity) +
-         " differs (a resumed run must have the same effective config and overrides; only --out may change)");
+         " differs (a resumed run must have the same effective config and overrides; only --out "
+         "may change)");
   }
   std::unique_ptr<RunCheckpoint> ck(new RunCheckpoint());
   ck->follower_ = follower;
@@ -171,7 +195,8 @@ std::unique_ptr<RunCheckpoint> RunCheckpoint::open_for_resume(const std::string&
     if (!lf || !lf.read(ck->replay_log_.data(), std::streamsize(ck->valid_bytes_)))
       fail("has an evaluation log shorter than state.json records");
   }
-  if (!follower && fs::exists(log_path, ec) && ::truncate(log_path.c_str(), off_t(ck->valid_bytes_)) != 0)
+  if (!follower && fs::exists(log_path, ec) &&
+      ::truncate(log_path.c_str(), off_t(ck->valid_bytes_)) != 0)
     fail("has an evaluation log that cannot be truncated: " + std::string(std::strerror(errno)));
   ck->resuming_ = true;
   ck->replay_done_ = ck->replay_count_ == 0;
@@ -182,7 +207,8 @@ RunCheckpoint::~RunCheckpoint() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-void RunCheckpoint::watch(std::vector<Problem*> counted, std::function<nlohmann::json()> run_state) {
+void RunCheckpoint::watch(std::vector<Problem*> counted,
+                          std::function<nlohmann::json()> run_state) {
   counted_ = std::move(counted);
   run_state_ = std::move(run_state);
 }
@@ -202,7 +228,8 @@ nlohmann::json RunCheckpoint::counters() const {
 
 void RunCheckpoint::restore_counters() {
   if (!saved_counters_.is_array() || saved_counters_.size() != counted_.size())
-    throw std::runtime_error("checkpoint: the saved cost counters do not match this run's problems");
+    throw std::runtime_error(
+        "checkpoint: the saved cost counters do not match this run's problems");
   for (size_t i = 0; i < counted_.size(); ++i) {
     const nlohmann::json& s = saved_counters_[i];
     Problem* p = counted_[i];
@@ -225,10 +252,15 @@ bool RunCheckpoint::replay(const std::vector<double>& vars, bool want_grad, Eval
   }
   RecordHeader h;
   read_raw(replay_log_, replay_pos_, &h, 1);
-  if (h.magic != kRecordMagic) throw std::runtime_error("checkpoint: the evaluation log is damaged at record " + std::to_string(replayed_));
+  if (h.magic != kRecordMagic)
+    throw std::runtime_error("checkpoint: the evaluation log is damaged at record " +
+                             std::to_string(replayed_));
   if (h.vars_hash != hash_bits(vars) || h.want_grad != std::uint32_t(want_grad))
-    throw std::runtime_error("checkpoint: the resumed optimizer asked for a different point than the logged run at "
-                             "evaluation " + std::to_string(replayed_) + "; the checkpoint cannot be resumed bit for bit (rerun without --resume)");
+    throw std::runtime_error(
+        "checkpoint: the resumed optimizer asked for a different point than the logged run at "
+        "evaluation " +
+        std::to_string(replayed_) +
+        "; the checkpoint cannot be resumed bit for bit (rerun without --resume)");
   out.loss.resize(size_t(h.n_loss));
   out.grad.resize(size_t(h.n_grad));
   out.diag.resize(size_t(h.n_diag));
@@ -248,7 +280,8 @@ bool RunCheckpoint::replay(const std::vector<double>& vars, bool want_grad, Eval
 void RunCheckpoint::record(const std::vector<double>& vars, bool want_grad, const Evaluation& ev) {
   if (!options_.enabled) return;
   const auto t0 = std::chrono::steady_clock::now();
-  RecordHeader h{kRecordMagic, std::uint32_t(want_grad), hash_bits(vars), ev.loss.size(), ev.grad.size(), ev.diag.size()};
+  RecordHeader h{kRecordMagic,   std::uint32_t(want_grad), hash_bits(vars),
+                 ev.loss.size(), ev.grad.size(),           ev.diag.size()};
   append_raw(pending_, &h, 1);
   append_raw(pending_, ev.loss.data(), ev.loss.size());
   append_raw(pending_, ev.grad.data(), ev.grad.size());
@@ -256,8 +289,10 @@ void RunCheckpoint::record(const std::vector<double>& vars, bool want_grad, cons
   ++logged_;
   ++since_save_;
   dirty_ = true;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count();
-  if ((options_.evaluations > 0 && since_save_ >= options_.evaluations) || (options_.seconds > 0 && elapsed >= options_.seconds))
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count();
+  if ((options_.evaluations > 0 && since_save_ >= options_.evaluations) ||
+      (options_.seconds > 0 && elapsed >= options_.seconds))
     save();
   seconds_spent_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -292,7 +327,8 @@ void RunCheckpoint::save() {
     std::error_code ec;
     fs::remove_all(tmp, ec);
     if (::mkdir(tmp.c_str(), 0777) != 0)
-      throw std::runtime_error("checkpoint: cannot create '" + tmp.string() + "': " + std::strerror(errno));
+      throw std::runtime_error("checkpoint: cannot create '" + tmp.string() +
+                               "': " + std::strerror(errno));
     dir_ = tmp.string();
     lock_fd_ = lock_folder(tmp);
     if (lock_fd_ < 0) throw std::runtime_error("checkpoint: cannot lock '" + dir_ + "'");
@@ -314,7 +350,8 @@ void RunCheckpoint::save() {
     // <run name>.checkpoint, or <run name>-<i>.checkpoint if a concurrent run took the name
     fs::path d = fs::path(out_dir_) / (run_name_ + ".checkpoint");
     for (int i = 1; !rename_no_replace(dir_, d.string()); ++i) {
-      if (i > 100000) throw std::runtime_error("checkpoint: no free folder name for '" + run_name_ + "'");
+      if (i > 100000)
+        throw std::runtime_error("checkpoint: no free folder name for '" + run_name_ + "'");
       d = fs::path(out_dir_) / (run_name_ + "-" + std::to_string(i) + ".checkpoint");
     }
     dir_ = d.string();
@@ -332,7 +369,8 @@ void RunCheckpoint::remove() {
   dir_.clear();
 }
 
-RecordedProblem::RecordedProblem(Problem& inner, RunCheckpoint& checkpoint) : inner_(inner), checkpoint_(checkpoint) {
+RecordedProblem::RecordedProblem(Problem& inner, RunCheckpoint& checkpoint)
+    : inner_(inner), checkpoint_(checkpoint) {
   batch_size_ = inner.batch_size();
   nx_ = inner.nx();
   steps_ = inner.steps();

@@ -36,19 +36,23 @@ namespace steer {
 struct CheckpointOptions {
   double seconds = 60;  // save when this much wall time has passed since the last save (0: off)
   int evaluations = 0;  // ... or after this many optimizer evaluations (0: off)
-  bool enabled = true;  // false: no checkpoint is ever written (--checkpoint-seconds 0 and no count)
+  bool enabled =
+      true;  // false: no checkpoint is ever written (--checkpoint-seconds 0 and no count)
 };
 
 class RunCheckpoint {
  public:
   // a fresh run named run_name writing into out_dir; the folder is created at the first save
-  RunCheckpoint(std::string out_dir, std::string run_name, nlohmann::json identity, CheckpointOptions options);
+  RunCheckpoint(std::string out_dir, std::string run_name, nlohmann::json identity,
+                CheckpointOptions options);
   // opens dir for resuming: refuses (ConfigError naming --resume) a folder that is not a
   // checkpoint, one in use by another process, and one written for a different config. A
   // follower (a rank other than 0 of a job split across ranks, docs/scaling.md) only reads the
   // log to replay the same evaluations as rank 0: it takes no lock, never writes, never removes.
-  static std::unique_ptr<RunCheckpoint> open_for_resume(const std::string& dir, const nlohmann::json& identity,
-                                                        CheckpointOptions options, bool follower = false);
+  static std::unique_ptr<RunCheckpoint> open_for_resume(const std::string& dir,
+                                                        const nlohmann::json& identity,
+                                                        CheckpointOptions options,
+                                                        bool follower = false);
   ~RunCheckpoint();
   RunCheckpoint(const RunCheckpoint&) = delete;
   RunCheckpoint& operator=(const RunCheckpoint&) = delete;
@@ -111,7 +115,9 @@ class RecordedProblem : public Problem {
   std::vector<double> trajectories(const std::vector<double>& vars, int n, int stride) override {
     return inner_.trajectories(vars, n, stride);
   }
-  std::vector<double> parameters(const std::vector<double>& vars) override { return inner_.parameters(vars); }
+  std::vector<double> parameters(const std::vector<double>& vars) override {
+    return inner_.parameters(vars);
+  }
 
  private:
   Problem& inner_;
@@ -120,6 +126,7 @@ class RecordedProblem : public Problem {
 
 // the identity a checkpoint is resumed against: the command, steer's version and the
 // effective config without output.dir (a resumed run may publish elsewhere)
-nlohmann::json checkpoint_identity(const nlohmann::json& effective_config, const std::string& command);
+nlohmann::json checkpoint_identity(const nlohmann::json& effective_config,
+                                   const std::string& command);
 
 }  // namespace steer

@@ -40,31 +40,38 @@ std::string svg_plot(const std::vector<CompareCurve>& curves, const std::string&
   auto X = [&](double r) { return x0 + w * (std::log10(r) - xmin) / (xmax - xmin); };
   auto Y = [&](double l) { return y0 + h * (ymax - l) / (ymax - ymin); };
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   s << "<text x=\"" << x0 << "\" y=\"24\" font-size=\"14\">" << title << "</text>\n";
-  s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << w << "\" height=\"" << h << "\" fill=\"none\" stroke=\"black\"/>\n";
+  s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << w << "\" height=\"" << h
+    << "\" fill=\"none\" stroke=\"black\"/>\n";
   for (int d = int(xmin); d <= int(xmax); ++d) {
     const double xx = x0 + w * (d - xmin) / (xmax - xmin);
-    s << "<line x1=\"" << xx << "\" y1=\"" << y0 + h << "\" x2=\"" << xx << "\" y2=\"" << y0 + h + 5 << "\" stroke=\"black\"/>";
+    s << "<line x1=\"" << xx << "\" y1=\"" << y0 + h << "\" x2=\"" << xx << "\" y2=\"" << y0 + h + 5
+      << "\" stroke=\"black\"/>";
     s << "<text x=\"" << xx - 12 << "\" y=\"" << y0 + h + 18 << "\">1e" << d << "</text>\n";
   }
   for (int t = 0; t <= 4; ++t) {
     const double l = ymin + (ymax - ymin) * t / 4.0;
     s << "<text x=\"" << 8 << "\" y=\"" << Y(l) + 4 << "\">" << fmt(l, 4) << "</text>\n";
   }
-  s << "<text x=\"" << x0 + w / 2 - 120 << "\" y=\"" << H - 12 << "\">simulated rollouts (forward-pass equivalents, log scale)</text>\n";
+  s << "<text x=\"" << x0 + w / 2 - 120 << "\" y=\"" << H - 12
+    << "\">simulated rollouts (forward-pass equivalents, log scale)</text>\n";
   // one colour per method (group); repeats of a method share it and its legend line
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
   std::vector<int> labelled;
   for (const auto& c : curves) {
     const char* color = colors[c.group % 4];
-    s << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" stroke-opacity=\"0.8\" points=\"";
+    s << "<polyline fill=\"none\" stroke=\"" << color
+      << "\" stroke-width=\"2\" stroke-opacity=\"0.8\" points=\"";
     for (size_t i = 0; i < c.rollouts.size(); ++i)
-      if (c.rollouts[i] > 0 && std::isfinite(c.best_loss[i])) s << X(c.rollouts[i]) << "," << Y(c.best_loss[i]) << " ";
+      if (c.rollouts[i] > 0 && std::isfinite(c.best_loss[i]))
+        s << X(c.rollouts[i]) << "," << Y(c.best_loss[i]) << " ";
     s << "\"/>\n";
     if (std::find(labelled.begin(), labelled.end(), c.group) != labelled.end()) continue;
-    s << "<text x=\"" << x0 + w - 200 << "\" y=\"" << y0 + 18 + 16 * labelled.size() << "\" fill=\"" << color << "\">" << c.method << "</text>\n";
+    s << "<text x=\"" << x0 + w - 200 << "\" y=\"" << y0 + 18 + 16 * labelled.size() << "\" fill=\""
+      << color << "\">" << c.method << "</text>\n";
     labelled.push_back(c.group);
   }
   s << "</svg>\n";
@@ -116,11 +123,14 @@ std::vector<PassTimes> time_passes(const std::vector<Problem*>& ps, bool cpu_tim
 
 void plan_compare(CompareState& run) {
   const ExperimentConfig& c = run.c;
-  if (!c.has_compare) throw ConfigError("config: compare: missing; steer compare needs a compare section");
+  if (!c.has_compare)
+    throw ConfigError("config: compare: missing; steer compare needs a compare section");
   run.backend = resolve_backend(c.backend, &run.backend_note);
-  if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
+  if (!run.backend_note.empty() && world().rank() == 0)
+    std::cerr << "steer: " << run.backend_note << "\n";
   require_one_backend(run.backend);
-  run.pg = std::make_unique<NormalizedProblem>(make_problem(replicate_rollout0(c, 1), run.backend, c.threads));
+  run.pg = std::make_unique<NormalizedProblem>(
+      make_problem(replicate_rollout0(c, 1), run.backend, c.threads));
   run.nv = run.pg->num_vars();
   run.B = run.k.starts;
 }
@@ -177,7 +187,8 @@ std::vector<double> cmaes_budgets(const CompareCurve& cc) {
   budgets.push_back(cc.rollouts.back());
   return budgets;
 }
-std::vector<BudgetRow> budget_rows(const CompareCurve& cg, const CompareCurve& cc, const std::vector<double>& budgets) {
+std::vector<BudgetRow> budget_rows(const CompareCurve& cg, const CompareCurve& cc,
+                                   const std::vector<double>& budgets) {
   std::vector<BudgetRow> rows;
   for (double n : budgets) {
     double lv = INFINITY;
@@ -201,7 +212,9 @@ double median_ratio(std::vector<double> r) {
 nlohmann::json budget_json(const RepeatOutcome& R, const std::vector<double>& budgets) {
   nlohmann::json t = nlohmann::json::array();
   for (const BudgetRow& b : budget_rows(R.cg, R.cc, budgets))
-    t.push_back({{"cmaes_rollouts", b.n}, {"cmaes_loss", b.cmaes_loss}, {"steer_rollouts", b.steer_rollouts},
+    t.push_back({{"cmaes_rollouts", b.n},
+                 {"cmaes_loss", b.cmaes_loss},
+                 {"steer_rollouts", b.steer_rollouts},
                  {"ratio_steer_over_cmaes", b.steer_rollouts > 0 ? b.steer_rollouts / b.n : -1.0}});
   return t;
 }
@@ -216,7 +229,9 @@ void compare_levels(CompareState& run) {
   run.table = nlohmann::json::array();
   for (double lv : levels) {
     const double rgr = rollouts_to_reach(cg, lv), rcm = rollouts_to_reach(cc, lv);
-    run.table.push_back({{"loss_level", lv}, {"steer_rollouts", rgr}, {"cmaes_rollouts", rcm},
+    run.table.push_back({{"loss_level", lv},
+                         {"steer_rollouts", rgr},
+                         {"cmaes_rollouts", rcm},
                          {"ratio_steer_over_cmaes", (rgr > 0 && rcm > 0) ? rgr / rcm : -1.0}});
   }
   run.budgets = cmaes_budgets(cc);
@@ -241,14 +256,19 @@ void compare_levels(CompareState& run) {
     run.med_ratio[j] = median_ratio(ratios);
     std::vector<double> ratios_json;
     for (double x : ratios) ratios_json.push_back(std::isfinite(x) ? x : -1.0);
-    run.over.push_back({{"cmaes_rollouts", budgets[j]}, {"cmaes_loss_per_repeat", cml}, {"steer_rollouts_per_repeat", steer},
-                        {"ratio_per_repeat", ratios_json}, {"reached", run.reached[j]},
-                        {"median_ratio", std::isfinite(run.med_ratio[j]) ? run.med_ratio[j] : -1.0}});
+    run.over.push_back(
+        {{"cmaes_rollouts", budgets[j]},
+         {"cmaes_loss_per_repeat", cml},
+         {"steer_rollouts_per_repeat", steer},
+         {"ratio_per_repeat", ratios_json},
+         {"reached", run.reached[j]},
+         {"median_ratio", std::isfinite(run.med_ratio[j]) ? run.med_ratio[j] : -1.0}});
   }
 }
 
 RunOutcome run_compare(const ExperimentConfig& c, const RunOptions& o) {
-  if (!o.resume_dir.empty()) throw ConfigError("--resume: only steer run resumes (this is steer compare)");
+  if (!o.resume_dir.empty())
+    throw ConfigError("--resume: only steer run resumes (this is steer compare)");
   check_physical_inputs(c, true);  // every repeat's batch is physical (problem.h)
   // output problems end the run here, before the first rollout
   if (o.write) prepare_output_dir(c.output.dir, o.out_dir.empty() ? "output.dir" : "--out");

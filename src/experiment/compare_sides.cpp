@@ -18,8 +18,9 @@
 
 namespace steer {
 
-std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, int size, int steps, double smoothing,
-                                                   BackendKind backend, int threads) {
+std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, int size, int steps,
+                                                   double smoothing, BackendKind backend,
+                                                   int threads) {
   ExperimentConfig v = replicate_rollout0(c, size);
   if (steps > 0) v.steps = steps;
   if (smoothing > 0) v.theta[v.info.param_index("ground.smoothing")] = smoothing;
@@ -31,7 +32,8 @@ double moved_of_gain(double l_half, double l_h, double l0) {
   return gain > 0 ? std::abs(l_half - l_h) / gain : NAN;
 }
 
-void gradient_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg, RepeatOutcome& R) {
+void gradient_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg,
+                   RepeatOutcome& R) {
   using clock = std::chrono::steady_clock;
   const CompareConfig& k = run.k;
   const BackendKind backend = run.backend;
@@ -51,9 +53,9 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
   oc.learning_rate_final = k.learning_rate_final;
   oc.log_every = 1;
   if (run.o.progress)
-    std::cerr << "steer: " << k.gradient_method << " on the adjoint gradient, " << B << " start(s), "
-              << k.continuation.size() << " continuation phase(s), " << k.iterations << " iterations (batch seed "
-              << c.seed << ")\n";
+    std::cerr << "steer: " << k.gradient_method << " on the adjoint gradient, " << B
+              << " start(s), " << k.continuation.size() << " continuation phase(s), "
+              << k.iterations << " iterations (batch seed " << c.seed << ")\n";
 
   // the starts: row 0 is CMA-ES's start, rows 1.. are drawn uniformly in start ± spread
   NormalizedProblem pr(make_split_problem(replicate_rollout0(c, B), backend, c.threads));
@@ -63,14 +65,17 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (int b = 0; b < B; ++b)
       for (int i = 0; i < nv; ++i)
-        z[size_t(b) * nv + i] = b == 0 ? pg.initial()[i] : std::clamp(pg.initial()[i] + k.start_spread * u(rng), 0.0, 1.0);
+        z[size_t(b) * nv + i] =
+            b == 0 ? pg.initial()[i]
+                   : std::clamp(pg.initial()[i] + k.start_spread * u(rng), 0.0, 1.0);
   }
 
   // the curve: cumulative cost against the best REAL loss over all starts so far;
   // continuation phases add cost, and their iterates count once scored on the real problem
   auto tg0 = clock::now();
   CompareCurve& cg = R.cg;
-  cg.method = "steer " + k.gradient_method + " (adjoint gradient" + (B > 1 ? ", " + std::to_string(B) + " starts" : "") + ")";
+  cg.method = "steer " + k.gradient_method + " (adjoint gradient" +
+              (B > 1 ? ", " + std::to_string(B) + " starts" : "") + ")";
   double& cost = R.cost;
   double& best = R.best;
   double& l0 = R.l0;
@@ -134,7 +139,8 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
           score(er.loss, z);
         }
         mark();
-        bar.update(++steps_done, "continuation phase " + std::to_string(f + 1) + ", best " + fmt(best, 8));
+        bar.update(++steps_done,
+                   "continuation phase " + std::to_string(f + 1) + ", best " + fmt(best, 8));
       }
       R.clipped += st.clipped_rows();
       R.steps_taken += (long long)st.steps_taken() * B;
@@ -161,22 +167,26 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
   R.secs_grad = std::chrono::duration<double>(clock::now() - tg0).count();
 }
 
-void cmaes_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg, RepeatOutcome& R) {
+void cmaes_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg,
+                RepeatOutcome& R) {
   using clock = std::chrono::steady_clock;
   const CompareConfig& k = run.k;
   const int nv = pg.num_vars();
   // a batch of λ copies of the same rollout, one generation per batched pass
   CmaesOptions co;
   co.sigma0 = k.cmaes_sigma0;
-  co.lambda = k.cmaes_population > 0 ? k.cmaes_population : 4 + int(std::floor(3 * std::log(double(nv))));
+  co.lambda =
+      k.cmaes_population > 0 ? k.cmaes_population : 4 + int(std::floor(3 * std::log(double(nv))));
   co.max_evaluations = k.cmaes_rollouts;
   co.seed = R.cmaes_seed;
   R.lambda = co.lambda;
   // each generation's λ candidates split across the ranks
-  NormalizedProblem pc(make_split_problem(replicate_rollout0(c, co.lambda), run.backend, c.threads));
+  NormalizedProblem pc(
+      make_split_problem(replicate_rollout0(c, co.lambda), run.backend, c.threads));
   std::vector<double> start(pg.initial().begin(), pg.initial().begin() + nv);
   if (run.o.progress)
-    std::cerr << "steer: CMA-ES, λ = " << co.lambda << ", up to " << k.cmaes_rollouts << " rollouts (seed " << R.cmaes_seed << ")\n";
+    std::cerr << "steer: CMA-ES, λ = " << co.lambda << ", up to " << k.cmaes_rollouts
+              << " rollouts (seed " << R.cmaes_seed << ")\n";
   CmaesHistory hist;
   auto tc0 = clock::now();
   // progress in rollouts against the budget: "CMA-ES rollouts 4800/50000 ... generation 300"
@@ -186,7 +196,8 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
       pc, co, start,
       [&](int gen, double bf) {
         best_seen = bf;
-        bar.update((long long)gen * co.lambda, "generation " + std::to_string(gen) + ", best " + fmt(bf, 8));
+        bar.update((long long)gen * co.lambda,
+                   "generation " + std::to_string(gen) + ", best " + fmt(bf, 8));
       },
       &hist);
   bar.finish("best " + fmt(best_seen, 8));
@@ -201,11 +212,13 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
   R.cma_z = rc.vars;
 }
 
-void design_checks(const CompareState& run, const ExperimentConfig& c, NormalizedProblem& pg, RepeatOutcome& R) {
+void design_checks(const CompareState& run, const ExperimentConfig& c, NormalizedProblem& pg,
+                   RepeatOutcome& R) {
   const int nv = pg.num_vars();
   {
     // not counted in either method's cost: a diagnostic of the designs, like the CoM travel
-    NormalizedProblem half(std::make_unique<HalfStepProblem>(replicate_rollout0(c, 1), run.backend, c.threads));
+    NormalizedProblem half(
+        std::make_unique<HalfStepProblem>(replicate_rollout0(c, 1), run.backend, c.threads));
     Evaluation eh;
     // (CMA-ES returns its best point replicated to each of its λ rows)
     half.evaluate(std::vector<double>(R.best_z.begin(), R.best_z.begin() + nv), false, eh);

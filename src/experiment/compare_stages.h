@@ -42,14 +42,16 @@ struct RepeatOutcome {
   int gradient_evaluations = 0, lambda = 0;
   long long clipped = 0, steps_taken = 0;
   double secs_grad = 0, secs_cma = 0;
-  double com_start = NAN, com_steer = NAN, com_cmaes = NAN;  // CoM x travel [m], models that report it
+  double com_start = NAN, com_steer = NAN,
+         com_cmaes = NAN;  // CoM x travel [m], models that report it
   // each method's best design run again at h/2 over the same horizon (HalfStepProblem): a
   // gait that depends on the timestep loses or gains much of its travel there
   double half_steer = NAN, half_cmaes = NAN;
 };
 
 struct CompareState {
-  CompareState(const ExperimentConfig& cfg, const RunOptions& opt) : c(cfg), o(opt), k(cfg.compare) {}
+  CompareState(const ExperimentConfig& cfg, const RunOptions& opt)
+      : c(cfg), o(opt), k(cfg.compare) {}
   const ExperimentConfig& c;
   const RunOptions& o;
   const CompareConfig& k;
@@ -80,10 +82,13 @@ void measure_cost_model(CompareState& run);
 // each repeat r: the config with batch seed batch.seed + r, then its two sides and design checks
 void run_repeats(CompareState& run);
 // the sides of one repeat (compare_sides.cpp); cr is the repeat's config, pg its rollout 0
-void gradient_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg, RepeatOutcome& R);
-void cmaes_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg, RepeatOutcome& R);
+void gradient_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg,
+                   RepeatOutcome& R);
+void cmaes_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg,
+                RepeatOutcome& R);
 // each method's best design at h/2, and the centre of mass's travel for models that report it
-void design_checks(const CompareState& run, const ExperimentConfig& cr, NormalizedProblem& pg, RepeatOutcome& R);
+void design_checks(const CompareState& run, const ExperimentConfig& cr, NormalizedProblem& pg,
+                   RepeatOutcome& R);
 // rollouts to reach loss levels and CMA-ES budgets, per repeat and over the repeats
 void compare_levels(CompareState& run);
 // the artifact, its curves (CSV, SVG) and settings (compare_report.cpp)
@@ -96,8 +101,9 @@ void write_compare(CompareState& run);
 // helpers shared by the stages
 // the compared problem with another horizon (steps > 0) and ground smoothing (> 0), as a batch
 // of `size` copies of rollout 0 in normalized variables
-std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, int size, int steps, double smoothing,
-                                                   BackendKind backend, int threads);
+std::unique_ptr<NormalizedProblem> variant_problem(const ExperimentConfig& c, int size, int steps,
+                                                   double smoothing, BackendKind backend,
+                                                   int threads);
 // |L(h/2) − L(h)| of a design over what the optimization gained from the start, |L(h) − L0|
 double moved_of_gain(double l_half, double l_h, double l0);
 // per CMA-ES budget of `budgets`: its loss then and the rollouts the gradient side needs for it

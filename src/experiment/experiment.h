@@ -20,22 +20,24 @@ struct RunOptions {
   bool progress = true;         // progress lines on stderr
   bool write = true;            // write the artifact folder
   std::string resume_dir;       // --resume: the checkpoint folder of an interrupted run
-  double checkpoint_seconds = 60;  // a checkpoint at least this often during the optimization (0: by count only)
-  int checkpoint_evaluations = 0;  // ... and after this many optimizer evaluations (0: by time only)
+  double checkpoint_seconds =
+      60;  // a checkpoint at least this often during the optimization (0: by count only)
+  int checkpoint_evaluations =
+      0;  // ... and after this many optimizer evaluations (0: by time only)
   // --checkpoint-seconds or --checkpoint-evaluations given: across ranks, Adam and gd then keep the
   // checkpoint (and gather every evaluation for its log) rather than run per-rank blocks
   bool checkpoint_chosen = false;
   // --shard-bytes: across ranks, the gradient files are written as per-rank shards when the two
   // whole files (2·B·nv·8 B) would exceed this (docs/artifact.md, "Per-rank shards"); 2 GiB
   long long shard_bytes = 2147483648LL;
-  std::string config_path;      // for the resume hint in messages
+  std::string config_path;  // for the resume hint in messages
 };
 
 struct RunOutcome {
   nlohmann::json artifact;
-  std::string artifact_dir;   // empty when nothing was written
-  std::string summary;        // short human summary for stdout
-  bool check_passed = true;   // every validated rollout passed (true when validation is off)
+  std::string artifact_dir;  // empty when nothing was written
+  std::string summary;       // short human summary for stdout
+  bool check_passed = true;  // every validated rollout passed (true when validation is off)
 };
 
 // applies CLI overrides to a parsed config (ConfigError for bad values)

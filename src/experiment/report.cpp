@@ -26,26 +26,50 @@ nlohmann::json label_docs() {
     return nlohmann::json{{"meaning", meaning}, {"todo", todo}, {"anchor", anchor}};
   };
   return {
-      {"fd_mismatch", d("the adjoint gradient and centred finite differences disagree beyond the tolerance at every ε of the sweep",
-                        "do not use this rollout's gradient; a V-shaped ε curve with a high floor means a non-smooth loss, a flat high one a wrong adjoint",
+      {"fd_mismatch", d("the adjoint gradient and centred finite differences disagree beyond the "
+                        "tolerance at every ε of the sweep",
+                        "do not use this rollout's gradient; a V-shaped ε curve with a high floor "
+                        "means a non-smooth loss, a flat high one a wrong adjoint",
                         "fd_mismatch")},
-      {"nonfinite", d("a loss, state or gradient is inf or NaN", "look for a blow-up: smaller dt, softer contact, bounds on the variables", "nonfinite")},
-      {"contact_mode_switch", d("the set of active contacts differs between the +ε and −ε rollouts, so the FD straddles a contact event",
-                                "the FD is no reference here; read the smaller ε of the sweep, or smooth the contact", "contact_mode_switch")},
-      {"gradient_vanishing", d("the adjoint shrinks by more than the bound over the horizon: early inputs barely reach the loss",
-                               "shorten the horizon, lower the damping, or optimize in stages", "gradient_vanishing-gradient_exploding")},
-      {"gradient_exploding", d("the adjoint grows by more than the bound over the horizon: the loss is chaotic in early inputs",
-                               "shorten the horizon, add damping or smoothing, or use continuation", "gradient_vanishing-gradient_exploding")},
-      {"penetration", d("the contact point sinks deeper than validation.penetration_bound", "stiffer contact or a smaller dt", "penetration")},
-      {"energy_drift", d("in free motion the integrator's energy error exceeds the bound", "a smaller dt or a more accurate integrator", "energy_drift")},
-      {"float32_rounding", d("the float32 gradient differs from the float64 one beyond validation.float32_tolerance", "run in float64", "float32_rounding")},
-      {"timestep_sensitive", d("at half the timestep the gradient (or the optimum's loss) changes beyond validation.timestep_tolerance",
-                               "the result belongs to the discretization: halve dt and run again before trusting it", "timestep_sensitive")},
-      {"secant_mismatch", d("on a contact rollout the gradient disagrees with a wide secant of the loss",
-                            "the local gradient misleads across contact events: smooth the contact or compare with a black-box search", "secant_mismatch")},
-      {"chatter", d("a velocity turns back at more than validation.chatter_fraction of the steps: an oscillation the timestep does not resolve",
+      {"nonfinite",
+       d("a loss, state or gradient is inf or NaN",
+         "look for a blow-up: smaller dt, softer contact, bounds on the variables", "nonfinite")},
+      {"contact_mode_switch",
+       d("the set of active contacts differs between the +ε and −ε rollouts, so the FD straddles a "
+         "contact event",
+         "the FD is no reference here; read the smaller ε of the sweep, or smooth the contact",
+         "contact_mode_switch")},
+      {"gradient_vanishing", d("the adjoint shrinks by more than the bound over the horizon: early "
+                               "inputs barely reach the loss",
+                               "shorten the horizon, lower the damping, or optimize in stages",
+                               "gradient_vanishing-gradient_exploding")},
+      {"gradient_exploding", d("the adjoint grows by more than the bound over the horizon: the "
+                               "loss is chaotic in early inputs",
+                               "shorten the horizon, add damping or smoothing, or use continuation",
+                               "gradient_vanishing-gradient_exploding")},
+      {"penetration", d("the contact point sinks deeper than validation.penetration_bound",
+                        "stiffer contact or a smaller dt", "penetration")},
+      {"energy_drift", d("in free motion the integrator's energy error exceeds the bound",
+                         "a smaller dt or a more accurate integrator", "energy_drift")},
+      {"float32_rounding",
+       d("the float32 gradient differs from the float64 one beyond validation.float32_tolerance",
+         "run in float64", "float32_rounding")},
+      {"timestep_sensitive",
+       d("at half the timestep the gradient (or the optimum's loss) changes beyond "
+         "validation.timestep_tolerance",
+         "the result belongs to the discretization: halve dt and run again before trusting it",
+         "timestep_sensitive")},
+      {"secant_mismatch",
+       d("on a contact rollout the gradient disagrees with a wide secant of the loss",
+         "the local gradient misleads across contact events: smooth the contact or compare with a "
+         "black-box search",
+         "secant_mismatch")},
+      {"chatter", d("a velocity turns back at more than validation.chatter_fraction of the steps: "
+                    "an oscillation the timestep does not resolve",
                     "a smaller dt, more damping, or the implicit integrator", "chatter")},
-      {"narrow_valley", d("perturbing the named parameter raises the optimum's loss sharply", "the optimum is fragile in that parameter: widen the batch's draws", "narrow_valley")},
+      {"narrow_valley",
+       d("perturbing the named parameter raises the optimum's loss sharply",
+         "the optimum is fragile in that parameter: widen the batch's draws", "narrow_valley")},
   };
 }
 
@@ -62,7 +86,10 @@ nlohmann::json compare_curves(const std::string& text, int max_points) {
   std::string line;
   bool header = true;
   while (std::getline(in, line)) {
-    if (header) { header = false; continue; }
+    if (header) {
+      header = false;
+      continue;
+    }
     if (line.empty()) continue;
     // repeat,"method",rollouts,best_loss (the method is quoted and may hold commas)
     const size_t q1 = line.find('"'), q2 = line.rfind('"');
@@ -71,7 +98,8 @@ nlohmann::json compare_curves(const std::string& text, int max_points) {
     const std::string method = line.substr(q1 + 1, q2 - q1 - 1);
     double x = 0, y = 0;
     if (std::sscanf(line.c_str() + q2 + 1, ",%lf,%lf", &x, &y) != 2) continue;
-    if (cs.empty() || cs.back().repeat != rep || cs.back().method != method) cs.push_back({rep, method, {}, {}});
+    if (cs.empty() || cs.back().repeat != rep || cs.back().method != method)
+      cs.push_back({rep, method, {}, {}});
     cs.back().x.push_back(x);
     cs.back().y.push_back(y);
   }
@@ -101,10 +129,14 @@ std::string script_safe_json(const nlohmann::json& j) {
   std::string o;
   o.reserve(s.size() + 64);
   for (char ch : s) {
-    if (ch == '<') o += "\\u003c";
-    else if (ch == '>') o += "\\u003e";
-    else if (ch == '&') o += "\\u0026";
-    else o += ch;
+    if (ch == '<')
+      o += "\\u003c";
+    else if (ch == '>')
+      o += "\\u003e";
+    else if (ch == '&')
+      o += "\\u0026";
+    else
+      o += ch;
   }
   return o;
 }
@@ -113,12 +145,23 @@ std::string html_escape(const std::string& s) {
   std::string o;
   for (char ch : s) {
     switch (ch) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += ch;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += ch;
     }
   }
   return o;
@@ -128,14 +171,19 @@ std::string page(const nlohmann::json& data, const std::string& title) {
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   // nothing may load from elsewhere: the page's own inline style and script only
-  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
-  h += "<title>" + html_escape(title) + "</title>\n<style>" + std::string(kReportStyle) + "</style>\n";
+  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
+  h += "<title>" + html_escape(title) + "</title>\n<style>" + std::string(kReportStyle) +
+       "</style>\n";
   // errors anywhere on the page, collected for the page's self-check (docs/report.md)
-  h += "<script>window.__steerErrors=[];window.addEventListener('error',function(e){window.__steerErrors.push(String(e.message)+' line '+e.lineno);});</script>\n";
+  h += "<script>window.__steerErrors=[];window.addEventListener('error',function(e){window.__"
+       "steerErrors.push(String(e.message)+' line '+e.lineno);});</script>\n";
   h += "</head><body><div id=\"main\"></div>\n<pre id=\"selftest\" class=\"small\"></pre>\n";
-  h += "<script type=\"application/json\" id=\"steer-data\">" + script_safe_json(data) + "</script>\n";
+  h += "<script type=\"application/json\" id=\"steer-data\">" + script_safe_json(data) +
+       "</script>\n";
   h += "<script>" + std::string(kReportScript) + "</script>\n";
-  h += "<noscript>This report draws its figures with JavaScript; artifact.json holds the same data.</noscript>\n";
+  h += "<noscript>This report draws its figures with JavaScript; artifact.json holds the same "
+       "data.</noscript>\n";
   h += "</body></html>\n";
   return h;
 }
@@ -150,8 +198,8 @@ std::string read_text(const fs::path& p) {
 
 }  // namespace
 
-std::string render_report(const nlohmann::json& artifact, const std::string& trajectory_csv, const std::string& compare_csv,
-                          const ExperimentConfig* c) {
+std::string render_report(const nlohmann::json& artifact, const std::string& trajectory_csv,
+                          const std::string& compare_csv, const ExperimentConfig* c) {
   // the page carries the artifact without what it draws otherwise: the raw config (the
   // effective config says the same with defaults) and the trajectory (the scene has the motion)
   nlohmann::json art = artifact;
@@ -170,7 +218,9 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
   } catch (const std::exception& e) {
     notes.push_back(std::string("the motion is not drawn: ") + e.what());
   }
-  if (!c && !tr.rollouts.empty()) notes.push_back("the motion is not drawn: the run's model could not be rebuilt from its config");
+  if (!c && !tr.rollouts.empty())
+    notes.push_back(
+        "the motion is not drawn: the run's model could not be rebuilt from its config");
   const nlohmann::json docs = label_docs();
   const nlohmann::json curves = compare_curves(compare_csv, 400);
   // fewer frames until the page fits its budget; then the effective config goes
@@ -189,8 +239,9 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
     }
     if (!scene.is_null() && !tr.rollouts.empty()) {
       const size_t recorded = tr.rollouts.front().state.size();
-      scene["frames_note"] = std::to_string(scene["rollouts"][0]["p"].size()) + " of " + std::to_string(recorded) +
-                             " recorded states per rollout shown, and " + std::to_string(scene["rollouts"].size()) + " of " +
+      scene["frames_note"] = std::to_string(scene["rollouts"][0]["p"].size()) + " of " +
+                             std::to_string(recorded) + " recorded states per rollout shown, and " +
+                             std::to_string(scene["rollouts"].size()) + " of " +
                              std::to_string(tr.rollouts.size()) + " recorded rollouts";
     }
     data["scene"] = scene;
@@ -201,11 +252,15 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
     if (attempt >= 6) data["artifact"].erase("initial");
     if (attempt >= 7) {
       data["artifact"].erase("validation");
-      page_notes.push_back("the gradient checks are left out to keep the page under its size budget; artifact.json has them");
+      page_notes.push_back(
+          "the gradient checks are left out to keep the page under its size budget; artifact.json "
+          "has them");
     }
     data["notes"] = page_notes;
     const std::string title = "steer " + artifact.value("command", std::string("run")) + ": " +
-                              (artifact.contains("effective_config") ? artifact["effective_config"].value("name", std::string()) : std::string());
+                              (artifact.contains("effective_config")
+                                   ? artifact["effective_config"].value("name", std::string())
+                                   : std::string());
     html = page(data, title);
     if (html.size() < kReportBudgetBytes) break;
   }
@@ -215,17 +270,22 @@ std::string render_report(const nlohmann::json& artifact, const std::string& tra
 std::string rebuild_report(const std::string& run_dir) {
   const fs::path dir(run_dir);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw ConfigError("RUN_DIR: '" + run_dir + "' is not a folder (expected a run folder holding artifact.json)");
+  if (!fs::is_directory(dir, ec))
+    throw ConfigError("RUN_DIR: '" + run_dir +
+                      "' is not a folder (expected a run folder holding artifact.json)");
   if (!fs::is_regular_file(dir / "artifact.json", ec))
     throw ConfigError("RUN_DIR: '" + run_dir + "' is not a run folder: it has no artifact.json");
   nlohmann::json art;
   try {
     art = nlohmann::json::parse(read_text(dir / "artifact.json"));
   } catch (const std::exception& e) {
-    throw ConfigError("RUN_DIR: '" + run_dir + "/artifact.json' is not valid JSON: " + std::string(e.what()).substr(0, 200));
+    throw ConfigError("RUN_DIR: '" + run_dir +
+                      "/artifact.json' is not valid JSON: " + std::string(e.what()).substr(0, 200));
   }
   if (!art.is_object() || art.value("format", std::string()) != "steer.artifact/1")
-    throw ConfigError("RUN_DIR: '" + run_dir + "/artifact.json' is not a steer artifact (format must be \"steer.artifact/1\")");
+    throw ConfigError(
+        "RUN_DIR: '" + run_dir +
+        "/artifact.json' is not a steer artifact (format must be \"steer.artifact/1\")");
   // the config the run was made from, for the model's drawing; without it the page still
   // shows everything else
   std::unique_ptr<ExperimentConfig> cfg;
@@ -238,7 +298,8 @@ std::string rebuild_report(const std::string& run_dir) {
       cfg.reset();
     }
   }
-  const std::string html = render_report(art, read_text(dir / "trajectory.csv"), read_text(dir / "compare.csv"), cfg.get());
+  const std::string html = render_report(art, read_text(dir / "trajectory.csv"),
+                                         read_text(dir / "compare.csv"), cfg.get());
   const std::string out = (dir / "report.html").string();
   write_file_atomic(out, html);
   return out;
@@ -248,16 +309,27 @@ std::string duration_text(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   char buf[64];
   const long long t = (long long)std::llround(s);
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%lld h %02lld min", t / 3600, (t % 3600) / 60);
-  else if (t >= 60) std::snprintf(buf, sizeof buf, "%lld min %02lld s", t / 60, t % 60);
-  else if (s >= 10) std::snprintf(buf, sizeof buf, "%lld s", t);
-  else std::snprintf(buf, sizeof buf, "%.1f s", s);
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld h %02lld min", t / 3600, (t % 3600) / 60);
+  else if (t >= 60)
+    std::snprintf(buf, sizeof buf, "%lld min %02lld s", t / 60, t % 60);
+  else if (s >= 10)
+    std::snprintf(buf, sizeof buf, "%lld s", t);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
   return buf;
 }
 
-ProgressLine::ProgressLine(bool enabled, std::string what, long long total, std::string unit, double every_s, int tty)
-    : enabled_(enabled), tty_(enabled && (tty < 0 ? isatty(STDERR_FILENO) != 0 : tty == 1)), what_(std::move(what)), unit_(std::move(unit)),
-      total_(total), every_s_(every_s), t0_(clock::now()), last_(t0_) {}
+ProgressLine::ProgressLine(bool enabled, std::string what, long long total, std::string unit,
+                           double every_s, int tty)
+    : enabled_(enabled),
+      tty_(enabled && (tty < 0 ? isatty(STDERR_FILENO) != 0 : tty == 1)),
+      what_(std::move(what)),
+      unit_(std::move(unit)),
+      total_(total),
+      every_s_(every_s),
+      t0_(clock::now()),
+      last_(t0_) {}
 
 ProgressLine::~ProgressLine() {
   // a line left open by an exception still ends, so the error message starts on its own line
@@ -293,8 +365,10 @@ void ProgressLine::print(long long done, const std::string& extra, bool last) {
     std::snprintf(buf, sizeof buf, rate >= 100 ? "%.0f" : rate >= 1 ? "%.2f" : "%.3f", rate);
     s << "  " << buf << " " << unit_ << "/s";
   }
-  if (last) s << "  done in " << duration_text(el);
-  else if (rate > 0 && total_ > done) s << "  ETA " << duration_text(double(total_ - done) / rate);
+  if (last)
+    s << "  done in " << duration_text(el);
+  else if (rate > 0 && total_ > done)
+    s << "  ETA " << duration_text(double(total_ - done) / rate);
   std::string line = s.str();
   if (tty_) {
     // rewrite in place; pad over a longer previous line

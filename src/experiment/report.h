@@ -38,8 +38,8 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text);
 
 // the drawing of the motion for the model of c (nullptr: none), with at most max_frames frames
 // per rollout; null JSON when the model offers none
-nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& artifact, const RecordedTrajectory& tr,
-                            int max_frames);
+nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& artifact,
+                            const RecordedTrajectory& tr, int max_frames);
 
 // the page: the artifact (any command), the trajectory and compare sidecars' text (empty when
 // absent), and the config the run was made from (nullptr: no motion is drawn)
@@ -57,7 +57,8 @@ std::string rebuild_report(const std::string& run_dir);
 class ProgressLine {
  public:
   // tty: 1 or 0 forces the terminal or the plain form, −1 asks isatty(stderr)
-  ProgressLine(bool enabled, std::string what, long long total, std::string unit, double every_s = 2.0, int tty = -1);
+  ProgressLine(bool enabled, std::string what, long long total, std::string unit,
+               double every_s = 2.0, int tty = -1);
   ~ProgressLine();
   // the total when it is known only once the work has started (a gradient check's passes)
   void set_total(long long total) { total_ = total; }

@@ -25,7 +25,8 @@ double r5(double v) {
 std::vector<size_t> kept_frames(size_t n, int max_frames) {
   std::vector<size_t> idx;
   if (n == 0) return idx;
-  const size_t k = std::max<size_t>(1, (n + size_t(max_frames) - 1) / size_t(std::max(1, max_frames)));
+  const size_t k =
+      std::max<size_t>(1, (n + size_t(max_frames) - 1) / size_t(std::max(1, max_frames)));
   for (size_t i = 0; i < n; i += k) idx.push_back(i);
   if (idx.back() != n - 1) idx.push_back(n - 1);
   return idx;
@@ -33,14 +34,18 @@ std::vector<size_t> kept_frames(size_t n, int max_frames) {
 
 nlohmann::json terminal_target(const nlohmann::json& art, const std::string& state) {
   const nlohmann::json* loss = nullptr;
-  if (art.contains("effective_config") && art["effective_config"].contains("loss")) loss = &art["effective_config"]["loss"];
+  if (art.contains("effective_config") && art["effective_config"].contains("loss"))
+    loss = &art["effective_config"]["loss"];
   if (!loss || !loss->contains("terminal") || !(*loss)["terminal"].is_array()) return nullptr;
   for (const auto& t : (*loss)["terminal"])
-    if (t.value("state", std::string()) == state && t.contains("target") && t["target"].is_number()) return t["target"];
+    if (t.value("state", std::string()) == state && t.contains("target") && t["target"].is_number())
+      return t["target"];
   return nullptr;
 }
 
-bool is_compare(const nlohmann::json& art) { return art.is_object() && art.value("command", std::string()) == "compare"; }
+bool is_compare(const nlohmann::json& art) {
+  return art.is_object() && art.value("command", std::string()) == "compare";
+}
 
 namespace {
 
@@ -55,8 +60,10 @@ void caption_compare(nlohmann::json& s, const nlohmann::json& art) {
 
 }  // namespace
 
-std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c, const nlohmann::json& art,
-                                                    const RecordedTrajectory& tr, int max_rollouts) {
+std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c,
+                                                    const nlohmann::json& art,
+                                                    const RecordedTrajectory& tr,
+                                                    int max_rollouts) {
   std::vector<int> free;
   if (art.contains("validation") && art["validation"].is_array() && !art["validation"].empty())
     for (const auto& r : art["validation"][0].value("rollouts", nlohmann::json::array()))
@@ -66,13 +73,16 @@ std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c, c
   const Batch<double> batch = build_batch(c);
   for (size_t r = 0; r < tr.rollouts.size() && int(r) < max_rollouts; ++r) {
     const auto& ro = tr.rollouts[r];
-    if (std::find(free.begin(), free.end(), ro.rollout) == free.end() || ro.rollout >= batch.size) continue;
+    if (std::find(free.begin(), free.end(), ro.rollout) == free.end() || ro.rollout >= batch.size)
+      continue;
     std::vector<double> th(batch.theta_of(ro.rollout), batch.theta_of(ro.rollout) + batch.np);
     bool known = true;
     const nlohmann::json* rows = art.contains("result") ? &art["result"]["rollouts"] : nullptr;
     for (const VariableSpec& v : c.variables) {
       if (v.kind != VariableSpec::kParameter) continue;
-      const nlohmann::json* vars = rows && rows->is_array() && size_t(ro.rollout) < rows->size() ? &(*rows)[ro.rollout]["variables"] : nullptr;
+      const nlohmann::json* vars = rows && rows->is_array() && size_t(ro.rollout) < rows->size()
+                                       ? &(*rows)[ro.rollout]["variables"]
+                                       : nullptr;
       if (!vars || !vars->contains(v.name)) {
         known = false;
         break;
@@ -84,15 +94,17 @@ std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c, c
   return out;
 }
 
-nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& artifact, const RecordedTrajectory& tr,
-                            int max_frames) {
+nlohmann::json report_scene(const ExperimentConfig* c, const nlohmann::json& artifact,
+                            const RecordedTrajectory& tr, int max_frames) {
   if (!c || tr.rollouts.empty()) return nullptr;
   if (tr.columns.size() != size_t(c->info.nx()))
-    throw std::runtime_error("trajectory.csv has " + std::to_string(tr.columns.size()) + " state columns, the model " +
-                             std::to_string(c->info.nx()) + " states");
+    throw std::runtime_error("trajectory.csv has " + std::to_string(tr.columns.size()) +
+                             " state columns, the model " + std::to_string(c->info.nx()) +
+                             " states");
   const ModelDef& def = model_of(*c);
   if (!def.report_scene)
-    throw std::runtime_error("the " + def.name + " model registers no drawing (ModelDef::report_scene)");
+    throw std::runtime_error("the " + def.name +
+                             " model registers no drawing (ModelDef::report_scene)");
   nlohmann::json s = def.report_scene(*c, artifact, tr, max_frames);
   if (s.is_object()) caption_compare(s, artifact);
   return s;
@@ -107,8 +119,10 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
     std::vector<std::string> f;
     std::string cur;
     for (char ch : l) {
-      if (ch == ',') f.push_back(cur), cur.clear();
-      else if (ch != '\r') cur += ch;
+      if (ch == ',')
+        f.push_back(cur), cur.clear();
+      else if (ch != '\r')
+        cur += ch;
     }
     f.push_back(cur);
     return f;
@@ -124,13 +138,16 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
       continue;
     }
     if (f.size() != tr.columns.size() + 3)
-      throw std::runtime_error("trajectory.csv: line " + std::to_string(line_no) + " has " + std::to_string(f.size()) +
-                               " fields, the header " + std::to_string(tr.columns.size() + 3));
+      throw std::runtime_error("trajectory.csv: line " + std::to_string(line_no) + " has " +
+                               std::to_string(f.size()) + " fields, the header " +
+                               std::to_string(tr.columns.size() + 3));
     std::vector<double> v(f.size());
     for (size_t i = 0; i < f.size(); ++i) {
       char* end = nullptr;
       v[i] = std::strtod(f[i].c_str(), &end);
-      if (end == f[i].c_str()) throw std::runtime_error("trajectory.csv: line " + std::to_string(line_no) + ": '" + f[i].substr(0, 40) + "' is not a number");
+      if (end == f[i].c_str())
+        throw std::runtime_error("trajectory.csv: line " + std::to_string(line_no) + ": '" +
+                                 f[i].substr(0, 40) + "' is not a number");
     }
     const int b = int(v[0]);
     if (tr.rollouts.empty() || tr.rollouts.back().rollout != b) {

@@ -53,21 +53,24 @@ bool is_compare(const nlohmann::json& art);
 // them), and each one's θ: the batch's draws with the final values of θ variables written over
 // them. A rollout whose θ variables the artifact does not list by slot name is left out.
 struct FreeMotionRollout {
-  int index = 0;           // into tr.rollouts
+  int index = 0;  // into tr.rollouts
   std::vector<double> theta;
 };
-std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c, const nlohmann::json& art,
+std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c,
+                                                    const nlohmann::json& art,
                                                     const RecordedTrajectory& tr, int max_rollouts);
 
 // Free-motion rollouts' mechanical energy E and kinetic energy KE [J] at each kept frame, by
 // the model's own energy functions.
 template <class Model>
-nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m, const nlohmann::json& art,
-                                  const RecordedTrajectory& tr, int max_rollouts, int max_frames) {
+nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m,
+                                  const nlohmann::json& art, const RecordedTrajectory& tr,
+                                  int max_rollouts, int max_frames) {
   nlohmann::json out = nlohmann::json::array();
   for (const FreeMotionRollout& f : free_motion_rollouts(c, art, tr, max_rollouts)) {
     const auto& ro = tr.rollouts[size_t(f.index)];
-    nlohmann::json t = nlohmann::json::array(), e = nlohmann::json::array(), ke = nlohmann::json::array();
+    nlohmann::json t = nlohmann::json::array(), e = nlohmann::json::array(),
+                   ke = nlohmann::json::array();
     for (size_t i : kept_frames(ro.state.size(), max_frames)) {
       t.push_back(r5(ro.time_s[i]));
       e.push_back(r5(m.template energy<double>(ro.state[i].data(), f.theta.data())));

@@ -28,19 +28,29 @@ void list_rollouts(RunState& run) {
     nlohmann::json vars = nlohmann::json::object();
     for (int i = 0; i < nv && i < 64; ++i) {
       const size_t k = size_t(b) * nv + i;
-      vars[p.var_names()[i]] = {{"initial", run.v0[k]}, {"final", run.vfinal[k]}, {"unit", vunits[i]},
-                                {"gradient_initial", e0.grad[k]}, {"gradient_final", efinal.grad[k]}};
+      vars[p.var_names()[i]] = {{"initial", run.v0[k]},
+                                {"final", run.vfinal[k]},
+                                {"unit", vunits[i]},
+                                {"gradient_initial", e0.grad[k]},
+                                {"gradient_final", efinal.grad[k]}};
     }
-    per.push_back({{"rollout", b}, {"loss_initial", e0.loss[b]}, {"loss_final", efinal.loss[b]},
-                   {"event_step", efinal.diag[b].event_step}, {"contact_steps", efinal.diag[b].contact_steps},
+    per.push_back({{"rollout", b},
+                   {"loss_initial", e0.loss[b]},
+                   {"loss_final", efinal.loss[b]},
+                   {"event_step", efinal.diag[b].event_step},
+                   {"contact_steps", efinal.diag[b].contact_steps},
                    {"variables", vars}});
   }
   nlohmann::json& result = run.result;
   result["rollouts"] = per;
   result["variables_listed_per_rollout"] = std::min(nv, 64);
-  if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv && !gradient_shards(run, vunits)) {
-    result["gradient_file"] = {{"initial", "gradient_initial.npy"}, {"final", "gradient.npy"},
-                               {"shape", {B, nv}}, {"dtype", "float64"}, {"variables", p.var_names()},
+  if (nv > 0 && e0.grad.size() == size_t(B) * nv && efinal.grad.size() == size_t(B) * nv &&
+      !gradient_shards(run, vunits)) {
+    result["gradient_file"] = {{"initial", "gradient_initial.npy"},
+                               {"final", "gradient.npy"},
+                               {"shape", {B, nv}},
+                               {"dtype", "float64"},
+                               {"variables", p.var_names()},
                                {"units", vunits}};
     run.files.sidecars.push_back({"gradient_initial.npy", npy_bytes(e0.grad, {long(B), long(nv)})});
     run.files.sidecars.push_back({"gradient.npy", npy_bytes(efinal.grad, {long(B), long(nv)})});
@@ -82,9 +92,12 @@ void batch_figures(RunState& run) {
       mx = std::max(mx, n);
       mn = std::min(mn, n);
     }
-    return nlohmann::json{{"mean", nv && finite ? sum / finite : 0.0}, {"min", nv && finite ? mn : 0.0}, {"max", mx},
-                          {"nonfinite_rollouts", B - finite},
-                          {"unit", "loss units per variable unit (mixed when variables differ in unit)"}};
+    return nlohmann::json{
+        {"mean", nv && finite ? sum / finite : 0.0},
+        {"min", nv && finite ? mn : 0.0},
+        {"max", mx},
+        {"nonfinite_rollouts", B - finite},
+        {"unit", "loss units per variable unit (mixed when variables differ in unit)"}};
   };
   result["gradient_norm_initial"] = grad_stats(e0);
   result["gradient_norm_final"] = grad_stats(efinal);
@@ -108,12 +121,17 @@ void rank_designs(RunState& run) {
       return la < lb;
     });
     nlohmann::json rank = nlohmann::json::array();
-    for (int i = 0; i < std::min(B, 32); ++i) rank.push_back({{"rank", i + 1}, {"rollout", order[i]}, {"loss_final", efinal.loss[order[i]]}, {"loss_initial", e0.loss[order[i]]}});
+    for (int i = 0; i < std::min(B, 32); ++i)
+      rank.push_back({{"rank", i + 1},
+                      {"rollout", order[i]},
+                      {"loss_final", efinal.loss[order[i]]},
+                      {"loss_initial", e0.loss[order[i]]}});
     result["ranking"] = {{"by", "final loss, ascending (non-finite last)"}, {"top", rank}};
     std::vector<double> th = p.parameters(run.vfinal);
     const int bb = order[0];
     result["best_design"] = {{"rollout", bb},
-                             {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(bb) * c.info.np())}};
+                             {"parameters", named(c.info.param_names, c.info.param_units,
+                                                  th.data() + size_t(bb) * c.info.np())}};
   }
   if (!c.overrides.empty()) {
     Batch<double> nb = build_batch(c);
@@ -122,7 +140,8 @@ void rank_designs(RunState& run) {
       for (const auto& ov : c.overrides) {
         if (ov.draw != BatchOverride::kSweep) continue;
         for (int i : ov.indices)
-          sw[ov.is_state ? c.info.state_names[i] : c.info.param_names[i]] = (ov.is_state ? nb.x0_of(b) : nb.theta_of(b))[i];
+          sw[ov.is_state ? c.info.state_names[i] : c.info.param_names[i]] =
+              (ov.is_state ? nb.x0_of(b) : nb.theta_of(b))[i];
       }
       if (!sw.empty()) result["rollouts"][b]["swept"] = sw;
     }
@@ -136,7 +155,9 @@ void record_final_states(RunState& run) {
   const int nx = c.info.nx();
   nlohmann::json fs = nlohmann::json::array();
   for (int b = 0; b < run.listed; ++b)
-    fs.push_back({{"rollout", b}, {"state", named(c.info.state_names, c.info.state_units, ends.data() + (size_t(b) * 2 + 1) * nx)}});
+    fs.push_back({{"rollout", b},
+                  {"state", named(c.info.state_names, c.info.state_units,
+                                  ends.data() + (size_t(b) * 2 + 1) * nx)}});
   run.result["final_state"] = fs;
   run.final_states.assign(ends.begin(), ends.end());
 }
@@ -154,7 +175,8 @@ nlohmann::json record_trajectories(RunState& run) {
   csv << std::setprecision(17) << "rollout,step,time_s";
   for (int i = 0; i < nx; ++i) csv << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
   csv << "\n";
-  int jstride = std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
+  int jstride =
+      std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
   nlohmann::json rolls = nlohmann::json::array();
   for (int b = 0; b < ntraj; ++b) {
     nlohmann::json steps = nlohmann::json::array(), states = nlohmann::json::array();
@@ -171,9 +193,10 @@ nlohmann::json record_trajectories(RunState& run) {
     rolls.push_back({{"rollout", b}, {"step", steps}, {"state", states}});
   }
   run.files.sidecars.push_back({"trajectory.csv", csv.str()});
-  return {{"state_names", c.info.state_names}, {"state_units", c.info.state_units}, {"dt", c.dt},
-          {"recorded_every_steps", stride}, {"json_every_recorded", jstride},
-          {"rollouts", rolls}, {"sidecar_csv", "trajectory.csv"}};
+  return {
+      {"state_names", c.info.state_names}, {"state_units", c.info.state_units}, {"dt", c.dt},
+      {"recorded_every_steps", stride},    {"json_every_recorded", jstride},    {"rollouts", rolls},
+      {"sidecar_csv", "trajectory.csv"}};
 }
 
 }  // namespace
@@ -202,7 +225,8 @@ void com_travel_stage(RunState& run) {
     com_before = p.com_displacement(v0, listed, 0);
     com_after = p.com_displacement(vfinal, listed, 0);
     nlohmann::json cd = nlohmann::json::array();
-    for (int b = 0; b < listed; ++b) cd.push_back({{"rollout", b}, {"before", com_before[b]}, {"after", com_after[b]}});
+    for (int b = 0; b < listed; ++b)
+      cd.push_back({{"rollout", b}, {"before", com_before[b]}, {"after", com_after[b]}});
     art["result"]["com_displacement_x"] = {{"unit", "m"}, {"rollouts", cd}};
   }
 }
@@ -216,14 +240,24 @@ void timings_stage(RunState& run) {
   nlohmann::json& art = run.art;
   // timings
   const double total = std::chrono::duration<double>(clock::now() - t_start).count();
-  const double fwd_rate = p.forward_seconds > 0 ? double(p.forward_calls) * B * c.steps / p.forward_seconds : 0;
-  const double grad_rate = p.gradient_seconds > 0 ? double(p.gradient_calls) * B * c.steps / p.gradient_seconds : 0;
+  const double fwd_rate =
+      p.forward_seconds > 0 ? double(p.forward_calls) * B * c.steps / p.forward_seconds : 0;
+  const double grad_rate =
+      p.gradient_seconds > 0 ? double(p.gradient_calls) * B * c.steps / p.gradient_seconds : 0;
   art["timings"] = {
       {"total_seconds", total},
-      {"forward", {{"calls", p.forward_calls}, {"seconds", p.forward_seconds}, {"rollout_steps_per_second", fwd_rate},
-                   {"latency_per_rollout_seconds", p.forward_calls ? p.forward_seconds / p.forward_calls / B : 0}}},
-      {"forward_backward", {{"calls", p.gradient_calls}, {"seconds", p.gradient_seconds}, {"rollout_steps_per_second", grad_rate},
-                            {"latency_per_rollout_seconds", p.gradient_calls ? p.gradient_seconds / p.gradient_calls / B : 0}}},
+      {"forward",
+       {{"calls", p.forward_calls},
+        {"seconds", p.forward_seconds},
+        {"rollout_steps_per_second", fwd_rate},
+        {"latency_per_rollout_seconds",
+         p.forward_calls ? p.forward_seconds / p.forward_calls / B : 0}}},
+      {"forward_backward",
+       {{"calls", p.gradient_calls},
+        {"seconds", p.gradient_seconds},
+        {"rollout_steps_per_second", grad_rate},
+        {"latency_per_rollout_seconds",
+         p.gradient_calls ? p.gradient_seconds / p.gradient_calls / B : 0}}},
       {"rollout_steps_simulated_forward", p.forward_rollout_steps},
       {"rollout_steps_swept_backward", p.backward_rollout_steps},
       {"rollout_steps_recomputed_backward", p.recomputed_rollout_steps},
@@ -250,15 +284,18 @@ void summarize(RunState& run) {
   const std::ostringstream& analyses = run.analyses;
   // summary for stdout
   std::ostringstream& s = run.summary;
-  s << "steer " << o.command << ": " << c.name << " (" << c.model_type << ", B = " << B << ", T = " << c.steps
-    << ", dt = " << c.dt << " s, " << c.precision << ", backend " << backend_name(backend) << ")\n";
+  s << "steer " << o.command << ": " << c.name << " (" << c.model_type << ", B = " << B
+    << ", T = " << c.steps << ", dt = " << c.dt << " s, " << c.precision << ", backend "
+    << backend_name(backend) << ")\n";
   const int shown = std::min(B, 4);
   for (int b = 0; b < shown; ++b) {
-    s << "  rollout " << b << ": loss " << fmt(e0.loss[b], 10) << " -> " << fmt(efinal.loss[b], 10) << "\n";
+    s << "  rollout " << b << ": loss " << fmt(e0.loss[b], 10) << " -> " << fmt(efinal.loss[b], 10)
+      << "\n";
     for (int i = 0; i < nv && i < 6; ++i)
       // a dimensionless variable (unit "1", e.g. an activation) prints without a unit
       s << "    " << p.var_names()[i] << " = " << fmt(vfinal[size_t(b) * nv + i], 10)
-        << (vunits[i] == "1" ? std::string() : " " + vunits[i]) << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
+        << (vunits[i] == "1" ? std::string() : " " + vunits[i])
+        << "  (dL/d = " << fmt(efinal.grad[size_t(b) * nv + i], 6) << ")\n";
     if (nv > 6) s << "    … " << nv - 6 << " more variables in the artifact\n";
     if (c.info.nx() <= 8) {
       s << "    x_T:";
@@ -268,15 +305,17 @@ void summarize(RunState& run) {
       s << "\n";
     }
     if (com_before.size() > size_t(b))
-      s << "    centre-of-mass x displacement: " << std::fixed << std::setprecision(4) << com_before[b] << " m -> "
-        << com_after[b] << " m" << std::defaultfloat << "\n";
+      s << "    centre-of-mass x displacement: " << std::fixed << std::setprecision(4)
+        << com_before[b] << " m -> " << com_after[b] << " m" << std::defaultfloat << "\n";
     if (c.loss.landing)
-      s << "    landing step " << efinal.diag[b].event_step << (efinal.diag[b].event_step < 0 ? " (no crossing; x_T used)" : "") << "\n";
+      s << "    landing step " << efinal.diag[b].event_step
+        << (efinal.diag[b].event_step < 0 ? " (no crossing; x_T used)" : "") << "\n";
   }
   if (B > shown) {
     const int bad = result["loss_final_nonfinite_rollouts"].get<int>();
     s << "  … " << B - shown << " more rollouts; mean final loss "
-      << (result["loss_final_mean"].is_null() ? std::string("(none finite)") : fmt(result["loss_final_mean"].get<double>(), 8));
+      << (result["loss_final_mean"].is_null() ? std::string("(none finite)")
+                                              : fmt(result["loss_final_mean"].get<double>(), 8));
     if (bad > 0) s << " over the " << B - bad << " finite rollouts (" << bad << " non-finite)";
     s << "\n";
   }
@@ -284,13 +323,15 @@ void summarize(RunState& run) {
     s << "  gradient check: off\n";
   } else {
     for (const auto& v : validations)
-      s << "  gradient check (" << v["stage"].get<std::string>() << "): " << v["rollouts_passed"].get<int>() << "/"
-        << v["rollouts_checked"].get<size_t>() << " passed, max relative error " << fmt(v["max_relative_error"].get<double>(), 3)
+      s << "  gradient check (" << v["stage"].get<std::string>()
+        << "): " << v["rollouts_passed"].get<int>() << "/" << v["rollouts_checked"].get<size_t>()
+        << " passed, max relative error " << fmt(v["max_relative_error"].get<double>(), 3)
         << " (tolerance " << fmt(v["tolerance"].get<double>(), 3) << ")\n";
     for (const auto& v : validations)
       if (v.contains("float32_vs_float64")) {
         const auto& f = v["float32_vs_float64"];
-        s << "  gradient check (" << v["stage"].get<std::string>() << ") ran in float64; the float32 gradient is within "
+        s << "  gradient check (" << v["stage"].get<std::string>()
+          << ") ran in float64; the float32 gradient is within "
           << fmt(f["gradient_relative_deviation_max"].get<double>(), 3)
           << " (relative, largest over the checked rollouts) of the float64 one";
         const int over = f["rollouts_over_tolerance"].get<int>();
@@ -304,12 +345,13 @@ void summarize(RunState& run) {
         const auto& t = v["timestep_check"];
         const bool on_gain = t["measure"] == "gain_moved";
         s << "  timestep check (" << v["stage"].get<std::string>() << "): at h/2 "
-          << (on_gain ? "the optimum's loss moves by " : "the gradient changes by ") << fmt(t["median"].get<double>(), 3)
-          << " (median), " << fmt(t["max"].get<double>(), 3) << (on_gain ? " (largest) of what the optimization gained" : " (largest), relative");
+          << (on_gain ? "the optimum's loss moves by " : "the gradient changes by ")
+          << fmt(t["median"].get<double>(), 3) << " (median), " << fmt(t["max"].get<double>(), 3)
+          << (on_gain ? " (largest) of what the optimization gained" : " (largest), relative");
         const int n = t["rollouts_labelled"].get<int>();
         if (n > 0)
-          s << "; " << n << " rollout" << (n == 1 ? "" : "s") << " over " << fmt(t["tolerance"].get<double>(), 3)
-            << " labelled timestep_sensitive";
+          s << "; " << n << " rollout" << (n == 1 ? "" : "s") << " over "
+            << fmt(t["tolerance"].get<double>(), 3) << " labelled timestep_sensitive";
         s << "\n";
       }
     // per-level table for swept batches: what was swept, the FD error, and the labels
@@ -322,10 +364,14 @@ void summarize(RunState& run) {
         const int b = r["rollout"];
         s << "    " << b << ":";
         if (result["rollouts"].size() > size_t(b) && result["rollouts"][b].contains("swept"))
-          for (auto it = result["rollouts"][b]["swept"].begin(); it != result["rollouts"][b]["swept"].end(); ++it)
+          for (auto it = result["rollouts"][b]["swept"].begin();
+               it != result["rollouts"][b]["swept"].end(); ++it)
             s << " " << it.key() << " = " << fmt(it.value().get<double>(), 4);
-        s << "  error " << fmt(r["best_relative_error"].get<double>(), 3) << " (at eps " << fmt(r["best_epsilon"].get<double>(), 2) << ")";
-        for (const auto& l : r["labels"]) s << "  " << l["label"].get<std::string>() << "(" << fmt(l["figure"].get<double>(), 3) << ")";
+        s << "  error " << fmt(r["best_relative_error"].get<double>(), 3) << " (at eps "
+          << fmt(r["best_epsilon"].get<double>(), 2) << ")";
+        for (const auto& l : r["labels"])
+          s << "  " << l["label"].get<std::string>() << "(" << fmt(l["figure"].get<double>(), 3)
+            << ")";
         s << "\n";
       }
     }

@@ -10,11 +10,14 @@ namespace steer {
 void prepare_run(RunState& run) {
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
-  const bool optimizes = o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0;
+  const bool optimizes =
+      o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0;
   if (!o.resume_dir.empty() && o.command != "run")
     throw ConfigError("--resume: only steer run resumes (this is steer " + o.command + ")");
   if (!o.resume_dir.empty() && !optimizes)
-    throw ConfigError("--resume: this config runs no optimizer (optimizer.method none or 0 iterations), so it keeps no checkpoint");
+    throw ConfigError(
+        "--resume: this config runs no optimizer (optimizer.method none or 0 iterations), so it "
+        "keeps no checkpoint");
   // output problems end the run here, before the first rollout
   if (o.write) prepare_output_dir(c.output.dir, o.out_dir.empty() ? "output.dir" : "--out");
   CheckpointOptions co;
@@ -29,18 +32,21 @@ void prepare_run(RunState& run) {
   const nlohmann::json identity = checkpoint_identity(c.to_json(), o.command);
   if (!o.resume_dir.empty()) {
     // across ranks, rank 0 (the writer) owns the folder and the others replay the same log
-    run.checkpoint = RunCheckpoint::open_for_resume(o.resume_dir, identity, co, world().rank() != 0);
+    run.checkpoint =
+        RunCheckpoint::open_for_resume(o.resume_dir, identity, co, world().rank() != 0);
     run.run_name = run.checkpoint->run_name();
     run.created_utc = run.checkpoint->saved_run().value("created_utc", std::string());
     // said even with --quiet: what is replayed rather than simulated
     if (world().rank() == 0)
       std::cerr << "steer: resuming " << run.run_name << " from " << o.resume_dir << ": "
-              << run.checkpoint->logged_evaluations() << " logged optimizer evaluations to replay\n";
+                << run.checkpoint->logged_evaluations()
+                << " logged optimizer evaluations to replay\n";
     return;
   }
   run.created_utc = utc_now("%Y-%m-%dT%H:%M:%SZ");
   run.run_name = c.name + (o.command == "compare" ? "-compare-" : "-") + utc_now("%Y%m%d-%H%M%S");
-  if (optimizes && co.enabled) run.checkpoint = std::make_unique<RunCheckpoint>(c.output.dir, run.run_name, identity, co);
+  if (optimizes && co.enabled)
+    run.checkpoint = std::make_unique<RunCheckpoint>(c.output.dir, run.run_name, identity, co);
 }
 
 nlohmann::json saved_run_state(const RunState& run) {

@@ -30,30 +30,31 @@ struct RunState {
   RunOutcome out;
   std::string backend_note;
   BackendKind backend = BackendKind::kCpu;
-  std::unique_ptr<Problem> problem;    // the run's problem
-  std::unique_ptr<Problem> problem64;  // a float32 run's problem in float64, for its gradient checks
+  std::unique_ptr<Problem> problem;  // the run's problem
+  std::unique_ptr<Problem>
+      problem64;  // a float32 run's problem in float64, for its gradient checks
   std::unique_ptr<Problem> half_step;  // the checked problem at h/2 (validation.timestep_check)
   int B = 0, nv = 0;
   // rollouts the artifact lists in initial, the final states and the com travel (the first
   // output.trajectory_rollouts, at least 1); the gradient check lists validation.listed_rollouts
   int listed = 0;
-  std::vector<std::string> vunits;     // the unit of each flattened variable
-  nlohmann::json art;                  // the artifact under construction
-  std::vector<double> v0, vfinal;      // variables at the start and at the optimum [B·nv]
+  std::vector<std::string> vunits;  // the unit of each flattened variable
+  nlohmann::json art;               // the artifact under construction
+  std::vector<double> v0, vfinal;   // variables at the start and at the optimum [B·nv]
   Evaluation e0, efinal;
   nlohmann::json validations = nlohmann::json::array();
   std::map<std::string, int> label_totals;
   // per rollout, what the optimization gained, |L(start) − L(optimum)|: the timestep check's
   // scale at the final stage, where the gradient at h is ~0 by construction; and ‖∇L‖ at the start
   std::vector<double> gains, start_gradient;
-  std::ostringstream analyses;         // the analyses' summary lines
-  nlohmann::json result;               // the artifact's "result" section
-  ArtifactFiles files;                 // artifact.json and the sidecars
-  std::vector<double> final_states;    // x_0 and x_T of each listed rollout
+  std::ostringstream analyses;       // the analyses' summary lines
+  nlohmann::json result;             // the artifact's "result" section
+  ArtifactFiles files;               // artifact.json and the sidecars
+  std::vector<double> final_states;  // x_0 and x_T of each listed rollout
   std::vector<double> com_before, com_after;
-  std::ostringstream summary;          // the stdout summary
-  std::string run_name;                // the artifact folder's name: <name>-<start time, UTC>
-  std::string created_utc;             // the run's start
+  std::ostringstream summary;  // the stdout summary
+  std::string run_name;        // the artifact folder's name: <name>-<start time, UTC>
+  std::string created_utc;     // the run's start
   std::unique_ptr<RunCheckpoint> checkpoint;  // null: the run keeps no checkpoint
   // the gradient files as per-rank shards (src/experiment/shards.h): every rank writes its own
   // shard_files into rank 0's temporary artifact folder before rank 0 publishes it
@@ -92,12 +93,14 @@ void stop_point(const RunState& run, const std::string& where);
 // helpers shared by the stages
 std::string utc_now(const char* format);
 std::string fmt(double v, int prec = 6);
-// across ranks: refuses (ConfigError on every rank) a job whose ranks resolved different backends; collective
+// across ranks: refuses (ConfigError on every rank) a job whose ranks resolved different backends;
+// collective
 void require_one_backend(BackendKind backend);
-// the job's ranks, their hosts and (batch > 0) blocks of a batch of `batch` rollouts (artifact "parallel", a
-// run-description field: docs/scaling.md); collective
+// the job's ranks, their hosts and (batch > 0) blocks of a batch of `batch` rollouts (artifact
+// "parallel", a run-description field: docs/scaling.md); collective
 nlohmann::json parallel_json(int batch);
 // named values of one rollout's slice, with units
-nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v);
+nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units,
+                     const double* v);
 
 }  // namespace steer

@@ -30,21 +30,25 @@ bool gradient_shards(RunState& run, const std::vector<std::string>& vunits) {
   for (int r = 0; r < w.size(); ++r) {
     const Block b = block_of(run.B, r, w.size());
     if (b.count == 0) continue;  // a rank without rollouts writes no shard
-    shards.push_back({{"rank", r}, {"rollouts", {b.begin, b.begin + b.count}},  // [begin, end)
-                      {"initial", shard_name("gradient_initial", r)}, {"final", shard_name("gradient", r)},
+    shards.push_back({{"rank", r},
+                      {"rollouts", {b.begin, b.begin + b.count}},  // [begin, end)
+                      {"initial", shard_name("gradient_initial", r)},
+                      {"final", shard_name("gradient", r)},
                       {"shape", {b.count, nv}}});
   }
-  run.result["gradient_file"] = {{"shards", shards}, {"shape", {B, nv}}, {"dtype", "float64"},
-                                 {"variables", run.problem->var_names()}, {"units", vunits},
-                                 {"shard_bytes", run.o.shard_bytes}};
+  run.result["gradient_file"] = {{"shards", shards},   {"shape", {B, nv}},
+                                 {"dtype", "float64"}, {"variables", run.problem->var_names()},
+                                 {"units", vunits},    {"shard_bytes", run.o.shard_bytes}};
   const Block mine = block_of(run.B, w.rank(), w.size());
   if (mine.count > 0) {
     auto rows = [&](const std::vector<double>& g) {
       return std::vector<double>(g.begin() + size_t(mine.begin) * size_t(nv),
                                  g.begin() + size_t(mine.begin + mine.count) * size_t(nv));
     };
-    run.shard_files.push_back({shard_name("gradient_initial", w.rank()), npy_bytes(rows(run.e0.grad), {long(mine.count), long(nv)})});
-    run.shard_files.push_back({shard_name("gradient", w.rank()), npy_bytes(rows(run.efinal.grad), {long(mine.count), long(nv)})});
+    run.shard_files.push_back({shard_name("gradient_initial", w.rank()),
+                               npy_bytes(rows(run.e0.grad), {long(mine.count), long(nv)})});
+    run.shard_files.push_back({shard_name("gradient", w.rank()),
+                               npy_bytes(rows(run.efinal.grad), {long(mine.count), long(nv)})});
   }
   return true;
 }
@@ -55,7 +59,8 @@ namespace {
 std::string write_shards(const RunState& run, const std::string& folder) {
   try {
     injected_shard_failure();
-    for (const auto& [name, contents] : run.shard_files) write_file_atomic((fs::path(folder) / name).string(), contents);
+    for (const auto& [name, contents] : run.shard_files)
+      write_file_atomic((fs::path(folder) / name).string(), contents);
   } catch (const std::exception& e) {
     return std::string("writing its artifact shard: ") + e.what();
   }

@@ -33,7 +33,9 @@ void install_stop_handlers() {
 
 int stop_requested() { return int(g_stop_signal); }
 
-const char* stop_signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal"; }
+const char* stop_signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal";
+}
 
 void throw_if_stop_requested(const std::string& where) {
   const int s = stop_requested();

@@ -9,8 +9,8 @@ namespace steer {
 // registration made by a static initializer.
 const std::vector<const ModelDef*>& registered_models() {
 #define STEER_MODEL_ENTRY(name) &name##_model(),
-  static const std::vector<const ModelDef*> all = {
-      STEER_REGISTERED_MODELS(STEER_MODEL_ENTRY) STEER_EXTRA_MODELS(STEER_MODEL_ENTRY)};
+  static const std::vector<const ModelDef*> all = {STEER_REGISTERED_MODELS(STEER_MODEL_ENTRY)
+                                                       STEER_EXTRA_MODELS(STEER_MODEL_ENTRY)};
 #undef STEER_MODEL_ENTRY
   return all;
 }

@@ -22,9 +22,11 @@ struct RunnerOptions;
 
 // a physically invalid model value (check_physical): where it is written and what it violates
 struct PhysicalViolation {
-  std::string key;         // the config key that gives it ("model.bodies[3].fullinertia")
-  std::string what;        // the violated condition with the values ("inertia is not positive definite: …")
-  std::vector<int> slots;  // the θ slots it is made of, so that a batch draw that reached it can be named
+  std::string key;  // the config key that gives it ("model.bodies[3].fullinertia")
+  std::string
+      what;  // the violated condition with the values ("inertia is not positive definite: …")
+  std::vector<int>
+      slots;  // the θ slots it is made of, so that a batch draw that reached it can be named
 };
 
 struct ModelDef {
@@ -52,11 +54,13 @@ struct ModelDef {
   // --- optional hooks (nullptr / false: the model does not offer it) ---
   // what the chatter label suggests; smaller_dt is the generic advice (nullptr: only that)
   std::string (*chatter_remedy)(const ExperimentConfig& c, const std::string& smaller_dt) = nullptr;
-  // loss.landing: the number D of position slots 0 … D−1, slot 1 vertical (nullptr: no landing loss)
+  // loss.landing: the number D of position slots 0 … D−1, slot 1 vertical (nullptr: no landing
+  // loss)
   int (*landing_dims)(const ExperimentConfig& c) = nullptr;
   // loss.com_displacement.axis: a message when the axis (index 0, 1, 2 for x, y, z) is not
   // offered, empty when it is (nullptr: every axis)
-  std::string (*com_axis_error)(const ExperimentConfig& c, const std::string& axis, int index) = nullptr;
+  std::string (*com_axis_error)(const ExperimentConfig& c, const std::string& axis,
+                                int index) = nullptr;
   // after variables.*: ties parameter variables to initial-state slots (VariableSpec::tied_state)
   void (*tie_variables)(ExperimentConfig& c) = nullptr;
   // after the batch's sweeps and draws: state slots that follow drawn parameters
@@ -66,7 +70,8 @@ struct ModelDef {
   // the triangle inequality; a spring's rest length from its ends' rest positions). θ [np] is
   // the nominal θ or one rollout's; fills v with the first violation and returns false, true
   // when every value is valid. Parsing refuses a nominal violation, build_batch a drawn one.
-  bool (*check_physical)(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) = nullptr;
+  bool (*check_physical)(const ExperimentConfig& c, const double* theta,
+                         PhysicalViolation& v) = nullptr;
   // the model's named points in its site order (s of site_position): loss.sites and the
   // site.<name>.<x|y|z> columns of loss.reference / loss.observations name them (nullptr: the
   // model has no sites, and those keys are refused)

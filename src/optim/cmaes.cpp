@@ -265,7 +265,8 @@ OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
     // the variables' path is the search distribution's mean (the centre these candidates were
     // drawn around), one row: the population's rows are random draws, not a path
     const Eigen::VectorXd& m = es.mean();
-    record_losses(res.trace, es.generation(), ev.loss, std::vector<double>(m.data(), m.data() + nv), nv);
+    record_losses(res.trace, es.generation(), ev.loss, std::vector<double>(m.data(), m.data() + nv),
+                  nv);
   };
   const CmaesResult r = es.minimize(objective, progress);
 
@@ -273,7 +274,8 @@ OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
     Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = r.best_x;
   p.evaluate(vars, true, res.final);
   // the last entry's variables are the best point found, the one returned
-  record_losses(res.trace, r.generations, res.final.loss, std::vector<double>(vars.begin(), vars.begin() + nv), nv);
+  record_losses(res.trace, r.generations, res.final.loss,
+                std::vector<double>(vars.begin(), vars.begin() + nv), nv);
   res.vars = vars;
   res.iterations = r.generations;
   if (history) *history = r.history;

@@ -231,12 +231,10 @@ class BracketingWolfeSearch {
   }
 };
 
-
 }  // namespace
 
 OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
-                                   const std::vector<double>& start,
-                                   const LbfgsbProgress& progress,
+                                   const std::vector<double>& start, const LbfgsbProgress& progress,
                                    const LbfgsbOptions& options, LbfgsbReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const int B = p.batch_size(), nv = p.num_vars();
@@ -279,8 +277,15 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
           b = next_rollout++;
         }
         if (b >= B || rv.aborted()) break;
-        RolloutObjective f{rv, vars, b, nv, options.max_evaluations, rep.iterations[size_t(b)],
-                           0,  INFINITY, Eigen::VectorXd()};
+        RolloutObjective f{rv,
+                           vars,
+                           b,
+                           nv,
+                           options.max_evaluations,
+                           rep.iterations[size_t(b)],
+                           0,
+                           INFINITY,
+                           Eigen::VectorXd()};
         Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(vars.data() + size_t(b) * nv, nv);
         std::string status;
         try {
@@ -318,7 +323,8 @@ OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
       for (int b = 0; b < B; ++b)
         if (ev.loss[b] < best[b]) {
           best[b] = ev.loss[b];
-          std::copy(vars.begin() + size_t(b) * nv, vars.begin() + size_t(b + 1) * nv, best_vars.begin() + size_t(b) * nv);
+          std::copy(vars.begin() + size_t(b) * nv, vars.begin() + size_t(b + 1) * nv,
+                    best_vars.begin() + size_t(b) * nv);
         }
       if ((round - 1) % std::max(1, cfg.log_every) == 0) {
         record_losses(res.trace, round - 1, best, best_vars, nv);

@@ -45,10 +45,10 @@ struct LbfgsbOptions {
 // later non-finite trial points only shorten the line search) | line_search: <message> (no
 // step with sufficient decrease, e.g. rounding noise at the minimum; the best point is kept)
 struct LbfgsbReport {
-  std::vector<int> iterations;          // accepted steps (0 when the start already meets epsilon)
-  std::vector<long long> evaluations;   // f and ∇f evaluations, line-search trials included
+  std::vector<int> iterations;         // accepted steps (0 when the start already meets epsilon)
+  std::vector<long long> evaluations;  // f and ∇f evaluations, line-search trials included
   std::vector<std::string> status;
-  int batched_evaluations = 0;          // batched evaluations, the final one at the result excluded
+  int batched_evaluations = 0;  // batched evaluations, the final one at the result excluded
 };
 
 // progress(iterations, batched evaluations, mean best loss): iterations are the most any
@@ -65,8 +65,7 @@ using LbfgsbProgress = std::function<void(int, int, double)>;
 // `iteration` the evaluation's index, with each rollout's best loss so far.
 // progress is called on every logged entry.
 OptimizationResult lbfgsb_optimize(Problem& p, const OptimizerConfig& cfg,
-                                   const std::vector<double>& start,
-                                   const LbfgsbProgress& progress,
+                                   const std::vector<double>& start, const LbfgsbProgress& progress,
                                    const LbfgsbOptions& options = {},
                                    LbfgsbReport* report = nullptr);
 

@@ -32,8 +32,8 @@ double finite_median(const std::vector<double>& x) {
 
 // appends one entry (mean/min/max/median over the batch's finite losses, first ≤ 16 rollouts,
 // small problems' variables) to the trace; a batch with no finite loss has a NaN mean and median
-void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss, const std::vector<double>& vars,
-                   int nv) {
+void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss,
+                   const std::vector<double>& vars, int nv) {
   double sum = 0, mn = INFINITY, mx = -INFINITY;
   size_t finite = 0;
   for (double l : loss) {
@@ -57,7 +57,6 @@ void record_losses(OptimizationTrace& t, int it, const std::vector<double>& loss
   }
 }
 
-
 double scheduled_learning_rate(const OptimizerConfig& cfg, int t) {
   const double e0 = cfg.learning_rate, ef = cfg.learning_rate_final;
   if (cfg.lr_schedule == "constant" || cfg.iterations <= 1) return e0;
@@ -70,7 +69,8 @@ double scheduled_learning_rate(const OptimizerConfig& cfg, int t) {
 
 GradientStepper::GradientStepper(const OptimizerConfig& cfg, int batch, int nv)
     : cfg_(cfg), batch_(batch), nv_(nv) {
-  if (cfg.method == "adam") m1_.assign(size_t(batch) * nv, 0.0), m2_.assign(size_t(batch) * nv, 0.0);
+  if (cfg.method == "adam")
+    m1_.assign(size_t(batch) * nv, 0.0), m2_.assign(size_t(batch) * nv, 0.0);
 }
 
 void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector<double>& grad) {
@@ -109,8 +109,10 @@ void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector
   project_to_bounds(p, v);
 }
 
-OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
-                            const std::function<void(int, double)>& progress, const BatchView& view) {
+OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg,
+                            const std::vector<double>& start,
+                            const std::function<void(int, double)>& progress,
+                            const BatchView& view) {
   OptimizationResult res;
   auto t0 = std::chrono::steady_clock::now();
   std::vector<double> v = start;
@@ -125,9 +127,11 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
     for (int b = 0; b < B; ++b)
       // a later iterate wins ties within rounding (1e-12 relative): at convergence the loss
       // stalls at its rounding floor while the iterate still improves
-      if (loss[b] <= best_loss[b] + 1e-12 * std::fabs(best_loss[b]) || !std::isfinite(best_loss[b])) {
+      if (loss[b] <= best_loss[b] + 1e-12 * std::fabs(best_loss[b]) ||
+          !std::isfinite(best_loss[b])) {
         best_loss[b] = loss[b];
-        std::copy(v.begin() + size_t(b) * nv, v.begin() + size_t(b + 1) * nv, best_v.begin() + size_t(b) * nv);
+        std::copy(v.begin() + size_t(b) * nv, v.begin() + size_t(b + 1) * nv,
+                  best_v.begin() + size_t(b) * nv);
       }
   };
   // the trace's entry of iteration `it`: the whole batch's losses, and the leading rows' variables
@@ -138,8 +142,9 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
       return;
     }
     const bool keeps_vars = nv > 0 && nv <= kTraceMaxVars;
-    record_losses(res.trace, it, view.gather(loss, 1, -1),
-                  keeps_vars ? view.gather(v, size_t(nv), kTraceVarRollouts) : std::vector<double>(), nv);
+    record_losses(
+        res.trace, it, view.gather(loss, 1, -1),
+        keeps_vars ? view.gather(v, size_t(nv), kTraceVarRollouts) : std::vector<double>(), nv);
   };
   for (int it = 0; it < cfg.iterations; ++it) {
     p.evaluate(v, true, ev);
@@ -168,12 +173,9 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::v
 }
 
 nlohmann::json to_json(const OptimizationTrace& t) {
-  nlohmann::json j = {{"iteration", t.iteration},
-          {"loss_mean", t.loss_mean},
-          {"loss_min", t.loss_min},
-          {"loss_max", t.loss_max},
-          {"loss_median", t.loss_median},
-          {"loss_first_rollouts", t.loss_rollouts}};
+  nlohmann::json j = {{"iteration", t.iteration},     {"loss_mean", t.loss_mean},
+                      {"loss_min", t.loss_min},       {"loss_max", t.loss_max},
+                      {"loss_median", t.loss_median}, {"loss_first_rollouts", t.loss_rollouts}};
   if (t.vars_per_rollout > 0) {
     j["vars_per_rollout"] = t.vars_per_rollout;
     j["vars_first_rollouts"] = t.vars;

@@ -15,7 +15,7 @@ namespace steer {
 struct OptimizationTrace {
   std::vector<int> iteration;
   std::vector<double> loss_mean, loss_min, loss_max;  // over the batch
-  std::vector<double> loss_median;                     // over the batch's finite losses
+  std::vector<double> loss_median;                    // over the batch's finite losses
   std::vector<std::vector<double>> loss_rollouts;     // per logged iteration, first ≤ 16 rollouts
   // per logged iteration, the variables of the first ≤ kTraceVarRollouts rollouts, row-major
   // [rollouts·nv]; kept only for small problems (nv ≤ kTraceMaxVars), empty otherwise
@@ -87,8 +87,10 @@ struct BatchView {
 // vars and final are that part's rows, while the trace and progress are the whole batch's: the
 // steps need nothing from the other parts, and only a logged iteration gathers its losses (8 B
 // per rollout) and the first ≤ kTraceVarRollouts rollouts' variables.
-OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg, const std::vector<double>& start,
-                            const std::function<void(int, double)>& progress, const BatchView& view = {});
+OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg,
+                            const std::vector<double>& start,
+                            const std::function<void(int, double)>& progress,
+                            const BatchView& view = {});
 
 nlohmann::json to_json(const OptimizationTrace& t);
 

@@ -32,10 +32,12 @@ class MpiWorld : public Communicator {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void allgather(const void* data, size_t bytes, std::vector<char>& all, std::vector<size_t>& counts) override {
+  void allgather(const void* data, size_t bytes, std::vector<char>& all,
+                 std::vector<size_t>& counts) override {
     long long mine = (long long)bytes;
     std::vector<long long> n(size_t(size_), 0);
-    check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, n.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
+    check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, n.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD),
+          "MPI_Allgather");
     // MPI counts and offsets are int: a part of more than 2 GiB, or one that starts beyond 2 GiB
     // into the whole, cannot be gathered. Every rank sees the same sizes, so all refuse together
     // (docs/scaling.md says when a result should be written as per-rank shards instead).
@@ -44,9 +46,10 @@ class MpiWorld : public Communicator {
     counts.assign(size_t(size_), 0);
     for (int r = 0; r < size_; ++r) {
       if (n[size_t(r)] > INT_MAX || total > INT_MAX)
-        throw RankFailure("gathering " + std::to_string(n[size_t(r)]) + " bytes from rank " + std::to_string(r) +
-                          " at offset " + std::to_string(total) +
-                          " exceeds MPI's 2 GiB count; a result this large needs per-rank shards (docs/scaling.md)");
+        throw RankFailure("gathering " + std::to_string(n[size_t(r)]) + " bytes from rank " +
+                          std::to_string(r) + " at offset " + std::to_string(total) +
+                          " exceeds MPI's 2 GiB count; a result this large needs per-rank shards "
+                          "(docs/scaling.md)");
       cnt[size_t(r)] = int(n[size_t(r)]);
       at[size_t(r)] = int(total);
       counts[size_t(r)] = size_t(n[size_t(r)]);
@@ -55,9 +58,10 @@ class MpiWorld : public Communicator {
     all.resize(size_t(total));
     // a rank with nothing to send still passes a valid pointer
     static char none = 0;
-    check(MPI_Allgatherv(bytes ? data : &none, int(bytes), MPI_BYTE, all.empty() ? &none : all.data(), cnt.data(),
-                         at.data(), MPI_BYTE, MPI_COMM_WORLD),
-          "MPI_Allgatherv");
+    check(
+        MPI_Allgatherv(bytes ? data : &none, int(bytes), MPI_BYTE, all.empty() ? &none : all.data(),
+                       cnt.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
   }
   [[noreturn]] void abort(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
@@ -129,7 +133,8 @@ int start_mpi_world(int& argc, char**& argv) {
   if (w->size() > 1) {
     MPI_Comm node;
     int local = 0;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
       MPI_Comm_rank(node, &local);
       MPI_Comm_free(&node);
     }

@@ -13,7 +13,8 @@ class OneProcess : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void allgather(const void* data, size_t bytes, std::vector<char>& all, std::vector<size_t>& counts) override {
+  void allgather(const void* data, size_t bytes, std::vector<char>& all,
+                 std::vector<size_t>& counts) override {
     all.assign(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
     counts.assign(1, bytes);
   }
@@ -30,7 +31,9 @@ std::unique_ptr<Communicator>& world_slot() {
 
 Communicator& world() { return *world_slot(); }
 
-void set_world(std::unique_ptr<Communicator> w) { world_slot() = w ? std::move(w) : std::make_unique<OneProcess>(); }
+void set_world(std::unique_ptr<Communicator> w) {
+  world_slot() = w ? std::move(w) : std::make_unique<OneProcess>();
+}
 
 Block block_of(int n, int r, int ranks) {
   const int base = n / ranks, extra = n % ranks;
@@ -70,14 +73,16 @@ void agree(const std::string& error, const std::string& what) {
     return;
   }
   // the rank's part of the message travels with its error: "rank 1 (rollouts 2048–4095): …"
-  const std::vector<std::string> errors = allgather_strings(error.empty() ? std::string() : what + "\n" + error);
+  const std::vector<std::string> errors =
+      allgather_strings(error.empty() ? std::string() : what + "\n" + error);
   std::string msg;
   int failed = 0;
   for (size_t r = 0; r < errors.size(); ++r) {
     if (errors[r].empty()) continue;
     const size_t cut = errors[r].find('\n');
-    msg += (failed++ ? "; " : "") + std::string("rank ") + std::to_string(r) + " of " + std::to_string(w.size()) + " (" +
-           errors[r].substr(0, cut) + ") failed: " + errors[r].substr(cut + 1);
+    msg += (failed++ ? "; " : "") + std::string("rank ") + std::to_string(r) + " of " +
+           std::to_string(w.size()) + " (" + errors[r].substr(0, cut) +
+           ") failed: " + errors[r].substr(cut + 1);
   }
   if (failed > 0) throw RankFailure(msg);
 }
@@ -91,15 +96,16 @@ void injected_failure(long long evaluation) {
   if (evaluation < (after ? std::atoll(after) : 1)) return;
   const char* kind = std::getenv("STEER_FAIL_KIND");
   if (kind && std::string(kind) == "oom") throw std::bad_alloc();
-  throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) + ", evaluation " +
-                           std::to_string(evaluation) + ")");
+  throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) +
+                           ", evaluation " + std::to_string(evaluation) + ")");
 }
 
 void injected_shard_failure() {
   const char* who = std::getenv("STEER_FAIL_RANK");
   const char* kind = std::getenv("STEER_FAIL_KIND");
   if (!who || std::atoi(who) != world().rank() || !kind || std::string(kind) != "shard") return;
-  throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) + ", STEER_FAIL_KIND=shard)");
+  throw std::runtime_error("injected failure (STEER_FAIL_RANK=" + std::string(who) +
+                           ", STEER_FAIL_KIND=shard)");
 }
 
 }  // namespace steer

@@ -22,7 +22,8 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // every rank's bytes, concatenated in rank order, on every rank; counts[r] = rank r's length
-  virtual void allgather(const void* data, size_t bytes, std::vector<char>& all, std::vector<size_t>& counts) = 0;
+  virtual void allgather(const void* data, size_t bytes, std::vector<char>& all,
+                         std::vector<size_t>& counts) = 0;
   // ends every process of the job with exit code `code` (a failure that the other ranks cannot
   // learn of through a collective, e.g. one rank's exception outside an evaluation)
   [[noreturn]] virtual void abort(int code) = 0;
@@ -63,7 +64,8 @@ std::string rollouts_text(Block b);
 // binary on every rank, so raw bytes are the values)
 template <class T>
 std::vector<T> allgather_values(const std::vector<T>& local) {
-  static_assert(std::is_trivially_copyable<T>::value, "allgather_values: T must be trivially copyable");
+  static_assert(std::is_trivially_copyable<T>::value,
+                "allgather_values: T must be trivially copyable");
   std::vector<char> all;
   std::vector<size_t> counts;
   world().allgather(local.data(), local.size() * sizeof(T), all, counts);

@@ -22,7 +22,8 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 
 // rows of `per` values each of rollouts [begin, begin + count) of `all`
 std::vector<double> rows(const std::vector<double>& all, size_t per, Block b) {
-  return std::vector<double>(all.begin() + size_t(b.begin) * per, all.begin() + size_t(b.begin + b.count) * per);
+  return std::vector<double>(all.begin() + size_t(b.begin) * per,
+                             all.begin() + size_t(b.begin + b.count) * per);
 }
 
 // the wire form of VelocityReversals without its name (names travel as one string)
@@ -33,7 +34,8 @@ struct ReversalBits {
 
 }  // namespace
 
-ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& nominal, int begin, int count) {
+ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& nominal, int begin,
+                              int count) {
   ExperimentConfig r = c;
   r.batch_size = count;
   r.overrides.clear();
@@ -66,7 +68,8 @@ ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& no
 SplitProblem::SplitProblem(int batch, BlockProblemFactory make) : make_(std::move(make)) {
   Communicator& w = world();
   block_ = block_of(batch, w.rank(), w.size());
-  std::unique_ptr<Problem> shape;  // a rank without rollouts learns the variables from one rollout's problem
+  std::unique_ptr<Problem>
+      shape;  // a rank without rollouts learns the variables from one rollout's problem
   guarded("building the problem", [&] {
     if (block_.count > 0)
       local_ = make_(block_.begin, block_.count);
@@ -102,7 +105,9 @@ std::vector<double> SplitProblem::mine(const std::vector<double>& all, size_t pe
   return rows(all, per, block_);
 }
 
-int SplitProblem::leading_here(int n) const { return std::max(0, std::min(n, block_.begin + block_.count) - block_.begin); }
+int SplitProblem::leading_here(int n) const {
+  return std::max(0, std::min(n, block_.begin + block_.count) - block_.begin);
+}
 
 template <class Fn>
 void SplitProblem::timed_call(bool want_grad, Fn&& fn) {
@@ -135,7 +140,8 @@ void SplitProblem::run_block(const std::vector<double>& vars, bool want_grad, Ev
 
 void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
   const size_t nv = size_t(num_vars());
-  if (vars.size() != size_t(batch_size_) * nv) throw std::invalid_argument("evaluate: vars has the wrong size");
+  if (vars.size() != size_t(batch_size_) * nv)
+    throw std::invalid_argument("evaluate: vars has the wrong size");
   timed_call(want_grad, [&] {
     Evaluation ev;
     run_block(mine(vars, nv), want_grad, ev);
@@ -146,14 +152,16 @@ void SplitProblem::evaluate(const std::vector<double>& vars, bool want_grad, Eva
   });
 }
 
-void SplitProblem::evaluate_block(const std::vector<double>& vars, bool want_grad, Evaluation& out) {
+void SplitProblem::evaluate_block(const std::vector<double>& vars, bool want_grad,
+                                  Evaluation& out) {
   if (vars.size() != size_t(block_.count) * size_t(num_vars()))
     throw std::invalid_argument("evaluate_block: vars has the wrong size");
   timed_call(want_grad, [&] { run_block(vars, want_grad, out); });
 }
 
 void SplitProblem::settle_counters() {
-  const std::vector<long long> all = allgather_values(std::vector<long long>(pending_, pending_ + 3));
+  const std::vector<long long> all =
+      allgather_values(std::vector<long long>(pending_, pending_ + 3));
   for (size_t r = 0; r < all.size(); r += 3) {
     forward_rollout_steps += all[r];
     backward_rollout_steps += all[r + 1];
@@ -162,7 +170,8 @@ void SplitProblem::settle_counters() {
   pending_[0] = pending_[1] = pending_[2] = 0;
 }
 
-std::vector<double> SplitProblem::gather_rows(const std::vector<double>& rows_here, size_t per, int n) const {
+std::vector<double> SplitProblem::gather_rows(const std::vector<double>& rows_here, size_t per,
+                                              int n) const {
   const int here = n < 0 ? block_.count : leading_here(std::min(n, batch_size_));
   const size_t keep = std::min(rows_here.size(), size_t(here) * per);
   return allgather_values(std::vector<double>(rows_here.begin(), rows_here.begin() + keep));
@@ -187,7 +196,8 @@ std::vector<double> BlockProblem::parameters(const std::vector<double>&) {
 }
 
 template <class Fn>
-std::vector<double> SplitProblem::gather_leading(const std::vector<double>& vars, int n, const char* what, Fn&& fn) {
+std::vector<double> SplitProblem::gather_leading(const std::vector<double>& vars, int n,
+                                                 const char* what, Fn&& fn) {
   std::vector<double> part;
   const int here = leading_here(std::min(n, batch_size_));
   guarded(what, [&] {
@@ -197,28 +207,35 @@ std::vector<double> SplitProblem::gather_leading(const std::vector<double>& vars
 }
 
 std::vector<double> SplitProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
-  return gather_leading(vars, n, "recording trajectories", [stride](Problem& p, const std::vector<double>& v, int here) {
-    return p.trajectories(v, here, stride);
-  });
+  return gather_leading(vars, n, "recording trajectories",
+                        [stride](Problem& p, const std::vector<double>& v, int here) {
+                          return p.trajectories(v, here, stride);
+                        });
 }
 
 std::vector<double> SplitProblem::parameters(const std::vector<double>& vars) {
-  return gather_leading(vars, batch_size_, "setting parameters",
-                        [](Problem& p, const std::vector<double>& v, int) { return p.parameters(v); });
+  return gather_leading(
+      vars, batch_size_, "setting parameters",
+      [](Problem& p, const std::vector<double>& v, int) { return p.parameters(v); });
 }
 
-std::vector<double> SplitProblem::com_displacement(const std::vector<double>& vars, int n, int axis) {
-  return gather_leading(vars, n, "measuring the centre of mass", [axis](Problem& p, const std::vector<double>& v, int here) {
-    return p.com_displacement(v, here, axis);
-  });
+std::vector<double> SplitProblem::com_displacement(const std::vector<double>& vars, int n,
+                                                   int axis) {
+  return gather_leading(vars, n, "measuring the centre of mass",
+                        [axis](Problem& p, const std::vector<double>& v, int here) {
+                          return p.com_displacement(v, here, axis);
+                        });
 }
 
 std::vector<double> SplitProblem::max_penetration(const std::vector<double>& vars, int n) {
   return gather_leading(vars, n, "measuring penetration",
-                        [](Problem& p, const std::vector<double>& v, int here) { return p.max_penetration(v, here); });
+                        [](Problem& p, const std::vector<double>& v, int here) {
+                          return p.max_penetration(v, here);
+                        });
 }
 
-std::vector<VelocityReversals> SplitProblem::velocity_reversals(const std::vector<double>& vars, int n) {
+std::vector<VelocityReversals> SplitProblem::velocity_reversals(const std::vector<double>& vars,
+                                                                int n) {
   std::vector<VelocityReversals> v;
   const int here = leading_here(std::min(n, batch_size_));
   guarded("counting velocity reversals", [&] {
@@ -237,7 +254,8 @@ std::vector<VelocityReversals> SplitProblem::velocity_reversals(const std::vecto
   size_t at = 0;
   for (const ReversalBits& b : all) {
     const size_t end = all_names.find('\n', at);
-    out.push_back({b.component, all_names.substr(at, end - at), b.count, b.first_step, b.last_step, b.median_jump, b.largest});
+    out.push_back({b.component, all_names.substr(at, end - at), b.count, b.first_step, b.last_step,
+                   b.median_jump, b.largest});
     at = end + 1;
   }
   return out;
@@ -263,14 +281,19 @@ std::unique_ptr<Problem> split_or_whole(const ExperimentConfig& c, Make make) {
 
 }  // namespace
 
-std::unique_ptr<Problem> make_split_problem(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return split_or_whole(c, [backend, threads](const ExperimentConfig& x) { return make_problem(x, backend, threads); });
+std::unique_ptr<Problem> make_split_problem(const ExperimentConfig& c, BackendKind backend,
+                                            int threads) {
+  return split_or_whole(c, [backend, threads](const ExperimentConfig& x) {
+    return make_problem(x, backend, threads);
+  });
 }
 
-std::unique_ptr<Problem> make_split_half_step(const ExperimentConfig& c, BackendKind backend, int threads) {
-  return split_or_whole(c, [backend, threads](const ExperimentConfig& x) -> std::unique_ptr<Problem> {
-    return std::make_unique<HalfStepProblem>(x, backend, threads);
-  });
+std::unique_ptr<Problem> make_split_half_step(const ExperimentConfig& c, BackendKind backend,
+                                              int threads) {
+  return split_or_whole(c,
+                        [backend, threads](const ExperimentConfig& x) -> std::unique_ptr<Problem> {
+                          return std::make_unique<HalfStepProblem>(x, backend, threads);
+                        });
 }
 
 }  // namespace steer

@@ -37,7 +37,8 @@ class SplitProblem : public Problem {
   std::vector<double> parameters(const std::vector<double>& vars) override;
   std::vector<double> com_displacement(const std::vector<double>& vars, int n, int axis) override;
   std::vector<double> max_penetration(const std::vector<double>& vars, int n) override;
-  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) override;
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars,
+                                                    int n) override;
   std::unique_ptr<Problem> leading(int n) const override;
   Block block() const { return block_; }
 
@@ -50,7 +51,9 @@ class SplitProblem : public Problem {
   // adds every rank's pending rollout-steps to the whole problem's counters. Collective.
   void settle_counters();
   // this rank's rows of a whole-batch vector of `per` values per rollout
-  std::vector<double> block_rows(const std::vector<double>& all, size_t per) const { return mine(all, per); }
+  std::vector<double> block_rows(const std::vector<double>& all, size_t per) const {
+    return mine(all, per);
+  }
   // the whole batch's rows [0, n) (n < 0: all) from each rank's block rows `rows` of `per`
   // values per rollout, in rollout order, on every rank. Collective.
   std::vector<double> gather_rows(const std::vector<double>& rows, size_t per, int n) const;
@@ -66,17 +69,20 @@ class SplitProblem : public Problem {
   // fn() counted as one evaluation call, its seconds added to the call's kind
   template <class Fn>
   void timed_call(bool want_grad, Fn&& fn);
-  // this rank's evaluation of its block's vars, guarded (collective), its rollout-steps added to pending_
+  // this rank's evaluation of its block's vars, guarded (collective), its rollout-steps added to
+  // pending_
   void run_block(const std::vector<double>& vars, bool want_grad, Evaluation& out);
   // fn(local problem, this block's vars, its rollouts of [0, n)) on every rank, concatenated
   template <class Fn>
-  std::vector<double> gather_leading(const std::vector<double>& vars, int n, const char* what, Fn&& fn);
+  std::vector<double> gather_leading(const std::vector<double>& vars, int n, const char* what,
+                                     Fn&& fn);
 
   BlockProblemFactory make_;
   Block block_;
   std::unique_ptr<Problem> local_;  // null when this rank has no rollouts
   long long evaluations_ = 0;
-  long long pending_[3] = {0, 0, 0};  // forward, backward, recomputed rollout-steps this rank simulated, not yet in the counters
+  long long pending_[3] = {0, 0, 0};  // forward, backward, recomputed rollout-steps this rank
+                                      // simulated, not yet in the counters
 };
 
 // This rank's block of a SplitProblem as a problem of its own: batch = the block's rollouts,
@@ -100,12 +106,15 @@ class BlockProblem : public Problem {
 // The config of rollouts [begin, begin + count) of c's batch, whose build_batch gives exactly
 // those rows of build_batch(c): the rows that differ from the nominal x0 and θ become sweeps of
 // their values, and nothing is drawn or scaled again. nominal = build_batch(c) (x0 and θ).
-ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& nominal, int begin, int count);
+ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& nominal, int begin,
+                              int count);
 
 // make_problem(c), split across the ranks when the job has several and c's batch more than one
 // rollout; the one-process problem otherwise
-std::unique_ptr<Problem> make_split_problem(const ExperimentConfig& c, BackendKind backend, int threads);
+std::unique_ptr<Problem> make_split_problem(const ExperimentConfig& c, BackendKind backend,
+                                            int threads);
 // HalfStepProblem(c), split the same way
-std::unique_ptr<Problem> make_split_half_step(const ExperimentConfig& c, BackendKind backend, int threads);
+std::unique_ptr<Problem> make_split_half_step(const ExperimentConfig& c, BackendKind backend,
+                                              int threads);
 
 }  // namespace steer

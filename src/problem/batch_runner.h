@@ -26,7 +26,8 @@ struct RunnerOptions {
 // counted work of one forward step and one adjoint step of one rollout (steer/op_count.h),
 // averaged over the states sampled; elements are the distinct per-rollout scalars touched
 struct StepWorkCounts {
-  double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0, elements_fwd = 0, elements_adj = 0;
+  double flops_fwd = 0, flops_adj = 0, special_fwd = 0, special_adj = 0, elements_fwd = 0,
+         elements_adj = 0;
 };
 
 class BatchRunner {
@@ -41,10 +42,10 @@ class BatchRunner {
   // Runs batch with schedule sh on the runner's backend; out is sized here. A runner runs one
   // precision (float32()); the other overload throws std::logic_error. stats: on the CUDA
   // backend, the device's phase timings (cuda_backend.h); ignored on the CPU.
-  virtual void run(const Batch<double>& batch, const RolloutShape& sh, bool want_grad, BatchResult<double>& out,
-                   int threads, CudaRunStats* stats = nullptr) const = 0;
-  virtual void run(const Batch<float>& batch, const RolloutShape& sh, bool want_grad, BatchResult<float>& out,
-                   int threads, CudaRunStats* stats = nullptr) const = 0;
+  virtual void run(const Batch<double>& batch, const RolloutShape& sh, bool want_grad,
+                   BatchResult<double>& out, int threads, CudaRunStats* stats = nullptr) const = 0;
+  virtual void run(const Batch<float>& batch, const RolloutShape& sh, bool want_grad,
+                   BatchResult<float>& out, int threads, CudaRunStats* stats = nullptr) const = 0;
 
   // one plain float64 step x_{k+1} = f(k, x, u, θ) (x, u, θ, x⁺ contiguous)
   virtual void step(int k, const double* x, const double* u, const double* p, double* xn) const = 0;
@@ -60,7 +61,8 @@ class BatchRunner {
   // Counted work of the step and its adjoint in the runner's precision at `samples` states
   // spread over rollout 0 of `batch` (stepped in float64 to get there), the adjoint seeded
   // with λ = 1; taped: the adjoint from the step's tape, as the CPU's uniform schedule runs it.
-  virtual StepWorkCounts count_work(const Batch<double>& batch, int steps, int samples, bool taped) const = 0;
+  virtual StepWorkCounts count_work(const Batch<double>& batch, int steps, int samples,
+                                    bool taped) const = 0;
 
  protected:
   int nx_ = 0, nu_ = 0, np_ = 0;

@@ -33,10 +33,12 @@ struct RunnerHooks {
 
 template <class Model, class S, class Hooks = RunnerHooks<Model>>
 class ModelRunner final : public BatchRunner {
-  static_assert(std::is_same<S, double>::value || std::is_same<S, float>::value, "a runner runs float or double");
+  static_assert(std::is_same<S, double>::value || std::is_same<S, float>::value,
+                "a runner runs float or double");
 
  public:
-  ModelRunner(const ExperimentConfig& c, const Model& m, BackendKind backend, const RunnerOptions& options)
+  ModelRunner(const ExperimentConfig& c, const Model& m, BackendKind backend,
+              const RunnerOptions& options)
       : model_(m), loss_(c.loss) {
     hooks_.bind(c, model_, options);
     // the tracking table for this config's own dt and steps (a horizon sweep's T, the
@@ -54,21 +56,23 @@ class ModelRunner final : public BatchRunner {
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 
-  void run(const Batch<double>& batch, const RolloutShape& sh, bool want_grad, BatchResult<double>& out, int threads,
-           CudaRunStats* stats) const override {
+  void run(const Batch<double>& batch, const RolloutShape& sh, bool want_grad,
+           BatchResult<double>& out, int threads, CudaRunStats* stats) const override {
     run_in(batch, sh, want_grad, out, threads, stats);
   }
-  void run(const Batch<float>& batch, const RolloutShape& sh, bool want_grad, BatchResult<float>& out, int threads,
-           CudaRunStats* stats) const override {
+  void run(const Batch<float>& batch, const RolloutShape& sh, bool want_grad,
+           BatchResult<float>& out, int threads, CudaRunStats* stats) const override {
     run_in(batch, sh, want_grad, out, threads, stats);
   }
 
   void step(int k, const double* x, const double* u, const double* p, double* xn) const override {
     View<double> out{xn, 1};
-    model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1}, View<const double>{p, 1}, out);
+    model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1},
+                                 View<const double>{p, 1}, out);
   }
   double center_of_mass(const double* x, const double* p, int axis) const override {
-    return model_.template center_of_mass<double>(View<const double>{x, 1}, View<const double>{p, 1}, axis);
+    return model_.template center_of_mass<double>(View<const double>{x, 1},
+                                                  View<const double>{p, 1}, axis);
   }
   bool measures_penetration() const override { return Hooks::measures_penetration(model_); }
   double penetration(const double* x, const double* p) const override {
@@ -77,9 +81,12 @@ class ModelRunner final : public BatchRunner {
 
   long long step_tape_bytes() const override { return step_tape_bytes_of<Model, S>(model_, 0); }
 
-  StepWorkCounts count_work(const Batch<double>& b, int steps, int samples, bool taped) const override {
-    std::vector<double> x(b.x0_of(0), b.x0_of(0) + nx_), xn(static_cast<size_t>(nx_)), u(static_cast<size_t>(nu_));
-    const std::vector<double> p(b.theta_of(0), b.theta_of(0) + np_), seed(static_cast<size_t>(nx_), 1.0);
+  StepWorkCounts count_work(const Batch<double>& b, int steps, int samples,
+                            bool taped) const override {
+    std::vector<double> x(b.x0_of(0), b.x0_of(0) + nx_), xn(static_cast<size_t>(nx_)),
+        u(static_cast<size_t>(nu_));
+    const std::vector<double> p(b.theta_of(0), b.theta_of(0) + np_),
+        seed(static_cast<size_t>(nx_), 1.0);
     samples = std::min(steps, samples);
     StepWorkCounts w;
     for (int k = 0, taken = 0; k < steps && taken < samples; ++k) {
@@ -88,7 +95,8 @@ class ModelRunner final : public BatchRunner {
         const StepWork f = count_step<S>(model_, k, x, u, p);
         StepWork a;
         if constexpr (contract::has_step_tape<Model>::value) {
-          a = taped ? count_adj_step_taped<S>(model_, k, x, u, p, seed) : count_adj_step<S>(model_, k, x, u, p, seed);
+          a = taped ? count_adj_step_taped<S>(model_, k, x, u, p, seed)
+                    : count_adj_step<S>(model_, k, x, u, p, seed);
         } else {
           (void)taped;
           a = count_adj_step<S>(model_, k, x, u, p, seed);
@@ -109,17 +117,19 @@ class ModelRunner final : public BatchRunner {
 
  private:
   template <class R>
-  void run_in(const Batch<R>& batch, const RolloutShape& sh, bool want_grad, BatchResult<R>& out, int threads,
-              CudaRunStats* stats) const {
+  void run_in(const Batch<R>& batch, const RolloutShape& sh, bool want_grad, BatchResult<R>& out,
+              int threads, CudaRunStats* stats) const {
     if constexpr (!std::is_same<R, S>::value) {
       (void)batch, (void)sh, (void)want_grad, (void)out, (void)threads, (void)stats;
-      throw std::logic_error(std::string("BatchRunner::run: a ") + (float32_ ? "float32" : "float64") +
-                             " runner was given a " + (std::is_same<R, float>::value ? "float32" : "float64") + " batch");
+      throw std::logic_error(std::string("BatchRunner::run: a ") +
+                             (float32_ ? "float32" : "float64") + " runner was given a " +
+                             (std::is_same<R, float>::value ? "float32" : "float64") + " batch");
     } else {
 #ifdef STEER_WITH_CUDA
       if constexpr (has_cuda_kernels<Model>::value) {
         if (stats && backend_ == BackendKind::kCuda) {
-          cuda_run_batch_ex<Model, S>(model_, loss_, sh, batch, want_grad, out, CudaRunOptions{}, stats);
+          cuda_run_batch_ex<Model, S>(model_, loss_, sh, batch, want_grad, out, CudaRunOptions{},
+                                      stats);
           return;
         }
       }
@@ -138,12 +148,14 @@ class ModelRunner final : public BatchRunner {
 // The runner of model struct m in c.precision. A model without CUDA kernels (has_cuda_kernels,
 // backend.h) is refused on the cuda backend, naming simulation.backend.
 template <class Model, class Hooks = RunnerHooks<Model>>
-std::unique_ptr<BatchRunner> make_model_runner(const ExperimentConfig& c, const Model& m, BackendKind backend,
-                                               const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> make_model_runner(const ExperimentConfig& c, const Model& m,
+                                               BackendKind backend, const RunnerOptions& options) {
   if (backend == BackendKind::kCuda && !has_cuda_kernels<Model>::value)
-    throw ConfigError("simulation.backend: the " + c.model_type +
-                      " model has no CUDA kernels; run it on the cpu backend (\"backend\": \"cpu\")");
-  if (c.precision == "float32") return std::make_unique<ModelRunner<Model, float, Hooks>>(c, m, backend, options);
+    throw ConfigError(
+        "simulation.backend: the " + c.model_type +
+        " model has no CUDA kernels; run it on the cpu backend (\"backend\": \"cpu\")");
+  if (c.precision == "float32")
+    return std::make_unique<ModelRunner<Model, float, Hooks>>(c, m, backend, options);
   return std::make_unique<ModelRunner<Model, double, Hooks>>(c, m, backend, options);
 }
 

@@ -16,7 +16,6 @@ namespace steer {
 
 namespace {
 
-
 // what set some slots of a rollout away from their nominal values: a batch entry (sweep or
 // draw), the perturbation's scaling, or a variable's bounds projecting the start
 struct Source {
@@ -29,9 +28,14 @@ struct Source {
 std::vector<Source> sources_of(const ExperimentConfig& c) {
   std::vector<Source> src;
   for (const auto& o : c.overrides)
-    src.push_back({std::string("batch.") + (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name, "", o.is_state, o.indices});
+    src.push_back({std::string("batch.") +
+                       (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name,
+                   "", o.is_state, o.indices});
   for (const auto& [i, f] : c.theta_scale)
-    src.push_back({"perturb.relative", "(" + c.perturb.name + " scaled by " + number_text(f) + ")", false, {i}});
+    src.push_back({"perturb.relative",
+                   "(" + c.perturb.name + " scaled by " + number_text(f) + ")",
+                   false,
+                   {i}});
   return src;
 }
 
@@ -66,7 +70,8 @@ std::string rollouts_note(int first, int count, int B) {
 // "Physical validity"). The per-slot ranges were checked at parse time for each entry alone;
 // here they are checked on the values the entries compose to, then the model's conditions
 // that tie slots together (check_physical).
-void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, const std::vector<Source>& src) {
+void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b,
+                          const std::vector<Source>& src) {
   const int B = b.size;
   for (int pass = 0; pass < 2; ++pass) {
     const bool is_state = pass == 0;
@@ -77,7 +82,8 @@ void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, con
         for (int i : s.slots) touched[size_t(i)] = 1;
     for (int i = 0; i < n; ++i) {
       if (!touched[size_t(i)]) continue;
-      const Range& range = is_state ? c.info.state_ranges[size_t(i)] : c.info.param_ranges[size_t(i)];
+      const Range& range =
+          is_state ? c.info.state_ranges[size_t(i)] : c.info.param_ranges[size_t(i)];
       int first = -1, count = 0;
       for (int r = 0; r < B; ++r) {
         const double v = is_state ? b.x0_of(r)[i] : b.theta_of(r)[i];
@@ -85,11 +91,14 @@ void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, con
       }
       if (count == 0) continue;
       const double v = is_state ? b.x0_of(first)[i] : b.theta_of(first)[i];
-      const std::string& name = is_state ? c.info.state_names[size_t(i)] : c.info.param_names[size_t(i)];
-      const std::string& unit = is_state ? c.info.state_units[size_t(i)] : c.info.param_units[size_t(i)];
+      const std::string& name =
+          is_state ? c.info.state_names[size_t(i)] : c.info.param_names[size_t(i)];
+      const std::string& unit =
+          is_state ? c.info.state_units[size_t(i)] : c.info.param_units[size_t(i)];
       const Blame who = blame(src, is_state, {i});
-      config_fail(who.key, rollouts_note(first, count, B) + " reaches " + name + " = " + number_text(v) + " " + unit +
-                               ", outside its range " + range.describe() + who.note + "; refused before any simulation");
+      config_fail(who.key, rollouts_note(first, count, B) + " reaches " + name + " = " +
+                               number_text(v) + " " + unit + ", outside its range " +
+                               range.describe() + who.note + "; refused before any simulation");
     }
   }
   const ModelDef& def = model_of(c);
@@ -106,9 +115,9 @@ void check_batch_physical(const ExperimentConfig& c, const Batch<double>& b, con
   const Blame who = blame(src, false, first_bad.slots);
   // the nominal values are checked when the model is parsed, so a source is expected; without
   // one the model's own key is the place to fix
-  config_fail(who.key.empty() ? first_bad.key : who.key, rollouts_note(first, count, B) + " is physically invalid at " +
-                                                             first_bad.key + ": " + first_bad.what + who.note +
-                                                             "; refused before any simulation");
+  config_fail(who.key.empty() ? first_bad.key : who.key,
+              rollouts_note(first, count, B) + " is physically invalid at " + first_bad.key + ": " +
+                  first_bad.what + who.note + "; refused before any simulation");
 }
 
 // the rollouts' x0 and θ after the batch's sweeps, draws and scaling (build_batch without the
@@ -128,10 +137,18 @@ void draw_batch(const ExperimentConfig& c, Batch<double>& b, int steps) {
       for (int i : o.indices) {
         const double u = o.draw == BatchOverride::kSweep ? 0.0 : unit(rng);
         switch (o.draw) {
-          case BatchOverride::kSweep: dst[i] = o.values[r]; break;
-          case BatchOverride::kUniform: dst[i] = o.lo + (o.hi - o.lo) * u; break;
-          case BatchOverride::kRelative: dst[i] *= 1.0 + o.lo + (o.hi - o.lo) * u; break;
-          case BatchOverride::kJitter: dst[i] += o.lo + (o.hi - o.lo) * u; break;
+          case BatchOverride::kSweep:
+            dst[i] = o.values[r];
+            break;
+          case BatchOverride::kUniform:
+            dst[i] = o.lo + (o.hi - o.lo) * u;
+            break;
+          case BatchOverride::kRelative:
+            dst[i] *= 1.0 + o.lo + (o.hi - o.lo) * u;
+            break;
+          case BatchOverride::kJitter:
+            dst[i] += o.lo + (o.hi - o.lo) * u;
+            break;
         }
       }
     }
@@ -191,7 +208,11 @@ void check_physical_inputs(const ExperimentConfig& c, bool compare) {
         t = p;
       }
       if (here)
-        src.push_back({"variables." + v.name, "(its bounds [" + number_text(v.lower) + ", " + number_text(v.upper) + "] move the start)", false, {v.index}});
+        src.push_back({"variables." + v.name,
+                       "(its bounds [" + number_text(v.lower) + ", " + number_text(v.upper) +
+                           "] move the start)",
+                       false,
+                       {v.index}});
       moved = moved || here;
     }
     if (moved) check_batch_physical(c, b, src);
@@ -213,8 +234,9 @@ void check_physical_inputs(const ExperimentConfig& c, bool compare) {
       try {
         check_batch_physical(cr, b, sources_of(cr));
       } catch (const ConfigError& e) {
-        throw ConfigError(std::string(e.what()) + " (compare.repeats: repeat " + std::to_string(r) + " draws with batch.seed + " +
-                          std::to_string(r) + " = " + std::to_string(cr.seed) + ")");
+        throw ConfigError(std::string(e.what()) + " (compare.repeats: repeat " + std::to_string(r) +
+                          " draws with batch.seed + " + std::to_string(r) + " = " +
+                          std::to_string(cr.seed) + ")");
       }
     }
 }
@@ -242,7 +264,8 @@ HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend,
   initial_ = inner_->initial();
 }
 
-HalfStepProblem::HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o) : inner_(std::move(inner)) {
+HalfStepProblem::HalfStepProblem(std::unique_ptr<Problem> inner, const HalfStepProblem& o)
+    : inner_(std::move(inner)) {
   batch_size_ = inner_->batch_size();
   nx_ = o.nx_;
   steps_ = o.steps_;
@@ -265,10 +288,13 @@ void HalfStepProblem::evaluate(const std::vector<double>& vars, bool want_grad, 
   recomputed_rollout_steps = inner_->recomputed_rollout_steps;
 }
 
-std::vector<double> HalfStepProblem::trajectories(const std::vector<double>& vars, int n, int stride) {
+std::vector<double> HalfStepProblem::trajectories(const std::vector<double>& vars, int n,
+                                                  int stride) {
   return inner_->trajectories(vars, n, 2 * stride);
 }
 
-std::vector<double> HalfStepProblem::parameters(const std::vector<double>& vars) { return inner_->parameters(vars); }
+std::vector<double> HalfStepProblem::parameters(const std::vector<double>& vars) {
+  return inner_->parameters(vars);
+}
 
 }  // namespace steer

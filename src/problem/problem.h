@@ -26,9 +26,9 @@ struct VelocityReversals {
 };
 
 struct Evaluation {
-  std::vector<double> loss;        // [B]
-  std::vector<double> grad;        // [B·nv] when requested
-  std::vector<RolloutDiag> diag;   // [B]
+  std::vector<double> loss;       // [B]
+  std::vector<double> grad;       // [B·nv] when requested
+  std::vector<RolloutDiag> diag;  // [B]
 };
 
 class Problem {
@@ -68,7 +68,8 @@ class Problem {
 
   // per rollout [0, n): the velocity component that turns back most often (VelocityReversals);
   // empty for problems that are not simulations
-  virtual std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) {
+  virtual std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars,
+                                                            int n) {
     (void)vars, (void)n;
     return {};
   }
@@ -84,7 +85,8 @@ class Problem {
   // recompute plus an adjoint pass over T steps)
   long long forward_rollout_steps = 0;
   long long backward_rollout_steps = 0;
-  long long recomputed_rollout_steps = 0;  // forward steps the backward sweeps recomputed (0 with a stored forward)
+  long long recomputed_rollout_steps =
+      0;  // forward steps the backward sweeps recomputed (0 with a stored forward)
   double forward_seconds = 0, gradient_seconds = 0;
   int forward_calls = 0, gradient_calls = 0;
 
@@ -115,8 +117,8 @@ class HalfStepProblem : public Problem {
   std::unique_ptr<Problem> inner_;
 };
 
-// the problem in variables z ∈ [0, 1]: v = lower + (upper − lower) z, ∂L/∂z = (upper − lower) ∂L/∂v,
-// so one step size and one σ0 suit stiffness in N/m and weights of order 1 alike
+// the problem in variables z ∈ [0, 1]: v = lower + (upper − lower) z, ∂L/∂z = (upper − lower)
+// ∂L/∂v, so one step size and one σ0 suit stiffness in N/m and weights of order 1 alike
 class NormalizedProblem : public Problem {
  public:
   explicit NormalizedProblem(std::unique_ptr<Problem> p) : inner_(std::move(p)) {
@@ -152,7 +154,9 @@ class NormalizedProblem : public Problem {
   std::vector<double> trajectories(const std::vector<double>& z, int n, int s) override {
     return inner_->trajectories(to_v(z), n, s);
   }
-  std::vector<double> parameters(const std::vector<double>& z) override { return inner_->parameters(to_v(z)); }
+  std::vector<double> parameters(const std::vector<double>& z) override {
+    return inner_->parameters(to_v(z));
+  }
   std::vector<double> com_displacement(const std::vector<double>& z, int n, int axis) override {
     return inner_->com_displacement(to_v(z), n, axis);
   }
@@ -172,7 +176,6 @@ class NormalizedProblem : public Problem {
   std::unique_ptr<Problem> inner_;
   std::vector<double> lo_, span_;
 };
-
 
 // the nominal batch of a config after sweeps and randomization (float64). Refuses (ConfigError,
 // naming the draw key and the first rollout) a batch in which a rollout's values leave the

@@ -7,7 +7,8 @@ namespace steer {
 template class SimProblem<float>;
 template class SimProblem<double>;
 
-std::unique_ptr<BatchRunner> make_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> make_runner(const ExperimentConfig& c, BackendKind backend,
+                                         const RunnerOptions& options) {
   return model_of(c).make_runner(c, backend, options);
 }
 

@@ -21,21 +21,27 @@ namespace steer {
 template <class S>
 class SimProblem : public Problem {
  public:
-  // runner: c's model in precision S (make_runner); shared read-only with the problem's copies (leading)
+  // runner: c's model in precision S (make_runner); shared read-only with the problem's copies
+  // (leading)
   SimProblem(const ExperimentConfig& c, std::shared_ptr<const BatchRunner> runner, int threads)
       : runner_(std::move(runner)), threads_(threads), vars_(c.variables) {
     batch_size_ = c.batch_size;
     nx_ = runner_->nx();
     state_names_ = c.info.state_names;
     for (int i = 0; i < c.info.nx(); ++i)
-      if (c.info.state_units[size_t(i)] == "m/s" || c.info.state_units[size_t(i)] == "rad/s") velocity_slots_.push_back(i);
+      if (c.info.state_units[size_t(i)] == "m/s" || c.info.state_units[size_t(i)] == "rad/s")
+        velocity_slots_.push_back(i);
     steps_ = c.steps;
-    shape_ = c.checkpoint_plan().shape;  // steps, and uniform K or binomial s (docs/design.md, Checkpointing)
+    shape_ = c.checkpoint_plan()
+                 .shape;  // steps, and uniform K or binomial s (docs/design.md, Checkpointing)
     Batch<double> nominal = build_batch(c);
     base_.resize(nominal.size, nominal.nx, nominal.nu, nominal.np, nominal.steps);
-    std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(), [](double v) { return S(v); });
-    std::transform(nominal.u.begin(), nominal.u.end(), base_.u.begin(), [](double v) { return S(v); });
-    std::transform(nominal.theta.begin(), nominal.theta.end(), base_.theta.begin(), [](double v) { return S(v); });
+    std::transform(nominal.x0.begin(), nominal.x0.end(), base_.x0.begin(),
+                   [](double v) { return S(v); });
+    std::transform(nominal.u.begin(), nominal.u.end(), base_.u.begin(),
+                   [](double v) { return S(v); });
+    std::transform(nominal.theta.begin(), nominal.theta.end(), base_.theta.begin(),
+                   [](double v) { return S(v); });
     // flatten the variable blocks: one slot per x0/θ variable, ⌈T/hold⌉ knots per control component
     for (const auto& v : vars_) {
       const int len = v.length(c.steps);
@@ -52,21 +58,28 @@ class SimProblem : public Problem {
       for (const auto& v : vars_) {
         if (v.kind == VariableSpec::kControl) {
           // a knot starts at the nominal control of its first step
-          for (int k = 0; k < c.steps; k += v.hold) initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
+          for (int k = 0; k < c.steps; k += v.hold)
+            initial_[size_t(b) * nv + o++] = nominal.u_of(b)[size_t(k) * nominal.nu + v.index];
         } else {
-          const double* src = v.kind == VariableSpec::kInitialState ? nominal.x0_of(b) : nominal.theta_of(b);
+          const double* src =
+              v.kind == VariableSpec::kInitialState ? nominal.x0_of(b) : nominal.theta_of(b);
           initial_[size_t(b) * nv + o++] = src[v.index];
         }
       }
       for (int i = 0; i < nv; ++i)
-        initial_[size_t(b) * nv + i] = std::min(std::max(initial_[size_t(b) * nv + i], lower_[i]), upper_[i]);
+        initial_[size_t(b) * nv + i] =
+            std::min(std::max(initial_[size_t(b) * nv + i], lower_[i]), upper_[i]);
     }
   }
 
   // rollouts [0, n) of o: the same nominal batch rows, so each evaluates bit for bit as in o
   SimProblem(const SimProblem& o, int n)
-      : velocity_slots_(o.velocity_slots_), state_names_(o.state_names_), runner_(o.runner_), threads_(o.threads_),
-        vars_(o.vars_), shape_(o.shape_) {
+      : velocity_slots_(o.velocity_slots_),
+        state_names_(o.state_names_),
+        runner_(o.runner_),
+        threads_(o.threads_),
+        vars_(o.vars_),
+        shape_(o.shape_) {
     batch_size_ = n;
     nx_ = o.nx_;
     steps_ = o.steps_;
@@ -114,7 +127,8 @@ class SimProblem : public Problem {
     auto t0 = std::chrono::steady_clock::now();
     scatter(vars, work_);
     runner_->run(work_, shape_, want_grad, result_, threads_);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     forward_rollout_steps += (long long)batch_size_ * steps_;
     if (want_grad) {
       backward_rollout_steps += (long long)batch_size_ * steps_;
@@ -140,7 +154,8 @@ class SimProblem : public Problem {
         if (var.kind == VariableSpec::kControl) {
           // ∂L/∂knot_j = Σ ∂L/∂u_k over the knot's steps, summed in step order
           const S* gu = result_.grad_u.data() + size_t(b) * steps_ * nu;
-          for (int k = 0; k < steps_; ++k) g[o + k / var.hold] += double(gu[size_t(k) * nu + var.index]);
+          for (int k = 0; k < steps_; ++k)
+            g[o + k / var.hold] += double(gu[size_t(k) * nu + var.index]);
           o += var.length(steps_);
         } else if (var.kind == VariableSpec::kInitialState) {
           g[o++] = double(result_.grad_x0[size_t(b) * nx + var.index]);
@@ -177,7 +192,8 @@ class SimProblem : public Problem {
     const int np = base_.np;
     for (int b = 0; b < n; ++b) {
       const double* P = th.data() + size_t(b) * np;
-      const double *X0 = ends.data() + size_t(b) * 2 * nx_, *XT = ends.data() + (size_t(b) * 2 + 1) * nx_;
+      const double *X0 = ends.data() + size_t(b) * 2 * nx_,
+                   *XT = ends.data() + (size_t(b) * 2 + 1) * nx_;
       out[b] = runner_->center_of_mass(XT, P, axis) - runner_->center_of_mass(X0, P, axis);
     }
     return out;
@@ -193,7 +209,8 @@ class SimProblem : public Problem {
     for (int b = 0; b < n; ++b) {
       const double* P = th.data() + size_t(b) * np;
       for (int k = 0; k < slots; ++k)
-        out[b] = std::max(out[b], runner_->penetration(traj.data() + (size_t(b) * slots + k) * nx_, P));
+        out[b] =
+            std::max(out[b], runner_->penetration(traj.data() + (size_t(b) * slots + k) * nx_, P));
     }
     return out;
   }
@@ -203,7 +220,8 @@ class SimProblem : public Problem {
     return std::vector<double>(work_.theta.begin(), work_.theta.end());
   }
 
-  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars, int n) override {
+  std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars,
+                                                    int n) override {
     n = std::min(n, batch_size_);
     std::vector<VelocityReversals> out(size_t(std::max(n, 0)));
     if (n <= 0 || velocity_slots_.empty() || steps_ < 2) return out;
@@ -229,7 +247,8 @@ class SimProblem : public Problem {
         const S* x = res.traj.data() + size_t(r) * slots * nx;
         for (int i : velocity_slots_) {
           double vmax = 0;
-          for (int k = 0; k < slots; ++k) vmax = std::max(vmax, std::abs(double(x[size_t(k) * nx + i])));
+          for (int k = 0; k < slots; ++k)
+            vmax = std::max(vmax, std::abs(double(x[size_t(k) * nx + i])));
           const double floor = std::max(1e-3 * vmax, 1e-6);
           int first = -1, last = -1;
           jumps.clear();
@@ -254,7 +273,7 @@ class SimProblem : public Problem {
   }
 
  private:
-  std::vector<int> velocity_slots_;          // state slots in m/s or rad/s
+  std::vector<int> velocity_slots_;  // state slots in m/s or rad/s
   std::vector<std::string> state_names_;
   std::shared_ptr<const BatchRunner> runner_;
   int threads_;

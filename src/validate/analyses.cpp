@@ -25,12 +25,13 @@ double mean_of(const std::vector<double>& v) {
 
 }  // namespace
 
-nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend, std::ostringstream& summary,
-                                 std::map<std::string, int>& labels,
+nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
+                                 std::ostringstream& summary, std::map<std::string, int>& labels,
                                  const std::function<void(long long, long long)>& progress) {
   nlohmann::json rows = nlohmann::json::array();
   const long long levels = (long long)c.horizon_sweep.steps.size();
-  summary << "  horizon sweep (T steps of " << c.dt << " s): ‖dL/du_0‖/‖dL/du_T-1‖, ‖λ_0‖/‖λ_seed‖, FD check, labels\n";
+  summary << "  horizon sweep (T steps of " << c.dt
+          << " s): ‖dL/du_0‖/‖dL/du_T-1‖, ‖λ_0‖/‖λ_seed‖, FD check, labels\n";
   for (int T : c.horizon_sweep.steps) {
     ExperimentConfig ct = c;
     ct.steps = T;
@@ -58,38 +59,44 @@ nlohmann::json run_horizon_sweep(const ExperimentConfig& c, BackendKind backend,
         c64.precision = "float64";
         p64 = make_split_problem(c64, backend, ct.threads);
       }
-      ValidationReport rep = p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get(),
-                                            nullptr, nullptr, nullptr, secant_check_of(c.validation))
-                                 : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T), nullptr,
-                                            nullptr, nullptr, nullptr, secant_check_of(c.validation));
+      ValidationReport rep =
+          p64 ? validate(*p64, p->initial(), c.validation, "horizon " + std::to_string(T), p.get(),
+                         nullptr, nullptr, nullptr, secant_check_of(c.validation))
+              : validate(*p, p->initial(), c.validation, "horizon " + std::to_string(T), nullptr,
+                         nullptr, nullptr, nullptr, secant_check_of(c.validation));
       for (const auto& [k, n] : rep.label_counts) here[k] += n, labels[k] += n;
       row["validation"] = to_json(rep, c.validation.listed_rollouts);
       row["max_relative_error"] = rep.max_error;
     }
     row["labels"] = here;
     row["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    summary << "    T = " << T << " (" << T * c.dt << " s): " << short_num(mean_of(ctrl_ratio)) << ", "
-            << short_num(mean_of(state_ratio));
-    if (row.contains("max_relative_error")) summary << ", max error " << short_num(row["max_relative_error"].get<double>());
+    summary << "    T = " << T << " (" << T * c.dt << " s): " << short_num(mean_of(ctrl_ratio))
+            << ", " << short_num(mean_of(state_ratio));
+    if (row.contains("max_relative_error"))
+      summary << ", max error " << short_num(row["max_relative_error"].get<double>());
     for (const auto& [k, n] : here) summary << "  " << k << " x" << n;
     summary << "\n";
     rows.push_back(row);
     if (progress) progress((long long)rows.size(), levels);
   }
-  return {{"measure", "per rollout at the start: ||dL/du_0|| / ||dL/du_{T-1}|| and ||lambda_0|| / ||lambda_seed||; "
-                      "labels from the validator with its horizon_measure and bound"},
+  return {{"measure",
+           "per rollout at the start: ||dL/du_0|| / ||dL/du_{T-1}|| and ||lambda_0|| / "
+           "||lambda_seed||; "
+           "labels from the validator with its horizon_measure and bound"},
           {"bound", c.validation.horizon_ratio_bound},
           {"rows", rows}};
 }
 
-nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend, const std::vector<double>& vars,
+nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend,
+                                const std::vector<double>& vars,
                                 const std::vector<double>& loss_opt, std::ostringstream& summary,
                                 std::map<std::string, int>& labels) {
   const PerturbConfig& k = c.perturb;
   nlohmann::json levels = nlohmann::json::array();
   const int B = c.batch_size;
   std::vector<int> flagged(B, 0);
-  summary << "  perturbation of " << k.name << " at the optimum (narrow_valley when the loss rises by > "
+  summary << "  perturbation of " << k.name
+          << " at the optimum (narrow_valley when the loss rises by > "
           << "(factor − 1)|L| + " << short_num(k.absolute) << ", factor " << k.factor << "):\n";
   for (double r : k.relative) {
     // the same scaling check_physical_inputs (problem.h) checked before the run
@@ -108,14 +115,16 @@ nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend, 
     }
     labels["narrow_valley"] += n_flag;
     const int shown = std::min(B, 16);
-    levels.push_back({{"relative", r},
-                      {"loss_mean", mean_of(e.loss)},
-                      {"loss_optimum_mean", mean_of(loss_opt)},
-                      {"rollouts_labelled_narrow_valley", n_flag},
-                      {"largest_relative_rise", worst},
-                      {"loss_first_rollouts", std::vector<double>(e.loss.begin(), e.loss.begin() + shown)}});
-    summary << "    " << (r >= 0 ? "+" : "") << r * 100 << "%: mean loss " << short_num(mean_of(e.loss)) << " (optimum "
-            << short_num(mean_of(loss_opt)) << "), narrow_valley x" << n_flag << " of " << B << "\n";
+    levels.push_back(
+        {{"relative", r},
+         {"loss_mean", mean_of(e.loss)},
+         {"loss_optimum_mean", mean_of(loss_opt)},
+         {"rollouts_labelled_narrow_valley", n_flag},
+         {"largest_relative_rise", worst},
+         {"loss_first_rollouts", std::vector<double>(e.loss.begin(), e.loss.begin() + shown)}});
+    summary << "    " << (r >= 0 ? "+" : "") << r * 100 << "%: mean loss "
+            << short_num(mean_of(e.loss)) << " (optimum " << short_num(mean_of(loss_opt))
+            << "), narrow_valley x" << n_flag << " of " << B << "\n";
   }
   int total = 0;
   for (int f : flagged) total += f;
@@ -123,13 +132,14 @@ nlohmann::json run_perturbation(const ExperimentConfig& c, BackendKind backend, 
           {"relative", k.relative},
           {"factor", k.factor},
           {"absolute", k.absolute},
-          {"rule", "narrow_valley when L(theta scaled by 1 + r) - L_opt > (factor - 1)|L_opt| + absolute"},
+          {"rule",
+           "narrow_valley when L(theta scaled by 1 + r) - L_opt > (factor - 1)|L_opt| + absolute"},
           {"levels", levels},
           {"rollouts_labelled", total}};
 }
 
-nlohmann::json terminal_success(const ExperimentConfig& c, Problem& p, const std::vector<double>& vars,
-                                std::ostringstream& summary) {
+nlohmann::json terminal_success(const ExperimentConfig& c, Problem& p,
+                                const std::vector<double>& vars, std::ostringstream& summary) {
   const int B = p.batch_size(), nx = c.info.nx(), np = c.info.np();
   const std::vector<double> ends = p.trajectories(vars, B, c.steps);  // x_0, x_T per rollout
   const std::vector<double> th = p.parameters(vars);
@@ -138,7 +148,9 @@ nlohmann::json terminal_success(const ExperimentConfig& c, Problem& p, const std
   for (int b = 0; b < B; ++b) {
     const double* xT = ends.data() + (size_t(b) * 2 + 1) * nx;
     for (int t = 0; t < c.loss.n_terminal; ++t) {
-      const double target = c.loss.terminal_param[t] >= 0 ? th[size_t(b) * np + c.loss.terminal_param[t]] : c.loss.terminal_target[t];
+      const double target = c.loss.terminal_param[t] >= 0
+                                ? th[size_t(b) * np + c.loss.terminal_param[t]]
+                                : c.loss.terminal_target[t];
       const double err = std::fabs(xT[c.loss.terminal_index[t]] - target);
       worst[b] = std::isfinite(err) ? std::max(worst[b], err) : INFINITY;
     }
@@ -146,10 +158,12 @@ nlohmann::json terminal_success(const ExperimentConfig& c, Problem& p, const std
   }
   std::vector<double> sorted = worst;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2], p95 = sorted[std::min(sorted.size() - 1, sorted.size() * 95 / 100)];
+  const double median = sorted[sorted.size() / 2],
+               p95 = sorted[std::min(sorted.size() - 1, sorted.size() * 95 / 100)];
   summary << "  success: " << ok << "/" << B << " rollouts within " << c.success_tolerance
-          << " of every terminal target (max error median " << short_num(median) << ", 95th percentile " << short_num(p95)
-          << ", worst " << short_num(sorted.back()) << ")\n";
+          << " of every terminal target (max error median " << short_num(median)
+          << ", 95th percentile " << short_num(p95) << ", worst " << short_num(sorted.back())
+          << ")\n";
   const int shown = std::min(B, 64);
   return {{"tolerance", c.success_tolerance},
           {"rule", "max over terminal terms of |x_T[state] - target| <= tolerance"},

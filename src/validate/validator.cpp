@@ -70,19 +70,27 @@ struct CheckContext {
   Problem& problem;
   const std::vector<double>& vars;
   const ValidationConfig& cfg;
-  Problem* run_problem;     // the float32 run whose gradient is compared, or null
-  Problem* half_step;       // problem at h/2, or null
-  const std::vector<double>* loss_gain;            // per rollout, at an optimum; or null
+  Problem* run_problem;                  // the float32 run whose gradient is compared, or null
+  Problem* half_step;                    // problem at h/2, or null
+  const std::vector<double>* loss_gain;  // per rollout, at an optimum; or null
   const std::vector<double>* start_gradient_norm;  // per rollout, where the run started; or null
   const SecantCheckConfig& secant;
   const ValidationProgress& progress;
   int B = 0, nv = 0, n = 0, T = 0;  // batch, variables per rollout, rollouts checked, steps
 
-  CheckContext(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg, Problem* run_problem,
-               Problem* half_step, const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm,
-               const SecantCheckConfig& secant, const ValidationProgress& progress)
-      : problem(problem), vars(vars), cfg(cfg), run_problem(run_problem), half_step(half_step), loss_gain(loss_gain),
-        start_gradient_norm(start_gradient_norm), secant(secant), progress(progress) {}
+  CheckContext(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
+               Problem* run_problem, Problem* half_step, const std::vector<double>* loss_gain,
+               const std::vector<double>* start_gradient_norm, const SecantCheckConfig& secant,
+               const ValidationProgress& progress)
+      : problem(problem),
+        vars(vars),
+        cfg(cfg),
+        run_problem(run_problem),
+        half_step(half_step),
+        loss_gain(loss_gain),
+        start_gradient_norm(start_gradient_norm),
+        secant(secant),
+        progress(progress) {}
 
   // the gradient pass at vars, and which rollouts it left finite / with contact
   Evaluation base;
@@ -131,8 +139,9 @@ void gradient_pass(CheckContext& x, ValidationReport& rep) {
   // the batched passes of this check, for progress: the gradient here, the optional passes
   // (penetration, float32 gradient, reversals, h/2 gradient), two per ε of the sweep and the
   // secant check's four
-  x.passes_total = 1 + (cfg.penetration_bound > 0) + (x.run_problem != nullptr) + (cfg.chatter_fraction > 0) +
-                   (x.half_step != nullptr) + 2 * (1 + (long long)cfg.epsilon_sweep.size()) +
+  x.passes_total = 1 + (cfg.penetration_bound > 0) + (x.run_problem != nullptr) +
+                   (cfg.chatter_fraction > 0) + (x.half_step != nullptr) +
+                   2 * (1 + (long long)cfg.epsilon_sweep.size()) +
                    (rep.secant_rollouts > 0 ? 4 : 0);
   x.passed(1);
 }
@@ -193,7 +202,8 @@ void draw_directions(CheckContext& x) {
 }
 
 // L(vars ± e d) for every rollout: two batched forward passes
-void evaluate_pair(CheckContext& x, ValidationReport& rep, double e, Evaluation& ep, Evaluation& em) {
+void evaluate_pair(CheckContext& x, ValidationReport& rep, double e, Evaluation& ep,
+                   Evaluation& em) {
   std::vector<double> vp(x.vars.size()), vm(x.vars.size());
   for (size_t i = 0; i < x.vars.size(); ++i) {
     vp[i] = x.vars[i] + e * x.dir[i];
@@ -237,7 +247,8 @@ void secant_passes(CheckContext& x, ValidationReport& rep) {
     const double e = half_eps ? 0.5 * x.secant.epsilon : x.secant.epsilon;
     Evaluation ep, em;
     evaluate_pair(x, rep, e, ep, em);
-    for (int b = 0; b < x.n; ++b) (half_eps ? x.secant_half : x.secant_full)[b] = (ep.loss[b] - em.loss[b]) / (2 * e);
+    for (int b = 0; b < x.n; ++b)
+      (half_eps ? x.secant_half : x.secant_full)[b] = (ep.loss[b] - em.loss[b]) / (2 * e);
   }
 }
 
@@ -271,13 +282,14 @@ RolloutCheck fd_check(const CheckContext& x, int b, bool& finite) {
   if (!finite) {
     // nothing else: every other label's figure would be a measure of a gradient that does not
     // exist (the h/2 change, the float32 deviation, the horizon ratio are NaN or inf)
-    rc.labels.push_back({"nonfinite", 1, "the loss, a state or a gradient component is inf or NaN"});
+    rc.labels.push_back(
+        {"nonfinite", 1, "the loss, a state or a gradient component is inf or NaN"});
     return rc;
   }
   if (rc.best_error > cfg.tolerance)
     rc.labels.push_back({"fd_mismatch", rc.best_error,
-                         "smallest relative error over the ε sweep (at ε = " + fmt(rc.best_epsilon) +
-                             "), tolerance " + fmt(cfg.tolerance)});
+                         "smallest relative error over the ε sweep (at ε = " +
+                             fmt(rc.best_epsilon) + "), tolerance " + fmt(cfg.tolerance)});
   return rc;
 }
 
@@ -288,10 +300,12 @@ void label_contact_switch(const CheckContext& x, int b, RolloutCheck& rc) {
   if (x.switched[0][b] & 1) {
     const RolloutDiag& dp = x.plus_diag[0][b];
     std::ostringstream d;
-    d << "contact set differs between the +ε and −ε rollouts at ε = " << x.eps[0] << ": active contact-steps "
-      << dp.contact_steps << " vs baseline " << dg.contact_steps;
-    if (dp.event_step != dg.event_step) d << "; landing step " << dp.event_step << " vs " << dg.event_step;
-    rc.labels.push_back({"contact_mode_switch", double(std::abs(dp.contact_steps - dg.contact_steps)), d.str()});
+    d << "contact set differs between the +ε and −ε rollouts at ε = " << x.eps[0]
+      << ": active contact-steps " << dp.contact_steps << " vs baseline " << dg.contact_steps;
+    if (dp.event_step != dg.event_step)
+      d << "; landing step " << dp.event_step << " vs " << dg.event_step;
+    rc.labels.push_back(
+        {"contact_mode_switch", double(std::abs(dp.contact_steps - dg.contact_steps)), d.str()});
     return;
   }
   int nsw = 0;
@@ -303,7 +317,8 @@ void label_contact_switch(const CheckContext& x, int b, RolloutCheck& rc) {
     }
   if (nsw)
     rc.labels.push_back({"contact_mode_switch", first,
-                         "contact set differs between the +ε and −ε rollouts at " + std::to_string(nsw) +
+                         "contact set differs between the +ε and −ε rollouts at " +
+                             std::to_string(nsw) +
                              " ε of the sweep, the largest being ε = " + fmt(first)});
 }
 
@@ -329,14 +344,16 @@ void label_diagnostics(const CheckContext& x, int b, RolloutCheck& rc) {
                            h_what + " over the horizon, bound " + fmt(cfg.horizon_ratio_bound)});
   }
   if (cfg.penetration_bound > 0 && size_t(b) < x.depth.size() && x.depth[b] > cfg.penetration_bound)
-    rc.labels.push_back({"penetration", x.depth[b],
-                         "deepest penetration of a contact point below its surface over the rollout [m], bound " +
-                             fmt(cfg.penetration_bound)});
+    rc.labels.push_back(
+        {"penetration", x.depth[b],
+         "deepest penetration of a contact point below its surface over the rollout [m], bound " +
+             fmt(cfg.penetration_bound)});
   if (dg.conservative) {
     rc.energy_drift = dg.energy_max_dev / std::max(dg.kinetic_max, 1e-12);
     if (rc.energy_drift > cfg.energy_drift_bound)
-      rc.labels.push_back({"energy_drift", rc.energy_drift,
-                           "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
+      rc.labels.push_back(
+          {"energy_drift", rc.energy_drift,
+           "max_k |E_k − E_0| / max_k KE_k in free motion, bound " + fmt(cfg.energy_drift_bound)});
   }
 }
 
@@ -350,26 +367,29 @@ void float32_check(const CheckContext& x, int b, RolloutCheck& rc) {
   double floor = cfg.abs_tolerance;
   if (x.start_gradient_norm && size_t(b) < x.start_gradient_norm->size())
     floor = std::max(floor, (*x.start_gradient_norm)[size_t(b)]);
-  rc.float32_deviation =
-      relative_distance(x.run.grad.data() + size_t(b) * nv, x.base.grad.data() + size_t(b) * nv, nv, floor);
+  rc.float32_deviation = relative_distance(x.run.grad.data() + size_t(b) * nv,
+                                           x.base.grad.data() + size_t(b) * nv, nv, floor);
   const double l = std::fabs(x.base.loss[b]);
   rc.float32_loss_deviation = std::fabs(x.run.loss[b] - x.base.loss[b]) / (l > 0 ? l : 1.0);
   // a float32 run that overflows (its loss or gradient inf or NaN while the float64 twin's
   // is finite) fails as nonfinite: its deviation has no value
   bool run_finite = std::isfinite(x.run.loss[b]) && !x.run.diag[b].nonfinite;
-  for (int i = 0; i < nv && run_finite; ++i) run_finite = std::isfinite(x.run.grad[size_t(b) * nv + i]);
+  for (int i = 0; i < nv && run_finite; ++i)
+    run_finite = std::isfinite(x.run.grad[size_t(b) * nv + i]);
   if (!run_finite) {
     rc.passed = false;
-    rc.labels.push_back({"nonfinite", 1,
-                         "the float32 run's loss, a state or a gradient component is inf or NaN (its float64 twin "
-                         "is finite): float32 overflow; run in float64"});
+    rc.labels.push_back(
+        {"nonfinite", 1,
+         "the float32 run's loss, a state or a gradient component is inf or NaN (its float64 twin "
+         "is finite): float32 overflow; run in float64"});
   } else if (!(rc.float32_deviation <= cfg.float32_tolerance)) {
     rc.passed = false;
-    rc.labels.push_back({"float32_rounding", rc.float32_deviation,
-                         "‖g32 − g64‖/‖g64‖ of the run's float32 adjoint gradient against the float64 one at "
-                         "the same variables (float32 loss off by " + fmt(rc.float32_loss_deviation) +
-                             " relative), tolerance " + fmt(cfg.float32_tolerance) +
-                             ": rounding amplified over the horizon; run in float64"});
+    rc.labels.push_back(
+        {"float32_rounding", rc.float32_deviation,
+         "‖g32 − g64‖/‖g64‖ of the run's float32 adjoint gradient against the float64 one at "
+         "the same variables (float32 loss off by " +
+             fmt(rc.float32_loss_deviation) + " relative), tolerance " +
+             fmt(cfg.float32_tolerance) + ": rounding amplified over the horizon; run in float64"});
   }
 }
 
@@ -382,10 +402,11 @@ void label_chatter(const CheckContext& x, int b, RolloutCheck& rc) {
   const double fraction = T > 1 ? double(vr.count) / double(T - 1) : 0.0;
   if (vr.component >= 0 && fraction > cfg.chatter_fraction) {
     std::ostringstream d;
-    d << vr.name << " turns back at " << vr.count << " of " << T - 1 << " steps (steps " << vr.first_step << " … "
-      << vr.last_step << ", median jump " << fmt(vr.median_jump) << " against a largest |v| of " << fmt(vr.largest)
-      << "), fraction above " << fmt(cfg.chatter_fraction)
-      << ": an oscillation of period ≤ " << fmt(2.0 / cfg.chatter_fraction)
+    d << vr.name << " turns back at " << vr.count << " of " << T - 1 << " steps (steps "
+      << vr.first_step << " … " << vr.last_step << ", median jump " << fmt(vr.median_jump)
+      << " against a largest |v| of " << fmt(vr.largest) << "), fraction above "
+      << fmt(cfg.chatter_fraction) << ": an oscillation of period ≤ "
+      << fmt(2.0 / cfg.chatter_fraction)
       << " steps that the timestep does not resolve (a saturated servo under implicitfast, a stiff "
          "spring or contact at its stability limit)";
     if (!cfg.chatter_remedy.empty()) d << "; remedy: " << cfg.chatter_remedy;
@@ -402,32 +423,38 @@ void timestep_check(const CheckContext& x, int b, RolloutCheck& rc) {
   const Evaluation& half = x.half;
   const Evaluation& base = x.base;
   // a gradient of rounding size (at an optimum, say) is compared absolutely, as in the FD check
-  rc.timestep_gradient_change = relative_distance(half.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv,
-                                                  nv, cfg.abs_tolerance);
+  rc.timestep_gradient_change = relative_distance(
+      half.grad.data() + size_t(b) * nv, base.grad.data() + size_t(b) * nv, nv, cfg.abs_tolerance);
   const double l = std::fabs(base.loss[b]);
   rc.timestep_loss_change = std::fabs(half.loss[b] - base.loss[b]) / (l > 0 ? l : 1.0);
   double figure = rc.timestep_gradient_change;
-  std::string what = "‖g(h/2) − g(h)‖/max(‖g(h)‖, " + fmt(cfg.abs_tolerance) +
-                     ") of the same variables at half the timestep (2T steps, each control held over both half "
-                     "steps; the loss changes by " + fmt(rc.timestep_loss_change) + " relative)";
+  std::string what =
+      "‖g(h/2) − g(h)‖/max(‖g(h)‖, " + fmt(cfg.abs_tolerance) +
+      ") of the same variables at half the timestep (2T steps, each control held over both half "
+      "steps; the loss changes by " +
+      fmt(rc.timestep_loss_change) + " relative)";
   if (x.loss_gain && size_t(b) < x.loss_gain->size()) {
     const double gain = (*x.loss_gain)[size_t(b)];
-    rc.timestep_gain_moved = std::fabs(half.loss[b] - base.loss[b]) / std::max(gain, 1e-12 + 1e-9 * l);
+    rc.timestep_gain_moved =
+        std::fabs(half.loss[b] - base.loss[b]) / std::max(gain, 1e-12 + 1e-9 * l);
     figure = rc.timestep_gain_moved;
     what = "|L(h/2) − L(h)| at the optimum over what the optimization gained, " + fmt(gain) +
            " (2T steps, each control held over both half steps)";
   }
   bool half_finite = std::isfinite(half.loss[b]) && !half.diag[b].nonfinite;
-  for (int i = 0; i < nv && half_finite; ++i) half_finite = std::isfinite(half.grad[size_t(b) * nv + i]);
+  for (int i = 0; i < nv && half_finite; ++i)
+    half_finite = std::isfinite(half.grad[size_t(b) * nv + i]);
   if (!half_finite)
-    rc.labels.push_back({"timestep_sensitive", 1,
-                         "the same variables at half the timestep give a loss, state or gradient that is inf or "
-                         "NaN (figure 1: the gradient changes entirely): the result depends on the "
-                         "discretization"});
+    rc.labels.push_back(
+        {"timestep_sensitive", 1,
+         "the same variables at half the timestep give a loss, state or gradient that is inf or "
+         "NaN (figure 1: the gradient changes entirely): the result depends on the "
+         "discretization"});
   else if (!(figure <= cfg.timestep_tolerance))
-    rc.labels.push_back({"timestep_sensitive", figure,
-                         what + ", tolerance " + fmt(cfg.timestep_tolerance) +
-                             ": the result depends on the discretization (stiff contact, chatter, chaos)"});
+    rc.labels.push_back(
+        {"timestep_sensitive", figure,
+         what + ", tolerance " + fmt(cfg.timestep_tolerance) +
+             ": the result depends on the discretization (stiff contact, chatter, chaos)"});
 }
 
 // the secant check: the Richardson slope S_w = (4 S(ε/2) − S(ε))/3 against ∇L·d;
@@ -441,7 +468,8 @@ void secant_check(const CheckContext& x, int b, RolloutCheck& rc, ValidationRepo
   // abs_tolerance, and at an optimum (∇L ~ 0 by construction) ‖∇L‖ where the run started
   double scaled2 = 0;
   for (int i = 0; i < nv; ++i) {
-    const double gi = x.base.grad[size_t(b) * nv + i] * std::max(std::fabs(x.vars[size_t(b) * nv + i]), 1.0);
+    const double gi =
+        x.base.grad[size_t(b) * nv + i] * std::max(std::fabs(x.vars[size_t(b) * nv + i]), 1.0);
     scaled2 += gi * gi;
   }
   double floor = std::max(std::sqrt(scaled2 / std::max(nv, 1)), cfg.abs_tolerance);
@@ -449,14 +477,17 @@ void secant_check(const CheckContext& x, int b, RolloutCheck& rc, ValidationRepo
     floor = std::max(floor, (*x.start_gradient_norm)[size_t(b)]);
   const double ad = rc.directional_adjoint;
   if (std::isfinite(rc.secant_slope)) {
-    rc.secant_mismatch = std::fabs(rc.secant_slope - ad) / std::max({std::fabs(rc.secant_slope), std::fabs(ad), floor});
+    rc.secant_mismatch = std::fabs(rc.secant_slope - ad) /
+                         std::max({std::fabs(rc.secant_slope), std::fabs(ad), floor});
     if (rc.secant_mismatch > x.secant.tolerance)
-      rc.labels.push_back({"secant_mismatch", rc.secant_mismatch,
-                           "|S − ∇L·d| / max(|S|, |∇L·d|, " + fmt(floor) + ") with ∇L·d = " + fmt(ad) +
-                               " and S = " + fmt(rc.secant_slope) + ", the loss's slope over ±" + fmt(x.secant.epsilon) +
-                               " along d (Richardson from ε and ε/2), tolerance " + fmt(x.secant.tolerance) +
-                               ": the gradient does not give the loss's slope at this scale (a contact law "
-                               "whose derivative is biased at every timestep, or a loss rough at this scale)"});
+      rc.labels.push_back(
+          {"secant_mismatch", rc.secant_mismatch,
+           "|S − ∇L·d| / max(|S|, |∇L·d|, " + fmt(floor) + ") with ∇L·d = " + fmt(ad) +
+               " and S = " + fmt(rc.secant_slope) + ", the loss's slope over ±" +
+               fmt(x.secant.epsilon) + " along d (Richardson from ε and ε/2), tolerance " +
+               fmt(x.secant.tolerance) +
+               ": the gradient does not give the loss's slope at this scale (a contact law "
+               "whose derivative is biased at every timestep, or a loss rough at this scale)"});
   }
   rep.secant_max_mismatch = std::max(rep.secant_max_mismatch, rc.secant_mismatch);
 }
@@ -497,15 +528,19 @@ void summarize_checks(const CheckContext& x, ValidationReport& rep) {
     dev.push_back(rc.float32_deviation);
     change.push_back(rep.timestep_on_gain ? rc.timestep_gain_moved : rc.timestep_gradient_change);
   }
-  if (x.run_problem && !dev.empty()) std::tie(rep.float32_max_deviation, rep.float32_median_deviation) = max_and_median(dev);
-  if (x.half_step && !change.empty()) std::tie(rep.timestep_max_change, rep.timestep_median_change) = max_and_median(change);
+  if (x.run_problem && !dev.empty())
+    std::tie(rep.float32_max_deviation, rep.float32_median_deviation) = max_and_median(dev);
+  if (x.half_step && !change.empty())
+    std::tie(rep.timestep_max_change, rep.timestep_median_change) = max_and_median(change);
 }
 
 }  // namespace
 
-ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage, Problem* run_problem, Problem* half_step,
-                          const std::vector<double>* loss_gain, const std::vector<double>* start_gradient_norm,
+ValidationReport validate(Problem& problem, const std::vector<double>& vars,
+                          const ValidationConfig& cfg, const std::string& stage,
+                          Problem* run_problem, Problem* half_step,
+                          const std::vector<double>* loss_gain,
+                          const std::vector<double>* start_gradient_norm,
                           const SecantCheckConfig& secant, const ValidationProgress& progress) {
   const int B = problem.batch_size(), nv = problem.num_vars();
   const int n = std::min(B, cfg.max_rollouts);
@@ -518,8 +553,8 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
     if (ok && half_step) ok = (cut_half = half_step->leading(n)) != nullptr;
     if (ok) {
       const std::vector<double> first(vars.begin(), vars.begin() + size_t(n) * nv);
-      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain, start_gradient_norm,
-                      secant, progress);
+      return validate(*cut, first, cfg, stage, cut_run.get(), cut_half.get(), loss_gain,
+                      start_gradient_norm, secant, progress);
     }
   }
   ValidationReport rep;
@@ -527,7 +562,8 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
   rep.epsilon = cfg.epsilon;
   rep.tolerance = cfg.tolerance;
   rep.epsilons = cfg.epsilon_sweep;
-  CheckContext x(problem, vars, cfg, run_problem, half_step, loss_gain, start_gradient_norm, secant, progress);
+  CheckContext x(problem, vars, cfg, run_problem, half_step, loss_gain, start_gradient_norm, secant,
+                 progress);
   x.B = B, x.nv = nv, x.n = n, x.T = problem.steps();
   gradient_pass(x, rep);
   reference_passes(x, rep);
@@ -542,9 +578,10 @@ ValidationReport validate(Problem& problem, const std::vector<double>& vars, con
 nlohmann::json to_json(const ValidationReport& r, int max_listed) {
   nlohmann::json j;
   j["stage"] = r.stage;
-  j["method"] = "directional centered finite differences: (L(v+εd) − L(v−εd))/(2ε) vs ∇L·d, d a random "
-                "direction, unit after scaling each variable by max(|v_i|, 1); pass when the smallest "
-                "relative error over the ε sweep is within tolerance";
+  j["method"] =
+      "directional centered finite differences: (L(v+εd) − L(v−εd))/(2ε) vs ∇L·d, d a random "
+      "direction, unit after scaling each variable by max(|v_i|, 1); pass when the smallest "
+      "relative error over the ε sweep is within tolerance";
   j["epsilon"] = r.epsilon;
   j["epsilon_sweep"] = r.epsilons;
   j["tolerance"] = r.tolerance;
@@ -559,33 +596,43 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
   for (size_t i = 0; i < r.rollouts.size() && int(i) < max_listed; ++i) {
     const auto& c = r.rollouts[i];
     nlohmann::json labels = nlohmann::json::array();
-    for (const auto& l : c.labels) labels.push_back({{"label", l.name}, {"figure", l.figure}, {"detail", l.detail}});
-    list.push_back({{"rollout", c.rollout},
-                    {"loss", c.loss},
-                    {"directional_adjoint", c.directional_adjoint},
-                    {"fd", c.fd},
-                    {"relative_error", c.error},
-                    {"best_relative_error", c.best_error},
-                    {"best_epsilon", c.best_epsilon},
-                    {"sweep_fd", c.sweep_fd},
-                    {"sweep_relative_error", c.sweep_error},
-                    {"sweep_contact_mode_switch", c.sweep_mode_switch},
-                    {"horizon_ratio", c.horizon_ratio},
-                    {"energy_drift_relative", c.energy_drift},
-                    {"float32_gradient_relative_deviation", c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
-                    {"velocity_reversals", c.reversals.component < 0 ? nlohmann::json(nullptr)
-                                                                    : nlohmann::json({{"state", c.reversals.name},
-                                                                                      {"count", c.reversals.count},
-                                                                                      {"first_step", c.reversals.first_step},
-                                                                                      {"last_step", c.reversals.last_step},
-                                                                                      {"median_jump", c.reversals.median_jump},
-                                                                                      {"largest_abs", c.reversals.largest}})},
-                    {"timestep_gradient_change", c.timestep_gradient_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_gradient_change)},
-                    {"timestep_loss_change", c.timestep_loss_change < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.timestep_loss_change)},
-                    {"secant_slope", c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_slope)},
-                    {"secant_mismatch", c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_mismatch)},
-                    {"passed", c.passed},
-                    {"labels", labels}});
+    for (const auto& l : c.labels)
+      labels.push_back({{"label", l.name}, {"figure", l.figure}, {"detail", l.detail}});
+    list.push_back(
+        {{"rollout", c.rollout},
+         {"loss", c.loss},
+         {"directional_adjoint", c.directional_adjoint},
+         {"fd", c.fd},
+         {"relative_error", c.error},
+         {"best_relative_error", c.best_error},
+         {"best_epsilon", c.best_epsilon},
+         {"sweep_fd", c.sweep_fd},
+         {"sweep_relative_error", c.sweep_error},
+         {"sweep_contact_mode_switch", c.sweep_mode_switch},
+         {"horizon_ratio", c.horizon_ratio},
+         {"energy_drift_relative", c.energy_drift},
+         {"float32_gradient_relative_deviation",
+          c.float32_deviation < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.float32_deviation)},
+         {"velocity_reversals", c.reversals.component < 0
+                                    ? nlohmann::json(nullptr)
+                                    : nlohmann::json({{"state", c.reversals.name},
+                                                      {"count", c.reversals.count},
+                                                      {"first_step", c.reversals.first_step},
+                                                      {"last_step", c.reversals.last_step},
+                                                      {"median_jump", c.reversals.median_jump},
+                                                      {"largest_abs", c.reversals.largest}})},
+         {"timestep_gradient_change", c.timestep_gradient_change < 0
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(c.timestep_gradient_change)},
+         {"timestep_loss_change", c.timestep_loss_change < 0
+                                      ? nlohmann::json(nullptr)
+                                      : nlohmann::json(c.timestep_loss_change)},
+         {"secant_slope",
+          c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_slope)},
+         {"secant_mismatch",
+          c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_mismatch)},
+         {"passed", c.passed},
+         {"labels", labels}});
   }
   j["rollouts"] = list;
   if (r.timestep_checked) {
@@ -604,30 +651,41 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
         {"median", r.timestep_median_change},
         {"gradient_change", change},
         {"loss_change", loss_change},
-        {"rollouts_labelled", r.label_counts.count("timestep_sensitive") ? r.label_counts.at("timestep_sensitive") : 0},
-        {"definition", "the same variables at half the timestep over the same horizon (2T steps, each control held "
-                       "over both half steps, the weights of the sums over the steps halved; observations without "
-                       "interpolation compared at the same observation times with their own weights): per rollout "
-                       "||g(h/2) - g(h)|| / max(||g(h)||, abs_tolerance) and |L(h/2) - L(h)| / |L(h)|; at an optimum (measure gain_moved) "
-                       "|L(h/2) - L(h)| / (the optimization's gain |L(start) - L(optimum)|) instead; "
-                       "timestep_sensitive when the measure exceeds the tolerance (a label, not a failure)"}};
+        {"rollouts_labelled",
+         r.label_counts.count("timestep_sensitive") ? r.label_counts.at("timestep_sensitive") : 0},
+        {"definition",
+         "the same variables at half the timestep over the same horizon (2T steps, each control "
+         "held "
+         "over both half steps, the weights of the sums over the steps halved; observations "
+         "without "
+         "interpolation compared at the same observation times with their own weights): per "
+         "rollout "
+         "||g(h/2) - g(h)|| / max(||g(h)||, abs_tolerance) and |L(h/2) - L(h)| / |L(h)|; at an "
+         "optimum (measure gain_moved) "
+         "|L(h/2) - L(h)| / (the optimization's gain |L(start) - L(optimum)|) instead; "
+         "timestep_sensitive when the measure exceeds the tolerance (a label, not a failure)"}};
     if (r.timestep_on_gain) j["timestep_check"]["gain_moved"] = gain;
   }
   if (r.secant_checked) {
     nlohmann::json mismatch = nlohmann::json::array();
     for (const auto& c : r.rollouts)
-      mismatch.push_back(c.secant_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.secant_mismatch));
+      mismatch.push_back(c.secant_mismatch < 0 ? nlohmann::json(nullptr)
+                                               : nlohmann::json(c.secant_mismatch));
     j["secant_check"] = {
         {"rollouts", r.secant_rollouts},
         {"epsilon", r.secant_epsilon},
         {"tolerance", r.secant_tolerance},
         {"max", r.secant_max_mismatch},
         {"mismatch", mismatch},
-        {"rollouts_labelled", r.label_counts.count("secant_mismatch") ? r.label_counts.at("secant_mismatch") : 0},
-        {"definition", "on rollouts with contact: S(e) = (L(v + e d) - L(v - e d)) / (2e) along the check's direction "
-                       "d, S = (4 S(e/2) - S(e)) / 3, mismatch |S - grad.d| / max(|S|, |grad.d|, ||D grad||/sqrt(n), "
-                       "abs_tolerance, at an optimum ||grad at the start||); secant_mismatch when it exceeds the "
-                       "tolerance (a label, not a failure)"}};
+        {"rollouts_labelled",
+         r.label_counts.count("secant_mismatch") ? r.label_counts.at("secant_mismatch") : 0},
+        {"definition",
+         "on rollouts with contact: S(e) = (L(v + e d) - L(v - e d)) / (2e) along the check's "
+         "direction "
+         "d, S = (4 S(e/2) - S(e)) / 3, mismatch |S - grad.d| / max(|S|, |grad.d|, ||D "
+         "grad||/sqrt(n), "
+         "abs_tolerance, at an optimum ||grad at the start||); secant_mismatch when it exceeds the "
+         "tolerance (a label, not a failure)"}};
   }
   if (r.float32_compared) {
     nlohmann::json dev = nlohmann::json::array(), loss_dev = nlohmann::json::array();
@@ -642,11 +700,14 @@ nlohmann::json to_json(const ValidationReport& r, int max_listed) {
         {"gradient_relative_deviation_median", r.float32_median_deviation},
         {"gradient_relative_deviation", dev},
         {"loss_relative_deviation", loss_dev},
-        {"rollouts_over_tolerance", r.label_counts.count("float32_rounding") ? r.label_counts.at("float32_rounding") : 0},
-        {"definition", "per rollout ||grad_float32 - grad_float64|| / max(||grad_float64||, abs_tolerance) over the "
-                       "run's variables, at a run's final check max(||grad_float64||, ||grad at the start||, "
-                       "abs_tolerance); loss: |L32 - L64| / |L64|; a rollout over the tolerance fails its check, "
-                       "labelled float32_rounding"}};
+        {"rollouts_over_tolerance",
+         r.label_counts.count("float32_rounding") ? r.label_counts.at("float32_rounding") : 0},
+        {"definition",
+         "per rollout ||grad_float32 - grad_float64|| / max(||grad_float64||, abs_tolerance) over "
+         "the "
+         "run's variables, at a run's final check max(||grad_float64||, ||grad at the start||, "
+         "abs_tolerance); loss: |L32 - L64| / |L64|; a rollout over the tolerance fails its check, "
+         "labelled float32_rounding"}};
   }
   return j;
 }

@@ -51,13 +51,13 @@ struct Label {
 struct RolloutCheck {
   int rollout = 0;
   double loss = 0;
-  double directional_adjoint = 0;      // ∇L·d
-  double fd = 0, error = 0;            // centered FD and relative error at the primary ε
+  double directional_adjoint = 0;             // ∇L·d
+  double fd = 0, error = 0;                   // centered FD and relative error at the primary ε
   std::vector<double> sweep_fd, sweep_error;  // per ε of the sweep
-  std::vector<int> sweep_mode_switch;  // contact set differed between +ε and −ε
+  std::vector<int> sweep_mode_switch;         // contact set differed between +ε and −ε
   double best_error = 0, best_epsilon = 0;
-  double horizon_ratio = 1;            // ‖λ_0‖/‖λ_seed‖
-  double energy_drift = 0;             // relative, for conservative rollouts
+  double horizon_ratio = 1;  // ‖λ_0‖/‖λ_seed‖
+  double energy_drift = 0;   // relative, for conservative rollouts
   // a float32 run checked on its float64 twin: ‖g₃₂ − g₆₄‖/‖g₆₄‖ of the run's own adjoint
   // gradient (absolute where g₆₄ = 0) and |L₃₂ − L₆₄|/|L₆₄|; −1 when not measured
   double float32_deviation = -1, float32_loss_deviation = -1;
@@ -125,8 +125,9 @@ double relative_error(double fd, double ad, double atol);
 // (the secant check's passes), so the first call is (1, total) and the last (total, total).
 // It only reports: the result is the same with or without it.
 using ValidationProgress = std::function<void(long long done, long long total)>;
-ValidationReport validate(Problem& problem, const std::vector<double>& vars, const ValidationConfig& cfg,
-                          const std::string& stage, Problem* run_problem = nullptr, Problem* half_step = nullptr,
+ValidationReport validate(Problem& problem, const std::vector<double>& vars,
+                          const ValidationConfig& cfg, const std::string& stage,
+                          Problem* run_problem = nullptr, Problem* half_step = nullptr,
                           const std::vector<double>* loss_gain = nullptr,
                           const std::vector<double>* start_gradient_norm = nullptr,
                           const SecantCheckConfig& secant = SecantCheckConfig(),

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   const double loss = ev.loss[0], gvx = ev.grad[0], gvy = ev.grad[1];
   std::printf("steer %s: loss %.17g, dL/dvx %.17g, dL/dvy %.17g\n", STEER_VERSION, loss, gvx, gvy);
   // rounding over 300 steps of h = 0.01 s: well under 1e-9 relative
-  const bool ok = std::abs(loss - 1.125) < 1e-9 && std::abs(gvx - 4.5) < 1e-9 && std::abs(gvy) < 1e-12;
+  const bool ok =
+      std::abs(loss - 1.125) < 1e-9 && std::abs(gvx - 4.5) < 1e-9 && std::abs(gvy) < 1e-12;
   return ok ? 0 : 1;
 }

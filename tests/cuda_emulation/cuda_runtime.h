@@ -62,7 +62,8 @@ void run_grid(dim3 grid, dim3 block, void (*body)(void*), void* ctx);
 template <class... P>
 class KernelLaunch {
  public:
-  KernelLaunch(dim3 grid, dim3 block, void (*kernel)(P...)) : grid_(grid), block_(block), kernel_(kernel) {}
+  KernelLaunch(dim3 grid, dim3 block, void (*kernel)(P...))
+      : grid_(grid), block_(block), kernel_(kernel) {}
 
   template <class... A>
   void operator()(A&&... args) const {
@@ -73,10 +74,13 @@ class KernelLaunch {
       void (*kernel)(P...);
       std::tuple<std::decay_t<P>...> params;
     } ctx{kernel_, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
-    run_grid(grid_, block_, [](void* c) {
-      Ctx* x = static_cast<Ctx*>(c);
-      std::apply(x->kernel, x->params);
-    }, &ctx);
+    run_grid(
+        grid_, block_,
+        [](void* c) {
+          Ctx* x = static_cast<Ctx*>(c);
+          std::apply(x->kernel, x->params);
+        },
+        &ctx);
   }
 
  private:

@@ -43,7 +43,9 @@ inline Loss projectile_loss() {
 // drag, mass, moderate ground stiffness (100–400 N/m) and controls (±2 N)
 inline Batch<double> projectile_batch(const Projectile& m, int B, int T, unsigned seed) {
   std::mt19937_64 rng(seed);
-  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto uni = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
   Batch<double> b;
   b.resize(B, m.nx(), m.nu(), m.np(), T);
   for (int r = 0; r < B; ++r) {
@@ -67,7 +69,8 @@ inline Batch<double> projectile_batch(const Projectile& m, int B, int T, unsigne
 // the wide grid robot (33 particles, more than a warp's lanes) with raw actuation, walking
 struct MassSpringCase {
   Robot robot = testing::wide_grid_robot();
-  MassSpring model = testing::bind_topology(make_mass_spring(robot, 10, MassSpring::kRaw, true, 0.004), robot);
+  MassSpring model =
+      testing::bind_topology(make_mass_spring(robot, 10, MassSpring::kRaw, true, 0.004), robot);
   Loss loss = [] {
     Loss l;
     l.com = true;
@@ -81,7 +84,8 @@ struct MassSpringCase {
     Batch<double> b;
     b.resize(B, model.nx(), model.nu(), model.np(), T);
     for (int k = 0; k < B; ++k)
-      testing::draw_mass_spring_rollout<double>(model, robot, T, rng, b.x0_of(k), b.u_of(k), b.theta_of(k));
+      testing::draw_mass_spring_rollout<double>(model, robot, T, rng, b.x0_of(k), b.u_of(k),
+                                                b.theta_of(k));
     return b;
   }
 };

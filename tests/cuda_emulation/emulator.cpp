@@ -121,13 +121,13 @@ void context_init(Context& c, char* base, std::size_t size, void (*entry)(void*)
   asm volatile("stmxcsr %0" : "=m"(mxcsr));
   asm volatile("fnstcw %0" : "=m"(fcw));
   *--sp = reinterpret_cast<std::uint64_t>(&steer_emu_trampoline);  // "return" address
-  *--sp = 0;                                                    // rbp: ends frame chains
-  *--sp = 0;                                                    // rbx
-  *--sp = reinterpret_cast<std::uint64_t>(arg);                 // r12
-  *--sp = reinterpret_cast<std::uint64_t>(entry);               // r13
-  *--sp = 0;                                                    // r14
-  *--sp = 0;                                                    // r15
-  *--sp = std::uint64_t(mxcsr) | (std::uint64_t(fcw) << 32);    // control words
+  *--sp = 0;                                                       // rbp: ends frame chains
+  *--sp = 0;                                                       // rbx
+  *--sp = reinterpret_cast<std::uint64_t>(arg);                    // r12
+  *--sp = reinterpret_cast<std::uint64_t>(entry);                  // r13
+  *--sp = 0;                                                       // r14
+  *--sp = 0;                                                       // r15
+  *--sp = std::uint64_t(mxcsr) | (std::uint64_t(fcw) << 32);       // control words
   c.sp = sp;
 }
 
@@ -232,8 +232,8 @@ Schedule env_schedule() {
   }
 }
 
-std::mutex g_mutex;          // the device state
-std::mutex g_launch_mutex;   // one launch at a time (shared memory is static storage)
+std::mutex g_mutex;         // the device state
+std::mutex g_launch_mutex;  // one launch at a time (shared memory is static storage)
 
 Device& device() {  // callers hold g_mutex
   static Device d = [] {
@@ -402,7 +402,8 @@ bool run_block(Block& b) {
   for (int i = 0; i < n; ++i) {
     Fiber& f = b.fibers[i];
     f.index = i;
-    f.tid = uint3{unsigned(i) % b.dim.x, unsigned(i) / b.dim.x % b.dim.y, unsigned(i) / (b.dim.x * b.dim.y)};
+    f.tid = uint3{unsigned(i) % b.dim.x, unsigned(i) / b.dim.x % b.dim.y,
+                  unsigned(i) / (b.dim.x * b.dim.y)};
     b.warps[i / 32].live |= 1u << (i % 32);
     b.ready.push_back(i);
   }
@@ -416,9 +417,10 @@ bool run_block(Block& b) {
       if (b.live == 0) break;
       int at_block = int(b.block_waiters.size()), at_warp = 0;
       for (const Warp& w : b.warps) at_warp += int(w.waiters.size());
-      b.fault = "deadlock in block (" + std::to_string(b.idx.x) + ", " + std::to_string(b.idx.y) + ", " +
-                std::to_string(b.idx.z) + "): " + std::to_string(at_block) + " threads wait at __syncthreads, " +
-                std::to_string(at_warp) + " at __syncwarp, none can go on (barriers in divergent code)";
+      b.fault = "deadlock in block (" + std::to_string(b.idx.x) + ", " + std::to_string(b.idx.y) +
+                ", " + std::to_string(b.idx.z) + "): " + std::to_string(at_block) +
+                " threads wait at __syncthreads, " + std::to_string(at_warp) +
+                " at __syncwarp, none can go on (barriers in divergent code)";
       break;
     }
     std::size_t pick = 0;
@@ -456,8 +458,9 @@ bool run_block(Block& b) {
 
 bool valid_config(dim3 g, dim3 t) {
   const unsigned long threads = (unsigned long)t.x * t.y * t.z;
-  return g.x >= 1 && g.y >= 1 && g.z >= 1 && t.x >= 1 && t.y >= 1 && t.z >= 1 && g.x <= 2147483647u &&
-         g.y <= 65535u && g.z <= 65535u && t.x <= 1024u && t.y <= 1024u && t.z <= 64u && threads <= 1024ul;
+  return g.x >= 1 && g.y >= 1 && g.z >= 1 && t.x >= 1 && t.y >= 1 && t.z >= 1 &&
+         g.x <= 2147483647u && g.y <= 65535u && g.z <= 65535u && t.x <= 1024u && t.y <= 1024u &&
+         t.z <= 64u && threads <= 1024ul;
 }
 
 }  // namespace
@@ -501,10 +504,11 @@ void sync_warp(unsigned mask) {
   Warp& w = b.warps[f.index / 32];
   const unsigned bit = 1u << (f.index % 32);
   if (!(mask & bit) && b.fault.empty())
-    b.fault = "__syncwarp(" + std::to_string(mask) + ") called by lane " + std::to_string(f.index % 32) +
-              ", which its mask leaves out";
+    b.fault = "__syncwarp(" + std::to_string(mask) + ") called by lane " +
+              std::to_string(f.index % 32) + ", which its mask leaves out";
   if (w.arrived > 0 && w.mask != mask && b.fault.empty())
-    b.fault = "the lanes of warp " + std::to_string(f.index / 32) + " wait at __syncwarp with different masks";
+    b.fault = "the lanes of warp " + std::to_string(f.index / 32) +
+              " wait at __syncwarp with different masks";
   if (w.arrived == 0) w.mask = mask;
   f.state = Fiber::kWaiting;
   w.waiters.push_back(f.index);
@@ -654,9 +658,9 @@ using steer_emu::device;
 using steer_emu::g_mutex;
 using steer_emu::record;
 
-#define STEER_EMU_LOCK_AND_CHECK_STICKY()        \
-  std::lock_guard<std::mutex> lk(g_mutex);       \
-  steer_emu::Device& d = device();               \
+#define STEER_EMU_LOCK_AND_CHECK_STICKY()  \
+  std::lock_guard<std::mutex> lk(g_mutex); \
+  steer_emu::Device& d = device();         \
   if (d.sticky != cudaSuccess) return record(d, d.sticky)
 
 cudaError_t cudaGetDeviceCount(int* count) {
@@ -729,7 +733,8 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
   if (bytes == 0) return cudaSuccess;
   if (d.fail_alloc_in >= 0 && d.fail_alloc_in-- == 0) return record(d, cudaErrorMemoryAllocation);
   const std::size_t units = steer_emu::units_of(bytes);
-  if (units > d.capacity - std::min(d.used, d.capacity)) return record(d, cudaErrorMemoryAllocation);
+  if (units > d.capacity - std::min(d.used, d.capacity))
+    return record(d, cudaErrorMemoryAllocation);
   // exactly `bytes` from the host heap, so that AddressSanitizer sees the first byte past it
   void* p = nullptr;
   if (posix_memalign(&p, 256, bytes) != 0) return record(d, cudaErrorMemoryAllocation);
@@ -744,7 +749,8 @@ cudaError_t cudaFree(void* ptr) {
   steer_emu::Device& d = device();
   if (!ptr) return d.sticky != cudaSuccess ? record(d, d.sticky) : cudaSuccess;
   auto it = d.allocs.find(reinterpret_cast<std::uintptr_t>(ptr));
-  if (it == d.allocs.end()) return record(d, d.sticky != cudaSuccess ? d.sticky : cudaErrorInvalidValue);
+  if (it == d.allocs.end())
+    return record(d, d.sticky != cudaSuccess ? d.sticky : cudaErrorInvalidValue);
   d.used -= steer_emu::units_of(it->second);
   d.allocs.erase(it);
   std::free(ptr);
@@ -756,16 +762,19 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   if (bytes == 0) return cudaSuccess;
   if (!dst || !src) return record(d, cudaErrorInvalidValue);
   if (kind == cudaMemcpyDefault)
-    kind = steer_emu::touches_device(d, src) ? (steer_emu::touches_device(d, dst) ? cudaMemcpyDeviceToDevice
-                                                                                   : cudaMemcpyDeviceToHost)
-                                             : (steer_emu::touches_device(d, dst) ? cudaMemcpyHostToDevice
-                                                                                   : cudaMemcpyHostToHost);
+    kind =
+        steer_emu::touches_device(d, src)
+            ? (steer_emu::touches_device(d, dst) ? cudaMemcpyDeviceToDevice
+                                                 : cudaMemcpyDeviceToHost)
+            : (steer_emu::touches_device(d, dst) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
   const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   // a device side must lie inside one allocation, a host side outside every allocation
-  const bool ok = (src_dev ? steer_emu::in_device(d, src, bytes) : !steer_emu::touches_device(d, src)) &&
-                  (dst_dev ? steer_emu::in_device(d, dst, bytes) : !steer_emu::touches_device(d, dst));
-  if (!ok || kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return record(d, cudaErrorInvalidValue);
+  const bool ok =
+      (src_dev ? steer_emu::in_device(d, src, bytes) : !steer_emu::touches_device(d, src)) &&
+      (dst_dev ? steer_emu::in_device(d, dst, bytes) : !steer_emu::touches_device(d, dst));
+  if (!ok || kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+    return record(d, cudaErrorInvalidValue);
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -789,14 +798,16 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   std::lock_guard<std::mutex> lk(g_mutex);
   steer_emu::Device& d = device();
-  if (d.events.erase(event) == 0) return record(d, d.sticky != cudaSuccess ? d.sticky : cudaErrorInvalidResourceHandle);
+  if (d.events.erase(event) == 0)
+    return record(d, d.sticky != cudaSuccess ? d.sticky : cudaErrorInvalidResourceHandle);
   delete event;
   return d.sticky != cudaSuccess ? record(d, d.sticky) : cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   STEER_EMU_LOCK_AND_CHECK_STICKY();
-  if (stream != nullptr || d.events.count(event) == 0) return record(d, cudaErrorInvalidResourceHandle);
+  if (stream != nullptr || d.events.count(event) == 0)
+    return record(d, cudaErrorInvalidResourceHandle);
   // every call before this one has completed: launches and copies are synchronous here
   event->recorded = true;
   event->when = std::chrono::steady_clock::now();
@@ -849,13 +860,16 @@ constexpr ErrorText kErrors[] = {
     {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
     {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
     {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
-    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
     {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
-    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
-    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress",
+     "an illegal memory access was encountered"},
+    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources",
+     "too many resources requested for launch"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},

@@ -52,10 +52,10 @@ void fail_launch(int after, cudaError_t err);
 
 // what a test can count on
 struct Counters {
-  long launches = 0;   // grids run
+  long launches = 0;  // grids run
   long blocks = 0;
   long threads = 0;
-  long switches = 0;   // fiber switches away from a running thread (barrier, preemption, end)
+  long switches = 0;  // fiber switches away from a running thread (barrier, preemption, end)
   long preemptions = 0;
 };
 Counters counters();

@@ -10,7 +10,7 @@
 namespace steer_test_kernels {
 namespace {
 
-constexpr int kTile = 32;     // as rollout_kernels.cuh
+constexpr int kTile = 32;  // as rollout_kernels.cuh
 constexpr int kTileRows = 8;
 
 // BUG: no __syncthreads between filling the tile and reading it back transposed, so a thread

@@ -30,11 +30,12 @@ using emulated::expect_same_bits;
 
 // a batch of the same sizes as `owned` that reads owned's vectors where they are
 template <class S>
-Batch<S> view_of(const Batch<S>& owned, Memory where = Memory::kHost, const S* x0 = nullptr, const S* u = nullptr,
-                 const S* theta = nullptr) {
+Batch<S> view_of(const Batch<S>& owned, Memory where = Memory::kHost, const S* x0 = nullptr,
+                 const S* u = nullptr, const S* theta = nullptr) {
   Batch<S> v;
   v.size = owned.size, v.nx = owned.nx, v.nu = owned.nu, v.np = owned.np, v.steps = owned.steps;
-  v.view_inputs(x0 ? x0 : owned.x0.data(), u ? u : owned.u.data(), theta ? theta : owned.theta.data(), where);
+  v.view_inputs(x0 ? x0 : owned.x0.data(), u ? u : owned.u.data(),
+                theta ? theta : owned.theta.data(), where);
   return v;
 }
 
@@ -94,7 +95,8 @@ TEST(BatchView, ANullViewIsRefused) {
     cpu_run_batch(m, emulated::projectile_loss(), shape(10, 10, 0), v, false, r);
     FAIL() << "a null input array ran";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("a viewed input array is null"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a viewed input array is null"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -103,10 +105,13 @@ TEST(BatchView, TheCpuBackendRefusesDeviceMemory) {
   const Batch<double> owned = emulated::projectile_batch(m, 2, 10, 1u);
   BatchResult<double> r;
   try {
-    run_batch(BackendKind::kCpu, m, emulated::projectile_loss(), shape(10, 10, 0), view_of(owned, Memory::kDevice), false, r);
+    run_batch(BackendKind::kCpu, m, emulated::projectile_loss(), shape(10, 10, 0),
+              view_of(owned, Memory::kDevice), false, r);
     FAIL() << "device memory ran on the cpu backend";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("backend cpu: the batch's inputs are in CUDA device memory"), std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("backend cpu: the batch's inputs are in CUDA device memory"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -115,8 +120,11 @@ TEST(BatchView, TheCpuBackendRefusesDeviceMemory) {
 // an emulated-device copy of v
 struct DeviceCopy {
   DeviceBuffer buf;
-  explicit DeviceCopy(const std::vector<double>& v) : buf(sizeof(double) * (v.empty() ? 1 : v.size())) {
-    EXPECT_EQ(cudaMemcpy(buf.as<double>(), v.data(), sizeof(double) * v.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  explicit DeviceCopy(const std::vector<double>& v)
+      : buf(sizeof(double) * (v.empty() ? 1 : v.size())) {
+    EXPECT_EQ(
+        cudaMemcpy(buf.as<double>(), v.data(), sizeof(double) * v.size(), cudaMemcpyHostToDevice),
+        cudaSuccess);
   }
   const double* data() const { return buf.as<double>(); }
 };
@@ -132,8 +140,8 @@ std::vector<double> to_host(const double* d, std::size_t n) {
 // runs `owned` on the emulated cuda backend from host memory, from a host view and from device
 // memory (chunks of max_chunk rollouts, 0: one pass) and expects the host path's bits each time
 template <class Model>
-void expect_device_path_bits(const Model& m, const Loss& loss, const RolloutShape& sh, const Batch<double>& owned,
-                             long max_chunk) {
+void expect_device_path_bits(const Model& m, const Loss& loss, const RolloutShape& sh,
+                             const Batch<double>& owned, long max_chunk) {
   CudaRunOptions opt;
   opt.max_chunk = max_chunk;
   BatchResult<double> ref, hv, dv;
@@ -142,13 +150,16 @@ void expect_device_path_bits(const Model& m, const Loss& loss, const RolloutShap
   expect_same_bits(ref, hv);
   const DeviceCopy x0(owned.x0), u(owned.u), th(owned.theta);
   CudaRunStats st;
-  cuda_run_batch_ex(m, loss, sh, view_of(owned, Memory::kDevice, x0.data(), u.data(), th.data()), true, dv, opt, &st);
+  cuda_run_batch_ex(m, loss, sh, view_of(owned, Memory::kDevice, x0.data(), u.data(), th.data()),
+                    true, dv, opt, &st);
   if (max_chunk > 0) {
     EXPECT_GT(st.chunks, 1);
   }
   ASSERT_EQ(dv.memory, Memory::kDevice);
-  EXPECT_TRUE(dv.loss.empty() && dv.grad_x0.empty() && dv.grad_u.empty() && dv.grad_theta.empty() && dv.traj.empty());
-  ASSERT_TRUE(dv.device.owner && dv.device.loss && dv.device.grad_x0 && dv.device.grad_u && dv.device.grad_theta);
+  EXPECT_TRUE(dv.loss.empty() && dv.grad_x0.empty() && dv.grad_u.empty() && dv.grad_theta.empty() &&
+              dv.traj.empty());
+  ASSERT_TRUE(dv.device.owner && dv.device.loss && dv.device.grad_x0 && dv.device.grad_u &&
+              dv.device.grad_theta);
   ASSERT_EQ(dv.device.traj != nullptr, sh.traj_stride > 0);
   // the device arrays as host vectors: then every array and diagnostic as the host path's
   BatchResult<double> back;
@@ -164,13 +175,15 @@ void expect_device_path_bits(const Model& m, const Loss& loss, const RolloutShap
 TEST(BatchViewDevice, ProjectileTransposedOnTheDevice) {
   const Projectile m = emulated::projectile();
   const Batch<double> b = emulated::projectile_batch(m, 7, 50, 9u);
-  for (long chunk : {0L, 3L}) expect_device_path_bits(m, emulated::projectile_loss(), shape(50, 6, 5), b, chunk);
+  for (long chunk : {0L, 3L})
+    expect_device_path_bits(m, emulated::projectile_loss(), shape(50, 6, 5), b, chunk);
 }
 
 TEST(BatchViewDevice, MassSpringReadInPlace) {
   const emulated::MassSpringCase ms;
   const Batch<double> b = ms.batch(5, 16, 4u);
-  for (long chunk : {0L, 2L}) expect_device_path_bits(ms.model, ms.loss, shape(16, 16, 4), b, chunk);
+  for (long chunk : {0L, 2L})
+    expect_device_path_bits(ms.model, ms.loss, shape(16, 16, 4), b, chunk);
 }
 
 TEST(BatchViewDevice, DeviceMemoryOfAnotherDeviceIsRefused) {
@@ -183,7 +196,8 @@ TEST(BatchViewDevice, DeviceMemoryOfAnotherDeviceIsRefused) {
     cuda_run_batch(m, emulated::projectile_loss(), shape(10, 10, 0), v, false, r);
     FAIL() << "device 1's arrays ran on device 0";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("the batch's arrays are on device 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the batch's arrays are on device 1"), std::string::npos)
+        << e.what();
   }
 }
 #endif

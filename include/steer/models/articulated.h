@@ -12,10 +12,11 @@
 //             contact plane height [m], stiffness [N/m], damping [N·s/m], smoothing width [m].
 //
 // Kinematics (world frame, bodies in topological order, parent before child):
-//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b)   p_b = p_parent + R_parent · offset_b (+ a q for slides)
+//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b)   p_b = p_parent + R_parent · offset_b (+ a q for
+//   slides)
 // Dynamics: M(q) q̈ + c(q, q̇) = τ + τ_c (τ_c: the contacts' generalized force, below), with
-//   M = diag(armature) + Σ_b m_b J_v,bᵀ J_v,b + J_ω,bᵀ I_b J_ω,b   (by composite rigid bodies: mass_matrix)
-//   c = Coriolis, centrifugal and gravity forces by recursive Newton–Euler with q̈ = 0
+//   M = diag(armature) + Σ_b m_b J_v,bᵀ J_v,b + J_ω,bᵀ I_b J_ω,b   (by composite rigid bodies:
+//   mass_matrix) c = Coriolis, centrifugal and gravity forces by recursive Newton–Euler with q̈ = 0
 //       (gravity enters as an upward base acceleration g ẑ).
 // Controller: τ_raw = k_p (q* − q) − k_v q̇ + u_ff, saturated smoothly when limits are on:
 //   τ = sat(τ_raw) = τ_raw − (1/β)[softplus(β(τ_raw − τ_max)) − softplus(β(−τ_raw − τ_max))]

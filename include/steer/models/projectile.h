@@ -53,11 +53,11 @@ struct Projectile {
   static constexpr int kMaxParam = kNumParams;
   static constexpr int kMaxContacts = 2;
 
-  int dim = 2;              // 2 or 3
-  double dt = 0.01;         // timestep h [s]
+  int dim = 2;       // 2 or 3
+  double dt = 0.01;  // timestep h [s]
   int ground = kGroundNone;
-  int wall = kGroundNone;   // kGroundPenalty: the wall plane x = wall_position
-  int wall_normal = -1;     // s = ±1: the wall's normal is s x̂
+  int wall = kGroundNone;      // kGroundPenalty: the wall plane x = wall_position
+  int wall_normal = -1;        // s = ±1: the wall's normal is s x̂
   double wall_position = 0.0;  // X [m]
   double radius = 0.0;         // r [m]: the planes act on the particle's surface
   int damping_law = kDampAlways;
@@ -144,18 +144,19 @@ struct Projectile {
     F = S(0);
     Fw = S(0);
     if (ground == kGroundPenalty)
-      F = contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]));
+      F = contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]),
+                        S(p[kGroundDamping]), S(p[kGroundSmoothing]));
     if (wall == kGroundPenalty) {
       const S s = S(double(wall_normal));
-      Fw = s * contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                             S(p[kGroundSmoothing]));
+      Fw = s * contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]),
+                             S(p[kGroundDamping]), S(p[kGroundSmoothing]));
     }
   }
 
   // (x_k, u_k, θ) -> x_{k+1}; one particle, so only the leading lane works
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}) const {
     (void)k;
     if (!ln.leader()) return;
     using std::sqrt;
@@ -214,8 +215,8 @@ struct Projectile {
       adj_F = adj_a[1] / m;
       adj_m += -adj_a[1] * F / (m * m);
       S ac = S(0), avy = S(0), ak = S(0), ad = S(0), aw = S(0);
-      adj_contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]), ac, avy, ak, ad, aw, adj_F);
+      adj_contact_force(ground_gap<S>(x, p), S(x[D + 1]), S(p[kGroundStiffness]),
+                        S(p[kGroundDamping]), S(p[kGroundSmoothing]), ac, avy, ak, ad, aw, adj_F);
       // c = y − r
       adj_x[1] += ac;
       adj_x[D + 1] += avy;
@@ -229,8 +230,9 @@ struct Projectile {
       const S adj_Fw = adj_a[0] / m;
       adj_m += -adj_a[0] * Fw / (m * m);
       S ac = S(0), avn = S(0), ak = S(0), ad = S(0), aw = S(0);
-      adj_contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]), S(p[kGroundDamping]),
-                        S(p[kGroundSmoothing]), ac, avn, ak, ad, aw, S(s * adj_Fw));
+      adj_contact_force(wall_gap<S>(x, p), s * S(x[D]), S(p[kGroundStiffness]),
+                        S(p[kGroundDamping]), S(p[kGroundSmoothing]), ac, avn, ak, ad, aw,
+                        S(s * adj_Fw));
       adj_x[0] += s * ac;
       adj_x[D] += s * avn;
       adj_p[kGroundStiffness] += ak;
@@ -242,7 +244,9 @@ struct Projectile {
   }
 
   // contact points (the ground, then the wall) and whether each is active (penetrating) in x
-  STEER_HD int num_contacts() const { return (ground == kGroundPenalty ? 1 : 0) + (wall == kGroundPenalty ? 1 : 0); }
+  STEER_HD int num_contacts() const {
+    return (ground == kGroundPenalty ? 1 : 0) + (wall == kGroundPenalty ? 1 : 0);
+  }
   template <class S, class XIn, class PIn>
   STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
     if (c == 0 && ground == kGroundPenalty) return ground_gap<S>(x, p) < S(0);

@@ -20,16 +20,21 @@ namespace steer {
 namespace {
 
 // the tree as parsed (articulated_setup.h), whichever capacity runs it
-const ArticulatedLarge& articulated(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().large; }
+const ArticulatedLarge& articulated(const ExperimentConfig& c) {
+  return c.model_state<ArticulatedSetup>().large;
+}
 
-void model_json(const ExperimentConfig& c, nlohmann::json& m) { m.update(articulated_model_json(c)); }
+void model_json(const ExperimentConfig& c, nlohmann::json& m) {
+  m.update(articulated_model_json(c));
+}
 
 void set_dt(ExperimentConfig& c, double dt) {
   ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
   s.model.dt = dt, s.large.dt = dt, s.legged.dt = dt;
 }
 
-std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
+                                        const RunnerOptions& options) {
   return with_articulated(c.model_state<ArticulatedSetup>(), backend, [&](const auto& m) {
     return articulated_runner(c, m, backend, options);
   });
@@ -40,15 +45,20 @@ std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind b
 std::string chatter_remedy(const ExperimentConfig& c, const std::string& smaller_dt) {
   const ArticulatedLarge& a = articulated(c);
   if (a.torque_limits && a.servo_newton == 0) {
-    const std::string servo = "model.torque_limits.newton_iterations ≥ 1 makes the servo implicit through its force limit";
-    return a.integrator == Articulated::kImplicitFast ? servo + "; or " + smaller_dt
-                                                                  : "model.integrator \"implicitfast\" with " + servo + "; or " + smaller_dt;
+    const std::string servo =
+        "model.torque_limits.newton_iterations ≥ 1 makes the servo implicit through its force "
+        "limit";
+    return a.integrator == Articulated::kImplicitFast
+               ? servo + "; or " + smaller_dt
+               : "model.integrator \"implicitfast\" with " + servo + "; or " + smaller_dt;
   }
   return smaller_dt;
 }
 
 // the sites (model.sites, or an imported file's), in site_position's order
-std::vector<std::string> site_names(const ExperimentConfig& c) { return c.model_state<ArticulatedSetup>().names.sites; }
+std::vector<std::string> site_names(const ExperimentConfig& c) {
+  return c.model_state<ArticulatedSetup>().names.sites;
+}
 
 }  // namespace
 

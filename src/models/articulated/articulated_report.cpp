@@ -8,8 +8,8 @@
 
 namespace steer {
 
-nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
-                                 int max_frames) {
+nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json& art,
+                                 const RecordedTrajectory& tr, int max_frames) {
   const ArticulatedSetup& as = c.model_state<ArticulatedSetup>();
   const ArticulatedLarge& m = as.large;  // the tree as parsed, whichever capacity runs it
   // points: the world origin, every body's origin, the tip; the body origins do not depend on
@@ -21,11 +21,14 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
   const int shown = nb - first;
   const bool has_tip = m.tip_body >= 0;
   nlohmann::json names = nlohmann::json::array({"world"});
-  for (int b = first; b < nb; ++b) names.push_back(b < int(as.names.bodies.size()) ? as.names.bodies[b] : "body" + std::to_string(b));
+  for (int b = first; b < nb; ++b)
+    names.push_back(b < int(as.names.bodies.size()) ? as.names.bodies[b]
+                                                    : "body" + std::to_string(b));
   if (has_tip) names.push_back("tip");
   nlohmann::json edges = nlohmann::json::array();
   for (int b = first; b < nb; ++b) {
-    if (m.free_base && m.parent[b] < first) continue;  // the free root: moved by its free joint, not a link
+    if (m.free_base && m.parent[b] < first)
+      continue;  // the free root: moved by its free joint, not a link
     edges.push_back({m.parent[b] < first ? 0 : m.parent[b] - first + 1, b - first + 1});
   }
   if (has_tip) edges.push_back({m.tip_body - first + 1, shown + 1});
@@ -41,12 +44,19 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
     }
     return p;
   };
-  nlohmann::json s = {{"kind", "arm"}, {"dim", 3}, {"axes", {"x", "y", "z"}}, {"point_names", names}, {"edges", edges}};
+  nlohmann::json s = {{"kind", "arm"},
+                      {"dim", 3},
+                      {"axes", {"x", "y", "z"}},
+                      {"point_names", names},
+                      {"edges", edges}};
   s["rollouts"] = frames_of(tr, 4, max_frames, fk);
   s["ground"] = nullptr;
-  s["views"] = {{{"name", "side (x, z)"}, {"h", 0}, {"v", 2}}, {{"name", "front (y, z)"}, {"h", 1}, {"v", 2}},
+  s["views"] = {{{"name", "side (x, z)"}, {"h", 0}, {"v", 2}},
+                {{"name", "front (y, z)"}, {"h", 1}, {"v", 2}},
                 {{"name", "top (x, y)"}, {"h", 0}, {"v", 1}}};
-  s["trail_point"] = m.free_base ? 1 : has_tip ? shown + 1 : shown;  // the root's path, else the tip's or last body's
+  s["trail_point"] = m.free_base ? 1
+                     : has_tip   ? shown + 1
+                                 : shown;  // the root's path, else the tip's or last body's
   s["trail"] = true;
   s["energy"] = free_motion_energy(c, m, art, tr, 4, max_frames);
   return s;

@@ -10,11 +10,13 @@
 
 namespace steer {
 
-std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const Articulated& m, BackendKind backend,
+std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const Articulated& m,
+                                                BackendKind backend, const RunnerOptions& options);
+std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c,
+                                                const ArticulatedLegged& m, BackendKind backend,
                                                 const RunnerOptions& options);
-std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const ArticulatedLegged& m,
-                                                BackendKind backend, const RunnerOptions& options);
-std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const ArticulatedLarge& m,
-                                                BackendKind backend, const RunnerOptions& options);
+std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c,
+                                                const ArticulatedLarge& m, BackendKind backend,
+                                                const RunnerOptions& options);
 
 }  // namespace steer

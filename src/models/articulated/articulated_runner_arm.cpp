@@ -3,8 +3,8 @@
 
 namespace steer {
 
-std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const Articulated& m, BackendKind backend,
-                                                const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const Articulated& m,
+                                                BackendKind backend, const RunnerOptions& options) {
   return make_articulated_runner(c, m, backend, options);
 }
 

@@ -29,7 +29,8 @@ struct ArticulatedRunnerHooks : RunnerHooks<Model> {
 };
 
 template <class Model>
-std::unique_ptr<BatchRunner> make_articulated_runner(const ExperimentConfig& c, const Model& m, BackendKind backend,
+std::unique_ptr<BatchRunner> make_articulated_runner(const ExperimentConfig& c, const Model& m,
+                                                     BackendKind backend,
                                                      const RunnerOptions& options) {
   return make_model_runner<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
 }

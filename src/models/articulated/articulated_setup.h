@@ -24,9 +24,9 @@ struct ArticulatedNames {
   // seven slots, p [m] and the unit quaternion (w, x, y, z), from the root body's pos and quat
   std::string free_joint;
   std::array<double, 7> free_q0 = {0, 0, 0, 1, 0, 0, 0};
-  std::string included_from;                  // model.include's file, empty when none (for messages)
-  std::string imported_key, imported_from;    // model.mjcf / model.urdf and its file, empty when none
-  nlohmann::json import_record;               // the import's record (mjcf_import.h), null when none
+  std::string included_from;                // model.include's file, empty when none (for messages)
+  std::string imported_key, imported_from;  // model.mjcf / model.urdf and its file, empty when none
+  nlohmann::json import_record;             // the import's record (mjcf_import.h), null when none
 };
 
 struct ArticulatedSetup {
@@ -63,14 +63,17 @@ decltype(auto) with_articulated(const ArticulatedSetup& s, BackendKind backend, 
   if (s.legged_tree) return f(s.legged);
   if (backend != BackendKind::kCpu)
     throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
-                      std::to_string(s.large.n_dof) + " joints and " + std::to_string(s.large.n_sites) +
+                      std::to_string(s.large.n_dof) + " joints and " +
+                      std::to_string(s.large.n_sites) +
                       " sites runs on the CPU backend only; the CUDA backend takes at most " +
-                      std::to_string(Articulated::kMaxBodies) + " bodies, " + std::to_string(Articulated::kMaxDof) +
-                      " joints and " + std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
+                      std::to_string(Articulated::kMaxBodies) + " bodies, " +
+                      std::to_string(Articulated::kMaxDof) + " joints and " +
+                      std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
                       std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " +
                       std::to_string(ArticulatedLegged::kMaxDof) + " joints and " +
                       std::to_string(ArticulatedLegged::kMaxSites) +
-                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set \"backend\": \"cpu\")");
+                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set "
+                      "\"backend\": \"cpu\")");
   return f(s.large);
 }
 

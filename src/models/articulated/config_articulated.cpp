@@ -18,7 +18,8 @@ namespace {
 const char* kAxisNames[3] = {"x", "y", "z"};
 const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
 const char* kJointParamNames[6] = {"damping", "armature", "kp", "kv", "target", "force_limit"};
-const char* kJointParamUnitsHinge[6] = {"N*m*s/rad", "kg*m^2", "N*m/rad", "N*m*s/rad", "rad", "N*m"};
+const char* kJointParamUnitsHinge[6] = {"N*m*s/rad", "kg*m^2", "N*m/rad",
+                                        "N*m*s/rad", "rad",    "N*m"};
 const char* kJointParamUnitsSlide[6] = {"N*s/m", "kg", "N/m", "N*s/m", "m", "N"};
 
 std::string fmt(double v) {
@@ -61,27 +62,35 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    static const char* kFreeU[6] = {"force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"};
-    info.control_names.push_back(m.free_dof(j) ? fj + "." + kFreeU[j] : "torque." + names.joints[j]);
+    static const char* kFreeU[6] = {"force.x",  "force.y",  "force.z",
+                                    "torque.x", "torque.y", "torque.z"};
+    info.control_names.push_back(m.free_dof(j) ? fj + "." + kFreeU[j]
+                                               : "torque." + names.joints[j]);
     info.control_units.push_back(hinge ? "N*m" : "N");
   }
   info.resize_params(m.np());
-  auto slot = [&](int q, const std::string& name, const std::string& unit, Range r, const std::string& group) {
-    info.set_param(q, name, unit, r, group);
-  };
+  auto slot = [&](int q, const std::string& name, const std::string& unit, Range r,
+                  const std::string& group) { info.set_param(q, name, unit, r, group); };
   for (int b = 0; b < m.n_bodies; ++b) {
     const std::string& bn = names.bodies[b];
     if (m.free_base && b < Articulated::kFreeFrames) {
       // a free root's massless frames (model.h): zero, in a group of their own
       for (int k = 0; k < Articulated::kBodyParams; ++k)
-        slot(m.p_body(b, k), bn + "." + (k == 0 ? std::string("mass") : k < 4 ? std::string("com.") + kAxisNames[k - 1]
-                                                                             : std::string("inertia.") + kInertiaNames[k - 4]),
-             k == 0 ? "kg" : k < 4 ? "m" : "kg*m^2", Range::closed(0, 0), "free_frames");
+        slot(m.p_body(b, k),
+             bn + "." +
+                 (k == 0  ? std::string("mass")
+                  : k < 4 ? std::string("com.") + kAxisNames[k - 1]
+                          : std::string("inertia.") + kInertiaNames[k - 4]),
+             k == 0  ? "kg"
+             : k < 4 ? "m"
+                     : "kg*m^2",
+             Range::closed(0, 0), "free_frames");
       continue;
     }
     slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
     for (int i = 0; i < 3; ++i) {
-      slot(m.p_body(b, Articulated::kComX + i), bn + ".com." + kAxisNames[i], "m", Range::closed(-1e3, 1e3), "com");
+      slot(m.p_body(b, Articulated::kComX + i), bn + ".com." + kAxisNames[i], "m",
+           Range::closed(-1e3, 1e3), "com");
       info.param_groups[bn + ".com"].push_back(m.p_body(b, Articulated::kComX + i));
     }
     for (int i = 0; i < 6; ++i) {
@@ -89,20 +98,27 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
       const Range r = i < 3 ? Range{0, 1e6, true, false} : Range::closed(-1e6, 1e6);
       // groups split by range, so that one pair of bounds fits each
       const std::string part = i < 3 ? "inertia.diagonal" : "inertia.products";
-      slot(m.p_body(b, Articulated::kIxx + i), bn + ".inertia." + kInertiaNames[i], "kg*m^2", r, part);
+      slot(m.p_body(b, Articulated::kIxx + i), bn + ".inertia." + kInertiaNames[i], "kg*m^2", r,
+           part);
       info.param_groups[bn + "." + part].push_back(m.p_body(b, Articulated::kIxx + i));
     }
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    const Range ranges[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
-                             Range::closed(names.ranges[j][0], names.ranges[j][1]), Range{0, 1e9, true, false}};
+    const Range ranges[6] = {Range::closed(0, 1e6),
+                             Range::closed(0, 1e6),
+                             Range::closed(0, 1e9),
+                             Range::closed(0, 1e9),
+                             Range::closed(names.ranges[j][0], names.ranges[j][1]),
+                             Range{0, 1e9, true, false}};
     for (int k = 0; k < Articulated::kJointParams; ++k)
       slot(m.p_joint(j, k), names.joints[j] + "." + kJointParamNames[k],
-           hinge ? kJointParamUnitsHinge[k] : kJointParamUnitsSlide[k], ranges[k], kJointParamNames[k]);
+           hinge ? kJointParamUnitsHinge[k] : kJointParamUnitsSlide[k], ranges[k],
+           kJointParamNames[k]);
   }
   slot(m.p_global(Articulated::kGravity), "gravity", "m/s^2", Range::closed(-1e3, 1e3), "");
-  slot(m.p_global(Articulated::kSharpness), "saturation.sharpness", "1/(N*m)", Range{0, 1e6, true, false}, "");
+  slot(m.p_global(Articulated::kSharpness), "saturation.sharpness", "1/(N*m)",
+       Range{0, 1e6, true, false}, "");
   articulated_contact_slots(m, names, info);
   return info;
 }
@@ -130,24 +146,30 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 // model.bodies entries name an imported body and replace the keys they give (joint keys
 // merged into its joint); model.sites are added to the imported sites.
 void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
-  if (m.has("mjcf") && m.has("urdf")) config_fail(m.key_path("urdf"), "give model.mjcf or model.urdf, not both");
+  if (m.has("mjcf") && m.has("urdf"))
+    config_fail(m.key_path("urdf"), "give model.mjcf or model.urdf, not both");
   const std::string key = m.has("mjcf") ? "mjcf" : "urdf";
   const nlohmann::json& v = m.raw(key);
   if (!v.is_string() || v.get<std::string>().empty())
-    config_fail(m.key_path(key), "expected a file name relative to the config's folder, got " + json_type_name(v));
+    config_fail(m.key_path(key),
+                "expected a file name relative to the config's folder, got " + json_type_name(v));
   const std::string rel = v.get<std::string>();
 #ifndef STEER_MUJOCO_IMPORT
   (void)c;
-  config_fail(m.key_path(key), "'" + excerpt(rel) + "': steer was built without MuJoCo, so it cannot compile " + key +
-                                   " files; rebuild with MuJoCo installed (Debian libmujoco-dev) or describe the arm in model.bodies");
+  config_fail(m.key_path(key), "'" + excerpt(rel) +
+                                   "': steer was built without MuJoCo, so it cannot compile " +
+                                   key +
+                                   " files; rebuild with MuJoCo installed (Debian libmujoco-dev) "
+                                   "or describe the arm in model.bodies");
 #else
-  const std::string path = rel[0] == '/' ? rel : (c.base_dir.empty() ? std::string(".") : c.base_dir) + "/" + rel;
+  const std::string path =
+      rel[0] == '/' ? rel : (c.base_dir.empty() ? std::string(".") : c.base_dir) + "/" + rel;
   ImportedModel im = import_mujoco_model(path, rel, key);
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "contact", "contacts",
-                        "joint_limits", "included_from"}) {
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
+                        "contact", "contacts", "joint_limits", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -159,7 +181,9 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   if (m.has("bodies")) {
     const nlohmann::json& ob = m.raw("bodies");
     const std::string bp = m.key_path("bodies");
-    if (!ob.is_array()) config_fail(bp, "with model." + key + ": expected an array of {\"name\": <imported body>, <keys to override>}");
+    if (!ob.is_array())
+      config_fail(bp, "with model." + key +
+                          ": expected an array of {\"name\": <imported body>, <keys to override>}");
     for (size_t i = 0; i < ob.size(); ++i) {
       const std::string path_i = bp + "[" + std::to_string(i) + "]";
       if (!ob[i].is_object() || !ob[i].contains("name") || !ob[i]["name"].is_string())
@@ -168,15 +192,20 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
       nlohmann::json* target = nullptr;
       for (auto& b : merged["bodies"])
         if (b["name"] == bn) target = &b;
-      if (!target) config_fail(path_i + ".name", "'" + excerpt(bn) + "' is not a body of '" + excerpt(rel) + "'");
+      if (!target)
+        config_fail(path_i + ".name",
+                    "'" + excerpt(bn) + "' is not a body of '" + excerpt(rel) + "'");
       for (auto it = ob[i].begin(); it != ob[i].end(); ++it) {
         if (it.key() == "joint") {
           if (!target->contains("joint"))
-            config_fail(path_i + ".joint", "body '" + excerpt(bn) + "' has no joint in '" + excerpt(rel) + "'; an import's tree is the file's");
-          if (!it.value().is_object()) config_fail(path_i + ".joint", "expected an object of joint keys to override");
+            config_fail(path_i + ".joint", "body '" + excerpt(bn) + "' has no joint in '" +
+                                               excerpt(rel) + "'; an import's tree is the file's");
+          if (!it.value().is_object())
+            config_fail(path_i + ".joint", "expected an object of joint keys to override");
           (*target)["joint"].merge_patch(it.value());
         } else if (it.key() == "parent") {
-          config_fail(path_i + ".parent", "an import's tree is the file's; the parent cannot be overridden");
+          config_fail(path_i + ".parent",
+                      "an import's tree is the file's; the parent cannot be overridden");
         } else {
           (*target)[it.key()] = it.value();
         }
@@ -186,7 +215,8 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   }
   if (m.has("sites")) {
     const nlohmann::json& os = m.raw("sites");
-    if (!os.is_array()) config_fail(m.key_path("sites"), "expected an array of sites to add to the imported ones");
+    if (!os.is_array())
+      config_fail(m.key_path("sites"), "expected an array of sites to add to the imported ones");
     for (const auto& s : os) merged["sites"].push_back(s);
     overrides.push_back("sites");
   }
@@ -232,8 +262,8 @@ struct ArmParse {
 // a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
 // it and 6 joints (model.h)
 bool is_free(const nlohmann::json& b) {
-  return b.is_object() && b.contains("joint") && b["joint"].is_object() && b["joint"].contains("type") &&
-         b["joint"]["type"] == "free";
+  return b.is_object() && b.contains("joint") && b["joint"].is_object() &&
+         b["joint"].contains("type") && b["joint"]["type"] == "free";
 }
 
 // the free root's frames, named after the root body: slides along world x, y, z, then hinges
@@ -246,7 +276,8 @@ void add_free_frames(ArmParse& p, const std::string& name) {
   for (int f = 0; f < Articulated::kFreeFrames; ++f) {
     a.parent[f] = f - 1;
     a.joint[f] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
-    for (int i = 0; i < 3; ++i) a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
+    for (int i = 0; i < 3; ++i)
+      a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
     for (int i = 0; i < 9; ++i) a.rot[f][i] = i % 4 == 0 ? 1.0 : 0.0;
     a.dof[f] = f;
     a.body_of_dof[f] = f;
@@ -264,7 +295,8 @@ void add_free_frames(ArmParse& p, const std::string& name) {
 // a free root's joint: the root body turns about its own z (its frames carry the other five
 // dofs); damping and armature apply to all six, which have no servo (their controls are forces
 // and torques)
-void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyValues& v, ArmParse& p) {
+void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyValues& v,
+                      ArmParse& p) {
   ArticulatedLarge& a = p.a;
   p.names.free_joint = jn;
   static const char* kDofName[6] = {"x", "y", "z", "rx", "ry", "rz"};
@@ -288,8 +320,8 @@ void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyV
 
 // a hinge or slide: axis (normalized), pos, range, and its parameters: damping, armature, the
 // servo's kp, kv and target, the force limit
-void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std::string& type, int bi, BodyValues& v,
-                          ArmParse& p) {
+void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std::string& type,
+                          int bi, BodyValues& v, ArmParse& p) {
   ArticulatedLarge& a = p.a;
   std::vector<double> ax = jo.numbers("axis", {0, 0, 1}, Range::closed(-1e3, 1e3), 3);
   const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
@@ -298,7 +330,8 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   std::vector<double> jpos = jo.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.joint_pos[bi][i] = jpos[i];
   std::vector<double> range = jo.numbers("range", {-1e3, 1e3}, Range::closed(-1e3, 1e3), 2);
-  if (!(range[0] < range[1])) config_fail(jo.key_path("range"), "expected [low, high] with low < high");
+  if (!(range[0] < range[1]))
+    config_fail(jo.key_path("range"), "expected [low, high] with low < high");
   a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
   a.dof[bi] = a.n_dof;
   a.body_of_dof[a.n_dof] = bi;
@@ -316,7 +349,8 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
 }
 
 // body b's joint (none, or null: a fixed body)
-void parse_body_joint(const JsonObject& o, const std::string& name, int bi, BodyValues& v, ArmParse& p) {
+void parse_body_joint(const JsonObject& o, const std::string& name, int bi, BodyValues& v,
+                      ArmParse& p) {
   ArticulatedLarge& a = p.a;
   a.joint[bi] = Articulated::kFixed;
   a.dof[bi] = -1;
@@ -335,25 +369,31 @@ void parse_body_joint(const JsonObject& o, const std::string& name, int bi, Body
 
 // model.bodies[b]: name, parent (world or an earlier body), pose, mass, centre of mass, inertia
 // and joint; the first body's free joint puts the free root's frames ahead of it
-void parse_body(const nlohmann::json& body, const std::string& path, size_t b, bool free_root, ArmParse& p) {
+void parse_body(const nlohmann::json& body, const std::string& path, size_t b, bool free_root,
+                ArmParse& p) {
   ArticulatedLarge& a = p.a;
   if (!body.is_object()) config_fail(path, "expected an object, got " + json_type_name(body));
   JsonObject o(body, path);
   const std::string name = o.string("name", "");
   if (name.empty()) config_fail(o.key_path("name"), "required: a unique body name");
-  if (p.body_index.count(name)) config_fail(o.key_path("name"), "'" + excerpt(name) + "' is used twice");
+  if (p.body_index.count(name))
+    config_fail(o.key_path("name"), "'" + excerpt(name) + "' is used twice");
   const std::string par = o.string("parent", "world");
   int pi = -1;
   if (par != "world") {
     auto it = p.body_index.find(par);
     if (it == p.body_index.end())
-      config_fail(o.key_path("parent"), "'" + excerpt(par) + "' is not 'world' or an earlier body (list parents before children)");
+      config_fail(o.key_path("parent"),
+                  "'" + excerpt(par) +
+                      "' is not 'world' or an earlier body (list parents before children)");
     pi = it->second;
   }
   if (is_free(body) && (b != 0 || pi != -1))
-    config_fail(o.key_path("joint") + ".type",
-                "\"free\" is only for the first body, whose parent is world (a floating base); body '" + excerpt(name) +
-                    "' is body " + std::to_string(b) + " with parent '" + excerpt(par) + "'");
+    config_fail(
+        o.key_path("joint") + ".type",
+        "\"free\" is only for the first body, whose parent is world (a floating base); body '" +
+            excerpt(name) + "' is body " + std::to_string(b) + " with parent '" + excerpt(par) +
+            "'");
   if (b == 0 && free_root) {
     add_free_frames(p, name);
     pi = Articulated::kFreeFrames - 1;
@@ -362,15 +402,18 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
   a.parent[bi] = pi;
   std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
-  if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+  if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) <
+      1e-9)
     config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
   for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
   quat_to_matrix(quat, a.rot[bi]);
   if (b == 0 && free_root) {
     // the root's pos and quat become its initial p and orientation (initial_state.q's default);
     // its frame sits on the free joint's (the origin, unrotated)
-    const double qn = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-    p.names.free_q0 = {pos[0], pos[1], pos[2], quat[0] / qn, quat[1] / qn, quat[2] / qn, quat[3] / qn};
+    const double qn =
+        std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+    p.names.free_q0 = {pos[0],       pos[1],       pos[2],      quat[0] / qn,
+                       quat[1] / qn, quat[2] / qn, quat[3] / qn};
     for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
     for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
   }
@@ -379,7 +422,8 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
   v.com = o.numbers("com", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   v.inertia = o.numbers("fullinertia", {}, Range::closed(-1e6, 1e6), 6);
   if (!(v.inertia[0] > 0 && v.inertia[1] > 0 && v.inertia[2] > 0))
-    config_fail(o.key_path("fullinertia"), "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
+    config_fail(o.key_path("fullinertia"),
+                "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
   parse_body_joint(o, name, bi, v, p);
   o.finish();
   p.body_index[name] = bi;
@@ -390,33 +434,41 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
 
 // model.bodies: the tree, parents listed before their children
 void parse_bodies(const JsonObject& m, ArmParse& p) {
-  if (!m.has("bodies")) config_fail(m.key_path("bodies"), "missing; expected an array of bodies (or model.include naming a file that has them)");
+  if (!m.has("bodies"))
+    config_fail(
+        m.key_path("bodies"),
+        "missing; expected an array of bodies (or model.include naming a file that has them)");
   const auto& bodies = m.raw("bodies");
   const std::string bp = m.key_path("bodies");
   if (!bodies.is_array() || bodies.empty())
-    config_fail(bp, "expected a non-empty array of bodies (at most " + std::to_string(ArticulatedLarge::kMaxBodies) + ")");
+    config_fail(bp, "expected a non-empty array of bodies (at most " +
+                        std::to_string(ArticulatedLarge::kMaxBodies) + ")");
   if (bodies.size() > size_t(ArticulatedLarge::kMaxBodies))
-    config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " + std::to_string(bodies.size()));
+    config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " +
+                        std::to_string(bodies.size()));
   const bool free_root = is_free(bodies[0]);
   const int n_frames = free_root ? Articulated::kFreeFrames : 0;
   if (bodies.size() + n_frames > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies - n_frames) +
-                        " bodies under a free root (its joint takes " + std::to_string(n_frames) + " frames), got " +
-                        std::to_string(bodies.size()));
-  for (size_t b = 0; b < bodies.size(); ++b) parse_body(bodies[b], bp + "[" + std::to_string(b) + "]", b, free_root, p);
-  if (p.a.n_dof == 0) config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
+                        " bodies under a free root (its joint takes " + std::to_string(n_frames) +
+                        " frames), got " + std::to_string(bodies.size()));
+  for (size_t b = 0; b < bodies.size(); ++b)
+    parse_body(bodies[b], bp + "[" + std::to_string(b) + "]", b, free_root, p);
+  if (p.a.n_dof == 0)
+    config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
 }
 
 // model.all_joints: values that replace every joint's own (a free swing: no damping, no gains)
 void parse_all_joints(const JsonObject& m, ArmParse& p) {
   JsonObject aj = m.object("all_joints");
-  const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6), Range::closed(0, 1e9), Range::closed(0, 1e9),
-                       Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
+  const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6),    Range::closed(0, 1e9),
+                       Range::closed(0, 1e9), Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
   for (int k = 0; k < Articulated::kJointParams; ++k) {
     if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
     const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
     // a free root's dofs keep their own (the joint's damping and armature; no servo)
-    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b) p.vals[b].jp[k] = v;
+    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
+      p.vals[b].jp[k] = v;
   }
   aj.finish();
 }
@@ -434,7 +486,8 @@ void parse_targets(const JsonObject& m, ArmParse& p) {
     if (j < nf) continue;
     if (!(t[k] >= names.ranges[j][0] && t[k] <= names.ranges[j][1]))
       config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
-                  fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" + fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
+                  fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" +
+                      fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
     p.vals[b].jp[Articulated::kTarget] = t[k];
     p.vals[b].has_target = true;
   }
@@ -450,11 +503,15 @@ double parse_torque_limits(const JsonObject& m, ArticulatedLarge& a, const std::
   // the saturation, solved by a predictor and n Newton iterations (articulated.h, servo_solve)
   a.servo_newton = int(tl.integer("newton_iterations", 0, 0, 8));
   if (a.servo_newton > 0 && a.integrator != Articulated::kImplicitFast)
-    config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
-                " needs model.integrator \"implicitfast\" (got \"" + integ + "\"); use 0 with " + integ);
+    config_fail(tl.key_path("newton_iterations"),
+                std::to_string(a.servo_newton) +
+                    " needs model.integrator \"implicitfast\" (got \"" + integ +
+                    "\"); use 0 with " + integ);
   if (a.servo_newton > 0 && a.free_base)
-    config_fail(tl.key_path("newton_iterations"), std::to_string(a.servo_newton) +
-                " is not available with a free root (model.bodies[0].joint.type \"free\"); use 0");
+    config_fail(
+        tl.key_path("newton_iterations"),
+        std::to_string(a.servo_newton) +
+            " is not available with a free root (model.bodies[0].joint.type \"free\"); use 0");
   tl.finish();
   return sharp;
 }
@@ -469,21 +526,26 @@ void parse_sites(const JsonObject& m, ArmParse& p) {
     config_fail(sp, "expected an array of {\"name\", \"body\", \"pos\", \"quat\"} (at most " +
                         std::to_string(ArticulatedLarge::kMaxSites) + ")");
   if (sites.size() > size_t(ArticulatedLarge::kMaxSites))
-    config_fail(sp, "at most " + std::to_string(ArticulatedLarge::kMaxSites) + " sites, got " + std::to_string(sites.size()));
+    config_fail(sp, "at most " + std::to_string(ArticulatedLarge::kMaxSites) + " sites, got " +
+                        std::to_string(sites.size()));
   for (size_t k = 0; k < sites.size(); ++k) {
     const std::string path = sp + "[" + std::to_string(k) + "]";
-    if (!sites[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(sites[k]));
+    if (!sites[k].is_object())
+      config_fail(path, "expected an object, got " + json_type_name(sites[k]));
     JsonObject so(sites[k], path);
     const std::string sn = so.string("name", "");
     if (sn.empty()) config_fail(so.key_path("name"), "required: a unique site name");
     for (const auto& other : p.names.sites)
       if (other == sn) config_fail(so.key_path("name"), "'" + excerpt(sn) + "' is used twice");
-    if (!so.has("body")) config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
+    if (!so.has("body"))
+      config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
     const std::string sb = so.string("body", "");
-    if (!p.body_index.count(sb)) config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
+    if (!p.body_index.count(sb))
+      config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
     std::vector<double> pos = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
     std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
-    if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) < 1e-9)
+    if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) <
+        1e-9)
       config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
     so.finish();
     const int si = a.n_sites++;
@@ -501,11 +563,13 @@ void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const Articula
   a.limit_stiffness = jl.number("stiffness", 1e4, Range{0, 1e9, true, false});
   a.limit_smoothing = jl.number("smoothing", 1e-3, Range{0, 1e3, true, false});
   jl.finish();
-  for (int j = 0; j < a.n_dof; ++j) a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
+  for (int j = 0; j < a.n_dof; ++j)
+    a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
 }
 
 // the nominal θ: each body's values, gravity, the saturation's sharpness, the contact's values
-void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp, const ArticulatedContactValues& contact_values) {
+void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
+                const ArticulatedContactValues& contact_values) {
   const ArticulatedLarge& a = p.a;
   c.theta.assign(a.np(), 0.0);
   for (int b = 0; b < a.n_bodies; ++b) {
@@ -513,7 +577,8 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp, 
     for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kComX + i)] = p.vals[b].com[i];
     for (int i = 0; i < 6; ++i) c.theta[a.p_body(b, Articulated::kIxx + i)] = p.vals[b].inertia[i];
     if (a.dof[b] >= 0) {
-      for (int k = 0; k < Articulated::kJointParams; ++k) c.theta[a.p_joint(a.dof[b], k)] = p.vals[b].jp[k];
+      for (int k = 0; k < Articulated::kJointParams; ++k)
+        c.theta[a.p_joint(a.dof[b], k)] = p.vals[b].jp[k];
       p.names.target_given.push_back(p.vals[b].has_target);
     }
   }
@@ -528,9 +593,12 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   ArticulatedSetup& setup = c.model.emplace<ArticulatedSetup>();
   ArticulatedLarge& a = setup.large;
   ArticulatedNames& names = setup.names;
-  names.included_from = m.string("included_from", "");  // set by expand_includes, echoed in the artifact
+  names.included_from =
+      m.string("included_from", "");  // set by expand_includes, echoed in the artifact
   const std::string integ = m.choice("integrator", "euler", {"euler", "implicitfast", "rk4"});
-  a.integrator = integ == "euler" ? Articulated::kEuler : integ == "implicitfast" ? Articulated::kImplicitFast : Articulated::kRk4;
+  a.integrator = integ == "euler"          ? Articulated::kEuler
+                 : integ == "implicitfast" ? Articulated::kImplicitFast
+                                           : Articulated::kRk4;
   ArmParse p{a, names, {}, {}};
   parse_bodies(m, p);
   parse_all_joints(m, p);
@@ -554,16 +622,21 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
 
 }  // namespace
 
-bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v) {
+bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
+                                PhysicalViolation& v) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
     // (a free root's frames are massless by construction; the JSON index skips them)
     const int jb = a.free_base ? b - Articulated::kFreeFrames : b;
     const std::string body = "model.bodies[" + std::to_string(jb) + "]";
-    const std::string where = "body '" + excerpt(names.bodies[b]) + "'" +
-                              (names.included_from.empty() ? std::string() : " (model.include '" + excerpt(names.included_from) + "')") +
-                              (names.imported_from.empty() ? std::string() : " (model." + names.imported_key + " '" + excerpt(names.imported_from) + "')");
+    const std::string where =
+        "body '" + excerpt(names.bodies[b]) + "'" +
+        (names.included_from.empty() ? std::string()
+                                     : " (model.include '" + excerpt(names.included_from) + "')") +
+        (names.imported_from.empty()
+             ? std::string()
+             : " (model." + names.imported_key + " '" + excerpt(names.imported_from) + "')");
     const int qm = a.p_body(b, Articulated::kMass);
     // the range check covers one slot; this repeats it so that a body is judged whole
     if (!(theta[qm] > 0) || !std::isfinite(theta[qm])) {
@@ -575,8 +648,9 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta, 
     std::string bad = inertia_violation(I);
     if (!bad.empty()) {
       v.key = body + ".fullinertia";
-      v.what = where + ": " + bad + "; fullinertia (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) = (" + fmt(I[0]) + ", " + fmt(I[1]) + ", " +
-               fmt(I[2]) + ", " + fmt(I[3]) + ", " + fmt(I[4]) + ", " + fmt(I[5]) + ")";
+      v.what = where + ": " + bad + "; fullinertia (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) = (" + fmt(I[0]) +
+               ", " + fmt(I[1]) + ", " + fmt(I[2]) + ", " + fmt(I[3]) + ", " + fmt(I[4]) + ", " +
+               fmt(I[5]) + ")";
       v.slots.clear();
       for (int i = 0; i < 6; ++i) v.slots.push_back(a.p_body(b, Articulated::kIxx + i));
       return false;
@@ -598,21 +672,24 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   if (a.free_base) {
     const double qn = std::sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
     if (!(qn > 1e-9))
-      config_fail(s.key_path("q") + "[3..6]", "the free root's quaternion (w, x, y, z) must not be zero (it is normalized)");
+      config_fail(s.key_path("q") + "[3..6]",
+                  "the free root's quaternion (w, x, y, z) must not be zero (it is normalized)");
     for (int i = 3; i < 7; ++i) q[i] /= qn;
   }
   c.x0.assign(nq + n, 0.0);
   for (int i = 0; i < nq; ++i) {
     const Range& r = c.info.state_ranges[i];
     if (!r.contains(q[i]))
-      config_fail(s.key_path("q") + "[" + std::to_string(i) + "]",
-                  fmt(q[i]) + " is outside the range of " + c.info.state_names[i] + ", " + r.describe());
+      config_fail(
+          s.key_path("q") + "[" + std::to_string(i) + "]",
+          fmt(q[i]) + " is outside the range of " + c.info.state_names[i] + ", " + r.describe());
     c.x0[i] = q[i];
   }
   for (int j = 0; j < n; ++j) {
     c.x0[nq + j] = v[j];
     // a PD target not given holds the initial pose
-    if (!a.free_dof(j) && !names.target_given[j]) c.theta[a.p_joint(j, Articulated::kTarget)] = q[a.qadr(j)];
+    if (!a.free_dof(j) && !names.target_given[j])
+      c.theta[a.p_joint(j, Articulated::kTarget)] = q[a.qadr(j)];
   }
 }
 
@@ -620,33 +697,41 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   nlohmann::json m;
-  m["integrator"] = a.integrator == Articulated::kEuler ? "euler" : a.integrator == Articulated::kImplicitFast ? "implicitfast" : "rk4";
-  m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - softplus(beta (-tau - lim)))/beta" : "off";
+  m["integrator"] = a.integrator == Articulated::kEuler          ? "euler"
+                    : a.integrator == Articulated::kImplicitFast ? "implicitfast"
+                                                                 : "rk4";
+  m["torque_limits"] = a.torque_limits ? "smooth saturation tau - (softplus(beta (tau - lim)) - "
+                                         "softplus(beta (-tau - lim)))/beta"
+                                       : "off";
   if (a.integrator == Articulated::kImplicitFast)
     m["servo_solve"] = a.servo_newton == 0
                            ? std::string("linearized at the step's velocity (MuJoCo implicitfast)")
-                           : "implicit through the saturation: unsaturated predictor + " + std::to_string(a.servo_newton) +
-                                 " Newton iterations";
+                           : "implicit through the saturation: unsaturated predictor + " +
+                                 std::to_string(a.servo_newton) + " Newton iterations";
   articulated_contact_json(a, names, m);
   if (a.joint_limits)
-    m["joint_limits"] = {{"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},
-                         {"stiffness", a.limit_stiffness},
-                         {"smoothing", a.limit_smoothing}};
+    m["joint_limits"] = {
+        {"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},
+        {"stiffness", a.limit_stiffness},
+        {"smoothing", a.limit_smoothing}};
   else
     m["joint_limits"] = "off";
   m["dof"] = a.n_dof;
   nlohmann::json bs = nlohmann::json::array();
   for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
-    if (a.free_base && b == Articulated::kFreeFrames) {  // the free root (its frames are not listed)
-      bs.push_back({{"name", names.bodies[b]},
-                    {"parent", "world"},
-                    {"joint", {{"name", names.free_joint}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
+    if (a.free_base &&
+        b == Articulated::kFreeFrames) {  // the free root (its frames are not listed)
+      bs.push_back(
+          {{"name", names.bodies[b]},
+           {"parent", "world"},
+           {"joint", {{"name", names.free_joint}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
       continue;
     }
-    nlohmann::json e = {{"name", names.bodies[b]},
-                        {"parent", a.parent[b] < 0 ? std::string("world") : names.bodies[a.parent[b]]},
-                        {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},
-                        {"rotation_row_major", std::vector<double>(a.rot[b], a.rot[b] + 9)}};
+    nlohmann::json e = {
+        {"name", names.bodies[b]},
+        {"parent", a.parent[b] < 0 ? std::string("world") : names.bodies[a.parent[b]]},
+        {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},
+        {"rotation_row_major", std::vector<double>(a.rot[b], a.rot[b] + 9)}};
     if (a.dof[b] >= 0) {
       const int j = a.dof[b];
       e["joint"] = {{"name", names.joints[j]},

@@ -18,6 +18,7 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c);
 nlohmann::json articulated_model_json(const ExperimentConfig& c);
 // ModelDef::check_physical: every body's mass positive and its inertia tensor positive definite
 // within the triangle inequality (inertia_check.h), for parameters theta [np]
-bool articulated_check_physical(const ExperimentConfig& c, const double* theta, PhysicalViolation& v);
+bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
+                                PhysicalViolation& v);
 
 }  // namespace steer

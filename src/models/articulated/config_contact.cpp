@@ -16,7 +16,8 @@ std::string shown(double v) {
   return b;
 }
 
-// the θ slots of the ground points' laws: name, unit, range (contact_law.h's GroundContactParam order)
+// the θ slots of the ground points' laws: name, unit, range (contact_law.h's GroundContactParam
+// order)
 struct ContactSlot {
   int k;
   const char* name;
@@ -36,28 +37,34 @@ const ContactSlot kContactSlots[] = {
 };
 
 // model.contacts: [{"name", "body", "pos", "radius"}], at most GroundContacts::kMaxPoints
-void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a) {
+void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& body_index,
+                         ArticulatedLarge& a) {
   a.ground.n_points = 0;
   if (!m.has("contacts")) return;
   const auto& list = m.raw("contacts");
   const std::string lp = m.key_path("contacts");
   const std::string kMax = std::to_string(GroundContacts::kMaxPoints);
   if (!list.is_array())
-    config_fail(lp, "expected an array of {\"name\", \"body\", \"pos\", \"radius\"} (at most " + kMax + ")");
+    config_fail(lp, "expected an array of {\"name\", \"body\", \"pos\", \"radius\"} (at most " +
+                        kMax + ")");
   if (list.size() > size_t(GroundContacts::kMaxPoints))
     config_fail(lp, "at most " + kMax + " contact points, got " + std::to_string(list.size()));
   std::set<std::string> seen;
   for (size_t k = 0; k < list.size(); ++k) {
     const std::string path = lp + "[" + std::to_string(k) + "]";
-    if (!list[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(list[k]));
+    if (!list[k].is_object())
+      config_fail(path, "expected an object, got " + json_type_name(list[k]));
     JsonObject co(list[k], path);
     const std::string cn = co.string("name", "");
     if (cn.empty()) config_fail(co.key_path("name"), "required: a unique contact name");
-    if (!seen.insert(cn).second) config_fail(co.key_path("name"), "'" + excerpt(cn) + "' is used twice");
-    if (!co.has("body")) config_fail(co.key_path("body"), "required: the name of the body the point is fixed in");
+    if (!seen.insert(cn).second)
+      config_fail(co.key_path("name"), "'" + excerpt(cn) + "' is used twice");
+    if (!co.has("body"))
+      config_fail(co.key_path("body"), "required: the name of the body the point is fixed in");
     const std::string cb = co.string("body", "");
     auto it = body_index.find(cb);
-    if (it == body_index.end()) config_fail(co.key_path("body"), "'" + excerpt(cb) + "' is not a body of model.bodies");
+    if (it == body_index.end())
+      config_fail(co.key_path("body"), "'" + excerpt(cb) + "' is not a body of model.bodies");
     std::vector<double> pos = co.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
     const double radius = co.number("radius", 0.0, Range::closed(0, 1e3));
     co.finish();
@@ -70,12 +77,14 @@ void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& 
 
 }  // namespace
 
-void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a,
-                               ArticulatedNames& names, ArticulatedContactValues& values) {
+void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index,
+                               ArticulatedLarge& a, ArticulatedNames& names,
+                               ArticulatedContactValues& values) {
   JsonObject tip = m.object("tip");
   const std::string tb = tip.string("body", names.bodies.back());
   auto it = body_index.find(tb);
-  if (it == body_index.end()) config_fail(tip.key_path("body"), "'" + excerpt(tb) + "' is not a body of model.bodies");
+  if (it == body_index.end())
+    config_fail(tip.key_path("body"), "'" + excerpt(tb) + "' is not a body of model.bodies");
   a.tip_body = it->second;
   std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
@@ -90,11 +99,13 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   const std::string law = ct.choice("law", "softplus", {"softplus", "impedance"});
   a.ground.law = law == "impedance" ? GroundContacts::kImpedance : GroundContacts::kSoftplus;
   values.friction = ct.number("friction", values.friction, kContactSlots[kContactFriction].range);
-  values.slip_velocity = ct.number("slip_velocity", values.slip_velocity, kContactSlots[kContactSlipVelocity].range);
+  values.slip_velocity =
+      ct.number("slip_velocity", values.slip_velocity, kContactSlots[kContactSlipVelocity].range);
   std::vector<double> si = ct.numbers("solimp", {0.9, 0.95, 0.001}, Range{0, 1e3, true, false}, 3);
   for (int i = 0; i < 2; ++i)
     if (!(si[i] < 1))
-      config_fail(ct.key_path("solimp"), "[d0, dwidth, width]: d0 and dwidth must be in (0, 1), got " + shown(si[i]));
+      config_fail(ct.key_path("solimp"),
+                  "[d0, dwidth, width]: d0 and dwidth must be in (0, 1), got " + shown(si[i]));
   std::vector<double> sr = ct.numbers("solref", {0.02, 1.0}, Range{0, 1e3, true, false}, 2);
   for (int i = 0; i < 3; ++i) values.solimp[i] = si[i];
   for (int i = 0; i < 2; ++i) values.solref[i] = sr[i];
@@ -108,17 +119,23 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   if (a.ground.impact) {
     const std::string ik = ct.key_path("impact");
     if (a.ground.n_points == 0)
-      config_fail(ik, "\"time_of_impact\" acts on the ground points; give model.contacts (none are given)");
+      config_fail(
+          ik, "\"time_of_impact\" acts on the ground points; give model.contacts (none are given)");
     if (a.integrator == Articulated::kRk4)
-      config_fail(ik, "\"time_of_impact\" needs model.integrator \"euler\" or \"implicitfast\" (got \"rk4\")");
+      config_fail(
+          ik,
+          "\"time_of_impact\" needs model.integrator \"euler\" or \"implicitfast\" (got \"rk4\")");
     if (!ct.has("restitution"))
-      config_fail(ct.key_path("restitution"), "required with contact.impact \"time_of_impact\": the impulses' "
-                                              "coefficient of restitution e in (0, 1)");
+      config_fail(ct.key_path("restitution"),
+                  "required with contact.impact \"time_of_impact\": the impulses' "
+                  "coefficient of restitution e in (0, 1)");
   }
-  a.ground.impact_speed = ct.number("impact_speed", a.ground.impact_speed, Range{0, 1e3, true, false});
+  a.ground.impact_speed =
+      ct.number("impact_speed", a.ground.impact_speed, Range{0, 1e3, true, false});
   for (const char* k : {"impact_sweeps", "impact_speed"})
     if (!a.ground.impact && ct.has(k))
-      config_fail(ct.key_path(k), "applies to contact.impact \"time_of_impact\" only (got \"none\")");
+      config_fail(ct.key_path(k),
+                  "applies to contact.impact \"time_of_impact\" only (got \"none\")");
   // without the impact, restitution e replaces the ground points' softplus damping by
   // d_c = 2 ζ(e) sqrt(k m_c) (contact_law.h's restitution_damping); without the key the slot
   // holds an unused 0.5
@@ -127,16 +144,23 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   if (a.ground.restitution) {
     const std::string rk = ct.key_path("restitution");
     if (a.ground.law != GroundContacts::kSoftplus)
-      config_fail(rk, "applies to the softplus law only; the impedance law's damping is contact.solref's dampratio");
+      config_fail(rk,
+                  "applies to the softplus law only; the impedance law's damping is "
+                  "contact.solref's dampratio");
     if (ct.has("damping"))
-      config_fail(rk, "give contact.damping or contact.restitution, not both (restitution sets the points' damping)");
+      config_fail(rk,
+                  "give contact.damping or contact.restitution, not both (restitution sets the "
+                  "points' damping)");
     if (a.contact)
-      config_fail(rk, "sets the ground points' damping only; the tip (contact.enabled) needs contact.damping instead");
+      config_fail(rk,
+                  "sets the ground points' damping only; the tip (contact.enabled) needs "
+                  "contact.damping instead");
   }
   ct.finish();
 }
 
-void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedContactValues& values, double* theta) {
+void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedContactValues& values,
+                               double* theta) {
   theta[a.p_global(Articulated::kPlaneHeight)] = values.height;
   theta[a.p_global(Articulated::kContactStiffness)] = values.stiffness;
   theta[a.p_global(Articulated::kContactDamping)] = values.damping;
@@ -158,18 +182,25 @@ void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedConta
   theta[a.p_contact(kContactRestitution)] = values.restitution;
 }
 
-void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames&, ModelInfo& info) {
-  info.set_param(a.p_global(Articulated::kPlaneHeight), "contact.height", "m", Range::closed(-1e3, 1e3), "contact");
-  info.set_param(a.p_global(Articulated::kContactStiffness), "contact.stiffness", "N/m", Range::closed(0, 1e12), "contact");
-  info.set_param(a.p_global(Articulated::kContactDamping), "contact.damping", "N*s/m", Range::closed(0, 1e9), "contact");
-  info.set_param(a.p_global(Articulated::kContactSmoothing), "contact.smoothing", "m", Range{0, 1e3, true, false},
-                 "contact");
-  for (const ContactSlot& s : kContactSlots) info.set_param(a.p_contact(s.k), s.name, s.unit, s.range, "contact");
+void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames&,
+                               ModelInfo& info) {
+  info.set_param(a.p_global(Articulated::kPlaneHeight), "contact.height", "m",
+                 Range::closed(-1e3, 1e3), "contact");
+  info.set_param(a.p_global(Articulated::kContactStiffness), "contact.stiffness", "N/m",
+                 Range::closed(0, 1e12), "contact");
+  info.set_param(a.p_global(Articulated::kContactDamping), "contact.damping", "N*s/m",
+                 Range::closed(0, 1e9), "contact");
+  info.set_param(a.p_global(Articulated::kContactSmoothing), "contact.smoothing", "m",
+                 Range{0, 1e3, true, false}, "contact");
+  for (const ContactSlot& s : kContactSlots)
+    info.set_param(a.p_contact(s.k), s.name, s.unit, s.range, "contact");
 }
 
-void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames& names, nlohmann::json& m) {
+void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames& names,
+                              nlohmann::json& m) {
   m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
-  m["tip"] = {{"body", names.bodies[a.tip_body]}, {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  m["tip"] = {{"body", names.bodies[a.tip_body]},
+              {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
   if (a.ground.n_points == 0) return;
   nlohmann::json pts = nlohmann::json::array();
   for (int c = 0; c < a.ground.n_points; ++c)
@@ -177,17 +208,20 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
                    {"pos_m", std::vector<double>(a.ground.pos[c], a.ground.pos[c] + 3)},
                    {"radius_m", a.ground.radius[c]}});
   m["contacts"] = pts;
-  m["contacts_law"] = a.ground.law == GroundContacts::kImpedance
-                          ? "impedance (MuJoCo solimp/solref as a penalty force) + smoothed Coulomb friction"
-                          : a.ground.restitution
-                                ? "softplus spring-damper, damping from contact.restitution and contact.impedance_mass, "
-                                  "+ smoothed Coulomb friction"
-                                : "softplus spring-damper + smoothed Coulomb friction";
+  m["contacts_law"] =
+      a.ground.law == GroundContacts::kImpedance
+          ? "impedance (MuJoCo solimp/solref as a penalty force) + smoothed Coulomb friction"
+      : a.ground.restitution
+          ? "softplus spring-damper, damping from contact.restitution and contact.impedance_mass, "
+            "+ smoothed Coulomb friction"
+          : "softplus spring-damper + smoothed Coulomb friction";
   if (a.ground.impact)
-    m["contacts_impact"] = {{"law", "time_of_impact: an impulse with restitution contact.restitution where a point "
-                                    "crosses the plane within a step, at the crossing time"},
-                            {"sweeps", a.ground.impact_sweeps},
-                            {"impact_speed_m_per_s", a.ground.impact_speed}};
+    m["contacts_impact"] = {
+        {"law",
+         "time_of_impact: an impulse with restitution contact.restitution where a point "
+         "crosses the plane within a step, at the crossing time"},
+        {"sweeps", a.ground.impact_sweeps},
+        {"impact_speed_m_per_s", a.ground.impact_speed}};
 }
 
 }  // namespace steer

@@ -1,5 +1,5 @@
-// The articulated model's contact keys (model.tip, model.contact, model.contacts): parsed into the model's
-// contact fields, their θ slots named, their nominal values set, and their effective-config
+// The articulated model's contact keys (model.tip, model.contact, model.contacts): parsed into the
+// model's contact fields, their θ slots named, their nominal values set, and their effective-config
 // keys written. config_articulated.cpp calls these.
 #pragma once
 
@@ -25,13 +25,17 @@ struct ArticulatedContactValues {
 };
 
 // model.tip, model.contact and model.contacts -> a's contact fields and the values of their θ slots
-void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index, ArticulatedLarge& a,
-                               ArticulatedNames& names, ArticulatedContactValues& values);
+void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index,
+                               ArticulatedLarge& a, ArticulatedNames& names,
+                               ArticulatedContactValues& values);
 // the nominal values into θ [np]
-void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedContactValues& values, double* theta);
+void articulated_contact_theta(const ArticulatedLarge& a, const ArticulatedContactValues& values,
+                               double* theta);
 // the contact slots' names, units and ranges
-void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames& names, ModelInfo& info);
+void articulated_contact_slots(const ArticulatedLarge& a, const ArticulatedNames& names,
+                               ModelInfo& info);
 // the effective config's contact and tip keys
-void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames& names, nlohmann::json& m);
+void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames& names,
+                              nlohmann::json& m);
 
 }  // namespace steer

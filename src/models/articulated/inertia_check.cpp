@@ -8,7 +8,6 @@ namespace steer {
 
 namespace {
 
-
 std::string moments(const std::array<double, 3>& e) {
   return "(" + number_text(e[0]) + ", " + number_text(e[1]) + ", " + number_text(e[2]) + ") kg*m^2";
 }
@@ -36,8 +35,10 @@ std::array<double, 3> symmetric3_eigenvalues(const double I[6]) {
       }
       const double theta = (a[q][q] - a[p][p]) / (2 * apq);
       // for |θ| beyond 1e150, θ² overflows; t → 1/(2θ) there
-      const double t = std::fabs(theta) > 1e150 ? 1 / (2 * theta)
-                                                : (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+      const double t =
+          std::fabs(theta) > 1e150
+              ? 1 / (2 * theta)
+              : (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
       const double c = 1 / std::sqrt(t * t + 1), s = t * c;
       a[p][p] -= t * apq;
       a[q][q] += t * apq;
@@ -62,12 +63,15 @@ std::string inertia_violation(const double I[6]) {
   const double trace = std::fabs(I[0]) + std::fabs(I[1]) + std::fabs(I[2]);
   const double floor = kInertiaPositiveTolerance * trace;
   if (!(e[0] > floor))
-    return "inertia is not positive definite: eigenvalues " + moments(e) + "; the smallest must exceed " + number_text(kInertiaPositiveTolerance) +
+    return "inertia is not positive definite: eigenvalues " + moments(e) +
+           "; the smallest must exceed " + number_text(kInertiaPositiveTolerance) +
            " x trace = " + number_text(floor);
   const double slack = kInertiaTriangleTolerance * trace;
   if (!(e[0] + e[1] >= e[2] - slack))
-    return "inertia violates the triangle inequality: I1 + I2 < I3 (principal moments " + moments(e) + ", I1 + I2 - I3 = " +
-           number_text(e[0] + e[1] - e[2]) + " below the tolerance -" + number_text(kInertiaTriangleTolerance) + " x trace = -" + number_text(slack) + ")";
+    return "inertia violates the triangle inequality: I1 + I2 < I3 (principal moments " +
+           moments(e) + ", I1 + I2 - I3 = " + number_text(e[0] + e[1] - e[2]) +
+           " below the tolerance -" + number_text(kInertiaTriangleTolerance) + " x trace = -" +
+           number_text(slack) + ")";
   return "";
 }
 

@@ -1,6 +1,7 @@
 // Physical validity of a rigid body's inertia tensor (docs/config.md, "Physical validity").
 // A body's rotational inertia about its centre of mass,
-//   I = [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]   (fullinertia order: xx yy zz xy xz yz),
+//   I = [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]   (fullinertia order: xx yy zz xy xz
+//   yz),
 // is symmetric by construction (six numbers). It is physical when its eigenvalues (principal
 // moments) I1 ≤ I2 ≤ I3 are positive and satisfy the triangle inequality I1 + I2 ≥ I3: with
 // I_k = ∫ (r² − r_k²) dm, I1 + I2 − I3 = 2 ∫ r_3² dm ≥ 0 along the principal axes, equality for a

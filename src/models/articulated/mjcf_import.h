@@ -16,14 +16,17 @@ namespace steer {
 // What an import produced besides the model keys: recorded in the artifact's model section
 // (model.imported_from) so that a run can be reproduced and its mapping read.
 struct ImportedModel {
-  nlohmann::json model;   // model keys: integrator, gravity, bodies, sites, tip, contact, torque_limits, joint_limits
-  nlohmann::json record;  // file, format, sha256, bytes, timestep, per-control scale to MuJoCo's ctrl, notes
-  double timestep = 0;    // MuJoCo's opt.timestep [s]
+  nlohmann::json model;  // model keys: integrator, gravity, bodies, sites, tip, contact,
+                         // torque_limits, joint_limits
+  nlohmann::json
+      record;  // file, format, sha256, bytes, timestep, per-control scale to MuJoCo's ctrl, notes
+  double timestep = 0;  // MuJoCo's opt.timestep [s]
 };
 
 // Compiles `path` (key: "mjcf" or "urdf", for messages and the record) and maps it; any
 // element steer does not model is refused by config_fail(model.<key>, ...) naming it.
 // Defined only when STEER_MUJOCO_IMPORT is set.
-ImportedModel import_mujoco_model(const std::string& path, const std::string& shown, const std::string& key);
+ImportedModel import_mujoco_model(const std::string& path, const std::string& shown,
+                                  const std::string& key);
 
 }  // namespace steer

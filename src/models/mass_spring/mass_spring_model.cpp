@@ -22,7 +22,6 @@ namespace {
 
 const MassSpringSetup& setup(const ExperimentConfig& c) { return c.model_state<MassSpringSetup>(); }
 
-
 // ModelDef::check_physical. Each slot's range keeps masses, stiffnesses, damping and rest
 // lengths positive; what no single slot holds is the rest-position morphology's rest length
 // L0 = |P_b − P_a|, which must lie in the rest-length range (0, 1e3] m as a given one does (a
@@ -42,11 +41,15 @@ bool check_physical(const ExperimentConfig& c, const double* theta, PhysicalViol
     const double l0 = std::sqrt(l2);
     if (range.contains(l0)) continue;
     v.key = "model.robot.particles";
-    v.what = "spring[" + std::to_string(s) + "] between particle[" + std::to_string(a) + "] and particle[" + std::to_string(b) +
-             "] has the rest length |P_b - P_a| = " + number_text(l0) + " m from their rest positions (model.morphology "
-             "\"rest_positions\"), outside " + range.describe() + " m";
+    v.what = "spring[" + std::to_string(s) + "] between particle[" + std::to_string(a) +
+             "] and particle[" + std::to_string(b) +
+             "] has the rest length |P_b - P_a| = " + number_text(l0) +
+             " m from their rest positions (model.morphology "
+             "\"rest_positions\"), outside " +
+             range.describe() + " m";
     v.slots.clear();
-    for (int d = 0; d < m.dim; ++d) v.slots.push_back(m.p_rest_position(a) + d), v.slots.push_back(m.p_rest_position(b) + d);
+    for (int d = 0; d < m.dim; ++d)
+      v.slots.push_back(m.p_rest_position(a) + d), v.slots.push_back(m.p_rest_position(b) + d);
     return false;
   }
   return true;
@@ -56,8 +59,10 @@ bool check_physical(const ExperimentConfig& c, const double* theta, PhysicalViol
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const MassSpring& m = setup(c).model;
   c.x0 = rest_state(m, setup(c).robot);
-  std::vector<double> shift = s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
-  std::vector<double> vel = s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+  std::vector<double> shift =
+      s.numbers("offset", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
+  std::vector<double> vel =
+      s.numbers("velocity", std::vector<double>(m.dim, 0.0), Range::closed(-1e6, 1e6), m.dim);
   for (int i = 0; i < m.n_particles; ++i)
     for (int d = 0; d < m.dim; ++d) {
       c.x0[m.x_pos(i) + d] += shift[d];
@@ -81,13 +86,18 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["phases"] = ms.n_phases;
   m["ground"] = !ms.ground ? "none" : ms.impact ? "impact" : "penalty";
   m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
-  m["integrator"] = ms.integrator == MassSpring::kBackwardEuler ? "backward_euler" : "symplectic_euler";
+  m["integrator"] =
+      ms.integrator == MassSpring::kBackwardEuler ? "backward_euler" : "symplectic_euler";
   if (ms.integrator == MassSpring::kBackwardEuler) m["newton_iterations"] = ms.newton_iterations;
   nlohmann::json sp = nlohmann::json::array();
-  for (const auto& q : robot.springs) sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
+  for (const auto& q : robot.springs)
+    sp.push_back({q.a, q.b, q.rest_length, q.stiffness, q.actuation});
   nlohmann::json pt = nlohmann::json::array();
-  for (const auto& q : robot.particles) pt.push_back(std::vector<double>(q.begin(), q.begin() + robot.dim));
-  m["robot"] = {{"particles", pt}, {"springs", sp}, {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
+  for (const auto& q : robot.particles)
+    pt.push_back(std::vector<double>(q.begin(), q.begin() + robot.dim));
+  m["robot"] = {{"particles", pt},
+                {"springs", sp},
+                {"spring_columns", {"a", "b", "rest_length_m", "stiffness_N_per_m", "actuation"}}};
 }
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<MassSpringSetup>().model.dt = dt; }
@@ -102,14 +112,17 @@ struct MassSpringRunnerHooks : RunnerHooks<MassSpring> {
   }
 };
 
-std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
+                                        const RunnerOptions& options) {
   return make_model_runner<MassSpring, MassSpringRunnerHooks>(c, setup(c).model, backend, options);
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
 std::string chatter_remedy(const ExperimentConfig& c, const std::string& smaller_dt) {
   if (setup(c).model.integrator == MassSpring::kSymplecticEuler && !setup(c).model.impact)
-    return smaller_dt + ", softer springs or ground (model.robot, model.ground), or model.integrator \"backward_euler\"";
+    return smaller_dt +
+           ", softer springs or ground (model.robot, model.ground), or model.integrator "
+           "\"backward_euler\"";
   return smaller_dt + ", or softer springs or ground (model.robot, model.ground)";
 }
 
@@ -125,7 +138,8 @@ void tie_variables(ExperimentConfig& c) {
   for (auto& e : c.variables) {
     if (e.kind != VariableSpec::kParameter) continue;
     const int first = m.p_rest_position(0), last = m.p_rest_position(m.n_particles - 1) + m.dim;
-    if (e.index >= first && e.index < last) e.tied_state = (e.index - first);  // x_pos(i) + c = dim·i + c
+    if (e.index >= first && e.index < last)
+      e.tied_state = (e.index - first);  // x_pos(i) + c = dim·i + c
   }
 }
 
@@ -135,7 +149,8 @@ void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
   if (!m.rest_from_positions) return;
   for (int r = 0; r < c.batch_size; ++r)
     for (int i = 0; i < m.n_particles; ++i)
-      for (int d = 0; d < m.dim; ++d) b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
+      for (int d = 0; d < m.dim; ++d)
+        b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
 }
 
 }  // namespace

@@ -7,12 +7,13 @@
 
 namespace steer {
 
-nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
-                                 int max_frames) {
+nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json& art,
+                                 const RecordedTrajectory& tr, int max_frames) {
   const MassSpringSetup& ms = c.model_state<MassSpringSetup>();
   const MassSpring& m = ms.model;
   const int N = m.n_particles;
-  const Batch<double> batch = build_batch(c);  // each rollout's drawn θ and x0 (stiffness, rest shape)
+  const Batch<double> batch =
+      build_batch(c);  // each rollout's drawn θ and x0 (stiffness, rest shape)
   auto positions = [&](const double* x) {
     // 2-D robots as they are; a 3-D robot is drawn in its x–y plane (y up)
     std::vector<double> p(size_t(N) * 2);
@@ -20,7 +21,8 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
     return p;
   };
   nlohmann::json s = {{"kind", "robot"}, {"dim", 2}, {"axes", {"x", "y"}}};
-  s["rollouts"] = frames_of(tr, 4, max_frames, [&](int, const std::vector<double>& x) { return positions(x.data()); });
+  s["rollouts"] = frames_of(tr, 4, max_frames,
+                            [&](int, const std::vector<double>& x) { return positions(x.data()); });
   nlohmann::json edges = nlohmann::json::array(), act = nlohmann::json::array();
   for (const RobotSpring& sp : ms.robot.springs) {
     edges.push_back({sp.a, sp.b});
@@ -35,11 +37,13 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
     const int b = is_compare(art) ? 0 : ro["rollout"].get<int>();
     nlohmann::json k = nlohmann::json::array();
     for (int e = 0; e < m.n_springs; ++e)
-      k.push_back(b < batch.size ? r5(batch.theta_of(b)[m.p_stiffness(e)]) : r5(c.theta[m.p_stiffness(e)]));
+      k.push_back(b < batch.size ? r5(batch.theta_of(b)[m.p_stiffness(e)])
+                                 : r5(c.theta[m.p_stiffness(e)]));
     stiff.push_back(k);
   }
   s["edge_stiffness"] = stiff;
-  s["ground"] = m.ground ? nlohmann::json(r5(c.theta[m.p_global(MassSpring::kGroundHeight)])) : nlohmann::json(nullptr);
+  s["ground"] = m.ground ? nlohmann::json(r5(c.theta[m.p_global(MassSpring::kGroundHeight)]))
+                         : nlohmann::json(nullptr);
   s["views"] = {{{"name", "side (x, y)"}, {"h", 0}, {"v", 1}}};
   // a batch of designs: the best ones, ranked by final loss, in their rest shape (x0 is the
   // rest shape: a robot starts at rest in it)
@@ -51,7 +55,8 @@ nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json
       if (b < 0 || b >= batch.size) continue;
       std::vector<double> p = positions(batch.x0_of(b));
       for (double& v : p) v = r5(v);
-      gal.push_back({{"rank", r["rank"]}, {"rollout", b}, {"loss_final", r["loss_final"]}, {"p", p}});
+      gal.push_back(
+          {{"rank", r["rank"]}, {"rollout", b}, {"loss_final", r["loss_final"]}, {"p", p}});
     }
     // only a batch of different shapes (a morphology sweep) makes a gallery
     bool differ = false;

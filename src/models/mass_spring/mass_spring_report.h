@@ -9,7 +9,7 @@
 
 namespace steer {
 
-nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json& artifact, const RecordedTrajectory& tr,
-                                int max_frames);
+nlohmann::json mass_spring_scene(const ExperimentConfig& c, const nlohmann::json& artifact,
+                                 const RecordedTrajectory& tr, int max_frames);
 
 }  // namespace steer

@@ -12,8 +12,8 @@ int Robot::actuators() const {
   return n;
 }
 
-Robot grid_robot(const std::vector<std::array<int, 2>>& cells, double cell, std::array<double, 2> origin,
-                 double stiffness, double amplitude) {
+Robot grid_robot(const std::vector<std::array<int, 2>>& cells, double cell,
+                 std::array<double, 2> origin, double stiffness, double amplitude) {
   Robot r;
   r.dim = 2;
   std::map<std::pair<int, int>, int> corner;  // lattice point -> particle
@@ -57,7 +57,8 @@ std::vector<int> pack_topology(const Robot& r) {
   for (int s = 0; s < S; ++s) {
     const auto& sp = r.springs[s];
     if (sp.a < 0 || sp.a >= N || sp.b < 0 || sp.b >= N || sp.a == sp.b)
-      throw std::invalid_argument("spring " + std::to_string(s) + ": ends must be two different particles in [0, " +
+      throw std::invalid_argument("spring " + std::to_string(s) +
+                                  ": ends must be two different particles in [0, " +
                                   std::to_string(N - 1) + "]");
     t[s] = sp.a;
     t[S + s] = sp.b;
@@ -101,7 +102,8 @@ std::vector<double> nominal_parameters(const MassSpring& m, const Robot& r, doub
     p[m.p_mass(i)] = mass;
     for (int c = 0; c < m.dim; ++c) p[m.p_rest_position(i) + c] = r.particles[i][c];
   }
-  for (int g = 0; g < MassSpring::kNumGlobals && g < int(globals.size()); ++g) p[m.p_global(g)] = globals[g];
+  for (int g = 0; g < MassSpring::kNumGlobals && g < int(globals.size()); ++g)
+    p[m.p_global(g)] = globals[g];
   return p;
 }
 

@@ -29,8 +29,8 @@ struct Robot {
 // of cell (0, 0) at `origin`. Each cell gives the 6 springs among its 4 corners (4 edges, 2
 // diagonals); an edge shared by two cells is one spring; vertical edges are actuated with
 // amplitude `amplitude`.
-Robot grid_robot(const std::vector<std::array<int, 2>>& cells, double cell, std::array<double, 2> origin,
-                 double stiffness, double amplitude);
+Robot grid_robot(const std::vector<std::array<int, 2>>& cells, double cell,
+                 std::array<double, 2> origin, double stiffness, double amplitude);
 
 // the model's topology array (see MassSpring::topo) for a robot
 std::vector<int> pack_topology(const Robot& r);

@@ -11,8 +11,8 @@ namespace steer {
 
 struct MassSpringSetup {
   static constexpr const char* kModel = "mass_spring";  // model.type
-  MassSpring model;           // topo unset: a problem points it at its own copy of `topology`
-  Robot robot;                // particles and springs as configured (the effective config echoes them)
+  MassSpring model;  // topo unset: a problem points it at its own copy of `topology`
+  Robot robot;       // particles and springs as configured (the effective config echoes them)
   std::vector<int> topology;  // pack_topology(robot): spring ends, actuators, adjacency
 };
 

@@ -1,6 +1,6 @@
 // model.type "projectile": a point mass under gravity, quadratic drag, an optional penalty
-// ground and an optional penalty wall, in 2-D or 3-D (include/steer/models/projectile.h). Its config section,
-// slot table, effective-config keys, problem factory and registration.
+// ground and an optional penalty wall, in 2-D or 3-D (include/steer/models/projectile.h). Its
+// config section, slot table, effective-config keys, problem factory and registration.
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +17,9 @@ namespace {
 
 const char* kAxes[3] = {"x", "y", "z"};
 
-const Projectile& projectile(const ExperimentConfig& c) { return c.model_state<ProjectileSetup>().model; }
+const Projectile& projectile(const ExperimentConfig& c) {
+  return c.model_state<ProjectileSetup>().model;
+}
 
 // model.* -> Projectile, slot table, nominal θ
 void parse_model(const JsonObject& m, ExperimentConfig& c) {
@@ -37,13 +39,16 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   p.ground = type == "penalty" ? Projectile::kGroundPenalty : Projectile::kGroundNone;
   // ground parameters are kept in θ even without a ground so that θ has one layout; they are
   // the contact law of the wall too
-  c.theta[Projectile::kGroundStiffness] = g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
+  c.theta[Projectile::kGroundStiffness] =
+      g.number("stiffness", 1e4, R[Projectile::kGroundStiffness]);
   c.theta[Projectile::kGroundDamping] = g.number("damping", 0.0, R[Projectile::kGroundDamping]);
-  c.theta[Projectile::kGroundSmoothing] = g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
+  c.theta[Projectile::kGroundSmoothing] =
+      g.number("smoothing", 1e-3, R[Projectile::kGroundSmoothing]);
   const std::string law = g.choice("damping_law", "always", {"always", "approach"});
   p.damping_law = law == "approach" ? Projectile::kDampApproach : Projectile::kDampAlways;
-  p.contact = g.choice("contact", "smooth", {"smooth", "hard"}) == "hard" ? Projectile::kContactHard
-                                                                          : Projectile::kContactSmooth;
+  p.contact = g.choice("contact", "smooth", {"smooth", "hard"}) == "hard"
+                  ? Projectile::kContactHard
+                  : Projectile::kContactSmooth;
   g.finish();
   JsonObject w = m.object("wall");
   const std::string wtype = w.choice("type", "none", {"none", "penalty"});
@@ -56,8 +61,10 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
 // initial_state.position / velocity, one value per axis
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const int D = projectile(c).dim;
-  std::vector<double> pos = s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
-  std::vector<double> vel = s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
+  std::vector<double> pos =
+      s.numbers("position", std::vector<double>(D, 0.0), c.info.state_ranges[0], D);
+  std::vector<double> vel =
+      s.numbers("velocity", std::vector<double>(D, 0.0), c.info.state_ranges[D], D);
   c.x0.assign(2 * D, 0.0);
   for (int i = 0; i < D; ++i) {
     c.x0[i] = pos[i];
@@ -81,7 +88,8 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<ProjectileSetup>().model.dt = dt; }
 
-std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
+                                        const RunnerOptions& options) {
   return make_model_runner(c, projectile(c), backend, options);
 }
 
@@ -115,10 +123,11 @@ ModelInfo projectile_info(int dim) {
     m.control_names.push_back(std::string("force.") + kAxes[i]);
     m.control_units.push_back("N");
   }
-  m.param_names = {"gravity", "drag", "mass", "ground.stiffness", "ground.damping", "ground.smoothing"};
+  m.param_names = {"gravity",          "drag",           "mass",
+                   "ground.stiffness", "ground.damping", "ground.smoothing"};
   m.param_units = {"m/s^2", "1/m", "kg", "N/m", "N*s/m", "m"};
   // mass and the smoothing width divide, the stiffness scales a softplus of −c/w: all > 0
-  m.param_ranges = {Range::closed(-1e4, 1e4), Range::closed(0, 1e3), Range{0, 1e9, true, false},
+  m.param_ranges = {Range::closed(-1e4, 1e4),    Range::closed(0, 1e3), Range{0, 1e9, true, false},
                     Range{0, 1e12, true, false}, Range::closed(0, 1e9), Range{0, 1e3, true, false}};
   m.state_ranges.assign(2 * dim, Range::closed(-1e9, 1e9));
   return m;

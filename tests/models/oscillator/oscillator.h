@@ -27,7 +27,8 @@ struct Oscillator {
   STEER_HD int np() const { return kNumParams; }
 
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{}) const {
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}) const {
     (void)k;
     if (!ln.leader()) return;
     const S h = S(dt);
@@ -37,9 +38,10 @@ struct Oscillator {
     xn[0] = S(x[0]) + h * vn;
   }
   // the vector-Jacobian product of step, accumulated into adj_x, adj_u, adj_p
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const {
     (void)k;
     if (!ln.leader()) return;
     const S h = S(dt);
@@ -69,7 +71,8 @@ struct Oscillator {
     return axis == 0 ? S(x[0]) : S(0);
   }
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_center_of_mass(const XIn&, const PIn&, int axis, XAdj& adj_x, PAdj&, const S& adj_c) const {
+  STEER_HD void adj_center_of_mass(const XIn&, const PIn&, int axis, XAdj& adj_x, PAdj&,
+                                   const S& adj_c) const {
     if (axis == 0) adj_x[0] += adj_c;
   }
   // ½ m v² + ½ k q² [J]

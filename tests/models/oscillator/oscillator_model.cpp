@@ -48,20 +48,24 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
 
 // initial_state.position [m], initial_state.velocity [m/s]
 void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
-  c.x0 = {s.number("position", 0.0, c.info.state_ranges[0]), s.number("velocity", 0.0, c.info.state_ranges[1])};
+  c.x0 = {s.number("position", 0.0, c.info.state_ranges[0]),
+          s.number("velocity", 0.0, c.info.state_ranges[1])};
 }
 
-void model_json(const ExperimentConfig&, nlohmann::json& m) { m["integrator"] = "symplectic_euler"; }
+void model_json(const ExperimentConfig&, nlohmann::json& m) {
+  m["integrator"] = "symplectic_euler";
+}
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<OscillatorSetup>().model.dt = dt; }
 
-std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
+                                        const RunnerOptions& options) {
   return make_model_runner(c, c.model_state<OscillatorSetup>().model, backend, options);
 }
 
 // the phase portrait: (q, v) at each kept frame, with its path
-nlohmann::json phase_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
-                           int max_frames) {
+nlohmann::json phase_scene(const ExperimentConfig& c, const nlohmann::json& art,
+                           const RecordedTrajectory& tr, int max_frames) {
   nlohmann::json s = {{"kind", "point"}, {"dim", 2}, {"axes", {"position q", "velocity v"}}};
   s["rollouts"] = frames_of(tr, 8, max_frames, [](int, const std::vector<double>& x) { return x; });
   s["edges"] = nlohmann::json::array();
@@ -70,7 +74,8 @@ nlohmann::json phase_scene(const ExperimentConfig& c, const nlohmann::json& art,
   s["views"] = {{{"name", "phase (q, v)"}, {"h", 0}, {"v", 1}}};
   s["trail"] = true;
   s["equal_aspect"] = false;
-  s["energy"] = free_motion_energy(c, c.model_state<OscillatorSetup>().model, art, tr, 8, max_frames);
+  s["energy"] =
+      free_motion_energy(c, c.model_state<OscillatorSetup>().model, art, tr, 8, max_frames);
   return s;
 }
 

@@ -12,7 +12,8 @@ namespace steer {
 // for adj_saturate: kSatTape values per joint)
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::saturate(const PIn& p, int j, const S& raw, S& slope, S* sig) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::saturate(const PIn& p, int j, const S& raw, S& slope,
+                                                       S* sig) const {
   if (!torque_limits) {
     slope = S(1);
     return raw;
@@ -45,18 +46,22 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::saturate(const PIn& p, int j, cons
 //   want_beta.
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p,
-                                            const S& adj_tau, const S& adj_slope, bool want_beta) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::adj_saturate(const PIn& p, int j, const S& raw,
+                                                           const S* sig, S* adj_p, const S& adj_tau,
+                                                           const S& adj_slope,
+                                                           bool want_beta) const {
   if (!torque_limits) return adj_tau;
   const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
   const S a = raw - lim, b = -raw - lim;
   const S sa = sig[0], ca = sig[1], sb = sig[2], cb = sig[3];
   const S da = sa * ca, db = sb * cb;
-  const S slope = select(sa >= S(0.5), S(ca - sb), select(sb >= S(0.5), S(cb - sa), S(S(1) - sa - sb)));
+  const S slope =
+      select(sa >= S(0.5), S(ca - sb), select(sb >= S(0.5), S(cb - sa), S(S(1) - sa - sb)));
   adj_p[p_joint(j, kForceLimit)] += adj_tau * (sa - sb) + adj_slope * beta * (da + db);
   if (want_beta)
-    adj_p[p_global(kSharpness)] += adj_tau * ((sig[4] - sig[5]) / (beta * beta) - (sa * a - sb * b) / beta) -
-                                   adj_slope * (da * a + db * b);
+    adj_p[p_global(kSharpness)] +=
+        adj_tau * ((sig[4] - sig[5]) / (beta * beta) - (sa * a - sb * b) / beta) -
+        adj_slope * (da * a + db * b);
   return adj_tau * slope + adj_slope * beta * (db - da);
 }
 
@@ -66,7 +71,9 @@ template <class S>
 inline STEER_HD S ArticulatedCap<NB, ND, NS>::limit_torque(int j, const S& qj) const {
   if (!joint_limits) return S(0);
   const S w = S(limit_smoothing), k = S(limit_stiffness);
-  return k * w * (softplus_of(S((S(limit_lower[j]) - qj) / w)) - softplus_of(S((qj - S(limit_upper[j])) / w)));
+  return k * w *
+         (softplus_of(S((S(limit_lower[j]) - qj) / w)) -
+          softplus_of(S((qj - S(limit_upper[j])) / w)));
 }
 
 // ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
@@ -74,7 +81,8 @@ template <int NB, int ND, int NS>
 template <class S>
 inline STEER_HD S ArticulatedCap<NB, ND, NS>::limit_slope(int j, const S& qj) const {
   const S w = S(limit_smoothing), k = S(limit_stiffness);
-  return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) + sigmoid_of(S((qj - S(limit_upper[j])) / w)));
+  return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) +
+               sigmoid_of(S((qj - S(limit_upper[j])) / w)));
 }
 
 }  // namespace steer

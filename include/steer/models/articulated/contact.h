@@ -32,7 +32,8 @@ STEER_HD NormalLawParams<S> ground_law_params(const Model& m, const PIn& p) {
   q.tc = S(p[m.p_contact(kContactRefTimeconst)]);
   q.zeta = S(p[m.p_contact(kContactRefDampratio)]);
   q.mass = S(p[m.p_contact(kContactImpMass)]);
-  if (m.ground.restitution) q.dc = restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass);
+  if (m.ground.restitution)
+    q.dc = restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass);
   return q;
 }
 
@@ -46,8 +47,9 @@ STEER_HD void ground_point(const Model& m, const typename Model::template Kin<S>
 // the linear Jacobian columns J_e(x_c) of the joints above the point's body (n of them, dof
 // indices in ds, owning bodies in es), x_c's velocity J q̇ and, with mu, J μ
 template <class Model, class S>
-STEER_HD int ground_jacobian(const Model& m, const typename Model::template Kin<S>& K, int b, const S* xc, const S* v,
-                             const S* mu, S (*J)[3], int* es, S* vel, S* vmu) {
+STEER_HD int ground_jacobian(const Model& m, const typename Model::template Kin<S>& K, int b,
+                             const S* xc, const S* v, const S* mu, S (*J)[3], int* es, S* vel,
+                             S* vmu) {
   int nd = 0;
   for (int i = 0; i < 3; ++i) vel[i] = S(0);
   if (vmu)
@@ -83,10 +85,13 @@ STEER_HD S impact_law_weight(const Model& m, const S& d, const S& zdot, const S&
 
 // the force f = (f_t,x, f_t,y, f_n) [N] on a point at depth d [m] moving at vel [m/s]
 template <class Model, class S, class PIn>
-STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S>& q, const S& d, const S* vel, S* f) {
-  const NormalForce<S> nf = m.ground.law == GroundContacts::kImpedance ? normal_impedance(d, vel[2], q)
-                                                                       : normal_softplus(d, vel[2], q);
-  friction_smoothed(vel, nf.fe, S(p[m.p_contact(kContactFriction)]), S(p[m.p_contact(kContactSlipVelocity)]), f);
+STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S>& q, const S& d,
+                           const S* vel, S* f) {
+  const NormalForce<S> nf = m.ground.law == GroundContacts::kImpedance
+                                ? normal_impedance(d, vel[2], q)
+                                : normal_softplus(d, vel[2], q);
+  friction_smoothed(vel, nf.fe, S(p[m.p_contact(kContactFriction)]),
+                    S(p[m.p_contact(kContactSlipVelocity)]), f);
   f[2] = nf.fn;
   if (m.ground.impact) {
     S H, sg3;
@@ -101,8 +106,9 @@ STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S
 // body as the sphere's centre does (the −r ẑ is fixed in the world), so x̄_c enters the body
 // as a force at p_b and the moment (c − p_b) × x̄_c about it
 template <class Model, class S>
-STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K, int c, const S* xc, int nd,
-                               const int* es, const S (*aj)[3], S* ax, typename Model::template KinAdj<S>& KA) {
+STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K, int c,
+                               const S* xc, int nd, const int* es, const S (*aj)[3], S* ax,
+                               typename Model::template KinAdj<S>& KA) {
   for (int r = 0; r < nd; ++r) {
     const int e = es[r];
     if (m.joint[e] == Model::kSlide) {
@@ -123,8 +129,8 @@ STEER_HD void adj_ground_point(const Model& m, const typename Model::template Ki
 
 // τ_c += Σ_points J(x_c)ᵀ f
 template <class Model, class S, class PIn>
-STEER_HD void ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v, const PIn& p,
-                                    S* tc) {
+STEER_HD void ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K,
+                                    const S* v, const PIn& p, S* tc) {
   if (m.ground.n_points == 0) return;
   const NormalLawParams<S> q = ground_law_params<Model, S>(m, p);
   const S height = S(p[m.p_global(Model::kPlaneHeight)]);
@@ -132,9 +138,11 @@ STEER_HD void ground_contact_forces(const Model& m, const typename Model::templa
     S xc[3], J[Model::kMaxDof][3], vel[3], f[3];
     int es[Model::kMaxDof];
     ground_point<Model, S>(m, K, c, xc);
-    const int nd = ground_jacobian<Model, S>(m, K, m.ground.body[c], xc, v, nullptr, J, es, vel, nullptr);
+    const int nd =
+        ground_jacobian<Model, S>(m, K, m.ground.body[c], xc, v, nullptr, J, es, vel, nullptr);
     ground_force<Model, S>(m, p, q, S(height - xc[2]), vel, f);
-    for (int r = 0; r < nd; ++r) tc[m.dof[es[r]]] += J[r][0] * f[0] + J[r][1] * f[1] + J[r][2] * f[2];
+    for (int r = 0; r < nd; ++r)
+      tc[m.dof[es[r]]] += J[r][0] * f[0] + J[r][1] * f[1] + J[r][2] * f[2];
   }
 }
 
@@ -143,8 +151,9 @@ STEER_HD void ground_contact_forces(const Model& m, const typename Model::templa
 // velocity v̄ and θ̄; then per joint e above the point J̄_e = f μ_e + v̄ q̇_e, q̇̄_e += J_e · v̄,
 // and J̄_e, x̄_c through adj_ground_point
 template <class Model, class S, class PIn>
-STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K, const S* v,
-                                        const PIn& p, const S* mu, typename Model::template KinAdj<S>& KA, S* adj_v,
+STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::template Kin<S>& K,
+                                        const S* v, const PIn& p, const S* mu,
+                                        typename Model::template KinAdj<S>& KA, S* adj_v,
                                         S* adj_p) {
   if (m.ground.n_points == 0) return;
   const NormalLawParams<S> q = ground_law_params<Model, S>(m, p);
@@ -199,7 +208,8 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
   if (m.ground.restitution) {
     // d_c = restitution_damping(e, k, m_c): d̄_c goes on to e, k and m_c
     S ae = S(0);
-    adj_restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass, aq.dc, ae, aq.k, aq.mass);
+    adj_restitution_damping(S(p[m.p_contact(kContactRestitution)]), q.k, q.mass, aq.dc, ae, aq.k,
+                            aq.mass);
     adj_p[m.p_contact(kContactRestitution)] += ae;
   } else {
     adj_p[m.p_global(Model::kContactDamping)] += aq.dc;
@@ -224,10 +234,12 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::tip_position(const Kin<S>& K, S
   body_point(K, tip_body, tip_offset, x);
 }
 
-// τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into tc)
+// τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into
+// tc)
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K, const S* v,
+                                                                const PIn& p, S* tc) const {
   ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   if (!contact) return;
   S x[3];
@@ -244,7 +256,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K,
     zdot += jv[2] * v[dof[e]];
     ++nd;
   }
-  const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
+  const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)],
+          wd = p[p_global(kContactSmoothing)];
   const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
   S sp, sg;
   softplus_sigmoid_of(z, sp, sg);
@@ -259,8 +272,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K,
 //   J̄_z,e = f_z μ_e + ż̄ q̇_e
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu,
-                                                     KinAdj<S>& KA, S* adj_v, S* adj_p) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>& K, const S* v,
+                                                                    const PIn& p, const S* mu,
+                                                                    KinAdj<S>& KA, S* adj_v,
+                                                                    S* adj_p) const {
   adj_ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, mu, KA, adj_v, adj_p);
   if (!contact) return;
   S x[3];
@@ -278,7 +293,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>
     zmu += jv[2] * mu[dof[e]];
     ++nd;
   }
-  const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)], wd = p[p_global(kContactSmoothing)];
+  const S k = p[p_global(kContactStiffness)], dc = p[p_global(kContactDamping)],
+          wd = p[p_global(kContactSmoothing)];
   const S z = (S(p[p_global(kPlaneHeight)]) - x[2]) / wd;
   S sp, sg;
   softplus_sigmoid_of(z, sp, sg);

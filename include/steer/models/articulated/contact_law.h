@@ -7,9 +7,9 @@
 //
 //   normal, softplus:   f_n = k w softplus(d/w) − d_c σ(d/w) ż
 //   normal, impedance:  δ = w softplus(d/w) (the smoothed depth), x = δ / width,
-//                       imp = d0 + y(x) (d_width − d0),  y = MuJoCo's sigmoid (midpoint ½, power 2),
-//                       K = 1 / (d_width² τ² ζ²),  B = 2 / (d_width τ),
-//                       f_n = m_c imp (K imp δ − B σ(d/w) ż)
+//                       imp = d0 + y(x) (d_width − d0),  y = MuJoCo's sigmoid (midpoint ½, power
+//                       2), K = 1 / (d_width² τ² ζ²),  B = 2 / (d_width τ), f_n = m_c imp (K imp δ
+//                       − B σ(d/w) ż)
 //   friction:           f_t = −μ N v_t / sqrt(|v_t|² + v_s²),  N = the elastic part of f_n
 //                       (k w softplus(d/w), or m_c K imp² δ), so the bound is never negative.
 //   restitution:        the softplus law's d_c from a coefficient of restitution e ∈ (0, 1):
@@ -29,25 +29,25 @@ namespace steer {
 
 // the law's θ slots beyond the model's globals: θ[p_contact(k)] (contact_set.h sizes them)
 enum GroundContactParam {
-  kContactFriction = 0,     // μ [1]
-  kContactSlipVelocity,     // v_s [m/s], > 0
-  kContactImpD0,            // solimp d0 [1], (0, 1)
-  kContactImpDWidth,        // solimp d_width [1], (0, 1)
-  kContactImpWidth,         // solimp width [m], > 0
-  kContactRefTimeconst,     // solref timeconst τ [s], > 0
-  kContactRefDampratio,     // solref dampratio ζ [1], > 0
-  kContactImpMass,          // m_c [kg], > 0: the mass the reference acceleration acts on (and
-                            // the mass per point restitution's damping is computed for)
-  kContactRestitution,      // e [1], (0, 1): the softplus law's d_c = restitution_damping(e, k, m_c)
-                            // where GroundContacts::restitution is set (else unused)
+  kContactFriction = 0,  // μ [1]
+  kContactSlipVelocity,  // v_s [m/s], > 0
+  kContactImpD0,         // solimp d0 [1], (0, 1)
+  kContactImpDWidth,     // solimp d_width [1], (0, 1)
+  kContactImpWidth,      // solimp width [m], > 0
+  kContactRefTimeconst,  // solref timeconst τ [s], > 0
+  kContactRefDampratio,  // solref dampratio ζ [1], > 0
+  kContactImpMass,       // m_c [kg], > 0: the mass the reference acceleration acts on (and
+                         // the mass per point restitution's damping is computed for)
+  kContactRestitution,   // e [1], (0, 1): the softplus law's d_c = restitution_damping(e, k, m_c)
+                         // where GroundContacts::restitution is set (else unused)
   kGroundContactParams
 };
 
 // the normal law's parameters as one point sees them
 template <class S>
 struct NormalLawParams {
-  S k, dc, w;                              // softplus: stiffness [N/m], damping [N·s/m], smoothing [m]
-  S d0, d1, width, tc, zeta, mass;         // impedance (w is shared: the onset's smoothing)
+  S k, dc, w;                       // softplus: stiffness [N/m], damping [N·s/m], smoothing [m]
+  S d0, d1, width, tc, zeta, mass;  // impedance (w is shared: the onset's smoothing)
 };
 
 // the normal law's value: f_n [N] and its elastic part N [N] (the friction bound)
@@ -73,8 +73,9 @@ STEER_HD NormalForce<S> normal_softplus(const S& d, const S& zdot, const NormalL
 //   ∂(f_n, N)/∂k = w softplus,  ∂f_n/∂d_c = −σ ż,
 //   ∂N/∂w = k (softplus − σ s),  ∂f_n/∂w = ∂N/∂w + d_c σ(1 − σ) s ż / w   (s = d/w)
 template <class S>
-STEER_HD void adj_normal_softplus(const S& d, const S& zdot, const NormalLawParams<S>& q, const S& afn, const S& afe,
-                                  S& ad, S& azdot, NormalLawParams<S>& aq) {
+STEER_HD void adj_normal_softplus(const S& d, const S& zdot, const NormalLawParams<S>& q,
+                                  const S& afn, const S& afe, S& ad, S& azdot,
+                                  NormalLawParams<S>& aq) {
   const S s = d / q.w;
   S sp, sg, sgc;
   softplus_sigmoid_of(s, sp, sg, &sgc);
@@ -128,11 +129,13 @@ STEER_HD NormalForce<S> normal_impedance(const S& d, const S& zdot, const Normal
 //   imp̄ = f̄_n (2 m K imp δ − m B g ż) + N̄ 2 m K imp δ,   ȳ = imp̄ (d_width − d0),  x̄ = ȳ y'(x),
 //   δ̄ = (f̄_n + N̄) m K imp² + x̄ / width,  ḡ = −f̄_n m B imp ż,  ż̄ = −f̄_n m B imp g,
 //   K̄ = (f̄_n + N̄) m imp² δ,  B̄ = −f̄_n m imp g ż,  m̄ = (f̄_n f_n + N̄ N) / m,
-//   K = 1/(d_width² τ² ζ²): ∂K/∂(d_width, τ, ζ) = −2K/(d_width, τ, ζ);  B = 2/(d_width τ): ∂B/∂(d_width, τ) = −B/(d_width, τ),
-//   δ = w softplus(s): d̄ += δ̄ σ, w̄ += δ̄ (softplus − σ s);  g = σ(s): d̄ += ḡ σ'/w, w̄ −= ḡ σ' s/w
+//   K = 1/(d_width² τ² ζ²): ∂K/∂(d_width, τ, ζ) = −2K/(d_width, τ, ζ);  B = 2/(d_width τ):
+//   ∂B/∂(d_width, τ) = −B/(d_width, τ), δ = w softplus(s): d̄ += δ̄ σ, w̄ += δ̄ (softplus − σ s);  g =
+//   σ(s): d̄ += ḡ σ'/w, w̄ −= ḡ σ' s/w
 template <class S>
-STEER_HD void adj_normal_impedance(const S& d, const S& zdot, const NormalLawParams<S>& q, const S& afn, const S& afe,
-                                   S& ad, S& azdot, NormalLawParams<S>& aq) {
+STEER_HD void adj_normal_impedance(const S& d, const S& zdot, const NormalLawParams<S>& q,
+                                   const S& afn, const S& afe, S& ad, S& azdot,
+                                   NormalLawParams<S>& aq) {
   const ImpedanceTerms<S> t(d, q);
   const S dsg = t.sg * t.sgc;
   const S m = q.mass, both = afn + afe;
@@ -175,7 +178,8 @@ STEER_HD S restitution_damping(const S& e, const S& k, const S& m) {
 //   ∂ζ/∂L = −π² / r³,  ∂L/∂e = 1/e  ->  ē += d̄_c 2 sqrt(k m) (−π² / r³) / e,
 //   k̄ += d̄_c d_c / (2k),  m̄ += d̄_c d_c / (2m)
 template <class S>
-STEER_HD void adj_restitution_damping(const S& e, const S& k, const S& m, const S& adc, S& ae, S& ak, S& am) {
+STEER_HD void adj_restitution_damping(const S& e, const S& k, const S& m, const S& adc, S& ae,
+                                      S& ak, S& am) {
   using std::sqrt;
   const S l = log1p_of(S(e - S(1)));
   const S r2 = S(kPiSquared) + l * l, r = sqrt(r2);
@@ -196,11 +200,12 @@ STEER_HD void friction_smoothed(const S* vt, const S& fe, const S& mu, const S& 
   ft[1] = g * vt[1];
 }
 
-// adjoint of friction_smoothed for the cotangent f̄_t, with ḡ = f̄_t · v_t and q = sqrt(|v_t|² + v_s²):
+// adjoint of friction_smoothed for the cotangent f̄_t, with ḡ = f̄_t · v_t and q = sqrt(|v_t|² +
+// v_s²):
 //   v̄_t = −μ N (f̄_t / q − ḡ v_t / q³),  N̄ = −μ ḡ / q,  μ̄ = −N ḡ / q,  v̄_s = μ N ḡ v_s / q³
 template <class S>
-STEER_HD void adj_friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs, const S* aft, S* avt, S& afe,
-                                    S& amu, S& avs) {
+STEER_HD void adj_friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs,
+                                    const S* aft, S* avt, S& afe, S& amu, S& avs) {
   using std::sqrt;
   const S qn = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vs * vs);
   const S gdot = aft[0] * vt[0] + aft[1] * vt[1];

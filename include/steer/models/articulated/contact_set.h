@@ -13,7 +13,7 @@ struct GroundContacts {
   // θ slots of the contact laws beyond the model's globals (contact_law.h's GroundContactParam)
   static constexpr int kParams = kGroundContactParams;
   enum NormalLaw { kSoftplus = 0, kImpedance = 1 };
-  int law = kSoftplus;                  // the points' normal law (the tip keeps the softplus law)
+  int law = kSoftplus;  // the points' normal law (the tip keeps the softplus law)
   // 1: the softplus law's damping d_c is restitution_damping(θ[contact.restitution], k, m_c)
   // (contact_law.h) instead of θ[contact.damping]; the tip keeps θ[contact.damping]
   int restitution = 0;
@@ -23,12 +23,12 @@ struct GroundContacts {
   // resting and slow contacts), with θ[contact.damping] as its damping
   int impact = 0;
   static constexpr int kMaxImpactSweeps = 4;
-  int impact_sweeps = 2;  // passes over the points per step (1 … kMaxImpactSweeps)
+  int impact_sweeps = 2;      // passes over the points per step (1 … kMaxImpactSweeps)
   double impact_speed = 0.1;  // v_g [m/s]: impulses fade out below this crossing speed (impact.h)
   int n_points = 0;
-  int body[kMaxPoints] = {};           // body index of point c
-  double pos[kMaxPoints][3] = {};      // point c in its body's frame [m]
-  double radius[kMaxPoints] = {};      // sphere radius [m] (0: a point)
+  int body[kMaxPoints] = {};       // body index of point c
+  double pos[kMaxPoints][3] = {};  // point c in its body's frame [m]
+  double radius[kMaxPoints] = {};  // sphere radius [m] (0: a point)
 };
 
 }  // namespace steer

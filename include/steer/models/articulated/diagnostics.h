@@ -14,7 +14,8 @@ namespace steer {
 // tip when contact.enabled, the ground points follow in their order (depth of the sphere's
 // lowest point, height − (z − r))
 template <class Model, class S, class PIn>
-STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& K, const PIn& p, int c) {
+STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
+                         int c) {
   const S height = S(p[m.p_global(Model::kPlaneHeight)]);
   S t[3];
   if (m.contact && c == 0) {
@@ -55,7 +56,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PI
 // gradient jumps, although the point is above the plane at both ends of the step.
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p, int c) const {
+inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p,
+                                                            int c) const {
   if (ground.n_points == 0) return penetration<S>(x, p) > S(0);
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -77,8 +79,8 @@ enum ContactMode { kContactAir = 0, kContactStick = 1, kContactSlip = 2 };
 struct ContactState {
   int mode = kContactAir;  // air: depth ≤ 0; stick: |v_t| < v_s (friction grows linearly with
                            // the slip, f_t ≈ −μ N v_t / v_s); slip: |v_t| ≥ v_s (f_t → −μ N v̂_t)
-  double depth = 0;        // height − z of the contact point (> 0: penetrating) [m]
-  double slip = 0;         // |v_t|, the contact point's speed along the plane [m/s]
+  double depth = 0;  // height − z of the contact point (> 0: penetrating) [m]
+  double slip = 0;   // |v_t|, the contact point's speed along the plane [m/s]
 };
 
 // contact c's state (c as in_contact counts: the tip first when enabled, then the ground
@@ -105,14 +107,16 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
   ContactState s;
   s.depth = double(p[m.p_global(Model::kPlaneHeight)]) - pt[2];
   s.slip = std::sqrt(vel[0] * vel[0] + vel[1] * vel[1]);
-  if (s.depth > 0) s.mode = s.slip < double(p[m.p_contact(kContactSlipVelocity)]) ? kContactStick : kContactSlip;
+  if (s.depth > 0)
+    s.mode = s.slip < double(p[m.p_contact(kContactSlipVelocity)]) ? kContactStick : kContactSlip;
   return s;
 }
 
 // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const PIn& p, int ax) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const PIn& p,
+                                                             int ax) const {
   Kin<S> K;
   S mt = S(0);
   return center_of_mass_kin(x, p, ax, K, mt);
@@ -121,7 +125,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const
 // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
+                                                                 Kin<S>& K, S& mt) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   forward_kinematics(q, p, K);
@@ -134,15 +139,17 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, c
   return mc / mt;
 }
 
-// ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm · R_b[axis, :].
-// By the kinematics' adjoint sweep instead (sites.h; the same up to rounding in q̄): for a free
-// root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
+// ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm ·
+// R_b[axis, :]. By the kinematics' adjoint sweep instead (sites.h; the same up to rounding in q̄):
+// for a free root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
 // (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then compiles no dual numbers at
 // all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
 template <int NB, int ND, int NS>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x,
-                                                                    PAdj& adj_p, const S& adj_c) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p,
+                                                                    int ax, XAdj& adj_x,
+                                                                    PAdj& adj_p,
+                                                                    const S& adj_c) const {
   if constexpr (!compiles_integrator(kIntegrators, kRk4)) {
     adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
   } else {
@@ -168,7 +175,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x
     for (int b = 0; b < n_bodies; ++b) {
       const S m = p[p_body(b, kMass)];
       adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax].a - cm) / mt;
-      for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j].a;
+      for (int j = 0; j < 3; ++j)
+        adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j].a;
     }
   }
 }
@@ -177,7 +185,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x
 // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PIn& p, S& e, S& ke) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PIn& p, S& e,
+                                                          S& ke) const {
   S q[kMaxQ] = {}, M[kMaxDof * kMaxDof] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
@@ -185,9 +194,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PI
   mass_matrix(K, p, M);
   ke = S(0);
   for (int i = 0; i < n_dof; ++i)
-    for (int j = 0; j < n_dof; ++j) ke += S(0.5) * S(x[nq() + i]) * M[i * kMaxDof + j] * S(x[nq() + j]);
+    for (int j = 0; j < n_dof; ++j)
+      ke += S(0.5) * S(x[nq() + i]) * M[i * kMaxDof + j] * S(x[nq() + j]);
   e = ke;
-  for (int b = 0; b < n_bodies; ++b) e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
+  for (int b = 0; b < n_bodies; ++b)
+    e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
 }
 
 template <int NB, int ND, int NS>
@@ -214,7 +225,8 @@ inline STEER_HD bool ArticulatedCap<NB, ND, NS>::conservative(const PIn& p) cons
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
   for (int j = 0; j < n_dof; ++j)
-    if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) && S(p[p_joint(j, kKv)]) == S(0)))
+    if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) &&
+          S(p[p_joint(j, kKv)]) == S(0)))
       return false;
   return true;
 }

@@ -15,15 +15,16 @@ namespace steer {
 // sum's O(n_bodies·n²)). Each body's subtree, leaves first, is summed about the body's
 // anchor p_b as its mass m, first moment h = Σ m_k (c_k − p_b) and inertia
 // J = Σ I_w,k + m_k (|c_k − p_b|² 𝟙 − (c_k − p_b)(c_k − p_b)ᵀ) [kg·m²]; moved to the
-// parent's anchor by r = p_b − p_pa: h' = h + m r, J' = J + (2 h·r + m|r|²) 𝟙 − (h rᵀ + r hᵀ + m r rᵀ).
-// A unit q̈_i of body b's joint accelerates its subtree (b's composite) with the force f and
+// parent's anchor by r = p_b − p_pa: h' = h + m r, J' = J + (2 h·r + m|r|²) 𝟙 − (h rᵀ + r hᵀ + m r
+// rᵀ). A unit q̈_i of body b's joint accelerates its subtree (b's composite) with the force f and
 // the moment n about p_b
 //   hinge, axis a:  f = a × h,  n = J a;      slide, direction d:  f = m d,  n = h × d,
 // and M_ji for every joint j at b or above it (body e) is the work of that wrench on j's
 // unit motion: a_e · (n + (p_b − p_e) × f) (hinge), a_e · f (slide); M_ij = M_ji.
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::mass_matrix(const Kin<S>& K, const PIn& p, S* M) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::mass_matrix(const Kin<S>& K, const PIn& p,
+                                                             S* M) const {
   const int n = n_dof;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) M[i * kMaxDof + j] = S(0);
@@ -76,8 +77,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::mass_matrix(const Kin<S>& K, co
     const S hr = dot(ch[b], r), rr = dot(r, r);
     for (int k = 0; k < 3; ++k)
       for (int l = 0; l < 3; ++l)
-        cJ[pa][3 * k + l] += cJ[b][3 * k + l] + ((k == l ? S(2) * hr + m * rr : S(0)) -
-                                                 (ch[b][k] * r[l] + r[k] * ch[b][l] + m * r[k] * r[l]));
+        cJ[pa][3 * k + l] +=
+            cJ[b][3 * k + l] + ((k == l ? S(2) * hr + m * rr : S(0)) -
+                                (ch[b][k] * r[l] + r[k] * ch[b][l] + m * r[k] * r[l]));
     for (int k = 0; k < 3; ++k) ch[pa][k] += ch[b][k] + m * r[k];
     cm[pa] += m;
   }
@@ -88,14 +90,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::mass_matrix(const Kin<S>& K, co
 // q̈ = 0 and the base accelerating upward at g (so M q̈ + c = τ)
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, const S* v,
+                                                             const PIn& p, S* c) const {
   RneaWork<S> W;
   bias_forces(K, v, p, c, W);
 }
 
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c, RneaWork<S>& W) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, const S* v,
+                                                             const PIn& p, S* c,
+                                                             RneaWork<S>& W) const {
   S(&w)[kMaxBodies][3] = W.w;
   S(&al)[kMaxBodies][3] = W.al;
   S(&ao)[kMaxBodies][3] = W.ao;
@@ -153,7 +158,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, co
     S f[3], rf[3];
     for (int i = 0; i < 3; ++i) f[i] = m * ac[i], W.ac[b][i] = ac[i];
     cross(rc, f, rf);
-    for (int i = 0; i < 3; ++i) F[b][i] = f[i], N[b][i] = Ial[i] + gyr[i] + rf[i];  // moment about p_b
+    for (int i = 0; i < 3; ++i)
+      F[b][i] = f[i], N[b][i] = Ial[i] + gyr[i] + rf[i];  // moment about p_b
   }
   for (int i = 0; i < n_dof; ++i) c[i] = S(0);
   for (int b = n_bodies - 1; b >= 0; --b) {
@@ -174,7 +180,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, co
 // over j's subtree) λᵀ c = Σ_b m_b V_b(λ)·a_c,b + Ω_b(λ)·(I_w α_b + ω_b × I_w ω_b), and
 // λᵀ M w = Σ_i armature_i λ_i w_i + Σ_b m_b V_b(λ)·V_b(w) + Ω_b(λ)ᵀ I_w Ω_b(w), so
 //   φ_d = Σ_i armature_i λ_i w_i + Σ_b m_b V_b(λ)·X_b + Ω_b(λ)·Y_b,
-//   X_b = V_b(w) − h a_c,b [m/s],  Y_b = I_w Z_b − h ω_b × I_w ω_b [kg·m²/s],  Z_b = Ω_b(w) − h α_b,
+//   X_b = V_b(w) − h a_c,b [m/s],  Y_b = I_w Z_b − h ω_b × I_w ω_b [kg·m²/s],  Z_b = Ω_b(w) − h
+//   α_b,
 // where, for joint velocities λ, the angular velocity Ω, the anchor velocity o and the
 // centre-of-mass velocity V of each body follow the outward recursion
 //   Ω_b = Ω_pa + λ_b a_b [hinge],  o_b = o_pa + Ω_pa × (p_b − p_pa) + λ_b a_b [slide],
@@ -192,9 +199,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, co
 // Bodies without a moving joint at or above them (a fixed base) carry only gravity's ā_o.
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W,
-                                                    const S* lam, const S* w, const S& h, KinAdj<S>& KA, S* adj_v,
-                                                    S* adj_p, bool want_inertia) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(
+    const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam, const S* w,
+    const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const {
   for (int i = 0; i < n_dof; ++i) adj_p[p_joint(i, kArmature)] += lam[i] * w[i];
   // outward: Ω and o under λ (l) and w (w); which bodies move
   S Ol[kMaxBodies][3], Ow[kMaxBodies][3], ol[kMaxBodies][3], ow[kMaxBodies][3];
@@ -215,12 +222,15 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(const Kin<S>&
       }
     }
     if (joint[b] == kHinge)
-      for (int i = 0; i < 3; ++i) Ol[b][i] += lam[dof[b]] * K.A[b][i], Ow[b][i] += w[dof[b]] * K.A[b][i];
+      for (int i = 0; i < 3; ++i)
+        Ol[b][i] += lam[dof[b]] * K.A[b][i], Ow[b][i] += w[dof[b]] * K.A[b][i];
     if (joint[b] == kSlide)
-      for (int i = 0; i < 3; ++i) ol[b][i] += lam[dof[b]] * K.A[b][i], ow[b][i] += w[dof[b]] * K.A[b][i];
+      for (int i = 0; i < 3; ++i)
+        ol[b][i] += lam[dof[b]] * K.A[b][i], ow[b][i] += w[dof[b]] * K.A[b][i];
   }
   // inward: Ω̄, ō under λ (l) and under w with the Newton–Euler pass (w), ω̄
-  S aOl[kMaxBodies][3], aOw[kMaxBodies][3], aol[kMaxBodies][3], aow[kMaxBodies][3], aw[kMaxBodies][3];
+  S aOl[kMaxBodies][3], aOw[kMaxBodies][3], aol[kMaxBodies][3], aow[kMaxBodies][3],
+      aw[kMaxBodies][3];
   for (int b = 0; b < n_bodies; ++b)
     for (int i = 0; i < 3; ++i) aOl[b][i] = aOw[b][i] = aol[b][i] = aow[b][i] = aw[b][i] = S(0);
   for (int b = n_bodies - 1; b >= 0; --b) {
@@ -229,7 +239,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(const Kin<S>&
       if (pa >= 0)
         for (int i = 0; i < 3; ++i) aow[pa][i] += aow[b][i];
       else
-        adj_p[p_global(kGravity)] -= h * aow[b][2];  // the base accelerates upward at g: ā_o = −h ō(w)
+        adj_p[p_global(kGravity)] -=
+            h * aow[b][2];  // the base accelerates upward at g: ā_o = −h ō(w)
       continue;
     }
     const S m = p[p_body(b, kMass)];
@@ -282,9 +293,12 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(const Kin<S>&
       if (joint[b] == kHinge) {
         // (a free root's turning frames have no ω_p × a q̇ in α: bias_forces)
         const S ka = free_turn(b) ? S(0) : -h;
-        for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i], ane[i] = ka * aOw[b][i];
+        for (int i = 0; i < 3; ++i)
+          KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i],
+              ane[i] = ka * aOw[b][i];
       } else {
-        for (int i = 0; i < 3; ++i) KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
+        for (int i = 0; i < 3; ++i)
+          KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
       }
       adj_cross(wp, av, awp, aav, ane);
       adj_v[dof[b]] += dot(K.A[b], aav);

@@ -58,7 +58,8 @@ template <class Model, class S>
 struct ImpactPoint {
   S xc[3], d0, jc[Model::kMaxDof][3], jd[3][Model::kMaxDof];
   int es[Model::kMaxDof], nd;
-  STEER_HD ImpactPoint(const Model& m, const typename Model::template Kin<S>& K, int c, const S& height) {
+  STEER_HD ImpactPoint(const Model& m, const typename Model::template Kin<S>& K, int c,
+                       const S& height) {
     S vel[3], zero[Model::kMaxDof];
     ground_point<Model, S>(m, K, c, xc);
     for (int i = 0; i < m.n_dof; ++i) zero[i] = jd[0][i] = jd[1][i] = jd[2][i] = S(0);
@@ -78,11 +79,13 @@ struct ImpactPoint {
 // M = L Lᵀ at q into L (stride kMaxDof) from the step's tape: M's strict upper triangle survives
 // in the system matrix's factor, and M's diagonal is the tape's mdiag
 template <class Model, class S>
-STEER_HD void impact_mass_factor(const Model& m, const typename Model::template StepTape<S>& t, S* L) {
+STEER_HD void impact_mass_factor(const Model& m, const typename Model::template StepTape<S>& t,
+                                 S* L) {
   const int n = m.n_dof;
   for (int i = 0; i < n; ++i) {
     L[i * Model::kMaxDof + i] = t.mdiag[i];
-    for (int j = i + 1; j < n; ++j) L[i * Model::kMaxDof + j] = L[j * Model::kMaxDof + i] = t.A[i * Model::kMaxDof + j];
+    for (int j = i + 1; j < n; ++j)
+      L[i * Model::kMaxDof + j] = L[j * Model::kMaxDof + i] = t.A[i * Model::kMaxDof + j];
   }
   Model::cholesky_factor(n, L);
 }
@@ -93,9 +96,10 @@ STEER_HD void impact_mass_factor(const Model& m, const typename Model::template 
 template <class Model, class S>
 struct Impulse {
   decltype(S(0) < S(0)) crossing;
-  S vr[3], vr0[3], vsr[3], vn_safe, minv_safe, s, ex, gate, P, W, Q, D, imp[3], y[3][Model::kMaxDof];
-  STEER_HD Impulse(const Model& m, const ImpactPoint<Model, S>& pt, const S* L, const S& e, const S& mu, const S& vslip,
-                   const S* v0, const S* v) {
+  S vr[3], vr0[3], vsr[3], vn_safe, minv_safe, s, ex, gate, P, W, Q, D, imp[3],
+      y[3][Model::kMaxDof];
+  STEER_HD Impulse(const Model& m, const ImpactPoint<Model, S>& pt, const S* L, const S& e,
+                   const S& mu, const S& vslip, const S* v0, const S* v) {
     using std::sqrt;
     const int n = m.n_dof;
     const S h = S(m.dt);
@@ -141,12 +145,14 @@ struct ImpactRecord {
 // return, vpos receives q̇_pos;
 // rec (optional) the impulses taken. Returns whether any lane took an impulse.
 template <class Model, class S, class PIn>
-STEER_HD bool ground_impacts(const Model& m, const typename Model::template StepTape<S>& t, const PIn& p, const S* v0,
-                             S* v, S* vpos, ImpactRecord<Model, S>* rec = nullptr) {
+STEER_HD bool ground_impacts(const Model& m, const typename Model::template StepTape<S>& t,
+                             const PIn& p, const S* v0, S* v, S* vpos,
+                             ImpactRecord<Model, S>* rec = nullptr) {
   const int n = m.n_dof;
   for (int i = 0; i < n; ++i) vpos[i] = v[i];
   if (rec) rec->n = 0;
-  const S height = S(p[m.p_global(Model::kPlaneHeight)]), e = S(p[m.p_contact(kContactRestitution)]);
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]),
+          e = S(p[m.p_contact(kContactRestitution)]);
   const S mu = S(p[m.p_contact(kContactFriction)]), vslip = S(p[m.p_contact(kContactSlipVelocity)]);
   const S h = S(m.dt);
   // a cheap first test: does any lane's point cross with q̇⁺?
@@ -187,11 +193,13 @@ STEER_HD bool ground_impacts(const Model& m, const typename Model::template Step
 // the kinematics' adjoint goes to KA, θ's to ap (restitution, height, and M's parameters
 // through adj_dynamics_form)
 template <class Model, class S, class PIn>
-STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template StepTape<S>& t, const PIn& p,
-                                 const S* v0, const ImpactRecord<Model, S>& rec, S* av, const S* apos, S* av0,
+STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template StepTape<S>& t,
+                                 const PIn& p, const S* v0, const ImpactRecord<Model, S>& rec,
+                                 S* av, const S* apos, S* av0,
                                  typename Model::template KinAdj<S>& KA, S* ap, bool want_inertia) {
   const int n = m.n_dof;
-  const S height = S(p[m.p_global(Model::kPlaneHeight)]), e = S(p[m.p_contact(kContactRestitution)]);
+  const S height = S(p[m.p_global(Model::kPlaneHeight)]),
+          e = S(p[m.p_contact(kContactRestitution)]);
   const S mu = S(p[m.p_contact(kContactFriction)]), vslip = S(p[m.p_contact(kContactSlipVelocity)]);
   const S h = S(m.dt), vg = S(m.ground.impact_speed);
   S L[Model::kMaxDof * Model::kMaxDof];
@@ -208,7 +216,8 @@ STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template 
       adv[i] = av[i] + (S(1) - im.s) * apos[i];
       const S dv = im.imp[0] * im.y[0][i] + im.imp[1] * im.y[1][i] + im.imp[2] * im.y[2][i];
       as -= dv * apos[i];
-      for (int a = 0; a < 3; ++a) aimp[a] += adv[i] * im.y[a][i], ay[a][i] = im.imp[a] * adv[i], aJ[a][i] = S(0);
+      for (int a = 0; a < 3; ++a)
+        aimp[a] += adv[i] * im.y[a][i], ay[a][i] = im.imp[a] * adv[i], aJ[a][i] = S(0);
     }
     for (int a = 0; a < 3; ++a) aimp[a] = select(im.crossing, aimp[a], S(0));
     as = select(im.crossing, as, S(0));
@@ -225,7 +234,8 @@ STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template 
     const S aP = aimp[2] + aQ * mu;
     // W = (J_x y_x + J_y y_y)/2
     for (int a = 0; a < 2; ++a)
-      for (int i = 0; i < n; ++i) ay[a][i] += S(0.5) * aW * pt.jd[a][i], aJ[a][i] += S(0.5) * aW * im.y[a][i];
+      for (int i = 0; i < n; ++i)
+        ay[a][i] += S(0.5) * aW * pt.jd[a][i], aJ[a][i] += S(0.5) * aW * im.y[a][i];
     // P = −(1 + e) v_n(s) G / m⁻¹,  G = 1 − exp(−(v_n(s)/v_g)²),  m⁻¹ = J_n y_n
     const S dgate = S(2) * im.vsr[2] / (vg * vg) * im.ex;  // G'(v_n(s))
     ae -= aP * im.vsr[2] * im.gate / im.minv_safe;

@@ -28,9 +28,11 @@ namespace steer {
 // upper triangle is M's, and survives cholesky_factor), τ_raw and s' per joint
 template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K,
-                                                  RneaWork<S>& W, S* M, S* mdiag, S* rhs, S* raw, S* slope,
-                                                  S* sig) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, const S* v,
+                                                                 const UIn& u, const PIn& p,
+                                                                 Kin<S>& K, RneaWork<S>& W, S* M,
+                                                                 S* mdiag, S* rhs, S* raw, S* slope,
+                                                                 S* sig) const {
   const int n = n_dof;
   const S h = S(dt);
   forward_kinematics(q, p, K);
@@ -52,7 +54,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, con
     } else if (implicit_servo()) {
       f = tc[i] - c[i];  // servo_solve adds the controller
     } else {
-      raw[i] = S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[qadr(i)]) - kv * v[i] + S(u[i]);
+      raw[i] =
+          S(p[p_joint(i, kKp)]) * (S(p[p_joint(i, kTarget)]) - q[qadr(i)]) - kv * v[i] + S(u[i]);
       const S tau = saturate(p, i, raw[i], slope[i], sig ? sig + kSatTape * i : nullptr);
       f = tau - c[i] + tc[i];
     }
@@ -71,7 +74,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, con
 // the taped and the untaped sweeps give the same bits)
 template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::fill_tape(const S* q, const S* v, const UIn& u,
+                                                           const PIn& p, StepTape<S>& t) const {
   implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
   if (implicit_servo()) {
     servo_solve(q, u, p, t);
@@ -85,8 +89,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::fill_tape(const S* q, const S* 
 // A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::semi_implicit_advance(const XIn& x, const UIn& u, const PIn& p,
-                                                                       XOut& xn, StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::semi_implicit_advance(const XIn& x, const UIn& u,
+                                                                       const PIn& p, XOut& xn,
+                                                                       StepTape<S>& t) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -112,10 +117,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::semi_implicit_advance(const XIn
 // the hand adjoint of an euler / implicitfast step from its tape t (u enters through the tape)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(const XIn& x, const PIn& p,
-                                                                             const StepTape<S>& t, XAdj& adj_x,
-                                                                             UAdj& adj_u, PAdj& adj_p,
-                                                                             const XnAdj& adj_xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(
+    const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+    const XnAdj& adj_xn) const {
   const int n = n_dof, npv = np(), nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -127,7 +131,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(con
   S ap[kMaxParam];
   for (int qq = 0; qq < npv; ++qq) ap[qq] = S(0);
   // which parameter groups are requested (the rest of ap is left out of the sums)
-  bool want_com = n_grad_params < 0, want_inertia = n_grad_params < 0, want_beta = n_grad_params < 0;
+  bool want_com = n_grad_params < 0, want_inertia = n_grad_params < 0,
+       want_beta = n_grad_params < 0;
   for (int g = 0; g < n_grad_params; ++g) {
     const int qq = grad_params[g];
     want_beta = want_beta || qq == p_global(kSharpness);
@@ -138,13 +143,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(con
   }
   KinAdj<S> KA;
   for (int b = 0; b < n_bodies; ++b)
-    for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+    for (int i = 0; i < 3; ++i)
+      KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
   // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a free root's ω⁺: q̇̄⁺ + quat_step's adjoint); with time-of-impact
   // impulses the position integrates q̇_pos, and q̇̄⁺ comes back through the impulses (impact.h)
-  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ] = {}, av[kMaxDof], apos[kMaxDof], av0[kMaxDof];
+  S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ] = {}, av[kMaxDof], apos[kMaxDof],
+                                            av0[kMaxDof];
   for (int i = 0; i < n; ++i) av0[i] = S(0);
   for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
-  for (int i = 0; i < n; ++i) lam[i] = S(adj_xn[nqv + i]), apos[i] = free_turn(i) ? S(0) : h * aq[qadr(i)];
+  for (int i = 0; i < n; ++i)
+    lam[i] = S(adj_xn[nqv + i]), apos[i] = free_turn(i) ? S(0) : h * aq[qadr(i)];
   // the impulses rerun from the tape (their record for the adjoint, q̇_pos for quat_step's)
   S vpos[kMaxDof], vend[kMaxDof];
   for (int i = 0; i < n; ++i) vpos[i] = vend[i] = vp[i];
@@ -185,8 +193,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(con
     const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
     // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
     if (joint_limits) aq[qadr(i)] += mu[i] * limit_slope(i, q[qadr(i)]);
-    // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ + u_ff
-    // with q̇⁺ held fixed in φ (its dependence is λ's)
+    // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ +
+    // u_ff with q̇⁺ held fixed in φ (its dependence is λ's)
     const S tgt = p[p_joint(i, kTarget)];
     ap[p_joint(i, kKp)] += araw * (tgt - q[qadr(i)]);
     ap[p_joint(i, kTarget)] += araw * kp;
@@ -215,9 +223,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(con
 // factor and intermediates
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_recompute(const XIn& x, const UIn& u, const PIn& p,
-                                                                             XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                                                                             const XnAdj& adj_xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_recompute(
+    const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+    const XnAdj& adj_xn) const {
   const int n = n_dof, nqv = nq();
   S q[kMaxQ] = {}, v[kMaxDof] = {};
   for (int i = 0; i < nqv; ++i) q[i] = x[i];

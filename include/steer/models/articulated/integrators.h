@@ -17,8 +17,9 @@ namespace steer {
 // only (packable()), so rk4 is not compiled for them.
 template <int NB, int ND, int NS>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                                      const Lanes& ln, Tape tape) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const UIn& u,
+                                                      const PIn& p, XOut& xn, const Lanes& ln,
+                                                      Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
@@ -43,15 +44,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::step(int k, const XIn& x, const
 //   q̄ += q̄⁺;  g = q̇̄⁺ + h q̄⁺ (the cotangent of q̇⁺);  A λ = g (A's Cholesky factor, reused);
 //   z̄ += ∂φ/∂z  for every input z (q, q̇, u, θ), where φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ,
 //   q̇⁺ held fixed. With μ = h λ [N·m per unit cotangent · s] that scalar is
-//   φ = λᵀ M(q) (q̇ − q̇⁺) + Σ_i μ_i (τ_i − D_i q̇⁺_i [+ s'_i k_v,i (q̇_i − q̇⁺_i)]) − μᵀ c(q, q̇) + μᵀ τ_c(q, q̇)
-//   and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
+//   φ = λᵀ M(q) (q̇ − q̇⁺) + Σ_i μ_i (τ_i − D_i q̇⁺_i [+ s'_i k_v,i (q̇_i − q̇⁺_i)]) − μᵀ c(q, q̇) + μᵀ
+//   τ_c(q, q̇) and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
 //   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
 //   adj_forward_kinematics takes those back to q and the centres of mass.
 template <int NB, int ND, int NS>
-template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
-          class XnAdj, class Tape>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, const UIn& u, const PIn& p,
-                                                          XAdj& adj_x, UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
+          class PAdj, class XnAdj, class Tape>
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, const UIn& u,
+                                                          const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                                          PAdj& adj_p, const XnAdj& adj_xn,
                                                           const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
@@ -64,13 +66,15 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, c
   if constexpr (std::is_same<Tape, NoTape>::value)
     adj_semi_implicit_recompute<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
   else
-    adj_semi_implicit_from_tape<S>(x, p, *tape, adj_x, adj_u, adj_p, adj_xn);  // u enters through the tape
+    adj_semi_implicit_from_tape<S>(x, p, *tape, adj_x, adj_u, adj_p,
+                                   adj_xn);  // u enters through the tape
 }
 
 // q̈ = M⁻¹(τ − D q̇ − c + τ_c), everything explicit (the rk4 right-hand side)
 template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const S* v, const UIn& u,
+                                                              const PIn& p, S* qdd) const {
   Kin<S> K;
   forward_kinematics(q, p, K);
   S M[kMaxDof * kMaxDof], c[kMaxDof];
@@ -81,7 +85,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const 
     const S raw = free_dof(j) ? S(u[j])
                               : S(p[p_joint(j, kKp)]) * (S(p[p_joint(j, kTarget)]) - q[qadr(j)]) -
                                     S(p[p_joint(j, kKv)]) * v[j] + S(u[j]);
-    qdd[j] = (free_dof(j) ? raw : saturate(p, j, raw, slope)) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
+    qdd[j] =
+        (free_dof(j) ? raw : saturate(p, j, raw, slope)) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
   }
   contact_forces(K, v, p, qdd);
   if (joint_limits)
@@ -95,7 +100,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const 
 // end of the step (a smooth map), which rk4's polynomial update does not keep.
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::rk4_advance(const XIn& x, const UIn& u,
+                                                             const PIn& p, XOut& xn) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -110,7 +116,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::rk4_advance(const XIn& x, const
       articulated_detail::quat_mul(qc + 3, wq, d + 3);
     }
   };
-  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxQ] = {}, vs[kMaxDof] = {};
+  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxQ] = {},
+    vs[kMaxDof] = {};
   S d1[kMaxQ] = {}, d2[kMaxQ] = {}, d3[kMaxQ] = {}, d4[kMaxQ] = {};
   acceleration(q, v, u, p, a1);
   qdot(q, v, d1);
@@ -126,22 +133,25 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::rk4_advance(const XIn& x, const
   for (int i = 0; i < n; ++i) vs[i] = v[i] + h * a3[i];
   acceleration(qs, vs, u, p, a4);
   qdot(qs, vs, d4);
-  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + h / S(6) * (d1[i] + S(2) * d2[i] + S(2) * d3[i] + d4[i]);
+  for (int i = 0; i < nqv; ++i)
+    qs[i] = q[i] + h / S(6) * (d1[i] + S(2) * d2[i] + S(2) * d3[i] + d4[i]);
   if (free_base) {
     using std::sqrt;
     const S inv = S(1) / sqrt(qs[3] * qs[3] + qs[4] * qs[4] + qs[5] * qs[5] + qs[6] * qs[6]);
     for (int i = 3; i < 7; ++i) qs[i] = qs[i] * inv;
   }
   for (int i = 0; i < nqv; ++i) xn[i] = qs[i];
-  for (int i = 0; i < n; ++i) xn[nqv + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
+  for (int i = 0; i < n; ++i)
+    xn[nqv + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
 }
 
 // the reference: vector-Jacobian product of step by forward-mode duals over x, u and the
 // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p,
-                                                              XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_by_duals(int k, const XIn& x, const UIn& u,
+                                                              const PIn& p, XAdj& adj_x,
+                                                              UAdj& adj_u, PAdj& adj_p,
                                                               const XnAdj& adj_xn) const {
   dual_adj_step<ArticulatedCap, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
                                    n_grad_params < 0 ? nullptr : grad_params, n_grad_params);

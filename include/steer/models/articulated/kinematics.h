@@ -7,9 +7,9 @@
 // Everything but the anchor's constant offset is the same as with j_b = 0, so the adjoint
 // (a rigid-body sweep of moments about the anchors) is unchanged.
 // The adjoint (adj_forward_kinematics) takes the per-body adjoints (KinAdj) back to q in one
-// inward sweep of a force F_j and a moment T_j about p_j: q̄_j = a_j · T_j (hinge), a_j · F_j (slide).
-// q is the configuration, nq = n_dof entries (n_dof + 1 with a free root, model.h): joint j's
-// angle or displacement is q[qadr(j)]; a free root's orientation is the quaternion q[3 … 6].
+// inward sweep of a force F_j and a moment T_j about p_j: q̄_j = a_j · T_j (hinge), a_j · F_j
+// (slide). q is the configuration, nq = n_dof entries (n_dof + 1 with a free root, model.h): joint
+// j's angle or displacement is q[qadr(j)]; a free root's orientation is the quaternion q[3 … 6].
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -20,14 +20,16 @@ namespace steer {
 template <int NB, int ND, int NS>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::cross(const S* a, const S* b, S* o) {
-  const S x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+  const S x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
+          z = a[0] * b[1] - a[1] * b[0];
   o[0] = x, o[1] = y, o[2] = z;
 }
 
 // ā += b × ō, b̄ += ō × a: the adjoint of o = a × b
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_cross(const S* a, const S* b, S* adj_a, S* adj_b, const S* adj_o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_cross(const S* a, const S* b, S* adj_a,
+                                                           S* adj_b, const S* adj_o) {
   S t[3];
   cross(b, adj_o, t);
   for (int i = 0; i < 3; ++i) adj_a[i] += t[i];
@@ -46,13 +48,15 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::dot(const S* a, const S* b) {
 template <int NB, int ND, int NS>
 template <class S, class T>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::rotate(const S* R, const T* v, S* o) {
-  for (int i = 0; i < 3; ++i) o[i] = R[3 * i] * S(v[0]) + R[3 * i + 1] * S(v[1]) + R[3 * i + 2] * S(v[2]);
+  for (int i = 0; i < 3; ++i)
+    o[i] = R[3 * i] * S(v[0]) + R[3 * i + 1] * S(v[1]) + R[3 * i + 2] * S(v[2]);
 }
 
 // (q, θ) -> R_b, p_b, a_b, c_b for every body
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, const PIn& p,
+                                                                    Kin<S>& K) const {
   for (int b = 0; b < n_bodies; ++b) {
     const int pa = parent[b];
     S Rp[9], Pp[3];
@@ -66,7 +70,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     } else {
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-          R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) + Rp[3 * i + 2] * S(rot[b][6 + j]);
+          R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) +
+                          Rp[3 * i + 2] * S(rot[b][6 + j]);
     }
     // the anchor's offset from the parent's anchor, parent frame (constants)
     double ob[3];
@@ -92,14 +97,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
       Rl[6] -= s * S(a[1]), Rl[7] += s * S(a[0]);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-          K.R[b][3 * i + j] = R0[3 * i] * Rl[j] + R0[3 * i + 1] * Rl[3 + j] + R0[3 * i + 2] * Rl[6 + j];
+          K.R[b][3 * i + j] =
+              R0[3 * i] * Rl[j] + R0[3 * i + 1] * Rl[3 + j] + R0[3 * i + 2] * Rl[6 + j];
     } else {
       for (int i = 0; i < 9; ++i) K.R[b][i] = R0[i];
       if (joint[b] == kSlide)
         for (int i = 0; i < 3; ++i) K.P[b][i] += K.A[b][i] * q[qadr(dof[b])];
     }
-    S com[3] = {S(p[p_body(b, kComX)]) - S(joint_pos[b][0]), S(p[p_body(b, kComY)]) - S(joint_pos[b][1]),
-                S(p[p_body(b, kComZ)]) - S(joint_pos[b][2])}, wc[3];
+    S com[3] = {S(p[p_body(b, kComX)]) - S(joint_pos[b][0]),
+                S(p[p_body(b, kComY)]) - S(joint_pos[b][1]),
+                S(p[p_body(b, kComZ)]) - S(joint_pos[b][2])},
+      wc[3];
     rotate(K.R[b], com, wc);
     for (int i = 0; i < 3; ++i) K.C[b][i] = K.P[b][i] + wc[i];
   }
@@ -116,15 +124,18 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
 // adj_root_turn takes to the quaternion (its hinges have no angle of their own).
 template <int NB, int ND, int NS>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
-                                                         bool want_com, const QIn& q) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_forward_kinematics(const Kin<S>& K, S* adj_q,
+                                                                        S* adj_p, KinAdj<S>& KA,
+                                                                        bool want_com,
+                                                                        const QIn& q) const {
   for (int b = n_bodies - 1; b >= 0; --b) {
     S* F = KA.P[b];
     S* T = KA.T[b];
     const S* aC = KA.C[b];
     if (want_com)
       for (int j = 0; j < 3; ++j)
-        adj_p[p_body(b, kComX + j)] += K.R[b][j] * aC[0] + K.R[b][3 + j] * aC[1] + K.R[b][6 + j] * aC[2];
+        adj_p[p_body(b, kComX + j)] +=
+            K.R[b][j] * aC[0] + K.R[b][3 + j] * aC[1] + K.R[b][6 + j] * aC[2];
     const S rc[3] = {K.C[b][0] - K.P[b][0], K.C[b][1] - K.P[b][1], K.C[b][2] - K.P[b][2]};
     S t1[3], t2[3];
     cross(rc, aC, t1);
@@ -147,11 +158,15 @@ template <int NB, int ND, int NS>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_matrix(const S* quat, S* R) {
   using std::sqrt;
-  const S inv = S(1) / sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+  const S inv =
+      S(1) / sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
   const S w = quat[0] * inv, x = quat[1] * inv, y = quat[2] * inv, z = quat[3] * inv;
-  R[0] = S(1) - S(2) * (y * y + z * z), R[1] = S(2) * (x * y - w * z), R[2] = S(2) * (x * z + w * y);
-  R[3] = S(2) * (x * y + w * z), R[4] = S(1) - S(2) * (x * x + z * z), R[5] = S(2) * (y * z - w * x);
-  R[6] = S(2) * (x * z - w * y), R[7] = S(2) * (y * z + w * x), R[8] = S(1) - S(2) * (x * x + y * y);
+  R[0] = S(1) - S(2) * (y * y + z * z), R[1] = S(2) * (x * y - w * z),
+  R[2] = S(2) * (x * z + w * y);
+  R[3] = S(2) * (x * y + w * z), R[4] = S(1) - S(2) * (x * x + z * z),
+  R[5] = S(2) * (y * z - w * x);
+  R[6] = S(2) * (x * z - w * y), R[7] = S(2) * (y * z + w * x),
+  R[8] = S(1) - S(2) * (x * x + y * y);
 }
 
 namespace articulated_detail {
@@ -170,9 +185,13 @@ STEER_HD void exp_coefficients(const S& t2, S& C, S& Sc, S& dSc) {
   S s, c;
   sincos_of(th, s, c);
   const S sc_big = s / th;
-  const S C_series = S(1) + t2 * (S(-1.0 / 2) + t2 * (S(1.0 / 24) + t2 * (S(-1.0 / 720) + t2 * S(1.0 / 40320))));
-  const S Sc_series = S(1) + t2 * (S(-1.0 / 6) + t2 * (S(1.0 / 120) + t2 * (S(-1.0 / 5040) + t2 * S(1.0 / 362880))));
-  const S dSc_series = S(-1.0 / 6) + t2 * (S(1.0 / 60) + t2 * (S(-1.0 / 1680) + t2 * S(1.0 / 90720)));
+  const S C_series =
+      S(1) + t2 * (S(-1.0 / 2) + t2 * (S(1.0 / 24) + t2 * (S(-1.0 / 720) + t2 * S(1.0 / 40320))));
+  const S Sc_series =
+      S(1) +
+      t2 * (S(-1.0 / 6) + t2 * (S(1.0 / 120) + t2 * (S(-1.0 / 5040) + t2 * S(1.0 / 362880))));
+  const S dSc_series =
+      S(-1.0 / 6) + t2 * (S(1.0 / 60) + t2 * (S(-1.0 / 1680) + t2 * S(1.0 / 90720)));
   C = select(small, C_series, c);
   Sc = select(small, Sc_series, sc_big);
   dSc = select(small, dSc_series, S((c - sc_big) / (S(2) * ts)));
@@ -208,7 +227,8 @@ STEER_HD void adj_quat_mul(const S* a, const S* b, const S* o, S* adj_a, S* adj_
 // |quat| up to rounding.
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_step(const S* quat, const S* w, const S& h, S* out) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_step(const S* quat, const S* w, const S& h,
+                                                           S* out) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
   S C, Sc, dSc;
   articulated_detail::exp_coefficients(S(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), C, Sc, dSc);
@@ -220,7 +240,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::quat_step(const S* quat, const 
 // u = h ω/2, θ² = |u|²: ū = Sc ē_v + 2 u (dC ē_0 + dSc (ē_v · u)), dC = −Sc/2, ω̄ = h ū/2.
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out,
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_quat_step(const S* quat, const S* w,
+                                                               const S& h, const S* adj_out,
                                                                S* adj_quat, S* adj_w) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
   S C, Sc, dSc;
@@ -239,7 +260,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_quat_step(const S* quat, co
 //   quat̄_w += −(2/|quat|) v · ψ̄,   quat̄_v += (2/|quat|) (w ψ̄ + v × ψ̄).
 template <int NB, int ND, int NS>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_root_turn(const Kin<S>& K, const QIn& q, const S* T, S* adj_q) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_root_turn(const Kin<S>& K, const QIn& q,
+                                                               const S* T, S* adj_q) const {
   using std::sqrt;
   const S* R = K.R[3];
   const S ps[3] = {R[0] * T[0] + R[3] * T[1] + R[6] * T[2], R[1] * T[0] + R[4] * T[1] + R[7] * T[2],
@@ -257,16 +279,20 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_root_turn(const Kin<S>& K, 
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)
 template <int NB, int ND, int NS>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::world_inertia(const Kin<S>& K, const PIn& p, int b,
+                                                               S* Iw) const {
   const S xx = p[p_body(b, kIxx)], yy = p[p_body(b, kIyy)], zz = p[p_body(b, kIzz)];
   const S xy = p[p_body(b, kIxy)], xz = p[p_body(b, kIxz)], yz = p[p_body(b, kIyz)];
   const S Ib[9] = {xx, xy, xz, xy, yy, yz, xz, yz, zz};
   S RI[9];
   const S* R = K.R[b];
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) RI[3 * i + j] = R[3 * i] * Ib[j] + R[3 * i + 1] * Ib[3 + j] + R[3 * i + 2] * Ib[6 + j];
+    for (int j = 0; j < 3; ++j)
+      RI[3 * i + j] = R[3 * i] * Ib[j] + R[3 * i + 1] * Ib[3 + j] + R[3 * i + 2] * Ib[6 + j];
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) Iw[3 * i + j] = RI[3 * i] * R[3 * j] + RI[3 * i + 1] * R[3 * j + 1] + RI[3 * i + 2] * R[3 * j + 2];
+    for (int j = 0; j < 3; ++j)
+      Iw[3 * i + j] =
+          RI[3 * i] * R[3 * j] + RI[3 * i + 1] * R[3 * j + 1] + RI[3 * i + 2] * R[3 * j + 2];
 }
 
 // Ī_w += u vᵀ for the world inertia I_w = R I_b Rᵀ of body b: as a moment on the body,
@@ -275,8 +301,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::world_inertia(const Kin<S>& K, 
 // Ī_b += (Rᵀu)(Rᵀv)ᵀ into the six entries (off-diagonal pairs summed)
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu,
-                                                          const S* Iv, S* adj_T, S* adj_p, bool want_inertia) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_world_inertia_rank1(const Kin<S>& K, int b,
+                                                                         const S* u, const S* v,
+                                                                         const S* Iu, const S* Iv,
+                                                                         S* adj_T, S* adj_p,
+                                                                         bool want_inertia) const {
   S t1[3], t2[3];
   cross(Iv, u, t1);
   cross(v, Iu, t2);
@@ -299,7 +328,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_world_inertia_rank1(const K
 // linear Jacobian column of dof d (joint of body e) at world point x: a × (x − p_e), or a
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::point_jacobian(const Kin<S>& K, int e, const S* x,
+                                                                S* jv) const {
   if (joint[e] == kSlide) {
     for (int i = 0; i < 3; ++i) jv[i] = K.A[e][i];
     return;
@@ -311,8 +341,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::point_jacobian(const Kin<S>& K,
 // world position of the point `pos` (body frame [m]) of body b: p_b + R_b (pos − j_b)
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::body_point(const Kin<S>& K, int b, const double* pos, S* x) const {
-  const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1], pos[2] - joint_pos[b][2]};
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::body_point(const Kin<S>& K, int b,
+                                                            const double* pos, S* x) const {
+  const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1],
+                       pos[2] - joint_pos[b][2]};
   S o[3];
   rotate(K.R[b], r, o);
   for (int i = 0; i < 3; ++i) x[i] = K.P[b][i] + o[i];

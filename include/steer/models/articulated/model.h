@@ -1,10 +1,10 @@
-// ArticulatedCap (Articulated, ArticulatedLarge): the model's data (the tree, joint types and axes, the parameters' slots in θ),
-// the intermediates its algorithms share (Kin, RneaWork, StepTape, KinAdj), and the
-// declarations of its member functions, each defined with its adjoint in its algorithm's
-// header (articulated.h includes them all). Parameter slots:
+// ArticulatedCap (Articulated, ArticulatedLarge): the model's data (the tree, joint types and axes,
+// the parameters' slots in θ), the intermediates its algorithms share (Kin, RneaWork, StepTape,
+// KinAdj), and the declarations of its member functions, each defined with its adjoint in its
+// algorithm's header (articulated.h includes them all). Parameter slots:
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
-//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6 n_dof + k,
-//   p_contact(k) = p_global(kGlobalParams) + k (contact_set.h).
+//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6
+//   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h).
 #pragma once
 
 #include <cmath>
@@ -24,14 +24,19 @@ namespace steer {
 // the options, the tip and the ground contacts. ArticulatedCap adds the arrays sized by the
 // capacity; articulated_copy copies this part by one assignment.
 struct ArticulatedSettings {
-  enum Integrator { kEuler = 0, kImplicitFast = 1, kRk4 = 2 };  // bit i of a compiled-integrators mask
+  enum Integrator {
+    kEuler = 0,
+    kImplicitFast = 1,
+    kRk4 = 2
+  };  // bit i of a compiled-integrators mask
 
   int n_bodies = 0;
   int n_dof = 0;
   double dt = 0.002;  // h [s]
   int integrator = kEuler;
   bool free_base = false;  // dofs 0 … 5 are a free root (ArticulatedCap)
-  int servo_newton = 0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
+  int servo_newton =
+      0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
   bool torque_limits = true;
   bool contact = false;
   bool joint_limits = false;
@@ -70,7 +75,8 @@ struct ArticulatedCap : ArticulatedSettings {
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
-  static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 − σ_b, softplus_a, softplus_b)
+  static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 −
+                                      // σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
   // A free root (free_base): a 6-DoF joint between the world and the tree's root, in
@@ -87,13 +93,20 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
   enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
   enum JointParam { kDamping = 0, kArmature, kKp, kKv, kTarget, kForceLimit };
-  enum GlobalParam { kGravity = 0, kSharpness, kPlaneHeight, kContactStiffness, kContactDamping, kContactSmoothing };
+  enum GlobalParam {
+    kGravity = 0,
+    kSharpness,
+    kPlaneHeight,
+    kContactStiffness,
+    kContactDamping,
+    kContactSmoothing
+  };
 
   double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // joint ranges [rad or m]
   // tree, bodies in topological order
   double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
-  double rot[kMaxBodies][9] = {};     // parent→body rotation, row-major (from the unit quaternion)
-  double axis[kMaxBodies][3] = {};    // joint axis, body frame, unit
+  double rot[kMaxBodies][9] = {};   // parent→body rotation, row-major (from the unit quaternion)
+  double axis[kMaxBodies][3] = {};  // joint axis, body frame, unit
   // joint anchor in the body frame [m] (MJCF's joint pos): a hinge turns the body about the
   // line through this point. Kin's P is the anchor, so the dynamics and adjoints, which take
   // moments about P, need nothing else; the body origin is P − R jpos.
@@ -103,11 +116,11 @@ struct ArticulatedCap : ArticulatedSettings {
   double site_pos[kMaxSites][3] = {};
   double site_rot[kMaxSites][9] = {};
   // (the arrays by element size, doubles first: no padding between them)
-  int parent[kMaxBodies] = {};      // −1 = world
-  int joint[kMaxBodies] = {};       // JointType
-  int dof[kMaxBodies] = {};         // dof index of the body's joint, −1 if fixed
+  int parent[kMaxBodies] = {};  // −1 = world
+  int joint[kMaxBodies] = {};   // JointType
+  int dof[kMaxBodies] = {};     // dof index of the body's joint, −1 if fixed
   int body_of_dof[kMaxDof] = {};
-  int site_body[kMaxSites] = {};    // the body site s is fixed in
+  int site_body[kMaxSites] = {};      // the body site s is fixed in
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
@@ -116,7 +129,9 @@ struct ArticulatedCap : ArticulatedSettings {
   // no angle, the quaternion q[3 … 6] holds the root's orientation)
   STEER_HD int qadr(int j) const { return free_base && j >= kFreeDofs ? j + 1 : j; }
   STEER_HD bool free_dof(int j) const { return free_base && j < kFreeDofs; }
-  STEER_HD bool free_turn(int b) const { return free_base && b >= 3 && b < kFreeDofs; }  // b turns about the root's own axis
+  STEER_HD bool free_turn(int b) const {
+    return free_base && b >= 3 && b < kFreeDofs;
+  }  // b turns about the root's own axis
   STEER_HD int nu() const { return n_dof; }
   STEER_HD int np() const { return p_contact(GroundContacts::kParams); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
@@ -138,13 +153,15 @@ struct ArticulatedCap : ArticulatedSettings {
   struct RneaWork {
     S w[kMaxBodies][3];   // angular velocity ω_b [rad/s]
     S al[kMaxBodies][3];  // angular acceleration α_b [rad/s²]
-    S ao[kMaxBodies][3];  // acceleration of the body origin p_b, gravity as an upward base acceleration [m/s²]
-    S F[kMaxBodies][3];   // after the inward sweep: force the subtree of b takes through its joint [N]
-    S N[kMaxBodies][3];   // after the inward sweep: the subtree's moment about p_b [N·m]
-    S Iw[kMaxBodies][9];  // world inertia about the centre of mass [kg·m²]
-    S ac[kMaxBodies][3];  // acceleration of the centre of mass [m/s²]
-    S Iwv[kMaxBodies][3]; // I_w ω [kg·m²/s]
-    S gyr[kMaxBodies][3]; // ω × I_w ω [N·m]
+    S ao[kMaxBodies]
+        [3];  // acceleration of the body origin p_b, gravity as an upward base acceleration [m/s²]
+    S F[kMaxBodies]
+       [3];  // after the inward sweep: force the subtree of b takes through its joint [N]
+    S N[kMaxBodies][3];    // after the inward sweep: the subtree's moment about p_b [N·m]
+    S Iw[kMaxBodies][9];   // world inertia about the centre of mass [kg·m²]
+    S ac[kMaxBodies][3];   // acceleration of the centre of mass [m/s²]
+    S Iwv[kMaxBodies][3];  // I_w ω [kg·m²/s]
+    S gyr[kMaxBodies][3];  // ω × I_w ω [N·m]
   };
 
   // What the hand adjoint needs of one euler / implicitfast step (rollout.h's step tape):
@@ -155,7 +172,8 @@ struct ArticulatedCap : ArticulatedSettings {
   struct StepTape {
     Kin<S> K;
     RneaWork<S> W;
-    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof], sig[kSatTape * kMaxDof];
+    S A[kMaxDof * kMaxDof], vp[kMaxDof], mdiag[kMaxDof], raw[kMaxDof], slope[kMaxDof],
+        sig[kSatTape * kMaxDof];
   };
 
   // The hand adjoint (euler, implicitfast). Notation: z̄ = ∂φ/∂z for the scalar φ being
@@ -198,22 +216,23 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S, class PIn>
   STEER_HD void forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const;
   template <class S, class QIn>
-  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com,
-                                       const QIn& q) const;
+  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
+                                       bool want_com, const QIn& q) const;
   // the free root: R(quat/|quat|) and quat ⊗ exp(h ω/2) with its adjoint (kinematics.h)
   template <class S>
   STEER_HD static void quat_matrix(const S* quat, S* R);
   template <class S>
   STEER_HD static void quat_step(const S* quat, const S* w, const S& h, S* out);
   template <class S>
-  STEER_HD static void adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out, S* adj_quat, S* adj_w);
+  STEER_HD static void adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out,
+                                     S* adj_quat, S* adj_w);
   template <class S, class QIn>
   STEER_HD void adj_root_turn(const Kin<S>& K, const QIn& q, const S* T, S* adj_q) const;
   template <class S, class PIn>
   STEER_HD void world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const;
   template <class S>
-  STEER_HD void adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu, const S* Iv,
-                                        S* adj_T, S* adj_p, bool want_inertia) const;
+  STEER_HD void adj_world_inertia_rank1(const Kin<S>& K, int b, const S* u, const S* v, const S* Iu,
+                                        const S* Iv, S* adj_T, S* adj_p, bool want_inertia) const;
   template <class S>
   STEER_HD void point_jacobian(const Kin<S>& K, int e, const S* x, S* jv) const;
   template <class S>
@@ -227,13 +246,13 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S>
   STEER_HD void site_frame(const Kin<S>& K, int s, S out[9]) const;
   template <class S, class XIn, class XAdj>
-  STEER_HD void adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3], const S moment[3],
-                                XAdj& adj_x) const;
+  STEER_HD void adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3],
+                                const S moment[3], XAdj& adj_x) const;
   // the centre of mass's adjoint through the kinematics' adjoint (implicit.h's, and the free
   // root's on every path; sites.h)
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_center_of_mass_sweep(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
-                                         const S& adj_c) const;
+  STEER_HD void adj_center_of_mass_sweep(const XIn& x, const PIn& p, int ax, XAdj& adj_x,
+                                         PAdj& adj_p, const S& adj_c) const;
   template <class S, class XIn, class PIn>
   STEER_HD void site_position(const XIn& x, const PIn& p, int s, S out[3]) const;
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
@@ -253,8 +272,9 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S, class PIn>
   STEER_HD void bias_forces(const Kin<S>& K, const S* v, const PIn& p, S* c, RneaWork<S>& W) const;
   template <class S, class PIn>
-  STEER_HD void adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam,
-                                  const S* w, const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const;
+  STEER_HD void adj_dynamics_form(const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W,
+                                  const S* lam, const S* w, const S& h, KinAdj<S>& KA, S* adj_v,
+                                  S* adj_p, bool want_inertia) const;
 
   // the contact forces of the fingertip and the ground points, their adjoint, and the
   // fingertip's position (contact.h)
@@ -263,15 +283,15 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S, class PIn>
   STEER_HD void contact_forces(const Kin<S>& K, const S* v, const PIn& p, S* tc) const;
   template <class S, class PIn>
-  STEER_HD void adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu, KinAdj<S>& KA, S* adj_v,
-                                   S* adj_p) const;
+  STEER_HD void adj_contact_forces(const Kin<S>& K, const S* v, const PIn& p, const S* mu,
+                                   KinAdj<S>& KA, S* adj_v, S* adj_p) const;
 
   // torque saturation, joint-limit torque and their adjoints (actuator.h)
   template <class S, class PIn>
   STEER_HD S saturate(const PIn& p, int j, const S& raw, S& slope, S* sig = nullptr) const;
   template <class S, class PIn>
-  STEER_HD S adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p, const S& adj_tau,
-                          const S& adj_slope, bool want_beta) const;
+  STEER_HD S adj_saturate(const PIn& p, int j, const S& raw, const S* sig, S* adj_p,
+                          const S& adj_tau, const S& adj_slope, bool want_beta) const;
   template <class S>
   STEER_HD S limit_torque(int j, const S& qj) const;
   template <class S>
@@ -291,38 +311,44 @@ struct ArticulatedCap : ArticulatedSettings {
 
   // the euler / implicitfast step and its hand adjoint (implicit_step.h)
   template <class S, class UIn, class PIn>
-  STEER_HD void implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K, RneaWork<S>& W,
-                                S* M, S* mdiag, S* rhs, S* raw, S* slope, S* sig = nullptr) const;
+  STEER_HD void implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K,
+                                RneaWork<S>& W, S* M, S* mdiag, S* rhs, S* raw, S* slope,
+                                S* sig = nullptr) const;
   template <class S, class UIn, class PIn>
   STEER_HD void fill_tape(const S* q, const S* v, const UIn& u, const PIn& p, StepTape<S>& t) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void semi_implicit_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const;
+  STEER_HD void semi_implicit_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                      StepTape<S>& t) const;
   template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_semi_implicit_from_tape(const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x,
+  STEER_HD void adj_semi_implicit_from_tape(const XIn& x, const PIn& p, const StepTape<S>& t,
+                                            XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                            const XnAdj& adj_xn) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_semi_implicit_recompute(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                                             UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_semi_implicit_recompute(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                            PAdj& adj_p, const XnAdj& adj_xn) const;
 
   // The step and its adjoint, the model's only entry points (model_contract.h), and rk4
   // (integrators.h). The integrator (the run-time field, among those compiled in kIntegrators)
   // and the step tape (NoTape, StepTape<S>* to fill, const StepTape<S>* to read) select the
   // path; only the leading lane works (a small state).
-  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XOut,
-            class Tape = NoTape>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{},
-                     Tape tape = nullptr) const;
-  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XAdj,
-            class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
-  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn,
+            class XOut, class Tape = NoTape>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn,
+            class XAdj, class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
+                         Tape tape = nullptr) const;
   template <class S, class UIn, class PIn>
   STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                             const XnAdj& adj_xn) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                             UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
 
   // diagnostics: penetration, centre of mass, energies (diagnostics.h)
   template <class S, class XIn, class PIn>
@@ -333,7 +359,8 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S center_of_mass(const XIn& x, const PIn& p, int ax) const;
   template <class S, class XIn, class PIn>
   STEER_HD S center_of_mass_kin(const XIn& x, const PIn& p, int ax, Kin<S>& K, S& mt) const;
-  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class PIn, class XAdj, class PAdj>
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class PIn, class XAdj,
+            class PAdj>
   STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p,
                                    const S& adj_c) const;
   template <class S, class XIn, class PIn>
@@ -435,8 +462,8 @@ constexpr bool articulated_arrays_complete() {
 // every array.
 template <class To, class From>
 inline bool articulated_fits(const From& from) {
-  return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof && from.n_sites <= To::kMaxSites &&
-         from.n_grad_params <= To::kMaxParam;
+  return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
+         from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam;
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {
@@ -456,7 +483,8 @@ inline void articulated_copy(const From& from, To& to) {
 // one leaves rk4 out, and with it every dual number: its centre-of-mass adjoint is the
 // kinematics sweep (diagnostics.h). The CUDA launcher runs euler and implicitfast models as
 // this and rk4 ones as Articulated; the CPU backend keeps Articulated.
-using ArticulatedImplicit = FixedIntegrators<Articulated, integrator_bit(Articulated::kEuler) |
-                                                              integrator_bit(Articulated::kImplicitFast)>;
+using ArticulatedImplicit =
+    FixedIntegrators<Articulated, integrator_bit(Articulated::kEuler) |
+                                      integrator_bit(Articulated::kImplicitFast)>;
 
 }  // namespace steer

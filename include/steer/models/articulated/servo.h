@@ -37,7 +37,8 @@ static constexpr int kServoLineSearch = 8;
 static constexpr double kServoLineSearchTol = 1e-3;
 template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::servo_solve(const S* q, const UIn& u, const PIn& p, StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::servo_solve(const S* q, const UIn& u, const PIn& p,
+                                                             StepTape<S>& t) const {
   const int n = n_dof;
   const S h = S(dt);
   S base[kMaxDof], r[kMaxDof], w[kMaxDof], d[kMaxDof], tau_w[kMaxDof];
@@ -102,7 +103,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::servo_solve(const S* q, const U
       c0 += d[i] * (base[i] - h_times(w, i));
       c1 += d[i] * h_times(d, i);
       p0 += h * d[i] * tau_w[i];
-      const S ad = select(d[i] < S(0), S(S(0) - d[i]), d[i]), aw = select(w[i] < S(0), S(S(0) - w[i]), w[i]);
+      const S ad = select(d[i] < S(0), S(S(0) - d[i]), d[i]),
+              aw = select(w[i] < S(0), S(S(0) - w[i]), w[i]);
       dmax = select(ad > dmax, ad, dmax);
       wmax = select(aw > wmax, aw, wmax);
     }

@@ -22,7 +22,8 @@ namespace steer {
 // the kinematics at q = x[0 .. nq)
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, const PIn& p,
+                                                               Kin<S>& K) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = S(x[i]);
   forward_kinematics(q, p, K);
@@ -31,22 +32,27 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, con
 // R_s = R_b R_site,s from the kinematics
 template <int NB, int ND, int NS>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int s, S out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int s,
+                                                            S out[9]) const {
   const S* R = K.R[site_body[s]];
   const double* Q = site_rot[s];
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
+    for (int j = 0; j < 3; ++j)
+      out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
 }
 
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
 template <int NB, int ND, int NS>
 template <class S, class XIn, class XAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3],
-                                                  const S moment[3], XAdj& adj_x) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, const XIn& x,
+                                                                 int b, const S force[3],
+                                                                 const S moment[3],
+                                                                 XAdj& adj_x) const {
   KinAdj<S> KA;
   for (int c = 0; c < n_bodies; ++c)
-    for (int i = 0; i < 3; ++i) KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
+    for (int i = 0; i < 3; ++i)
+      KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
   for (int i = 0; i < 3; ++i) KA.P[b][i] = force[i], KA.T[b][i] = moment[i];
   S aq[kMaxQ] = {};
   adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false, x);
@@ -58,8 +64,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K
 // ∂c/∂com_b = m_b/Σm · R_b[axis, :]
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const XIn& x, const PIn& p, int ax, XAdj& adj_x,
-                                                           PAdj& adj_p, const S& adj_c) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const XIn& x,
+                                                                          const PIn& p, int ax,
+                                                                          XAdj& adj_x, PAdj& adj_p,
+                                                                          const S& adj_c) const {
   Kin<S> K;
   S mt = S(0);
   const S cm = center_of_mass_kin(x, p, ax, K, mt);
@@ -68,7 +76,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const 
     const S m = p[p_body(b, kMass)];
     adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax] - cm) / mt;
     for (int j = 0; j < 3; ++j) adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j];
-    for (int i = 0; i < 3; ++i) KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
+    for (int i = 0; i < 3; ++i)
+      KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
     KA.C[b][ax] = adj_c * m / mt;
   }
   S aq[kMaxQ] = {};
@@ -79,7 +88,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const 
 
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_position(const XIn& x, const PIn& p, int s, S out[3]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_position(const XIn& x, const PIn& p, int s,
+                                                               S out[3]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   body_point(K, site_body[s], site_pos[s], out);
@@ -87,8 +97,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_position(const XIn& x, con
 
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
-                                                    const S adj_out[3]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x, const PIn& p,
+                                                                   int s, XAdj& adj_x, PAdj& adj_p,
+                                                                   const S adj_out[3]) const {
   (void)adj_p;
   Kin<S> K;
   kinematics_at(x, p, K);
@@ -102,7 +113,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x,
 
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_rotation(const XIn& x, const PIn& p, int s, S out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_rotation(const XIn& x, const PIn& p, int s,
+                                                               S out[9]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   site_frame(K, s, out);
@@ -110,8 +122,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_rotation(const XIn& x, con
 
 template <int NB, int ND, int NS>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p,
-                                                    const S adj_out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x, const PIn& p,
+                                                                   int s, XAdj& adj_x, PAdj& adj_p,
+                                                                   const S adj_out[9]) const {
   (void)adj_p;
   Kin<S> K;
   kinematics_at(x, p, K);
@@ -121,7 +134,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x,
   S G[9];
   for (int l = 0; l < 3; ++l)
     for (int i = 0; i < 3; ++i)
-      G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] + Rs[3 * l + 2] * adj_out[3 * i + 2];
+      G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] +
+                     Rs[3 * l + 2] * adj_out[3 * i + 2];
   const S zero[3] = {S(0), S(0), S(0)}, t[3] = {G[5] - G[7], G[6] - G[2], G[1] - G[3]};
   adj_body_wrench(K, x, site_body[s], zero, t, adj_x);
 }

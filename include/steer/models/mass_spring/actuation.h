@@ -40,7 +40,8 @@ STEER_HD void MassSpring::fill_phases(const S& t, const PIn& p, PhaseBank<S>& pb
 
 // act_a(t) = tanh(Σ_j w_aj sin(ω t + 2πj/n) + b_a), or u_a in raw mode
 template <class S, class UIn, class PIn>
-STEER_HD S MassSpring::activation(int a, const S& t, const UIn& u, const PIn& p, const PhaseBank<S>* pb) const {
+STEER_HD S MassSpring::activation(int a, const S& t, const UIn& u, const PIn& p,
+                                  const PhaseBank<S>* pb) const {
   if (actuation == kRaw) return S(u[a]);
   S z = S(p[p_bias(a)]);
   if (pb && pb->ok) {
@@ -54,8 +55,9 @@ STEER_HD S MassSpring::activation(int a, const S& t, const UIn& u, const PIn& p,
 // StepTape (anything with sn[], cs[] and phases_ready()); without them the rotation runs here.
 // act_known: the activation the caller already has (saves recomputing it).
 template <class S, class UIn, class PIn, class UAdj, class PAdj, class Bank>
-STEER_HD void MassSpring::adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u, PAdj& adj_p,
-                                         bool write_frequency, S& adj_w, const S& adj_act, const Bank* pb,
+STEER_HD void MassSpring::adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u,
+                                         PAdj& adj_p, bool write_frequency, S& adj_w,
+                                         const S& adj_act, const Bank* pb,
                                          const S* act_known) const {
   if (actuation == kRaw) {
     adj_u[a] += adj_act;
@@ -67,7 +69,7 @@ STEER_HD void MassSpring::adj_activation(int a, const S& t, const UIn& u, const 
   else if constexpr (std::is_same<Bank, PhaseBank<S>>::value)
     act = activation<S>(a, t, u, p, pb);
   else
-    act = activation<S>(a, t, u, p);  // (a step tape's adjoint always passes act_known)
+    act = activation<S>(a, t, u, p);             // (a step tape's adjoint always passes act_known)
   const S adj_z = adj_act * (S(1) - act * act);  // tanh' = 1 − tanh²
   adj_p[p_bias(a)] += adj_z;
   if (pb && pb->phases_ready()) {

@@ -31,8 +31,8 @@ STEER_HD S MassSpring::center_of_mass(const XIn& x, const PIn& p, int axis) cons
 }
 // ∂c/∂x_i = m_i/M,  ∂c/∂m_i = (x_i − c)/M
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-STEER_HD void MassSpring::adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x, PAdj& adj_p,
-                                             const S& adj_c) const {
+STEER_HD void MassSpring::adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x,
+                                             PAdj& adj_p, const S& adj_c) const {
   S mx = S(0), M = S(0);
   for (int i = 0; i < n_particles; ++i) {
     mx += S(p[p_mass(i)]) * S(x[x_pos(i) + axis]);
@@ -49,14 +49,16 @@ template <class S, class XIn, class PIn>
 STEER_HD S MassSpring::kinetic_energy(const XIn& x, const PIn& p) const {
   S e = S(0);
   for (int i = 0; i < n_particles; ++i)
-    for (int c = 0; c < dim; ++c) e += S(0.5) * S(p[p_mass(i)]) * S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+    for (int c = 0; c < dim; ++c)
+      e += S(0.5) * S(p[p_mass(i)]) * S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
   return e;
 }
 template <class S, class XIn, class PIn>
 STEER_HD S MassSpring::energy(const XIn& x, const PIn& p) const {
   using std::sqrt;
   S e = kinetic_energy<S>(x, p);
-  for (int i = 0; i < n_particles; ++i) e += S(p[p_mass(i)]) * S(p[p_global(kGravity)]) * S(x[x_pos(i) + 1]);
+  for (int i = 0; i < n_particles; ++i)
+    e += S(p[p_mass(i)]) * S(p[p_global(kGravity)]) * S(x[x_pos(i) + 1]);
   for (int s = 0; s < n_springs; ++s) {
     S l2 = S(0);
     for (int c = 0; c < dim; ++c) {

@@ -1,8 +1,8 @@
 // MassSpring's ground: the penalty force, the integration step with the impact ground, and
 // their adjoints.
 // Penalty ground, p = y_g − y_i, z = p/w_g [1]:
-//   F_n = k_g w_g softplus(z) − d_g σ(z) v_y                     normal [N] (→ hard penalty as w_g → 0)
-//   F_t = −μ k_g w_g softplus(z) v_t / sqrt(|v_t|² + v_ε²)       smoothed Coulomb friction [N]
+//   F_n = k_g w_g softplus(z) − d_g σ(z) v_y                     normal [N] (→ hard penalty as w_g
+//   → 0) F_t = −μ k_g w_g softplus(z) v_t / sqrt(|v_t|² + v_ε²)       smoothed Coulomb friction [N]
 // Integration of particle i from its free velocity v*: x' = x + h v*, v' = v*; with the impact
 // ground, a particle whose x* = x + h v* ends below y_g takes the time-of-impact step instead:
 // a symplectic-Euler sub-step to the impact fraction s, the reflection (restitution e, friction
@@ -17,7 +17,8 @@ namespace steer {
 // ground force on particle i: out[1] normal (+y), out[0] (and out[2]) friction
 // keep (optional): the step tape's z, softplus(z), σ(z), q (penalty ground only)
 template <class S, class XIn, class PIn>
-STEER_HD void MassSpring::ground_force(int i, const XIn& x, const PIn& p, S* out, ParticleTape<S>* keep) const {
+STEER_HD void MassSpring::ground_force(int i, const XIn& x, const PIn& p, S* out,
+                                       ParticleTape<S>* keep) const {
   using std::sqrt;
   for (int c = 0; c < dim; ++c) out[c] = S(0);
   if (!ground || impact) return;
@@ -50,15 +51,17 @@ STEER_HD void MassSpring::ground_force(int i, const XIn& x, const PIn& p, S* out
 // and friction norm q = sqrt(|v_t|² + v_ε²) read from symplectic_solo's tape instead of recomputed
 // (the same values, so the same bits); force_out is not filled then.
 template <class S, class XIn, class PIn, class Tape>
-STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
-                                           S* adj_globals, S* force_out, Tape tape) const {
+STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f,
+                                           S& adj_y, S* adj_v, S* adj_globals, S* force_out,
+                                           Tape tape) const {
   constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
   using std::sqrt;
   if (force_out)
     for (int c = 0; c < dim; ++c) force_out[c] = S(0);
   if (!ground || impact) return;
   if constexpr (taped) {
-    adj_ground_terms(i, x, p, tape->z, tape->sp, tape->sg, tape->q, adj_f, adj_y, adj_v, adj_globals);
+    adj_ground_terms(i, x, p, tape->z, tape->sp, tape->sg, tape->q, adj_f, adj_y, adj_v,
+                     adj_globals);
   } else {
     const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
     const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
@@ -83,8 +86,9 @@ STEER_HD void MassSpring::adj_ground_force(int i, const XIn& x, const PIn& p, co
 // the ground adjoint given particle i's z = (y_g − y)/w_g, softplus(z), σ(z) and the friction
 // norm q = sqrt(|v_t|² + v_ε²), computed or read from the tape by adj_ground_force
 template <class S, class XIn, class PIn>
-STEER_HD void MassSpring::adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp, const S& sg,
-                                           const S& q, const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const {
+STEER_HD void MassSpring::adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z,
+                                           const S& sp, const S& sg, const S& q, const S* adj_f,
+                                           S& adj_y, S* adj_v, S* adj_globals) const {
   const S kg = S(p[p_global(kGroundStiffness)]), dg = S(p[p_global(kGroundDamping)]);
   const S wg = S(p[p_global(kGroundSmoothing)]), mu = S(p[p_global(kFriction)]);
   const S ve = S(p[p_global(kFrictionSmoothing)]);
@@ -116,7 +120,8 @@ STEER_HD void MassSpring::adj_ground_terms(int i, const XIn& x, const PIn& p, co
 
 // (x_i, v*_i) -> (x'_i, v'_i): free flight, or the time-of-impact step
 template <class S, class XIn, class PIn, class XOut>
-STEER_HD void MassSpring::integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
+STEER_HD void MassSpring::integrate(int i, const XIn& x, const PIn& p, const S* vstar,
+                                    XOut& xn) const {
   const S h = S(dt);
   bool free_flight = !(ground && impact);
   if constexpr (!is_pack<S>::value) {
@@ -156,11 +161,13 @@ STEER_HD void MassSpring::integrate(int i, const XIn& x, const PIn& p, const S* 
 // is the free step from v_r: the step is continuous where the impact moves from one step to the
 // next (up to the velocity-dependent forces, evaluated once per step).
 template <class S, class XIn, class PIn>
-STEER_HD void MassSpring::impact_step(int i, const XIn& x, const PIn& p, const S* vstar, ImpactStep<S>& st) const {
+STEER_HD void MassSpring::impact_step(int i, const XIn& x, const PIn& p, const S* vstar,
+                                      ImpactStep<S>& st) const {
   using std::sqrt;
   const S h = S(dt);
   const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
-  const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
+  const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]),
+          ve = S(p[p_global(kFrictionSmoothing)]);
   st.decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h);  // e^{−ζh}, as free_velocity
   S v[3];
   for (int c = 0; c < dim; ++c) {
@@ -200,7 +207,8 @@ STEER_HD void MassSpring::impact_step(int i, const XIn& x, const PIn& p, const S
   st.fr2 = S(1) / (S(1) + mu * st.dn2 / st.q2);
 }
 template <class S, class XIn, class PIn, class XOut>
-STEER_HD void MassSpring::integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const {
+STEER_HD void MassSpring::integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar,
+                                           XOut& xn) const {
   const S h = S(dt);
   const S yg = S(p[p_global(kGroundHeight)]);
   ImpactStep<S> st{};  // slots past dim stay zero
@@ -221,8 +229,9 @@ STEER_HD void MassSpring::integrate_impact(int i, const XIn& x, const PIn& p, co
 // the impact's global parameters (y_g, e, μ, v_ε, and ζ through e^{−ζh}) into adj_globals when
 // it is not null
 template <class S, class XIn, class PIn, class XnAdj>
-STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar, const XnAdj& adj_xn,
-                                        S* xbar, S* vbar, S* wbar, S* adj_globals) const {
+STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar,
+                                        const XnAdj& adj_xn, S* xbar, S* vbar, S* wbar,
+                                        S* adj_globals) const {
   const S h = S(dt);
   const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
   if (!(ground && impact) || !(y + h * vstar[1] < yg)) {
@@ -234,7 +243,8 @@ STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const
     }
     return;
   }
-  const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]), ve = S(p[p_global(kFrictionSmoothing)]);
+  const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]),
+          ve = S(p[p_global(kFrictionSmoothing)]);
   ImpactStep<S> st{};  // slots past dim stay zero
   impact_step<S>(i, x, p, vstar, st);
   const S rest = S(1) - st.s;
@@ -315,7 +325,8 @@ STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const
   // s: the root of c + b s + A s² with c = y − y_g, b = h v_y, A = h (v*_y − v_y); implicitly
   // ds = −(dc + s db + s² dA)/den, den = b + 2 A s
   if (st.above) {
-    const S adj_c = -adj_s / st.den, adj_b = -st.s * adj_s / st.den, adj_A = -st.s * st.s * adj_s / st.den;
+    const S adj_c = -adj_s / st.den, adj_b = -st.s * adj_s / st.den,
+            adj_A = -st.s * st.s * adj_s / st.den;
     xbar[1] += adj_c;
     adj_yg += -adj_c;
     wbar[1] += h * adj_b - h * adj_A;

@@ -16,7 +16,8 @@
 //        + Σ_s ½ k_s (ℓ'_s − L_s)² + Σ_i m_i g h w_i,y                      springs, gravity
 //        + Σ_i k_g w_g² G(z'_i),   z' = (y_g − y')/w_g,  G(z) = ∫_{−∞}^z softplus = −Li₂(−e^z)
 //        + h Σ_s ½ c_s (n̂_k·(w_b − w_a))²                                   spring damping
-//        + h Σ_i [½ d_g σ(z_k,i) w_i,y² + μ N_k,i sqrt(|w_i,t|² + v_ε²)]    ground damping, friction
+//        + h Σ_i [½ d_g σ(z_k,i) w_i,y² + μ N_k,i sqrt(|w_i,t|² + v_ε²)]    ground damping,
+//        friction
 // (the elastic terms at x' = x + h w, so ∂/∂w of them is −h times the force). Its Hessian
 //   H = M + h² Σ_s K_s + h Σ_s c_s n̂_k n̂_kᵀ + ground and friction terms,
 //   K_s = k_s n̂'n̂'ᵀ + k_s (1 − L_s/ℓ'_s)(I − n̂'n̂'ᵀ)   on (a, a), (b, b), and −K_s on (a, b),
@@ -186,7 +187,8 @@ STEER_HD void MassSpring::implicit_prepare(int k, const XIn& x, const UIn& u, co
   fill_phases<S>(t, p, pb);
   for (int s = 0; s < n_springs; ++s) {
     S target = rest_length<S>(s, p);
-    if (actuator(s) >= 0) target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb));
+    if (actuator(s) >= 0)
+      target = target * (S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb));
     W.L[s] = target;
   }
   if (!ground) return;
@@ -219,8 +221,8 @@ STEER_HD void lagged_direction(const M& m, int s, const XIn& x, S* nk, S& lk) {
 
 // E(w) up to a constant; scale receives Σ |terms|, the size its rounding is relative to [J]
 template <class S, class XIn, class PIn>
-STEER_HD S MassSpring::implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w,
-                                       S& scale) const {
+STEER_HD S MassSpring::implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                       const S* w, S& scale) const {
   using implicit_detail::abs_of;
   using std::sqrt;
   const S h = S(dt), grav = S(p[p_global(kGravity)]);
@@ -274,8 +276,8 @@ STEER_HD S MassSpring::implicit_energy(const XIn& x, const PIn& p, const Implici
 
 // g = ∇E(w) = M (w − e^{−ζh} v) − h f(x + h w, w)
 template <class S, class XIn, class PIn>
-STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w,
-                                            S* g) const {
+STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                            const S* w, S* g) const {
   using std::sqrt;
   const S h = S(dt), grav = S(p[p_global(kGravity)]);
   for (int i = 0; i < n_particles; ++i) {
@@ -297,7 +299,7 @@ STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const Im
     const auto live = l > S(1e-12);  // no tension and no direction at zero length
     const S l_div = select(live, l, S(1));
     const S F = select(live, S(p[p_stiffness(s)]) * (l - W.L[s]), S(0));  // tension at x' [N]
-    const S Fd = S(p[p_damping(s)]) * dvn;                                 // damping along n̂_k [N]
+    const S Fd = S(p[p_damping(s)]) * dvn;                                // damping along n̂_k [N]
     for (int c = 0; c < dim; ++c) {
       const S fa = F * d[c] / l_div + Fd * nk[c];  // force on a [N]
       g[a * dim + c] -= h * fa;
@@ -325,8 +327,8 @@ STEER_HD void MassSpring::implicit_gradient(const XIn& x, const PIn& p, const Im
 // assembles H(w) into W.H and factors it; clamp (per lane): compressed springs' transverse
 // term 1 − L/ℓ' clamped at 0. The mask is false where the factor has a non-positive pivot
 template <class S, class XIn, class PIn, class Mask>
-STEER_HD Mask MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w,
-                                           const Mask& clamp) const {
+STEER_HD Mask MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W,
+                                           const S* w, const Mask& clamp) const {
   using implicit_detail::band;
   using std::sqrt;
   const int n = W.n, bw = W.bw;
@@ -395,7 +397,8 @@ STEER_HD Mask MassSpring::implicit_hessian(const XIn& x, const PIn& p, ImplicitW
 // (per lane) it stopped at rounding within newton_iterations. A pack's lanes iterate together
 // until every lane has converged or the cap is reached; a converged lane is held by select.
 template <class S, class XIn, class UIn, class PIn>
-STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const {
+STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p,
+                                         ImplicitWork<S>& W) const {
   using implicit_detail::abs_of;
   using implicit_detail::max_of;
   using R = typename implicit_detail::real_of<S>::type;
@@ -463,7 +466,8 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
       }
       e_known = e_known || search;
     }
-    for (int q = 0; q < n; ++q) W.w[q] = select(conv, W.w[q] + W.d[q], select(search, W.t[q], W.w[q]));
+    for (int q = 0; q < n; ++q)
+      W.w[q] = select(conv, W.w[q] + W.d[q], select(search, W.t[q], W.w[q]));
     prev = select(search, alpha * step, prev);
     done = done || conv;
   }
@@ -474,7 +478,8 @@ STEER_HD void MassSpring::implicit_solve(int k, const XIn& x, const UIn& u, cons
 // (STEER_NOINLINE: on the device this keeps the working storage in one frame of its own, so a
 // kernel that calls both the step and its adjoint reserves one ImplicitWork, not two)
 template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD STEER_NOINLINE void MassSpring::backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+STEER_HD STEER_NOINLINE void MassSpring::backward_euler(int k, const XIn& x, const UIn& u,
+                                                        const PIn& p, XOut& xn,
                                                         const Lanes& ln) const {
   if (!ln.leader()) return;
   ImplicitWork<S> W;
@@ -502,7 +507,8 @@ STEER_HD void MassSpring::implicit_adjoint_solve(const XIn& x, const PIn& p, Imp
   const Mask ok = W.converged && implicit_hessian<S>(x, p, W, W.w, none);
   S* lam = W.d;
   for (int i = 0; i < n_particles; ++i)
-    for (int c = 0; c < dim; ++c) lam[i * dim + c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
+    for (int c = 0; c < dim; ++c)
+      lam[i * dim + c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
   implicit_detail::band_solve(W.H, W.n, W.bw, lam);
   const S nan = S(std::numeric_limits<double>::quiet_NaN());
   for (int q = 0; q < W.n; ++q) lam[q] = select(ok, lam[q], nan);
@@ -538,9 +544,10 @@ STEER_HD void MassSpring::adj_implicit_inertia(const XIn& x, const PIn& p, const
 
 // spring s: the tension at x' along n̂', the damping along the lagged n̂_k; ω's share into adj_w
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj>
-STEER_HD void MassSpring::adj_implicit_spring(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
-                                              const ImplicitWork<S>& W, const PhaseBank<S>& pb, XAdj& adj_x,
-                                              UAdj& adj_u, PAdj& adj_p, S& adj_w) const {
+STEER_HD void MassSpring::adj_implicit_spring(int s, const S& t, const XIn& x, const UIn& u,
+                                              const PIn& p, const ImplicitWork<S>& W,
+                                              const PhaseBank<S>& pb, XAdj& adj_x, UAdj& adj_u,
+                                              PAdj& adj_p, S& adj_w) const {
   using std::sqrt;
   const S h = S(dt);
   const S *w = W.w, *fbar = W.g;
@@ -591,8 +598,8 @@ STEER_HD void MassSpring::adj_implicit_spring(int s, const S& t, const XIn& x, c
     }
     if (act >= 0) {
       adj_p[p_amplitude(s)] += adj_L * L0 * act_v;
-      adj_activation<S>(act, t, u, p, adj_u, adj_p, sinusoid, adj_w, adj_L * L0 * S(p[p_amplitude(s)]), &pb,
-                        &act_v);
+      adj_activation<S>(act, t, u, p, adj_u, adj_p, sinusoid, adj_w,
+                        adj_L * L0 * S(p[p_amplitude(s)]), &pb, &act_v);
     }
   }
   // g = c (n̂_k·Δw) n̂_k, n̂_k = d_k/ℓ_k: n̄ = c ((ḡ·n̂) Δw + (n̂·Δw) ḡ), d̄_k = (I − n̂n̂ᵀ) n̄/ℓ_k
@@ -617,8 +624,8 @@ STEER_HD void MassSpring::adj_implicit_spring(int s, const S& t, const XIn& x, c
 // the ground: the elastic force at z' = (y_g − y')/w_g, and the damping and friction lagged at
 // z_k = (y_g − y)/w_g
 template <class S, class XIn, class PIn, class XAdj>
-STEER_HD void MassSpring::adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W, XAdj& adj_x,
-                                              S* adj_globals) const {
+STEER_HD void MassSpring::adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                              XAdj& adj_x, S* adj_globals) const {
   using std::sqrt;
   const S h = S(dt);
   const S *w = W.w, *fbar = W.g;
@@ -664,9 +671,10 @@ STEER_HD void MassSpring::adj_implicit_ground(const XIn& x, const PIn& p, const 
 // the vector-Jacobian product of backward_euler: H λ = v̄' + h x̄' at the converged w, then
 // z̄ += −(∂r/∂z)ᵀ λ with f̄ = h λ the adjoint of the forces (see the header comment), stage by stage
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD STEER_NOINLINE void MassSpring::adj_backward_euler(int k, const XIn& x, const UIn& u, const PIn& p,
-                                                            XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                                                            const XnAdj& adj_xn, const Lanes& ln) const {
+STEER_HD STEER_NOINLINE void MassSpring::adj_backward_euler(int k, const XIn& x, const UIn& u,
+                                                            const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                                            PAdj& adj_p, const XnAdj& adj_xn,
+                                                            const Lanes& ln) const {
   if (!ln.leader()) return;
   ImplicitWork<S> W;
   implicit_solve<S>(k, x, u, p, W);
@@ -678,7 +686,8 @@ STEER_HD STEER_NOINLINE void MassSpring::adj_backward_euler(int k, const XIn& x,
   PhaseBank<S> pb;
   fill_phases<S>(t, p, pb);
   S adj_w = S(0);
-  for (int s = 0; s < n_springs; ++s) adj_implicit_spring<S>(s, t, x, u, p, W, pb, adj_x, adj_u, adj_p, adj_w);
+  for (int s = 0; s < n_springs; ++s)
+    adj_implicit_spring<S>(s, t, x, u, p, W, pb, adj_x, adj_u, adj_p, adj_w);
   if (ground) adj_implicit_ground<S>(x, p, W, adj_x, adj_globals);
   if (actuation == kSinusoid) adj_globals[kActuationFrequency] += adj_w;
   for (int q = 0; q < kNumGlobals; ++q) adj_p[p_global(q)] += adj_globals[q];

@@ -29,8 +29,17 @@ namespace steer {
 
 struct MassSpring {
   enum Global {
-    kGravity = 0, kVelocityDamping, kGroundHeight, kGroundStiffness, kGroundDamping, kGroundSmoothing,
-    kFriction, kFrictionSmoothing, kActuationFrequency, kRestitution, kNumGlobals
+    kGravity = 0,
+    kVelocityDamping,
+    kGroundHeight,
+    kGroundStiffness,
+    kGroundDamping,
+    kGroundSmoothing,
+    kFriction,
+    kFrictionSmoothing,
+    kActuationFrequency,
+    kRestitution,
+    kNumGlobals
   };
   enum Actuation { kSinusoid = 0, kRaw = 1 };
   static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
@@ -55,7 +64,8 @@ struct MassSpring {
   // (implicit.h); bit i of a compiled-integrators mask (model_contract.h) is integrator i
   enum Integrator { kSymplecticEuler = 0, kBackwardEuler = 1 };
   int integrator = kSymplecticEuler;
-  int newton_iterations = 40;  // most Newton iterations of one implicit step (more: the step is NaN)
+  int newton_iterations =
+      40;  // most Newton iterations of one implicit step (more: the step is NaN)
 
   // topology, one int array (host or device memory, owned elsewhere):
   //   [0, S)            spring end a
@@ -68,7 +78,8 @@ struct MassSpring {
   STEER_HD int nx() const { return 2 * dim * n_particles; }
   STEER_HD int nu() const { return actuation == kRaw ? n_actuators : 0; }
   STEER_HD int np() const {
-    return kSpringParams * n_springs + (1 + dim) * n_particles + (n_phases + 1) * n_actuators + kNumGlobals;
+    return kSpringParams * n_springs + (1 + dim) * n_particles + (n_phases + 1) * n_actuators +
+           kNumGlobals;
   }
   STEER_HD int topology_size() const { return 5 * n_springs + n_particles + 1; }
 
@@ -78,7 +89,9 @@ struct MassSpring {
   STEER_HD int p_rest_length(int s) const { return 2 * n_springs + s; }
   STEER_HD int p_amplitude(int s) const { return 3 * n_springs + s; }
   STEER_HD int p_mass(int i) const { return kSpringParams * n_springs + i; }
-  STEER_HD int p_rest_position(int i) const { return kSpringParams * n_springs + n_particles + dim * i; }
+  STEER_HD int p_rest_position(int i) const {
+    return kSpringParams * n_springs + n_particles + dim * i;
+  }
   STEER_HD int p_weight(int a, int j) const {
     return kSpringParams * n_springs + (1 + dim) * n_particles + a * n_phases + j;
   }
@@ -114,11 +127,11 @@ struct MassSpring {
     STEER_HD bool phases_ready() const { return ok; }
   };
 
-  // ---- the step tape (rollout.h's optional per-step tape; the CPU backend's uniform schedule) ----
-  // What adj_symplectic_solo would otherwise recompute of step k, kept by symplectic_solo for
-  // that step's adjoint. Per spring: ℓ [m], n̂ [1], Δv·n̂ [m/s], the tension F [N], act [1] and L0 [m] (one
-  // sqrt, dim divisions, a tanh over the phase bank and, in rest-position mode, another sqrt
-  // saved). Per particle: the total force f_i = springs + ground [N] (the mass adjoint's), and
+  // ---- the step tape (rollout.h's optional per-step tape; the CPU backend's uniform schedule)
+  // ---- What adj_symplectic_solo would otherwise recompute of step k, kept by symplectic_solo for
+  // that step's adjoint. Per spring: ℓ [m], n̂ [1], Δv·n̂ [m/s], the tension F [N], act [1] and L0
+  // [m] (one sqrt, dim divisions, a tanh over the phase bank and, in rest-position mode, another
+  // sqrt saved). Per particle: the total force f_i = springs + ground [N] (the mass adjoint's), and
   // the ground's z = (y_g − y)/w_g [1], softplus(z), σ(z) and q = sqrt(|v_t|² + v_ε²) [m/s]
   // (an exp, a log1p, a sqrt and three divisions saved). Per step: e^{−ζh} and the phases
   // sin/cos(ω t + 2πj/n).
@@ -141,11 +154,12 @@ struct MassSpring {
   static constexpr int kTapeSprings = 1024;
   static constexpr int kTapeParticles = 256;
   static constexpr int kSoloParticles = 256;  // the one-lane adjoint's bound (adj_symplectic_solo)
-  static_assert(kTapeParticles <= kSoloParticles, "the taped adjoint runs adj_symplectic_solo's arrays");
+  static_assert(kTapeParticles <= kSoloParticles,
+                "the taped adjoint runs adj_symplectic_solo's arrays");
   template <class S>
   struct StepTape {
-    S decay;  // e^{−ζh} [1]
-    S sn[kPhaseCache], cs[kPhaseCache];  // sin, cos(ω t + 2πj/n), sinusoid mode
+    S decay;                              // e^{−ζh} [1]
+    S sn[kPhaseCache], cs[kPhaseCache];   // sin, cos(ω t + 2πj/n), sinusoid mode
     ParticleTape<S>* particle = nullptr;  // n_particles entries (TapeStorage)
     SpringTape<S>* spring = nullptr;      // n_springs entries (TapeStorage)
     // a tape's phases are always there where it is used (tape_fits: n_phases <= kPhaseCache)
@@ -185,16 +199,16 @@ struct MassSpring {
   struct ImplicitWork {
     using Mask = decltype(std::declval<S>() < std::declval<S>());
     S H[kImplicitBand];  // lower band of the Hessian of E, then its LDLᵀ factor (D on the diagonal)
-    S w[kImplicitDofs];  // the iterate v' [m/s]
-    S g[kImplicitDofs];  // ∇E(v') [N·s]; the line search's trial point [m/s]
-    S d[kImplicitDofs];  // the Newton direction [m/s]
-    S t[kImplicitDofs];  // the line search's accepted point [m/s]
-    S target[kImplicitDofs];         // e^{−ζh} v [m/s]
-    S L[kImplicitSprings];           // target lengths L_s at t_k [m]
-    S sg[kImplicitDofs / 2];         // σ(z_k) of each particle [1]
-    S load[kImplicitDofs / 2];       // friction's normal load k_g w_g softplus(z_k) [N]
-    int n = 0, bw = 0;               // unknowns, half-bandwidth
-    int iterations = 0;              // Newton iterations taken (the most over a pack's lanes)
+    S w[kImplicitDofs];         // the iterate v' [m/s]
+    S g[kImplicitDofs];         // ∇E(v') [N·s]; the line search's trial point [m/s]
+    S d[kImplicitDofs];         // the Newton direction [m/s]
+    S t[kImplicitDofs];         // the line search's accepted point [m/s]
+    S target[kImplicitDofs];    // e^{−ζh} v [m/s]
+    S L[kImplicitSprings];      // target lengths L_s at t_k [m]
+    S sg[kImplicitDofs / 2];    // σ(z_k) of each particle [1]
+    S load[kImplicitDofs / 2];  // friction's normal load k_g w_g softplus(z_k) [N]
+    int n = 0, bw = 0;          // unknowns, half-bandwidth
+    int iterations = 0;         // Newton iterations taken (the most over a pack's lanes)
     Mask converged{};
   };
 
@@ -204,86 +218,99 @@ struct MassSpring {
   template <class S, class PIn>
   STEER_HD void fill_phases(const S& t, const PIn& p, PhaseBank<S>& pb) const;
   template <class S, class UIn, class PIn>
-  STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p, const PhaseBank<S>* pb = nullptr) const;
+  STEER_HD S activation(int a, const S& t, const UIn& u, const PIn& p,
+                        const PhaseBank<S>* pb = nullptr) const;
   template <class S, class UIn, class PIn, class UAdj, class PAdj, class Bank = PhaseBank<S>>
-  STEER_HD void adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u, PAdj& adj_p,
-                               bool write_frequency, S& adj_w, const S& adj_act, const Bank* pb = nullptr,
-                               const S* act_known = nullptr) const;
+  STEER_HD void adj_activation(int a, const S& t, const UIn& u, const PIn& p, UAdj& adj_u,
+                               PAdj& adj_p, bool write_frequency, S& adj_w, const S& adj_act,
+                               const Bank* pb = nullptr, const S* act_known = nullptr) const;
 
   // ---- springs.h ----
   template <class S, class PIn>
   STEER_HD S rest_length(int s, const PIn& p) const;
   template <class S, class PIn, class PAdj>
-  STEER_HD void adj_rest_length_at(int s, int owner, const PIn& p, PAdj& adj_p, const S& adj_l0) const;
+  STEER_HD void adj_rest_length_at(int s, int owner, const PIn& p, PAdj& adj_p,
+                                   const S& adj_l0) const;
   template <class S, class XIn, class UIn, class PIn>
   STEER_HD S spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat,
                           const PhaseBank<S>* pb = nullptr, SpringTape<S>* keep = nullptr) const;
-  template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj, class Tape = std::nullptr_t>
-  STEER_HD S adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
-                              S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
-                              bool write_frequency, S& adj_w, S* nhat = nullptr,
-                              const PhaseBank<S>* pb = nullptr, S* adj_rest = nullptr, Tape tape = nullptr) const;
+  template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj,
+            class Tape = std::nullptr_t>
+  STEER_HD S adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                              const S* adj_g, S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p,
+                              bool write_params, bool write_frequency, S& adj_w, S* nhat = nullptr,
+                              const PhaseBank<S>* pb = nullptr, S* adj_rest = nullptr,
+                              Tape tape = nullptr) const;
   template <class S, class XIn, class UIn, class PIn>
-  STEER_HD void adj_frequency(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
-                              S& adj_w, const PhaseBank<S>* pb = nullptr) const;
+  STEER_HD void adj_frequency(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                              const S* adj_g, S& adj_w, const PhaseBank<S>* pb = nullptr) const;
 
   // ---- ground.h ----
   template <class S, class XIn, class PIn>
-  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out, ParticleTape<S>* keep = nullptr) const;
+  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out,
+                             ParticleTape<S>* keep = nullptr) const;
   template <class S, class XIn, class PIn, class Tape = std::nullptr_t>
-  STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y, S* adj_v,
-                                 S* adj_globals, S* force_out = nullptr, Tape tape = nullptr) const;
+  STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* adj_f, S& adj_y,
+                                 S* adj_v, S* adj_globals, S* force_out = nullptr,
+                                 Tape tape = nullptr) const;
   template <class S, class XIn, class PIn>
-  STEER_HD void adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp, const S& sg, const S& q,
-                                 const S* adj_f, S& adj_y, S* adj_v, S* adj_globals) const;
+  STEER_HD void adj_ground_terms(int i, const XIn& x, const PIn& p, const S& z, const S& sp,
+                                 const S& sg, const S& q, const S* adj_f, S& adj_y, S* adj_v,
+                                 S* adj_globals) const;
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const;
   template <class S, class XIn, class PIn>
-  STEER_HD void impact_step(int i, const XIn& x, const PIn& p, const S* vstar, ImpactStep<S>& st) const;
+  STEER_HD void impact_step(int i, const XIn& x, const PIn& p, const S* vstar,
+                            ImpactStep<S>& st) const;
   template <class S, class XIn, class PIn, class XOut>
   STEER_HD void integrate_impact(int i, const XIn& x, const PIn& p, const S* vstar, XOut& xn) const;
   template <class S, class XIn, class PIn, class XnAdj>
-  STEER_HD void adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar, const XnAdj& adj_xn, S* xbar,
-                              S* vbar, S* wbar, S* adj_globals) const;
+  STEER_HD void adj_integrate(int i, const XIn& x, const PIn& p, const S* vstar,
+                              const XnAdj& adj_xn, S* xbar, S* vbar, S* wbar, S* adj_globals) const;
 
   // ---- step.h ----
   template <class S, class XIn, class UIn, class PIn>
-  STEER_HD void free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p, S* f, S* fg,
-                              S* vstar) const;
+  STEER_HD void free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p, S* f,
+                              S* fg, S* vstar) const;
   template <class S, class XIn, class PIn>
-  STEER_HD void finish_velocity(int i, const S& decay, const XIn& x, const PIn& p, const S* f, const S* fg,
-                                S* vstar) const;
+  STEER_HD void finish_velocity(int i, const S& decay, const XIn& x, const PIn& p, const S* f,
+                                const S* fg, S* vstar) const;
   template <class S, class XIn, class UIn, class PIn, class XnAdj>
-  STEER_HD void force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p, const XnAdj& adj_xn,
-                              S* out, S* xbar = nullptr, S* vbar_out = nullptr, S* adj_globals = nullptr,
-                              S* wbar_out = nullptr) const;
+  STEER_HD void force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                              const XnAdj& adj_xn, S* out, S* xbar = nullptr, S* vbar_out = nullptr,
+                              S* adj_globals = nullptr, S* wbar_out = nullptr) const;
   // The step and its adjoint, the model's only entry points (model_contract.h): the integrator
   // (the run-time field, among those compiled in kIntegrators), the lanes and the step tape
   // (NoTape, StepTape<S>* to fill, const StepTape<S>* to read) select the path below
-  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XOut,
-            class Tape = NoTape>
-  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln = Lanes{},
-                     Tape tape = nullptr) const;
-  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn, class XAdj,
-            class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
-  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                         const XnAdj& adj_xn, const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn,
+            class XOut, class Tape = NoTape>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
+  template <class S, unsigned kIntegrators = kAllIntegrators, class XIn, class UIn, class PIn,
+            class XAdj, class UAdj, class PAdj, class XnAdj, class Tape = NoTape>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
+                         Tape tape = nullptr) const;
   // symplectic Euler on lanes of a warp, each gathering its own particles' springs, and its adjoint
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                      PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
+  STEER_HD void symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                  const Lanes& ln) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                      UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                                      const Lanes& ln) const;
 
   // ---- step_solo.h: symplectic Euler with one lane (every spring once), and the step tape ----
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
-  void symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp = nullptr) const;
+  void symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                       Tape tp = nullptr) const;
   template <class S>
   bool solo_adjoint_fits() const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
-            class Tape = NoTape>
-  void adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
-                           const XnAdj& adj_xn, Tape tp = nullptr) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj, class Tape = NoTape>
+  void adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                           UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, Tape tp = nullptr) const;
   template <class S>
   bool tape_fits() const;
   template <class S>
@@ -296,32 +323,42 @@ struct MassSpring {
   STEER_HD int implicit_band() const;
   STEER_HD int implicit_fits() const;
   template <class S, class XIn, class UIn, class PIn>
-  STEER_HD void implicit_prepare(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
+  STEER_HD void implicit_prepare(int k, const XIn& x, const UIn& u, const PIn& p,
+                                 ImplicitWork<S>& W) const;
   template <class S, class XIn, class PIn>
-  STEER_HD S implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S& scale) const;
+  STEER_HD S implicit_energy(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w,
+                             S& scale) const;
   template <class S, class XIn, class PIn>
-  STEER_HD void implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w, S* g) const;
+  STEER_HD void implicit_gradient(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const S* w,
+                                  S* g) const;
   template <class S, class XIn, class PIn, class Mask>
-  STEER_HD Mask implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w, const Mask& clamp) const;
+  STEER_HD Mask implicit_hessian(const XIn& x, const PIn& p, ImplicitWork<S>& W, const S* w,
+                                 const Mask& clamp) const;
   template <class S, class XIn, class UIn, class PIn>
-  STEER_HD void implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p, ImplicitWork<S>& W) const;
+  STEER_HD void implicit_solve(int k, const XIn& x, const UIn& u, const PIn& p,
+                               ImplicitWork<S>& W) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
-  STEER_HD void backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln) const;
+  STEER_HD void backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                               const Lanes& ln) const;
   template <class S, class XIn, class PIn, class XnAdj>
-  STEER_HD void implicit_adjoint_solve(const XIn& x, const PIn& p, ImplicitWork<S>& W, const XnAdj& adj_xn) const;
+  STEER_HD void implicit_adjoint_solve(const XIn& x, const PIn& p, ImplicitWork<S>& W,
+                                       const XnAdj& adj_xn) const;
   template <class S, class XIn, class PIn, class XnAdj, class XAdj, class PAdj>
-  STEER_HD void adj_implicit_inertia(const XIn& x, const PIn& p, const ImplicitWork<S>& W, const XnAdj& adj_xn,
-                                     XAdj& adj_x, PAdj& adj_p, S* adj_globals) const;
+  STEER_HD void adj_implicit_inertia(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                     const XnAdj& adj_xn, XAdj& adj_x, PAdj& adj_p,
+                                     S* adj_globals) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj>
   STEER_HD void adj_implicit_spring(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
-                                    const ImplicitWork<S>& W, const PhaseBank<S>& pb, XAdj& adj_x, UAdj& adj_u,
-                                    PAdj& adj_p, S& adj_w) const;
+                                    const ImplicitWork<S>& W, const PhaseBank<S>& pb, XAdj& adj_x,
+                                    UAdj& adj_u, PAdj& adj_p, S& adj_w) const;
   template <class S, class XIn, class PIn, class XAdj>
-  STEER_HD void adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W, XAdj& adj_x,
-                                    S* adj_globals) const;
-  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-  STEER_HD void adj_backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                   PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const;
+  STEER_HD void adj_implicit_ground(const XIn& x, const PIn& p, const ImplicitWork<S>& W,
+                                    XAdj& adj_x, S* adj_globals) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_backward_euler(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                   UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
+                                   const Lanes& ln) const;
 
   // ---- diagnostics.h ----
   // ground contacts: one per particle, active while below the ground height
@@ -347,7 +384,9 @@ struct MassSpring {
 // solve keeps the banded Hessian, its factor and the iterates in the leading lane's frame; ptxas
 // sizes every thread's stack for that path (tens of kB per thread) even when the batch is
 // symplectic. This one compiles the symplectic step and adjoint only. The CUDA launcher runs
-// symplectic models as this and backward-Euler ones as MassSpring; the CPU backend keeps MassSpring.
-using MassSpringSymplectic = FixedIntegrators<MassSpring, integrator_bit(MassSpring::kSymplecticEuler)>;
+// symplectic models as this and backward-Euler ones as MassSpring; the CPU backend keeps
+// MassSpring.
+using MassSpringSymplectic =
+    FixedIntegrators<MassSpring, integrator_bit(MassSpring::kSymplecticEuler)>;
 
 }  // namespace steer

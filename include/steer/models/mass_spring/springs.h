@@ -2,8 +2,9 @@
 //   L0_s = θ slot, or |P_b − P_a| in rest-position mode                  [m]
 //   L_s  = L0_s (1 + α_s act_{a(s)})                                      target length [m]
 //   d = x_b − x_a, ℓ = |d|, n̂ = d/ℓ, Δv = v_b − v_a
-//   F_s  = k_s (ℓ − L_s) + c_s Δv·n̂                                      tension [N]; F n̂ on a, −F n̂ on b
-//   adjoint of g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ,
+//   F_s  = k_s (ℓ − L_s) + c_s Δv·n̂                                      tension [N]; F n̂ on a, −F
+//   n̂ on b adjoint of g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂
+//   n̂ᵀ,
 //                        ∂F/∂k = ℓ − L, ∂F/∂c = Δv·n̂, ∂F/∂L0 = −k (1 + α act), ∂F/∂α = −k L0 act
 // No force and no derivative at zero length, where n̂ is undefined.
 #pragma once
@@ -28,7 +29,8 @@ STEER_HD S MassSpring::rest_length(int s, const PIn& p) const {
 // ∂L0_s/∂P for rest-position mode: adj of L0 spread onto P_a (−) and P_b (+) along the
 // rest direction; written for particle `owner` only (the gathering lane)
 template <class S, class PIn, class PAdj>
-STEER_HD void MassSpring::adj_rest_length_at(int s, int owner, const PIn& p, PAdj& adj_p, const S& adj_l0) const {
+STEER_HD void MassSpring::adj_rest_length_at(int s, int owner, const PIn& p, PAdj& adj_p,
+                                             const S& adj_l0) const {
   using std::sqrt;
   const int a = end_a(s), b = end_b(s);
   S r[3], l2 = S(0);
@@ -51,8 +53,8 @@ STEER_HD void MassSpring::adj_rest_length_at(int s, int owner, const PIn& p, PAd
 // where the direction is undefined. keep (optional): the step tape's ℓ, Δv·n̂, act, L0
 // (only ℓ at zero length, where the adjoint stops at ℓ)
 template <class S, class XIn, class UIn, class PIn>
-STEER_HD S MassSpring::spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, S* nhat,
-                                    const PhaseBank<S>* pb, SpringTape<S>* keep) const {
+STEER_HD S MassSpring::spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                                    S* nhat, const PhaseBank<S>* pb, SpringTape<S>* keep) const {
   using std::sqrt;
   const int a = end_a(s), b = end_b(s);
   S l2 = S(0);
@@ -108,10 +110,11 @@ STEER_HD S MassSpring::spring_force(int s, const S& t, const XIn& x, const UIn& 
 // tape holds F = 0 and n̂ = 0, ℓ is replaced by 1 in the divisions and ḡ·n̂ by 0, so every term
 // is 0 there (its scalar run adds nothing).
 template <class S, class XIn, class UIn, class PIn, class UAdj, class PAdj, class Tape>
-STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p, const S* adj_g,
-                                        S* adj_d, S* adj_dv, UAdj& adj_u, PAdj& adj_p, bool write_params,
-                                        bool write_frequency, S& adj_w, S* nhat, const PhaseBank<S>* pb,
-                                        S* adj_rest, Tape tape) const {
+STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                                        const S* adj_g, S* adj_d, S* adj_dv, UAdj& adj_u,
+                                        PAdj& adj_p, bool write_params, bool write_frequency,
+                                        S& adj_w, S* nhat, const PhaseBank<S>* pb, S* adj_rest,
+                                        Tape tape) const {
   constexpr bool taped = !std::is_same<Tape, std::nullptr_t>::value;
   using std::sqrt;
   for (int c = 0; c < dim; ++c) adj_d[c] = adj_dv[c] = S(0);
@@ -176,7 +179,8 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
     F = k * (l - target) + cs * dv_n;
   // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
   for (int c = 0; c < dim; ++c) {
-    adj_d[c] = F * (adj_g[c] - n[c] * g_n) / l_div + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l_div);
+    adj_d[c] =
+        F * (adj_g[c] - n[c] * g_n) / l_div + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l_div);
     adj_dv[c] = g_n * cs * n[c];
   }
   // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
@@ -190,7 +194,8 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
       adj_p[p_amplitude(s)] += adj_target * L0 * act_v;
       const S adj_act = adj_target * L0 * S(p[p_amplitude(s)]);
       if constexpr (taped)
-        adj_activation<S>(act, t, u, p, adj_u, adj_p, write_frequency, adj_w, adj_act, tape, &act_v);
+        adj_activation<S>(act, t, u, p, adj_u, adj_p, write_frequency, adj_w, adj_act, tape,
+                          &act_v);
       else
         adj_activation<S>(act, t, u, p, adj_u, adj_p, write_frequency, adj_w, adj_act, pb, &act_v);
     }
@@ -223,7 +228,9 @@ STEER_HD void MassSpring::adj_frequency(int s, const S& t, const XIn& x, const U
     for (int j = 0; j < n_phases; ++j) adj_w += adj_z * S(p[p_weight(act, j)]) * pb->cs[j] * t;
     return;
   }
-  for_each_phase<S>(t, p, [&](int j, const S&, const S& cs) { adj_w += adj_z * S(p[p_weight(act, j)]) * cs * t; });
+  for_each_phase<S>(t, p, [&](int j, const S&, const S& cs) {
+    adj_w += adj_z * S(p[p_weight(act, j)]) * cs * t;
+  });
 }
 
 }  // namespace steer

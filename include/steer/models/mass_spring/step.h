@@ -26,8 +26,8 @@ namespace steer {
 // forces on particle i (springs, and the penalty ground) and its free velocity
 // v* = e^{−ζh} v + h (f/m − g ŷ)
 template <class S, class XIn, class UIn, class PIn>
-STEER_HD void MassSpring::free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p, S* f, S* fg,
-                                        S* vstar) const {
+STEER_HD void MassSpring::free_velocity(int i, const S& t, const XIn& x, const UIn& u, const PIn& p,
+                                        S* f, S* fg, S* vstar) const {
   const S h = S(dt);
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * h);
   S n[3];
@@ -43,8 +43,8 @@ STEER_HD void MassSpring::free_velocity(int i, const S& t, const XIn& x, const U
 }
 // v* = e^{−ζh} v + h ((f + f_ground)/m − g ŷ) from the gathered forces; decay = e^{−ζh}
 template <class S, class XIn, class PIn>
-STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, const PIn& p, const S* f, const S* fg,
-                                          S* vstar) const {
+STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, const PIn& p,
+                                          const S* f, const S* fg, S* vstar) const {
   const S h = S(dt);
   const S m = S(p[p_mass(i)]);
   for (int c = 0; c < dim; ++c) {
@@ -58,8 +58,8 @@ STEER_HD void MassSpring::finish_velocity(int i, const S& decay, const XIn& x, c
 // on the host, symplectic, the penalty ground), the same bits as without; elsewhere unused.
 // Simd.h packs (one lane each) take the one-lane or the implicit step.
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
-STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln,
-                               Tape tape) const {
+STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                               const Lanes& ln, Tape tape) const {
   (void)tape;
 #if !defined(__CUDA_ARCH__)
   if constexpr (!std::is_same<Tape, NoTape>::value) {
@@ -84,8 +84,8 @@ STEER_HD void MassSpring::step(int k, const XIn& x, const UIn& u, const PIn& p, 
   if constexpr (!is_pack<S>::value) symplectic_gather<S>(k, x, u, p, xn, ln);
 }
 template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void MassSpring::symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                                            const Lanes& ln) const {
+STEER_HD void MassSpring::symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p,
+                                            XOut& xn, const Lanes& ln) const {
   // lanes of a warp: each gathers its own particles' springs (every spring evaluated at
   // both ends, each end by the lane that owns it: no atomics)
   const S t = S(dt * k);
@@ -102,8 +102,8 @@ STEER_HD void MassSpring::symplectic_gather(int k, const XIn& x, const UIn& u, c
 // itself, recomputed by a gather over j's springs
 template <class S, class XIn, class UIn, class PIn, class XnAdj>
 STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const UIn& u, const PIn& p,
-                                        const XnAdj& adj_xn, S* out, S* xbar, S* vbar_out, S* adj_globals,
-                                        S* wbar_out) const {
+                                        const XnAdj& adj_xn, S* out, S* xbar, S* vbar_out,
+                                        S* adj_globals, S* wbar_out) const {
   const S h = S(dt), m = S(p[p_mass(j)]);
   S vstar[3] = {S(0), S(0), S(0)}, xb[3], vb[3], wb[3];
   if (ground && impact) {
@@ -123,10 +123,11 @@ STEER_HD void MassSpring::force_adjoint(int j, const S& t, const XIn& x, const U
 // StepTape<S>*, filled by the taped step k): read where it fits (tape_fits, as step), the same
 // bits as without. One lane on the host takes the one-lane adjoint where it fits
 // (solo_adjoint_fits), the lanes of a warp the gather below.
-template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
-          class XnAdj, class Tape>
-STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                   PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln, Tape tape) const {
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
+          class PAdj, class XnAdj, class Tape>
+STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                   UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln,
+                                   Tape tape) const {
   (void)tape;
 #if !defined(__CUDA_ARCH__)
   if constexpr (!std::is_same<Tape, NoTape>::value) {
@@ -153,9 +154,9 @@ STEER_HD void MassSpring::adj_step(int k, const XIn& x, const UIn& u, const PIn&
   }
 }
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                                                UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn,
-                                                const Lanes& ln) const {
+STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& u, const PIn& p,
+                                                XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+                                                const XnAdj& adj_xn, const Lanes& ln) const {
   const S h = S(dt), t = S(dt * k);
   const S zeta = S(p[p_global(kVelocityDamping)]);
   const S decay = exp_of(-zeta * h);
@@ -175,7 +176,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
   // per particle: integrator, mass, and the spring forces gathered back onto the particle
   for (int i = ln.lane; i < n_particles; i += ln.width) {
     S fa[3], n[3], xb[3], vb[3], wb[3];
-    force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb, solo ? adj_globals : nullptr, wb);  // impact globals
+    force_adjoint<S>(i, t, x, u, p, adj_xn, fa, xb, vb, solo ? adj_globals : nullptr,
+                     wb);  // impact globals
     for (int c = 0; c < dim; ++c) {
       adj_x[x_pos(i) + c] += xb[c];
       adj_x[x_vel(i) + c] += decay * vb[c];  // v* = e^{−ζh} v + h a
@@ -208,7 +210,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
       if (rest_from_positions) {
         // ∂F/∂L0 = −k (1 + α act): the rest-length adjoint reaches this particle's rest position
         S act_scale = S(1);
-        if (actuator(s) >= 0) act_scale = S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb);
+        if (actuator(s) >= 0)
+          act_scale = S(1) + S(p[p_amplitude(s)]) * activation<S>(actuator(s), t, u, p, &pb);
         S g_n = S(0), l2 = S(0), d[3];
         for (int c = 0; c < dim; ++c) {
           d[c] = S(x[x_pos(end_b(s)) + c]) - S(x[x_pos(end_a(s)) + c]);
@@ -229,7 +232,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
     if (solo) {
       // the leader pass's gravity and velocity-damping terms (see below)
       adj_globals[kGravity] += -S(p[p_mass(i)]) * fa[1];
-      for (int c = 0; c < dim; ++c) adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
+      for (int c = 0; c < dim; ++c)
+        adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
     }
     adj_x[x_pos(i) + 1] += adj_y;
     for (int c = 0; c < dim; ++c) adj_x[x_vel(i) + c] += adj_v[c];
@@ -243,7 +247,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
     force_adjoint<S>(end_a(s), t, x, u, p, adj_xn, fa);
     force_adjoint<S>(end_b(s), t, x, u, p, adj_xn, fb);
     for (int c = 0; c < dim; ++c) adj_g[c] = fa[c] - fb[c];
-    adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w, nullptr, &pb);
+    adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, false, dummy_w,
+                        nullptr, &pb);
   }
   if (!ln.leader()) return;
   if (solo) {
@@ -260,7 +265,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
     // a_y = … − g:  ḡ = −ā_y = −m f̄_y
     adj_globals[kGravity] += -m * fa[1];
     // v* = e^{−ζh} v + …:  ζ̄ = −h e^{−ζh} v·v̄*
-    for (int c = 0; c < dim; ++c) adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
+    for (int c = 0; c < dim; ++c)
+      adj_globals[kVelocityDamping] += -h * decay * S(x[x_vel(i) + c]) * vb[c];
   }
   if (actuation == kSinusoid) {
     for (int s = 0; s < n_springs; ++s) {

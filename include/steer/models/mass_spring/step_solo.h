@@ -35,7 +35,8 @@ namespace steer {
 // the plain step are this one function (the tape only stores values it computes anyway, at
 // compile time removed when tp is NoTape), so x_{k+1} is the same bits either way.
 template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
-void MassSpring::symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tp) const {
+void MassSpring::symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                                 Tape tp) const {
   constexpr bool taped = !std::is_same<Tape, NoTape>::value;
   const S t = S(dt * k);
   const S decay = exp_of(-S(p[p_global(kVelocityDamping)]) * S(dt));  // e^{−ζh}, as free_velocity
@@ -49,7 +50,8 @@ void MassSpring::symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p
       if (pb.ok) {
         for (int j = 0; j < n_phases; ++j) tp->sn[j] = pb.sn[j], tp->cs[j] = pb.cs[j];
       } else {
-        for_each_phase<S>(t, p, [&](int j, const S& sn, const S& cs) { tp->sn[j] = sn, tp->cs[j] = cs; });
+        for_each_phase<S>(t, p,
+                          [&](int j, const S& sn, const S& cs) { tp->sn[j] = sn, tp->cs[j] = cs; });
       }
     }
   }
@@ -96,7 +98,8 @@ void MassSpring::symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p
 // The terms are the lane-strided gather's; only the order of some sums differs (rounding).
 template <class S>
 bool MassSpring::solo_adjoint_fits() const {
-  return is_real_scalar<S>::value && !(ground && impact) && n_particles <= kSoloParticles && dim <= 3;
+  return is_real_scalar<S>::value && !(ground && impact) && n_particles <= kSoloParticles &&
+         dim <= 3;
 }
 // tp (optional, a const StepTape<S>* filled by symplectic_solo for step k; tape_fits): e^{−ζh}, the
 // phases, each spring's ℓ, n̂, Δv·n̂, F, act, L0, each particle's ground terms and total force
@@ -105,9 +108,10 @@ bool MassSpring::solo_adjoint_fits() const {
 // of the friction norm. The values read are the ones computed here otherwise (the spring
 // forces summed per particle in spring order, as symplectic_solo sums them), so the gradient
 // is the same bits. With a tape this also runs on simd.h packs (cpu_packed.h).
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj, class Tape>
-void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                     PAdj& adj_p, const XnAdj& adj_xn, Tape tp) const {
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
+          class Tape>
+void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                     UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, Tape tp) const {
   constexpr bool taped = !std::is_same<Tape, NoTape>::value;
   const S h = S(dt), t = S(dt * k);
   S decay;
@@ -120,8 +124,9 @@ void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PI
   }
   S adj_globals[kNumGlobals];
   for (int q = 0; q < kNumGlobals; ++q) adj_globals[q] = S(0);
-  S fbar[3 * kSoloParticles];               // f̄_i [1/N · loss units], particle i at 3i
-  S fsum[taped ? 1 : 3 * kSoloParticles];  // Σ of spring forces on particle i [N] (the tape has f_i)
+  S fbar[3 * kSoloParticles];  // f̄_i [1/N · loss units], particle i at 3i
+  S fsum[taped ? 1
+               : 3 * kSoloParticles];  // Σ of spring forces on particle i [N] (the tape has f_i)
   for (int i = 0; i < n_particles; ++i) {
     const S m = S(p[p_mass(i)]);
     for (int c = 0; c < dim; ++c) {
@@ -141,8 +146,9 @@ void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PI
     const int a = end_a(s), b = end_b(s);
     S adj_g[3], adj_d[3], adj_dv[3], n[3], adj_rest;
     for (int c = 0; c < dim; ++c) adj_g[c] = fbar[3 * a + c] - fbar[3 * b + c];
-    const S F = adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, sinusoid, adj_w, n,
-                                    &pb, rest_from_positions ? &adj_rest : nullptr, tp);
+    const S F =
+        adj_spring_force<S>(s, t, x, u, p, adj_g, adj_d, adj_dv, adj_u, adj_p, true, sinusoid,
+                            adj_w, n, &pb, rest_from_positions ? &adj_rest : nullptr, tp);
     for (int c = 0; c < dim; ++c) {
       adj_x[x_pos(a) + c] -= adj_d[c];
       adj_x[x_pos(b) + c] += adj_d[c];
@@ -192,14 +198,16 @@ void MassSpring::adj_symplectic_solo(int k, const XIn& x, const UIn& u, const PI
 // take it; their untaped adjoint is the strided one, whose sums run in another order.)
 template <class S>
 bool MassSpring::tape_fits() const {
-  return integrator == kSymplecticEuler && !(ground && impact) && n_particles <= kTapeParticles && n_springs <= kTapeSprings && dim <= 3 &&
+  return integrator == kSymplecticEuler && !(ground && impact) && n_particles <= kTapeParticles &&
+         n_springs <= kTapeSprings && dim <= 3 &&
          !(actuation == kSinusoid && n_phases > kPhaseCache);
 }
 // bytes of one step's tape with its share of the TapeStorage (rollout.h's stored forward
 // budgets T of them per thread)
 template <class S>
 long long MassSpring::step_tape_bytes() const {
-  return (long long)sizeof(StepTape<S>) + (long long)n_particles * (long long)sizeof(ParticleTape<S>) +
+  return (long long)sizeof(StepTape<S>) +
+         (long long)n_particles * (long long)sizeof(ParticleTape<S>) +
          (long long)n_springs * (long long)sizeof(SpringTape<S>);
 }
 // simd.h packs (cpu_packed.h): W rollouts advance in lockstep through step and adj_step on

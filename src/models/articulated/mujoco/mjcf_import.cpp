@@ -27,11 +27,12 @@
 //                      contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (−z only), timestep, integrator Euler / RK4.
-// Refused, naming the element: free joints below the root, ball joints, more than one joint per body, joint
-// springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
+// Refused, naming the element: free joints below the root, ball joints, more than one joint per
+// body, joint springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
-// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit integrator.
+// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit
+// integrator.
 #include "models/articulated/mjcf_import.h"
 
 #include <mujoco/mujoco.h>
@@ -57,14 +58,18 @@ namespace {
 // run compiled
 std::string sha256_hex(const std::string& data) {
   static const uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-      0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-      0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-      0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-      0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-      0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::string msg = data;
   const uint64_t bits = uint64_t(data.size()) * 8;
   msg.push_back(char(0x80));
@@ -74,7 +79,8 @@ std::string sha256_hex(const std::string& data) {
   for (size_t off = 0; off < msg.size(); off += 64) {
     uint32_t w[64];
     for (int i = 0; i < 16; ++i)
-      w[i] = uint32_t(uint8_t(msg[off + 4 * i])) << 24 | uint32_t(uint8_t(msg[off + 4 * i + 1])) << 16 |
+      w[i] = uint32_t(uint8_t(msg[off + 4 * i])) << 24 |
+             uint32_t(uint8_t(msg[off + 4 * i + 1])) << 16 |
              uint32_t(uint8_t(msg[off + 4 * i + 2])) << 8 | uint32_t(uint8_t(msg[off + 4 * i + 3]));
     for (int i = 16; i < 64; ++i) {
       const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -83,7 +89,8 @@ std::string sha256_hex(const std::string& data) {
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; ++i) {
-      const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
       const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
@@ -121,12 +128,14 @@ struct MjcfImport {
   const mjModel* m = nullptr;
   std::string shown, kp;  // the file as the config names it; its key, model.<mjcf|urdf>
   int dis = 0;            // opt.disableflags
-  bool passive = false, contact_on = false, limits_on = false, friction_on = false, equality_on = false;
+  bool passive = false, contact_on = false, limits_on = false, friction_on = false,
+       equality_on = false;
   nlohmann::json notes = nlohmann::json::array();
   std::string integrator;
   // bodies and joints
   nlohmann::json bodies = nlohmann::json::array();
-  std::vector<int> dof_body;         // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
+  std::vector<int>
+      dof_body;  // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
   std::vector<int> joint_of_dof_mj;  // MuJoCo dof → steer's hinge/slide index, −1 for none
   int free_dofs = 0;                 // 6 with a free root
   bool any_limited_joint = false;
@@ -134,7 +143,7 @@ struct MjcfImport {
   std::vector<std::vector<int>> on_joint;  // the actuators on it
   std::vector<double> control_scale;       // u_ff = scale · ctrl of the joint's control actuator
   std::vector<std::string> control_actuator;
-  std::vector<double> target_scale;        // q* = scale · ctrl of the joint's servo
+  std::vector<double> target_scale;  // q* = scale · ctrl of the joint's servo
   std::vector<std::string> target_actuator;
   bool any_force_limit = false;
   // sites and contact
@@ -143,11 +152,19 @@ struct MjcfImport {
   nlohmann::json tip;
   nlohmann::json points = nlohmann::json::array();
 
-  [[noreturn]] void refuse(const std::string& what) const { config_fail(kp, "'" + excerpt(shown) + "': " + what); }
-  std::string body_name(int b) const { return name_of(m, mjOBJ_BODY, b, "body" + std::to_string(b)); }
-  std::string geom_name(int g) const { return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'"; }
+  [[noreturn]] void refuse(const std::string& what) const {
+    config_fail(kp, "'" + excerpt(shown) + "': " + what);
+  }
+  std::string body_name(int b) const {
+    return name_of(m, mjOBJ_BODY, b, "body" + std::to_string(b));
+  }
+  std::string geom_name(int g) const {
+    return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'";
+  }
   std::string actuator_name(int a) const { return "actuator '" + plain_actuator(a) + "'"; }
-  std::string plain_actuator(int a) const { return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)); }
+  std::string plain_actuator(int a) const {
+    return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a));
+  }
   // the joint keys of MuJoCo joint j (in its body's entry; bodies are MuJoCo's less the world)
   nlohmann::json& joint_json(int j) { return bodies[size_t(m->jnt_bodyid[j] - 1)]["joint"]; }
 };
@@ -163,25 +180,39 @@ void import_options(MjcfImport& im) {
   im.limits_on = constraints && !(dis & mjDSBL_LIMIT);
   im.friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
   im.equality_on = constraints && !(dis & mjDSBL_EQUALITY);
-  if (dis & mjDSBL_ACTUATION) im.refuse("option flag actuation=\"disable\": steer always applies its joint torques");
-  if (m->ntendon > 0) im.refuse(std::to_string(m->ntendon) + " tendon(s), first '" + name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
+  if (dis & mjDSBL_ACTUATION)
+    im.refuse("option flag actuation=\"disable\": steer always applies its joint torques");
+  if (m->ntendon > 0)
+    im.refuse(std::to_string(m->ntendon) + " tendon(s), first '" +
+              name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
   if (im.equality_on)
     for (int e = 0; e < m->neq; ++e)
-      im.refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) + "': equality constraints are not modelled");
-  if (m->nmocap > 0) im.refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
-  if (im.contact_on && m->npair > 0) im.refuse("contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
-  if (m->na > 0) im.refuse(std::to_string(m->na) + " actuator activation state(s): actuators with dynamics are not modelled");
+      im.refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) +
+                "': equality constraints are not modelled");
+  if (m->nmocap > 0)
+    im.refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
+  if (im.contact_on && m->npair > 0)
+    im.refuse(
+        "contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
+  if (m->na > 0)
+    im.refuse(std::to_string(m->na) +
+              " actuator activation state(s): actuators with dynamics are not modelled");
   for (int i = 0; i < 3; ++i)
     if (o.wind[i] != 0) im.refuse("option wind: fluid forces are not modelled");
-  if (o.density != 0 || o.viscosity != 0) im.refuse("option density/viscosity: fluid forces are not modelled");
+  if (o.density != 0 || o.viscosity != 0)
+    im.refuse("option density/viscosity: fluid forces are not modelled");
   if (o.gravity[0] != 0 || o.gravity[1] != 0)
-    im.refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " + num(o.gravity[2]) +
-              "): steer's gravity acts along −z only");
-  if (o.integrator == mjINT_EULER) im.integrator = "euler";
-  else if (o.integrator == mjINT_RK4) im.integrator = "rk4";
+    im.refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " +
+              num(o.gravity[2]) + "): steer's gravity acts along −z only");
+  if (o.integrator == mjINT_EULER)
+    im.integrator = "euler";
+  else if (o.integrator == mjINT_RK4)
+    im.integrator = "rk4";
   else
-    im.refuse("option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → rk4); set "
-              "model.integrator in the config to choose one");
+    im.refuse(
+        "option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → "
+        "rk4); set "
+        "model.integrator in the config to choose one");
 }
 
 // body b's pose and inertia: pos, quat, mass, com, fullinertia = R(iquat) diag(inertia) R(iquat)ᵀ
@@ -199,25 +230,33 @@ nlohmann::json body_entry(const MjcfImport& im, int b) {
   const double* d = m->body_inertia + 3 * b;
   double I[9];
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
+    for (int j = 0; j < 3; ++j)
+      I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] +
+                     R[3 * i + 2] * d[2] * R[3 * j + 2];
   e["fullinertia"] = {I[0], I[4], I[8], I[1], I[2], I[5]};
   return e;
 }
 
 // the floating base's joint: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
-nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn, const std::string& jw) {
+nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
+                                const std::string& jw) {
   const mjModel* m = im.m;
   const int dof = m->jnt_dofadr[j];
   for (int k = 1; k < 6; ++k)
-    if (m->dof_damping[dof + k] != m->dof_damping[dof] || m->dof_armature[dof + k] != m->dof_armature[dof])
+    if (m->dof_damping[dof + k] != m->dof_damping[dof] ||
+        m->dof_armature[dof + k] != m->dof_armature[dof])
       im.refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
   im.free_dofs = 6;
-  return {{"name", jn}, {"type", "free"}, {"damping", im.passive ? m->dof_damping[dof] : 0.0}, {"armature", m->dof_armature[dof]}};
+  return {{"name", jn},
+          {"type", "free"},
+          {"damping", im.passive ? m->dof_damping[dof] : 0.0},
+          {"armature", m->dof_armature[dof]}};
 }
 
 // a hinge or slide: axis, pos, range when limited, damping, armature; no servo or force limit
 // until an actuator sets them
-nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn, const std::string& jw) {
+nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn,
+                                    const std::string& jw) {
   const mjModel* m = im.m;
   const int t = m->jnt_type[j];
   if (t == mjJNT_BALL) im.refuse(jw + ": ball joints are not modelled (use three hinges)");
@@ -227,9 +266,11 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   if (im.friction_on && m->dof_frictionloss[dof] != 0)
     im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
   if (m->qpos0[m->jnt_qposadr[j]] != 0)
-    im.refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) + " (a non-zero reference position) is not modelled");
+    im.refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) +
+              " (a non-zero reference position) is not modelled");
   if (int(im.dof_body.size()) + im.free_dofs == ArticulatedLarge::kMaxDof)
-    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints; steer's articulated model takes at most " +
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
+              " joints; steer's articulated model takes at most " +
               std::to_string(ArticulatedLarge::kMaxDof));
   nlohmann::json jo;
   jo["name"] = jn;
@@ -247,18 +288,21 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   return jo;
 }
 
-// ---- bodies and joints: one joint per body at most; a free joint only on a child of the world ----
+// ---- bodies and joints: one joint per body at most; a free joint only on a child of the world
+// ----
 void import_bodies(MjcfImport& im) {
   const mjModel* m = im.m;
   if (m->nbody - 1 > ArticulatedLarge::kMaxBodies)
-    im.refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " + std::to_string(ArticulatedLarge::kMaxBodies));
+    im.refuse(std::to_string(m->nbody - 1) + " bodies; steer's articulated model takes at most " +
+              std::to_string(ArticulatedLarge::kMaxBodies));
   im.joint_of_dof_mj.assign(size_t(m->nv), -1);
   for (int b = 1; b < m->nbody; ++b) {
     const std::string bn = im.body_name(b);
     nlohmann::json e = body_entry(im, b);
     const int nj = m->body_jntnum[b];
     if (nj > 1)
-      im.refuse("body '" + bn + "' has " + std::to_string(nj) + " joints; steer's articulated model takes one joint per body "
+      im.refuse("body '" + bn + "' has " + std::to_string(nj) +
+                " joints; steer's articulated model takes one joint per body "
                 "(split the body into a chain of bodies, one joint each)");
     if (nj == 1) {
       const int j = m->body_jntadr[b];
@@ -266,18 +310,25 @@ void import_bodies(MjcfImport& im) {
       const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
       const bool free = m->jnt_type[j] == mjJNT_FREE;
       if (free && m->body_parentid[b] != 0)
-        im.refuse(jw + ": a free joint is modelled only on a child of <worldbody> (a floating base), not below another body");
+        im.refuse(jw +
+                  ": a free joint is modelled only on a child of <worldbody> (a floating base), "
+                  "not below another body");
       e["joint"] = free ? free_joint_entry(im, j, jn, jw) : hinge_or_slide_entry(im, j, jn, jw);
     }
     im.bodies.push_back(e);
   }
   if (im.dof_body.empty() && im.free_dofs == 0)
-    im.refuse("no hinge or slide joint and no free joint at the root; steer's articulated model needs at least one");
+    im.refuse(
+        "no hinge or slide joint and no free joint at the root; steer's articulated model needs at "
+        "least one");
   if (im.limits_on)
     for (int j : im.dof_body) im.any_limited_joint = im.any_limited_joint || m->jnt_limited[j];
   if (im.any_limited_joint)
-    im.notes.push_back("limited joints: MuJoCo's limit constraint (solref/solimp) is replaced by steer's smooth penalty "
-                       "torque outside each range (model.joint_limits; set its stiffness and smoothing in the config)");
+    im.notes.push_back(
+        "limited joints: MuJoCo's limit constraint (solref/solimp) is replaced by steer's smooth "
+        "penalty "
+        "torque outside each range (model.joint_limits; set its stiffness and smoothing in the "
+        "config)");
 }
 
 // actuator a on its joint: kp = −g² b1, kv = −g² b2 added to the joint's gains; the control
@@ -288,22 +339,29 @@ void import_actuator(MjcfImport& im, int a) {
   const std::string an = im.actuator_name(a);
   if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
     im.refuse(an + ": only joint transmissions are modelled (not tendon, site or slider-crank)");
-  if (m->actuator_dyntype[a] != mjDYN_NONE) im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
-  if (m->actuator_gaintype[a] != mjGAIN_FIXED) im.refuse(an + ": only a fixed gain is modelled (gaintype)");
+  if (m->actuator_dyntype[a] != mjDYN_NONE)
+    im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
+  if (m->actuator_gaintype[a] != mjGAIN_FIXED)
+    im.refuse(an + ": only a fixed gain is modelled (gaintype)");
   const int bt = m->actuator_biastype[a];
-  if (bt != mjBIAS_NONE && bt != mjBIAS_AFFINE) im.refuse(an + ": only no bias or an affine bias is modelled (biastype)");
+  if (bt != mjBIAS_NONE && bt != mjBIAS_AFFINE)
+    im.refuse(an + ": only no bias or an affine bias is modelled (biastype)");
   const double* gp = m->actuator_gainprm + mjNGAIN * a;
   const double* bp = m->actuator_biasprm + mjNBIAS * a;
-  const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0, b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
+  const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0,
+               b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
   if (b0 != 0) im.refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
   const int j = m->actuator_trnid[2 * a];
   if (m->jnt_type[j] == mjJNT_FREE)
-    im.refuse(an + ": an actuator on the free joint is not modelled (the free root's controls are its forces and torques)");
+    im.refuse(an +
+              ": an actuator on the free joint is not modelled (the free root's controls are its "
+              "forces and torques)");
   const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
   const double g = m->actuator_gear[6 * a];
   const double kp = -g * g * b1, kv = -g * g * b2;
   if (kp < 0 || kv < 0)
-    im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) + "; steer's servo gains must be ≥ 0");
+    im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) +
+              "; steer's servo gains must be ≥ 0");
   im.on_joint[d].push_back(a);
   nlohmann::json& jo = im.joint_json(j);
   const std::string jn = jo["name"].get<std::string>();
@@ -311,20 +369,26 @@ void import_actuator(MjcfImport& im, int a) {
   jo["kv"] = jo["kv"].get<double>() + kv;
   if (kp > 0) {
     if (!im.target_actuator[d].empty())
-      im.refuse(an + " and actuator '" + im.target_actuator[d] + "' are both position servos on joint '" + jn + "'; steer's joint has one PD target");
+      im.refuse(an + " and actuator '" + im.target_actuator[d] +
+                "' are both position servos on joint '" + jn +
+                "'; steer's joint has one PD target");
     im.target_actuator[d] = im.plain_actuator(a);
     im.target_scale[d] = g * gp[0] / kp;
     if (m->actuator_ctrllimited[a] && m->jnt_limited[j]) {
-      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * a], hi = im.target_scale[d] * m->actuator_ctrlrange[2 * a + 1];
+      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * a],
+                   hi = im.target_scale[d] * m->actuator_ctrlrange[2 * a + 1];
       if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
-        im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " + num(m->actuator_ctrlrange[2 * a + 1]) +
-                  "] is narrower than joint '" + jn + "''s range; steer bounds the PD target by the joint's range only");
+        im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " +
+                  num(m->actuator_ctrlrange[2 * a + 1]) + "] is narrower than joint '" + jn +
+                  "''s range; steer bounds the PD target by the joint's range only");
     } else if (m->actuator_ctrllimited[a]) {
-      im.refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn + "' is not modelled (give the joint a range)");
+      im.refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn +
+                "' is not modelled (give the joint a range)");
     }
   } else if (gp[0] != 0) {
     if (!im.control_actuator[d].empty())
-      im.refuse(an + " and actuator '" + im.control_actuator[d] + "' both drive joint '" + jn + "' with their controls; steer's joint has one torque control");
+      im.refuse(an + " and actuator '" + im.control_actuator[d] + "' both drive joint '" + jn +
+                "' with their controls; steer's joint has one torque control");
     im.control_actuator[d] = im.plain_actuator(a);
     im.control_scale[d] = g * gp[0];
   }
@@ -344,22 +408,26 @@ void import_force_limit(MjcfImport& im, int d) {
     const bool servo = im.plain_actuator(a) == im.target_actuator[size_t(d)];
     auto sym = [&](const double* r, const char* what) {
       if (!(r[0] == -r[1]))
-        im.refuse(an + ": " + what + " [" + num(r[0]) + ", " + num(r[1]) + "] is not symmetric; steer's force limit is ±τ_max");
+        im.refuse(an + ": " + what + " [" + num(r[0]) + ", " + num(r[1]) +
+                  "] is not symmetric; steer's force limit is ±τ_max");
       if (actuators.size() > 1)
         im.refuse(an + ": its " + what + " limits one of several actuators on joint '" + jn +
                   "'; steer saturates the joint's total torque only");
       return r[1];
     };
-    if (m->actuator_forcelimited[a]) limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
+    if (m->actuator_forcelimited[a])
+      limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
     if (m->actuator_ctrllimited[a] && !servo && !(im.dis & mjDSBL_CLAMPCTRL))
-      limit = std::min(limit, std::fabs(im.control_scale[size_t(d)]) * sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
+      limit = std::min(limit, std::fabs(im.control_scale[size_t(d)]) *
+                                  sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
   }
   if (limit < 1e9) {
     jo["force_limit"] = limit;
     im.any_force_limit = true;
   }
   if (actuators.empty())
-    im.notes.push_back("joint '" + jn + "' has no actuator: its control torque." + jn + " is an extra input (0 reproduces the file)");
+    im.notes.push_back("joint '" + jn + "' has no actuator: its control torque." + jn +
+                       " is an extra input (0 reproduces the file)");
 }
 
 // ---- actuators: joint transmissions with a fixed gain and no or an affine bias ----
@@ -373,18 +441,25 @@ void import_actuators(MjcfImport& im) {
   for (int a = 0; a < im.m->nu; ++a) import_actuator(im, a);
   for (int d = 0; d < int(nd); ++d) import_force_limit(im, d);
   if (im.any_force_limit)
-    im.notes.push_back("actuator force limits: MuJoCo's hard clamp is steer's smooth saturation (model.torque_limits.sharpness)");
+    im.notes.push_back(
+        "actuator force limits: MuJoCo's hard clamp is steer's smooth saturation "
+        "(model.torque_limits.sharpness)");
 }
 
 // ---- sites: site_pos, site_quat in their body's frame ----
 void import_sites(MjcfImport& im) {
   const mjModel* m = im.m;
   if (m->nsite > ArticulatedLarge::kMaxSites)
-    im.refuse(std::to_string(m->nsite) + " sites; steer takes at most " + std::to_string(ArticulatedLarge::kMaxSites));
+    im.refuse(std::to_string(m->nsite) + " sites; steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxSites));
   for (int s = 0; s < m->nsite; ++s) {
     const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
-    if (m->site_bodyid[s] == 0) im.refuse("site '" + sn + "' is on the world body; steer's sites are fixed in a body of the arm");
-    im.sites.push_back({{"name", sn}, {"body", im.body_name(m->site_bodyid[s])}, {"pos", vec(m->site_pos + 3 * s, 3)},
+    if (m->site_bodyid[s] == 0)
+      im.refuse("site '" + sn +
+                "' is on the world body; steer's sites are fixed in a body of the arm");
+    im.sites.push_back({{"name", sn},
+                        {"body", im.body_name(m->site_bodyid[s])},
+                        {"pos", vec(m->site_pos + 3 * s, 3)},
                         {"quat", vec(m->site_quat + 4 * s, 4)}});
   }
 }
@@ -400,16 +475,20 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
     const int t = m->geom_type[g];
     if (world) {
       if (t != mjGEOM_PLANE || m->geom_bodyid[g] != 0)
-        im.refuse(im.geom_name(g) + " on the world: only a plane in <worldbody> is modelled as a contact surface (geom-geom contact is not)");
+        im.refuse(im.geom_name(g) +
+                  " on the world: only a plane in <worldbody> is modelled as a contact surface "
+                  "(geom-geom contact is not)");
       const double* q = m->geom_quat + 4 * g;
       if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
-        im.refuse(im.geom_name(g) + ": a tilted plane is not modelled; steer's contact plane is horizontal");
+        im.refuse(im.geom_name(g) +
+                  ": a tilted plane is not modelled; steer's contact plane is horizontal");
       if (plane >= 0) im.refuse(im.geom_name(g) + ": a second contact plane is not modelled");
       plane = g;
     } else {
       if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
         im.refuse(im.geom_name(g) + " on body '" + im.body_name(m->geom_bodyid[g]) +
-                  "': only spheres and capsules (their end caps) can be contact points (this shape is not modelled); "
+                  "': only spheres and capsules (their end caps) can be contact points (this shape "
+                  "is not modelled); "
                   "set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
       shapes.push_back(g);
     }
@@ -425,7 +504,8 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
   double mu = -1;
   bool same_mu = true;
   for (int g : touching) {
-    const std::string gn = name_of(m, mjOBJ_GEOM, g, im.body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
+    const std::string gn =
+        name_of(m, mjOBJ_GEOM, g, im.body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
     const std::string bn = im.body_name(m->geom_bodyid[g]);
     const double r = m->geom_size[3 * g];
     const double* c = m->geom_pos + 3 * g;
@@ -437,8 +517,12 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
       const double hl = m->geom_size[3 * g + 1];
       for (int e = 0; e < 2; ++e) {
         const double sgn = e == 0 ? -1.0 : 1.0;
-        const double pe[3] = {c[0] + sgn * hl * R[2], c[1] + sgn * hl * R[5], c[2] + sgn * hl * R[8]};
-        im.points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")}, {"body", bn}, {"pos", vec(pe, 3)}, {"radius", r}});
+        const double pe[3] = {c[0] + sgn * hl * R[2], c[1] + sgn * hl * R[5],
+                              c[2] + sgn * hl * R[8]};
+        im.points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")},
+                             {"body", bn},
+                             {"pos", vec(pe, 3)},
+                             {"radius", r}});
       }
     }
     const double pm = std::max(m->geom_friction[3 * plane], m->geom_friction[3 * g]);
@@ -446,14 +530,19 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
     mu = pm;
   }
   if (im.points.size() > size_t(GroundContacts::kMaxPoints))
-    im.refuse(std::to_string(im.points.size()) + " contact points (spheres and capsule end caps that can touch " +
-              im.geom_name(plane) + "); steer takes at most " + std::to_string(GroundContacts::kMaxPoints));
+    im.refuse(std::to_string(im.points.size()) +
+              " contact points (spheres and capsule end caps that can touch " +
+              im.geom_name(plane) + "); steer takes at most " +
+              std::to_string(GroundContacts::kMaxPoints));
   im.contact = {{"height", z}};
   if (same_mu) im.contact["friction"] = mu;
-  im.notes.push_back("contact: " + std::to_string(im.points.size()) + " ground points (model.contacts) against " + im.geom_name(plane) +
-                     " under steer's contact laws (model.contact; docs/contact.md), not MuJoCo's soft constraints" +
-                     (same_mu ? "; friction " + num(mu) + " is MuJoCo's pair friction max(plane, geom)"
-                              : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
+  im.notes.push_back(
+      "contact: " + std::to_string(im.points.size()) + " ground points (model.contacts) against " +
+      im.geom_name(plane) +
+      " under steer's contact laws (model.contact; docs/contact.md), not MuJoCo's soft "
+      "constraints" +
+      (same_mu ? "; friction " + num(mu) + " is MuJoCo's pair friction max(plane, geom)"
+               : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
 }
 
 // ---- geoms: a world plane, and one sphere on the arm (the tip) or several spheres and
@@ -462,24 +551,33 @@ void import_contact(MjcfImport& im) {
   if (!im.contact_on) return;
   const mjModel* m = im.m;
   auto pair = [&](int a, int b) {
-    return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 || (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
+    return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 ||
+           (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
   };
   std::vector<int> shapes;  // spheres and capsules on the arm that can collide
   const int plane = contact_geoms(im, shapes);
   std::vector<int> touching;
   for (int g : shapes)
-    if (plane >= 0 && pair(plane, g)) touching.push_back(g);
-    else if (plane >= 0) im.notes.push_back(im.geom_name(g) + " and " + im.geom_name(plane) + " cannot collide (contype/conaffinity): not a contact point");
+    if (plane >= 0 && pair(plane, g))
+      touching.push_back(g);
+    else if (plane >= 0)
+      im.notes.push_back(im.geom_name(g) + " and " + im.geom_name(plane) +
+                         " cannot collide (contype/conaffinity): not a contact point");
   const double z = plane >= 0 ? m->geom_pos[3 * plane + 2] : 0.0;
   if (touching.size() == 1 && m->geom_type[touching[0]] == mjGEOM_SPHERE) {
-    // the tip: the sphere's centre, the plane height raised by its radius (d = z_plane + r − z_centre)
+    // the tip: the sphere's centre, the plane height raised by its radius (d = z_plane + r −
+    // z_centre)
     const int sphere = touching[0];
     const double r = m->geom_size[3 * sphere];
     im.contact = {{"enabled", true}, {"height", z + r}};
-    im.tip = {{"body", im.body_name(m->geom_bodyid[sphere])}, {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
-    im.notes.push_back("contact: " + im.geom_name(sphere) + " against " + im.geom_name(plane) +
-                       " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not MuJoCo's "
-                       "soft constraint with friction; the plane height includes the sphere's radius " + num(r) + " m");
+    im.tip = {{"body", im.body_name(m->geom_bodyid[sphere])},
+              {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
+    im.notes.push_back(
+        "contact: " + im.geom_name(sphere) + " against " + im.geom_name(plane) +
+        " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not "
+        "MuJoCo's "
+        "soft constraint with friction; the plane height includes the sphere's radius " +
+        num(r) + " m");
   } else if (!touching.empty()) {
     import_ground_points(im, plane, touching, z);
   }
@@ -505,7 +603,8 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   for (size_t d = 0; d < im.dof_body.size(); ++d) {
     nlohmann::json e = {{"joint", im.joint_json(im.dof_body[d])["name"]}};
     if (!im.control_actuator[d].empty())
-      e["control"] = {{"actuator", im.control_actuator[d]}, {"torque_per_ctrl", im.control_scale[d]}};
+      e["control"] = {{"actuator", im.control_actuator[d]},
+                      {"torque_per_ctrl", im.control_scale[d]}};
     if (!im.target_actuator[d].empty())
       e["target"] = {{"actuator", im.target_actuator[d]}, {"target_per_ctrl", im.target_scale[d]}};
     ctl.push_back(e);
@@ -523,14 +622,18 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
 
 }  // namespace
 
-ImportedModel import_mujoco_model(const std::string& path, const std::string& shown, const std::string& key) {
+ImportedModel import_mujoco_model(const std::string& path, const std::string& shown,
+                                  const std::string& key) {
   const std::string kp = "model." + key;
   std::ifstream f(path, std::ios::binary);
-  if (!f) config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) + "'; paths are relative to the config's folder)");
+  if (!f)
+    config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) +
+                        "'; paths are relative to the config's folder)");
   const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> owner(mj_loadXML(path.c_str(), nullptr, err, sizeof err));
-  if (!owner) config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "': " + excerpt(err, 400));
+  if (!owner)
+    config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "': " + excerpt(err, 400));
   MjcfImport im;
   im.m = owner.get();
   im.shown = shown;
