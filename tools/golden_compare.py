@@ -71,7 +71,7 @@ def commands():
 
 TIMING_KEY = re.compile(r'(second|latency|per_s\b|_per_s_|_s$|^time$|host|date|created|started|finished|elapsed|wall|pid|rate$|cpu_model|machine)', re.I)
 # compare's cost axis is measured (backward/forward time ratio), so its rollout counts vary run to run
-COST_KEY = re.compile(r'(rollouts_total|rollouts_used|rollouts_per_gradient|backward_over_forward|rollouts_to|cost|_rollouts$|rollouts_at|ratio|steer_rollouts)', re.I)
+COST_KEY = re.compile(r'(rollouts_total|rollouts_used|rollouts_per_gradient|backward_over_forward|rollouts_to|cost|_rollouts$|rollouts_at|(?:^|_)ratio|steer_rollouts)', re.I)
 
 def norm_json(o, outdir):
     if isinstance(o, dict):
