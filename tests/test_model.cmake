@@ -12,7 +12,12 @@ add_library(steer_oscillator_model OBJECT ${PROJECT_SOURCE_DIR}/src/models/regis
 target_compile_definitions(steer_oscillator_model PRIVATE STEER_EXTRA_MODELS_HEADER="${steer_extra_models_header}")
 target_link_libraries(steer_oscillator_model PUBLIC steer)
 
-add_executable(steer_oscillator_cli ${PROJECT_SOURCE_DIR}/apps/steer/main.cpp)
+# the CLI's own sources (main.cpp, and version.cpp with the configure-time build_info.cpp of
+# cmake/build_info.cmake), with its include folders, definitions and libraries
+add_executable(steer_oscillator_cli ${PROJECT_SOURCE_DIR}/apps/steer/main.cpp ${PROJECT_SOURCE_DIR}/apps/steer/version.cpp
+                                    ${PROJECT_BINARY_DIR}/apps/steer/build_info.cpp)
+target_include_directories(steer_oscillator_cli PRIVATE $<TARGET_PROPERTY:steer_cli,INCLUDE_DIRECTORIES>)
+target_compile_definitions(steer_oscillator_cli PRIVATE $<TARGET_PROPERTY:steer_cli,COMPILE_DEFINITIONS>)
 target_link_libraries(steer_oscillator_cli PRIVATE steer_oscillator_model steer CLI11::CLI11)
 if(TARGET steer_mpi)
   target_link_libraries(steer_oscillator_cli PRIVATE steer_mpi)
