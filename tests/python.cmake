@@ -28,7 +28,14 @@ if(TARGET _steer)
   if(TARGET steer_cuda_emulation)
     set(steer_emu_py_dir ${CMAKE_CURRENT_BINARY_DIR}/python_emulated/steer)
     nanobind_add_module(_steer_emulated NB_STATIC ${PROJECT_SOURCE_DIR}/python/steer_ext.cpp)
-    target_link_libraries(_steer_emulated PRIVATE steer_cuda_emulation steer)
+    # the models' runners are instantiated in their folders (src/problem/model_runner.h), so the
+    # folders whose models these tests put on the device (the projectile, the mass-spring robot)
+    # and the registry are compiled again against the emulated device, ahead of libsteer's copies
+    add_library(steer_models_emulated OBJECT ${PROJECT_SOURCE_DIR}/src/models/registry.cpp
+                ${PROJECT_SOURCE_DIR}/src/models/projectile/projectile_model.cpp
+                ${PROJECT_SOURCE_DIR}/src/models/mass_spring/mass_spring_model.cpp)
+    target_link_libraries(steer_models_emulated PUBLIC steer_cuda_emulation)
+    target_link_libraries(_steer_emulated PRIVATE steer_models_emulated steer_cuda_emulation steer)
     set_target_properties(_steer_emulated PROPERTIES OUTPUT_NAME _steer LIBRARY_OUTPUT_DIRECTORY ${steer_emu_py_dir})
     file(GLOB steer_emu_py_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/steer/*.py)
     add_custom_target(steer_python_emulated ALL

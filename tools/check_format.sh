@@ -57,11 +57,11 @@ esac
 
 files=()
 if ((all)); then
-  while IFS= read -r -d '' f; do files+=("$f"); done < <(git ls-files -z -- "${patterns[@]}")
+  while IFS= read -r -d '' f; do files+=("$f"); done < <(git ls-files -z -- "${patterns[@]}" ':(exclude)tests/data/**')
 else
   while IFS= read -r -d '' f; do files+=("$f"); done < <(
-    git diff -z --name-only --diff-filter=d "$base" -- "${patterns[@]}"
-    git ls-files -z --others --exclude-standard -- "${patterns[@]}")
+    git diff -z --name-only --diff-filter=d "$base" -- "${patterns[@]}" ':(exclude)tests/data/**'
+    git ls-files -z --others --exclude-standard -- "${patterns[@]}" ':(exclude)tests/data/**')
 fi
 
 if ((${#files[@]} == 0)); then

@@ -1,3 +1,4 @@
+// clang-format off
 // The report stages of `steer compare`: the artifact (curves as CSV and SVG, the cost model,
 // each side's settings and results, the loss-level tables, the repeats, the best designs),
 // the stdout summary and the artifact folder.
@@ -17,23 +18,12 @@ namespace steer {
 namespace {
 
 nlohmann::json timestep_json(const RepeatOutcome& R) {
-  return {{"steer",
-           {{"loss", R.best},
-            {"loss_half_step", R.half_steer},
-            {"moved_of_gain", moved_of_gain(R.half_steer, R.best, R.l0)}}},
-          {"cmaes",
-           {{"loss", R.cma_final},
-            {"loss_half_step", R.half_cmaes},
-            {"moved_of_gain", moved_of_gain(R.half_cmaes, R.cma_final, R.l0)}}},
-          {"note",
-           "each method's best design run again at half the timestep over the same horizon (2T "
-           "steps, each control knot held over twice the steps); moved_of_gain = |L(h/2) - L(h)| / "
-           "|L(h) - L(start)|; not counted in the cost"}};
+  return {{"steer", {{"loss", R.best}, {"loss_half_step", R.half_steer}, {"moved_of_gain", moved_of_gain(R.half_steer, R.best, R.l0)}}},
+          {"cmaes", {{"loss", R.cma_final}, {"loss_half_step", R.half_cmaes}, {"moved_of_gain", moved_of_gain(R.half_cmaes, R.cma_final, R.l0)}}},
+          {"note", "each method's best design run again at half the timestep over the same horizon (2T steps, each control knot held over twice the steps); moved_of_gain = |L(h/2) - L(h)| / |L(h) - L(start)|; not counted in the cost"}};
 }
 
-std::string ratio_text(double r) {
-  return std::isfinite(r) ? fmt(r, 3) : std::string("not reached");
-}
+std::string ratio_text(double r) { return std::isfinite(r) ? fmt(r, 3) : std::string("not reached"); }
 
 }  // namespace
 
@@ -54,8 +44,7 @@ void assemble_compare_artifact(CompareState& run) {
   for (size_t r = 0; r < reps.size(); ++r)
     for (const auto* cv : {&reps[r].cg, &reps[r].cc}) {
       for (size_t i = 0; i < cv->rollouts.size(); ++i)
-        csv << r << ",\"" << cv->method << "\"," << cv->rollouts[i] << "," << cv->best_loss[i]
-            << "\n";
+        csv << r << ",\"" << cv->method << "\"," << cv->rollouts[i] << "," << cv->best_loss[i] << "\n";
       plotted.push_back(*cv);
     }
   nlohmann::json& art = run.art;
@@ -65,24 +54,16 @@ void assemble_compare_artifact(CompareState& run) {
   art["config"] = c.raw;
   art["config_folder"] = absolute_config_folder(c);
   art["effective_config"] = c.to_json();
-  art["device"] = {{"backend", backend_name(run.backend)},
-                   {"backend_note", run.backend_note},
-                   {"threads", c.threads > 0 ? c.threads : cpu_default_threads()}};
+  art["device"] = {{"backend", backend_name(run.backend)}, {"backend_note", run.backend_note}, {"threads", c.threads > 0 ? c.threads : cpu_default_threads()}};
   // compare splits each batch it simulates (the starts, each CMA-ES generation) across the ranks
   art["parallel"] = parallel_json(0);
-  art["cost_model"] = {
-      {"forward_seconds_per_rollout", m.t_fwd},
-      {"forward_backward_seconds_per_rollout", m.t_grad},
-      {"backward_over_forward", m.ratio},
-      {"rollouts_per_gradient_evaluation", m.grad_cost},
-      {"clock",
-       m.cpu_time ? "thread CPU time (one rollout runs on the calling thread)" : "wall time"},
-      {"continuation_rollouts_per_gradient_evaluation", m.phase_cost},
-      {"note",
-       "a gradient evaluation is counted as 1 + t_backward/t_forward forward rollouts, a "
-       "continuation phase's as t_gradient(phase)/t_forward(real), a scoring pass as 1; timed on "
-       "one rollout on this machine in this run (median of 7, interleaved), once for all repeats; "
-       "every start of a batch pays in full"}};
+  art["cost_model"] = {{"forward_seconds_per_rollout", m.t_fwd},
+                       {"forward_backward_seconds_per_rollout", m.t_grad},
+                       {"backward_over_forward", m.ratio},
+                       {"rollouts_per_gradient_evaluation", m.grad_cost},
+                       {"clock", m.cpu_time ? "thread CPU time (one rollout runs on the calling thread)" : "wall time"},
+                       {"continuation_rollouts_per_gradient_evaluation", m.phase_cost},
+                       {"note", "a gradient evaluation is counted as 1 + t_backward/t_forward forward rollouts, a continuation phase's as t_gradient(phase)/t_forward(real), a scoring pass as 1; timed on one rollout on this machine in this run (median of 7, interleaved), once for all repeats; every start of a batch pays in full"}};
   nlohmann::json phases = nlohmann::json::array();
   for (size_t f = 0; f < k.continuation.size(); ++f)
     phases.push_back({{"steps", k.continuation[f].steps > 0 ? k.continuation[f].steps : c.steps},
@@ -91,86 +72,54 @@ void assemble_compare_artifact(CompareState& run) {
                       {"evaluate_every", k.continuation[f].evaluate_every},
                       {"rollouts_per_gradient_evaluation", m.phase_cost[f]}});
   // the top-level gradient, cmaes, levels and best-design entries are repeat 0's
-  art["gradient"] = {
-      {"method", k.gradient_method},
-      {"learning_rate_normalized", k.learning_rate},
-      {"learning_rate_schedule", k.lr_schedule},
-      {"learning_rate_final_normalized", k.learning_rate_final},
-      {"beta1", k.beta1},
-      {"beta2", k.beta2},
-      {"gradient_clip", k.gradient_clip},
-      {"starts", run.B},
-      {"start_spread", k.start_spread},
-      {"continuation", phases},
-      {"iterations", k.iterations},
-      {"gradient_evaluations", R0.gradient_evaluations},
-      {"clipped_fraction", R0.steps_taken > 0 ? double(R0.clipped) / double(R0.steps_taken) : 0.0},
-      {"seconds", R0.secs_grad},
-      {"loss_start", R0.l0},
-      {"loss_best", R0.best},
-      {"loss_best_per_start", R0.start_best},
-      {"rollouts_total", R0.cost}};
-  art["cmaes"] = {{"lambda", R0.lambda},
-                  {"sigma0_normalized", k.cmaes_sigma0},
-                  {"budget_rollouts", k.cmaes_rollouts},
-                  {"rollouts_used", cc.rollouts.empty() ? 0.0 : cc.rollouts.back()},
-                  {"seconds", R0.secs_cma},
-                  {"loss_best", R0.cma_final},
-                  {"bounds", Cmaes::method()},
-                  {"seed", k.seed}};
+  art["gradient"] = {{"method", k.gradient_method}, {"learning_rate_normalized", k.learning_rate},
+                     {"learning_rate_schedule", k.lr_schedule}, {"learning_rate_final_normalized", k.learning_rate_final},
+                     {"beta1", k.beta1}, {"beta2", k.beta2}, {"gradient_clip", k.gradient_clip},
+                     {"starts", run.B}, {"start_spread", k.start_spread}, {"continuation", phases},
+                     {"iterations", k.iterations}, {"gradient_evaluations", R0.gradient_evaluations},
+                     {"clipped_fraction", R0.steps_taken > 0 ? double(R0.clipped) / double(R0.steps_taken) : 0.0},
+                     {"seconds", R0.secs_grad}, {"loss_start", R0.l0}, {"loss_best", R0.best},
+                     {"loss_best_per_start", R0.start_best},
+                     {"rollouts_total", R0.cost}};
+  art["cmaes"] = {{"lambda", R0.lambda}, {"sigma0_normalized", k.cmaes_sigma0}, {"budget_rollouts", k.cmaes_rollouts},
+                  {"rollouts_used", cc.rollouts.empty() ? 0.0 : cc.rollouts.back()}, {"seconds", R0.secs_cma},
+                  {"loss_best", R0.cma_final}, {"bounds", Cmaes::method()}, {"seed", k.seed}};
   art["timestep_check"] = timestep_json(R0);
-  art["variables"] = {
-      {"count", nv},
-      {"normalization", "z = (v - lower) / (upper - lower), both methods optimize z in [0, 1]"}};
+  art["variables"] = {{"count", nv}, {"normalization", "z = (v - lower) / (upper - lower), both methods optimize z in [0, 1]"}};
   art["levels"] = run.table;
   art["levels_at_cmaes_budgets"] = run.budget_table;
   nlohmann::json rep_json = nlohmann::json::array();
   for (const RepeatOutcome& R : reps) {
-    nlohmann::json e = {{"batch_seed", R.batch_seed},
-                        {"cmaes_seed", R.cmaes_seed},
-                        {"loss_start", R.l0},
-                        {"steer_loss_best", R.best},
-                        {"steer_rollouts_total", R.cost},
-                        {"steer_seconds", R.secs_grad},
-                        {"cmaes_loss_best", R.cma_final},
-                        {"cmaes_seconds", R.secs_cma},
-                        {"levels_at_cmaes_budgets", budget_json(R, run.budgets)},
-                        {"timestep_check", timestep_json(R)}};
+    nlohmann::json e = {{"batch_seed", R.batch_seed}, {"cmaes_seed", R.cmaes_seed}, {"loss_start", R.l0},
+                        {"steer_loss_best", R.best}, {"steer_rollouts_total", R.cost}, {"steer_seconds", R.secs_grad},
+                        {"cmaes_loss_best", R.cma_final}, {"cmaes_seconds", R.secs_cma},
+                        {"levels_at_cmaes_budgets", budget_json(R, run.budgets)}, {"timestep_check", timestep_json(R)}};
     if (model_of(c).reports_com_travel_x)
-      e["com_displacement_x_m"] = {
-          {"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
+      e["com_displacement_x_m"] = {{"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
     rep_json.push_back(e);
   }
   art["repeats"] = rep_json;
   art["over_repeats"] = {{"count", k.repeats},
-                         {"note",
-                          "repeat r: batch seed batch.seed + r (its rollout 0 is the start), "
-                          "CMA-ES seed compare.seed + r; median of the per-repeat ratios with 'not "
-                          "reached' as +infinity (-1 in this file: no finite median)"},
+                         {"note", "repeat r: batch seed batch.seed + r (its rollout 0 is the start), CMA-ES seed compare.seed + r; median of the per-repeat ratios with 'not reached' as +infinity (-1 in this file: no finite median)"},
                          {"at_cmaes_budgets", run.over}};
   art["curves"] = {{"sidecar_csv", "compare.csv"}, {"plot_svg", "compare.svg"}};
-  art["trajectory"] = {{"sidecar_csv", "trajectory.csv"},
-                       {"recorded_every_steps", std::max(1, c.output.trajectory_stride)},
+  art["trajectory"] = {{"sidecar_csv", "trajectory.csv"}, {"recorded_every_steps", std::max(1, c.output.trajectory_stride)},
                        {"rollouts", {"start", "steer", "cmaes"}}};
   {
     // the best designs found (repeat 0), in variable units
     std::vector<double> vg = pg.to_v(R0.best_z), vc = pg.to_v(R0.cma_z);
     nlohmann::json best = nlohmann::json::object();
-    for (int i = 0; i < nv && i < 256; ++i)
-      best[pg.var_names()[i]] = {{"steer", vg[i]}, {"cmaes", vc[i]}};
+    for (int i = 0; i < nv && i < 256; ++i) best[pg.var_names()[i]] = {{"steer", vg[i]}, {"cmaes", vc[i]}};
     art["best_variables"] = best;
     if (model_of(c).reports_com_travel_x)
-      art["com_displacement_x_m"] = {
-          {"start", R0.com_start}, {"steer", R0.com_steer}, {"cmaes", R0.com_cmaes}};
+      art["com_displacement_x_m"] = {{"start", R0.com_start}, {"steer", R0.com_steer}, {"cmaes", R0.com_cmaes}};
   }
   run.files.sidecars.push_back({"compare.csv", csv.str()});
-  run.files.sidecars.push_back(
-      {"compare.svg", svg_plot(plotted, c.name + ": best loss vs simulated rollouts")});
+  run.files.sidecars.push_back({"compare.svg", svg_plot(plotted, c.name + ": best loss vs simulated rollouts")});
   {
     // the motion of repeat 0's start and of each method's best design, as trajectory.csv
     // (rollout 0 the start, 1 steer's design, 2 CMA-ES's), for report.html
-    const int stride = std::max(1, c.output.trajectory_stride), nx = c.info.nx(),
-              slots = c.steps / stride + 1;
+    const int stride = std::max(1, c.output.trajectory_stride), nx = c.info.nx(), slots = c.steps / stride + 1;
     std::ostringstream tc;
     tc << std::setprecision(17) << "rollout,step,time_s";
     for (int i = 0; i < nx; ++i) tc << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
@@ -196,60 +145,47 @@ void summarize_compare(CompareState& run) {
   const CostModel& m = run.cost;
   const int B = run.B;
   std::ostringstream& s = run.summary;
-  s << "steer compare: " << c.name << " (" << c.model_type << ", " << run.nv
-    << " variables, T = " << c.steps << ", backend " << backend_name(run.backend)
-    << (k.repeats > 1 ? ", " + std::to_string(k.repeats) + " repeats" : std::string()) << ")\n";
-  s << "  cost model: backward/forward = " << fmt(m.ratio, 3)
-    << ", one gradient evaluation = " << fmt(m.grad_cost, 3) << " rollouts";
-  for (size_t f = 0; f < m.phase_cost.size(); ++f)
-    s << (f == 0 ? " (continuation: " : ", ") << fmt(m.phase_cost[f], 3);
+  s << "steer compare: " << c.name << " (" << c.model_type << ", " << run.nv << " variables, T = " << c.steps << ", backend "
+    << backend_name(run.backend) << (k.repeats > 1 ? ", " + std::to_string(k.repeats) + " repeats" : std::string()) << ")\n";
+  s << "  cost model: backward/forward = " << fmt(m.ratio, 3) << ", one gradient evaluation = " << fmt(m.grad_cost, 3) << " rollouts";
+  for (size_t f = 0; f < m.phase_cost.size(); ++f) s << (f == 0 ? " (continuation: " : ", ") << fmt(m.phase_cost[f], 3);
   s << (m.phase_cost.empty() ? "" : ")") << "\n";
   for (size_t r = 0; r < run.reps.size(); ++r) {
     const RepeatOutcome& R = run.reps[r];
     const std::string tag = k.repeats > 1 ? "[" + std::to_string(r) + "] " : "";
-    s << "  " << tag << "steer " << k.gradient_method << " (" << B << " start" << (B > 1 ? "s" : "")
-      << ", clip " << fmt(k.gradient_clip, 3) << ", " << k.continuation.size()
-      << " continuation phase" << (k.continuation.size() == 1 ? "" : "s") << "): loss "
-      << fmt(R.l0, 8) << " -> " << fmt(R.best, 8) << " in " << fmt(R.cost, 6) << " rollouts ("
-      << fmt(R.secs_grad, 3) << " s)\n";
+    s << "  " << tag << "steer " << k.gradient_method << " (" << B << " start" << (B > 1 ? "s" : "") << ", clip "
+      << fmt(k.gradient_clip, 3) << ", " << k.continuation.size() << " continuation phase"
+      << (k.continuation.size() == 1 ? "" : "s") << "): loss " << fmt(R.l0, 8) << " -> " << fmt(R.best, 8) << " in "
+      << fmt(R.cost, 6) << " rollouts (" << fmt(R.secs_grad, 3) << " s)\n";
     s << "  " << tag << "CMA-ES: loss -> " << fmt(R.cma_final, 8) << " in "
-      << fmt(R.cc.rollouts.empty() ? 0 : R.cc.rollouts.back(), 8) << " rollouts ("
-      << fmt(R.secs_cma, 3) << " s)\n";
-    s << "  " << tag << "at h/2 (the designs' timestep check): steer " << fmt(R.best, 5) << " -> "
-      << fmt(R.half_steer, 5) << " (moves "
-      << fmt(100 * moved_of_gain(R.half_steer, R.best, R.l0), 3) << "% of its gain), CMA-ES "
-      << fmt(R.cma_final, 5) << " -> " << fmt(R.half_cmaes, 5) << " ("
-      << fmt(100 * moved_of_gain(R.half_cmaes, R.cma_final, R.l0), 3) << "%)\n";
+      << fmt(R.cc.rollouts.empty() ? 0 : R.cc.rollouts.back(), 8) << " rollouts (" << fmt(R.secs_cma, 3) << " s)\n";
+    s << "  " << tag << "at h/2 (the designs' timestep check): steer " << fmt(R.best, 5) << " -> " << fmt(R.half_steer, 5)
+      << " (moves " << fmt(100 * moved_of_gain(R.half_steer, R.best, R.l0), 3) << "% of its gain), CMA-ES "
+      << fmt(R.cma_final, 5) << " -> " << fmt(R.half_cmaes, 5) << " (" << fmt(100 * moved_of_gain(R.half_cmaes, R.cma_final, R.l0), 3)
+      << "%)\n";
   }
-  s << "  rollouts to reach a loss level (steer / CMA-ES" << (k.repeats > 1 ? ", repeat 0" : "")
-    << "):\n";
+  s << "  rollouts to reach a loss level (steer / CMA-ES" << (k.repeats > 1 ? ", repeat 0" : "") << "):\n";
   for (const auto& row : run.table) {
     const double a = row["steer_rollouts"], b = row["cmaes_rollouts"];
-    s << "    " << std::setw(12) << fmt(row["loss_level"].get<double>(), 6) << ": "
-      << (a < 0 ? std::string("not reached") : fmt(a, 6)) << " / "
-      << (b < 0 ? std::string("not reached") : fmt(b, 6));
+    s << "    " << std::setw(12) << fmt(row["loss_level"].get<double>(), 6) << ": " << (a < 0 ? std::string("not reached") : fmt(a, 6))
+      << " / " << (b < 0 ? std::string("not reached") : fmt(b, 6));
     if (a > 0 && b > 0) s << "  (ratio " << fmt(a / b, 3) << ")";
     s << "\n";
   }
-  s << "  rollouts steer needs to reach CMA-ES's best loss after N rollouts"
-    << (k.repeats > 1 ? " (repeat 0)" : "") << ":\n";
+  s << "  rollouts steer needs to reach CMA-ES's best loss after N rollouts" << (k.repeats > 1 ? " (repeat 0)" : "") << ":\n";
   for (const auto& row : run.budget_table) {
     const double a = row["steer_rollouts"];
-    s << "    N = " << std::setw(6) << fmt(row["cmaes_rollouts"].get<double>(), 6) << " ("
-      << fmt(row["cmaes_loss"].get<double>(), 5)
+    s << "    N = " << std::setw(6) << fmt(row["cmaes_rollouts"].get<double>(), 6) << " (" << fmt(row["cmaes_loss"].get<double>(), 5)
       << "): " << (a < 0 ? std::string("not reached") : fmt(a, 6));
     if (a > 0) s << "  (ratio " << fmt(row["ratio_steer_over_cmaes"].get<double>(), 3) << ")";
     s << "\n";
   }
   if (k.repeats > 1) {
-    s << "  over " << k.repeats
-      << " repeats, steer's rollouts / N to reach each repeat's CMA-ES loss after N:\n";
+    s << "  over " << k.repeats << " repeats, steer's rollouts / N to reach each repeat's CMA-ES loss after N:\n";
     for (size_t j = 0; j < run.budgets.size(); ++j) {
-      s << "    N = " << std::setw(6) << fmt(run.budgets[j], 6) << ": median "
-        << ratio_text(run.med_ratio[j]) << " (reached " << run.reached[j] << "/" << k.repeats
-        << "; per repeat";
-      for (double x : run.over[j]["ratio_per_repeat"])
-        s << " " << (x < 0 ? std::string("-") : fmt(x, 3));
+      s << "    N = " << std::setw(6) << fmt(run.budgets[j], 6) << ": median " << ratio_text(run.med_ratio[j]) << " (reached "
+        << run.reached[j] << "/" << k.repeats << "; per repeat";
+      for (double x : run.over[j]["ratio_per_repeat"]) s << " " << (x < 0 ? std::string("-") : fmt(x, 3));
       s << ")\n";
     }
   }
@@ -264,13 +200,12 @@ void write_compare(CompareState& run) {
       if (name == "trajectory.csv") traj = text;
     }
     run.files.sidecars.push_back({"report.html", render_report(run.art, traj, curves, &run.c)});
-    run.out.artifact_dir = write_artifact(
-        run.c.output.dir, run.c.name + "-compare-" + utc_now("%Y%m%d-%H%M%S"), run.files);
-    run.summary << "  artifact: " << run.out.artifact_dir
-                << "/artifact.json (curves: compare.csv, compare.svg)\n";
+    run.out.artifact_dir = write_artifact(run.c.output.dir, run.c.name + "-compare-" + utc_now("%Y%m%d-%H%M%S"), run.files);
+    run.summary << "  artifact: " << run.out.artifact_dir << "/artifact.json (curves: compare.csv, compare.svg)\n";
     run.summary << "  report: " << run.out.artifact_dir << "/report.html\n";
   }
   run.out.summary = run.summary.str();
 }
 
 }  // namespace steer
+// clang-format on

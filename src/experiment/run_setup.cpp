@@ -1,3 +1,4 @@
+// clang-format off
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,7 @@ std::string hostname() {
   return buf;
 }
 
+
 // the unit of each flattened variable
 std::vector<std::string> variable_units(const ExperimentConfig& c) {
   std::vector<std::string> u;
@@ -44,8 +46,7 @@ std::vector<std::string> variable_units(const ExperimentConfig& c) {
     if (v.kind == VariableSpec::kControl)
       for (int k = 0; k < v.length(c.steps); ++k) u.push_back(c.info.control_units[v.index]);
     else
-      u.push_back(v.kind == VariableSpec::kInitialState ? c.info.state_units[v.index]
-                                                        : c.info.param_units[v.index]);
+      u.push_back(v.kind == VariableSpec::kInitialState ? c.info.state_units[v.index] : c.info.param_units[v.index]);
   }
   return u;
 }
@@ -75,10 +76,8 @@ void require_one_backend(BackendKind backend) {
   const std::vector<std::string> all = allgather_strings(backend_name(backend));
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0])
-      throw ConfigError("simulation.backend: rank 0 runs on " + all[0] + " but rank " +
-                        std::to_string(r) + " on " + all[r] +
-                        "; every rank must use the same backend (set simulation.backend or "
-                        "--backend to cpu or cuda)");
+      throw ConfigError("simulation.backend: rank 0 runs on " + all[0] + " but rank " + std::to_string(r) + " on " +
+                        all[r] + "; every rank must use the same backend (set simulation.backend or --backend to cpu or cuda)");
 }
 
 nlohmann::json parallel_json(int batch) {
@@ -88,8 +87,7 @@ nlohmann::json parallel_json(int batch) {
   const std::vector<std::string> devices = allgather_strings(visible ? visible : "");
   nlohmann::json ranks = nlohmann::json::array();
   for (int r = 0; r < w.size(); ++r) {
-    nlohmann::json one = {
-        {"rank", r}, {"host", hosts[size_t(r)]}, {"cuda_visible_devices", devices[size_t(r)]}};
+    nlohmann::json one = {{"rank", r}, {"host", hosts[size_t(r)]}, {"cuda_visible_devices", devices[size_t(r)]}};
     if (batch > 0) {
       const Block b = block_of(batch, r, w.size());
       one["rollouts"] = {b.begin, b.begin + b.count};  // [begin, end)
@@ -100,8 +98,7 @@ nlohmann::json parallel_json(int batch) {
 }
 
 // named values of one rollout's slice, with units
-nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units,
-                     const double* v) {
+nlohmann::json named(const std::vector<std::string>& names, const std::vector<std::string>& units, const double* v) {
   nlohmann::json j = nlohmann::json::object();
   for (size_t i = 0; i < names.size(); ++i) j[names[i]] = {{"value", v[i]}, {"unit", units[i]}};
   return j;
@@ -111,15 +108,12 @@ void plan_run(RunState& run) {
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
   if (o.command == "check" && c.variables.empty())
-    throw ConfigError(
-        "config: variables: steer check needs at least one variable to differentiate against");
+    throw ConfigError("config: variables: steer check needs at least one variable to differentiate against");
   run.backend = resolve_backend(c.backend, &run.backend_note);
   // a fallback or device choice is always said, even with --quiet
-  if (!run.backend_note.empty() && world().rank() == 0)
-    std::cerr << "steer: " << run.backend_note << "\n";
+  if (!run.backend_note.empty() && world().rank() == 0) std::cerr << "steer: " << run.backend_note << "\n";
   require_one_backend(run.backend);
-  // across ranks: every rank sees the whole batch, simulates its block
-  // (src/parallel/split_problem.h)
+  // across ranks: every rank sees the whole batch, simulates its block (src/parallel/split_problem.h)
   run.problem = make_split_problem(c, run.backend, c.threads);
   run.B = run.problem->batch_size();
   run.nv = run.problem->num_vars();
@@ -145,34 +139,24 @@ void describe_run(RunState& run) {
   art["seed"] = {{"batch", c.seed}, {"validation", c.validation.seed}};
   {
     nlohmann::json units;
-    for (int i = 0; i < c.info.nx(); ++i)
-      units["state"][c.info.state_names[i]] = c.info.state_units[i];
-    for (int i = 0; i < c.info.nu(); ++i)
-      units["control"][c.info.control_names[i]] = c.info.control_units[i];
-    for (int i = 0; i < c.info.np(); ++i)
-      units["parameter"][c.info.param_names[i]] = c.info.param_units[i];
+    for (int i = 0; i < c.info.nx(); ++i) units["state"][c.info.state_names[i]] = c.info.state_units[i];
+    for (int i = 0; i < c.info.nu(); ++i) units["control"][c.info.control_names[i]] = c.info.control_units[i];
+    for (int i = 0; i < c.info.np(); ++i) units["parameter"][c.info.param_names[i]] = c.info.param_units[i];
     units["time"] = "s";
     units["loss"] = "as the loss terms (squared state units times weight)";
     art["units"] = units;
   }
   const CudaStatus cs = cuda_status();
-  art["device"] = {
-      {"backend", backend_name(backend)},
-      {"backend_requested", c.backend},
-      {"backend_note", backend_note},
-      {"threads",
-       backend == BackendKind::kCpu ? (c.threads > 0 ? c.threads : cpu_default_threads()) : 0},
-      {"cpu", cpu_model()},
-      {"host", hostname()},
-      {"cuda",
-       {{"compiled", cs.compiled},
-        {"available", cs.available},
-        {"device", cs.device},
-        {"reason", cs.reason}}}};
+  art["device"] = {{"backend", backend_name(backend)},
+                   {"backend_requested", c.backend},
+                   {"backend_note", backend_note},
+                   {"threads", backend == BackendKind::kCpu ? (c.threads > 0 ? c.threads : cpu_default_threads()) : 0},
+                   {"cpu", cpu_model()},
+                   {"host", hostname()},
+                   {"cuda", {{"compiled", cs.compiled}, {"available", cs.available}, {"device", cs.device}, {"reason", cs.reason}}}};
   art["parallel"] = parallel_json(c.batch_size);
-  // the checkpoint schedule (docs/design.md, Checkpointing): uniform K, or binomial s and r under
-  // simulation.checkpoint_memory_mb; recompute_factor = forward steps one backward sweep executes /
-  // T
+  // the checkpoint schedule (docs/design.md, Checkpointing): uniform K, or binomial s and r under simulation.checkpoint_memory_mb;
+  // recompute_factor = forward steps one backward sweep executes / T
   art["checkpoint"] = c.checkpoint_plan().to_json();
 
   // the batch as simulated at the start: x0 and θ of the first rollouts
@@ -185,8 +169,7 @@ void describe_run(RunState& run) {
     for (int b = 0; b < listed; ++b) {
       init.push_back({{"rollout", b},
                       {"state", named(c.info.state_names, c.info.state_units, nominal.x0_of(b))},
-                      {"parameters", named(c.info.param_names, c.info.param_units,
-                                           th.data() + size_t(b) * c.info.np())}});
+                      {"parameters", named(c.info.param_names, c.info.param_units, th.data() + size_t(b) * c.info.np())}});
     }
     art["initial"] = init;
   }
@@ -208,15 +191,11 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   // `check` always validates at the start: that is what the user asked for
   const bool forced = o.command == "check" && stage == "initial";
   if (!forced && !c.validation.enabled) return;
-  if (!forced &&
-      std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end())
-    return;
+  if (!forced && std::find(c.validation.at.begin(), c.validation.at.end(), stage) == c.validation.at.end()) return;
   // "steer: validating gradients (initial, 8 rollouts) 3/9 (33%)  1.5 passes/s  ETA 4 s": batched
-  // passes of the check (gradient, ±ε per ε, secant), whose total the validator knows after its
-  // first
+  // passes of the check (gradient, ±ε per ε, secant), whose total the validator knows after its first
   ProgressLine bar(o.progress,
-                   "validating gradients (" + stage + ", " +
-                       std::to_string(std::min(B, c.validation.max_rollouts)) + " rollouts)",
+                   "validating gradients (" + stage + ", " + std::to_string(std::min(B, c.validation.max_rollouts)) + " rollouts)",
                    0, "passes");
   auto on_pass = [&bar](long long done, long long total) {
     bar.set_total(total);
@@ -231,13 +210,11 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   c64.precision = "float64";
   if (f32 && !problem64) problem64 = make_split_problem(c64, backend, c.threads);
   // the timestep check runs on the checked (float64) problem at h/2
-  if (c.validation.timestep_check && !half_step)
-    half_step = make_split_half_step(c64, backend, c.threads);
-  ValidationReport rep =
-      validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
-               stage == "final" && !gains.empty() ? &gains : nullptr,
-               stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
-               secant_check_of(c.validation), on_pass);
+  if (c.validation.timestep_check && !half_step) half_step = make_split_half_step(c64, backend, c.threads);
+  ValidationReport rep = validate(f32 ? *problem64 : p, v, c.validation, stage, f32 ? &p : nullptr, half_step.get(),
+                                  stage == "final" && !gains.empty() ? &gains : nullptr,
+                                  stage == "final" && !start_gradient.empty() ? &start_gradient : nullptr,
+                                  secant_check_of(c.validation), on_pass);
   bar.finish();
   out.check_passed = out.check_passed && rep.all_passed();
   for (const auto& [k, n] : rep.label_counts) label_totals[k] += n;
@@ -245,11 +222,10 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
   nlohmann::json j = to_json(rep, c.validation.listed_rollouts);
   j["precision"] = "float64";
   if (f32) {
-    j["precision_note"] =
-        "this float32 run's gradients are checked on the same problem in float64 (float32 central "
-        "differences cannot resolve the tolerance); float32_vs_float64 compares the run's own "
-        "float32 adjoint gradient with the float64 one, and a rollout beyond its tolerance fails "
-        "(label float32_rounding)";
+    j["precision_note"] = "this float32 run's gradients are checked on the same problem in float64 (float32 central "
+                          "differences cannot resolve the tolerance); float32_vs_float64 compares the run's own "
+                          "float32 adjoint gradient with the float64 one, and a rollout beyond its tolerance fails "
+                          "(label float32_rounding)";
   }
   validations.push_back(j);
 }
@@ -263,16 +239,13 @@ namespace {
 // whole batch's [B·nv] (in z when normalized, as the caller's optimizer sees them); the result's
 // final evaluation is left to the caller. A run with a checkpoint keeps the gathered path: its
 // log replays whole-batch evaluations.
-OptimizationResult optimize_blocks(SplitProblem& split, const OptimizerConfig& cfg,
-                                   const std::vector<double>& start, bool normalized,
-                                   const std::function<void(int, double)>& progress) {
+OptimizationResult optimize_blocks(SplitProblem& split, const OptimizerConfig& cfg, const std::vector<double>& start,
+                                   bool normalized, const std::function<void(int, double)>& progress) {
   const size_t nv = size_t(split.num_vars());
   std::unique_ptr<Problem> block = std::make_unique<BlockProblem>(split);
   if (normalized) block = std::make_unique<NormalizedProblem>(std::move(block));
   BatchView view;
-  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) {
-    return split.gather_rows(rows, per, n);
-  };
+  view.gather = [&split](const std::vector<double>& rows, size_t per, int n) { return split.gather_rows(rows, per, n); };
   view.any = [](bool flag) { return any_rank(flag); };
   OptimizationResult r = optimize(*block, cfg, split.block_rows(start, nv), progress, view);
   split.settle_counters();
@@ -313,19 +286,17 @@ void optimize_stage(RunState& run) {
     const int ranks = world().size();
     const long long per_iteration =
         ranks == 1 ? 1
-        : c.optimizer.method == "cmaes"
-            ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population
-                                                : cmaes_default_lambda(nv))
-            : B;
-    ProgressLine bar(
-        o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
-        c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
+                   : c.optimizer.method == "cmaes"
+                         ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv))
+                         : B;
+    ProgressLine bar(o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
+                     c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
     double last_mean = NAN;
     std::string evaluations_text;  // L-BFGS-B: "evaluations N, "
     auto progress = [&](int it, double mean) {
       last_mean = mean;
-      bar.update(it * per_iteration, (ranks == 1 ? "" : "iteration " + std::to_string(it) + ", ") +
-                                         evaluations_text + "mean loss " + fmt(mean, 8));
+      bar.update(it * per_iteration, (ranks == 1 ? "" : "iteration " + std::to_string(it) + ", ") + evaluations_text +
+                                         "mean loss " + fmt(mean, 8));
     };
     int lbfgsb_evaluations = 0;
     OptimizationResult r;
@@ -371,23 +342,18 @@ void optimize_stage(RunState& run) {
       // the population is a batch of λ copies of this rollout, one generation per batched pass
       CmaesOptions co;
       co.sigma0 = c.optimizer.cmaes_sigma0;
-      co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population
-                                                   : cmaes_default_lambda(nv);
-      co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0
-                               ? c.optimizer.cmaes_max_rollouts
-                               : (long long)c.optimizer.iterations * co.lambda;
+      co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
+      co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
+                                                              : (long long)c.optimizer.iterations * co.lambda;
       co.seed = c.optimizer.seed;
-      std::unique_ptr<Problem> pop =
-          make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      std::unique_ptr<Problem> pop = make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
       if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
-      OptimizationResult rc =
-          cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
+      OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
       r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);
       r.trace = rc.trace;
       r.iterations = rc.iterations;
       r.seconds = rc.seconds;
-    } else if (SplitProblem* split =
-                   checkpointed ? nullptr : dynamic_cast<SplitProblem*>(zp ? &zp->inner() : &p)) {
+    } else if (SplitProblem* split = checkpointed ? nullptr : dynamic_cast<SplitProblem*>(zp ? &zp->inner() : &p)) {
       path = "per-rank blocks";
       r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);
     } else {
@@ -395,8 +361,7 @@ void optimize_stage(RunState& run) {
     }
     // what the optimizer gathered into this rank (a run-description field: docs/scaling.md)
     if (ranks > 1)
-      art["parallel"]["optimizer"] = {{"path", path},
-                                      {"iterations", r.iterations},
+      art["parallel"]["optimizer"] = {{"path", path}, {"iterations", r.iterations},
                                       {"bytes_received", world().received_bytes - received_before}};
     if (run.checkpoint) run.checkpoint->optimizer_finished();
     bar.finish(evaluations_text + "mean loss " + fmt(last_mean, 8));
@@ -404,8 +369,7 @@ void optimize_stage(RunState& run) {
     // count in the run's timings
     if (zp) {
       r.vars = zp->to_v(r.vars);
-      // the trace's variables' paths in variable units too (rows of nv: to_v maps element i by i
-      // mod nv)
+      // the trace's variables' paths in variable units too (rows of nv: to_v maps element i by i mod nv)
       for (auto& row : r.trace.vars) row = zp->to_v(row);
       const Problem& in = zp->inner();
       p.forward_rollout_steps += in.forward_rollout_steps;
@@ -419,9 +383,7 @@ void optimize_stage(RunState& run) {
     p.evaluate(r.vars, true, r.final);
     vfinal = r.vars;
     efinal = r.final;
-    optj = {{"method", c.optimizer.method},
-            {"iterations", r.iterations},
-            {"seconds", r.seconds},
+    optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
             {"history", to_json(r.trace)}};
     // L-BFGS-B's line searches evaluate more points than it takes steps (docs/artifact.md); the
     // other methods evaluate the batch once per iteration
@@ -432,8 +394,7 @@ void optimize_stage(RunState& run) {
     start_gradient.assign(size_t(B), 0.0);
     for (int b = 0; b < B; ++b) {
       gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
-      for (int i = 0; i < nv; ++i)
-        start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
+      for (int i = 0; i < nv; ++i) start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
       start_gradient[size_t(b)] = std::sqrt(start_gradient[size_t(b)]);
     }
     validate_stage(run, vfinal, "final");
@@ -459,30 +420,24 @@ void analyses_stage(RunState& run) {
     fn();
     if (run.o.progress)
       std::cerr << "steer: " << what << " done in "
-                << duration_text(
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
-                << "\n";
+                << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) << "\n";
   };
   if (c.horizon_sweep.enabled) {
-    // a gradient check per horizon: "steer: horizon sweep 1/3 (33%)  T = 20  0.50 horizons/s  ETA 4
-    // s"
-    ProgressLine bar(run.o.progress, "horizon sweep", (long long)c.horizon_sweep.steps.size(),
-                     "horizons", 1.0);
+    // a gradient check per horizon: "steer: horizon sweep 1/3 (33%)  T = 20  0.50 horizons/s  ETA 4 s"
+    ProgressLine bar(run.o.progress, "horizon sweep", (long long)c.horizon_sweep.steps.size(), "horizons", 1.0);
     bar.update(0);
-    art["horizon_sweep"] =
-        run_horizon_sweep(c, backend, analyses, label_totals, [&](long long done, long long) {
-          bar.update(done, "T = " + std::to_string(c.horizon_sweep.steps[size_t(done - 1)]));
-        });
+    art["horizon_sweep"] = run_horizon_sweep(c, backend, analyses, label_totals, [&](long long done, long long) {
+      bar.update(done, "T = " + std::to_string(c.horizon_sweep.steps[size_t(done - 1)]));
+    });
     bar.finish();
   }
   if (c.perturb.enabled)
-    timed("perturbation", c.perturb.relative.size(), [&] {
-      art["perturbation"] =
-          run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals);
-    });
+    timed("perturbation", c.perturb.relative.size(),
+          [&] { art["perturbation"] = run_perturbation(c, backend, vfinal, efinal.loss, analyses, label_totals); });
   if (c.success_tolerance > 0) art["success"] = terminal_success(c, p, vfinal, analyses);
   art["validation"] = validations;
   art["labels"] = label_totals;
 }
 
 }  // namespace steer
+// clang-format on

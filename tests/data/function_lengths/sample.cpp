@@ -19,9 +19,12 @@ struct Point {
 
 const char* kText = R"({"a": {"b": 1}})";
 
-std::string raw(const std::string& s = std::string{}) { return s + R"(}}})" + "{"; }
+std::string raw(const std::string& s = std::string{}) {
+  return s + R"(}}})" + "{";
+}
 
-void six_lines(int n, int m) {
+void six_lines(int n,
+               int m) {
   // } a brace in a comment
   const char c = '}';
   n += m + c;
