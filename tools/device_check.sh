@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# steer's check on a lent GPU machine (the `device` tool's run; one call of about 10 minutes):
-# builds the committed tree for sm_90 with the CUDA backend, the cuda-labelled tests and the
-# Python module; runs those tests, the Python device tests (torch CUDA tensors, where the machine
-# has torch) and bench/gpu.sh with what is left of a 560 s budget. Everything lands in $OUT as a
-# few logs and one tarball (gpu.tgz: bench/gpu.sh's tables and JSON).
-# Before the call, on the development machine, from the repository root:
+# steer's check on a machine with an NVIDIA GPU, in one go of about 10 minutes: builds the
+# committed tree for sm_90 with the CUDA backend, the cuda-labelled tests and the Python module;
+# runs those tests, the Python device tests (torch CUDA tensors, where the machine has torch),
+# the kernel budget (tools/kernel_budget.py on the build's ptxas reports) and bench/gpu.sh with
+# what is left of a 560 s budget. Everything lands in $OUT as a few logs and one tarball (gpu.tgz:
+# bench/gpu.sh's tables and JSON).
+# The GPU machine needs no network: prepare on a machine that has one, from the repository root:
 #   mkdir -p .device/debs && echo /.device/ >> .git/info/exclude       (once)
 #   (cd .device/debs && apt-get download libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
 #      libcli11-dev liblbfgspp-dev libmujoco-dev libmujoco2.2.2 libccd2 liblodepng0 libqhull-r8.0 libtinyxml2-9)
 #   cp tools/device_check.sh .device/ && git archive HEAD -o .device/src.tar
-# then run `bash .device/device_check.sh` with carry [".device"] and timeout_s 600. The GPU
-# machine reaches no package registry: the Debian packages are unpacked there, never installed.
+# copy the repository with .device/ to the GPU machine and run `bash .device/device_check.sh`
+# there (OUT=folder for the results). The Debian packages are unpacked there, never installed.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$SECONDS
@@ -41,6 +42,10 @@ targets="steer_cli bench_rollout cuda_parity_test cuda_parity_articulated_test r
 grep -q "STEER_BUILD_PYTHON:BOOL=ON" $b/CMakeCache.txt && targets="$targets steer_python"
 stamp "build $targets"
 cmake --build $b -j 16 --target $targets -- -k 0 >> "$OUT/build.log" 2>&1 || stamp "BUILD FAILED (see build_tail.log)"
+stamp "kernel budget"
+"$py" tools/kernel_budget.py --logs $b/kernel_budget --markdown "$OUT/kernel_budget.md" --json "$OUT/kernel_budget.json" \
+  > "$OUT/kernel_budget.log" 2>&1
+stamp "kernel budget rc $?: $(tail -1 "$OUT/kernel_budget.log")"
 stamp "ctest -L cuda"
 (cd $b && ctest -L cuda -j 8 --output-on-failure > "$OUT/test.log" 2>&1)
 stamp "ctest rc $?: $(grep -E 'tests passed|tests failed' "$OUT/test.log")"

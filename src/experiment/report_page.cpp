@@ -403,6 +403,9 @@ function motion(s) {
 function curves(s) {
   var box = el('div', {'class': 'plots'}, null, s), any = false;
   var h = get(A, 'optimization.history', null);
+  // the history's x: L-BFGS-B samples it per batched evaluation (a line search evaluates several
+  // points per accepted step; optimization.iterations counts the steps), the others per iteration
+  var xunit = get(A, 'optimization.method', '') === 'lbfgsb' ? 'batched evaluation' : 'iteration';
   if (h && h.iteration && h.iteration.length) {
     any = true;
     var ser = [{name: 'batch mean', x: h.iteration, y: h.loss_mean, width: 2.5, color: '#000'},
@@ -417,7 +420,7 @@ function curves(s) {
     var ys = [].concat(h.loss_min || [], h.loss_max || []).filter(function (v) { return v !== null; });
     var pos = ys.length && ys.every(function (v) { return v > 0; });
     var logy = pos && Math.max.apply(null, ys) / Math.min.apply(null, ys) > 100;
-    plot(box, {title: 'loss per iteration (' + A.optimization.method + ')', xlabel: 'iteration', ylabel: 'loss' + (logy ? ' (log)' : ''), logy: logy, series: ser});
+    plot(box, {title: 'loss per ' + xunit + ' (' + A.optimization.method + ')', xlabel: xunit, ylabel: 'loss' + (logy ? ' (log)' : ''), logy: logy, series: ser});
   }
   // vars_first_rollouts: per logged iteration, the first rollouts' variables, rollout-major
   // rows of vars_per_rollout values (small problems only, docs/artifact.md); one plot per variable
@@ -425,14 +428,14 @@ function curves(s) {
   if (nvp > 0 && hv.length === h.iteration.length) {
     any = true;
     var vd = el('div', null, null, s);
-    el('h3', null, 'variables over the iterations (first ' + Math.round(hv[0].length / nvp) + ' rollout(s))', vd);
+    el('h3', null, 'variables per ' + xunit + ' (first ' + Math.round(hv[0].length / nvp) + ' rollout(s))', vd);
     var vbox = el('div', {'class': 'plots variables'}, null, vd);
     var names = h.variable_names || [];
     for (var k = 0; k < nvp; k++) {
       var nrv = Math.round(hv[0].length / nvp), vser = [];
       for (var q = 0; q < nrv; q++) vser.push({name: nrv > 1 && q < 8 ? 'rollout ' + q : null, x: h.iteration,
         y: hv.map(function (row) { return row[q * nvp + k]; }), width: 1.5, color: COLORS[q % COLORS.length]});
-      plot(vbox, {title: names[k] || ('variable ' + k), xlabel: 'iteration', ylabel: 'value', width: 270, height: 200, series: vser});
+      plot(vbox, {title: names[k] || ('variable ' + k), xlabel: xunit, ylabel: 'value', width: 270, height: 200, series: vser});
     }
   }
   var rows = get(A, 'result.rollouts', []);
