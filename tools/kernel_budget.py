@@ -201,7 +201,7 @@ def limits_for(budget, kind):
 def check_kernel(name, figures, budget):
     """The kernel's breaches: (field, figure, limit, exception ceiling or None, over the ceiling)."""
     limits = limits_for(budget, kernel_kind(name))
-    exception = next((e for e in budget["exceptions"] if re.fullmatch(e["kernel"], name)), None)
+    exception = next((e for e in budget["exceptions"] if e["kernel"] == name), None)
     breaches = []
     for field, limit in limits.items():
         if figures[field] <= limit:
@@ -294,7 +294,7 @@ def main():
                          "exception": bool(b) and not any(x[4] for x in b)} for u, n, f, b, _ in kernels]}, indent=1))
     over = [(u, n, b) for u, n, _, b, _ in kernels if any(x[4] for x in b)]
     unused = [e["kernel"] for e in budget["exceptions"]
-              if not any(re.fullmatch(e["kernel"], n) and b for _, n, _, b, _ in kernels)]
+              if not any(e["kernel"] == n and b for _, n, _, b, _ in kernels)]
     for pattern in unused:
         print(f"note: the exception '{pattern}' is no longer needed (no kernel it names is over a limit)")
     if over:
