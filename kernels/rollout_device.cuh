@@ -16,7 +16,8 @@
 
 // A kernel launch, written STEER_KERNEL_LAUNCH(grid, block, kernel)(args...): for nvcc the
 // triple-chevron launch kernel<<<grid, block>>>(args...) itself. The host emulation of the
-// tests (tests/cuda_emulation/cuda_runtime.h) defines it first, to run the grid on the host.
+// tests (tests/backend/cuda_emulation/cuda_runtime.h) defines it first, to run the grid on the
+// host.
 #ifndef STEER_KERNEL_LAUNCH
 #define STEER_KERNEL_LAUNCH(grid, block, ...) __VA_ARGS__<<<grid, block>>>
 #endif
@@ -94,8 +95,8 @@ __device__ long rollout_index() {
 template <int W>
 __device__ Lanes lanes_of() {
 #if defined(STEER_CUDA_EMULATION)
-  // host emulation (tests/cuda_emulation): Lanes::sync reaches the emulated __syncwarp through
-  // its host hook, so core.h is compiled the same way in every host translation unit
+  // host emulation (tests/backend/cuda_emulation): Lanes::sync reaches the emulated __syncwarp
+  // through its host hook, so core.h is compiled the same way in every host translation unit
   return Lanes{int(threadIdx.x % W), W, W > 1 ? ::steer_emu::sync_warp_hook : nullptr, nullptr};
 #else
   return Lanes{int(threadIdx.x % W), W};

@@ -36,7 +36,7 @@
 #include "validate/validator.h"
 
 #ifdef STEER_CUDA_EMULATION
-#include <cuda_runtime.h>  // the emulated device (tests/cuda_emulation), for its test helpers below
+#include <cuda_runtime.h>  // the emulated device (tests/backend/cuda_emulation), for its test helpers below
 #endif
 
 namespace nb = nanobind;
@@ -458,9 +458,9 @@ nb::dict run_config(const ExperimentConfig& c, const std::string& command,
 }
 
 #ifdef STEER_CUDA_EMULATION
-// Test helpers of the module built against the emulated CUDA device (tests/python.cmake): device
-// arrays made from and read back into host arrays with the emulator's cudaMalloc/cudaMemcpy, so
-// that the device-array path of rollout runs without a GPU.
+// Test helpers of the module built against the emulated CUDA device (tests/python/CMakeLists.txt):
+// device arrays made from and read back into host arrays with the emulator's cudaMalloc/cudaMemcpy,
+// so that the device-array path of rollout runs without a GPU.
 struct EmulatedDeviceArray {
   void* p = nullptr;
   ~EmulatedDeviceArray() {

@@ -4,7 +4,7 @@
 //   τ = kp (q* − q) − kv q̇ + u_k,   q* the home pose,
 // applied as the motor controls at the start of each step, and the excitation torques u_k.
 // Its Euler step, (M + h D) q̇⁺ = M q̇ + h (τ − c), q⁺ = q + h q̇⁺, is steer's `euler`
-// integrator (tests/mujoco_crosscheck_test.cpp). Writes into OUT:
+// integrator (tests/models/articulated/mujoco_crosscheck_test.cpp). Writes into OUT:
 //   controls.csv   the excitation u_k, k = 0..T−1 (steer's controls.initial_file)
 //   recorded.csv   t, joint1.q … joint7.q at t_k = k h, k = 0..T, each angle plus N(0, σ²) noise
 //   truth.json     the perturbed values, the nominal ones and the recording's settings

@@ -41,7 +41,7 @@ STEER_HD View<S> view(S* p, long stride = 1) {
 // spring (`for (i = lane; i < n; i += width)`). Model code loops this way so that both
 // backends run the same loops; sync() orders the lanes' writes between phases.
 //
-// Host emulation of a warp (tests/lane_emulation_test.cpp): the width lanes of one rollout
+// Host emulation of a warp (tests/backend/lane_emulation_test.cpp): the width lanes of one rollout
 // run as host threads and sync() waits at a barrier they share (host_wait(host_barrier)),
 // so the warp-strided code paths the GPU takes, and their sync points, run and are checked
 // on a machine without a GPU. Device code never sets these; on the GPU sync() is __syncwarp.

@@ -2,8 +2,8 @@
 // backend's scalar and SIMD paths (cpu_backend.h, cpu_packed.h), the CUDA kernels (kernels/)
 // and the config pipeline (src/models/registry.h). Each capability below has a detection
 // trait, defined here once: the engine dispatches on these traits and checks a model against
-// satisfies_model_contract where it instantiates a rollout, and tests/model_contract_test.cpp
-// checks every shipped model against them.
+// satisfies_model_contract where it instantiates a rollout, and
+// tests/problem/model_contract_test.cpp checks every shipped model against them.
 //
 // Required (every path):
 //   kMaxState, kMaxControl, kMaxParam       compile-time bounds of the fixed buffers the

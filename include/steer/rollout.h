@@ -9,7 +9,7 @@
 //           checkpoint, then λ_k = (∂f/∂x_k)ᵀ λ_{k+1} + ∂c/∂x_k, ū_k = (∂f/∂u_k)ᵀ λ_{k+1} +
 //           ∂c/∂u_k, θ̄ += (∂f/∂θ)ᵀ λ_{k+1}; finally ∂L/∂x_0 = λ_0 (+ the loss's own x_0 terms).
 // The recompute repeats the forward arithmetic exactly, so the gradient is bitwise the
-// same for every K (checked in tests/rollout_test.cpp).
+// same for every K (checked in tests/problem/rollout_test.cpp).
 //
 // Binomial schedule (RolloutShape::schedule = kBinomial, docs/design.md, "Checkpointing"): memory
 // is fixed at s snapshots whatever T is. The forward pass stores only x_0 (slot 0) and x_T; the

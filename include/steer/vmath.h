@@ -9,8 +9,8 @@
 // double and the pack functions return libm's std::sin/std::cos (a pack fixes such lanes one by
 // one after its vector code, a branch taken only when some lane is there).
 //
-// Accuracy, measured by tests/vmath_test.cpp over > 10^6 inputs per function spread over the
-// whole domain, against the x87 long-double reference (expl, log1pl, tanhl, sinl, cosl), in
+// Accuracy, measured by tests/backend/vmath_test.cpp over > 10^6 inputs per function spread over
+// the whole domain, against the x87 long-double reference (expl, log1pl, tanhl, sinl, cosl), in
 // ulps of the double result (ulp(y) = 2^(e−52) for 2^e <= |y| < 2^(e+1); 2^−1074 for
 // subnormal y):
 //   exp    max 0.65 ulp (normal results); subnormal results within 0.75 × 2^−1074
@@ -326,7 +326,7 @@ inline T tanh_impl(const T& x) {
 // |x| < 2^−27 (x³/6 is below a quarter ulp of x), which also keeps sin(−0) = −0.
 // Error budget: the last addition (0.5 ulp), the rounding of v·s0 and of z (~0.1 ulp in sin;
 // in cos, z/2's rounding is up to 0.25 ulp of cos r near r = π/4), the polynomials (< 0.01
-// ulp); measured max 0.78 ulp for sin and 0.77 for cos (tests/vmath_test.cpp, 1.8·10^6
+// ulp); measured max 0.78 ulp for sin and 0.77 for cos (tests/backend/vmath_test.cpp, 1.8·10^6
 // inputs), 0.79 for both over 2.5·10^7 more (uniform to 2^20, and ±3 ulps around the double
 // nearest to every multiple of π/2 up to the bound).
 constexpr double kTrigBound = 0x1p20;

@@ -104,7 +104,7 @@ const ModelDef& model_of(const ExperimentConfig& c);
 
 // Models a build adds from outside src/models (the test-only model, tests/models/oscillator):
 // the same list, one X(N) each, in a header the build names with STEER_EXTRA_MODELS_HEADER
-// (tests/test_model.cmake); registry.cpp appends them to the registered models.
+// (tests/models/oscillator/CMakeLists.txt); registry.cpp appends them to the registered models.
 #ifdef STEER_EXTRA_MODELS_HEADER
 #include STEER_EXTRA_MODELS_HEADER
 #endif

@@ -1,8 +1,8 @@
 // A Batch that views caller memory (Batch::view_inputs, include/steer/batch.h), as the Python
 // module passes its caller's arrays to the engine: the same bits as a batch that owns copies of
-// the same values, on every path. Built twice (tests/python.cmake): against the host library
-// (BatchView.*: the CPU backend's scalar path with the projectile and its SIMD-pack path with
-// the mass-spring robot; writes through a view and device memory on the CPU backend refused),
+// the same values, on every path. Built twice (tests/python/CMakeLists.txt): against the host
+// library (BatchView.*: the CPU backend's scalar path with the projectile and its SIMD-pack path
+// with the mass-spring robot; writes through a view and device memory on the CPU backend refused),
 // and against the emulated CUDA device (Emulated.BatchViewDevice.*: host views, and inputs in
 // device memory, read in place by the warp-per-rollout layout and transposed on the device for
 // the projectile's structure-of-arrays, with the results left in device memory; whole batches

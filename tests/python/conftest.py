@@ -1,4 +1,4 @@
-# Shared fixtures of the Python tests (tests/python.cmake runs them with PYTHONPATH at the build
+# Shared fixtures of the Python tests (tests/python/CMakeLists.txt runs them with PYTHONPATH at the build
 # tree's python/ folder, STEER_SOURCE_DIR at the repository and STEER_BINARY at the CLI).
 import os
 import pathlib
@@ -17,7 +17,7 @@ def source_dir() -> pathlib.Path:
 def cli() -> str:
     path = os.environ.get("STEER_BINARY", "")
     if not path or not os.path.exists(path):
-        pytest.skip("STEER_BINARY does not name the steer CLI (set by tests/python.cmake)")
+        pytest.skip("STEER_BINARY does not name the steer CLI (set by tests/python/CMakeLists.txt)")
     return path
 
 

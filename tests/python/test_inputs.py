@@ -2,7 +2,7 @@
 # config's dtype are read in place (numpy, torch and jax CPU arrays alike: the address the engine
 # read is the array's own), other layouts are copied once, and every way in gives the same bits.
 # Device arrays: refused by a CPU build, naming the argument; the module built against the
-# emulated CUDA device (tests/python.cmake, Python.emulated_device) runs them through the cuda
+# emulated CUDA device (tests/python/CMakeLists.txt, Python.emulated_device) runs them through the cuda
 # backend's device path.
 import ctypes
 import json

@@ -1,5 +1,5 @@
 # The test-only model (tests/models/oscillator/) from Python: the module built from
-# python/steer_ext.cpp unchanged, with the model registered by its one line (tests/test_model.cmake),
+# python/steer_ext.cpp unchanged, with the model registered by its one line (tests/models/oscillator/CMakeLists.txt),
 # loads it and returns its gradients, which agree with centered finite differences; the
 # validator runs on it as on any model.
 import json

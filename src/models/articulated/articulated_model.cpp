@@ -74,7 +74,7 @@ const ModelDef& articulated_model() {
     d.report_scene = articulated_scene;
     d.chatter_remedy = chatter_remedy;
     // no com_axis_error: c = Σ m_b c_b / Σ m_b is measured along any world axis x, y, z
-    // (center_of_mass and its adjoint take the axis; tests/com_axis_test.cpp)
+    // (center_of_mass and its adjoint take the axis; tests/models/articulated/com_axis_test.cpp)
     d.check_physical = articulated_check_physical;
     d.site_names = site_names;
     d.penetration_label = true;

@@ -7,7 +7,7 @@
 // It exists to prove that a model is one folder plus one line of the registered-models list:
 // this folder is registered the documented way (docs/design.md, "Adding a model") and runs in
 // the CLI, Python, the report and the benchmark without a line anywhere else
-// (tests/test_model.cmake).
+// (tests/models/oscillator/CMakeLists.txt).
 #pragma once
 
 #include "steer/core.h"

@@ -1,6 +1,7 @@
 // model.type "oscillator" (oscillator.h): its config section, slot table, effective-config keys,
 // runner, drawing and registration. Everything the pipeline needs of the model is here; the
-// one other line is its entry in the registered-models list (tests/test_model.cmake).
+// one other line is its entry in the registered-models list
+// (tests/models/oscillator/CMakeLists.txt).
 #include <memory>
 #include <string>
 #include <vector>
