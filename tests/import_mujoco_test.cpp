@@ -143,11 +143,12 @@ std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m,
       d->qfrc_applied[j] = 0;
       const double uj = u[size_t(k * n + j)];
       if (t.control_act[size_t(j)] >= 0)
-        d->ctrl[t.control_act[size_t(j)]] = uj / t.control_scale[size_t(j)];
+        d->ctrl[m->actuator_ctrladr[t.control_act[size_t(j)]]] = uj / t.control_scale[size_t(j)];
       else
         d->qfrc_applied[j] = uj;
       if (t.target_act[size_t(j)] >= 0)
-        d->ctrl[t.target_act[size_t(j)]] = t.q0[size_t(j)] / t.target_scale[size_t(j)];
+        d->ctrl[m->actuator_ctrladr[t.target_act[size_t(j)]]] =
+            t.q0[size_t(j)] / t.target_scale[size_t(j)];
     }
     mj_step(m, d.get());
     max_nefc = std::max(max_nefc, d->nefc);
@@ -292,7 +293,7 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
     for (int j = 0; j < n; ++j)
       if (t->target_act[size_t(j)] >= 0) {
         const int a = t->target_act[size_t(j)];
-        const double g = mm->actuator_gear[6 * a];
+        const double g = mm->actuator_gear[6 * mm->actuator_outadr[a]];
         params.push_back(
             {"servo kp of joint " + std::to_string(j), mm->actuator_gainprm + mjNGAIN * a,
              mm->actuator_biasprm + mjNBIAS * a + 1, -1.0, m.p_joint(j, Articulated::kKp), g * g});

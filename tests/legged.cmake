@@ -1,8 +1,6 @@
 # Legged robots and free rigid bodies in contact (issue 29; docs/legged.md): the quadruped and
-# box model files checked in MuJoCo itself (label crosscheck, where libmujoco-dev is installed).
-find_path(STEER_MUJOCO_INCLUDE_DIR mujoco/mujoco.h)
-find_library(STEER_MUJOCO_LIBRARY mujoco)
-if(STEER_MUJOCO_INCLUDE_DIR AND STEER_MUJOCO_LIBRARY)
+# box model files checked in MuJoCo itself (label crosscheck, where a MuJoCo >= 3.3 is found).
+if(STEER_MUJOCO_FOUND)
   steer_test(legged_mujoco_test crosscheck)
   target_include_directories(legged_mujoco_test SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_link_libraries(legged_mujoco_test PRIVATE ${STEER_MUJOCO_LIBRARY})

@@ -88,7 +88,7 @@ std::array<double, kDof> torque(int k, const std::array<double, kDof>& g_home) {
 void mass_and_bias(const mjModel* m, mjData* d, std::vector<double>& M, std::vector<double>& c) {
   mj_forward(m, d);
   M.assign(size_t(m->nv * m->nv), 0.0);
-  mj_fullM(m, M.data(), d->qM);
+  mj_fullM(m, d, M.data());
   c.assign(d->qfrc_bias, d->qfrc_bias + m->nv);
 }
 
@@ -169,6 +169,8 @@ TEST(MujocoCrosscheckTest, ModelIsTheFactsPanda) {
     EXPECT_EQ(m->jnt_type[i], mjJNT_HINGE);
     EXPECT_DOUBLE_EQ(m->dof_armature[i], 0.1);
     EXPECT_DOUBLE_EQ(m->dof_damping[i], 1.0);
+    EXPECT_EQ(m->actuator_outadr[i], i);
+    EXPECT_EQ(m->actuator_ctrladr[i], i);
     EXPECT_DOUBLE_EQ(m->actuator_gear[6 * i], 1.0);
     EXPECT_FALSE(m->actuator_ctrllimited[i]);
     EXPECT_FALSE(m->actuator_forcelimited[i]);
