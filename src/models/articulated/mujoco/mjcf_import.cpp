@@ -102,18 +102,24 @@ std::string sha256_hex(const std::string& data) {
 }
 
 // MuJoCo's compiler message as text: its lines (the error, then "Element name ..., line N") as
-// lines, indented under steer's; other control characters dropped, at most 600 bytes
+// lines indented under steer's, blank ones dropped, other control characters dropped; at most
+// 600 bytes of it
 std::string compiler_text(const std::string& err) {
   size_t n = std::min(err.size(), size_t(600));
   while (n < err.size() && n > 0 && (static_cast<unsigned char>(err[n]) & 0xC0) == 0x80) --n;
-  std::string out = "  ";
+  std::string out, line;
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) out += (out.empty() ? "  " : "\n  ") + line;
+    line.clear();
+  };
   for (const char ch : err.substr(0, n)) {
     if (ch == '\n')
-      out += "\n  ";
+      flush();
     else if (static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7F)
-      out += ch;
+      line += ch;
   }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  flush();
   return out + (n < err.size() ? "…" : "");
 }
 
@@ -418,7 +424,8 @@ void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) 
     im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
   if (m->actuator_plugin[a] >= 0) im.refuse(an + ": plugin actuators are not modelled");
   if (m->actuator_delay[a] != 0)
-    im.refuse(an + ": delay " + num(m->actuator_delay[a]) + " s (a delayed control) is not modelled");
+    im.refuse(an + ": delay " + num(m->actuator_delay[a]) +
+              " s (a delayed control) is not modelled");
   if (im.damper_on && m->actuator_damping[a] != 0)
     im.refuse(an + ": damping " + num(m->actuator_damping[a]) +
               " (reflected onto its joint) is not modelled; give the joint the damping g²·d, or "
