@@ -3,7 +3,7 @@
 // float64 with MuJoCo's Euler integrator: semi-implicit Euler with the joint damping
 // implicit, (M + h D) v⁺ = M v + h (τ − c(q, v)), q⁺ = q + h v⁺.
 //
-// Built only when CMake finds MuJoCo (Debian libmujoco-dev, MuJoCo 2.2.2). Checks:
+// Built only when CMake finds a MuJoCo >= 3.3 (cmake/mujoco_import.cmake). Checks:
 // - the MJCF is the model the facts describe, and MuJoCo's Euler is the law above;
 // - the same torque sequence from the home pose gives the same q, v after every step over
 //   500 ms (250 steps of 2 ms), to 1e-8 rad and rad/s;
@@ -178,7 +178,7 @@ TEST(MujocoCrosscheckTest, ModelIsTheFactsPanda) {
   }
 }
 
-// MuJoCo 2.2.2's Euler step with dof damping is the law steer's `euler` implements:
+// MuJoCo's Euler step with dof damping (2.2.2 and 4.0.1) is the law steer's `euler` implements:
 // v⁺ = (M + h D)⁻¹ (M v + h (τ − c)), q⁺ = q + h v⁺, with M (armature included) and c from
 // mj_forward at (q, v); checked at states along the trajectory to rounding
 TEST(MujocoCrosscheckTest, EulerIsSemiImplicitWithImplicitDamping) {
