@@ -8,6 +8,9 @@
 #ifdef STEER_CLI_MUJOCO
 #include <mujoco/mujoco.h>
 #endif
+#if !defined(STEER_CLI_MUJOCO) && __has_include("steer_mujoco_status.h")
+#include "steer_mujoco_status.h"  // STEER_MUJOCO_OFF_REASON, why not (cmake/mujoco_import.cmake)
+#endif
 
 namespace steer_cli {
 

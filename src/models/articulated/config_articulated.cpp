@@ -10,6 +10,9 @@
 #include "models/articulated/config_contact.h"
 #include "models/articulated/inertia_check.h"
 #include "models/articulated/mjcf_import.h"
+#if !defined(STEER_MUJOCO_IMPORT) && __has_include("steer_mujoco_status.h")
+#include "steer_mujoco_status.h"  // STEER_MUJOCO_OFF_REASON, why not (cmake/mujoco_import.cmake)
+#endif
 
 namespace steer {
 
