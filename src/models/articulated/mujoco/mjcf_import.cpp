@@ -15,7 +15,8 @@
 //                      PD target q* = g G ctrl / kp when kp > 0 (a position servo), else to
 //                      the feed-forward torque u_ff = g G ctrl (a motor or velocity servo);
 //                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
-//                      force limit |g| F (|g G| c), under steer's smooth saturation;
+//                      force limit |g| F (|g G| c), under steer's smooth saturation, and so
+//                      is a joint's symmetric actuatorfrcrange ±F (F);
 //   sites:             site_pos, site_quat in their body's frame;
 //   contact:           a world plane (horizontal) and one sphere geom on the arm that can
 //                      touch it: the contact point is the sphere's centre and the plane
@@ -31,8 +32,13 @@
 // body, joint springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
-// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit
-// integrator.
+// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit,
+// implicitfast and discrete integrators; and what MuJoCo 3 and 4 added: gravity compensation,
+// polynomial stiffness and damping, an actuator's damping, armature, delay, several controls or
+// outputs, plugins, flexes, sleeping, eulerdamp disabled with damping, disabled actuator groups,
+// surface velocity and adhesion on colliding geoms. Written against MuJoCo ≥ 3.3's mjModel
+// (cmake/mujoco_import.cmake; tested with 4.0.1): controls (ctrlrange) are addressed by
+// actuator_ctrladr and gears by actuator_outadr.
 #include "models/articulated/mjcf_import.h"
 
 #include <mujoco/mujoco.h>
