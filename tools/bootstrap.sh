@@ -8,7 +8,8 @@
 # kernels are compiled for one architecture (sm_90) so that they keep compiling, and their
 # tests skip.
 # Environment: BUILD_DIR (default build), STEER_CMAKE_ARGS (extra CMake flags),
-# JOBS (parallel build jobs, default nproc).
+# JOBS (parallel build jobs, default nproc), STEER_DEPS_DIR (where MuJoCo is unpacked, default
+# .deps; kept across rebuilds, so that a second run downloads nothing).
 set -euo pipefail
 mode=${1:-}
 if [[ "$mode" != "run" && "$mode" != "test" ]]; then
@@ -20,13 +21,13 @@ cd "$root"
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
-# build dependencies from Debian's packages; only the missing ones are installed. MuJoCo's
-# compiler imports MJCF and URDF models (docs/import.md). The tests add GoogleTest, Open MPI
+# build dependencies from Debian's packages; only the missing ones are installed. python3 and
+# python3-venv give a pip for MuJoCo (below). The tests add GoogleTest, Open MPI
 # (runs split across ranks, docs/scaling.md), qemu-user (the portability check), python3 (the
 # malformed-config corpus), clang (the config fuzzer, libFuzzer) and chromium (report.html
 # in a headless browser, docs/report.md); clang-format checks the sources' formatting in CI
 # (tools/check_format.sh).
-pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev libmujoco-dev)
+pkgs=(cmake make g++ libeigen3-dev nlohmann-json3-dev libcli11-dev liblbfgspp-dev python3 python3-venv)
 [[ "$mode" == "test" ]] && pkgs+=(libgtest-dev libgmock-dev qemu-user python3 clang clang-format chromium libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -55,6 +56,27 @@ if [[ "$mode" == "test" ]]; then
     ((${#missing[@]})) || $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${py_missing[@]}" >/dev/null ||
       echo "steer: could not install ${py_missing[*]}: the Python tests that need them will be skipped" >&2
+  fi
+fi
+
+# MuJoCo's compiler imports MJCF and URDF models (docs/import.md): MuJoCo 4.0.1 from PyPI's
+# mujoco-core wheel (tools/fetch_mujoco.sh: libmujoco and its headers, unpacked, not installed).
+# Without PyPI, Debian's libmujoco-dev where its version is 3.3 or newer (Debian 12's is 2.2.2,
+# too old); else steer builds without the import, and model.mjcf / model.urdf are refused,
+# saying why.
+mujoco_args=()
+if mujoco_root=$(bash tools/fetch_mujoco.sh); then
+  mujoco_args=("-DSTEER_MUJOCO_ROOT=$mujoco_root")
+else
+  deb_v=$(apt-cache policy libmujoco-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
+  if [[ -n "$deb_v" && "$deb_v" != "(none)" ]] && dpkg --compare-versions "$deb_v" ge 3.3; then
+    echo "steer: MuJoCo from Debian's libmujoco-dev $deb_v instead" >&2
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libmujoco-dev >/dev/null ||
+      echo "steer: could not install libmujoco-dev: building without the MJCF/URDF import" >&2
+  else
+    echo "steer: no MuJoCo >= 3.3 (Debian's libmujoco-dev is ${deb_v:-absent}): building without the MJCF/URDF import" >&2
   fi
 fi
 
@@ -106,7 +128,7 @@ if [[ "$mode" == "test" ]]; then
     cmake_args+=(-DSTEER_BUILD_PYTHON=OFF)
   fi
 fi
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" "${mujoco_args[@]}" ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
   cat "$build/configure.log" >&2
   exit 1
 fi

@@ -8,10 +8,12 @@
 # The GPU machine needs no network: prepare on a machine that has one, from the repository root:
 #   mkdir -p .device/debs && echo /.device/ >> .git/info/exclude       (once)
 #   (cd .device/debs && apt-get download libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-#      libcli11-dev liblbfgspp-dev libmujoco-dev libmujoco2.2.2 libccd2 liblodepng0 libqhull-r8.0 libtinyxml2-9)
+#      libcli11-dev liblbfgspp-dev)
+#   bash tools/fetch_mujoco.sh .device/mujoco    # MuJoCo 4.0.1 from PyPI, unpacked (docs/import.md)
 #   cp tools/device_check.sh .device/ && git archive HEAD -o .device/src.tar
 # copy the repository with .device/ to the GPU machine and run `bash .device/device_check.sh`
-# there (OUT=folder for the results). The Debian packages are unpacked there, never installed.
+# there (OUT=folder for the results). The Debian packages are unpacked there, never installed;
+# MuJoCo is used from .device/mujoco (the programs' RPATH names it).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T0=$SECONDS
@@ -30,8 +32,7 @@ b=/tmp/build
 configure() {
   cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$deps/usr;$deps/usr/share;$deps/usr/lib/x86_64-linux-gnu/cmake" \
-    -DSTEER_MUJOCO_INCLUDE_DIR="$deps/usr/include" \
-    -DSTEER_MUJOCO_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libmujoco.so" \
+    -DSTEER_MUJOCO_ROOT="$PWD/.device/mujoco" \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DSTEER_CUDA=ON -DSTEER_BUILD_TESTS=ON -DSTEER_BUILD_BENCH=ON \
     -DPython_EXECUTABLE="$py" "$@" >> "$OUT/build.log" 2>&1
 }

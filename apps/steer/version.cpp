@@ -8,6 +8,9 @@
 #ifdef STEER_CLI_MUJOCO
 #include <mujoco/mujoco.h>
 #endif
+#if !defined(STEER_CLI_MUJOCO) && __has_include("steer_mujoco_status.h")
+#include "steer_mujoco_status.h"  // STEER_MUJOCO_OFF_REASON, why not (cmake/mujoco_import.cmake)
+#endif
 
 namespace steer_cli {
 
@@ -17,11 +20,15 @@ std::string version_text() {
   s << "commit: " << kGitCommit << "\n";
 #ifdef STEER_CLI_MUJOCO
   s << "MuJoCo import: on (MuJoCo " << mj_versionString();
-  // mj_version() is 100·major + 10·minor + patch, as mjVERSION_HEADER
+  // mj_version() is encoded as mjVERSION_HEADER (10⁶·major + 10³·minor + patch since MuJoCo 3.5)
   if (mj_version() != mjVERSION_HEADER) s << ", built against headers " << mjVERSION_HEADER;
   s << ")\n";
 #else
+#ifdef STEER_MUJOCO_OFF_REASON
+  s << "MuJoCo import: off (" STEER_MUJOCO_OFF_REASON "; model.mjcf and model.urdf are refused)\n";
+#else
   s << "MuJoCo import: off (model.mjcf and model.urdf are refused)\n";
+#endif
 #endif
   const steer::CudaStatus cuda = steer::cuda_status();
   // "CUDA: off: this build has no CUDA backend (…)", "CUDA: on, no CUDA device: …" or

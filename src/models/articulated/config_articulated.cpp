@@ -10,6 +10,9 @@
 #include "models/articulated/config_contact.h"
 #include "models/articulated/inertia_check.h"
 #include "models/articulated/mjcf_import.h"
+#if !defined(STEER_MUJOCO_IMPORT) && __has_include("steer_mujoco_status.h")
+#include "steer_mujoco_status.h"  // STEER_MUJOCO_OFF_REASON, why not (cmake/mujoco_import.cmake)
+#endif
 
 namespace steer {
 
@@ -156,11 +159,15 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   const std::string rel = v.get<std::string>();
 #ifndef STEER_MUJOCO_IMPORT
   (void)c;
+#ifndef STEER_MUJOCO_OFF_REASON
+#define STEER_MUJOCO_OFF_REASON "MuJoCo was not found"
+#endif
   config_fail(m.key_path(key), "'" + excerpt(rel) +
-                                   "': steer was built without MuJoCo, so it cannot compile " +
-                                   key +
-                                   " files; rebuild with MuJoCo installed (Debian libmujoco-dev) "
-                                   "or describe the arm in model.bodies");
+                                   "': steer was built without MuJoCo's compiler (" +
+                                   STEER_MUJOCO_OFF_REASON + "), so it cannot compile " + key +
+                                   " files; rebuild with a MuJoCo ≥ 3.3 (tools/bootstrap.sh "
+                                   "fetches one; docs/import.md) or describe the arm in "
+                                   "model.bodies");
 #else
   const std::string path =
       rel[0] == '/' ? rel : (c.base_dir.empty() ? std::string(".") : c.base_dir) + "/" + rel;

@@ -1,4 +1,4 @@
-// The free root against MuJoCo 2.2.2 (the C API, as import_mujoco_test does), float64, both
+// The free root against MuJoCo 4.0.1 (the C API, as import_mujoco_test does), float64, both
 // engines stepping the same imported file under Euler at 2 ms with zero controls:
 //   - configs/mjcf/tumbling_body.xml, an asymmetric body spinning about all three axes with
 //     gravity off, for 1 s (500 steps): after every step the quaternion (as a rotation: the

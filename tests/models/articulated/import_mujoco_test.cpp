@@ -30,6 +30,7 @@
 
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
+#include "models/articulated/mjcf_import.h"
 #include "run_cli.h"
 #include "steer/models/articulated.h"
 #include "temp_dir.h"
@@ -143,11 +144,12 @@ std::vector<std::vector<double>> mujoco_rollout(const Twin& t, const mjModel* m,
       d->qfrc_applied[j] = 0;
       const double uj = u[size_t(k * n + j)];
       if (t.control_act[size_t(j)] >= 0)
-        d->ctrl[t.control_act[size_t(j)]] = uj / t.control_scale[size_t(j)];
+        d->ctrl[m->actuator_ctrladr[t.control_act[size_t(j)]]] = uj / t.control_scale[size_t(j)];
       else
         d->qfrc_applied[j] = uj;
       if (t.target_act[size_t(j)] >= 0)
-        d->ctrl[t.target_act[size_t(j)]] = t.q0[size_t(j)] / t.target_scale[size_t(j)];
+        d->ctrl[m->actuator_ctrladr[t.target_act[size_t(j)]]] =
+            t.q0[size_t(j)] / t.target_scale[size_t(j)];
     }
     mj_step(m, d.get());
     max_nefc = std::max(max_nefc, d->nefc);
@@ -292,7 +294,7 @@ TEST(ImportMujoco, GradientMatchesFiniteDifferencesOfMujoco) {
     for (int j = 0; j < n; ++j)
       if (t->target_act[size_t(j)] >= 0) {
         const int a = t->target_act[size_t(j)];
-        const double g = mm->actuator_gear[6 * a];
+        const double g = mm->actuator_gear[6 * mm->actuator_outadr[a]];
         params.push_back(
             {"servo kp of joint " + std::to_string(j), mm->actuator_gainprm + mjNGAIN * a,
              mm->actuator_biasprm + mjNBIAS * a + 1, -1.0, m.p_joint(j, Articulated::kKp), g * g});
@@ -502,11 +504,71 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           "<actuator><motor name='lopsided' joint='j' forcelimited='true' forcerange='-1 "
           "2'/></actuator>");
   refused("implicit integrator", arm + "</body>", {"implicit"}, "", "integrator='implicit'");
+  // what MuJoCo 3 and 4 added, refused by steer's mapping
+  refused("implicitfast integrator", arm + "</body>", {"\"implicitfast\"", "integrators"}, "",
+          "integrator='implicitfast'");
+  refused("gravity compensation",
+          "<body name='floaty' gravcomp='1'>" + link + "<joint name='j' axis='0 1 0'/></body>",
+          {"floaty", "gravcomp"});
+  refused("quadratic damping",
+          "<body name='b'>" + link + "<joint name='drag' axis='1 0 0' damping='0.1 0.2 0'/></body>",
+          {"drag", "damping polynomial"});
+  refused("actuator damping", arm + "</body>", {"geared", "damping 0.5"},
+          "<actuator><motor name='geared' joint='j' damping='0.5'/></actuator>");
+  refused("actuator armature", arm + "</body>", {"rotor", "armature 0.1"},
+          "<actuator><motor name='rotor' joint='j' armature='0.1'/></actuator>");
+  refused("actuator delay", arm + "</body>", {"late", "delay"},
+          "<actuator><motor name='late' joint='j' nsample='2' delay='0.004'/></actuator>");
+  refused("Euler without implicit damping",
+          "<body name='b'>" + link + "<joint name='d' axis='1 0 0' damping='1'/></body>",
+          {"eulerdamp", "implicitly"}, "<option><flag eulerdamp='disable'/></option>");
+  refused("sleeping", arm + "</body>", {"sleep", "not modelled"},
+          "<option><flag sleep='enable'/></option>");
   refused("sideways gravity", arm + "</body>", {"gravity", "−z only"}, "", "gravity='1 0 -9.81'");
   refused("fluid", arm + "</body>", {"density", "fluid"}, "", "density='1.2'");
   refused("world site", "<site name='goal' pos='1 0 0'/>" + arm + "</body>",
           {"goal", "world body"});
   refused("no joint", "<body name='b'>" + link + "</body>", {"no hinge or slide joint"});
+}
+
+// MJCF of today's MuJoCo that 2.2.2's parser refused ("unrecognized attribute: 'kv'") reaches
+// steer's mapping: a position servo's kv is the joint's kv (−biasprm[2]), and a joint's
+// actuatorfrcrange (MuJoCo's clamp of the joint's total actuator force) its force limit
+TEST(ImportMujoco, CurrentMjcfReachesTheMapping) {
+  TempDir dir("steer_import_current");
+  std::ofstream(dir.path / "servo.xml")
+      << "<mujoco><option timestep='0.002'/><worldbody><body name='a' pos='0 0 1'>"
+         "<inertial pos='0 0 0.1' mass='1' diaginertia='0.01 0.01 0.01'/>"
+         "<joint name='j' type='hinge' axis='0 1 0' actuatorfrcrange='-3 3'/></body></worldbody>"
+         "<actuator><position name='servo' joint='j' kp='50' kv='5'/></actuator></mujoco>";
+  const ImportedModel im =
+      import_mujoco_model((dir.path / "servo.xml").string(), "servo.xml", "mjcf");
+  const nlohmann::json& jo = im.model["bodies"][0]["joint"];
+  EXPECT_EQ(jo["kp"].get<double>(), 50.0);
+  EXPECT_EQ(jo["kv"].get<double>(), 5.0);
+  EXPECT_EQ(jo["force_limit"].get<double>(), 3.0);
+  EXPECT_EQ(im.record["actuators"][0]["target"]["actuator"], "servo");
+  EXPECT_EQ(im.record["compiler"], std::string("MuJoCo ") + mj_versionString());
+}
+
+// MuJoCo's compiler message reaches the user as lines of text, not JSON-escaped ("\n")
+TEST(ImportMujoco, CompilerMessageIsPrintedAsText) {
+  TempDir dir("steer_import_message");
+  std::ofstream(dir.path / "robot.xml")
+      << "<mujoco>\n<worldbody>\n<body name='b'>\n<joint name='j' springiness='2'/>\n"
+         "</body>\n</worldbody>\n</mujoco>\n";
+  nlohmann::json cfg = {{"name", "message"},
+                        {"model", {{"type", "articulated"}, {"mjcf", "robot.xml"}}},
+                        {"simulation", {{"dt", kH}, {"steps", 5}}},
+                        {"loss", {{"control_effort", 1.0}}},
+                        {"validation", {{"enabled", false}}}};
+  std::ofstream(dir.path / "config.json") << cfg.dump();
+  const CliResult r = run_steer("check '" + (dir.path / "config.json").string() + "'", dir.path);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("MuJoCo's compiler refused 'robot.xml':\n  "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("springiness"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n  Element 'joint', line 4"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\\n"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // MuJoCo's own view of the legged models written for steer (configs/mjcf/quadruped.xml,
-// configs/mjcf/box.xml), compiled and simulated by MuJoCo 2.2.2 (Debian libmujoco-dev), so
+// configs/mjcf/box.xml), compiled and simulated by MuJoCo (4.0.1, cmake/mujoco_import.cmake), so
 // that a file error (a leg on the wrong side, a servo that does not hold the pose, a foot
 // that does not reach the floor) shows here before any steer config uses it:
 // - the quadruped has the structure docs/legged.md describes (13 bodies, a free root,

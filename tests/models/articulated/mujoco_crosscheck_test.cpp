@@ -3,7 +3,7 @@
 // float64 with MuJoCo's Euler integrator: semi-implicit Euler with the joint damping
 // implicit, (M + h D) v⁺ = M v + h (τ − c(q, v)), q⁺ = q + h v⁺.
 //
-// Built only when CMake finds MuJoCo (Debian libmujoco-dev, MuJoCo 2.2.2). Checks:
+// Built only when CMake finds a MuJoCo >= 3.3 (cmake/mujoco_import.cmake). Checks:
 // - the MJCF is the model the facts describe, and MuJoCo's Euler is the law above;
 // - the same torque sequence from the home pose gives the same q, v after every step over
 //   500 ms (250 steps of 2 ms), to 1e-8 rad and rad/s;
@@ -88,7 +88,7 @@ std::array<double, kDof> torque(int k, const std::array<double, kDof>& g_home) {
 void mass_and_bias(const mjModel* m, mjData* d, std::vector<double>& M, std::vector<double>& c) {
   mj_forward(m, d);
   M.assign(size_t(m->nv * m->nv), 0.0);
-  mj_fullM(m, M.data(), d->qM);
+  mj_fullM(m, d, M.data());
   c.assign(d->qfrc_bias, d->qfrc_bias + m->nv);
 }
 
@@ -169,6 +169,8 @@ TEST(MujocoCrosscheckTest, ModelIsTheFactsPanda) {
     EXPECT_EQ(m->jnt_type[i], mjJNT_HINGE);
     EXPECT_DOUBLE_EQ(m->dof_armature[i], 0.1);
     EXPECT_DOUBLE_EQ(m->dof_damping[i], 1.0);
+    EXPECT_EQ(m->actuator_outadr[i], i);
+    EXPECT_EQ(m->actuator_ctrladr[i], i);
     EXPECT_DOUBLE_EQ(m->actuator_gear[6 * i], 1.0);
     EXPECT_FALSE(m->actuator_ctrllimited[i]);
     EXPECT_FALSE(m->actuator_forcelimited[i]);
@@ -176,7 +178,7 @@ TEST(MujocoCrosscheckTest, ModelIsTheFactsPanda) {
   }
 }
 
-// MuJoCo 2.2.2's Euler step with dof damping is the law steer's `euler` implements:
+// MuJoCo's Euler step with dof damping (2.2.2 and 4.0.1) is the law steer's `euler` implements:
 // v⁺ = (M + h D)⁻¹ (M v + h (τ − c)), q⁺ = q + h v⁺, with M (armature included) and c from
 // mj_forward at (q, v); checked at states along the trajectory to rounding
 TEST(MujocoCrosscheckTest, EulerIsSemiImplicitWithImplicitDamping) {

@@ -15,7 +15,8 @@
 //                      PD target q* = g G ctrl / kp when kp > 0 (a position servo), else to
 //                      the feed-forward torque u_ff = g G ctrl (a motor or velocity servo);
 //                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
-//                      force limit |g| F (|g G| c), under steer's smooth saturation;
+//                      force limit |g| F (|g G| c), under steer's smooth saturation, and so
+//                      is a joint's symmetric actuatorfrcrange ±F (F);
 //   sites:             site_pos, site_quat in their body's frame;
 //   contact:           a world plane (horizontal) and one sphere geom on the arm that can
 //                      touch it: the contact point is the sphere's centre and the plane
@@ -31,8 +32,13 @@
 // body, joint springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
-// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit
-// integrator.
+// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit,
+// implicitfast and discrete integrators; and what MuJoCo 3 and 4 added: gravity compensation,
+// polynomial stiffness and damping, an actuator's damping, armature, delay, several controls or
+// outputs, plugins, flexes, sleeping, eulerdamp disabled with damping, disabled actuator groups,
+// surface velocity and adhesion on colliding geoms. Written against MuJoCo ≥ 3.3's mjModel
+// (cmake/mujoco_import.cmake; tested with 4.0.1): controls (ctrlrange) are addressed by
+// actuator_ctrladr and gears by actuator_outadr.
 #include "models/articulated/mjcf_import.h"
 
 #include <mujoco/mujoco.h>
@@ -101,6 +107,28 @@ std::string sha256_hex(const std::string& data) {
   return std::string(out, 64);
 }
 
+// MuJoCo's compiler message as text: its lines (the error, then "Element name ..., line N") as
+// lines indented under steer's, blank ones dropped, other control characters dropped; at most
+// 600 bytes of it
+std::string compiler_text(const std::string& err) {
+  size_t n = std::min(err.size(), size_t(600));
+  while (n < err.size() && n > 0 && (static_cast<unsigned char>(err[n]) & 0xC0) == 0x80) --n;
+  std::string out, line;
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) out += (out.empty() ? "  " : "\n  ") + line;
+    line.clear();
+  };
+  for (const char ch : err.substr(0, n)) {
+    if (ch == '\n')
+      flush();
+    else if (static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7F)
+      line += ch;
+  }
+  flush();
+  return out + (n < err.size() ? "…" : "");
+}
+
 struct ModelFree {
   void operator()(mjModel* m) const { mj_deleteModel(m); }
 };
@@ -128,8 +156,8 @@ struct MjcfImport {
   const mjModel* m = nullptr;
   std::string shown, kp;  // the file as the config names it; its key, model.<mjcf|urdf>
   int dis = 0;            // opt.disableflags
-  bool passive = false, contact_on = false, limits_on = false, friction_on = false,
-       equality_on = false;
+  bool spring_on = false, damper_on = false, contact_on = false, limits_on = false,
+       friction_on = false, equality_on = false;
   nlohmann::json notes = nlohmann::json::array();
   std::string integrator;
   // bodies and joints
@@ -170,18 +198,9 @@ struct MjcfImport {
 };
 
 // ---- options and the global elements steer does not model ----
-void import_options(MjcfImport& im) {
+// the elements of the compiled model that steer has no counterpart for, refused when present
+void refuse_global_elements(MjcfImport& im) {
   const mjModel* m = im.m;
-  const mjOption& o = m->opt;
-  const int dis = im.dis = o.disableflags;
-  const bool constraints = !(dis & mjDSBL_CONSTRAINT);
-  im.passive = !(dis & mjDSBL_PASSIVE);
-  im.contact_on = constraints && !(dis & mjDSBL_CONTACT);
-  im.limits_on = constraints && !(dis & mjDSBL_LIMIT);
-  im.friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
-  im.equality_on = constraints && !(dis & mjDSBL_EQUALITY);
-  if (dis & mjDSBL_ACTUATION)
-    im.refuse("option flag actuation=\"disable\": steer always applies its joint torques");
   if (m->ntendon > 0)
     im.refuse(std::to_string(m->ntendon) + " tendon(s), first '" +
               name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
@@ -197,6 +216,64 @@ void import_options(MjcfImport& im) {
   if (m->na > 0)
     im.refuse(std::to_string(m->na) +
               " actuator activation state(s): actuators with dynamics are not modelled");
+  if (m->nflex > 0)
+    im.refuse(std::to_string(m->nflex) + " flex(es), first '" + name_of(m, mjOBJ_FLEX, 0, "#0") +
+              "': deformable bodies (flex, flexcomp) are not modelled");
+  if (m->nplugin > 0)
+    im.refuse(std::to_string(m->nplugin) +
+              " plugin instance(s) (<extension><plugin>): engine plugins are not modelled");
+}
+
+// the integrator: MuJoCo's Euler (joint damping implicit unless eulerdamp is disabled) and RK4
+// are steer's euler and rk4
+void import_integrator(MjcfImport& im) {
+  const mjOption& o = im.m->opt;
+  if (o.integrator == mjINT_EULER) {
+    im.integrator = "euler";
+    if ((im.dis & mjDSBL_EULERDAMP) && im.damper_on)
+      for (int i = 0; i < im.m->nv; ++i)
+        if (im.m->dof_damping[i] != 0)
+          im.refuse(
+              "option flag eulerdamp=\"disable\" with joint damping: steer's Euler integrates "
+              "joint damping implicitly, as MuJoCo's does by default");
+    return;
+  }
+  if (o.integrator == mjINT_RK4) {
+    im.integrator = "rk4";
+    return;
+  }
+  const char* name = o.integrator == mjINT_IMPLICIT       ? "implicit"
+                     : o.integrator == mjINT_IMPLICITFAST ? "implicitfast"
+                     : o.integrator == mjINT_DISCRETE     ? "discrete"
+                                                          : "unknown";
+  im.refuse(std::string("option integrator=\"") + name +
+            "\": not one of the integrators the import maps (Euler → euler, RK4 → rk4); use one "
+            "of those in the file and set model.integrator in the config to choose steer's");
+}
+
+void import_options(MjcfImport& im) {
+  const mjModel* m = im.m;
+  const mjOption& o = m->opt;
+  const int dis = im.dis = o.disableflags;
+  const bool constraints = !(dis & mjDSBL_CONSTRAINT);
+  im.spring_on = !(dis & mjDSBL_SPRING);
+  im.damper_on = !(dis & mjDSBL_DAMPER);
+  im.contact_on = constraints && !(dis & mjDSBL_CONTACT);
+  im.limits_on = constraints && !(dis & mjDSBL_LIMIT);
+  im.friction_on = constraints && !(dis & mjDSBL_FRICTIONLOSS);
+  im.equality_on = constraints && !(dis & mjDSBL_EQUALITY);
+  if (dis & mjDSBL_ACTUATION)
+    im.refuse("option flag actuation=\"disable\": steer always applies its joint torques");
+  for (int a = 0; a < m->nactuator; ++a) {
+    const int grp = m->actuator_group[a];
+    if (grp >= 0 && grp < 31 && (o.disableactuator & (1 << grp)))
+      im.refuse("option actuatorgroupdisable disables group " + std::to_string(grp) + " of " +
+                "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) +
+                "': disabled actuators are not modelled");
+  }
+  if (o.enableflags & mjENBL_SLEEP)
+    im.refuse("option flag sleep=\"enable\": sleeping bodies are not modelled");
+  refuse_global_elements(im);
   for (int i = 0; i < 3; ++i)
     if (o.wind[i] != 0) im.refuse("option wind: fluid forces are not modelled");
   if (o.density != 0 || o.viscosity != 0)
@@ -204,20 +281,15 @@ void import_options(MjcfImport& im) {
   if (o.gravity[0] != 0 || o.gravity[1] != 0)
     im.refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " +
               num(o.gravity[2]) + "): steer's gravity acts along −z only");
-  if (o.integrator == mjINT_EULER)
-    im.integrator = "euler";
-  else if (o.integrator == mjINT_RK4)
-    im.integrator = "rk4";
-  else
-    im.refuse(
-        "option integrator=\"implicit\": not one of steer's integrators (Euler → euler, RK4 → "
-        "rk4); set "
-        "model.integrator in the config to choose one");
+  import_integrator(im);
 }
 
 // body b's pose and inertia: pos, quat, mass, com, fullinertia = R(iquat) diag(inertia) R(iquat)ᵀ
 nlohmann::json body_entry(const MjcfImport& im, int b) {
   const mjModel* m = im.m;
+  if (m->body_gravcomp[b] != 0 && !(im.dis & mjDSBL_GRAVITY))
+    im.refuse("body '" + im.body_name(b) + "': gravcomp " + num(m->body_gravcomp[b]) +
+              " (gravity compensation) is not modelled");
   nlohmann::json e;
   e["name"] = im.body_name(b);
   e["parent"] = m->body_parentid[b] == 0 ? std::string("world") : im.body_name(m->body_parentid[b]);
@@ -237,6 +309,15 @@ nlohmann::json body_entry(const MjcfImport& im, int b) {
   return e;
 }
 
+// MuJoCo's quadratic and cubic damping terms (damping="d1 d2 d3"): steer's joint damping is linear
+void refuse_polynomial_damping(const MjcfImport& im, int dof, const std::string& jw) {
+  for (int k = 0; k < mjNPOLY; ++k)
+    if (im.damper_on && im.m->dof_dampingpoly[mjNPOLY * dof + k] != 0)
+      im.refuse(jw + ": damping polynomial coefficient " +
+                num(im.m->dof_dampingpoly[mjNPOLY * dof + k]) +
+                " (quadratic or cubic damping) is not modelled; steer's joint damping is linear");
+}
+
 // the floating base's joint: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
 nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
                                 const std::string& jw) {
@@ -246,10 +327,11 @@ nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
     if (m->dof_damping[dof + k] != m->dof_damping[dof] ||
         m->dof_armature[dof + k] != m->dof_armature[dof])
       im.refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
+  for (int k = 0; k < 6; ++k) refuse_polynomial_damping(im, dof + k, jw);
   im.free_dofs = 6;
   return {{"name", jn},
           {"type", "free"},
-          {"damping", im.passive ? m->dof_damping[dof] : 0.0},
+          {"damping", im.damper_on ? m->dof_damping[dof] : 0.0},
           {"armature", m->dof_armature[dof]}};
 }
 
@@ -261,8 +343,13 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   const int t = m->jnt_type[j];
   if (t == mjJNT_BALL) im.refuse(jw + ": ball joints are not modelled (use three hinges)");
   const int dof = m->jnt_dofadr[j];
-  if (im.passive && m->jnt_stiffness[j] != 0)
+  if (im.spring_on && m->jnt_stiffness[j] != 0)
     im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " (a joint spring) is not modelled");
+  for (int k = 0; k < mjNPOLY; ++k)
+    if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
+      im.refuse(jw + ": stiffness polynomial coefficient " +
+                num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " (a joint spring) is not modelled");
+  refuse_polynomial_damping(im, dof, jw);
   if (im.friction_on && m->dof_frictionloss[dof] != 0)
     im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
   if (m->qpos0[m->jnt_qposadr[j]] != 0)
@@ -278,7 +365,7 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   jo["axis"] = vec(m->jnt_axis + 3 * j, 3);
   jo["pos"] = vec(m->jnt_pos + 3 * j, 3);
   if (m->jnt_limited[j]) jo["range"] = vec(m->jnt_range + 2 * j, 2);
-  jo["damping"] = im.passive ? m->dof_damping[dof] : 0.0;
+  jo["damping"] = im.damper_on ? m->dof_damping[dof] : 0.0;
   jo["armature"] = m->dof_armature[dof];
   jo["kp"] = 0.0;
   jo["kv"] = 0.0;
@@ -331,6 +418,33 @@ void import_bodies(MjcfImport& im) {
         "config)");
 }
 
+// what MuJoCo 3 and 4 added to an actuator that steer's joint torque has no term for: more than
+// one control, a control delay, damping and armature reflected onto the joint, plugins
+void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) {
+  const mjModel* m = im.m;
+  if (m->actuator_ctrlnum[a] != 1 || m->actuator_outnum[a] != 1)
+    im.refuse(an + ": " + std::to_string(m->actuator_ctrlnum[a]) + " controls and " +
+              std::to_string(m->actuator_outnum[a]) +
+              " force outputs; only actuators with one control and one output are modelled");
+  if (m->actuator_dyntype[a] != mjDYN_NONE)
+    im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
+  if (m->actuator_plugin[a] >= 0) im.refuse(an + ": plugin actuators are not modelled");
+  if (m->actuator_delay[a] != 0)
+    im.refuse(an + ": delay " + num(m->actuator_delay[a]) +
+              " s (a delayed control) is not modelled");
+  if (im.damper_on && m->actuator_damping[a] != 0)
+    im.refuse(an + ": damping " + num(m->actuator_damping[a]) +
+              " (reflected onto its joint) is not modelled; give the joint the damping g²·d, or "
+              "use kv");
+  for (int k = 0; k < mjNPOLY; ++k)
+    if (im.damper_on && m->actuator_dampingpoly[mjNPOLY * a + k] != 0)
+      im.refuse(an + ": damping polynomial coefficient " +
+                num(m->actuator_dampingpoly[mjNPOLY * a + k]) + " is not modelled");
+  if (m->actuator_armature[a] != 0)
+    im.refuse(an + ": armature " + num(m->actuator_armature[a]) +
+              " (reflected onto its joint) is not modelled; give the joint the armature g²·a");
+}
+
 // actuator a on its joint: kp = −g² b1, kv = −g² b2 added to the joint's gains; the control
 // term g G ctrl becomes the PD target's scale (a position servo, kp > 0) or the feed-forward
 // torque's (a motor or velocity servo)
@@ -338,9 +452,10 @@ void import_actuator(MjcfImport& im, int a) {
   const mjModel* m = im.m;
   const std::string an = im.actuator_name(a);
   if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
-    im.refuse(an + ": only joint transmissions are modelled (not tendon, site or slider-crank)");
-  if (m->actuator_dyntype[a] != mjDYN_NONE)
-    im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
+    im.refuse(an +
+              ": only joint transmissions are modelled (not tendon, site, slider-crank, body or "
+              "SO3)");
+  refuse_actuator_extras(im, a, an);
   if (m->actuator_gaintype[a] != mjGAIN_FIXED)
     im.refuse(an + ": only a fixed gain is modelled (gaintype)");
   const int bt = m->actuator_biastype[a];
@@ -351,13 +466,13 @@ void import_actuator(MjcfImport& im, int a) {
   const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0,
                b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
   if (b0 != 0) im.refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
-  const int j = m->actuator_trnid[2 * a];
+  const int j = m->actuator_trnid[2 * a], c = m->actuator_ctrladr[a];
   if (m->jnt_type[j] == mjJNT_FREE)
     im.refuse(an +
               ": an actuator on the free joint is not modelled (the free root's controls are its "
               "forces and torques)");
   const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
-  const double g = m->actuator_gear[6 * a];
+  const double g = m->actuator_gear[6 * m->actuator_outadr[a]];
   const double kp = -g * g * b1, kv = -g * g * b2;
   if (kp < 0 || kv < 0)
     im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) +
@@ -374,14 +489,14 @@ void import_actuator(MjcfImport& im, int a) {
                 "'; steer's joint has one PD target");
     im.target_actuator[d] = im.plain_actuator(a);
     im.target_scale[d] = g * gp[0] / kp;
-    if (m->actuator_ctrllimited[a] && m->jnt_limited[j]) {
-      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * a],
-                   hi = im.target_scale[d] * m->actuator_ctrlrange[2 * a + 1];
+    if (m->actuator_ctrllimited[c] && m->jnt_limited[j]) {
+      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * c],
+                   hi = im.target_scale[d] * m->actuator_ctrlrange[2 * c + 1];
       if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
-        im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * a]) + ", " +
-                  num(m->actuator_ctrlrange[2 * a + 1]) + "] is narrower than joint '" + jn +
+        im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * c]) + ", " +
+                  num(m->actuator_ctrlrange[2 * c + 1]) + "] is narrower than joint '" + jn +
                   "''s range; steer bounds the PD target by the joint's range only");
-    } else if (m->actuator_ctrllimited[a]) {
+    } else if (m->actuator_ctrllimited[c]) {
       im.refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn +
                 "' is not modelled (give the joint a range)");
     }
@@ -402,9 +517,18 @@ void import_force_limit(MjcfImport& im, int d) {
   const std::string jn = jo["name"].get<std::string>();
   const std::vector<int>& actuators = im.on_joint[size_t(d)];
   double limit = 1e9;
+  const int j = im.dof_body[size_t(d)];
+  if (m->jnt_actfrclimited[j]) {
+    const double* r = m->jnt_actfrcrange + 2 * j;
+    if (!(r[0] == -r[1]))
+      im.refuse("joint '" + jn + "': actuatorfrcrange [" + num(r[0]) + ", " + num(r[1]) +
+                "] is not symmetric; steer's force limit is ±τ_max");
+    limit = std::min(limit, r[1]);  // MuJoCo clamps the joint's total actuator force, as steer
+  }
   for (int a : actuators) {
     const std::string an = im.actuator_name(a);
-    const double g = std::fabs(m->actuator_gear[6 * a]);
+    const int c = m->actuator_ctrladr[a];
+    const double g = std::fabs(m->actuator_gear[6 * m->actuator_outadr[a]]);
     const bool servo = im.plain_actuator(a) == im.target_actuator[size_t(d)];
     auto sym = [&](const double* r, const char* what) {
       if (!(r[0] == -r[1]))
@@ -417,9 +541,9 @@ void import_force_limit(MjcfImport& im, int d) {
     };
     if (m->actuator_forcelimited[a])
       limit = std::min(limit, g * sym(m->actuator_forcerange + 2 * a, "forcerange"));
-    if (m->actuator_ctrllimited[a] && !servo && !(im.dis & mjDSBL_CLAMPCTRL))
+    if (m->actuator_ctrllimited[c] && !servo && !(im.dis & mjDSBL_CLAMPCTRL))
       limit = std::min(limit, std::fabs(im.control_scale[size_t(d)]) *
-                                  sym(m->actuator_ctrlrange + 2 * a, "ctrlrange"));
+                                  sym(m->actuator_ctrlrange + 2 * c, "ctrlrange"));
   }
   if (limit < 1e9) {
     jo["force_limit"] = limit;
@@ -438,7 +562,7 @@ void import_actuators(MjcfImport& im) {
   im.control_actuator.assign(nd, {});
   im.target_scale.assign(nd, 0.0);
   im.target_actuator.assign(nd, {});
-  for (int a = 0; a < im.m->nu; ++a) import_actuator(im, a);
+  for (int a = 0; a < im.m->nactuator; ++a) import_actuator(im, a);
   for (int d = 0; d < int(nd); ++d) import_force_limit(im, d);
   if (im.any_force_limit)
     im.notes.push_back(
@@ -471,6 +595,12 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   int plane = -1;
   for (int g = 0; g < m->ngeom; ++g) {
     if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
+    for (int k = 0; k < 6; ++k)
+      if (m->geom_surfacevel[6 * g + k] != 0)
+        im.refuse(im.geom_name(g) + ": surfacevel (a moving contact surface) is not modelled");
+    if (m->geom_adhesion[g] != 0)
+      im.refuse(im.geom_name(g) + ": adhesion " + num(m->geom_adhesion[g]) +
+                " (an adhesive contact force) is not modelled");
     const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
     const int t = m->geom_type[g];
     if (world) {
@@ -633,7 +763,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> owner(mj_loadXML(path.c_str(), nullptr, err, sizeof err));
   if (!owner)
-    config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "': " + excerpt(err, 400));
+    config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "':\n" + compiler_text(err));
   MjcfImport im;
   im.m = owner.get();
   im.shown = shown;
