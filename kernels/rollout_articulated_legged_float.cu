@@ -1,15 +1,12 @@
-// CUDA rollouts of ArticulatedLegged (model.h: a quadruped on a free root) in float: the
-// launcher, and its kernels (forward, the backward of the hand adjoint and the dual-number
-// reference backward). The legged model's step and adjoint branch on its integrator at run
-// time, so these kernels carry rk4 and the dual path next to the hand adjoint (no
-// implicit-only variant as ArticulatedImplicit is for Articulated).
+// CUDA rollouts of ArticulatedLegged (model.h: a quadruped on a free root) in float: the launcher
+// only. Its kernels are compiled in three files of their own, as the arm's are:
+// rollout_articulated_legged_implicit_float.cu (euler and implicitfast models as
+// ArticulatedLeggedImplicit, the hand adjoint), rollout_articulated_legged_rk4_float.cu (rk4, whose
+// adjoint is the dual-number one) and rollout_articulated_legged_reference_float.cu (the reference
+// adjoint of every integrator).
 #include "rollout_kernels.cuh"
-#include "rollout_kernel_defs.cuh"
 #include "steer/models/articulated.h"
 
 namespace steer {
 STEER_INSTANTIATE_CUDA(ArticulatedLegged, float)
 }  // namespace steer
-
-STEER_INSTANTIATE_CUDA_KERNELS(ArticulatedLegged, float)
-STEER_INSTANTIATE_CUDA_REFERENCE_KERNEL(ArticulatedLegged, float)

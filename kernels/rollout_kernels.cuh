@@ -90,8 +90,8 @@ dim3 transpose_grid(long rows, long cols) {
 // each thread's stack (local memory) for all of them; the device reserves that frame for
 // every thread that can be resident. Euler and implicitfast models therefore run as
 // ArticulatedImplicit, whose kernels leave rk4 out and need a far smaller frame; rk4 keeps
-// the Articulated kernels and their large frame (frame sizes:
-// bench/log/2026-12-05-01-kernel-figures-from-comments.md).
+// the Articulated kernels and their large frame. ArticulatedLegged likewise runs as
+// ArticulatedLeggedImplicit (frame sizes: bench/RESULTS.md, GPU; tools/kernel_budget.py).
 // Mass-spring likewise: a symplectic model runs as MassSpringSymplectic, whose kernels leave
 // the backward-Euler Newton solve (and its per-thread band storage) out; backward-Euler models
 // keep the MassSpring kernels.
@@ -100,6 +100,12 @@ void with_kernel_model(const Model& m, Fn&& fn) {
   if constexpr (std::is_same_v<Model, Articulated>) {
     if (m.integrator != Articulated::kRk4) {
       fn(ArticulatedImplicit(m));
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<Model, ArticulatedLegged>) {
+    if (m.integrator != ArticulatedLegged::kRk4) {
+      fn(ArticulatedLeggedImplicit(m));
       return;
     }
   }
@@ -113,6 +119,10 @@ void with_kernel_model(const Model& m, Fn&& fn) {
 }
 static_assert(LanesPerRollout<ArticulatedImplicit>::value == LanesPerRollout<Articulated>::value &&
                   HasTopology<ArticulatedImplicit>::value == HasTopology<Articulated>::value,
+              "the kernel model variant keeps its model's device layout");
+static_assert(LanesPerRollout<ArticulatedLeggedImplicit>::value ==
+                      LanesPerRollout<ArticulatedLegged>::value &&
+                  HasTopology<ArticulatedLeggedImplicit>::value == HasTopology<ArticulatedLegged>::value,
               "the kernel model variant keeps its model's device layout");
 static_assert(LanesPerRollout<MassSpringSymplectic>::value == LanesPerRollout<MassSpring>::value &&
                   HasTopology<MassSpringSymplectic>::value == HasTopology<MassSpring>::value,

@@ -72,10 +72,10 @@
 // backward sweep keeps one per step of the segment it recomputes (rollout.h) and passes it to
 // adj_step, so the step is not computed a third time; adj_step without one fills its own
 // tape first.
-// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit (model.h:
-// Articulated with its integrators fixed at compile time, model_contract.h's FixedIntegrators),
-// whose step and adjoint leave rk4 and the dual path out, so that its kernels' stack frames
-// are not sized by them; rk4 keeps Articulated's own kernels.
+// The CUDA backend runs euler and implicitfast models as ArticulatedImplicit and
+// ArticulatedLeggedImplicit (model.h: the model with its integrators fixed at compile time,
+// model_contract.h's FixedIntegrators), whose step and adjoint leave rk4 and the dual path out,
+// so that their kernels' stack frames are not sized by them; rk4 keeps the model's own kernels.
 //
 // Capacity: the arrays are sized at compile time (ArticulatedCap<bodies, joints, sites>,
 // model.h). Articulated (10, 8, 8) runs on every backend; ArticulatedLarge (32, 32, 8), for
@@ -85,7 +85,8 @@
 // contact_set.h, contact_law.h and impact.h come in through model.h, contact.h and
 // implicit_step.h:
 //   model.h        the data, parameter slots and shared intermediates; member declarations;
-//                  the capacity copy (articulated_copy) and ArticulatedImplicit
+//                  the capacity copy (articulated_copy), ArticulatedImplicit and
+//                  ArticulatedLeggedImplicit
 //   contact_set.h  the ground points (points and spheres fixed in bodies) and their θ slots
 //   kinematics.h   forward kinematics, world inertia, point Jacobian; adjoints
 //   dynamics.h     mass matrix (CRBA), bias forces (RNEA); their adjoint adj_dynamics_form

@@ -404,7 +404,7 @@ struct ArticulatedLarge : ArticulatedCap<32, 32, 8> {};
 struct ArticulatedLegged : ArticulatedCap<20, 18, 8> {
   bool packable() const { return integrator != kRk4; }
   static constexpr bool kPackedDiagnostics = true;
-  // kernels/rollout_articulated_legged_<precision>.cu (backend.h, has_cuda_kernels)
+  // kernels/rollout_articulated_legged*_<precision>.cu (backend.h, has_cuda_kernels)
   static constexpr bool kCudaKernels = true;
 };
 
@@ -486,5 +486,13 @@ inline void articulated_copy(const From& from, To& to) {
 using ArticulatedImplicit =
     FixedIntegrators<Articulated, integrator_bit(Articulated::kEuler) |
                                       integrator_bit(Articulated::kImplicitFast)>;
+
+// ArticulatedLegged as the CUDA kernels compile it for euler and implicitfast models, for the
+// same reason: without rk4 and its dual-number adjoint, the quadruped's backward kernel needs
+// a stack frame a fifth the size and no spills, and its forward kernel fits 128 registers
+// (figures: bench/RESULTS.md, GPU).
+using ArticulatedLeggedImplicit =
+    FixedIntegrators<ArticulatedLegged, integrator_bit(ArticulatedLegged::kEuler) |
+                                            integrator_bit(ArticulatedLegged::kImplicitFast)>;
 
 }  // namespace steer
