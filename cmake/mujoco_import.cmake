@@ -1,5 +1,6 @@
 # MJCF / URDF import through MuJoCo's own compiler (docs/import.md): where a MuJoCo ≥ 3.3 is found,
-# libsteer compiles src/models/articulated/mujoco/mjcf_import.cpp, links MuJoCo and defines
+# libsteer compiles src/models/articulated/mujoco/mjcf_import.cpp, loads MuJoCo when an import
+# needs it (mujoco_library.cpp) and defines
 # STEER_MUJOCO_IMPORT, which config_articulated.cpp tests; without it, model.mjcf / model.urdf are
 # refused with exit 2, naming why (STEER_MUJOCO_OFF_REASON). STEER_MUJOCO=OFF builds without it
 # even where MuJoCo is found.
@@ -66,23 +67,22 @@ if(STEER_MUJOCO_FOUND AND NOT STEER_MUJOCO)
 endif()
 
 if(STEER_MUJOCO AND STEER_MUJOCO_FOUND)
-  target_sources(steer PRIVATE ${PROJECT_SOURCE_DIR}/src/models/articulated/mujoco/mjcf_import.cpp)
+  target_sources(steer PRIVATE ${PROJECT_SOURCE_DIR}/src/models/articulated/mujoco/mjcf_import.cpp
+                               ${PROJECT_SOURCE_DIR}/src/models/articulated/mujoco/mujoco_library.cpp)
   target_include_directories(steer SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
-  # PUBLIC: a program linking the static libsteer needs libmujoco for the import's symbols
-  target_link_libraries(steer PUBLIC ${STEER_MUJOCO_LIBRARY})
+  # libmujoco is loaded when an import needs it (mujoco_library.cpp: dlopen), not linked: PyPI's
+  # build runs AVX instructions as it loads, which would stop every program on a CPU without AVX.
+  # The file found here is tried first, then its name on the loader's path.
+  get_filename_component(steer_mujoco_real "${STEER_MUJOCO_LIBRARY}" REALPATH)
+  get_filename_component(steer_mujoco_name "${steer_mujoco_real}" NAME)
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/models/articulated/mujoco/mujoco_library.cpp TARGET_DIRECTORY steer APPEND PROPERTY
+               COMPILE_DEFINITIONS STEER_MUJOCO_LIBRARY_PATH="${steer_mujoco_real}"
+                                   STEER_MUJOCO_LIBRARY_NAME="${steer_mujoco_name}")
+  target_link_libraries(steer PUBLIC ${CMAKE_DL_LIBS})
   target_compile_definitions(steer PRIVATE STEER_MUJOCO_IMPORT)
-  # steer --version asks the linked MuJoCo for its version (apps/steer/version.cpp)
-  target_include_directories(steer_cli PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
+  # steer --version asks the loaded MuJoCo for its version (apps/steer/version.cpp)
+  target_include_directories(steer_cli SYSTEM PRIVATE ${STEER_MUJOCO_INCLUDE_DIR})
   target_compile_definitions(steer_cli PRIVATE STEER_CLI_MUJOCO)
-  # the programs find libmujoco where it was found, without LD_LIBRARY_PATH: CMake's build RPATH
-  # names the library's folder; the installed CLI and Python module keep it too, where it is not a system folder
-  get_filename_component(STEER_MUJOCO_LIBDIR "${STEER_MUJOCO_LIBRARY}" DIRECTORY)
-  if(NOT STEER_MUJOCO_LIBDIR IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
-    set_property(TARGET steer_cli APPEND PROPERTY INSTALL_RPATH "${STEER_MUJOCO_LIBDIR}")
-    if(TARGET _steer)
-      set_property(TARGET _steer APPEND PROPERTY INSTALL_RPATH "${STEER_MUJOCO_LIBDIR}")
-    endif()
-  endif()
   set(STEER_MUJOCO_IMPORT ON)
   message(STATUS "steer: MJCF/URDF import: ON (MuJoCo ${STEER_MUJOCO_VERSION}, ${STEER_MUJOCO_LIBRARY})")
 else()

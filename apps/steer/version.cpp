@@ -1,12 +1,13 @@
-// `steer --version` (build_info.h). The MuJoCo line asks the linked library at run time
-// (mj_versionString), since the shared libmujoco may be newer than the headers the build saw.
+// `steer --version` (build_info.h). The MuJoCo line asks the library at run time
+// (mj_versionString, through mujoco_library.h's loader), since the shared libmujoco may be newer
+// than the headers the build saw, or missing.
 #include <sstream>
 #include <string>
 
 #include "build_info.h"
 #include "steer/backend.h"
 #ifdef STEER_CLI_MUJOCO
-#include <mujoco/mujoco.h>
+#include "models/articulated/mujoco/mujoco_library.h"
 #endif
 #if !defined(STEER_CLI_MUJOCO) && __has_include("steer_mujoco_status.h")
 #include "steer_mujoco_status.h"  // STEER_MUJOCO_OFF_REASON, why not (cmake/mujoco_import.cmake)
@@ -19,10 +20,15 @@ std::string version_text() {
   s << "steer " << STEER_VERSION << "\n";
   s << "commit: " << kGitCommit << "\n";
 #ifdef STEER_CLI_MUJOCO
-  s << "MuJoCo import: on (MuJoCo " << mj_versionString();
-  // mj_version() is encoded as mjVERSION_HEADER (10⁶·major + 10³·minor + patch since MuJoCo 3.5)
-  if (mj_version() != mjVERSION_HEADER) s << ", built against headers " << mjVERSION_HEADER;
-  s << ")\n";
+  std::string why;
+  if (const steer::MujocoLibrary* mj = steer::mujoco_library(&why)) {
+    s << "MuJoCo import: on (MuJoCo " << mj->version_string();
+    // mj_version() is encoded as mjVERSION_HEADER (10⁶·major + 10³·minor + patch since MuJoCo 3.5)
+    if (mj->version() != mjVERSION_HEADER) s << ", built against headers " << mjVERSION_HEADER;
+    s << ")\n";
+  } else {
+    s << "MuJoCo import: on, but " << why << "\n";
+  }
 #else
 #ifdef STEER_MUJOCO_OFF_REASON
   s << "MuJoCo import: off (" STEER_MUJOCO_OFF_REASON "; model.mjcf and model.urdf are refused)\n";

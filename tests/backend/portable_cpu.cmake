@@ -29,3 +29,13 @@ if(NOT result_native STREQUAL result_emulated OR NOT history_native STREQUAL his
   message(FATAL_ERROR "the artifacts' result or optimization history differ: ${artifact_native} ${artifact_emulated}")
 endif()
 message(STATUS "native and emulated (no AVX) runs agree bit for bit")
+# steer --version on that CPU too: it asks MuJoCo for its version where the import is built, and
+# PyPI's libmujoco needs AVX as it loads, so the loader (mujoco_library.cpp) must say so rather
+# than let the process die of SIGILL
+execute_process(COMMAND ${QEMU} -cpu Nehalem ${STEER} --version RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "steer --version on the emulated CPU failed (${rc}): ${out}${err}")
+endif()
+if(out MATCHES "MuJoCo import: on" AND NOT out MATCHES "no AVX")
+  message(FATAL_ERROR "steer --version on a CPU without AVX should say that MuJoCo needs it: ${out}")
+endif()

@@ -40,6 +40,7 @@
 // (cmake/mujoco_import.cmake; tested with 4.0.1): controls (ctrlrange) are addressed by
 // actuator_ctrladr and gears by actuator_outadr.
 #include "models/articulated/mjcf_import.h"
+#include "models/articulated/mujoco/mujoco_library.h"
 
 #include <mujoco/mujoco.h>
 
@@ -129,12 +130,16 @@ std::string compiler_text(const std::string& err) {
   return out + (n < err.size() ? "…" : "");
 }
 
+// the loaded library (mujoco_library.h); import_mujoco_model checks that it loads before any
+// mjModel exists, so the functions below find it loaded
+const MujocoLibrary& mj() { return *mujoco_library(nullptr); }
+
 struct ModelFree {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
+  void operator()(mjModel* m) const { mj().delete_model(m); }
 };
 
 std::string name_of(const mjModel* m, int type, int id, const std::string& fallback) {
-  const char* n = mj_id2name(m, type, id);
+  const char* n = mj().id2name(m, type, id);
   return n && *n ? std::string(n) : fallback;
 }
 
@@ -743,7 +748,7 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
                 {"format", key},
                 {"sha256", sha256_hex(bytes)},
                 {"bytes", bytes.size()},
-                {"compiler", std::string("MuJoCo ") + mj_versionString()},
+                {"compiler", std::string("MuJoCo ") + mj().version_string()},
                 {"timestep", o.timestep},
                 {"actuators", ctl},
                 {"notes", im.notes}};
@@ -760,8 +765,10 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
     config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) +
                         "'; paths are relative to the config's folder)");
   const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string why;
+  if (!mujoco_library(&why)) config_fail(kp, "cannot import '" + excerpt(shown) + "': " + why);
   char err[1000] = "";
-  std::unique_ptr<mjModel, ModelFree> owner(mj_loadXML(path.c_str(), nullptr, err, sizeof err));
+  std::unique_ptr<mjModel, ModelFree> owner(mj().load_xml(path.c_str(), nullptr, err, sizeof err));
   if (!owner)
     config_fail(kp, "MuJoCo's compiler refused '" + excerpt(shown) + "':\n" + compiler_text(err));
   MjcfImport im;
