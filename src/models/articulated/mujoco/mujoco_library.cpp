@@ -32,8 +32,9 @@ Loaded load() {
     // PyPI's libmujoco (the build's) stops with SIGILL on a CPU without AVX as it loads: say so
     // instead. A MuJoCo built for such a CPU can be named in STEER_MUJOCO_LIBRARY.
     if (!__builtin_cpu_supports("avx")) {
-      out.why = "this CPU has no AVX, which the MuJoCo this build found needs (PyPI's build); "
-                "STEER_MUJOCO_LIBRARY=<libmujoco.so> names one built without it";
+      out.why =
+          "this CPU has no AVX, which the MuJoCo this build found needs (PyPI's build); "
+          "STEER_MUJOCO_LIBRARY=<libmujoco.so> names one built without it";
       return out;
     }
 #endif
@@ -66,7 +67,8 @@ Loaded load() {
     tried += (tried.empty() ? "" : "; ") + path + ": " + missing;
     dlclose(handle);
   }
-  out.why = candidates.empty() ? "no MuJoCo library was configured" : "MuJoCo's library did not load (" + tried + ")";
+  out.why = candidates.empty() ? "no MuJoCo library was configured"
+                               : "MuJoCo's library did not load (" + tried + ")";
   return out;
 }
 
