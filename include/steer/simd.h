@@ -1,7 +1,7 @@
 // SIMD across rollouts on the CPU (host only). PackD<W> holds one float64 value of each of
 // W rollouts, and computes lane by lane with exactly the IEEE operations a double does:
 // running a model's one-lane step on PackD<W> advances W rollouts in lockstep, and every
-// lane's bits equal those of the same step run on double (tests/simd_test.cpp,
+// lane's bits equal those of the same step run on double (tests/backend/vmath_test.cpp,
 // tests/backend/packed_rollout_test.cpp). What makes that hold:
 //   - +, −, ×, ÷ and sqrt are correctly rounded, lane-wise as in scalar code;
 //   - the build disables floating-point contraction (-ffp-contract=off, CMakeLists.txt), so
