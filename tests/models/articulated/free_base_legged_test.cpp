@@ -149,6 +149,9 @@ TEST(ArticulatedLegged, DeviceParityEulerDouble) { emulated_parity<double>(Artic
 TEST(ArticulatedLegged, DeviceParityImplicitFastFloat) {
   emulated_parity<float>(Articulated::kImplicitFast);
 }
+// rk4 runs ArticulatedLegged's own kernels (kernels/rollout_articulated_legged_rk4_*.cu), the
+// others ArticulatedLeggedImplicit's
+TEST(ArticulatedLegged, DeviceParityRk4Double) { emulated_parity<double>(Articulated::kRk4); }
 
 }  // namespace
 }  // namespace steer
