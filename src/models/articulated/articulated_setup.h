@@ -20,6 +20,10 @@ struct ArticulatedNames {
   std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
+  // per body: its index in model.bodies, or −1 for a massless frame steer adds (a free root's
+  // five, and one per joint but the last of a body with several joints: model.h)
+  std::vector<int> entry;
+  bool is_frame(int b) const { return b < int(entry.size()) && entry[size_t(b)] < 0; }
   // a free root (Articulated::free_base): its joint's name and the default initial q of its
   // seven slots, p [m] and the unit quaternion (w, x, y, z), from the root body's pos and quat
   std::string free_joint;

@@ -20,10 +20,12 @@ namespace {
 
 const char* kAxisNames[3] = {"x", "y", "z"};
 const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
-const char* kJointParamNames[6] = {"damping", "armature", "kp", "kv", "target", "force_limit"};
-const char* kJointParamUnitsHinge[6] = {"N*m*s/rad", "kg*m^2", "N*m/rad",
-                                        "N*m*s/rad", "rad",    "N*m"};
-const char* kJointParamUnitsSlide[6] = {"N*s/m", "kg", "N/m", "N*s/m", "m", "N"};
+const char* kJointParamNames[8] = {"damping", "armature",    "kp",        "kv",
+                                   "target",  "force_limit", "stiffness", "springref"};
+const char* kJointParamUnitsHinge[8] = {"N*m*s/rad", "kg*m^2", "N*m/rad", "N*m*s/rad",
+                                        "rad",       "N*m",    "N*m/rad", "rad"};
+const char* kJointParamUnitsSlide[8] = {"N*s/m", "kg", "N/m", "N*s/m", "m", "N", "N/m", "m"};
+static_assert(Articulated::kJointParams == 8, "one name and unit per joint parameter");
 
 std::string fmt(double v) {
   char b[32];
@@ -51,7 +53,9 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
       const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
       info.state_names.push_back(names.joints[j] + ".q");
       info.state_units.push_back(hinge ? "rad" : "m");
-      info.state_ranges.push_back(Range::closed(names.ranges[j][0], names.ranges[j][1]));
+      // not the joint's range: a start outside it is accepted, as MuJoCo accepts it, and the
+      // limit (model.joint_limits) pushes back
+      info.state_ranges.push_back(Range::closed(-1e3, 1e3));
     }
     info.state_groups["q"].push_back(i);
   }
@@ -76,8 +80,9 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
                   const std::string& group) { info.set_param(q, name, unit, r, group); };
   for (int b = 0; b < m.n_bodies; ++b) {
     const std::string& bn = names.bodies[b];
-    if (m.free_base && b < Articulated::kFreeFrames) {
-      // a free root's massless frames (model.h): zero, in a group of their own
+    if (names.is_frame(b)) {
+      // a free root's or a multi-joint body's massless frames (model.h): zero, in a group of
+      // their own
       for (int k = 0; k < Articulated::kBodyParams; ++k)
         slot(m.p_body(b, k),
              bn + "." +
@@ -87,7 +92,8 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
              k == 0  ? "kg"
              : k < 4 ? "m"
                      : "kg*m^2",
-             Range::closed(0, 0), "free_frames");
+             Range::closed(0, 0), m.free_base && b < Articulated::kFreeFrames ? "free_frames"
+                                                                              : "joint_frames");
       continue;
     }
     slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
@@ -108,12 +114,14 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    const Range ranges[6] = {Range::closed(0, 1e6),
+    const Range ranges[8] = {Range::closed(0, 1e6),
                              Range::closed(0, 1e6),
                              Range::closed(0, 1e9),
                              Range::closed(0, 1e9),
                              Range::closed(names.ranges[j][0], names.ranges[j][1]),
-                             Range{0, 1e9, true, false}};
+                             Range{0, 1e9, true, false},
+                             Range::closed(0, 1e9),
+                             Range::closed(-1e3, 1e3)};
     for (int k = 0; k < Articulated::kJointParams; ++k)
       slot(m.p_joint(j, k), names.joints[j] + "." + kJointParamNames[k],
            hinge ? kJointParamUnitsHinge[k] : kJointParamUnitsSlide[k], ranges[k],
@@ -147,7 +155,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 // keys over them, parsed as a JSON arm. Overrides: a top-level key replaces the imported one,
 // objects (torque_limits, contact, joint_limits, tip, all_joints) merged key by key;
 // model.bodies entries name an imported body and replace the keys they give (joint keys
-// merged into its joint); model.sites are added to the imported sites.
+// merged into its joint, or into each of its joints); model.sites are added to the imported sites.
 void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   if (m.has("mjcf") && m.has("urdf"))
     config_fail(m.key_path("urdf"), "give model.mjcf or model.urdf, not both");
@@ -210,6 +218,23 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
           if (!it.value().is_object())
             config_fail(path_i + ".joint", "expected an object of joint keys to override");
           (*target)["joint"].merge_patch(it.value());
+        } else if (it.key() == "joints") {
+          // a body with several joints: one object per joint, in the file's order
+          const std::string jp = path_i + ".joints";
+          if (!target->contains("joints"))
+            config_fail(jp, "body '" + excerpt(bn) + "' does not have several joints in '" +
+                                excerpt(rel) + "'; override its \"joint\"");
+          nlohmann::json& tj = (*target)["joints"];
+          if (!it.value().is_array() || it.value().size() != tj.size())
+            config_fail(jp, "expected an array of " + std::to_string(tj.size()) +
+                                " objects of joint keys to override, one per joint of body '" +
+                                excerpt(bn) + "' in the file's order");
+          for (size_t k = 0; k < tj.size(); ++k) {
+            if (!it.value()[k].is_object())
+              config_fail(jp + "[" + std::to_string(k) + "]",
+                          "expected an object of joint keys to override");
+            tj[k].merge_patch(it.value()[k]);
+          }
         } else if (it.key() == "parent") {
           config_fail(path_i + ".parent",
                       "an import's tree is the file's; the parent cannot be overridden");
@@ -295,6 +320,7 @@ void add_free_frames(ArmParse& p, const std::string& name) {
     fv.jp[Articulated::kForceLimit] = 1e3;
     p.vals.push_back(fv);
     p.names.bodies.push_back(name + ".free_frame." + kFrame[f]);
+    p.names.entry.push_back(-1);
   }
   a.n_bodies = a.n_dof = Articulated::kFreeFrames;
 }
@@ -325,8 +351,8 @@ void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyV
   a.n_dof = Articulated::kFreeDofs;
 }
 
-// a hinge or slide: axis (normalized), pos, range, and its parameters: damping, armature, the
-// servo's kp, kv and target, the force limit
+// a hinge or slide: axis (normalized), pos, range, ref, and its parameters: damping, armature,
+// the servo's kp, kv and target, the force limit, the spring's stiffness and springref
 void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std::string& type,
                           int bi, BodyValues& v, ArmParse& p) {
   ArticulatedLarge& a = p.a;
@@ -340,6 +366,8 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   if (!(range[0] < range[1]))
     config_fail(jo.key_path("range"), "expected [low, high] with low < high");
   a.joint[bi] = type == "hinge" ? Articulated::kHinge : Articulated::kSlide;
+  // the pose the tree describes is the joint's at q = ref (MuJoCo's ref; the default initial q)
+  a.joint_ref[a.n_dof] = jo.number("ref", 0.0, Range::closed(-1e3, 1e3));
   a.dof[bi] = a.n_dof;
   a.body_of_dof[a.n_dof] = bi;
   p.names.joints.push_back(jn);
@@ -351,27 +379,92 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   v.has_target = jo.has("target");
   v.jp[Articulated::kTarget] = jo.number("target", 0.0, Range::closed(range[0], range[1]));
   v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
+  v.jp[Articulated::kStiffness] = jo.number("stiffness", 0.0, Range::closed(0, 1e9));
+  v.jp[Articulated::kSpringRef] = jo.number("springref", 0.0, Range::closed(-1e3, 1e3));
   jo.finish();
   ++a.n_dof;
 }
 
-// body b's joint (none, or null: a fixed body)
+// one joint of body bi: the body's "joint", or an entry of its "joints"
+void parse_one_joint(const JsonObject& jo, const std::string& default_name, bool free_allowed,
+                     int bi, BodyValues& v, ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  if (a.n_dof == ArticulatedLarge::kMaxDof)
+    config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
+  const std::string jn = jo.string("name", default_name);
+  const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
+  if (type == "free" && !free_allowed)
+    config_fail(jo.key_path("type"),
+                "\"free\" must be its body's only joint (give it as \"joint\", not in \"joints\")");
+  if (type == "free")
+    parse_free_joint(jo, jn, bi, v, p);
+  else
+    parse_hinge_or_slide(jo, jn, type, bi, v, p);
+}
+
+// body b's joint (none, or null: a fixed body), or the last of its "joints" (add_joint_frames
+// took the others)
 void parse_body_joint(const JsonObject& o, const std::string& name, int bi, BodyValues& v,
                       ArmParse& p) {
   ArticulatedLarge& a = p.a;
   a.joint[bi] = Articulated::kFixed;
   a.dof[bi] = -1;
+  if (o.has("joints")) {
+    const nlohmann::json& js = o.raw("joints");
+    const size_t last = js.size() - 1;
+    parse_one_joint(JsonObject(js[last], o.key_path("joints") + "[" + std::to_string(last) + "]"),
+                    name + ".joint" + std::to_string(last), false, bi, v, p);
+    return;
+  }
   if (!o.has("joint")) return;
   if (o.raw("joint").is_null()) return;  // a fixed body
-  JsonObject jo = o.object("joint");
-  if (a.n_dof == ArticulatedLarge::kMaxDof)
-    config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
-  const std::string jn = jo.string("name", name + ".joint");
-  const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
-  if (type == "free")
-    parse_free_joint(jo, jn, bi, v, p);
-  else
-    parse_hinge_or_slide(jo, jn, type, bi, v, p);
+  parse_one_joint(o.object("joint"), name + ".joint", true, bi, v, p);
+}
+
+// A body with several joints (MuJoCo's joints of one body, applied in order, each about its own
+// anchor and axis in the body frame as the earlier ones left it): every joint but the last
+// turns a massless frame of its own, chained from the body's parent; the first frame takes the
+// body's pos and quat, the others sit on their parent's origin (offset 0, unrotated), and the
+// body itself, with the last joint, on the last frame's. A joint's anchor and axis then are
+// those of the frame as the joints before it moved it, as in MuJoCo. Returns the last frame.
+int add_joint_frames(const JsonObject& o, const std::string& name, int parent,
+                     const std::vector<double>& pos, const std::vector<double>& quat,
+                     ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  const nlohmann::json& js = o.raw("joints");
+  const std::string jp = o.key_path("joints");
+  if (o.has("joint"))
+    config_fail(o.key_path("joint"), "give \"joint\" or \"joints\", not both");
+  if (!js.is_array() || js.empty())
+    config_fail(jp, "expected a non-empty array of joints (in the order they apply)");
+  for (size_t k = 0; k < js.size(); ++k)
+    if (!js[k].is_object())
+      config_fail(jp + "[" + std::to_string(k) + "]",
+                  "expected a joint object, got " + json_type_name(js[k]));
+  for (size_t k = 0; k + 1 < js.size(); ++k) {
+    if (a.n_bodies == ArticulatedLarge::kMaxBodies)
+      config_fail(jp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) +
+                          " bodies, counting one massless frame per joint but the last of a "
+                          "body with several joints");
+    const int fi = a.n_bodies;
+    a.parent[fi] = parent;
+    for (int i = 0; i < 3; ++i) a.offset[fi][i] = k == 0 ? pos[i] : 0.0;
+    if (k == 0)
+      quat_to_matrix(quat, a.rot[fi]);
+    else
+      for (int i = 0; i < 9; ++i) a.rot[fi][i] = i % 4 == 0 ? 1.0 : 0.0;
+    BodyValues fv{};
+    fv.com = {0, 0, 0};
+    fv.inertia = {0, 0, 0, 0, 0, 0};
+    const JsonObject jo(js[k], jp + "[" + std::to_string(k) + "]");
+    parse_one_joint(jo, name + ".joint" + std::to_string(k), false, fi, fv, p);
+    p.vals.push_back(fv);
+    p.names.bodies.push_back(name + ".joint_frame." + p.names.joints.back());
+    p.names.entry.push_back(-1);
+    ++a.n_bodies;
+    parent = fi;
+  }
+  return parent;
 }
 
 // model.bodies[b]: name, parent (world or an earlier body), pose, mass, centre of mass, inertia
@@ -405,13 +498,23 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
     add_free_frames(p, name);
     pi = Articulated::kFreeFrames - 1;
   }
-  const int bi = a.n_bodies;
-  a.parent[bi] = pi;
   std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
   if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) <
       1e-9)
     config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
+  if (o.has("joints")) {
+    // the frames of all joints but the last carry the body's pose; the body sits on the last
+    pi = add_joint_frames(o, name, pi, pos, quat, p);
+    pos = {0, 0, 0};
+    quat = {1, 0, 0, 0};
+  }
+  if (a.n_bodies == ArticulatedLarge::kMaxBodies)
+    config_fail(o.path(), "at most " + std::to_string(ArticulatedLarge::kMaxBodies) +
+                              " bodies, counting the frames steer adds (a free root's 5, one per "
+                              "joint but the last of a body with several joints)");
+  const int bi = a.n_bodies;
+  a.parent[bi] = pi;
   for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
   quat_to_matrix(quat, a.rot[bi]);
   if (b == 0 && free_root) {
@@ -435,6 +538,7 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
   o.finish();
   p.body_index[name] = bi;
   p.names.bodies.push_back(name);
+  p.names.entry.push_back(int(b));
   p.vals.push_back(v);
   ++a.n_bodies;
 }
@@ -468,11 +572,13 @@ void parse_bodies(const JsonObject& m, ArmParse& p) {
 // model.all_joints: values that replace every joint's own (a free swing: no damping, no gains)
 void parse_all_joints(const JsonObject& m, ArmParse& p) {
   JsonObject aj = m.object("all_joints");
-  const Range r6[6] = {Range::closed(0, 1e6), Range::closed(0, 1e6),    Range::closed(0, 1e9),
-                       Range::closed(0, 1e9), Range::closed(-1e3, 1e3), Range{0, 1e9, true, false}};
+  const Range r8[8] = {Range::closed(0, 1e6),      Range::closed(0, 1e6),
+                       Range::closed(0, 1e9),      Range::closed(0, 1e9),
+                       Range::closed(-1e3, 1e3),   Range{0, 1e9, true, false},
+                       Range::closed(0, 1e9),      Range::closed(-1e3, 1e3)};
   for (int k = 0; k < Articulated::kJointParams; ++k) {
     if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
-    const double v = aj.number(kJointParamNames[k], 0.0, r6[k]);
+    const double v = aj.number(kJointParamNames[k], 0.0, r8[k]);
     // a free root's dofs keep their own (the joint's damping and armature; no servo)
     for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
       p.vals[b].jp[k] = v;
@@ -574,6 +680,18 @@ void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const Articula
     a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
 }
 
+// model.gravity: g [m/s²] acting along −z, or the vector (g_x, g_y, g_z) [m/s²] (MuJoCo's
+// opt.gravity): its magnitude is θ's gravity slot and its direction the model's gravity_dir
+double parse_gravity(const JsonObject& m, ArticulatedLarge& a) {
+  if (!m.has("gravity") || !m.raw("gravity").is_array())
+    return m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
+  const std::vector<double> g = m.numbers("gravity", {}, Range::closed(-1e3, 1e3), 3);
+  const double mag = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+  if (mag > 0)
+    for (int i = 0; i < 3; ++i) a.gravity_dir[i] = g[i] / mag;
+  return mag;
+}
+
 // the nominal θ: each body's values, gravity, the saturation's sharpness, the contact's values
 void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
                 const ArticulatedContactValues& contact_values) {
@@ -615,7 +733,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_articulated_contact(m, p.body_index, a, names, contact_values);
   parse_sites(m, p);
   parse_joint_limits(m, a, names);
-  const double gravity = m.number("gravity", 9.81, Range::closed(-1e3, 1e3));
+  const double gravity = parse_gravity(m, a);
 
   c.info = articulated_info(a, names);
   fill_theta(c, p, gravity, sharp, contact_values);
@@ -633,10 +751,10 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
                                 PhysicalViolation& v) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
-  for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
-    // (a free root's frames are massless by construction; the JSON index skips them)
-    const int jb = a.free_base ? b - Articulated::kFreeFrames : b;
-    const std::string body = "model.bodies[" + std::to_string(jb) + "]";
+  for (int b = 0; b < a.n_bodies; ++b) {
+    // (the frames steer adds are massless by construction: names.entry)
+    if (names.is_frame(b)) continue;
+    const std::string body = "model.bodies[" + std::to_string(names.entry[size_t(b)]) + "]";
     const std::string where =
         "body '" + excerpt(names.bodies[b]) + "'" +
         (names.included_from.empty() ? std::string()
@@ -671,9 +789,12 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   const int n = a.n_dof, nq = a.nq();
   // q: nq entries (a free root's p and quaternion first, the quaternion normalized here); v: n
+  // the default: the pose the tree describes, each hinge and slide at its ref (MuJoCo's qpos0)
   std::vector<double> q0(nq, 0.0);
   if (a.free_base)
     for (int i = 0; i < 7; ++i) q0[i] = names.free_q0[i];
+  for (int j = 0; j < n; ++j)
+    if (!a.free_dof(j)) q0[a.qadr(j)] = a.joint_ref[j];
   std::vector<double> q = s.numbers("q", q0, Range::closed(-1e3, 1e3), nq);
   std::vector<double> v = s.numbers("v", std::vector<double>(n, 0.0), Range::closed(-1e6, 1e6), n);
   if (a.free_base) {
@@ -694,9 +815,11 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   }
   for (int j = 0; j < n; ++j) {
     c.x0[nq + j] = v[j];
-    // a PD target not given holds the initial pose
+    // a PD target not given holds the initial pose (the nearest pose within the joint's range
+    // when the start is outside it, as the target's range requires)
     if (!a.free_dof(j) && !names.target_given[j])
-      c.theta[a.p_joint(j, Articulated::kTarget)] = q[a.qadr(j)];
+      c.theta[a.p_joint(j, Articulated::kTarget)] =
+          std::min(std::max(q[a.qadr(j)], names.ranges[j][0]), names.ranges[j][1]);
   }
 }
 
@@ -723,9 +846,22 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
         {"smoothing", a.limit_smoothing}};
   else
     m["joint_limits"] = "off";
+  if (!(a.gravity_dir[0] == 0 && a.gravity_dir[1] == 0 && a.gravity_dir[2] == -1))
+    m["gravity_direction"] = std::vector<double>(a.gravity_dir, a.gravity_dir + 3);
   m["dof"] = a.n_dof;
   nlohmann::json bs = nlohmann::json::array();
-  for (int b = a.free_base ? Articulated::kFreeFrames : 0; b < a.n_bodies; ++b) {
+  auto joint_json = [&](int b) {
+    const int j = a.dof[b];
+    nlohmann::json e = {{"name", names.joints[j]},
+                        {"type", a.joint[b] == Articulated::kHinge ? "hinge" : "slide"},
+                        {"axis", std::vector<double>(a.axis[b], a.axis[b] + 3)},
+                        {"pos_m", std::vector<double>(a.joint_pos[b], a.joint_pos[b] + 3)},
+                        {"range", {names.ranges[j][0], names.ranges[j][1]}}};
+    if (a.joint_ref[j] != 0) e["ref"] = a.joint_ref[j];
+    return e;
+  };
+  for (int b = 0; b < a.n_bodies; ++b) {
+    if (names.is_frame(b)) continue;  // the frames steer adds are listed with their body
     if (a.free_base &&
         b == Articulated::kFreeFrames) {  // the free root (its frames are not listed)
       bs.push_back(
@@ -734,19 +870,22 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
            {"joint", {{"name", names.free_joint}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
       continue;
     }
+    // a body with several joints: its frames (model.h) above it, the first of which has its pose
+    int top = b;
+    nlohmann::json joints = nlohmann::json::array();
+    while (a.parent[top] >= 0 && names.is_frame(a.parent[top]) &&
+           !(a.free_base && a.parent[top] < Articulated::kFreeFrames)) {
+      top = a.parent[top];
+      joints.insert(joints.begin(), joint_json(top));
+    }
     nlohmann::json e = {
         {"name", names.bodies[b]},
-        {"parent", a.parent[b] < 0 ? std::string("world") : names.bodies[a.parent[b]]},
-        {"pos_m", std::vector<double>(a.offset[b], a.offset[b] + 3)},
-        {"rotation_row_major", std::vector<double>(a.rot[b], a.rot[b] + 9)}};
-    if (a.dof[b] >= 0) {
-      const int j = a.dof[b];
-      e["joint"] = {{"name", names.joints[j]},
-                    {"type", a.joint[b] == Articulated::kHinge ? "hinge" : "slide"},
-                    {"axis", std::vector<double>(a.axis[b], a.axis[b] + 3)},
-                    {"pos_m", std::vector<double>(a.joint_pos[b], a.joint_pos[b] + 3)},
-                    {"range", {names.ranges[j][0], names.ranges[j][1]}}};
-    }
+        {"parent", a.parent[top] < 0 ? std::string("world") : names.bodies[a.parent[top]]},
+        {"pos_m", std::vector<double>(a.offset[top], a.offset[top] + 3)},
+        {"rotation_row_major", std::vector<double>(a.rot[top], a.rot[top] + 9)}};
+    if (a.dof[b] >= 0) joints.push_back(joint_json(b));
+    if (joints.size() == 1) e["joint"] = joints[0];
+    if (joints.size() > 1) e["joints"] = joints;
     bs.push_back(e);
   }
   m["bodies"] = bs;

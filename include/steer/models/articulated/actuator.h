@@ -1,6 +1,7 @@
 // Articulated: the actuator's smooth torque saturation and the joint-limit torque, with adjoints.
 //   τ = sat(τ_raw) = τ_raw − (1/β)[softplus(β(τ_raw − τ_max)) − softplus(β(−τ_raw − τ_max))],
-//   τ_l,j = k_l w_l [softplus((lo_j − q_j)/w_l) − softplus((q_j − hi_j)/w_l)].
+//   τ_l,j = k_l w_l [softplus((lo_j − q_j)/w_l) − softplus((q_j − hi_j)/w_l)],
+//   τ_s,j = −k_s,j (q_j − q_s,j)  (the joint spring; explicit in every integrator, as in MuJoCo).
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -83,6 +84,15 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::limit_slope(int j, const S& qj) co
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) +
                sigmoid_of(S((qj - S(limit_upper[j])) / w)));
+}
+
+// the joint spring's torque τ_s,j = −k_s,j (q_j − q_s,j) [N·m or N]; its adjoint is written out
+// where it is used (∂τ_s/∂q = −k_s, ∂τ_s/∂k_s = −(q − q_s), ∂τ_s/∂q_s = k_s)
+template <int NB, int ND, int NS>
+template <class S, class PIn>
+inline STEER_HD S ArticulatedCap<NB, ND, NS>::spring_torque(const PIn& p, int j,
+                                                            const S& qj) const {
+  return -S(p[p_joint(j, kStiffness)]) * (qj - S(p[p_joint(j, kSpringRef)]));
 }
 
 }  // namespace steer

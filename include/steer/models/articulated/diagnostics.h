@@ -198,7 +198,14 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PI
       ke += S(0.5) * S(x[nq() + i]) * M[i * kMaxDof + j] * S(x[nq() + j]);
   e = ke;
   for (int b = 0; b < n_bodies; ++b)
-    e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * K.C[b][2];
+    e += S(p[p_body(b, kMass)]) * S(p[p_global(kGravity)]) * -gravity_along(K.C[b]);
+  // the joint springs' potential ½ k_s (q − q_s)²
+  for (int j = 0; j < n_dof; ++j) {
+    if (free_dof(j)) continue;
+    const S ks = p[p_joint(j, kStiffness)];
+    const S dq = q[qadr(j)] - S(p[p_joint(j, kSpringRef)]);
+    e += S(0.5) * ks * dq * dq;
+  }
 }
 
 template <int NB, int ND, int NS>

@@ -113,7 +113,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::bias_forces(const Kin<S>& K, co
     for (int i = 0; i < 3; ++i) {
       wp[i] = pa < 0 ? S(0) : w[pa][i];
       alp[i] = pa < 0 ? S(0) : al[pa][i];
-      aop[i] = pa < 0 ? (i == 2 ? g : S(0)) : ao[pa][i];
+      aop[i] = pa < 0 ? S(-gravity_dir[i]) * g : ao[pa][i];
       r[i] = K.P[b][i] - (pa < 0 ? S(0) : K.P[pa][i]);
     }
     // a_o = a_o,p + α_p × r + ω_p × (ω_p × r)
@@ -239,8 +239,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(
       if (pa >= 0)
         for (int i = 0; i < 3; ++i) aow[pa][i] += aow[b][i];
       else
-        adj_p[p_global(kGravity)] -=
-            h * aow[b][2];  // the base accelerates upward at g: ā_o = −h ō(w)
+        // the base accelerates against gravity, a_o = −g d: ḡ = −h (−d) · ō(w)
+        adj_p[p_global(kGravity)] += h * gravity_along(aow[b]);
       continue;
     }
     const S m = p[p_body(b, kMass)];
@@ -305,7 +305,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_dynamics_form(
       for (int i = 0; i < 3; ++i) KA.A[b][i] += qd * aav[i];
     }
     if (pa < 0) {
-      adj_p[p_global(kGravity)] -= h * aow[b][2];
+      adj_p[p_global(kGravity)] += h * gravity_along(aow[b]);
       continue;
     }
     // to the parent: o_b = o_pa + Ω_pa × r (λ, w) and a_o = a_o,p + α_p × r + ω_p × (ω_p × r)

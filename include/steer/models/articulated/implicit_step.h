@@ -1,5 +1,6 @@
 // Articulated: the euler / implicitfast step, and its hand adjoint.
-//   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]),  b = M q̇ + h (τ − c + τ_c [+ s' k_v q̇]),
+//   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]),
+//   b = M q̇ + h (τ − c + τ_c + τ_l + τ_s [+ s' k_v q̇]) (τ_l the limits', τ_s the springs' torque),
 //   q⁺ = q + h q̇⁺;
 // adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
 // and q̇⁺ held fixed.
@@ -60,6 +61,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::implicit_system(const S* q, con
       f = tau - c[i] + tc[i];
     }
     if (joint_limits && !free_dof(i)) f += limit_torque(i, q[qadr(i)]);
+    if (!free_dof(i)) f += spring_torque(p, i, q[qadr(i)]);
     if (integrator == kImplicitFast && !implicit_servo() && !free_dof(i)) {
       implicit_gain += slope[i] * kv;
       f += slope[i] * kv * v[i];
@@ -193,6 +195,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_semi_implicit_from_tape(
     const S araw = adj_saturate(p, i, raw[i], sig + kSatTape * i, ap, mu[i], aslope, want_beta);
     // h λ_i τ_l,i(q_i) in φ: q̄_i += μ_i ∂τ_l,i/∂q_i
     if (joint_limits) aq[qadr(i)] += mu[i] * limit_slope(i, q[qadr(i)]);
+    // h λ_i τ_s,i in φ, τ_s,i = −k_s (q_i − q_s)
+    {
+      const S ks = p[p_joint(i, kStiffness)];
+      aq[qadr(i)] -= mu[i] * ks;
+      ap[p_joint(i, kStiffness)] -= mu[i] * (q[qadr(i)] - S(p[p_joint(i, kSpringRef)]));
+      ap[p_joint(i, kSpringRef)] += mu[i] * ks;
+    }
     // τ_raw = k_p (q* − q) − k_v q̇ + u_ff; for the implicit servo τ_raw = k_p (q* − q) − k_v q̇⁺ +
     // u_ff with q̇⁺ held fixed in φ (its dependence is λ's)
     const S tgt = p[p_joint(i, kTarget)];

@@ -70,7 +70,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_step(int k, const XIn& x, c
                                    adj_xn);  // u enters through the tape
 }
 
-// q̈ = M⁻¹(τ − D q̇ − c + τ_c), everything explicit (the rk4 right-hand side)
+// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_l + τ_s), everything explicit (the rk4 right-hand side)
 template <int NB, int ND, int NS>
 template <class S, class UIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const S* v, const UIn& u,
@@ -89,9 +89,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::acceleration(const S* q, const 
         (free_dof(j) ? raw : saturate(p, j, raw, slope)) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
   }
   contact_forces(K, v, p, qdd);
-  if (joint_limits)
-    for (int j = 0; j < n_dof; ++j)
-      if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]);
+  for (int j = 0; j < n_dof; ++j)
+    if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]) + spring_torque(p, j, q[qadr(j)]);
   cholesky_solve(n_dof, M, qdd);
 }
 

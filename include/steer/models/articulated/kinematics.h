@@ -1,8 +1,9 @@
 // Articulated: world kinematics of the tree, and its adjoint, with the 3-vector helpers.
 // p_b is body b's joint anchor, j_b (joint_pos) its position in the body frame; the body
 // origin is o_b = p_b − R_b j_b, and a point x_body of the body is at p_b + R_b (x_body − j_b):
-//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b),
-//   p_b = p_parent + R_parent · (offset_b − j_parent) + R_parent R_fixed,b j_b (+ a_b q_b, slide),
+//   R_b = R_parent · R_fixed,b · Rot(a_b, q_b − q_ref,b),
+//   p_b = p_parent + R_parent · (offset_b − j_parent) + R_parent R_fixed,b j_b
+//         (+ a_b (q_b − q_ref,b), slide),
 //   a_b = R_parent · R_fixed,b · axis_b,   c_b = p_b + R_b (com_b − j_b),   I_w,b = R_b I_b R_bᵀ.
 // Everything but the anchor's constant offset is the same as with j_b = 0, so the adjoint
 // (a rigid-body sweep of moments about the anchors) is unchanged.
@@ -84,7 +85,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     rotate(R0, axis[b], K.A[b]);
     if (joint[b] == kHinge && !free_turn(b)) {
       // Rodrigues, body frame: Rot(a, q)_ij = cos q δ_ij + sin q [a]×_ij + (1 − cos q) a_i a_j
-      const S qb = q[qadr(dof[b])];
+      const S qb = q[qadr(dof[b])] - S(joint_ref[dof[b]]);
       S s, c;
       sincos_of(qb, s, c);  // model_math.h: vmath's on the host in float64 and for packs
       const S t = S(1) - c;
@@ -102,7 +103,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::forward_kinematics(const S* q, 
     } else {
       for (int i = 0; i < 9; ++i) K.R[b][i] = R0[i];
       if (joint[b] == kSlide)
-        for (int i = 0; i < 3; ++i) K.P[b][i] += K.A[b][i] * q[qadr(dof[b])];
+        for (int i = 0; i < 3; ++i)
+          K.P[b][i] += K.A[b][i] * (q[qadr(dof[b])] - S(joint_ref[dof[b]]));
     }
     S com[3] = {S(p[p_body(b, kComX)]) - S(joint_pos[b][0]),
                 S(p[p_body(b, kComY)]) - S(joint_pos[b][1]),

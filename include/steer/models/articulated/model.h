@@ -3,7 +3,7 @@
 // KinAdj), and the declarations of its member functions, each defined with its adjoint in its
 // algorithm's header (articulated.h includes them all). Parameter slots:
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
-//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 6 j + k,  p_global(k) = 10 n_bodies + 6
+//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 8 j + k,  p_global(k) = 10 n_bodies + 8
 //   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h).
 #pragma once
 
@@ -33,6 +33,9 @@ struct ArticulatedSettings {
   int n_bodies = 0;
   int n_dof = 0;
   double dt = 0.002;  // h [s]
+  // the direction gravity acts in, world frame, unit; its magnitude g [m/s²] is θ's gravity slot,
+  // so the gravitational acceleration is g · gravity_dir (MuJoCo's opt.gravity = g · gravity_dir)
+  double gravity_dir[3] = {0, 0, -1};
   int integrator = kEuler;
   bool free_base = false;  // dofs 0 … 5 are a free root (ArticulatedCap)
   int servo_newton =
@@ -65,7 +68,7 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxBodies = NB;
   static constexpr int kMaxDof = ND;
   static constexpr int kBodyParams = 10;
-  static constexpr int kJointParams = 6;
+  static constexpr int kJointParams = 8;
   static constexpr int kGlobalParams = 6;
   // x = [q (nq), q̇ (n_dof)]: nq = n_dof, or n_dof + 1 with a free root (its quaternion)
   static constexpr int kMaxQ = kMaxDof + 1;
@@ -92,7 +95,18 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kFreeDofs = 6;
   static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
   enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
-  enum JointParam { kDamping = 0, kArmature, kKp, kKv, kTarget, kForceLimit };
+  // per joint: damping D, armature, the servo's k_p, k_v and target q*, the force limit τ_max, and
+  // the joint spring τ_s = −k_s (q − q_s) (MuJoCo's stiffness and springref)
+  enum JointParam {
+    kDamping = 0,
+    kArmature,
+    kKp,
+    kKv,
+    kTarget,
+    kForceLimit,
+    kStiffness,
+    kSpringRef
+  };
   enum GlobalParam {
     kGravity = 0,
     kSharpness,
@@ -103,6 +117,9 @@ struct ArticulatedCap : ArticulatedSettings {
   };
 
   double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // joint ranges [rad or m]
+  // each hinge or slide turns or moves by q − q_ref from the pose the tree describes (MuJoCo's
+  // ref, its qpos0): the body frames below are the file's at q = q_ref [rad or m]
+  double joint_ref[kMaxDof] = {};
   // tree, bodies in topological order
   double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
   double rot[kMaxBodies][9] = {};   // parent→body rotation, row-major (from the unit quaternion)
@@ -133,6 +150,11 @@ struct ArticulatedCap : ArticulatedSettings {
     return free_base && b >= 3 && b < kFreeDofs;
   }  // b turns about the root's own axis
   STEER_HD int nu() const { return n_dof; }
+  // d · v for gravity's direction d (gravity_dir): a height is −d · x
+  template <class S>
+  STEER_HD S gravity_along(const S* v) const {
+    return S(gravity_dir[0]) * v[0] + S(gravity_dir[1]) * v[1] + S(gravity_dir[2]) * v[2];
+  }
   STEER_HD int np() const { return p_contact(GroundContacts::kParams); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
@@ -296,6 +318,8 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S limit_torque(int j, const S& qj) const;
   template <class S>
   STEER_HD S limit_slope(int j, const S& qj) const;
+  template <class S, class PIn>
+  STEER_HD S spring_torque(const PIn& p, int j, const S& qj) const;
 
   // Cholesky factor and solve (cholesky.h)
   template <class S>
@@ -428,6 +452,7 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params;
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
+  f(from.joint_ref, to.joint_ref, nd);
   f(from.offset, to.offset, nb);
   f(from.rot, to.rot, nb);
   f(from.axis, to.axis, nb);

@@ -5,7 +5,10 @@
 //                      com = body_ipos, fullinertia = R(iquat) diag(body_inertia) R(iquat)ᵀ
 //                      (about the centre of mass, body axes);
 //   hinge / slide:     axis = jnt_axis, pos = jnt_pos (body frame), range = jnt_range when
-//                      limited, damping = dof_damping, armature = dof_armature;
+//                      limited, damping = dof_damping, armature = dof_armature, ref = qpos0,
+//                      stiffness = jnt_stiffness, springref = qpos_spring; a body's several
+//                      joints as "joints" in MuJoCo's order (one massless frame per joint but
+//                      the last: config_articulated.cpp);
 //   free joint:        on a child of worldbody only (a floating base): "type": "free", the
 //                      body's pos and quat (MuJoCo's qpos0 for it) the initial pose, damping
 //                      and armature when equal on its six dofs;
@@ -27,9 +30,9 @@
 //                      radius}; at most GroundContacts::kMaxPoints), the plane's height
 //                      contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
-//   options:           gravity (−z only), timestep, integrator Euler / RK4.
-// Refused, naming the element: free joints below the root, ball joints, more than one joint per
-// body, joint springs, frictionloss, joint ref (qpos0 ≠ 0), tendons, equality constraints, explicit
+//   options:           gravity (any direction), timestep, integrator Euler / RK4.
+// Refused, naming the element: free joints below the root or beside other joints, ball joints,
+// a free joint's spring, frictionloss, tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
 // contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit,
@@ -198,8 +201,12 @@ struct MjcfImport {
   std::string plain_actuator(int a) const {
     return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a));
   }
-  // the joint keys of MuJoCo joint j (in its body's entry; bodies are MuJoCo's less the world)
-  nlohmann::json& joint_json(int j) { return bodies[size_t(m->jnt_bodyid[j] - 1)]["joint"]; }
+  // the joint keys of MuJoCo joint j (in its body's entry, "joints" in MuJoCo's order until
+  // imported_model writes a body's only joint as "joint"; bodies are MuJoCo's less the world)
+  nlohmann::json& joint_json(int j) {
+    const int b = m->jnt_bodyid[j];
+    return bodies[size_t(b - 1)]["joints"][size_t(j - m->body_jntadr[b])];
+  }
 };
 
 // ---- options and the global elements steer does not model ----
@@ -283,9 +290,6 @@ void import_options(MjcfImport& im) {
     if (o.wind[i] != 0) im.refuse("option wind: fluid forces are not modelled");
   if (o.density != 0 || o.viscosity != 0)
     im.refuse("option density/viscosity: fluid forces are not modelled");
-  if (o.gravity[0] != 0 || o.gravity[1] != 0)
-    im.refuse("option gravity (" + num(o.gravity[0]) + ", " + num(o.gravity[1]) + ", " +
-              num(o.gravity[2]) + "): steer's gravity acts along −z only");
   import_integrator(im);
 }
 
@@ -333,6 +337,9 @@ nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
         m->dof_armature[dof + k] != m->dof_armature[dof])
       im.refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
   for (int k = 0; k < 6; ++k) refuse_polynomial_damping(im, dof + k, jw);
+  if (im.spring_on && m->jnt_stiffness[j] != 0)
+    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) +
+              " on a free joint (a spring to its reference pose) is not modelled");
   im.free_dofs = 6;
   return {{"name", jn},
           {"type", "free"},
@@ -348,8 +355,6 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   const int t = m->jnt_type[j];
   if (t == mjJNT_BALL) im.refuse(jw + ": ball joints are not modelled (use three hinges)");
   const int dof = m->jnt_dofadr[j];
-  if (im.spring_on && m->jnt_stiffness[j] != 0)
-    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " (a joint spring) is not modelled");
   for (int k = 0; k < mjNPOLY; ++k)
     if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
       im.refuse(jw + ": stiffness polynomial coefficient " +
@@ -357,9 +362,6 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   refuse_polynomial_damping(im, dof, jw);
   if (im.friction_on && m->dof_frictionloss[dof] != 0)
     im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
-  if (m->qpos0[m->jnt_qposadr[j]] != 0)
-    im.refuse(jw + ": ref " + num(m->qpos0[m->jnt_qposadr[j]]) +
-              " (a non-zero reference position) is not modelled");
   if (int(im.dof_body.size()) + im.free_dofs == ArticulatedLarge::kMaxDof)
     im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
               " joints; steer's articulated model takes at most " +
@@ -375,6 +377,10 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   jo["kp"] = 0.0;
   jo["kv"] = 0.0;
   jo["force_limit"] = 1e9;  // no limit unless an actuator sets one
+  // ref (qpos0): the file's pose is the joint's at q = ref; the spring −k (q − springref)
+  jo["ref"] = m->qpos0[m->jnt_qposadr[j]];
+  jo["stiffness"] = im.spring_on ? m->jnt_stiffness[j] : 0.0;
+  jo["springref"] = m->qpos_spring[m->jnt_qposadr[j]];
   im.joint_of_dof_mj[size_t(dof)] = int(im.dof_body.size());
   im.dof_body.push_back(j);
   return jo;
@@ -391,21 +397,24 @@ void import_bodies(MjcfImport& im) {
   for (int b = 1; b < m->nbody; ++b) {
     const std::string bn = im.body_name(b);
     nlohmann::json e = body_entry(im, b);
+    // a body's joints in MuJoCo's order (config_articulated.cpp chains one massless frame per
+    // joint but the last, as MuJoCo applies them)
     const int nj = m->body_jntnum[b];
-    if (nj > 1)
-      im.refuse("body '" + bn + "' has " + std::to_string(nj) +
-                " joints; steer's articulated model takes one joint per body "
-                "(split the body into a chain of bodies, one joint each)");
-    if (nj == 1) {
-      const int j = m->body_jntadr[b];
-      const std::string jn = name_of(m, mjOBJ_JOINT, j, bn + ".joint");
+    e["joints"] = nlohmann::json::array();
+    for (int k = 0; k < nj; ++k) {
+      const int j = m->body_jntadr[b] + k;
+      const std::string jn =
+          name_of(m, mjOBJ_JOINT, j, bn + (nj == 1 ? ".joint" : ".joint" + std::to_string(k)));
       const std::string jw = "joint '" + jn + "' of body '" + bn + "'";
       const bool free = m->jnt_type[j] == mjJNT_FREE;
       if (free && m->body_parentid[b] != 0)
         im.refuse(jw +
                   ": a free joint is modelled only on a child of <worldbody> (a floating base), "
                   "not below another body");
-      e["joint"] = free ? free_joint_entry(im, j, jn, jw) : hinge_or_slide_entry(im, j, jn, jw);
+      if (free && nj > 1)
+        im.refuse(jw + ": a free joint together with other joints in one body is not modelled");
+      e["joints"].push_back(free ? free_joint_entry(im, j, jn, jw)
+                                 : hinge_or_slide_entry(im, j, jn, jw));
     }
     im.bodies.push_back(e);
   }
@@ -726,8 +735,13 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   ImportedModel out;
   out.timestep = o.timestep;
   out.model["integrator"] = im.integrator;
-  out.model["gravity"] = (im.dis & mjDSBL_GRAVITY) ? 0.0 : -o.gravity[2];
-  out.model["bodies"] = im.bodies;
+  // g along −z as a number; any other direction as the vector (model.gravity)
+  if (im.dis & mjDSBL_GRAVITY)
+    out.model["gravity"] = 0.0;
+  else if (o.gravity[0] != 0 || o.gravity[1] != 0 || o.gravity[2] > 0)
+    out.model["gravity"] = vec(o.gravity, 3);
+  else
+    out.model["gravity"] = -o.gravity[2];
   out.model["sites"] = im.sites;
   out.model["contact"] = im.contact;
   if (!im.tip.is_null()) out.model["tip"] = im.tip;
@@ -744,6 +758,12 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
       e["target"] = {{"actuator", im.target_actuator[d]}, {"target_per_ctrl", im.target_scale[d]}};
     ctl.push_back(e);
   }
+  // a body's only joint as "joint" (what configs override), several as "joints"
+  for (auto& b : im.bodies) {
+    if (b["joints"].size() == 1) b["joint"] = b["joints"][0];
+    if (b["joints"].size() <= 1) b.erase("joints");
+  }
+  out.model["bodies"] = im.bodies;
   out.record = {{"file", im.shown},
                 {"format", key},
                 {"sha256", sha256_hex(bytes)},
