@@ -77,9 +77,11 @@
 // model_contract.h's FixedIntegrators), whose step and adjoint leave rk4 and the dual path out,
 // so that their kernels' stack frames are not sized by them; rk4 keeps the model's own kernels.
 //
-// Capacity: the arrays are sized at compile time (ArticulatedCap<bodies, joints, sites>,
-// model.h). Articulated (10, 8, 8) runs on every backend; ArticulatedLarge (32, 32, 8), for
-// larger trees, on the CPU's scalar path only; the config parser picks the smaller that fits.
+// Capacity: the arrays are sized at compile time (ArticulatedCap<bodies, joints, sites, ground
+// points>, model.h). Articulated (10, 8, 8, 8) and ArticulatedLegged (20, 18, 8, 8) run on every
+// backend; ArticulatedLarge (32, 32, 32, 64), for larger trees and for the walkers' and
+// humanoids' dozens of contact points, on the CPU's scalar path only; the config parser picks
+// the smallest that fits.
 //
 // The parts, one algorithm per header, each function followed by its adjoint (articulated/);
 // contact_set.h, contact_law.h and impact.h come in through model.h, contact.h and

@@ -66,18 +66,21 @@ decltype(auto) with_articulated(const ArticulatedSetup& s, BackendKind backend, 
   if (!s.large_tree) return f(s.model);
   if (s.legged_tree) return f(s.legged);
   if (backend != BackendKind::kCpu)
-    throw ConfigError("model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
-                      std::to_string(s.large.n_dof) + " joints and " +
-                      std::to_string(s.large.n_sites) +
-                      " sites runs on the CPU backend only; the CUDA backend takes at most " +
-                      std::to_string(Articulated::kMaxBodies) + " bodies, " +
-                      std::to_string(Articulated::kMaxDof) + " joints and " +
-                      std::to_string(Articulated::kMaxSites) + " sites (Articulated), or " +
-                      std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " +
-                      std::to_string(ArticulatedLegged::kMaxDof) + " joints and " +
-                      std::to_string(ArticulatedLegged::kMaxSites) +
-                      " sites (ArticulatedLegged; a free root's 5 frames count as bodies) (set "
-                      "\"backend\": \"cpu\")");
+    throw ConfigError(
+        "model.bodies: a tree of " + std::to_string(s.large.n_bodies) + " bodies, " +
+        std::to_string(s.large.n_dof) + " joints, " + std::to_string(s.large.n_sites) +
+        " sites and " + std::to_string(s.large.ground.n_points) +
+        " ground contact points runs on the CPU backend only; the CUDA backend takes at most " +
+        std::to_string(Articulated::kMaxBodies) + " bodies, " +
+        std::to_string(Articulated::kMaxDof) + " joints, " +
+        std::to_string(Articulated::kMaxSites) + " sites and " +
+        std::to_string(Articulated::kMaxGroundPoints) + " points (Articulated), or " +
+        std::to_string(ArticulatedLegged::kMaxBodies) + " bodies, " +
+        std::to_string(ArticulatedLegged::kMaxDof) + " joints, " +
+        std::to_string(ArticulatedLegged::kMaxSites) + " sites and " +
+        std::to_string(ArticulatedLegged::kMaxGroundPoints) +
+        " points (ArticulatedLegged; the frames of a free root and of a body with several joints "
+        "count as bodies) (set \"backend\": \"cpu\")");
   return f(s.large);
 }
 

@@ -653,8 +653,9 @@ void parse_sites(const JsonObject& m, ArmParse& p) {
     if (!so.has("body"))
       config_fail(so.key_path("body"), "required: the name of the body the site is fixed in");
     const std::string sb = so.string("body", "");
-    if (!p.body_index.count(sb))
-      config_fail(so.key_path("body"), "'" + excerpt(sb) + "' is not a body of model.bodies");
+    if (sb != "world" && !p.body_index.count(sb))
+      config_fail(so.key_path("body"),
+                  "'" + excerpt(sb) + "' is not a body of model.bodies (or \"world\")");
     std::vector<double> pos = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
     std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
     if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) <
@@ -662,7 +663,7 @@ void parse_sites(const JsonObject& m, ArmParse& p) {
       config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
     so.finish();
     const int si = a.n_sites++;
-    a.site_body[si] = p.body_index[sb];
+    a.site_body[si] = sb == "world" ? -1 : p.body_index[sb];  // −1: fixed in the world
     for (int i = 0; i < 3; ++i) a.site_pos[si][i] = pos[i];
     quat_to_matrix(quat, a.site_rot[si]);
     p.names.sites.push_back(sn);
@@ -892,7 +893,7 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   nlohmann::json ss = nlohmann::json::array();
   for (int s = 0; s < a.n_sites; ++s)
     ss.push_back({{"name", names.sites[s]},
-                  {"body", names.bodies[a.site_body[s]]},
+                  {"body", a.site_body[s] < 0 ? std::string("world") : names.bodies[a.site_body[s]]},
                   {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
                   {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
   m["sites"] = ss;

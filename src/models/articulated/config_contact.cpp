@@ -36,18 +36,18 @@ const ContactSlot kContactSlots[] = {
     {kContactRestitution, "contact.restitution", "1", Range{0, 1, true, true}},
 };
 
-// model.contacts: [{"name", "body", "pos", "radius"}], at most GroundContacts::kMaxPoints
+// model.contacts: [{"name", "body", "pos", "radius"}], at most ArticulatedLarge::kMaxGroundPoints
 void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& body_index,
                          ArticulatedLarge& a) {
   a.ground.n_points = 0;
   if (!m.has("contacts")) return;
   const auto& list = m.raw("contacts");
   const std::string lp = m.key_path("contacts");
-  const std::string kMax = std::to_string(GroundContacts::kMaxPoints);
+  const std::string kMax = std::to_string(ArticulatedLarge::kMaxGroundPoints);
   if (!list.is_array())
     config_fail(lp, "expected an array of {\"name\", \"body\", \"pos\", \"radius\"} (at most " +
                         kMax + ")");
-  if (list.size() > size_t(GroundContacts::kMaxPoints))
+  if (list.size() > size_t(ArticulatedLarge::kMaxGroundPoints))
     config_fail(lp, "at most " + kMax + " contact points, got " + std::to_string(list.size()));
   std::set<std::string> seen;
   for (size_t k = 0; k < list.size(); ++k) {

@@ -14,8 +14,8 @@ namespace steer {
 
 // the contacts the validator's contact_mode_switch watches: the tip (when enabled), then the
 // ground points in their order
-template <int NB, int ND, int NS>
-inline STEER_HD int ArticulatedCap<NB, ND, NS>::num_contacts() const {
+template <int NB, int ND, int NS, int NP>
+inline STEER_HD int ArticulatedCap<NB, ND, NS, NP>::num_contacts() const {
   return (contact ? 1 : 0) + ground.n_points;
 }
 
@@ -228,17 +228,17 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
 }
 
 // world position of the contact point [m]
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::tip_position(const Kin<S>& K, S* x) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::tip_position(const Kin<S>& K, S* x) const {
   body_point(K, tip_body, tip_offset, x);
 }
 
 // τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into
 // tc)
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::contact_forces(const Kin<S>& K, const S* v,
                                                                 const PIn& p, S* tc) const {
   ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   if (!contact) return;
@@ -270,9 +270,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::contact_forces(const Kin<S>& K,
 //   f_z = k w softplus(z) − d_c σ(z) ż,  z = (height − z_tip)/w
 //   f̄_z = ż_μ,  z̄ = f̄_z (k σ(z) − d_c σ'(z) ż) [per w: k w σ/w],  ż̄ = −f̄_z d_c σ(z),
 //   J̄_z,e = f_z μ_e + ż̄ q̇_e
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_contact_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_contact_forces(const Kin<S>& K, const S* v,
                                                                     const PIn& p, const S* mu,
                                                                     KinAdj<S>& KA, S* adj_v,
                                                                     S* adj_p) const {

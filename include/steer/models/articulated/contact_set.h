@@ -8,8 +8,8 @@
 
 namespace steer {
 
-struct GroundContacts {
-  static constexpr int kMaxPoints = 8;  // contact points over the whole tree
+// the settings of the ground contacts, whose size does not depend on the capacity
+struct GroundContactSettings {
   // θ slots of the contact laws beyond the model's globals (contact_law.h's GroundContactParam)
   static constexpr int kParams = kGroundContactParams;
   enum NormalLaw { kSoftplus = 0, kImpedance = 1 };
@@ -26,9 +26,19 @@ struct GroundContacts {
   int impact_sweeps = 2;      // passes over the points per step (1 … kMaxImpactSweeps)
   double impact_speed = 0.1;  // v_g [m/s]: impulses fade out below this crossing speed (impact.h)
   int n_points = 0;
-  int body[kMaxPoints] = {};       // body index of point c
-  double pos[kMaxPoints][3] = {};  // point c in its body's frame [m]
-  double radius[kMaxPoints] = {};  // sphere radius [m] (0: a point)
 };
+
+// NP ground points at most (the model's capacity, model.h): the arm's and the quadruped's
+// 8 keep their kernels small; the CPU's large trees take the walkers' and humanoids' dozens
+template <int NP>
+struct GroundContactsCap : GroundContactSettings {
+  static constexpr int kMaxPoints = NP;  // contact points over the whole tree
+  int body[NP] = {};                     // body index of point c
+  double pos[NP][3] = {};                // point c in its body's frame [m]
+  double radius[NP] = {};                // sphere radius [m] (0: a point)
+};
+
+// the settings' names (GroundContacts::kSoftplus, ::kParams) at any capacity
+using GroundContacts = GroundContactSettings;
 
 }  // namespace steer

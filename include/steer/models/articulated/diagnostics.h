@@ -28,9 +28,9 @@ STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& 
 
 // the deepest penetration below the plane over the model's contacts [m] (≤ 0 when all are
 // clear); the tip alone when there are no ground points (also when contact.enabled is off)
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::penetration(const XIn& x, const PIn& p) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
@@ -54,9 +54,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::penetration(const XIn& x, const PI
 // which it takes an impulse (up to the step's own change of ż). The validator's
 // contact_mode_switch then sees an impact move from one step to another under ±ε, where the
 // gradient jumps, although the point is above the plane at both ends of the step.
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD auto ArticulatedCap<NB, ND, NS>::in_contact(const XIn& x, const PIn& p,
+inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP>::in_contact(const XIn& x, const PIn& p,
                                                             int c) const {
   if (ground.n_points == 0) return penetration<S>(x, p) > S(0);
   S q[kMaxQ] = {};
@@ -113,9 +113,9 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
 }
 
 // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const PIn& p,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass(const XIn& x, const PIn& p,
                                                              int ax) const {
   Kin<S> K;
   S mt = S(0);
@@ -123,9 +123,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass(const XIn& x, const
 }
 
 // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
                                                                  Kin<S>& K, S& mt) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -144,9 +144,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::center_of_mass_kin(const XIn& x, c
 // for a free root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
 // (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then compiles no dual numbers at
 // all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass(const XIn& x, const PIn& p,
                                                                     int ax, XAdj& adj_x,
                                                                     PAdj& adj_p,
                                                                     const S& adj_c) const {
@@ -183,9 +183,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass(const XIn& x
 
 // E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b, the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
 // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PIn& p, S& e,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::energies(const XIn& x, const PIn& p, S& e,
                                                           S& ke) const {
   S q[kMaxQ] = {}, M[kMaxDof * kMaxDof] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -208,17 +208,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::energies(const XIn& x, const PI
   }
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::kinetic_energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::kinetic_energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return ke;
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS>::energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return e;
@@ -226,9 +226,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS>::energy(const XIn& x, const PIn& p)
 
 // conservative when no damping, no PD gains and no contact: then, with zero controls,
 // an energy change is the integrator's error
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class PIn>
-inline STEER_HD bool ArticulatedCap<NB, ND, NS>::conservative(const PIn& p) const {
+inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
   for (int j = 0; j < n_dof; ++j)

@@ -135,7 +135,7 @@ struct Impulse {
 // the impulses' record for the adjoint: which point each impulse was, and the velocity before it
 template <class Model, class S>
 struct ImpactRecord {
-  static constexpr int kMax = GroundContacts::kMaxPoints * GroundContacts::kMaxImpactSweeps;
+  static constexpr int kMax = Model::kMaxGroundPoints * GroundContacts::kMaxImpactSweeps;
   int n = 0;
   int point[kMax];
   S v[kMax][Model::kMaxDof];

@@ -21,8 +21,8 @@
 namespace steer {
 
 // The model's fields whose size does not depend on its capacity: the counts, the integrator and
-// the options, the tip and the ground contacts. ArticulatedCap adds the arrays sized by the
-// capacity; articulated_copy copies this part by one assignment.
+// the options and the tip. ArticulatedCap adds the arrays sized by the capacity and the ground
+// contacts; articulated_copy copies this part by one assignment.
 struct ArticulatedSettings {
   enum Integrator {
     kEuler = 0,
@@ -56,14 +56,15 @@ struct ArticulatedSettings {
   int n_grad_params = -1;
 };
 
-// The model at a capacity fixed at compile time: NB bodies, ND joints, NS sites. Every array
+// The model at a capacity fixed at compile time: NB bodies, ND joints, NS sites, NP ground
+// contact points. Every array
 // below (the tree, Kin, RneaWork, StepTape's A[ND²], KinAdj, θ's kMaxParam slots) is sized by
 // them, so a GPU thread's frame, and hence its registers and local memory, grows with the
 // capacity, not with the tree it runs: small robots keep Articulated (10, 8, 8), and trees
 // beyond it take ArticulatedLarge (32, 32, 8) on the CPU (articulated_model.cpp picks).
 // The arrays, each listed in articulated_arrays below, are sized by the capacity; the rest is
 // ArticulatedSettings.
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxBodies = NB;
   static constexpr int kMaxDof = ND;
@@ -78,6 +79,7 @@ struct ArticulatedCap : ArticulatedSettings {
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
+  static constexpr int kMaxGroundPoints = NP;
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 −
                                       // σ_b, softplus_a, softplus_b)
 
@@ -116,6 +118,8 @@ struct ArticulatedCap : ArticulatedSettings {
     kContactSmoothing
   };
 
+  // ground contact points beyond the tip (contact_set.h, contact.h)
+  GroundContactsCap<NP> ground;
   double limit_lower[kMaxDof] = {}, limit_upper[kMaxDof] = {};  // joint ranges [rad or m]
   // each hinge or slide turns or moves by q − q_ref from the pose the tree describes (MuJoCo's
   // ref, its qpos0): the body frames below are the file's at q = q_ref [rad or m]
@@ -137,7 +141,7 @@ struct ArticulatedCap : ArticulatedSettings {
   int joint[kMaxBodies] = {};   // JointType
   int dof[kMaxBodies] = {};     // dof index of the body's joint, −1 if fixed
   int body_of_dof[kMaxDof] = {};
-  int site_body[kMaxSites] = {};      // the body site s is fixed in
+  int site_body[kMaxSites] = {};      // the body site s is fixed in, −1 for the world
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
@@ -399,7 +403,7 @@ struct ArticulatedCap : ArticulatedSettings {
 
 // The arm-sized model: every existing use (the CPU scalar and packed paths, the CUDA kernels,
 // Python) is of this capacity.
-struct Articulated : ArticulatedCap<10, 8, 8> {
+struct Articulated : ArticulatedCap<10, 8, 8, 8> {
   // ---- the CPU backend's SIMD path (cpu_packed.h) ----
   // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
   // one rollout per lane, every lane the same topology, the value branches (saturation and
@@ -418,14 +422,14 @@ struct Articulated : ArticulatedCap<10, 8, 8> {
 // bodies and 32 joints. It runs on the CPU's scalar path only (no packable(), so cpu_backend.h
 // sends every batch there; no CUDA kernels are instantiated for it), which keeps the packed
 // and CUDA objects, compiled per instruction set and per precision, to the small model.
-struct ArticulatedLarge : ArticulatedCap<32, 32, 8> {};
+struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64> {};
 
 // A legged robot on a free root: a quadruped's torso and 4 × 3 leg links with the free joint's
 // five frames (18 bodies), its 18 joints (the free root's 6 and 12 hinges), and room for 2 more
 // bodies and 8 sites. Like Articulated, and unlike ArticulatedLarge, it runs on the CPU's packs
 // (cpu_packed_isa.cpp) and has CUDA kernels (kernels/rollout_articulated_legged_*.cu); the
 // config parser picks it for a tree beyond Articulated that fits it.
-struct ArticulatedLegged : ArticulatedCap<20, 18, 8> {
+struct ArticulatedLegged : ArticulatedCap<20, 18, 8, 8> {
   bool packable() const { return integrator != kRk4; }
   static constexpr bool kPackedDiagnostics = true;
   // kernels/rollout_articulated_legged*_<precision>.cu (backend.h, has_cuda_kernels)
@@ -449,7 +453,8 @@ constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
 // the arrays: articulated_copy copies through it, and checks that it covers the struct.
 template <class From, class To, class F>
 constexpr void articulated_arrays(From& from, To& to, F&& f) {
-  const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params;
+  const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params,
+            nc = from.ground.n_points;
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
   f(from.joint_ref, to.joint_ref, nd);
@@ -465,6 +470,9 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.body_of_dof, to.body_of_dof, nd);
   f(from.site_body, to.site_body, ns);
   f(from.grad_params, to.grad_params, ng);
+  f(from.ground.body, to.ground.body, nc);
+  f(from.ground.pos, to.ground.pos, nc);
+  f(from.ground.radius, to.ground.radius, nc);
 }
 // the bytes of the arrays articulated_arrays lists, at capacity Cap
 template <class Cap>
@@ -478,7 +486,8 @@ constexpr std::size_t articulated_array_bytes() {
 // missing from articulated_arrays breaks this (the rest is padding, under 8 bytes)
 template <class Cap>
 constexpr bool articulated_arrays_complete() {
-  const std::size_t listed = sizeof(ArticulatedSettings) + articulated_array_bytes<Cap>();
+  const std::size_t listed =
+      sizeof(ArticulatedSettings) + sizeof(GroundContactSettings) + articulated_array_bytes<Cap>();
   return sizeof(Cap) < listed + alignof(double) && listed < sizeof(Cap) + alignof(double);
 }
 
@@ -488,13 +497,16 @@ constexpr bool articulated_arrays_complete() {
 template <class To, class From>
 inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
-         from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam;
+         from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
+         from.ground.n_points <= To::kMaxGroundPoints;
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {
   static_assert(articulated_arrays_complete<From>() && articulated_arrays_complete<To>(),
                 "articulated_arrays must list every array of ArticulatedCap");
   static_cast<ArticulatedSettings&>(to) = static_cast<const ArticulatedSettings&>(from);
+  static_cast<GroundContactSettings&>(to.ground) =
+      static_cast<const GroundContactSettings&>(from.ground);
   articulated_arrays(from, to, [](const auto& a, auto& b, int rows) {
     for (int r = 0; r < rows; ++r) articulated_detail::copy_row(a[r], b[r]);
   });

@@ -1,6 +1,7 @@
 // Articulated: sites, named points and frames fixed in a body (MJCF sites, or model.sites in
 // a config), and their adjoints, for losses on Cartesian positions and orientations.
-//   x_s = p_b + R_b (pos_s − j_b),   R_s = R_b R_site,s,   b = site_body[s].
+//   x_s = p_b + R_b (pos_s − j_b),   R_s = R_b R_site,s,   b = site_body[s];
+// a site on the world (b = −1) is fixed: x_s = pos_s, R_s = R_site,s.
 // Adjoints: x_s is a point of body b, so x̄_s enters the kinematics' adjoint as a force x̄ at
 // p_b and a moment (x_s − p_b) × x̄ about p_b. R_s turning with its body by a small rotation
 // δ changes by [δ]× R_s, so R̄ (∂φ/∂R_s) enters as the moment t with
@@ -20,9 +21,9 @@
 namespace steer {
 
 // the kinematics at q = x[0 .. nq)
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::kinematics_at(const XIn& x, const PIn& p,
                                                                Kin<S>& K) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = S(x[i]);
@@ -30,12 +31,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::kinematics_at(const XIn& x, con
 }
 
 // R_s = R_b R_site,s from the kinematics
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_frame(const Kin<S>& K, int s,
                                                             S out[9]) const {
-  const S* R = K.R[site_body[s]];
   const double* Q = site_rot[s];
+  if (site_body[s] < 0) {  // a site on the world: R_s = R_site,s
+    for (int i = 0; i < 9; ++i) out[i] = S(Q[i]);
+    return;
+  }
+  const S* R = K.R[site_body[s]];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
       out[3 * i + j] = R[3 * i] * S(Q[j]) + R[3 * i + 1] * S(Q[3 + j]) + R[3 * i + 2] * S(Q[6 + j]);
@@ -43,9 +48,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_frame(const Kin<S>& K, int
 
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class XAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K, const XIn& x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_body_wrench(const Kin<S>& K, const XIn& x,
                                                                  int b, const S force[3],
                                                                  const S moment[3],
                                                                  XAdj& adj_x) const {
@@ -62,9 +67,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_body_wrench(const Kin<S>& K
 // c = Σ m_b c_b / Σ m_b sends c̄_b = c̄ m_b/Σm (along the axis) to each centre of mass, and
 // adj_forward_kinematics takes those back to q; ∂c/∂m_b = (c_b − c)/Σm,
 // ∂c/∂com_b = m_b/Σm · R_b[axis, :]
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const XIn& x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass_sweep(const XIn& x,
                                                                           const PIn& p, int ax,
                                                                           XAdj& adj_x, PAdj& adj_p,
                                                                           const S& adj_c) const {
@@ -86,24 +91,29 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_center_of_mass_sweep(const 
   for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_position(const XIn& x, const PIn& p, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_position(const XIn& x, const PIn& p, int s,
                                                                S out[3]) const {
+  if (site_body[s] < 0) {  // a site on the world: x_s = pos_s
+    for (int i = 0; i < 3; ++i) out[i] = S(site_pos[s][i]);
+    return;
+  }
   Kin<S> K;
   kinematics_at(x, p, K);
   body_point(K, site_body[s], site_pos[s], out);
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_site_position(const XIn& x, const PIn& p,
                                                                    int s, XAdj& adj_x, PAdj& adj_p,
                                                                    const S adj_out[3]) const {
   (void)adj_p;
+  const int b = site_body[s];
+  if (b < 0) return;  // a site on the world does not move
   Kin<S> K;
   kinematics_at(x, p, K);
-  const int b = site_body[s];
   S xs[3], m[3];
   body_point(K, b, site_pos[s], xs);
   const S r[3] = {xs[0] - K.P[b][0], xs[1] - K.P[b][1], xs[2] - K.P[b][2]};
@@ -111,21 +121,22 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_position(const XIn& x,
   adj_body_wrench(K, x, b, adj_out, m, adj_x);
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::site_rotation(const XIn& x, const PIn& p, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_rotation(const XIn& x, const PIn& p, int s,
                                                                S out[9]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   site_frame(K, s, out);
 }
 
-template <int NB, int ND, int NS>
+template <int NB, int ND, int NS, int NP>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS>::adj_site_rotation(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_site_rotation(const XIn& x, const PIn& p,
                                                                    int s, XAdj& adj_x, PAdj& adj_p,
                                                                    const S adj_out[9]) const {
   (void)adj_p;
+  if (site_body[s] < 0) return;  // a site on the world does not turn
   Kin<S> K;
   kinematics_at(x, p, K);
   S Rs[9];

@@ -20,22 +20,24 @@
 //                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
 //                      force limit |g| F (|g G| c), under steer's smooth saturation, and so
 //                      is a joint's symmetric actuatorfrcrange ±F (F);
-//   sites:             site_pos, site_quat in their body's frame;
-//   contact:           a world plane (horizontal) and one sphere geom on the arm that can
-//                      touch it: the contact point is the sphere's centre and the plane
+//   sites:             site_pos, site_quat in their body's frame ("world" for the world body's);
+//   contact:           the geom pairs MuJoCo would collide (contype/conaffinity, welded and
+//                      parent–child bodies, <exclude>: collidable()), each a world plane
+//                      (horizontal) against a sphere or capsule on a moving body; one sphere: the contact point is the sphere's centre and the plane
 //                      height is raised by its radius (d = z_plane + r − z_centre);
 //                      more than one such geom, or capsules: every sphere, and each
 //                      capsule's two end caps, that can collide with the plane become the
 //                      ground points of model.contacts ({name, body, pos (body frame),
-//                      radius}; at most GroundContacts::kMaxPoints), the plane's height
+//                      radius}; at most ArticulatedLarge::kMaxGroundPoints), the plane's height
 //                      contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (any direction), timestep, integrator Euler / RK4.
 // Refused, naming the element: free joints below the root or beside other joints, ball joints,
 // a free joint's spring, frictionloss, tendons, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
-// constant bias, two actuators sharing a limited joint, asymmetric limits, geom-geom
-// contact, shapes other than spheres and capsules that can collide, fluid forces, the implicit,
+// constant bias, two actuators sharing a limited joint, asymmetric limits, any other collidable
+// pair (naming both geoms: geom-geom contact, shapes other than spheres and capsules against the
+// plane, tilted or second planes), fluid forces, the implicit,
 // implicitfast and discrete integrators; and what MuJoCo 3 and 4 added: gravity compensation,
 // polynomial stiffness and damping, an actuator's damping, armature, delay, several controls or
 // outputs, plugins, flexes, sleeping, eulerdamp disabled with damping, disabled actuator groups,
@@ -592,51 +594,86 @@ void import_sites(MjcfImport& im) {
               std::to_string(ArticulatedLarge::kMaxSites));
   for (int s = 0; s < m->nsite; ++s) {
     const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
-    if (m->site_bodyid[s] == 0)
-      im.refuse("site '" + sn +
-                "' is on the world body; steer's sites are fixed in a body of the arm");
     im.sites.push_back({{"name", sn},
-                        {"body", im.body_name(m->site_bodyid[s])},
+                        {"body", m->site_bodyid[s] == 0 ? std::string("world")
+                                                        : im.body_name(m->site_bodyid[s])},
                         {"pos", vec(m->site_pos + 3 * s, 3)},
                         {"quat", vec(m->site_quat + 4 * s, 4)}});
   }
 }
 
-// the geoms that can collide: the world's plane (or −1 for none) and, in shapes, the spheres
-// and capsules on the arm; any other colliding geom is refused
+// Whether MuJoCo would test geoms a and b for contact (its filters before the narrow phase,
+// bounding volumes aside): on different welded bodies; not a parent's and its child's (unless
+// filterparent is disabled; the world is never the parent here); contype of one matching
+// conaffinity of the other; their bodies not named in an <exclude>
+bool collidable(const MjcfImport& im, int a, int b) {
+  const mjModel* m = im.m;
+  if (!(m->geom_contype[a] & m->geom_conaffinity[b]) &&
+      !(m->geom_contype[b] & m->geom_conaffinity[a]))
+    return false;
+  const int ba = m->geom_bodyid[a], bb = m->geom_bodyid[b];
+  const int wa = m->body_weldid[ba], wb = m->body_weldid[bb];
+  if (wa == wb) return false;
+  const int pa = m->body_weldid[m->body_parentid[wa]], pb = m->body_weldid[m->body_parentid[wb]];
+  if (!(im.dis & mjDSBL_FILTERPARENT) && wa != 0 && wb != 0 && (wa == pb || wb == pa))
+    return false;
+  const int signature = (std::min(ba, bb) << 16) + std::max(ba, bb);
+  for (int e = 0; e < m->nexclude; ++e)
+    if (m->exclude_signature[e] == signature) return false;
+  return true;
+}
+
+// The pairs MuJoCo would collide, each either a world plane against a sphere or capsule on a
+// moving body (a ground point's pair: the plane in `plane`, the geom in `shapes`) or refused
+// naming both geoms: steer models no other contact, and drops none silently
 int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   const mjModel* m = im.m;
   int plane = -1;
+  std::vector<char> in_pair(size_t(m->ngeom), 0);
+  auto where = [&](int g) {
+    const int b = m->geom_bodyid[g];
+    return im.geom_name(g) + (b == 0 ? std::string(" (world)") : " (body '" + im.body_name(b) + "')");
+  };
+  for (int a = 0; a < m->ngeom; ++a)
+    for (int b = a + 1; b < m->ngeom; ++b) {
+      if (!collidable(im, a, b)) continue;
+      const bool wa = m->body_weldid[m->geom_bodyid[a]] == 0,
+                 wb = m->body_weldid[m->geom_bodyid[b]] == 0;
+      const int fixed = wa ? a : b, moving = wa ? b : a;
+      if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
+        im.refuse(where(a) + " and " + where(b) +
+                  " can collide (contype/conaffinity, no <exclude>): steer models contact only "
+                  "between a plane in <worldbody> and spheres or capsules on moving bodies, not "
+                  "between these (set contype=\"0\" conaffinity=\"0\" or add an <exclude> "
+                  "where they should not collide)");
+      const int t = m->geom_type[moving];
+      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
+        im.refuse(where(moving) + " can collide with " + im.geom_name(fixed) +
+                  ": only spheres and capsules (their end caps) touch the ground in steer (this "
+                  "shape is not modelled); set contype=\"0\" conaffinity=\"0\" on geoms that "
+                  "should not collide");
+      const double* q = m->geom_quat + 4 * fixed;
+      if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
+        im.refuse(im.geom_name(fixed) +
+                  ": a tilted plane is not modelled; steer's contact plane is horizontal");
+      if (plane >= 0 && plane != fixed)
+        im.refuse(im.geom_name(fixed) + ": a second contact plane (beside " +
+                  im.geom_name(plane) + ") is not modelled");
+      plane = fixed;
+      in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+      if (std::find(shapes.begin(), shapes.end(), moving) == shapes.end())
+        shapes.push_back(moving);
+    }
   for (int g = 0; g < m->ngeom; ++g) {
-    if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
+    if (!in_pair[size_t(g)]) continue;
     for (int k = 0; k < 6; ++k)
       if (m->geom_surfacevel[6 * g + k] != 0)
         im.refuse(im.geom_name(g) + ": surfacevel (a moving contact surface) is not modelled");
     if (m->geom_adhesion[g] != 0)
       im.refuse(im.geom_name(g) + ": adhesion " + num(m->geom_adhesion[g]) +
                 " (an adhesive contact force) is not modelled");
-    const bool world = m->body_weldid[m->geom_bodyid[g]] == 0;
-    const int t = m->geom_type[g];
-    if (world) {
-      if (t != mjGEOM_PLANE || m->geom_bodyid[g] != 0)
-        im.refuse(im.geom_name(g) +
-                  " on the world: only a plane in <worldbody> is modelled as a contact surface "
-                  "(geom-geom contact is not)");
-      const double* q = m->geom_quat + 4 * g;
-      if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
-        im.refuse(im.geom_name(g) +
-                  ": a tilted plane is not modelled; steer's contact plane is horizontal");
-      if (plane >= 0) im.refuse(im.geom_name(g) + ": a second contact plane is not modelled");
-      plane = g;
-    } else {
-      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
-        im.refuse(im.geom_name(g) + " on body '" + im.body_name(m->geom_bodyid[g]) +
-                  "': only spheres and capsules (their end caps) can be contact points (this shape "
-                  "is not modelled); "
-                  "set contype=\"0\" conaffinity=\"0\" on geoms that should not collide");
-      shapes.push_back(g);
-    }
   }
+  std::sort(shapes.begin(), shapes.end());  // the file's order
   return plane;
 }
 
@@ -673,11 +710,11 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
     same_mu = same_mu && (mu < 0 || pm == mu);
     mu = pm;
   }
-  if (im.points.size() > size_t(GroundContacts::kMaxPoints))
+  if (im.points.size() > size_t(ArticulatedLarge::kMaxGroundPoints))
     im.refuse(std::to_string(im.points.size()) +
               " contact points (spheres and capsule end caps that can touch " +
               im.geom_name(plane) + "); steer takes at most " +
-              std::to_string(GroundContacts::kMaxPoints));
+              std::to_string(ArticulatedLarge::kMaxGroundPoints));
   im.contact = {{"height", z}};
   if (same_mu) im.contact["friction"] = mu;
   im.notes.push_back(
@@ -689,24 +726,13 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
                : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
 }
 
-// ---- geoms: a world plane, and one sphere on the arm (the tip) or several spheres and
-// capsules (ground points) ----
+// ---- geoms: the pairs MuJoCo collides, each a world plane against one sphere on the arm (the
+// tip) or several spheres and capsules (ground points) ----
 void import_contact(MjcfImport& im) {
   if (!im.contact_on) return;
   const mjModel* m = im.m;
-  auto pair = [&](int a, int b) {
-    return (m->geom_contype[a] & m->geom_conaffinity[b]) != 0 ||
-           (m->geom_contype[b] & m->geom_conaffinity[a]) != 0;
-  };
-  std::vector<int> shapes;  // spheres and capsules on the arm that can collide
-  const int plane = contact_geoms(im, shapes);
-  std::vector<int> touching;
-  for (int g : shapes)
-    if (plane >= 0 && pair(plane, g))
-      touching.push_back(g);
-    else if (plane >= 0)
-      im.notes.push_back(im.geom_name(g) + " and " + im.geom_name(plane) +
-                         " cannot collide (contype/conaffinity): not a contact point");
+  std::vector<int> touching;  // spheres and capsules on moving bodies that can touch the plane
+  const int plane = contact_geoms(im, touching);
   const double z = plane >= 0 ? m->geom_pos[3 * plane + 2] : 0.0;
   if (touching.size() == 1 && m->geom_type[touching[0]] == mjGEOM_SPHERE) {
     // the tip: the sphere's centre, the plane height raised by its radius (d = z_plane + r −
