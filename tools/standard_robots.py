@@ -625,6 +625,7 @@ def standard_files(cache, offline):
 def run_load(args, files):
     if not args.steer.is_file() or not os.access(args.steer, os.X_OK):
         usage_error(f"--steer: no executable {args.steer}")
+    args.steer = args.steer.resolve()  # the loads run in a scratch folder
     version_text, mujoco_version = steer_version(args.steer)
     results = load_all(args.steer, files, args.timeout)
     table = markdown(results, SUITES, mujoco_version)
