@@ -28,6 +28,12 @@ struct ArticulatedNames {
   // seven slots, p [m] and the unit quaternion (w, x, y, z), from the root body's pos and quat
   std::string free_joint;
   std::array<double, 7> free_q0 = {0, 0, 0, 1, 0, 0, 0};
+  // named poses (model.keyframes, an imported file's <keyframe>s): q (nq) and q̇ (n_dof)
+  struct Keyframe {
+    std::string name;
+    std::vector<double> q, v;
+  };
+  std::vector<Keyframe> keyframes;
   std::string included_from;                // model.include's file, empty when none (for messages)
   std::string imported_key, imported_from;  // model.mjcf / model.urdf and its file, empty when none
   nlohmann::json import_record;             // the import's record (mjcf_import.h), null when none

@@ -183,7 +183,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
                         "contact", "contacts", "joint_limits", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
@@ -670,6 +670,31 @@ void parse_sites(const JsonObject& m, ArmParse& p) {
   }
 }
 
+// model.keyframes: named poses [{"name", "q" (nq numbers), "v" (n_dof numbers)}], for
+// initial_state.keyframe (an imported file's <keyframe>s arrive here)
+void parse_keyframes(const JsonObject& m, ArmParse& p) {
+  if (!m.has("keyframes")) return;
+  const nlohmann::json& ks = m.raw("keyframes");
+  const std::string kp = m.key_path("keyframes");
+  if (!ks.is_array()) config_fail(kp, "expected an array of {\"name\", \"q\", \"v\"}");
+  const int nq = p.a.nq(), n = p.a.n_dof;
+  for (size_t k = 0; k < ks.size(); ++k) {
+    const std::string path = kp + "[" + std::to_string(k) + "]";
+    if (!ks[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(ks[k]));
+    JsonObject ko(ks[k], path);
+    ArticulatedNames::Keyframe f;
+    f.name = ko.string("name", "");
+    if (f.name.empty()) config_fail(ko.key_path("name"), "required: a unique keyframe name");
+    for (const auto& other : p.names.keyframes)
+      if (other.name == f.name)
+        config_fail(ko.key_path("name"), "'" + excerpt(f.name) + "' is used twice");
+    f.q = ko.numbers("q", std::vector<double>(size_t(nq), 0.0), Range::closed(-1e3, 1e3), nq);
+    f.v = ko.numbers("v", std::vector<double>(size_t(n), 0.0), Range::closed(-1e6, 1e6), n);
+    ko.finish();
+    p.names.keyframes.push_back(f);
+  }
+}
+
 // model.joint_limits: a smooth penalty torque outside each joint's range (articulated.h)
 void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const ArticulatedNames& names) {
   JsonObject jl = m.object("joint_limits");
@@ -733,6 +758,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   ArticulatedContactValues contact_values;
   parse_articulated_contact(m, p.body_index, a, names, contact_values);
   parse_sites(m, p);
+  parse_keyframes(m, p);
   parse_joint_limits(m, a, names);
   const double gravity = parse_gravity(m, a);
 
@@ -796,8 +822,26 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
     for (int i = 0; i < 7; ++i) q0[i] = names.free_q0[i];
   for (int j = 0; j < n; ++j)
     if (!a.free_dof(j)) q0[a.qadr(j)] = a.joint_ref[j];
+  std::vector<double> v0(size_t(n), 0.0);
+  // initial_state.keyframe: a named pose of model.keyframes (an imported file's <keyframe>) as
+  // the defaults of q and v
+  if (s.has("keyframe")) {
+    const std::string kn = s.string("keyframe", "");
+    const ArticulatedNames::Keyframe* found = nullptr;
+    std::string known;
+    for (const auto& f : names.keyframes) {
+      if (f.name == kn) found = &f;
+      known += (known.empty() ? "" : ", ") + ("'" + excerpt(f.name) + "'");
+    }
+    if (!found)
+      config_fail(s.key_path("keyframe"),
+                  "'" + excerpt(kn) + "' is not a keyframe of the model (" +
+                      (known.empty() ? std::string("it has none") : "it has " + known) + ")");
+    q0 = found->q;
+    v0 = found->v;
+  }
   std::vector<double> q = s.numbers("q", q0, Range::closed(-1e3, 1e3), nq);
-  std::vector<double> v = s.numbers("v", std::vector<double>(n, 0.0), Range::closed(-1e6, 1e6), n);
+  std::vector<double> v = s.numbers("v", v0, Range::closed(-1e6, 1e6), n);
   if (a.free_base) {
     const double qn = std::sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
     if (!(qn > 1e-9))

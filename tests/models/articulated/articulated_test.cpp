@@ -318,7 +318,7 @@ TEST(Articulated, PendulumAccelerationMatchesAnalytic) {
   // axis −y: positive q lifts the x axis towards −z... rotating about −y by q takes x to (cos q, 0,
   // sin q) so z_com = l sin q and gravity torque about the axis is −m g l cos q
   const double qdd = (-ml * 9.81 * std::cos(q) - 0.2 * v + tau) / I;
-  std::vector<double> x = {q, v}, u = {tau}, xn(2);
+  std::vector<double> x = {q, v}, u = {tau}, xn(size_t(m.nx()));
   auto XN = view(xn.data());
   Articulated me = m;
   me.integrator = Articulated::kRk4;  // explicit: v⁺ ≈ v + h q̈ to O(h²)

@@ -6,7 +6,8 @@
 //   - 500 ms at 2 ms under Euler (MuJoCo's: damping implicit) and under RK4: every q and q̇ after
 //     every step within 1e-10 of MuJoCo's, and MuJoCo never creates a constraint row;
 //   - the start: steer's default q is MuJoCo's qpos0 (each joint's ref);
-//   - the import record and effective model keep the file's joints (ref, stiffness, springref).
+//   - the import record and effective model keep the file's joints (ref, stiffness, springref);
+//   - initial_state.keyframe takes the file's <keyframe>.
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
@@ -119,6 +120,30 @@ TEST(JointTreeMujoco, ImportKeepsTheFilesJoints) {
   EXPECT_EQ(c.theta[size_t(m.p_joint(6, Articulated::kStiffness))], 60.0);
   EXPECT_NEAR(m.gravity_dir[0] * c.theta[size_t(m.p_global(Articulated::kGravity))], 0.8, 1e-15);
   EXPECT_NEAR(m.gravity_dir[1] * c.theta[size_t(m.p_global(Articulated::kGravity))], -0.3, 1e-15);
+}
+
+// initial_state.keyframe takes a <keyframe>'s qpos and qvel; an unknown name is refused naming
+// the key and the file's keyframes
+TEST(JointTreeMujoco, KeyframeIsAnInitialState) {
+  nlohmann::json j = {{"name", "joint_tree_keyframe"},
+                      {"model", {{"type", "articulated"}, {"mjcf", "mjcf/joint_tree.xml"}}},
+                      {"simulation", {{"steps", 5}}},
+                      {"initial_state", {{"keyframe", "crouch"}}},
+                      {"loss", {{"control_effort", 1.0}}},
+                      {"validation", {{"enabled", false}}}};
+  const ExperimentConfig c = parse_config(j, kConfigs.string());
+  const std::vector<double> q = {0.05, 0.02, -0.1, 0.6, -0.4, 0.1, 0.02};
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(c.x0[size_t(i)], q[size_t(i)]) << i;
+  EXPECT_EQ(c.x0[7 + 3], 0.5);
+  j["initial_state"]["keyframe"] = "stand";
+  try {
+    parse_config(j, kConfigs.string());
+    ADD_FAILURE() << "an unknown keyframe was accepted";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("initial_state.keyframe"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'crouch'"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

@@ -769,6 +769,25 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   else
     out.model["gravity"] = -o.gravity[2];
   out.model["sites"] = im.sites;
+  // <keyframe>s: qpos and qvel are steer's q and q̇ (the same order: bodies depth first, a
+  // body's joints in order, a free root's p and quaternion first); a keyframe's ctrl, act and
+  // mocap poses are not a state of steer's
+  if (m->nkey > 0) {
+    nlohmann::json keys = nlohmann::json::array();
+    for (int k = 0; k < m->nkey; ++k) {
+      keys.push_back({{"name", name_of(m, mjOBJ_KEY, k, "key" + std::to_string(k))},
+                      {"q", vec(m->key_qpos + k * m->nq, m->nq)},
+                      {"v", vec(m->key_qvel + k * m->nv, m->nv)}});
+      for (int i = 0; i < m->nu; ++i)
+        if (m->key_ctrl[k * m->nu + i] != 0) {
+          im.notes.push_back("keyframe '" + keys.back()["name"].get<std::string>() +
+                             "': its ctrl is not part of initial_state (give the controls or "
+                             "targets in the config)");
+          break;
+        }
+    }
+    out.model["keyframes"] = keys;
+  }
   out.model["contact"] = im.contact;
   if (!im.tip.is_null()) out.model["tip"] = im.tip;
   if (!im.points.empty()) out.model["contacts"] = im.points;
