@@ -546,10 +546,11 @@ TEST(RigidContact, ConfigErrorsNameTheKey) {
   bad(R"([{"name": "a", "body": "b"}, {"name": "a", "body": "b"}])", "", "model.contacts[1].name");
   bad(R"([{"name": "a", "body": "b", "radius": -1}])", "", "model.contacts[0].radius");
   bad(R"([{"name": "a", "body": "b", "size": 1}])", "", "model.contacts[0].size");
-  std::string nine = "[";
-  for (int i = 0; i < 9; ++i)
-    nine += std::string(i ? "," : "") + R"({"name": "p)" + std::to_string(i) + R"(", "body": "b"})";
-  bad(nine + "]", "", "model.contacts");
+  // more points than the largest capacity (ArticulatedLarge: 64) are refused
+  std::string many = "[";
+  for (int i = 0; i < 65; ++i)
+    many += std::string(i ? "," : "") + R"({"name": "p)" + std::to_string(i) + R"(", "body": "b"})";
+  bad(many + "]", "", "model.contacts");
   bad("", R"({"law": "coulomb"})", "model.contact.law");
   bad("", R"({"slip_velocity": 0})", "model.contact.slip_velocity");
   bad("", R"({"solimp": [0.9, 1.2, 0.001]})", "model.contact.solimp");
