@@ -18,10 +18,12 @@ namespace steer {
 template <class Model, class S, class PIn>
 STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
                          int c) {
-  const int first_pair = (m.contact ? 1 : 0) + m.ground.n_points;
-  if (c >= first_pair) {  // a contact pair: r₀ + r₁ − ρ
-    S xc[3], n[3];
-    return pair_geometry<Model, S>(m, K, c - first_pair, xc, n);
+  if constexpr (Model::kMaxPairs > 0) {  // (the packed and CUDA capacities have no pairs)
+    const int first_pair = (m.contact ? 1 : 0) + m.ground.n_points;
+    if (c >= first_pair) {  // a contact pair: r₀ + r₁ − ρ
+      S xc[3], n[3];
+      return pair_geometry<Model, S>(m, K, c - first_pair, xc, n);
+    }
   }
   const S height = S(p[m.p_global(Model::kPlaneHeight)]);
   S t[3];
@@ -104,7 +106,7 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
   int es[Model::kMaxDof];
   int b;
   const int first_pair = (m.contact ? 1 : 0) + m.ground.n_points;
-  if (c >= first_pair) {
+  if (Model::kMaxPairs > 0 && c >= first_pair) {
     // a contact pair: its overlap, and the slip of side 0 against side 1 at the contact point
     double n[3], Jp[2][Model::kMaxDof][3], vel2[2][3];
     const int pc = c - first_pair;
