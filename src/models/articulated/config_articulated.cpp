@@ -184,7 +184,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
   for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
-                        "contact", "contacts", "joint_limits", "included_from"}) {
+                        "contact", "contacts", "pairs", "joint_limits", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())

@@ -75,6 +75,85 @@ void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& 
   }
 }
 
+// one side of a pair: {"body", "type": "sphere" | "capsule", "pos" (sphere) or "from", "to"
+// (capsule's axis ends), "radius"}, all in the body's frame ("world": fixed in the world)
+void parse_pair_side(const JsonObject& so, const std::map<std::string, int>& body_index,
+                     ArticulatedLarge& a, int c, int k) {
+  if (!so.has("body"))
+    config_fail(so.key_path("body"), "required: the body the geom is fixed in (or \"world\")");
+  const std::string sb = so.string("body", "");
+  int b = -1;
+  if (sb != "world") {
+    auto it = body_index.find(sb);
+    if (it == body_index.end())
+      config_fail(so.key_path("body"),
+                  "'" + excerpt(sb) + "' is not a body of model.bodies (or \"world\")");
+    b = it->second;
+  }
+  const std::string type = so.choice("type", "sphere", {"sphere", "capsule"});
+  std::vector<double> e0, e1;
+  if (type == "sphere") {
+    e0 = e1 = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  } else {
+    if (!so.has("from") || !so.has("to"))
+      config_fail(so.key_path(so.has("from") ? "to" : "from"),
+                  "required for a capsule: the two ends of its axis [m, body frame]");
+    e0 = so.numbers("from", {}, Range::closed(-1e3, 1e3), 3);
+    e1 = so.numbers("to", {}, Range::closed(-1e3, 1e3), 3);
+    const double len2 = (e1[0] - e0[0]) * (e1[0] - e0[0]) + (e1[1] - e0[1]) * (e1[1] - e0[1]) +
+                        (e1[2] - e0[2]) * (e1[2] - e0[2]);
+    if (!(len2 > 1e-18))
+      config_fail(so.key_path("to"), "a capsule's axis must have a length (use a sphere)");
+  }
+  a.pair_radius[c][k] = so.number("radius", 0.0, Range::closed(0, 1e3));
+  so.finish();
+  a.pair_body[c][k] = b;
+  a.pair_sphere[c][k] = type == "sphere" ? 1 : 0;
+  for (int i = 0; i < 3; ++i) a.pair_end[c][k][0][i] = e0[i], a.pair_end[c][k][1][i] = e1[i];
+}
+
+// model.pairs: [{"name", "geoms": [side 0, side 1]}], contact between two geoms on different
+// bodies (contact.h), at most ArticulatedLarge::kMaxPairs; a model with pairs runs on the CPU's
+// scalar capacity (its adjoint is the dual-number one)
+void parse_pairs(const JsonObject& m, const std::map<std::string, int>& body_index,
+                 ArticulatedLarge& a, ArticulatedNames& names) {
+  a.n_pairs = 0;
+  if (!m.has("pairs")) return;
+  const auto& list = m.raw("pairs");
+  const std::string lp = m.key_path("pairs");
+  const std::string kMax = std::to_string(ArticulatedLarge::kMaxPairs);
+  if (!list.is_array())
+    config_fail(lp, "expected an array of {\"name\", \"geoms\": [two geoms]} (at most " + kMax +
+                        ")");
+  if (list.size() > size_t(ArticulatedLarge::kMaxPairs))
+    config_fail(lp, "at most " + kMax + " contact pairs, got " + std::to_string(list.size()));
+  std::set<std::string> seen;
+  for (size_t c = 0; c < list.size(); ++c) {
+    const std::string path = lp + "[" + std::to_string(c) + "]";
+    if (!list[c].is_object())
+      config_fail(path, "expected an object, got " + json_type_name(list[c]));
+    JsonObject po(list[c], path);
+    const std::string pn = po.string("name", "");
+    if (pn.empty()) config_fail(po.key_path("name"), "required: a unique pair name");
+    if (!seen.insert(pn).second)
+      config_fail(po.key_path("name"), "'" + excerpt(pn) + "' is used twice");
+    const nlohmann::json& g = po.raw("geoms");
+    if (!g.is_array() || g.size() != 2)
+      config_fail(po.key_path("geoms"), "expected two geoms, [{\"body\", \"type\", …}, {…}]");
+    for (int k = 0; k < 2; ++k) {
+      const std::string gp = po.key_path("geoms") + "[" + std::to_string(k) + "]";
+      if (!g[size_t(k)].is_object())
+        config_fail(gp, "expected an object, got " + json_type_name(g[size_t(k)]));
+      parse_pair_side(JsonObject(g[size_t(k)], gp), body_index, a, int(c), k);
+    }
+    po.finish();
+    if (a.pair_body[c][0] == a.pair_body[c][1])
+      config_fail(po.key_path("geoms"), "both geoms are on the same body; a pair is between two");
+    names.pairs.push_back(pn);
+    ++a.n_pairs;
+  }
+}
+
 }  // namespace
 
 void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index,
@@ -90,6 +169,7 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
   tip.finish();
   parse_ground_points(m, body_index, a);
+  parse_pairs(m, body_index, a, names);
   JsonObject ct = m.object("contact");
   a.contact = ct.boolean("enabled", false);
   values.height = ct.number("height", 0.0, Range::closed(-1e3, 1e3));
@@ -201,6 +281,32 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
   m["contact"] = a.contact ? "penalty plane z = contact.height at the tip point" : "off";
   m["tip"] = {{"body", names.bodies[a.tip_body]},
               {"pos_m", std::vector<double>(a.tip_offset, a.tip_offset + 3)}};
+  if (a.n_pairs > 0) {
+    nlohmann::json ps = nlohmann::json::array();
+    for (int c = 0; c < a.n_pairs; ++c) {
+      nlohmann::json sides = nlohmann::json::array();
+      for (int k = 0; k < 2; ++k) {
+        const int b = a.pair_body[c][k];
+        nlohmann::json e = {{"body", b < 0 ? std::string("world") : names.bodies[b]},
+                            {"type", a.pair_sphere[c][k] ? "sphere" : "capsule"},
+                            {"radius_m", a.pair_radius[c][k]}};
+        const double* e0 = a.pair_end[c][k][0];
+        const double* e1 = a.pair_end[c][k][1];
+        if (a.pair_sphere[c][k]) {
+          e["pos_m"] = std::vector<double>(e0, e0 + 3);
+        } else {
+          e["from_m"] = std::vector<double>(e0, e0 + 3);
+          e["to_m"] = std::vector<double>(e1, e1 + 3);
+        }
+        sides.push_back(e);
+      }
+      ps.push_back({{"name", names.pairs[size_t(c)]}, {"geoms", sides}});
+    }
+    m["pairs"] = ps;
+    m["pairs_law"] =
+        "the ground points' normal law and friction on the overlap r0 + r1 - |closest points| "
+        "(segment-segment), equal and opposite on the two bodies; adjoint by dual numbers";
+  }
   if (a.ground.n_points == 0) return;
   nlohmann::json pts = nlohmann::json::array();
   for (int c = 0; c < a.ground.n_points; ++c)

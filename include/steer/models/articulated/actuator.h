@@ -11,9 +11,9 @@ namespace steer {
 // τ = sat(τ_raw) and s' = ∂τ/∂τ_raw for joint j
 // (sig, when given, receives σ(z_a), 1 − σ(z_a), σ(z_b), 1 − σ(z_b), softplus(z_a), softplus(z_b)
 // for adj_saturate: kSatTape values per joint)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::saturate(const PIn& p, int j, const S& raw, S& slope,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::saturate(const PIn& p, int j, const S& raw, S& slope,
                                                        S* sig) const {
   if (!torque_limits) {
     slope = S(1);
@@ -45,9 +45,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::saturate(const PIn& p, int j, 
 //   own values, so the adjoint computes no exponential); s' is taken as (1 − σ_a) − σ_b or
 //   (1 − σ_b) − σ_a on the saturated side, which keeps its digits there; ∂τ/∂β only when
 //   want_beta.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::adj_saturate(const PIn& p, int j, const S& raw,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::adj_saturate(const PIn& p, int j, const S& raw,
                                                            const S* sig, S* adj_p, const S& adj_tau,
                                                            const S& adj_slope,
                                                            bool want_beta) const {
@@ -67,9 +67,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::adj_saturate(const PIn& p, int
 }
 
 // the joint-limit torque τ_l,j(q_j) [N·m or N] (0 when joint_limits is off)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::limit_torque(int j, const S& qj) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_torque(int j, const S& qj) const {
   if (!joint_limits) return S(0);
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return k * w *
@@ -78,9 +78,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::limit_torque(int j, const S& q
 }
 
 // ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::limit_slope(int j, const S& qj) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_slope(int j, const S& qj) const {
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) +
                sigmoid_of(S((qj - S(limit_upper[j])) / w)));
@@ -88,9 +88,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::limit_slope(int j, const S& qj
 
 // the joint spring's torque τ_s,j = −k_s,j (q_j − q_s,j) [N·m or N]; its adjoint is written out
 // where it is used (∂τ_s/∂q = −k_s, ∂τ_s/∂k_s = −(q − q_s), ∂τ_s/∂q_s = k_s)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::spring_torque(const PIn& p, int j,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::spring_torque(const PIn& p, int j,
                                                             const S& qj) const {
   return -S(p[p_joint(j, kStiffness)]) * (qj - S(p[p_joint(j, kSpringRef)]));
 }

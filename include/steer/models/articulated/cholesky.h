@@ -10,17 +10,17 @@
 namespace steer {
 
 // in-place Cholesky solve of A y = b (A symmetric positive definite, n×n, stride kMaxDof)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::cholesky_solve(int n, S* A, S* y) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_solve(int n, S* A, S* y) {
   cholesky_factor(n, A);
   cholesky_substitute(n, A, y);
 }
 
 // A = L Lᵀ, L into the lower triangle and diagonal of A; the strict upper triangle is kept
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::cholesky_factor(int n, S* A) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_factor(int n, S* A) {
   using std::sqrt;
   for (int j = 0; j < n; ++j) {
     S s = A[j * kMaxDof + j];
@@ -37,9 +37,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::cholesky_factor(int n, S* A
 }
 
 // y <- (L Lᵀ)⁻¹ y with L from cholesky_factor
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::cholesky_substitute(int n, const S* L, S* y) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_substitute(int n, const S* L, S* y) {
   for (int i = 0; i < n; ++i) {
     S t = y[i];
     for (int k = 0; k < i; ++k) t -= L[i * kMaxDof + k] * y[k];

@@ -3,7 +3,21 @@
 //     f_z = k w softplus(z) − d_c σ(z) ż_tip,  τ_c = J_tip,zᵀ f_z;
 //   the ground points (model.contacts, GroundContacts): a sphere of radius r centred at c
 //     touches at x_c = c − r ẑ, depth d = height − x_c,z, with the force
-//     f = (f_t, f_n) of contact_law.h at x_c and τ_c = J(x_c)ᵀ f.
+//     f = (f_t, f_n) of contact_law.h at x_c and τ_c = J(x_c)ᵀ f;
+//   the contact pairs (model.pairs): two geoms on different bodies (or one on the world), each a
+//     segment with a radius (a capsule; a sphere is a segment of length 0). With P, Q the
+//     closest points of the two segments (segment_closest), δ = P − Q, ρ = sqrt(|δ|² + ε²)
+//     (ε = 10⁻¹² m keeps the normal defined where the cores meet), n = δ/ρ (from side 1 to
+//     side 0), depth d = r₀ + r₁ − ρ, and the contact point x_c = ½ (P − r₀ n + Q + r₁ n) (between
+//     the two surfaces). The relative velocity u = v₀(x_c) − v₁(x_c) gives the separating speed
+//     ż = u · n and the slip u_t = u − ż n; the normal law of contact_law.h (the ground points'
+//     law and θ slots) gives f_n(d, ż), friction f_t = −μ N u_t / sqrt(|u_t|² + v_s²) (the same
+//     smoothed Coulomb law, in 3D), F = f_n n + f_t on side 0 and −F on side 1:
+//     τ_c = J₀(x_c)ᵀ F − J₁(x_c)ᵀ F. The closest points are smooth while both segment parameters
+//     stay inside (0, 1) or at a fixed end; they switch where one reaches an end, and two
+//     parallel capsules (a ruled family of closest points) take the one at side 0's first end:
+//     the validator's contact_mode_switch watches each pair. The adjoint of a model with pairs
+//     is the dual-number one (adj_step), which is why only the CPU's scalar capacity has pairs.
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -13,10 +27,10 @@
 namespace steer {
 
 // the contacts the validator's contact_mode_switch watches: the tip (when enabled), then the
-// ground points in their order
-template <int NB, int ND, int NS, int NP>
-inline STEER_HD int ArticulatedCap<NB, ND, NS, NP>::num_contacts() const {
-  return (contact ? 1 : 0) + ground.n_points;
+// ground points in their order, then the contact pairs
+template <int NB, int ND, int NS, int NP, int NC>
+inline STEER_HD int ArticulatedCap<NB, ND, NS, NP, NC>::num_contacts() const {
+  return (contact ? 1 : 0) + ground.n_points + n_pairs;
 }
 
 // the normal laws' parameters from θ
@@ -227,20 +241,147 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
   adj_p[m.p_contact(kContactSlipVelocity)] += avs;
 }
 
-// world position of the contact point [m]
-template <int NB, int ND, int NS, int NP>
+// ---- contact pairs between bodies (model.pairs) ----
+
+// x clamped to [0, 1] (a branch on the value: duals keep the side's derivative)
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::tip_position(const Kin<S>& K, S* x) const {
+STEER_HD S clamp_unit(const S& x) {
+  if (x < S(0)) return S(0);
+  if (x > S(1)) return S(1);
+  return x;
+}
+
+// The parameters s, t of the closest points A0 + s (A1 − A0), B0 + t (B1 − B0) of two segments
+// (a_point, b_point: a segment of length 0, a sphere's centre). With d₁ = A1 − A0, d₂ = B1 − B0,
+// r = A0 − B0, a = d₁·d₁, e = d₂·d₂, b = d₁·d₂, c = d₁·r, f = d₂·r: the unconstrained minimum
+// s = (b f − c e)/(a e − b²), clamped to [0, 1], then t = (b s + f)/e; when t leaves [0, 1] it
+// is clamped and s re-solved for it, s = clamp((b t − c)/a). Parallel segments (a e − b² ≤
+// 10⁻¹² a e) take s = 0.
+template <class S>
+STEER_HD void segment_closest(const S* A0, const S* A1, bool a_point, const S* B0, const S* B1,
+                              bool b_point, S& s, S& t) {
+  S d1[3], d2[3], r[3];
+  for (int i = 0; i < 3; ++i) d1[i] = A1[i] - A0[i], d2[i] = B1[i] - B0[i], r[i] = A0[i] - B0[i];
+  const S a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2];
+  const S e = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2];
+  const S f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2];
+  s = t = S(0);
+  if (a_point && b_point) return;
+  if (a_point) {
+    t = clamp_unit(S(f / e));
+    return;
+  }
+  const S c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2];
+  if (b_point) {
+    s = clamp_unit(S(-c / a));
+    return;
+  }
+  const S b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2];
+  const S denom = a * e - b * b;
+  s = denom > S(1e-12) * a * e ? clamp_unit(S((b * f - c * e) / denom)) : S(0);
+  t = (b * s + f) / e;
+  if (t < S(0)) {
+    t = S(0);
+    s = clamp_unit(S(-c / a));
+  } else if (t > S(1)) {
+    t = S(1);
+    s = clamp_unit(S((b - c) / a));
+  }
+}
+
+// pair c's geometry at the kinematics K: the contact point x_c [m], the normal n (from side 1 to
+// side 0) and the depth d = r₀ + r₁ − ρ [m] (> 0: penetrating)
+template <class Model, class S>
+STEER_HD S pair_geometry(const Model& m, const typename Model::template Kin<S>& K, int c, S* xc,
+                         S* n) {
+  S E[2][2][3];  // [side][end] world ends
+  for (int k = 0; k < 2; ++k)
+    for (int e = 0; e < 2; ++e) {
+      const int b = m.pair_body[c][k];
+      if (b < 0) {
+        for (int i = 0; i < 3; ++i) E[k][e][i] = S(m.pair_end[c][k][e][i]);
+      } else {
+        m.body_point(K, b, m.pair_end[c][k][e], E[k][e]);
+      }
+    }
+  S s, t;
+  segment_closest(E[0][0], E[0][1], m.pair_sphere[c][0] != 0, E[1][0], E[1][1],
+                  m.pair_sphere[c][1] != 0, s, t);
+  S P[3], Q[3], dl[3];
+  for (int i = 0; i < 3; ++i) {
+    P[i] = E[0][0][i] + s * (E[0][1][i] - E[0][0][i]);
+    Q[i] = E[1][0][i] + t * (E[1][1][i] - E[1][0][i]);
+    dl[i] = P[i] - Q[i];
+  }
+  using std::sqrt;
+  const S rho = sqrt(dl[0] * dl[0] + dl[1] * dl[1] + dl[2] * dl[2] + S(1e-24));
+  const S r0 = S(m.pair_radius[c][0]), r1 = S(m.pair_radius[c][1]);
+  for (int i = 0; i < 3; ++i) {
+    n[i] = dl[i] / rho;
+    xc[i] = S(0.5) * (P[i] - r0 * n[i] + Q[i] + r1 * n[i]);
+  }
+  return r0 + r1 - rho;
+}
+
+// τ_c += J₀(x_c)ᵀ F − J₁(x_c)ᵀ F over the contact pairs, F = f_n n + f_t on side 0
+template <class Model, class S, class PIn>
+STEER_HD void pair_contact_forces(const Model& m, const typename Model::template Kin<S>& K,
+                                  const S* v, const PIn& p, S* tc) {
+  if constexpr (Model::kMaxPairs > 0) {
+    if (m.n_pairs == 0) return;
+    using std::sqrt;
+    const NormalLawParams<S> q = ground_law_params<Model, S>(m, p);
+    const S mu_f = S(p[m.p_contact(kContactFriction)]);
+    const S vs = S(p[m.p_contact(kContactSlipVelocity)]);
+    for (int c = 0; c < m.n_pairs; ++c) {
+      S xc[3], n[3];
+      const S d = pair_geometry<Model, S>(m, K, c, xc, n);
+      S J[2][Model::kMaxDof][3], vel[2][3];
+      int es[2][Model::kMaxDof], nd[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < 3; ++i) vel[k][i] = S(0);
+        const int b = m.pair_body[c][k];
+        if (b >= 0)
+          nd[k] = ground_jacobian<Model, S>(m, K, b, xc, v, nullptr, J[k], es[k], vel[k], nullptr);
+      }
+      S u[3];
+      for (int i = 0; i < 3; ++i) u[i] = vel[0][i] - vel[1][i];
+      const S zdot = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+      const NormalForce<S> nf = m.ground.law == GroundContacts::kImpedance
+                                    ? normal_impedance(d, zdot, q)
+                                    : normal_softplus(d, zdot, q);
+      S ut[3];
+      for (int i = 0; i < 3; ++i) ut[i] = u[i] - zdot * n[i];
+      const S qn = sqrt(ut[0] * ut[0] + ut[1] * ut[1] + ut[2] * ut[2] + vs * vs);
+      const S g = -mu_f * nf.fe / qn;
+      S F[3];
+      for (int i = 0; i < 3; ++i) F[i] = nf.fn * n[i] + g * ut[i];
+      for (int k = 0; k < 2; ++k) {
+        const S sign = k == 0 ? S(1) : S(-1);
+        for (int r = 0; r < nd[k]; ++r)
+          tc[m.dof[es[k][r]]] += sign * (J[k][r][0] * F[0] + J[k][r][1] * F[1] + J[k][r][2] * F[2]);
+      }
+    }
+  } else {
+    (void)m, (void)K, (void)v, (void)p, (void)tc;
+  }
+}
+
+// world position of the contact point [m]
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::tip_position(const Kin<S>& K, S* x) const {
   body_point(K, tip_body, tip_offset, x);
 }
 
 // τ_c = J_tip,zᵀ f_z, f_z = k w softplus(d/w) − d_c σ(d/w) ż_tip, d = height − z_tip (added into
 // tc)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::contact_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::contact_forces(const Kin<S>& K, const S* v,
                                                                 const PIn& p, S* tc) const {
   ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
+  pair_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   if (!contact) return;
   S x[3];
   tip_position(K, x);
@@ -270,9 +411,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::contact_forces(const Kin<S>
 //   f_z = k w softplus(z) − d_c σ(z) ż,  z = (height − z_tip)/w
 //   f̄_z = ż_μ,  z̄ = f̄_z (k σ(z) − d_c σ'(z) ż) [per w: k w σ/w],  ż̄ = −f̄_z d_c σ(z),
 //   J̄_z,e = f_z μ_e + ż̄ q̇_e
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_contact_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_contact_forces(const Kin<S>& K, const S* v,
                                                                     const PIn& p, const S* mu,
                                                                     KinAdj<S>& KA, S* adj_v,
                                                                     S* adj_p) const {

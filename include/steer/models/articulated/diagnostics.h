@@ -3,6 +3,8 @@
 // and the energies KE = ½ q̇ᵀ M(q) q̇, E = KE + Σ_b m_b g z_b.
 #pragma once
 
+#include <algorithm>
+
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/kinematics.h"
 #include "steer/models/articulated/dynamics.h"
@@ -12,10 +14,17 @@ namespace steer {
 
 // contact c's depth below the plane [m] (≤ 0 when clear) from the kinematics K: c = 0 is the
 // tip when contact.enabled, the ground points follow in their order (depth of the sphere's
-// lowest point, height − (z − r))
+// lowest point, height − (z − r)), then the contact pairs (their overlap r₀ + r₁ − ρ)
 template <class Model, class S, class PIn>
 STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
                          int c) {
+  if constexpr (Model::kMaxPairs > 0) {  // (the packed and CUDA capacities have no pairs)
+    const int first_pair = (m.contact ? 1 : 0) + m.ground.n_points;
+    if (c >= first_pair) {  // a contact pair: r₀ + r₁ − ρ
+      S xc[3], n[3];
+      return pair_geometry<Model, S>(m, K, c - first_pair, xc, n);
+    }
+  }
   const S height = S(p[m.p_global(Model::kPlaneHeight)]);
   S t[3];
   if (m.contact && c == 0) {
@@ -28,14 +37,14 @@ STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& 
 
 // the deepest penetration below the plane over the model's contacts [m] (≤ 0 when all are
 // clear); the tip alone when there are no ground points (also when contact.enabled is off)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::penetration(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x, const PIn& p) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
-  if (ground.n_points == 0) {
+  if (ground.n_points == 0 && n_pairs == 0) {
     S t[3];
     tip_position(K, t);
     return S(p[p_global(kPlaneHeight)]) - t[2];
@@ -54,18 +63,18 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::penetration(const XIn& x, cons
 // which it takes an impulse (up to the step's own change of ż). The validator's
 // contact_mode_switch then sees an impact move from one step to another under ±ε, where the
 // gradient jumps, although the point is above the plane at both ends of the step.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP>::in_contact(const XIn& x, const PIn& p,
+inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x, const PIn& p,
                                                             int c) const {
-  if (ground.n_points == 0) return penetration<S>(x, p) > S(0);
+  if (ground.n_points == 0 && n_pairs == 0) return penetration<S>(x, p) > S(0);
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
   const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
   const int g = c - (contact ? 1 : 0);
-  if (!ground.impact || g < 0) return depth > S(0);
+  if (!ground.impact || g < 0 || g >= ground.n_points) return depth > S(0);
   S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
   int es[kMaxDof];
   for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
@@ -96,6 +105,26 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
   double pt[3], J[Model::kMaxDof][3], vel[3];
   int es[Model::kMaxDof];
   int b;
+  const int first_pair = (m.contact ? 1 : 0) + m.ground.n_points;
+  if (Model::kMaxPairs > 0 && c >= first_pair) {
+    // a contact pair: its overlap, and the slip of side 0 against side 1 at the contact point
+    double n[3], Jp[2][Model::kMaxDof][3], vel2[2][3];
+    const int pc = c - first_pair;
+    ContactState s;
+    s.depth = pair_geometry<Model, double>(m, K, pc, pt, n);
+    for (int k = 0; k < 2; ++k) {
+      for (int i = 0; i < 3; ++i) vel2[k][i] = 0;
+      if (m.pair_body[pc][k] >= 0)
+        ground_jacobian<Model, double>(m, K, m.pair_body[pc][k], pt, v, nullptr, Jp[k], es,
+                                       vel2[k], nullptr);
+    }
+    double u[3], un = 0;
+    for (int i = 0; i < 3; ++i) u[i] = vel2[0][i] - vel2[1][i], un += u[i] * n[i];
+    s.slip = std::sqrt(std::max(0.0, u[0] * u[0] + u[1] * u[1] + u[2] * u[2] - un * un));
+    if (s.depth > 0)
+      s.mode = s.slip < double(p[m.p_contact(kContactSlipVelocity)]) ? kContactStick : kContactSlip;
+    return s;
+  }
   if (m.contact && c == 0) {
     m.tip_position(K, pt);
     b = m.tip_body;
@@ -113,9 +142,9 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
 }
 
 // centre of mass of all bodies along an axis [m]: Σ m_b c_b / Σ m_b
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass(const XIn& x, const PIn& p,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass(const XIn& x, const PIn& p,
                                                              int ax) const {
   Kin<S> K;
   S mt = S(0);
@@ -123,9 +152,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass(const XIn& x, c
 }
 
 // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
                                                                  Kin<S>& K, S& mt) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -144,9 +173,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::center_of_mass_kin(const XIn& 
 // for a free root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
 // (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then compiles no dual numbers at
 // all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(const XIn& x, const PIn& p,
                                                                     int ax, XAdj& adj_x,
                                                                     PAdj& adj_p,
                                                                     const S& adj_c) const {
@@ -183,9 +212,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass(const XI
 
 // E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b, the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
 // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::energies(const XIn& x, const PIn& p, S& e,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, const PIn& p, S& e,
                                                           S& ke) const {
   S q[kMaxQ] = {}, M[kMaxDof * kMaxDof] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -208,17 +237,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::energies(const XIn& x, cons
   }
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::kinetic_energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::kinetic_energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return ke;
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::energy(const XIn& x, const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return e;
@@ -226,9 +255,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::energy(const XIn& x, const PIn
 
 // conservative when no damping, no PD gains and no contact: then, with zero controls,
 // an energy change is the integrator's error
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP>::conservative(const PIn& p) const {
+inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
   for (int j = 0; j < n_dof; ++j)

@@ -21,9 +21,9 @@ namespace steer {
 //   hinge, axis a:  f = a × h,  n = J a;      slide, direction d:  f = m d,  n = h × d,
 // and M_ji for every joint j at b or above it (body e) is the work of that wrench on j's
 // unit motion: a_e · (n + (p_b − p_e) × f) (hinge), a_e · f (slide); M_ij = M_ji.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::mass_matrix(const Kin<S>& K, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::mass_matrix(const Kin<S>& K, const PIn& p,
                                                              S* M) const {
   const int n = n_dof;
   for (int i = 0; i < n; ++i)
@@ -88,17 +88,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::mass_matrix(const Kin<S>& K
 
 // c(q, q̇): Coriolis, centrifugal and gravity joint forces by recursive Newton–Euler with
 // q̈ = 0 and the base accelerating upward at g (so M q̈ + c = τ)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::bias_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S>& K, const S* v,
                                                              const PIn& p, S* c) const {
   RneaWork<S> W;
   bias_forces(K, v, p, c, W);
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::bias_forces(const Kin<S>& K, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S>& K, const S* v,
                                                              const PIn& p, S* c,
                                                              RneaWork<S>& W) const {
   S(&w)[kMaxBodies][3] = W.w;
@@ -197,9 +197,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::bias_forces(const Kin<S>& K
 // adjoint pairs with Ω(w) and α it pairs with Z (e.g. r̄ += ō(w) × Z_pa). The rest — the
 // λ velocities, ω̄ and the centripetal and Coriolis terms of a_c and a_o — reverse term by term.
 // Bodies without a moving joint at or above them (a fixed base) carry only gravity's ā_o.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_dynamics_form(
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_dynamics_form(
     const Kin<S>& K, const S* v, const PIn& p, const RneaWork<S>& W, const S* lam, const S* w,
     const S& h, KinAdj<S>& KA, S* adj_v, S* adj_p, bool want_inertia) const {
   for (int i = 0; i < n_dof; ++i) adj_p[p_joint(i, kArmature)] += lam[i] * w[i];

@@ -27,9 +27,9 @@ namespace steer {
 //   A = M + h diag(D + s' k_v [implicitfast]),  rhs = M q̇ + h (τ − c + τ_c [+ s' k_v q̇])
 // also returns the kinematics K, the Newton–Euler intermediates W, M's diagonal (A's strict
 // upper triangle is M's, and survives cholesky_factor), τ_raw and s' per joint
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::implicit_system(const S* q, const S* v,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(const S* q, const S* v,
                                                                  const UIn& u, const PIn& p,
                                                                  Kin<S>& K, RneaWork<S>& W, S* M,
                                                                  S* mdiag, S* rhs, S* raw, S* slope,
@@ -74,9 +74,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::implicit_system(const S* q,
 
 // the euler / implicitfast step up to q̇⁺ (step() and the adjoint both run exactly this, so
 // the taped and the untaped sweeps give the same bits)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::fill_tape(const S* q, const S* v, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::fill_tape(const S* q, const S* v, const UIn& u,
                                                            const PIn& p, StepTape<S>& t) const {
   implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
   if (implicit_servo()) {
@@ -89,9 +89,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::fill_tape(const S* q, const
 
 // the euler / implicitfast step (semi-implicit: A q̇⁺ = rhs is linear in q̇⁺): q̇⁺ from
 // A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::semi_implicit_advance(const XIn& x, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::semi_implicit_advance(const XIn& x, const UIn& u,
                                                                        const PIn& p, XOut& xn,
                                                                        StepTape<S>& t) const {
   const int n = n_dof, nqv = nq();
@@ -117,9 +117,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::semi_implicit_advance(const
 }
 
 // the hand adjoint of an euler / implicitfast step from its tape t (u enters through the tape)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_semi_implicit_from_tape(
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_tape(
     const XIn& x, const PIn& p, const StepTape<S>& t, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
     const XnAdj& adj_xn) const {
   const int n = n_dof, npv = np(), nqv = nq();
@@ -230,9 +230,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_semi_implicit_from_tape
 
 // the hand adjoint of an euler / implicitfast step, recomputing the step first to keep its
 // factor and intermediates
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_semi_implicit_recompute(
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_recompute(
     const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
     const XnAdj& adj_xn) const {
   const int n = n_dof, nqv = nq();

@@ -15,9 +15,9 @@ namespace steer {
 // by semi_implicit_advance (implicit_step.h), which fills the tape (StepTape<S>*) when one is
 // passed, else a tape of its own; rk4 keeps no tape. Simd.h packs run euler and implicitfast
 // only (packable()), so rk4 is not compiled for them.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::step(int k, const XIn& x, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& x, const UIn& u,
                                                       const PIn& p, XOut& xn, const Lanes& ln,
                                                       Tape tape) const {
   (void)k;
@@ -48,10 +48,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::step(int k, const XIn& x, c
 //   τ_c(q, q̇) and its terms reverse in adj_saturate, adj_dynamics_form and adj_contact_forces (plus
 //   q̇̄ += M λ from b's M q̇), which deposit the adjoints of the world kinematics (KinAdj);
 //   adj_forward_kinematics takes those back to q and the centres of mass.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
           class PAdj, class XnAdj, class Tape>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_step(int k, const XIn& x, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(int k, const XIn& x, const UIn& u,
                                                           const PIn& p, XAdj& adj_x, UAdj& adj_u,
                                                           PAdj& adj_p, const XnAdj& adj_xn,
                                                           const Lanes& ln, Tape tape) const {
@@ -59,6 +59,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_step(int k, const XIn& 
   if (!ln.leader()) return;
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
     if (integrator == kRk4) {
+      adj_by_duals<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
+      return;
+    }
+  }
+  // contact pairs (contact.h) have no hand adjoint: the step's is the dual-number one
+  if constexpr (kMaxPairs > 0 && !is_pack<S>::value) {
+    if (n_pairs > 0) {
       adj_by_duals<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
       return;
     }
@@ -71,9 +78,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_step(int k, const XIn& 
 }
 
 // q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_l + τ_s), everything explicit (the rk4 right-hand side)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::acceleration(const S* q, const S* v, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q, const S* v, const UIn& u,
                                                               const PIn& p, S* qdd) const {
   Kin<S> K;
   forward_kinematics(q, p, K);
@@ -97,9 +104,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::acceleration(const S* q, co
 // the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4). A free root's
 // quaternion has q̇uat = ½ quat ⊗ (0, ω) (ω body frame) and is divided by its norm at the
 // end of the step (a smooth map), which rk4's polynomial update does not keep.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::rk4_advance(const XIn& x, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& x, const UIn& u,
                                                              const PIn& p, XOut& xn) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
@@ -146,9 +153,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::rk4_advance(const XIn& x, c
 
 // the reference: vector-Jacobian product of step by forward-mode duals over x, u and the
 // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_by_duals(int k, const XIn& x, const UIn& u,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_by_duals(int k, const XIn& x, const UIn& u,
                                                               const PIn& p, XAdj& adj_x,
                                                               UAdj& adj_u, PAdj& adj_p,
                                                               const XnAdj& adj_xn) const {

@@ -18,18 +18,18 @@
 namespace steer {
 
 // o = a × b
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::cross(const S* a, const S* b, S* o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cross(const S* a, const S* b, S* o) {
   const S x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
           z = a[0] * b[1] - a[1] * b[0];
   o[0] = x, o[1] = y, o[2] = z;
 }
 
 // ā += b × ō, b̄ += ō × a: the adjoint of o = a × b
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_cross(const S* a, const S* b, S* adj_a,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_cross(const S* a, const S* b, S* adj_a,
                                                            S* adj_b, const S* adj_o) {
   S t[3];
   cross(b, adj_o, t);
@@ -39,24 +39,24 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_cross(const S* a, const
 }
 
 // a · b
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP>::dot(const S* a, const S* b) {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::dot(const S* a, const S* b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 // o = R v (R row-major 3×3)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class T>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::rotate(const S* R, const T* v, S* o) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rotate(const S* R, const T* v, S* o) {
   for (int i = 0; i < 3; ++i)
     o[i] = R[3 * i] * S(v[0]) + R[3 * i + 1] * S(v[1]) + R[3 * i + 2] * S(v[2]);
 }
 
 // (q, θ) -> R_b, p_b, a_b, c_b for every body
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::forward_kinematics(const S* q, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(const S* q, const PIn& p,
                                                                     Kin<S>& K) const {
   for (int b = 0; b < n_bodies; ++b) {
     const int pa = parent[b];
@@ -124,9 +124,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::forward_kinematics(const S*
 // A free root's three turning frames share one anchor, so T at its first (body 3) is the
 // whole tree's moment about p: the adjoint of a world rotation of the root, which
 // adj_root_turn takes to the quaternion (its hinges have no angle of their own).
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_forward_kinematics(const Kin<S>& K, S* adj_q,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(const Kin<S>& K, S* adj_q,
                                                                         S* adj_p, KinAdj<S>& KA,
                                                                         bool want_com,
                                                                         const QIn& q) const {
@@ -156,9 +156,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_forward_kinematics(cons
 
 // R(n), n = quat/|quat| (w, x, y, z), row-major: the normalization is a smooth map of the
 // state, so a quaternion off the unit sphere by rounding still gives a rotation
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::quat_matrix(const S* quat, S* R) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::quat_matrix(const S* quat, S* R) {
   using std::sqrt;
   const S inv =
       S(1) / sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
@@ -227,9 +227,9 @@ STEER_HD void adj_quat_mul(const S* a, const S* b, const S* o, S* adj_a, S* adj_
 // quat⁺ = quat ⊗ exp(h ω/2), ω in the body frame [rad/s]: the rotation by h|ω| about ω that
 // MuJoCo's mju_quatIntegrate applies. exp of a pure quaternion has unit norm, so |quat⁺| =
 // |quat| up to rounding.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::quat_step(const S* quat, const S* w, const S& h,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::quat_step(const S* quat, const S* w, const S& h,
                                                            S* out) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
   S C, Sc, dSc;
@@ -240,9 +240,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::quat_step(const S* quat, co
 
 // adjoint of quat_step: quat̄ += ∂quat⁺/∂quat ᵀ ō, ω̄ += ∂quat⁺/∂ω ᵀ ō. With e = (C, Sc u),
 // u = h ω/2, θ² = |u|²: ū = Sc ē_v + 2 u (dC ē_0 + dSc (ē_v · u)), dC = −Sc/2, ω̄ = h ū/2.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_quat_step(const S* quat, const S* w,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_quat_step(const S* quat, const S* w,
                                                                const S& h, const S* adj_out,
                                                                S* adj_quat, S* adj_w) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
@@ -260,9 +260,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_quat_step(const S* quat
 // perturbed by δquat turns by δψ = 2 Im(n* ⊗ δn) = (2/|quat|) Im(n* ⊗ δquat) (the radial part
 // of δquat drops out), Im(n* ⊗ δq) = w δv − δw v − v × δv for n = (w, v); hence with ψ̄ = Rᵀ T,
 //   quat̄_w += −(2/|quat|) v · ψ̄,   quat̄_v += (2/|quat|) (w ψ̄ + v × ψ̄).
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_root_turn(const Kin<S>& K, const QIn& q,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_root_turn(const Kin<S>& K, const QIn& q,
                                                                const S* T, S* adj_q) const {
   using std::sqrt;
   const S* R = K.R[3];
@@ -279,9 +279,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_root_turn(const Kin<S>&
 }
 
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::world_inertia(const Kin<S>& K, const PIn& p, int b,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::world_inertia(const Kin<S>& K, const PIn& p, int b,
                                                                S* Iw) const {
   const S xx = p[p_body(b, kIxx)], yy = p[p_body(b, kIyy)], zz = p[p_body(b, kIzz)];
   const S xy = p[p_body(b, kIxy)], xz = p[p_body(b, kIxz)], yz = p[p_body(b, kIyz)];
@@ -301,9 +301,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::world_inertia(const Kin<S>&
 // t̄ += axial(Ī_w I_w − I_w Ī_w) = (I_w v) × u − v × (I_w u) (I_w turning by δ changes by
 // [δ]× I_w − I_w [δ]×; Iu = I_w u, Iv = I_w v given), and when want_inertia
 // Ī_b += (Rᵀu)(Rᵀv)ᵀ into the six entries (off-diagonal pairs summed)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_world_inertia_rank1(const Kin<S>& K, int b,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_world_inertia_rank1(const Kin<S>& K, int b,
                                                                          const S* u, const S* v,
                                                                          const S* Iu, const S* Iv,
                                                                          S* adj_T, S* adj_p,
@@ -328,9 +328,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_world_inertia_rank1(con
 }
 
 // linear Jacobian column of dof d (joint of body e) at world point x: a × (x − p_e), or a
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::point_jacobian(const Kin<S>& K, int e, const S* x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::point_jacobian(const Kin<S>& K, int e, const S* x,
                                                                 S* jv) const {
   if (joint[e] == kSlide) {
     for (int i = 0; i < 3; ++i) jv[i] = K.A[e][i];
@@ -341,9 +341,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::point_jacobian(const Kin<S>
 }
 
 // world position of the point `pos` (body frame [m]) of body b: p_b + R_b (pos − j_b)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::body_point(const Kin<S>& K, int b,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::body_point(const Kin<S>& K, int b,
                                                             const double* pos, S* x) const {
   const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1],
                        pos[2] - joint_pos[b][2]};

@@ -51,20 +51,22 @@ struct ArticulatedSettings {
   // ground contact points beyond the tip (contact_set.h, contact.h)
   GroundContacts ground;
   int n_sites = 0;
+  int n_pairs = 0;  // contact pairs between two bodies (contact.h, pair_contact_forces)
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
 };
 
 // The model at a capacity fixed at compile time: NB bodies, ND joints, NS sites, NP ground
-// contact points. Every array
+// contact points, NC contact pairs between bodies (0: none; their adjoint is the dual-number
+// one, so only the CPU's scalar capacity has them). Every array
 // below (the tree, Kin, RneaWork, StepTape's A[ND²], KinAdj, θ's kMaxParam slots) is sized by
 // them, so a GPU thread's frame, and hence its registers and local memory, grows with the
 // capacity, not with the tree it runs: small robots keep Articulated (10, 8, 8), and trees
 // beyond it take ArticulatedLarge (32, 32, 8) on the CPU (articulated_model.cpp picks).
 // The arrays, each listed in articulated_arrays below, are sized by the capacity; the rest is
 // ArticulatedSettings.
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxBodies = NB;
   static constexpr int kMaxDof = ND;
@@ -80,6 +82,8 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
+  static constexpr int kMaxPairs = NC;
+  static constexpr int kPairRows = NC > 0 ? NC : 1;  // the pair arrays' rows (C++ has no [0])
   static constexpr int kSatTape = 6;  // saturate()'s taped values per joint (σ_a, 1 − σ_a, σ_b, 1 −
                                       // σ_b, softplus_a, softplus_b)
 
@@ -142,6 +146,12 @@ struct ArticulatedCap : ArticulatedSettings {
   int dof[kMaxBodies] = {};     // dof index of the body's joint, −1 if fixed
   int body_of_dof[kMaxDof] = {};
   int site_body[kMaxSites] = {};      // the body site s is fixed in, −1 for the world
+  // contact pair c between two geoms, sides k = 0, 1: each a segment (a capsule's axis; a
+  // sphere's centre twice) in body pair_body[c][k]'s frame (−1: the world) with a radius
+  int pair_body[kPairRows][2] = {};
+  int pair_sphere[kPairRows][2] = {};             // 1: side k is a sphere (one point)
+  double pair_end[kPairRows][2][2][3] = {};       // [side][end] ends of the segment [m]
+  double pair_radius[kPairRows][2] = {};          // [m]
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
@@ -403,7 +413,7 @@ struct ArticulatedCap : ArticulatedSettings {
 
 // The arm-sized model: every existing use (the CPU scalar and packed paths, the CUDA kernels,
 // Python) is of this capacity.
-struct Articulated : ArticulatedCap<10, 8, 8, 8> {
+struct Articulated : ArticulatedCap<10, 8, 8, 8, 0> {
   // ---- the CPU backend's SIMD path (cpu_packed.h) ----
   // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
   // one rollout per lane, every lane the same topology, the value branches (saturation and
@@ -422,14 +432,14 @@ struct Articulated : ArticulatedCap<10, 8, 8, 8> {
 // bodies and 32 joints. It runs on the CPU's scalar path only (no packable(), so cpu_backend.h
 // sends every batch there; no CUDA kernels are instantiated for it), which keeps the packed
 // and CUDA objects, compiled per instruction set and per precision, to the small model.
-struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64> {};
+struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 64> {};
 
 // A legged robot on a free root: a quadruped's torso and 4 × 3 leg links with the free joint's
 // five frames (18 bodies), its 18 joints (the free root's 6 and 12 hinges), and room for 2 more
 // bodies and 8 sites. Like Articulated, and unlike ArticulatedLarge, it runs on the CPU's packs
 // (cpu_packed_isa.cpp) and has CUDA kernels (kernels/rollout_articulated_legged_*.cu); the
 // config parser picks it for a tree beyond Articulated that fits it.
-struct ArticulatedLegged : ArticulatedCap<20, 18, 8, 8> {
+struct ArticulatedLegged : ArticulatedCap<20, 18, 8, 8, 0> {
   bool packable() const { return integrator != kRk4; }
   static constexpr bool kPackedDiagnostics = true;
   // kernels/rollout_articulated_legged*_<precision>.cu (backend.h, has_cuda_kernels)
@@ -437,14 +447,14 @@ struct ArticulatedLegged : ArticulatedCap<20, 18, 8, 8> {
 };
 
 namespace articulated_detail {
-// b = a for one row of an array: a value, or a fixed-size array of values
+// b = a for one row of an array: a value, or a fixed-size array (of arrays) of values
 template <class T>
 constexpr void copy_row(const T& a, T& b) {
   b = a;
 }
 template <class T, std::size_t N>
 constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
-  for (std::size_t i = 0; i < N; ++i) b[i] = a[i];
+  for (std::size_t i = 0; i < N; ++i) copy_row(a[i], b[i]);
 }
 }  // namespace articulated_detail
 
@@ -454,7 +464,7 @@ constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
 template <class From, class To, class F>
 constexpr void articulated_arrays(From& from, To& to, F&& f) {
   const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params,
-            nc = from.ground.n_points;
+            nc = from.ground.n_points, npair = from.n_pairs;
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
   f(from.joint_ref, to.joint_ref, nd);
@@ -473,6 +483,10 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.ground.body, to.ground.body, nc);
   f(from.ground.pos, to.ground.pos, nc);
   f(from.ground.radius, to.ground.radius, nc);
+  f(from.pair_body, to.pair_body, npair);
+  f(from.pair_sphere, to.pair_sphere, npair);
+  f(from.pair_end, to.pair_end, npair);
+  f(from.pair_radius, to.pair_radius, npair);
 }
 // the bytes of the arrays articulated_arrays lists, at capacity Cap
 template <class Cap>
@@ -498,7 +512,7 @@ template <class To, class From>
 inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
-         from.ground.n_points <= To::kMaxGroundPoints;
+         from.ground.n_points <= To::kMaxGroundPoints && from.n_pairs <= To::kMaxPairs;
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

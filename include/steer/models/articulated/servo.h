@@ -35,9 +35,9 @@ namespace steer {
 // taped there: the hand adjoint is the implicit-function one, λ = J⁻¹ (q̇̄⁺ + h q̄⁺).
 static constexpr int kServoLineSearch = 8;
 static constexpr double kServoLineSearchTol = 1e-3;
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::servo_solve(const S* q, const UIn& u, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::servo_solve(const S* q, const UIn& u, const PIn& p,
                                                              StepTape<S>& t) const {
   const int n = n_dof;
   const S h = S(dt);

@@ -21,9 +21,9 @@
 namespace steer {
 
 // the kinematics at q = x[0 .. nq)
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::kinematics_at(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::kinematics_at(const XIn& x, const PIn& p,
                                                                Kin<S>& K) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = S(x[i]);
@@ -31,9 +31,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::kinematics_at(const XIn& x,
 }
 
 // R_s = R_b R_site,s from the kinematics
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_frame(const Kin<S>& K, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_frame(const Kin<S>& K, int s,
                                                             S out[9]) const {
   const double* Q = site_rot[s];
   if (site_body[s] < 0) {  // a site on the world: R_s = R_site,s
@@ -48,9 +48,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_frame(const Kin<S>& K,
 
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class XAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_body_wrench(const Kin<S>& K, const XIn& x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_body_wrench(const Kin<S>& K, const XIn& x,
                                                                  int b, const S force[3],
                                                                  const S moment[3],
                                                                  XAdj& adj_x) const {
@@ -67,9 +67,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_body_wrench(const Kin<S
 // c = Σ m_b c_b / Σ m_b sends c̄_b = c̄ m_b/Σm (along the axis) to each centre of mass, and
 // adj_forward_kinematics takes those back to q; ∂c/∂m_b = (c_b − c)/Σm,
 // ∂c/∂com_b = m_b/Σm · R_b[axis, :]
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass_sweep(const XIn& x,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass_sweep(const XIn& x,
                                                                           const PIn& p, int ax,
                                                                           XAdj& adj_x, PAdj& adj_p,
                                                                           const S& adj_c) const {
@@ -91,9 +91,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_center_of_mass_sweep(co
   for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_position(const XIn& x, const PIn& p, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_position(const XIn& x, const PIn& p, int s,
                                                                S out[3]) const {
   if (site_body[s] < 0) {  // a site on the world: x_s = pos_s
     for (int i = 0; i < 3; ++i) out[i] = S(site_pos[s][i]);
@@ -104,9 +104,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_position(const XIn& x,
   body_point(K, site_body[s], site_pos[s], out);
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_site_position(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(const XIn& x, const PIn& p,
                                                                    int s, XAdj& adj_x, PAdj& adj_p,
                                                                    const S adj_out[3]) const {
   (void)adj_p;
@@ -121,18 +121,18 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_site_position(const XIn
   adj_body_wrench(K, x, b, adj_out, m, adj_x);
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::site_rotation(const XIn& x, const PIn& p, int s,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_rotation(const XIn& x, const PIn& p, int s,
                                                                S out[9]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   site_frame(K, s, out);
 }
 
-template <int NB, int ND, int NS, int NP>
+template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP>::adj_site_rotation(const XIn& x, const PIn& p,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_rotation(const XIn& x, const PIn& p,
                                                                    int s, XAdj& adj_x, PAdj& adj_p,
                                                                    const S adj_out[9]) const {
   (void)adj_p;

@@ -189,6 +189,7 @@ struct MjcfImport {
   nlohmann::json contact = {{"enabled", false}};
   nlohmann::json tip;
   nlohmann::json points = nlohmann::json::array();
+  nlohmann::json pairs = nlohmann::json::array();  // model.pairs: geom-geom contact
 
   [[noreturn]] void refuse(const std::string& what) const {
     config_fail(kp, "'" + excerpt(shown) + "': " + what);
@@ -623,9 +624,34 @@ bool collidable(const MjcfImport& im, int a, int b) {
   return true;
 }
 
-// The pairs MuJoCo would collide, each either a world plane against a sphere or capsule on a
-// moving body (a ground point's pair: the plane in `plane`, the geom in `shapes`) or refused
-// naming both geoms: steer models no other contact, and drops none silently
+// a sphere or capsule as one side of model.pairs: its body ("world" for the world's), and its
+// centre or its axis' two ends (the geom's z, half-length size[1]) in the body frame
+nlohmann::json pair_side(const MjcfImport& im, int g) {
+  const mjModel* m = im.m;
+  const int b = m->geom_bodyid[g];
+  nlohmann::json e = {{"body", b == 0 ? std::string("world") : im.body_name(b)},
+                      {"radius", m->geom_size[3 * g]}};
+  const double* c = m->geom_pos + 3 * g;
+  if (m->geom_type[g] == mjGEOM_SPHERE) {
+    e["type"] = "sphere";
+    e["pos"] = vec(c, 3);
+  } else {
+    double R[9];
+    quat_matrix(m->geom_quat + 4 * g, R);
+    const double hl = m->geom_size[3 * g + 1];
+    const double e0[3] = {c[0] - hl * R[2], c[1] - hl * R[5], c[2] - hl * R[8]};
+    const double e1[3] = {c[0] + hl * R[2], c[1] + hl * R[5], c[2] + hl * R[8]};
+    e["type"] = "capsule";
+    e["from"] = vec(e0, 3);
+    e["to"] = vec(e1, 3);
+  }
+  return e;
+}
+
+// The pairs MuJoCo would collide: a world plane against a sphere or capsule on a moving body (a
+// ground point's pair: the plane in `plane`, the geom in `shapes`); two spheres or capsules
+// otherwise (model.pairs); any other pair is refused naming both geoms: steer drops none
+// silently
 int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   const mjModel* m = im.m;
   int plane = -1;
@@ -640,12 +666,24 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
       const bool wa = m->body_weldid[m->geom_bodyid[a]] == 0,
                  wb = m->body_weldid[m->geom_bodyid[b]] == 0;
       const int fixed = wa ? a : b, moving = wa ? b : a;
+      auto round = [&](int g) {
+        return m->geom_type[g] == mjGEOM_SPHERE || m->geom_type[g] == mjGEOM_CAPSULE;
+      };
+      if (round(a) && round(b)) {
+        // two spheres or capsules (self-collision, a ball and a leg, a world capsule): a pair
+        in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+        im.pairs.push_back(
+            {{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
+                          name_of(m, mjOBJ_GEOM, b, "geom" + std::to_string(b))},
+             {"geoms", {pair_side(im, a), pair_side(im, b)}}});
+        continue;
+      }
       if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
         im.refuse(where(a) + " and " + where(b) +
-                  " can collide (contype/conaffinity, no <exclude>): steer models contact only "
-                  "between a plane in <worldbody> and spheres or capsules on moving bodies, not "
-                  "between these (set contype=\"0\" conaffinity=\"0\" or add an <exclude> "
-                  "where they should not collide)");
+                  " can collide (contype/conaffinity, no <exclude>): steer models contact between "
+                  "a plane in <worldbody> and spheres or capsules on moving bodies, and between "
+                  "two spheres or capsules, not between these (set contype=\"0\" "
+                  "conaffinity=\"0\" or add an <exclude> where they should not collide)");
       const int t = m->geom_type[moving];
       if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
         im.refuse(where(moving) + " can collide with " + im.geom_name(fixed) +
@@ -751,6 +789,12 @@ void import_contact(MjcfImport& im) {
   } else if (!touching.empty()) {
     import_ground_points(im, plane, touching, z);
   }
+  if (!im.pairs.empty())
+    im.notes.push_back(
+        "contact pairs: " + std::to_string(im.pairs.size()) +
+        " sphere/capsule pairs MuJoCo would collide (model.pairs) take steer's contact law on "
+        "their overlap (model.contact's stiffness, damping, smoothing, friction; docs/contact.md), "
+        "not MuJoCo's soft constraints or its per-pair friction mix");
 }
 
 // the model keys, and the record: the file, its digest, the compiler, per joint the actuators
@@ -791,6 +835,7 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   out.model["contact"] = im.contact;
   if (!im.tip.is_null()) out.model["tip"] = im.tip;
   if (!im.points.empty()) out.model["contacts"] = im.points;
+  if (!im.pairs.empty()) out.model["pairs"] = im.pairs;
   out.model["torque_limits"] = {{"enabled", im.any_force_limit}};
   out.model["joint_limits"] = {{"enabled", im.any_limited_joint}};
   nlohmann::json ctl = nlohmann::json::array();
