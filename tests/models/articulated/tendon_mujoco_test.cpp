@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -79,26 +80,30 @@ void compare_with_mujoco(const std::string& integrator, int mj_integrator) {
   double worst = 0, moved = 0, stretch = 0;
   int nefc = 0;
   for (int k = 0; k < kSteps; ++k) {
-    std::vector<double> u(kDof), xn(2 * kDof);
+    // (buffers of the capacity's size: the compiler cannot see that a free root's branch is dead)
+    std::vector<double> u(Articulated::kMaxControl, 0.0), xn(Articulated::kMaxState, 0.0);
     for (int j = 0; j < kDof; ++j) {
       u[size_t(j)] = control(k, j);
       const nlohmann::json& a = acts.at(size_t(j)).at("control");
       const int id = mj_name2id(mm.get(), mjOBJ_ACTUATOR, a["actuator"].get<std::string>().c_str());
       d->ctrl[id] = u[size_t(j)] / a["torque_per_ctrl"].get<double>();
     }
+    // MuJoCo's ten_length after an Euler mj_step is the step's start's (its position stage)
+    const double L_start[2] = {m.tendon_length<double>(0, x.data()),
+                               m.tendon_length<double>(1, x.data())};
     auto XN = view(xn.data());
     m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
     mj_step(mm.get(), d.get());
     nefc = std::max(nefc, d->nefc);
-    x = xn;
+    std::copy(xn.begin(), xn.begin() + 2 * kDof, x.begin());
     for (int i = 0; i < kDof; ++i) {
       worst = std::max(worst, std::fabs(x[size_t(i)] - d->qpos[i]));
       worst = std::max(worst, std::fabs(x[size_t(kDof + i)] - d->qvel[i]));
       moved = std::max(moved, std::fabs(d->qpos[i] - mm->qpos0[i]));
     }
-    // MuJoCo's tendon length against steer's
-    for (int t = 0; t < 2; ++t)
-      EXPECT_NEAR(m.tendon_length<double>(t, x.data()), d->ten_length[t], 1e-10) << t;
+    if (mj_integrator == mjINT_EULER) {  // (RK4 leaves its last stage's lengths there)
+      for (int t = 0; t < 2; ++t) EXPECT_NEAR(L_start[t], d->ten_length[t], 1e-10) << t;
+    }
     stretch = std::max(stretch, std::fabs(d->ten_length[0] - 0.1));
   }
   EXPECT_EQ(nefc, 0) << "a constraint acted in MuJoCo";
