@@ -470,21 +470,25 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           {"free joint can only be used on top level"});
   refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>",
           {"socket", "ball joints"});
-  refused("two joints",
-          "<body name='b'>" + link +
-              "<joint name='j1' axis='1 0 0'/><joint name='j2' axis='0 1 0'/></body>",
-          {"'b'", "2 joints"});
   refused("frictionloss",
           "<body name='b'>" + link + "<joint name='rough' axis='1 0 0' frictionloss='0.5'/></body>",
           {"rough", "frictionloss"});
-  refused("spring",
-          "<body name='b'>" + link + "<joint name='springy' axis='1 0 0' stiffness='3'/></body>",
-          {"springy", "stiffness"});
   refused("tendon",
           arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
               "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
-          {"cable", "tendons are not modelled"},
+          {"spatial tendon 'cable' is not modelled"},
           "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
+  const std::string fixed_on_j = "<joint joint='j' coef='1'/></fixed></tendon>";
+  refused("tendon actuator", arm + "</body>",
+          {"actuator 'pull' drives tendon 'tt'", "actuators on tendons"},
+          "<tendon><fixed name='tt'>" + fixed_on_j +
+              "<actuator><motor name='pull' tendon='tt'/></actuator>");
+  refused("tendon deadband", arm + "</body>", {"tendon 'band'", "deadband"},
+          "<tendon><fixed name='band' stiffness='1' springlength='0 0.1'>" + fixed_on_j);
+  refused("tendon frictionloss", arm + "</body>", {"tendon 'rough'", "frictionloss"},
+          "<tendon><fixed name='rough' frictionloss='0.2'>" + fixed_on_j);
+  refused("tendon armature", arm + "</body>", {"tendon 'heavy'", "armature"},
+          "<tendon><fixed name='heavy' armature='0.1'>" + fixed_on_j);
   refused(
       "equality",
       arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>",
