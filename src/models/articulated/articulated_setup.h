@@ -19,6 +19,7 @@ struct ArticulatedNames {
   std::vector<std::string> bodies, joints;
   std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
   std::vector<std::string> pairs;             // per contact pair (model.pairs), in index order
+  std::vector<std::string> tendons;           // per fixed tendon, in index order
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   std::vector<bool> target_given;             // per joint
   // per body: its index in model.bodies, or −1 for a massless frame steer adds (a free root's

@@ -2,6 +2,7 @@
 // mass, inertia), joint damping/armature/PD gains/force limits, integrator, torque
 // saturation, the optional fingertip contact and the ground contact points -> Articulated, slot
 // names, nominal θ.
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -131,6 +132,23 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
   slot(m.p_global(Articulated::kSharpness), "saturation.sharpness", "1/(N*m)",
        Range{0, 1e6, true, false}, "");
   articulated_contact_slots(m, names, info);
+  // the fixed tendons' slots; a tendon's length is in rad over hinges only, m over slides only,
+  // and in the units of Σ c q otherwise (the coefficients carry them)
+  for (int t = 0; t < m.n_tendons; ++t) {
+    bool hinges = false, slides = false;
+    for (int j = 0; j < n; ++j)
+      if (m.tendon_c(t, j) != 0)
+        (m.joint[m.body_of_dof[j]] == Articulated::kHinge ? hinges : slides) = true;
+    const char* len = hinges && !slides ? "rad" : slides && !hinges ? "m" : "L";
+    const char* force = hinges && !slides ? "N*m" : slides && !hinges ? "N" : "F";
+    const std::string tn = names.tendons[size_t(t)];
+    slot(m.p_tendon(t, Articulated::kTendonStiffness), tn + ".stiffness",
+         std::string(force) + "/" + len, Range::closed(0, 1e9), "tendon_stiffness");
+    slot(m.p_tendon(t, Articulated::kTendonSpringLength), tn + ".springlength", len,
+         Range::closed(-1e3, 1e3), "tendon_springlength");
+    slot(m.p_tendon(t, Articulated::kTendonDamping), tn + ".damping",
+         std::string(force) + "*s/" + len, Range::closed(0, 1e6), "tendon_damping");
+  }
   return info;
 }
 
@@ -183,8 +201,9 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
-                        "contact", "contacts", "pairs", "joint_limits", "included_from"}) {
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
+                        "keyframes", "contact", "contacts", "pairs", "joint_limits", "tendons",
+                        "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -289,6 +308,8 @@ struct ArmParse {
   ArticulatedNames& names;
   std::vector<BodyValues> vals;
   std::map<std::string, int> body_index;  // a body's name → its index in a
+  // per fixed tendon: stiffness, springlength, damping (θ's kTendon* slots)
+  std::vector<std::array<double, Articulated::kTendonParams>> tendon_vals;
 };
 
 // a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
@@ -706,6 +727,82 @@ void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const Articula
     a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
 }
 
+// model.tendons: fixed tendons, each a length L = Σ c_j q_j over named hinges and slides with a
+// spring (stiffness, springlength), a damper and an optional range (actuator.h)
+void parse_tendons(const JsonObject& m, ArmParse& p) {
+  if (!m.has("tendons")) return;
+  ArticulatedLarge& a = p.a;
+  const auto& tendons = m.raw("tendons");
+  const std::string tp = m.key_path("tendons");
+  const std::string form =
+      "{\"name\", \"joints\": [{\"joint\", \"coef\"}, …], \"stiffness\", \"springlength\", "
+      "\"damping\", \"range\"}";
+  if (!tendons.is_array())
+    config_fail(tp, "expected an array of " + form + ", got " + json_type_name(tendons));
+  if (tendons.size() > size_t(ArticulatedLarge::kMaxTendons))
+    config_fail(tp, "at most " + std::to_string(ArticulatedLarge::kMaxTendons) +
+                        " tendons, got " + std::to_string(tendons.size()));
+  for (size_t k = 0; k < tendons.size(); ++k) {
+    const std::string path = tp + "[" + std::to_string(k) + "]";
+    if (!tendons[k].is_object())
+      config_fail(path, "expected an object " + form + ", got " + json_type_name(tendons[k]));
+    JsonObject to(tendons[k], path);
+    const std::string tn = to.string("name", "");
+    if (tn.empty()) config_fail(to.key_path("name"), "required: a unique tendon name");
+    for (const auto& other : p.names.tendons)
+      if (other == tn) config_fail(to.key_path("name"), "'" + excerpt(tn) + "' is used twice");
+    const int t = a.n_tendons;
+    if (!to.has("joints") || !to.raw("joints").is_array() || to.raw("joints").empty())
+      config_fail(to.key_path("joints"),
+                  "required: a non-empty array of {\"joint\": <hinge or slide>, \"coef\": c}");
+    const auto& js = to.raw("joints");
+    for (int j = 0; j < a.n_dof; ++j) a.tendon_coef[t * a.n_dof + j] = 0;
+    for (size_t e = 0; e < js.size(); ++e) {
+      const std::string jp = to.key_path("joints") + "[" + std::to_string(e) + "]";
+      if (!js[e].is_object())
+        config_fail(jp, "expected {\"joint\": <name>, \"coef\": c}, got " + json_type_name(js[e]));
+      JsonObject jo(js[e], jp);
+      const std::string jn = jo.string("joint", "");
+      int d = -1;
+      for (int j = 0; j < a.n_dof; ++j)
+        if (p.names.joints[size_t(j)] == jn) d = j;
+      if (d < 0)
+        config_fail(jo.key_path("joint"),
+                    "'" + excerpt(jn) + "' is not a hinge or slide joint of model.bodies");
+      if (a.free_dof(d))
+        config_fail(jo.key_path("joint"), "'" + excerpt(jn) +
+                                              "' is a dof of the free root; a fixed tendon "
+                                              "spans hinges and slides only");
+      if (a.tendon_coef[t * a.n_dof + d] != 0)
+        config_fail(jo.key_path("joint"), "joint '" + excerpt(jn) + "' is listed twice");
+      const double coef = jo.number("coef", 1.0, Range::closed(-1e3, 1e3));
+      if (coef == 0) config_fail(jo.key_path("coef"), "must not be zero");
+      jo.finish();
+      a.tendon_coef[t * a.n_dof + d] = coef;
+    }
+    std::array<double, Articulated::kTendonParams> vals{};
+    vals[Articulated::kTendonStiffness] = to.number("stiffness", 0.0, Range::closed(0, 1e9));
+    vals[Articulated::kTendonSpringLength] =
+        to.number("springlength", 0.0, Range::closed(-1e3, 1e3));
+    vals[Articulated::kTendonDamping] = to.number("damping", 0.0, Range::closed(0, 1e6));
+    a.tendon_limited[t] = to.has("range") ? 1 : 0;
+    if (a.tendon_limited[t]) {
+      const std::vector<double> r = to.numbers("range", {}, Range::closed(-1e3, 1e3), 2);
+      if (!(r[0] < r[1])) config_fail(to.key_path("range"), "expected [low, high] with low < high");
+      a.tendon_lower[t] = r[0], a.tendon_upper[t] = r[1];
+    }
+    to.finish();
+    p.tendon_vals.push_back(vals);
+    p.names.tendons.push_back(tn);
+    ++a.n_tendons;
+  }
+  if (a.servo_newton > 0)
+    config_fail(tp, "fixed tendons with model.torque_limits.newton_iterations " +
+                        std::to_string(a.servo_newton) +
+                        " are not available (the implicit servo's system leaves out the tendons' "
+                        "implicit damping); use 0");
+}
+
 // model.gravity: g [m/s²] acting along −z, or the vector (g_x, g_y, g_z) [m/s²] (MuJoCo's
 // opt.gravity): its magnitude is θ's gravity slot and its direction the model's gravity_dir
 double parse_gravity(const JsonObject& m, ArticulatedLarge& a) {
@@ -736,6 +833,9 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
   c.theta[a.p_global(Articulated::kGravity)] = gravity;
   c.theta[a.p_global(Articulated::kSharpness)] = sharp;
   articulated_contact_theta(a, contact_values, c.theta.data());
+  for (int t = 0; t < a.n_tendons; ++t)
+    for (int k = 0; k < Articulated::kTendonParams; ++k)
+      c.theta[a.p_tendon(t, k)] = p.tendon_vals[size_t(t)][size_t(k)];
 }
 
 // A JSON arm (model.bodies and the rest), parsed at the large capacity and copied to the
@@ -750,7 +850,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   a.integrator = integ == "euler"          ? Articulated::kEuler
                  : integ == "implicitfast" ? Articulated::kImplicitFast
                                            : Articulated::kRk4;
-  ArmParse p{a, names, {}, {}};
+  ArmParse p{a, names, {}, {}, {}};
   parse_bodies(m, p);
   parse_all_joints(m, p);
   parse_targets(m, p);
@@ -760,6 +860,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_sites(m, p);
   parse_keyframes(m, p);
   parse_joint_limits(m, a, names);
+  parse_tendons(m, p);
   const double gravity = parse_gravity(m, a);
 
   c.info = articulated_info(a, names);
@@ -941,6 +1042,31 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                   {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
                   {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
   m["sites"] = ss;
+  if (a.n_tendons > 0) {
+    nlohmann::json ts = nlohmann::json::array();
+    for (int t = 0; t < a.n_tendons; ++t) {
+      nlohmann::json js = nlohmann::json::array();
+      for (int j = 0; j < a.n_dof; ++j)
+        if (a.tendon_c(t, j) != 0) js.push_back({{"joint", names.joints[j]}, {"coef", a.tendon_c(t, j)}});
+      nlohmann::json e = {{"name", names.tendons[size_t(t)]},
+                          {"joints", js},
+                          {"length", "sum of coef * q over its joints"},
+                          {"force",
+                           "-stiffness (L - springlength) - damping dL/dt (+ the limit's), "
+                           "coef * force on each joint; θ slots <name>.stiffness, "
+                           ".springlength, .damping"},
+                          {"damping_integration", a.integrator == Articulated::kImplicitFast
+                                                      ? "implicit (in the step's matrix)"
+                                                      : "explicit"}};
+      if (a.tendon_limited[t]) {
+        e["range"] = {a.tendon_lower[t], a.tendon_upper[t]};
+        e["limit"] = a.joint_limits ? "model.joint_limits' law on the tendon's length"
+                                    : "off (model.joint_limits is disabled)";
+      }
+      ts.push_back(e);
+    }
+    m["tendons"] = ts;
+  }
   if (!names.import_record.is_null()) m["imported_from"] = names.import_record;
   return m;
 }

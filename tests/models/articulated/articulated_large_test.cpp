@@ -222,8 +222,8 @@ TEST(ArticulatedLarge, ParserPicksTheCapacity) {
   EXPECT_EQ(ts.large.n_bodies, 32);
   EXPECT_EQ(ts.large.n_dof, 32);
   EXPECT_EQ(ts.large.n_sites, 5);
-  // per body 10 inertial slots, per dof 8 joint slots (6 + the spring's stiffness and
-  // springref), 6 global, the ground contact law's slots
+  // per body 10 inertial slots, per dof 8 joint slots, 6 global, the ground contact law's slots
+  // (no tendons)
   EXPECT_EQ(int(tree.theta.size()), 32 * 10 + 32 * 8 + 6 + GroundContacts::kParams);
 }
 

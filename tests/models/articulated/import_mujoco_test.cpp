@@ -482,8 +482,19 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   refused("tendon",
           arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
               "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
-          {"cable", "tendons are not modelled"},
+          {"spatial tendon 'cable' is not modelled"},
           "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
+  const std::string fixed_on_j = "<joint joint='j' coef='1'/></fixed></tendon>";
+  refused("tendon actuator", arm + "</body>",
+          {"actuator 'pull' drives tendon 'tt'", "actuators on tendons"},
+          "<tendon><fixed name='tt'>" + fixed_on_j +
+              "<actuator><motor name='pull' tendon='tt'/></actuator>");
+  refused("tendon deadband", arm + "</body>", {"tendon 'band'", "deadband"},
+          "<tendon><fixed name='band' stiffness='1' springlength='0 0.1'>" + fixed_on_j);
+  refused("tendon frictionloss", arm + "</body>", {"tendon 'rough'", "frictionloss"},
+          "<tendon><fixed name='rough' frictionloss='0.2'>" + fixed_on_j);
+  refused("tendon armature", arm + "</body>", {"tendon 'heavy'", "armature"},
+          "<tendon><fixed name='heavy' armature='0.1'>" + fixed_on_j);
   refused(
       "equality",
       arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>",

@@ -2,6 +2,13 @@
 //   τ = sat(τ_raw) = τ_raw − (1/β)[softplus(β(τ_raw − τ_max)) − softplus(β(−τ_raw − τ_max))],
 //   τ_l,j = k_l w_l [softplus((lo_j − q_j)/w_l) − softplus((q_j − hi_j)/w_l)],
 //   τ_s,j = −k_s,j (q_j − q_s,j)  (the joint spring; explicit in every integrator, as in MuJoCo).
+// Fixed tendons (MuJoCo's <fixed>): a length L_t = Σ_j c_tj q_j over hinges and slides, and
+//   f_t = −k_t (L_t − L0_t) − d_t L̇_t + f_l,t(L_t),  τ_j += c_tj f_t,
+// f_l,t the limit law above on the tendon's range [lo_t, hi_t] (with model.joint_limits' k_l
+// and w_l). The spring and the limit are explicit in every integrator. The damping is explicit
+// in euler and rk4 and implicit in implicitfast, as MuJoCo 4.0.1 does it: its Euler takes only
+// the dofs' damping into M + h D (a one-step cross-check with a tendon damper confirms it),
+// implicitfast every velocity derivative of the passive forces, here h d_t c_t c_tᵀ in A.
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -66,24 +73,38 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::adj_saturate(const PIn& p,
   return adj_tau * slope + adj_slope * beta * (db - da);
 }
 
+// the limit law k_l w_l [softplus((lo − x)/w_l) − softplus((x − hi)/w_l)] [N·m or N, or
+// tendon force] of a coordinate x [rad, m or tendon length]: a penalty pushing x back into
+// [lo, hi]
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S>
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law(double lo, double hi, const S& x) const {
+  const S w = S(limit_smoothing), k = S(limit_stiffness);
+  return k * w * (softplus_of(S((S(lo) - x) / w)) - softplus_of(S((x - S(hi)) / w)));
+}
+
+// ∂(limit_law)/∂x = −k_l [σ((lo − x)/w) + σ((x − hi)/w)]
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S>
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law_slope(double lo, double hi,
+                                                                const S& x) const {
+  const S w = S(limit_smoothing), k = S(limit_stiffness);
+  return -k * (sigmoid_of(S((S(lo) - x) / w)) + sigmoid_of(S((x - S(hi)) / w)));
+}
+
 // the joint-limit torque τ_l,j(q_j) [N·m or N] (0 when joint_limits is off)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_torque(int j, const S& qj) const {
   if (!joint_limits) return S(0);
-  const S w = S(limit_smoothing), k = S(limit_stiffness);
-  return k * w *
-         (softplus_of(S((S(limit_lower[j]) - qj) / w)) -
-          softplus_of(S((qj - S(limit_upper[j])) / w)));
+  return limit_law(limit_lower[j], limit_upper[j], qj);
 }
 
-// ∂τ_l,j/∂q_j = −k_l [σ((lo − q)/w) + σ((q − hi)/w)]
+// ∂τ_l,j/∂q_j
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_slope(int j, const S& qj) const {
-  const S w = S(limit_smoothing), k = S(limit_stiffness);
-  return -k * (sigmoid_of(S((S(limit_lower[j]) - qj) / w)) +
-               sigmoid_of(S((qj - S(limit_upper[j])) / w)));
+  return limit_law_slope(limit_lower[j], limit_upper[j], qj);
 }
 
 // the joint spring's torque τ_s,j = −k_s,j (q_j − q_s,j) [N·m or N]; its adjoint is written out
@@ -93,6 +114,60 @@ template <class S, class PIn>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::spring_torque(const PIn& p, int j,
                                                             const S& qj) const {
   return -S(p[p_joint(j, kStiffness)]) * (qj - S(p[p_joint(j, kSpringRef)]));
+}
+
+// tendon t's length L_t = Σ_j c_tj q_j [tendon length] (q indexed by qadr)
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class QIn>
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::tendon_length(int t, const QIn& q) const {
+  S L = S(0);
+  for (int j = 0; j < n_dof; ++j)
+    if (tendon_c(t, j) != 0) L += S(tendon_c(t, j)) * S(q[qadr(j)]);
+  return L;
+}
+
+// tendon t's speed L̇_t = Σ_j c_tj q̇_j [tendon length/s]
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S>
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::tendon_speed(int t, const S* v) const {
+  S Ld = S(0);
+  for (int j = 0; j < n_dof; ++j)
+    if (tendon_c(t, j) != 0) Ld += S(tendon_c(t, j)) * v[j];
+  return Ld;
+}
+
+// tau_j += Σ_t c_tj f_t, f_t = −k_t (L_t − L0_t) [− d_t L̇_t when damping] + f_l,t(L_t); one
+// tendon at a time, so no array beyond tau
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class PIn>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::tendon_forces(const S* q, const S* v,
+                                                                 const PIn& p, bool damping,
+                                                                 S* tau) const {
+  for (int t = 0; t < n_tendons; ++t) {
+    const S L = tendon_length<S>(t, q);
+    S f = -S(p[p_tendon(t, kTendonStiffness)]) * (L - S(p[p_tendon(t, kTendonSpringLength)]));
+    if (damping) f -= S(p[p_tendon(t, kTendonDamping)]) * tendon_speed(t, v);
+    if (joint_limits && tendon_limited[t]) f += limit_law(tendon_lower[t], tendon_upper[t], L);
+    for (int j = 0; j < n_dof; ++j)
+      if (tendon_c(t, j) != 0) tau[j] += S(tendon_c(t, j)) * f;
+  }
+}
+
+// implicitfast's tendon damping: A += h Σ_t d_t c_t c_tᵀ on A's diagonal and lower triangle
+// (the triangle cholesky_factor reads; the strict upper triangle keeps M's, which the adjoint,
+// the servo and the impulses read back)
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class PIn>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::add_tendon_damping(const PIn& p, S* A) const {
+  const S h = S(dt);
+  for (int t = 0; t < n_tendons; ++t) {
+    const S hd = h * S(p[p_tendon(t, kTendonDamping)]);
+    for (int i = 0; i < n_dof; ++i) {
+      if (tendon_c(t, i) == 0) continue;
+      for (int j = 0; j <= i; ++j)
+        if (tendon_c(t, j) != 0) A[i * kMaxDof + j] += hd * S(tendon_c(t, i) * tendon_c(t, j));
+    }
+  }
 }
 
 }  // namespace steer

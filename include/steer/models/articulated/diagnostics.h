@@ -210,7 +210,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(cons
   }
 }
 
-// E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b, the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
+// E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b + the joint and tendon springs' ½ k Δ², the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
 // (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
@@ -234,6 +234,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, 
     const S ks = p[p_joint(j, kStiffness)];
     const S dq = q[qadr(j)] - S(p[p_joint(j, kSpringRef)]);
     e += S(0.5) * ks * dq * dq;
+  }
+  // the fixed tendons' springs ½ k_t (L_t − L0_t)²
+  for (int t = 0; t < n_tendons; ++t) {
+    const S dl = tendon_length<S>(t, q) - S(p[p_tendon(t, kTendonSpringLength)]);
+    e += S(0.5) * S(p[p_tendon(t, kTendonStiffness)]) * dl * dl;
   }
 }
 
@@ -264,6 +269,8 @@ inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn&
     if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) &&
           S(p[p_joint(j, kKv)]) == S(0)))
       return false;
+  for (int t = 0; t < n_tendons; ++t)
+    if (!(S(p[p_tendon(t, kTendonDamping)]) == S(0))) return false;
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Articulated: the euler / implicitfast step, and its hand adjoint.
-//   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]),
-//   b = M q̇ + h (τ − c + τ_c + τ_l + τ_s [+ s' k_v q̇]) (τ_l the limits', τ_s the springs' torque),
+//   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]) [+ h Σ_t d_t c_t c_tᵀ, implicitfast],
+//   b = M q̇ + h (τ − c + τ_c + τ_l + τ_s + Σ_t c_t f_t [+ s' k_v q̇]) (τ_l the limits', τ_s the
+//   springs' torque, f_t the fixed tendons' forces, their damping left out in implicitfast),
 //   q⁺ = q + h q̇⁺;
 // adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
 // and q̇⁺ held fixed.
@@ -42,6 +43,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(const S
   bias_forces(K, v, p, c, W);
   for (int i = 0; i < n; ++i) tc[i] = S(0);
   contact_forces(K, v, p, tc);
+  // the fixed tendons' c_t f_t, joined to the contact forces (τ_c below); implicitfast's tendon
+  // damping goes into A after the loop
+  tendon_forces(q, v, p, integrator != kImplicitFast, tc);
   // rhs = M q̇ + h (τ − c + τ_c) (+ h s' k_v q̇ for implicitfast); M becomes the system matrix
   for (int i = 0; i < n; ++i) {
     S mv = S(0);
@@ -70,6 +74,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(const S
     mdiag[i] = M[i * kMaxDof + i];
     M[i * kMaxDof + i] += h * implicit_gain;
   }
+  if (integrator == kImplicitFast) add_tendon_damping(p, M);
 }
 
 // the euler / implicitfast step up to q̇⁺ (step() and the adjoint both run exactly this, so
@@ -215,6 +220,27 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_
       av[i] -= araw * kv;
     }
     adj_u[i] += araw;
+  }
+  // the fixed tendons: h λᵀ c_t f_t in φ, i.e. m_t f_t with m_t = c_tᵀ μ; f_t = −k_t (L_t − L0_t)
+  // + f_l,t(L_t) − d_t L̇_t (euler: L̇_t = c_tᵀ q̇) or, implicitfast, −m_t d_t c_tᵀ q̇⁺ from A
+  for (int t = 0; t < n_tendons; ++t) {
+    S mt = S(0);
+    for (int j = 0; j < n; ++j)
+      if (tendon_c(t, j) != 0) mt += S(tendon_c(t, j)) * mu[j];
+    const S L = tendon_length<S>(t, q), kt = p[p_tendon(t, kTendonStiffness)],
+            dt_ = p[p_tendon(t, kTendonDamping)];
+    ap[p_tendon(t, kTendonStiffness)] -= mt * (L - S(p[p_tendon(t, kTendonSpringLength)]));
+    ap[p_tendon(t, kTendonSpringLength)] += mt * kt;
+    S aL = -mt * kt;  // ∂φ/∂L_t
+    if (joint_limits && tendon_limited[t])
+      aL += mt * limit_law_slope(tendon_lower[t], tendon_upper[t], L);
+    const bool implicit_damping = integrator == kImplicitFast;
+    ap[p_tendon(t, kTendonDamping)] -= mt * tendon_speed(t, implicit_damping ? vp : v);
+    for (int j = 0; j < n; ++j) {
+      if (tendon_c(t, j) == 0) continue;
+      aq[qadr(j)] += aL * S(tendon_c(t, j));
+      if (!implicit_damping) av[j] -= mt * dt_ * S(tendon_c(t, j));
+    }
   }
   adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
   adj_contact_forces(K, v, p, mu, KA, av, ap);

@@ -77,7 +77,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(int k, const X
                                    adj_xn);  // u enters through the tape
 }
 
-// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_l + τ_s), everything explicit (the rk4 right-hand side)
+// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_l + τ_s + Σ_t c_t f_t), everything explicit (the rk4
+// right-hand side; MuJoCo's RK4 too takes every passive force explicitly)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q, const S* v, const UIn& u,
@@ -98,6 +99,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
   contact_forces(K, v, p, qdd);
   for (int j = 0; j < n_dof; ++j)
     if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]) + spring_torque(p, j, q[qadr(j)]);
+  tendon_forces(q, v, p, true, qdd);
   cholesky_solve(n_dof, M, qdd);
 }
 

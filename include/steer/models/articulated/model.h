@@ -4,7 +4,8 @@
 // algorithm's header (articulated.h includes them all). Parameter slots:
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
 //   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 8 j + k,  p_global(k) = 10 n_bodies + 8
-//   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h).
+//   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h),
+//   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons).
 #pragma once
 
 #include <cmath>
@@ -52,6 +53,10 @@ struct ArticulatedSettings {
   GroundContacts ground;
   int n_sites = 0;
   int n_pairs = 0;  // contact pairs between two bodies (contact.h, pair_contact_forces)
+  // fixed tendons (MuJoCo's <fixed>): at most kMaxDof; each a length L_t = Σ_j c_tj q_j over
+  // hinges and slides (ArticulatedCap::tendon_coef), with a spring, a damper and an optional
+  // range (actuator.h)
+  int n_tendons = 0;
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
@@ -73,12 +78,15 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kBodyParams = 10;
   static constexpr int kJointParams = 8;
   static constexpr int kGlobalParams = 6;
+  static constexpr int kTendonParams = 3;
+  static constexpr int kMaxTendons = ND;
   // x = [q (nq), q̇ (n_dof)]: nq = n_dof, or n_dof + 1 with a free root (its quaternion)
   static constexpr int kMaxQ = kMaxDof + 1;
   static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam =
-      kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams;
+      kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
+      kMaxTendons * kTendonParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
@@ -113,6 +121,10 @@ struct ArticulatedCap : ArticulatedSettings {
     kStiffness,
     kSpringRef
   };
+  // per fixed tendon t: the spring's stiffness k_t [force per unit of tendon length] and rest
+  // length L0_t (MuJoCo's stiffness and springlength) and the damping d_t [force·s per unit
+  // length]: f_t = −k_t (L_t − L0_t) − d_t L̇_t (+ the limit's, actuator.h), τ_j += c_tj f_t
+  enum TendonParam { kTendonStiffness = 0, kTendonSpringLength, kTendonDamping };
   enum GlobalParam {
     kGravity = 0,
     kSharpness,
@@ -140,6 +152,13 @@ struct ArticulatedCap : ArticulatedSettings {
   // the body frame (rot: site→body, row-major)
   double site_pos[kMaxSites][3] = {};
   double site_rot[kMaxSites][9] = {};
+  // fixed tendon t's coefficient c_tj of dof j [tendon length per rad or m] at
+  // tendon_coef[t · n_dof + j] (flat, stride n_dof, so that its rows copy between capacities);
+  // zero on a free root's dofs
+  double tendon_coef[kMaxTendons * kMaxDof] = {};
+  // tendon t's range [lo, hi] [tendon length], a penalty force outside it under model.joint_limits'
+  // law (actuator.h) when tendon_limited[t] and joint_limits
+  double tendon_lower[kMaxTendons] = {}, tendon_upper[kMaxTendons] = {};
   // (the arrays by element size, doubles first: no padding between them)
   int parent[kMaxBodies] = {};  // −1 = world
   int joint[kMaxBodies] = {};   // JointType
@@ -152,6 +171,7 @@ struct ArticulatedCap : ArticulatedSettings {
   int pair_sphere[kPairRows][2] = {};             // 1: side k is a sphere (one point)
   double pair_end[kPairRows][2][2][3] = {};       // [side][end] ends of the segment [m]
   double pair_radius[kPairRows][2] = {};          // [m]
+  int tendon_limited[kMaxTendons] = {};  // 1: tendon t has a range
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
@@ -169,11 +189,16 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S gravity_along(const S* v) const {
     return S(gravity_dir[0]) * v[0] + S(gravity_dir[1]) * v[1] + S(gravity_dir[2]) * v[2];
   }
-  STEER_HD int np() const { return p_contact(GroundContacts::kParams); }
+  STEER_HD int np() const { return p_tendon(n_tendons, 0); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
   STEER_HD int p_global(int k) const { return n_bodies * kBodyParams + n_dof * kJointParams + k; }
   STEER_HD int p_contact(int k) const { return p_global(kGlobalParams) + k; }
+  STEER_HD int p_tendon(int t, int k) const {
+    return p_contact(GroundContacts::kParams) + t * kTendonParams + k;
+  }
+  // c_tj (tendon_coef)
+  STEER_HD double tendon_c(int t, int j) const { return tendon_coef[t * n_dof + j]; }
 
   // world-frame kinematics of every body for one configuration q
   template <class S>
@@ -334,6 +359,21 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S limit_slope(int j, const S& qj) const;
   template <class S, class PIn>
   STEER_HD S spring_torque(const PIn& p, int j, const S& qj) const;
+  // the limit law k_l w_l [softplus((lo − x)/w_l) − softplus((x − hi)/w_l)] and its slope in x
+  template <class S>
+  STEER_HD S limit_law(double lo, double hi, const S& x) const;
+  template <class S>
+  STEER_HD S limit_law_slope(double lo, double hi, const S& x) const;
+  // fixed tendons (actuator.h): L_t(q) = Σ_j c_tj q_j, L̇_t = Σ_j c_tj q̇_j, and the generalized
+  // forces c_tj f_t added to tau (with the damping −d_t L̇_t when `damping`; implicitfast's is in A)
+  template <class S, class QIn>
+  STEER_HD S tendon_length(int t, const QIn& q) const;
+  template <class S>
+  STEER_HD S tendon_speed(int t, const S* v) const;
+  template <class S, class PIn>
+  STEER_HD void tendon_forces(const S* q, const S* v, const PIn& p, bool damping, S* tau) const;
+  template <class S, class PIn>
+  STEER_HD void add_tendon_damping(const PIn& p, S* A) const;
 
   // Cholesky factor and solve (cholesky.h)
   template <class S>
@@ -464,7 +504,7 @@ constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
 template <class From, class To, class F>
 constexpr void articulated_arrays(From& from, To& to, F&& f) {
   const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params,
-            nc = from.ground.n_points, npair = from.n_pairs;
+            nc = from.ground.n_points, npair = from.n_pairs, nt = from.n_tendons;
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
   f(from.joint_ref, to.joint_ref, nd);
@@ -474,11 +514,15 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.joint_pos, to.joint_pos, nb);
   f(from.site_pos, to.site_pos, ns);
   f(from.site_rot, to.site_rot, ns);
+  f(from.tendon_coef, to.tendon_coef, nt * nd);
+  f(from.tendon_lower, to.tendon_lower, nt);
+  f(from.tendon_upper, to.tendon_upper, nt);
   f(from.parent, to.parent, nb);
   f(from.joint, to.joint, nb);
   f(from.dof, to.dof, nb);
   f(from.body_of_dof, to.body_of_dof, nd);
   f(from.site_body, to.site_body, ns);
+  f(from.tendon_limited, to.tendon_limited, nt);
   f(from.grad_params, to.grad_params, ng);
   f(from.ground.body, to.ground.body, nc);
   f(from.ground.pos, to.ground.pos, nc);
@@ -512,6 +556,7 @@ template <class To, class From>
 inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
+         from.n_tendons <= To::kMaxTendons &&
          from.ground.n_points <= To::kMaxGroundPoints && from.n_pairs <= To::kMaxPairs;
 }
 template <class To, class From>

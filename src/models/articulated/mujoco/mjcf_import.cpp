@@ -20,6 +20,10 @@
 //                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
 //                      force limit |g| F (|g G| c), under steer's smooth saturation, and so
 //                      is a joint's symmetric actuatorfrcrange ±F (F);
+//   fixed tendon t:    model.tendons entry: joints = its joint wraps with coef = wrap_prm,
+//                      stiffness = tendon_stiffness, springlength = tendon_lengthspring (one
+//                      value), damping = tendon_damping, range = tendon_range when limited
+//                      (steer's smooth penalty, model.joint_limits' law);
 //   sites:             site_pos, site_quat in their body's frame ("world" for the world body's);
 //   contact:           the geom pairs MuJoCo would collide (contype/conaffinity, welded and
 //                      parent–child bodies, <exclude>: collidable()), each a world plane
@@ -33,7 +37,8 @@
 //                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (any direction), timestep, integrator Euler / RK4.
 // Refused, naming the element: free joints below the root or beside other joints, ball joints,
-// a free joint's spring, frictionloss, tendons, equality constraints, explicit
+// a free joint's spring, frictionloss, spatial tendons, actuators on tendons, a fixed tendon's
+// deadband, frictionloss, armature or plasticity, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, any other collidable
 // pair (naming both geoms: geom-geom contact, shapes other than spheres and capsules against the
@@ -177,6 +182,9 @@ struct MjcfImport {
   std::vector<int> joint_of_dof_mj;  // MuJoCo dof → steer's hinge/slide index, −1 for none
   int free_dofs = 0;                 // 6 with a free root
   bool any_limited_joint = false;
+  // fixed tendons (model.tendons)
+  nlohmann::json tendons = nlohmann::json::array();
+  bool any_limited_tendon = false;
   // actuators, per steer hinge/slide joint
   std::vector<std::vector<int>> on_joint;  // the actuators on it
   std::vector<double> control_scale;       // u_ff = scale · ctrl of the joint's control actuator
@@ -200,6 +208,9 @@ struct MjcfImport {
   std::string geom_name(int g) const {
     return "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'";
   }
+  std::string tendon_name(int t) const {
+    return "tendon '" + name_of(m, mjOBJ_TENDON, t, "#" + std::to_string(t)) + "'";
+  }
   std::string actuator_name(int a) const { return "actuator '" + plain_actuator(a) + "'"; }
   std::string plain_actuator(int a) const {
     return name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a));
@@ -216,9 +227,6 @@ struct MjcfImport {
 // the elements of the compiled model that steer has no counterpart for, refused when present
 void refuse_global_elements(MjcfImport& im) {
   const mjModel* m = im.m;
-  if (m->ntendon > 0)
-    im.refuse(std::to_string(m->ntendon) + " tendon(s), first '" +
-              name_of(m, mjOBJ_TENDON, 0, "#0") + "': tendons are not modelled");
   if (im.equality_on)
     for (int e = 0; e < m->neq; ++e)
       im.refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) +
@@ -435,6 +443,85 @@ void import_bodies(MjcfImport& im) {
         "config)");
 }
 
+// ---- fixed tendons: L = Σ coef q over joints, with a spring, a damper and a range ----
+// tendon t as model.tendons' entry: its joint wraps (mjWRAP_JOINT: wrap_objid the joint,
+// wrap_prm its coefficient; repeated joints summed), stiffness, springlength (MuJoCo's compiled
+// tendon_lengthspring, qpos0's length where the file gives none), damping, range when limited.
+// Refused by name: spatial tendons, a spring deadband (lengthspring lo ≠ hi), polynomial
+// stiffness or damping, frictionloss, armature, plasticity.
+void import_tendon(MjcfImport& im, int t) {
+  const mjModel* m = im.m;
+  const std::string tw = im.tendon_name(t);
+  if (m->tendon_type[t] != mjTENDON_FIXED)
+    im.refuse("spatial " + tw +
+              " is not modelled (steer models fixed tendons, linear in the joint coordinates)");
+  std::vector<int> joints;
+  std::vector<double> coefs;
+  for (int w = m->tendon_adr[t]; w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
+    if (m->wrap_type[w] != mjWRAP_JOINT)
+      im.refuse(tw + ": a fixed tendon's wrap that is not a joint is not modelled");
+    const int j = m->wrap_objid[w];
+    if (m->jnt_type[j] != mjJNT_HINGE && m->jnt_type[j] != mjJNT_SLIDE)
+      im.refuse(tw + " spans joint '" + name_of(m, mjOBJ_JOINT, j, "#" + std::to_string(j)) +
+                "': a fixed tendon is modelled over hinges and slides only");
+    const auto at = std::find(joints.begin(), joints.end(), j);
+    if (at == joints.end()) {
+      joints.push_back(j);
+      coefs.push_back(m->wrap_prm[w]);
+    } else {
+      coefs[size_t(at - joints.begin())] += m->wrap_prm[w];
+    }
+  }
+  nlohmann::json js = nlohmann::json::array();
+  for (size_t k = 0; k < joints.size(); ++k)
+    if (coefs[k] != 0) js.push_back({{"joint", im.joint_json(joints[k])["name"]}, {"coef", coefs[k]}});
+  if (js.empty()) im.refuse(tw + ": no joint with a nonzero coefficient");
+  const double k = im.spring_on ? m->tendon_stiffness[t] : 0.0;
+  const double* ls = m->tendon_lengthspring + 2 * t;
+  if (k != 0 && ls[0] != ls[1])
+    im.refuse(tw + ": springlength [" + num(ls[0]) + ", " + num(ls[1]) +
+              "] (a spring with a deadband) is not modelled; steer's tendon spring has one rest "
+              "length");
+  for (int c = 0; c < mjNPOLY; ++c) {
+    if (im.spring_on && m->tendon_stiffnesspoly[mjNPOLY * t + c] != 0)
+      im.refuse(tw + ": stiffness polynomial coefficient " +
+                num(m->tendon_stiffnesspoly[mjNPOLY * t + c]) + " is not modelled");
+    if (im.damper_on && m->tendon_dampingpoly[mjNPOLY * t + c] != 0)
+      im.refuse(tw + ": damping polynomial coefficient " +
+                num(m->tendon_dampingpoly[mjNPOLY * t + c]) +
+                " is not modelled; steer's tendon damping is linear");
+  }
+  if (im.friction_on && m->tendon_frictionloss[t] != 0)
+    im.refuse(tw + ": frictionloss " + num(m->tendon_frictionloss[t]) + " is not modelled");
+  if (m->tendon_armature[t] != 0)
+    im.refuse(tw + ": armature " + num(m->tendon_armature[t]) + " is not modelled");
+  if (m->tendon_plasticadr[t] >= 0)
+    im.refuse(tw + ": plasticity (springyield) is not modelled");
+  nlohmann::json e = {{"name", name_of(m, mjOBJ_TENDON, t, "tendon" + std::to_string(t))},
+                      {"joints", js},
+                      {"stiffness", k},
+                      {"springlength", ls[0]},
+                      {"damping", im.damper_on ? m->tendon_damping[t] : 0.0}};
+  if (im.limits_on && m->tendon_limited[t]) {
+    e["range"] = vec(m->tendon_range + 2 * t, 2);
+    im.any_limited_tendon = true;
+  }
+  im.tendons.push_back(e);
+}
+
+void import_tendons(MjcfImport& im) {
+  const mjModel* m = im.m;
+  if (m->ntendon > ArticulatedLarge::kMaxTendons)
+    im.refuse(std::to_string(m->ntendon) + " tendons; steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxTendons));
+  for (int t = 0; t < m->ntendon; ++t) import_tendon(im, t);
+  if (im.any_limited_tendon)
+    im.notes.push_back(
+        "limited tendons: MuJoCo's tendon limit constraint (solref/solimp) is replaced by "
+        "steer's smooth penalty force outside each range (model.joint_limits' law on the "
+        "tendon's length)");
+}
+
 // what MuJoCo 3 and 4 added to an actuator that steer's joint torque has no term for: more than
 // one control, a control delay, damping and armature reflected onto the joint, plugins
 void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) {
@@ -468,6 +555,9 @@ void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) 
 void import_actuator(MjcfImport& im, int a) {
   const mjModel* m = im.m;
   const std::string an = im.actuator_name(a);
+  if (m->actuator_trntype[a] == mjTRN_TENDON)
+    im.refuse(an + " drives " + im.tendon_name(m->actuator_trnid[2 * a]) +
+              ": actuators on tendons are not modelled (steer's controls act on joints)");
   if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
     im.refuse(an +
               ": only joint transmissions are modelled (not tendon, site, slider-crank, body or "
@@ -837,7 +927,8 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   if (!im.points.empty()) out.model["contacts"] = im.points;
   if (!im.pairs.empty()) out.model["pairs"] = im.pairs;
   out.model["torque_limits"] = {{"enabled", im.any_force_limit}};
-  out.model["joint_limits"] = {{"enabled", im.any_limited_joint}};
+  out.model["joint_limits"] = {{"enabled", im.any_limited_joint || im.any_limited_tendon}};
+  if (!im.tendons.empty()) out.model["tendons"] = im.tendons;
   nlohmann::json ctl = nlohmann::json::array();
   for (size_t d = 0; d < im.dof_body.size(); ++d) {
     nlohmann::json e = {{"joint", im.joint_json(im.dof_body[d])["name"]}};
@@ -887,6 +978,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   im.kp = kp;
   import_options(im);
   import_bodies(im);
+  import_tendons(im);
   import_actuators(im);
   import_sites(im);
   import_contact(im);
