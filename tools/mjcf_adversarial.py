@@ -901,18 +901,12 @@ def cell(text, width=0):
     return text if not width or len(text) <= width else text[:width - 1] + "…"
 
 
-def outcome_words(o):
-    if o.status == "error":
-        return "error"
-    return o.status
-
-
 def table(rows):
     """rows: [(case, outcome, verdict, note)] as markdown."""
     out = ["| file | what | expected | outcome | verdict | first line of the message |", "|---|---|---|---|---|---|"]
     for c, o, verdict, note in rows:
         shown = note if verdict in ("FAIL", "XFAIL") else (o.first_line() or o.reason)
-        out.append(f"| `{cell(c.name)}` | {cell(c.what, 90)} | {cell(c.expectation(), 40)} | {outcome_words(o)} "
+        out.append(f"| `{cell(c.name)}` | {cell(c.what, 90)} | {cell(c.expectation(), 40)} | {o.status} "
                    f"({o.seconds:.2f} s) | {verdict} | {cell(shown, 200)} |")
     return "\n".join(out) + "\n"
 
@@ -935,9 +929,18 @@ def steer_import(steer):
     return m.group(1)
 
 
+MARK = ".mjcf_adversarial"  # in the folders this tool empties and fills (work/, fuzz/)
+
+
 def fresh_folder(path):
-    """path emptied (made when missing); refuses to empty a folder this tool did not make."""
-    path.mkdir(parents=True, exist_ok=True)
+    """path, empty but for its mark: made, or emptied when this tool made it (its mark); Failure
+    for a folder of something else, which is left as it is."""
+    if path.exists():
+        if not (path / MARK).is_file() and (not path.is_dir() or any(path.iterdir())):
+            raise Failure(f"{path} exists and was not made by this tool (no {MARK} in it): not replaced")
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    (path / MARK).write_text("made by tools/mjcf_adversarial.py; emptied by its next run\n")
     return path
 
 
@@ -945,9 +948,7 @@ def check(args, cases):
     out = args.out
     corpus_dir = out / "corpus"
     write_corpus(corpus_dir, cases)
-    work = out / "work"
-    if work.exists():
-        shutil.rmtree(work)
+    work = fresh_folder(out / "work")
     rows = []
     start = time.monotonic()
     for i, c in enumerate(cases):
@@ -1074,9 +1075,7 @@ def mutants(seeds, n, seed):
 
 def fuzz(args):
     seeds = [(p, p.read_bytes()) for p in args.seeds]
-    out = args.out / "fuzz"
-    if out.exists():
-        shutil.rmtree(out)
+    out = fresh_folder(args.out / "fuzz")
     files = out / "files"
     files.mkdir(parents=True)
     work = out / "work"

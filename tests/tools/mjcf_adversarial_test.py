@@ -345,6 +345,15 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual([ln.split("\t")[2] for ln in again.splitlines()],
                          [ln.split("\t")[2] for ln in listing.splitlines()])  # the same mutations
 
+    def test_leaves_folders_it_did_not_make(self):
+        mine = self.work / "out" / "work"
+        mine.mkdir(parents=True)
+        (mine / "notes.txt").write_text("keep")
+        rc, out = self.check("mass_zero.xml")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("was not made by this tool", out)
+        self.assertEqual((mine / "notes.txt").read_text(), "keep")
+
     def test_skip_without_the_import(self):
         self.set_import("MuJoCo import: off (MuJoCo 2.2.2 at /usr/include is older than 3.3)")
         rc, out = self.check("mass_zero.xml")
