@@ -4,6 +4,7 @@
 // names, nominal θ.
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -169,6 +170,53 @@ namespace {
 
 void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 
+#ifdef STEER_MUJOCO_IMPORT
+// A value of the file that steer's model keys refuse (a mass beyond 10⁶ kg, a position beyond
+// 10³ m, …): the error names the file and its element (the body, joint, contact point or
+// keyframe the mapped key came from) ahead of the mapped key's own message. A key the config
+// overrides keeps its message as it is (the config, not the file, gave the value).
+[[noreturn]] void rethrow_for_the_file(const ConfigError& e, const nlohmann::json& merged,
+                                       const nlohmann::json& overrides, const std::string& key,
+                                       const std::string& rel) {
+  const std::string msg = e.what();
+  const std::string head = "config: model.";
+  if (msg.rfind(head, 0) != 0) throw e;
+  const std::string rest = msg.substr(head.size());
+  const size_t dot = rest.find_first_of(".[:");
+  const std::string top = rest.substr(0, dot);
+  for (const auto& o : overrides)
+    if (o == top) throw e;
+  std::string element = "its value";
+  auto index_after = [&](const std::string& prefix) -> long {
+    if (rest.rfind(prefix + "[", 0) != 0) return -1;
+    return std::strtol(rest.c_str() + prefix.size() + 1, nullptr, 10);
+  };
+  const long bi = index_after("bodies"), ci = index_after("contacts"), ki = index_after("keyframes");
+  if (bi >= 0 && size_t(bi) < merged["bodies"].size()) {
+    const nlohmann::json& b = merged["bodies"][size_t(bi)];
+    element = "body '" + b.value("name", std::string("?")) + "'";
+    const size_t jp = rest.find("].joint");
+    if (jp != std::string::npos && b.contains("joint") && b["joint"].is_object())
+      element += ", joint '" + b["joint"].value("name", std::string("?")) + "'";
+    const size_t jsp = rest.find("].joints[");
+    if (jsp != std::string::npos && b.contains("joints")) {
+      const long k = std::strtol(rest.c_str() + jsp + 9, nullptr, 10);
+      if (k >= 0 && size_t(k) < b["joints"].size())
+        element += ", joint '" + b["joints"][size_t(k)].value("name", std::string("?")) + "'";
+    }
+  } else if (ci >= 0 && merged.contains("contacts") && size_t(ci) < merged["contacts"].size()) {
+    element = "contact geom '" + merged["contacts"][size_t(ci)].value("name", std::string("?")) + "'";
+  } else if (ki >= 0 && merged.contains("keyframes") && size_t(ki) < merged["keyframes"].size()) {
+    element = "keyframe '" + merged["keyframes"][size_t(ki)].value("name", std::string("?")) + "'";
+  } else if (top == "gravity" || top == "contact" || top == "tip" || top == "tendons" ||
+             top == "pairs" || top == "sites") {
+    element = "the " + top + " it maps to";
+  }
+  config_fail("model." + key, "'" + excerpt(rel) + "': " + element + ", not accepted as steer's model: " +
+                                  msg.substr(8));
+}
+#endif
+
 // model.mjcf / model.urdf: the file's model (mjcf_import.h) as model keys, the config's own
 // keys over them, parsed as a JSON arm. Overrides: a top-level key replaces the imported one,
 // objects (torque_limits, contact, joint_limits, tip, all_joints) merged key by key;
@@ -272,8 +320,12 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
     overrides.push_back("sites");
   }
   JsonObject inner(merged, m.path());
-  parse_articulated_arm(inner, c);
-  inner.finish();
+  try {
+    parse_articulated_arm(inner, c);
+    inner.finish();
+  } catch (const ConfigError& e) {
+    rethrow_for_the_file(e, merged, overrides, key, rel);
+  }
   ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
   names.imported_key = key;
   names.imported_from = rel;

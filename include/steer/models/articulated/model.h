@@ -472,7 +472,7 @@ struct Articulated : ArticulatedCap<10, 8, 8, 8, 0> {
 // bodies and 32 joints. It runs on the CPU's scalar path only (no packable(), so cpu_backend.h
 // sends every batch there; no CUDA kernels are instantiated for it), which keeps the packed
 // and CUDA objects, compiled per instruction set and per precision, to the small model.
-struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 64> {};
+struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 192> {};
 
 // A legged robot on a free root: a quadruped's torso and 4 × 3 leg links with the free joint's
 // five frames (18 bodies), its 18 joints (the free root's 6 and 12 hinges), and room for 2 more

@@ -58,6 +58,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -148,9 +149,29 @@ struct ModelFree {
   void operator()(mjModel* m) const { mj().delete_model(m); }
 };
 
+// whether s is valid UTF-8 (every name reaches JSON, which holds UTF-8 only)
+bool valid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    // the continuation bytes a lead byte announces: 0 (ASCII), 1, 2, 3; −1: not a lead byte
+    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || i + size_t(n) >= s.size() + (n == 0 ? 1u : 0u)) return false;
+    for (int k = 1; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + size_t(k)]) >> 6) != 0x2) return false;
+    i += size_t(n) + 1;
+  }
+  return true;
+}
+
+// an element's name; one that is not UTF-8 is refused (naming the element by its index)
 std::string name_of(const mjModel* m, int type, int id, const std::string& fallback) {
   const char* n = mj().id2name(m, type, id);
-  return n && *n ? std::string(n) : fallback;
+  const std::string name = n && *n ? std::string(n) : fallback;
+  if (!valid_utf8(name))
+    throw ConfigError("config: model.mjcf: the name of element #" + std::to_string(id) +
+                      " (" + fallback + ") is not valid UTF-8; steer's names are UTF-8 text");
+  return name;
 }
 
 std::string num(double v) { return number_text(v); }
@@ -222,6 +243,81 @@ struct MjcfImport {
     return bodies[size_t(b - 1)]["joints"][size_t(j - m->body_jntadr[b])];
   }
 };
+
+// ---- values the compiler passed but steer refuses by the element's name ----
+// A non-finite number anywhere steer reads from (MuJoCo compiles nan and inf in many places),
+// a timestep outside (0, 10] s, and negative joint damping, armature or stiffness: each refused
+// naming the element, not the model key it would map to
+void refuse_nonfinite(MjcfImport& im) {
+  const mjModel* m = im.m;
+  auto check = [&](const double* v, int n, const std::string& what) {
+    for (int i = 0; i < n; ++i)
+      if (!std::isfinite(v[i])) im.refuse(what + " has a non-finite value (" + num(v[i]) + ")");
+  };
+  const mjOption& o = m->opt;
+  if (!(std::isfinite(o.timestep) && o.timestep > 0 && o.timestep <= 10))
+    im.refuse("option timestep " + num(o.timestep) + " s is outside (0, 10] s");
+  check(o.gravity, 3, "option gravity");
+  check(o.wind, 3, "option wind");
+  check(&o.density, 1, "option density");
+  check(&o.viscosity, 1, "option viscosity");
+  for (int b = 1; b < m->nbody; ++b) {
+    const std::string bw = "body '" + im.body_name(b) + "'";
+    check(m->body_pos + 3 * b, 3, bw + ": pos");
+    check(m->body_quat + 4 * b, 4, bw + ": quat");
+    check(m->body_ipos + 3 * b, 3, bw + ": inertial pos");
+    check(m->body_iquat + 4 * b, 4, bw + ": inertial quat");
+    check(m->body_mass + b, 1, bw + ": mass");
+    check(m->body_inertia + 3 * b, 3, bw + ": inertia");
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    const std::string jw = "joint '" + name_of(m, mjOBJ_JOINT, j, "#" + std::to_string(j)) + "'";
+    check(m->jnt_axis + 3 * j, 3, jw + ": axis");
+    check(m->jnt_pos + 3 * j, 3, jw + ": pos");
+    check(m->jnt_range + 2 * j, 2, jw + ": range");
+    check(m->jnt_stiffness + j, 1, jw + ": stiffness");
+    if (m->jnt_stiffness[j] < 0) im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " is negative");
+    const int dof = m->jnt_dofadr[j];
+    const int nv = m->jnt_type[j] == mjJNT_FREE ? 6 : m->jnt_type[j] == mjJNT_BALL ? 3 : 1;
+    const int nqj = m->jnt_type[j] == mjJNT_FREE ? 7 : m->jnt_type[j] == mjJNT_BALL ? 4 : 1;
+    check(m->qpos0 + m->jnt_qposadr[j], nqj, jw + ": ref (its qpos0)");
+    check(m->qpos_spring + m->jnt_qposadr[j], nqj, jw + ": springref");
+    check(m->dof_damping + dof, nv, jw + ": damping");
+    check(m->dof_armature + dof, nv, jw + ": armature");
+    check(m->dof_frictionloss + dof, nv, jw + ": frictionloss");
+    for (int k = 0; k < nv; ++k) {
+      if (m->dof_damping[dof + k] < 0)
+        im.refuse(jw + ": damping " + num(m->dof_damping[dof + k]) + " is negative");
+      if (m->dof_armature[dof + k] < 0)
+        im.refuse(jw + ": armature " + num(m->dof_armature[dof + k]) + " is negative");
+    }
+  }
+  for (int a = 0; a < m->nactuator; ++a) {
+    const std::string aw = "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) + "'";
+    check(m->actuator_gear + 6 * a, 6, aw + ": gear");
+    check(m->actuator_gainprm + mjNGAIN * a, mjNGAIN, aw + ": gain");
+    check(m->actuator_biasprm + mjNBIAS * a, mjNBIAS, aw + ": bias");
+    check(m->actuator_forcerange + 2 * a, 2, aw + ": forcerange");
+  }
+  for (int c = 0; c < m->nu; ++c) check(m->actuator_ctrlrange + 2 * c, 2, "a ctrlrange");
+  for (int g = 0; g < m->ngeom; ++g) {
+    const std::string gw = "geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "'";
+    check(m->geom_pos + 3 * g, 3, gw + ": pos");
+    check(m->geom_quat + 4 * g, 4, gw + ": quat");
+    check(m->geom_size + 3 * g, 3, gw + ": size");
+    check(m->geom_friction + 3 * g, 3, gw + ": friction");
+  }
+  for (int s = 0; s < m->nsite; ++s) {
+    const std::string sw = "site '" + name_of(m, mjOBJ_SITE, s, "#" + std::to_string(s)) + "'";
+    check(m->site_pos + 3 * s, 3, sw + ": pos");
+    check(m->site_quat + 4 * s, 4, sw + ": quat");
+  }
+  for (int k = 0; k < m->nkey; ++k) {
+    const std::string kw = "keyframe '" + name_of(m, mjOBJ_KEY, k, "#" + std::to_string(k)) + "'";
+    check(m->key_qpos + k * m->nq, m->nq, kw + ": qpos");
+    check(m->key_qvel + k * m->nv, m->nv, kw + ": qvel");
+  }
+}
 
 // ---- options and the global elements steer does not model ----
 // the elements of the compiled model that steer has no counterpart for, refused when present
@@ -961,6 +1057,10 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
 ImportedModel import_mujoco_model(const std::string& path, const std::string& shown,
                                   const std::string& key) {
   const std::string kp = "model." + key;
+  // a folder, a device or a pipe would block the read or never end
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    config_fail(kp, "'" + excerpt(shown) + "' is not a regular file (a folder, a device or a pipe)");
   std::ifstream f(path, std::ios::binary);
   if (!f)
     config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) +
@@ -976,6 +1076,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   im.m = owner.get();
   im.shown = shown;
   im.kp = kp;
+  refuse_nonfinite(im);
   import_options(im);
   import_bodies(im);
   import_tendons(im);
