@@ -176,18 +176,9 @@ class Case:
 
 NONFINITE = (("nan", "nan"), ("inf", "inf"), ("neginf", "-inf"), ("huge", "1e400"))
 
-# known steer defects, shared by several cases (the xfail marks)
+# a known steer defect's kind of refusal the fuzzer counts (fuzz_verdict)
 MAPPED_KEY = ("refused at the key of steer's mapped model (model.bodies[i]..., model.gravity, model.keyframes[i]...) "
               "instead of at model.mjcf naming the element: the import passes the compiled value on unchecked")
-DT_MISSING = ("refused as 'simulation.dt: missing': the import drops a timestep that is not positive and the "
-              "message blames the config, not the file's option timestep")
-DT_INFINITE = "loads with simulation.dt = inf: the run's state is non-finite (the artifact's dt and state are null)"
-DT_UNCHECKED = ("loads with the file's timestep as simulation.dt beyond the config's range (0, 10]: the imported "
-                "timestep is not checked as a config's dt is")
-# the non-finite values MuJoCo's compiler itself refuses, naming the element (the others reach steer's mapping)
-COMPILER_REFUSES = {("mass", "nan"), ("mass", "neginf"), ("diaginertia", "nan"), ("diaginertia", "inf"),
-                    ("diaginertia", "neginf"), ("range", "neginf")}
-
 
 def nonfinite_cases():
     """Each non-finite value in each numeric attribute that maps onto steer's model."""
@@ -217,11 +208,8 @@ def nonfinite_cases():
                 over["limited"] = "true"
             # MuJoCo's parser refuses 1e400 naming the attribute and the element's kind and line
             words = (f"attribute '{attr}'",) if tag == "huge" else (element,)
-            xfail = ""
-            if tag != "huge" and (slot, tag) not in COMPILER_REFUSES:
-                xfail = {"timestep": DT_INFINITE if tag == "inf" else DT_MISSING}.get(slot, MAPPED_KEY)
             out.append(Case(f"nonfinite_{slot}_{tag}.xml", f"{attr}=\"{over[attr]}\" on {element}", "refused",
-                            arm(**{kw: over}), words=words, xfail=xfail))
+                            arm(**{kw: over}), words=words))
     return out
 
 
@@ -268,9 +256,7 @@ def physics_cases():
              words=("ghost",)))
     add(Case("massless_welded.xml", "a massless body without joints welded to a moving one (MuJoCo compiles it)",
              "either", arm(in_body2='        <body name="tag" pos="0 0 -0.2"/>\n'), words=("tag",),
-             why="it adds no mass to link2: loaded, or refused naming the body",
-             xfail="refused as 'model.bodies[2].mass: value 0 is out of range': a body that only carries "
-                   "sites or cameras (common in robot files) neither loads nor is refused by name"))
+             why="it adds no mass to link2: loaded, or refused naming the body"))
     add(Case("settotalmass_zero.xml", "compiler settotalmass=\"0\"", "either",
              arm(compiler='  <compiler settotalmass="0"/>\n'), words=("link1",),
              why="MuJoCo ignores a total mass <= 0 (the file's masses stand) or refuses the massless bodies"))
@@ -300,33 +286,31 @@ def physics_cases():
     add(Case("gear_zero.xml", "a motor with gear 0 (drives nothing)", "either", arm(motor1={"gear": "0"}),
              words=("motor1",), why="a zero gear maps to no torque: refused naming the actuator, or loaded"))
     add(Case("damping_negative.xml", "joint damping -1 (MuJoCo compiles it; physically invalid)", "refused",
-             arm(joint1={"damping": "-1"}), words=("hinge1",), xfail=MAPPED_KEY))
+             arm(joint1={"damping": "-1"}), words=("hinge1",)))
     add(Case("armature_negative.xml", "joint armature -1 (MuJoCo compiles it; physically invalid)", "refused",
-             arm(joint1={"armature": "-1"}), words=("hinge1",), xfail=MAPPED_KEY))
+             arm(joint1={"armature": "-1"}), words=("hinge1",)))
     add(Case("damping_over_range.xml", "joint damping 1e7 (finite; beyond steer's accepted range)", "refused",
-             arm(joint1={"damping": "1e7"}), words=("hinge1",), xfail=MAPPED_KEY))
+             arm(joint1={"damping": "1e7"}), words=("hinge1",)))
     add(Case("mass_over_range.xml", "inertial mass 1e300 (finite; beyond steer's accepted range)", "refused",
-             arm(inertial1={"mass": "1e300", "diaginertia": "1e298 1e298 1e298"}), words=("link1",), xfail=MAPPED_KEY))
+             arm(inertial1={"mass": "1e300", "diaginertia": "1e298 1e298 1e298"}), words=("link1",)))
     add(Case("stiffness_negative.xml", "joint stiffness -100 (MuJoCo compiles it; a repelling spring)", "either",
              arm(joint1={"stiffness": "-100"}), words=("hinge1",),
-             why="a negative spring is unstable but defined: refused naming the joint, or run as the file says",
-             xfail=MAPPED_KEY))
+             why="a negative spring is unstable but defined: refused naming the joint, or run as the file says"))
     add(Case("kp_negative.xml", "a position servo with kp -10 (MuJoCo compiles it)", "either",
              arm(motor1="none", sections='  <actuator>\n    <position name="servo1" joint="hinge1" kp="-10"/>\n  </actuator>\n'),
              words=("servo1",), why="a negative gain is defined (it repels): refused naming the actuator, or run"))
-    add(Case("timestep_zero.xml", "option timestep 0", "refused", arm(option={"timestep": "0"}), words=("timestep",),
-             xfail=DT_MISSING))
+    add(Case("timestep_zero.xml", "option timestep 0", "refused", arm(option={"timestep": "0"}), words=("timestep",)))
     add(Case("timestep_negative.xml", "option timestep -0.002", "refused", arm(option={"timestep": "-0.002"}),
-             words=("timestep",), xfail=DT_MISSING))
+             words=("timestep",)))
     add(Case("timestep_denormal.xml", "option timestep 1e-310 (subnormal, positive)", "either",
              arm(option={"timestep": "1e-310"}), words=("timestep",),
              why="a positive step, however small, is valid for one step; or refused naming it"))
     add(Case("timestep_over_range.xml", "option timestep 100 (finite; beyond simulation.dt's range (0, 10])",
-             "refused", arm(option={"timestep": "100"}), words=("timestep",), xfail=DT_UNCHECKED))
+             "refused", arm(option={"timestep": "100"}), words=("timestep",)))
     add(Case("timestep_1e308.xml", "option timestep 1e308 (finite; the step overflows)", "refused",
-             arm(option={"timestep": "1e308"}), words=("timestep",), xfail=DT_UNCHECKED + "; the state is non-finite"))
+             arm(option={"timestep": "1e308"}), words=("timestep",)))
     add(Case("gravity_huge.xml", "option gravity 0 0 -1e300", "refused", arm(option={"gravity": "0 0 -1e300"}),
-             words=("gravity",), xfail=MAPPED_KEY))
+             words=("gravity",)))
     add(Case("capsule_zero_length.xml", "a collidable capsule of length 0 over a floor (its caps coincide)", "either",
              arm(in_world='    <geom name="floor" type="plane" size="5 5 0.1"/>\n',
                  in_body2='        <geom name="tip_capsule" type="capsule" fromto="0 0 -0.2 0 0 -0.2" size="0.02"/>\n'),
@@ -344,7 +328,7 @@ def physics_cases():
     add(Case("quat_unnormalized.xml", "body quat 2 0 0 0 (MuJoCo normalizes it)", "loads",
              arm(body1={"quat": "2 0 0 0"})))
     add(Case("pos_far.xml", "body pos 1e6 0 0 (finite, far away)", "either", arm(body1={"pos": "1e6 0 0"}),
-             words=("link1",), why="steer bounds positions (refused naming the body) or runs it", xfail=MAPPED_KEY))
+             words=("link1",), why="steer bounds positions (refused naming the body) or runs it"))
     add(Case("stiff_ref_three_joints.xml", "a body with three joints, ref and springref and stiffness on each (valid)",
              "loads",
              arm(compiler='  <compiler angle="radian"/>\n', joint1={"ref": "0.2", "stiffness": "5", "springref": "0.1"},
@@ -366,8 +350,7 @@ def physics_cases():
              '    <body name="a" pos="0 0 1"><freejoint name="fa"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n'
              '    <body name="b" pos="1 0 1"><freejoint name="fb"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n'
              '  </worldbody>\n</mujoco>\n', words=("fb",),
-             why="steer has one floating base: a second is refused naming it, or both run",
-             xfail=MAPPED_KEY + " (here model.bodies[1].joint.type, naming body 'b' but not its joint 'fb')"))
+             why="steer has one floating base: a second is refused naming it, or both run"))
     add(Case("ball_joint.xml", "a ball joint", "refused", arm(joint1={"type": "ball", "axis": None}),
              words=("hinge1", "ball")))
     add(Case("frictionloss.xml", "joint frictionloss 0.1 (MuJoCo's dry friction; not modelled)", "refused",
@@ -395,8 +378,7 @@ def physics_cases():
     add(Case("keyframe_long_qvel.xml", "a keyframe whose qvel has 5 values for 2 joints", "refused",
              arm(sections='  <keyframe>\n    <key name="bad_key" qvel="1 2 3 4 5"/>\n  </keyframe>\n'), words=("key",)))
     add(Case("keyframe_nan.xml", "a keyframe with qpos nan", "refused",
-             arm(sections='  <keyframe>\n    <key name="nan_key" qpos="nan 0"/>\n  </keyframe>\n'), words=("nan_key",),
-             xfail=MAPPED_KEY))
+             arm(sections='  <keyframe>\n    <key name="nan_key" qpos="nan 0"/>\n  </keyframe>\n'), words=("nan_key",)))
     add(Case("keyframe_valid.xml", "a keyframe of the right sizes (valid)", "loads",
              arm(sections='  <keyframe>\n    <key name="pose" qpos="0.3 -0.2" qvel="0 0"/>\n  </keyframe>\n')))
     return c
@@ -478,9 +460,7 @@ def file_cases():
     add(Case("utf8_bom.xml", "a valid file with a UTF-8 byte-order mark", "loads", b"\xef\xbb\xbf" + arm().encode()))
     add(Case("invalid_utf8.xml", "invalid UTF-8 bytes in a body name", "either",
              arm().encode().replace(b'name="link2"', b'name="link\xff\xfe2"'), words=("UTF-8",),
-             why="the bytes are a name to MuJoCo: loaded, or refused as not UTF-8",
-             xfail="exit 1: 'steer: error: [json.exception.type_error.316] invalid UTF-8 byte at index 4: 0xFF': "
-                   "a name that is not UTF-8 reaches the JSON writer"))
+             why="the bytes are a name to MuJoCo: loaded, or refused as not UTF-8"))
     add(Case("truncated.xml", "a valid file cut in the middle of an element", "refused", arm()[:len(arm()) // 2],
              words=("XML",)))
     add(Case("unclosed_tag.xml", "a body never closed", "refused", arm().replace("      </body>\n", "", 1),
@@ -565,14 +545,11 @@ def file_cases():
     add(Case("mesh_garbage.xml", "a mesh asset whose file is this XML file", "refused",
              arm(head='  <asset>\n    <mesh name="m" file="mesh_garbage.xml"/>\n  </asset>\n'), words=("mesh",)))
     # special files named by the config
-    add(Case("fifo.xml", "the config names a FIFO nobody writes", "refused", special="fifo", timeout=5,
-             xfail="hangs: steer opens the FIFO and blocks reading it; SIGTERM does not stop steer there"))
-    add(Case("directory.xml", "the config names a directory", "refused", special="dir",
-             xfail="exit 1: 'steer: error: basic_filebuf::underflow error reading the file: Is a directory'"))
-    add(Case("dev_zero.xml", "the config names /dev/zero (endless)", "refused", special="/dev/zero", memory_mb=1024,
-             xfail="exit 1 'steer: error: std::bad_alloc' under the check's memory limit: steer reads the whole "
-                   "endless file into memory before MuJoCo sees it, growing until an allocation fails"))
-    add(Case("dev_null.xml", "the config names /dev/null (empty)", "refused", special="/dev/null", words=("empty",)))
+    add(Case("fifo.xml", "the config names a FIFO nobody writes", "refused", special="fifo", timeout=5))
+    add(Case("directory.xml", "the config names a directory", "refused", special="dir"))
+    add(Case("dev_zero.xml", "the config names /dev/zero (endless)", "refused", special="/dev/zero", memory_mb=1024))
+    add(Case("dev_null.xml", "the config names /dev/null (a device)", "refused", special="/dev/null",
+             words=("not a regular file",)))
     add(Case("missing.xml", "the config names a file that does not exist", "refused", special="missing",
              words=("cannot read",)))
     return c
@@ -598,7 +575,7 @@ def urdf_cases():
              urdf(extra=URDF_JOINT.format(name="joint_back", type="revolute", parent="link1", child="base", xyz="0 0 0",
                                           axis="1 0 0", limit="")), words=("URDF",)))
     add(Case("urdf_inf_origin.urdf", "a URDF joint origin at inf", "refused", urdf(joint1={"xyz": "0 0 inf"}),
-             words=("link1",), xfail=MAPPED_KEY))
+             words=("link1",)))
     add(Case("urdf_floating.urdf", "a URDF floating joint", "either", urdf(joint1={"type": "floating", "limit": ""}),
              words=("joint1",), why="a floating joint below a fixed base is a free joint below the root: refused, "
                                     "or the base is the world and it loads"))
@@ -1043,7 +1020,7 @@ def mutate_once(rng, data, seeds):
     return data, "nothing (empty)"
 
 
-# a refusal of one of the known defects' kinds (MAPPED_KEY, DT_MISSING): exit 2 at a key of the
+# a refusal of the known defect's kind (MAPPED_KEY): exit 2 at a key of the
 # mapped model or at simulation.dt, which the fuzzer counts and does not fail
 KNOWN_REFUSAL = re.compile(r"^steer: config: (model\.(bodies|contacts|sites|gravity|keyframes|tip|contact)\b|"
                            r"simulation\.dt: missing)")
