@@ -84,7 +84,6 @@ def main():
         cfg = {"name": f"walker_{suite}_{name[:-4]}",
                "model": {"type": "articulated", "mjcf": str(path)},
                "simulation": {"steps": steps, "precision": "float64"},
-               "backend": "cpu",
                "loss": {"control_effort": 1.0},
                "validation": {"enabled": False}}
         try:
