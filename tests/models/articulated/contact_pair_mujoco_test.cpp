@@ -18,8 +18,11 @@
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
+#include "mujoco_handles.h"
 
 using namespace steer;
+using steer::testing::DataFree;
+using steer::testing::ModelFree;
 
 namespace {
 
@@ -44,12 +47,6 @@ TEST(ContactPairMujoco, TwoSpheresBounceAsInMujoco) {
     m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
     x = xn;
   }
-  struct ModelFree {
-    void operator()(mjModel* mm) const { mj_deleteModel(mm); }
-  };
-  struct DataFree {
-    void operator()(mjData* d) const { mj_deleteData(d); }
-  };
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> mm(
       mj_loadXML((kConfigs / "mjcf/two_spheres.xml").string().c_str(), nullptr, err, sizeof err));

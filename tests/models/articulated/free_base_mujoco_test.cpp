@@ -34,6 +34,7 @@
 #include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
 #include "temp_dir.h"
+#include "mujoco_handles.h"
 
 namespace steer::testing {
 namespace {
@@ -42,13 +43,6 @@ namespace fs = std::filesystem;
 
 const fs::path kConfigs = fs::path(STEER_SOURCE_DIR) / "configs";
 constexpr double kH = 0.002;  // [s]
-
-struct ModelFree {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataFree {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
 
 ExperimentConfig import_config(const fs::path& file, int steps) {
   nlohmann::json j = {{"name", "free_import"},

@@ -34,6 +34,7 @@
 #include "run_cli.h"
 #include "steer/models/articulated.h"
 #include "temp_dir.h"
+#include "mujoco_handles.h"
 
 namespace steer::testing {
 namespace {
@@ -43,13 +44,6 @@ namespace fs = std::filesystem;
 const fs::path kConfigs = fs::path(STEER_SOURCE_DIR) / "configs";
 constexpr int kSteps = 250;   // 500 ms
 constexpr double kH = 0.002;  // [s]
-
-struct ModelFree {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataFree {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
 
 // a config importing `file` (relative to configs/) with extra model keys
 ExperimentConfig import_config(const std::string& key, const std::string& file,

@@ -22,21 +22,17 @@
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
+#include "mujoco_handles.h"
 
 using namespace steer;
+using steer::testing::DataFree;
+using steer::testing::ModelFree;
 
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kConfigs = fs::path(STEER_SOURCE_DIR) / "configs";
 constexpr int kSteps = 250;  // 500 ms at the file's 2 ms
-
-struct ModelFree {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataFree {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
 
 ExperimentConfig imported(const std::string& integrator) {
   nlohmann::json j = {

@@ -24,8 +24,11 @@
 #include "models/articulated/articulated_setup.h"
 #include "models/articulated/config_articulated.h"
 #include "steer/models/articulated.h"
+#include "mujoco_handles.h"
 
 using namespace steer;
+using steer::testing::DataFree;
+using steer::testing::ModelFree;
 
 namespace {
 
@@ -34,13 +37,6 @@ const fs::path kConfigs = fs::path(STEER_SOURCE_DIR) / "configs";
 const char* kFile = "mjcf/tendon_chain.xml";
 constexpr int kSteps = 250;  // 500 ms at the file's 2 ms
 constexpr int kDof = 3;
-
-struct ModelFree {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataFree {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
 
 ExperimentConfig imported(const std::string& integrator) {
   nlohmann::json j = {
