@@ -94,8 +94,8 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
              k == 0  ? "kg"
              : k < 4 ? "m"
                      : "kg*m^2",
-             Range::closed(0, 0), m.free_base && b < Articulated::kFreeFrames ? "free_frames"
-                                                                              : "joint_frames");
+             Range::closed(0, 0),
+             m.free_base && b < Articulated::kFreeFrames ? "free_frames" : "joint_frames");
       continue;
     }
     slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
@@ -191,7 +191,8 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
     if (rest.rfind(prefix + "[", 0) != 0) return -1;
     return std::strtol(rest.c_str() + prefix.size() + 1, nullptr, 10);
   };
-  const long bi = index_after("bodies"), ci = index_after("contacts"), ki = index_after("keyframes");
+  const long bi = index_after("bodies"), ci = index_after("contacts"),
+             ki = index_after("keyframes");
   if (bi >= 0 && size_t(bi) < merged["bodies"].size()) {
     const nlohmann::json& b = merged["bodies"][size_t(bi)];
     element = "body '" + b.value("name", std::string("?")) + "'";
@@ -205,15 +206,16 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
         element += ", joint '" + b["joints"][size_t(k)].value("name", std::string("?")) + "'";
     }
   } else if (ci >= 0 && merged.contains("contacts") && size_t(ci) < merged["contacts"].size()) {
-    element = "contact geom '" + merged["contacts"][size_t(ci)].value("name", std::string("?")) + "'";
+    element =
+        "contact geom '" + merged["contacts"][size_t(ci)].value("name", std::string("?")) + "'";
   } else if (ki >= 0 && merged.contains("keyframes") && size_t(ki) < merged["keyframes"].size()) {
     element = "keyframe '" + merged["keyframes"][size_t(ki)].value("name", std::string("?")) + "'";
   } else if (top == "gravity" || top == "contact" || top == "tip" || top == "tendons" ||
              top == "pairs" || top == "sites") {
     element = "the " + top + " it maps to";
   }
-  config_fail("model." + key, "'" + excerpt(rel) + "': " + element + ", not accepted as steer's model: " +
-                                  msg.substr(8));
+  config_fail("model." + key, "'" + excerpt(rel) + "': " + element +
+                                  ", not accepted as steer's model: " + msg.substr(8));
 }
 #endif
 
@@ -249,9 +251,9 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
-                        "keyframes", "contact", "contacts", "pairs", "joint_limits", "tendons",
-                        "included_from"}) {
+  for (const char* k :
+       {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
+        "contact", "contacts", "pairs", "joint_limits", "tendons", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -501,13 +503,11 @@ void parse_body_joint(const JsonObject& o, const std::string& name, int bi, Body
 // body itself, with the last joint, on the last frame's. A joint's anchor and axis then are
 // those of the frame as the joints before it moved it, as in MuJoCo. Returns the last frame.
 int add_joint_frames(const JsonObject& o, const std::string& name, int parent,
-                     const std::vector<double>& pos, const std::vector<double>& quat,
-                     ArmParse& p) {
+                     const std::vector<double>& pos, const std::vector<double>& quat, ArmParse& p) {
   ArticulatedLarge& a = p.a;
   const nlohmann::json& js = o.raw("joints");
   const std::string jp = o.key_path("joints");
-  if (o.has("joint"))
-    config_fail(o.key_path("joint"), "give \"joint\" or \"joints\", not both");
+  if (o.has("joint")) config_fail(o.key_path("joint"), "give \"joint\" or \"joints\", not both");
   if (!js.is_array() || js.empty())
     config_fail(jp, "expected a non-empty array of joints (in the order they apply)");
   for (size_t k = 0; k < js.size(); ++k)
@@ -645,10 +645,9 @@ void parse_bodies(const JsonObject& m, ArmParse& p) {
 // model.all_joints: values that replace every joint's own (a free swing: no damping, no gains)
 void parse_all_joints(const JsonObject& m, ArmParse& p) {
   JsonObject aj = m.object("all_joints");
-  const Range r8[8] = {Range::closed(0, 1e6),      Range::closed(0, 1e6),
-                       Range::closed(0, 1e9),      Range::closed(0, 1e9),
-                       Range::closed(-1e3, 1e3),   Range{0, 1e9, true, false},
-                       Range::closed(0, 1e9),      Range::closed(-1e3, 1e3)};
+  const Range r8[8] = {Range::closed(0, 1e6), Range::closed(0, 1e6),    Range::closed(0, 1e9),
+                       Range::closed(0, 1e9), Range::closed(-1e3, 1e3), Range{0, 1e9, true, false},
+                       Range::closed(0, 1e9), Range::closed(-1e3, 1e3)};
   for (int k = 0; k < Articulated::kJointParams; ++k) {
     if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
     const double v = aj.number(kJointParamNames[k], 0.0, r8[k]);
@@ -792,8 +791,8 @@ void parse_tendons(const JsonObject& m, ArmParse& p) {
   if (!tendons.is_array())
     config_fail(tp, "expected an array of " + form + ", got " + json_type_name(tendons));
   if (tendons.size() > size_t(ArticulatedLarge::kMaxTendons))
-    config_fail(tp, "at most " + std::to_string(ArticulatedLarge::kMaxTendons) +
-                        " tendons, got " + std::to_string(tendons.size()));
+    config_fail(tp, "at most " + std::to_string(ArticulatedLarge::kMaxTendons) + " tendons, got " +
+                        std::to_string(tendons.size()));
   for (size_t k = 0; k < tendons.size(); ++k) {
     const std::string path = tp + "[" + std::to_string(k) + "]";
     if (!tendons[k].is_object())
@@ -1089,17 +1088,19 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   m["bodies"] = bs;
   nlohmann::json ss = nlohmann::json::array();
   for (int s = 0; s < a.n_sites; ++s)
-    ss.push_back({{"name", names.sites[s]},
-                  {"body", a.site_body[s] < 0 ? std::string("world") : names.bodies[a.site_body[s]]},
-                  {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
-                  {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
+    ss.push_back(
+        {{"name", names.sites[s]},
+         {"body", a.site_body[s] < 0 ? std::string("world") : names.bodies[a.site_body[s]]},
+         {"pos_m", std::vector<double>(a.site_pos[s], a.site_pos[s] + 3)},
+         {"rotation_row_major", std::vector<double>(a.site_rot[s], a.site_rot[s] + 9)}});
   m["sites"] = ss;
   if (a.n_tendons > 0) {
     nlohmann::json ts = nlohmann::json::array();
     for (int t = 0; t < a.n_tendons; ++t) {
       nlohmann::json js = nlohmann::json::array();
       for (int j = 0; j < a.n_dof; ++j)
-        if (a.tendon_c(t, j) != 0) js.push_back({{"joint", names.joints[j]}, {"coef", a.tendon_c(t, j)}});
+        if (a.tendon_c(t, j) != 0)
+          js.push_back({{"joint", names.joints[j]}, {"coef", a.tendon_c(t, j)}});
       nlohmann::json e = {{"name", names.tendons[size_t(t)]},
                           {"joints", js},
                           {"length", "sum of coef * q over its joints"},

@@ -123,8 +123,8 @@ void parse_pairs(const JsonObject& m, const std::map<std::string, int>& body_ind
   const std::string lp = m.key_path("pairs");
   const std::string kMax = std::to_string(ArticulatedLarge::kMaxPairs);
   if (!list.is_array())
-    config_fail(lp, "expected an array of {\"name\", \"geoms\": [two geoms]} (at most " + kMax +
-                        ")");
+    config_fail(lp,
+                "expected an array of {\"name\", \"geoms\": [two geoms]} (at most " + kMax + ")");
   if (list.size() > size_t(ArticulatedLarge::kMaxPairs))
     config_fail(lp, "at most " + kMax + " contact pairs, got " + std::to_string(list.size()));
   std::set<std::string> seen;

@@ -55,7 +55,7 @@ TEST(ContactPair, SegmentClosestPointsMatchABruteForceSearch) {
     std::vector<double> a0, a1, b0, b1;
   };
   const std::vector<Case> cases = {
-      {{0, 0, 0}, {1, 0, 0}, {0.5, -1, 0.3}, {0.5, 1, 0.3}},       // crossed
+      {{0, 0, 0}, {1, 0, 0}, {0.5, -1, 0.3}, {0.5, 1, 0.3}},         // crossed
       {{0, 0, 0}, {1, 0.2, 0.1}, {-0.3, 0.5, 1}, {0.8, -0.4, 0.2}},  // skew
       {{0, 0, 0}, {1, 0, 0}, {0.3, 0.2, 0}, {1.5, 0.2, 0}},          // parallel, overlapping
       {{0, 0, 0}, {1, 0, 0}, {1.3, 0.1, 0}, {2.0, 0.4, 0}},          // end to end
@@ -151,8 +151,8 @@ struct PairProvider {
       ArticulatedLarge m = pair_config().model_state<ArticulatedSetup>().large;
       m.integrator = integ;
       const std::vector<double> x = overlap_state(m, pair_config().theta, -0.45);
-      out.push_back(StepCase<ArticulatedLarge>{std::string("pairs ") + names[integ], m, x,
-                                               {0.5, -0.3, 0.2}, pair_config().theta, 1e-2});
+      out.push_back(StepCase<ArticulatedLarge>{
+          std::string("pairs ") + names[integ], m, x, {0.5, -0.3, 0.2}, pair_config().theta, 1e-2});
     }
     return out;
   }
@@ -217,9 +217,10 @@ TEST(ContactPair, TwoSpheresCollideAndComeBack) {
     deepest = std::max(deepest, m.penetration<double>(view(x.data()), view(p.data())));
   }
   const double momentum1 = 1.0 * x[3] + 1.5 * x[4];
-  std::printf("[ two spheres ] after 0.5 s: x_left %.4f m, x_right %.4f m, v %.3f, %.3f m/s, "
-              "deepest overlap %.2f mm\n",
-              -0.3 + x[0], 0.3 + x[1], x[3], x[4], 1e3 * deepest);
+  std::printf(
+      "[ two spheres ] after 0.5 s: x_left %.4f m, x_right %.4f m, v %.3f, %.3f m/s, "
+      "deepest overlap %.2f mm\n",
+      -0.3 + x[0], 0.3 + x[1], x[3], x[4], 1e3 * deepest);
   EXPECT_LT(x[3], 0.0) << "the left ball should come back";
   EXPECT_GT(x[4], 0.0) << "the right ball should come back";
   EXPECT_LT(-0.3 + x[0], 0.3 + x[1]) << "the balls passed through each other";

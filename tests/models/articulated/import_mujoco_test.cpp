@@ -464,9 +464,10 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           {"free joint can only be used on top level"});
   refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>",
           {"socket", "ball joints"});
-  refused("free joint beside a hinge",
-          "<body name='b'>" + link + "<freejoint name='float'/><joint name='j2' axis='0 1 0'/></body>",
-          {"more than 6 dofs in body 'b'"});  // MuJoCo's compiler refuses it first
+  refused(
+      "free joint beside a hinge",
+      "<body name='b'>" + link + "<freejoint name='float'/><joint name='j2' axis='0 1 0'/></body>",
+      {"more than 6 dofs in body 'b'"});  // MuJoCo's compiler refuses it first
   refused("frictionloss",
           "<body name='b'>" + link + "<joint name='rough' axis='1 0 0' frictionloss='0.5'/></body>",
           {"rough", "frictionloss"});
@@ -497,8 +498,9 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           "<geom name='floor' type='plane' size='1 1 0.1'/>" + arm +
               "<geom name='limb' type='box' size='0.02 0.02 0.1'/></body>",
           {"limb", "floor", "only spheres and capsules"});
-  refused("geom-geom", "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm +
-                           "<geom name='knob' type='sphere' size='0.05'/></body>",
+  refused("geom-geom",
+          "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm +
+              "<geom name='knob' type='sphere' size='0.05'/></body>",
           {"block", "knob", "can collide"});
   refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"},
           "<actuator><cylinder name='piston' joint='j'/></actuator>");

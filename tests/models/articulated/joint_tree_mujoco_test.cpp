@@ -37,7 +37,8 @@ constexpr int kSteps = 250;  // 500 ms at the file's 2 ms
 ExperimentConfig imported(const std::string& integrator) {
   nlohmann::json j = {
       {"name", "joint_tree_import"},
-      {"model", {{"type", "articulated"}, {"mjcf", "mjcf/joint_tree.xml"}, {"integrator", integrator}}},
+      {"model",
+       {{"type", "articulated"}, {"mjcf", "mjcf/joint_tree.xml"}, {"integrator", integrator}}},
       {"simulation", {{"steps", kSteps}, {"precision", "float64"}}},
       {"loss", {{"control_effort", 1.0}}},
       {"validation", {{"enabled", false}}}};
@@ -96,8 +97,9 @@ void compare_with_mujoco(const std::string& integrator, int mj_integrator) {
   EXPECT_EQ(nefc, 0) << "a constraint acted in MuJoCo";
   EXPECT_LE(worst, 1e-10) << integrator;
   EXPECT_GT(moved, 0.1) << "the inputs should move the tree";
-  std::printf("[ joint_tree.xml ] 500 ms %s: max |x_steer − x_mujoco| = %.3g (largest excursion %.3g)\n",
-              integrator.c_str(), worst, moved);
+  std::printf(
+      "[ joint_tree.xml ] 500 ms %s: max |x_steer − x_mujoco| = %.3g (largest excursion %.3g)\n",
+      integrator.c_str(), worst, moved);
 }
 
 TEST(JointTreeMujoco, EulerMatchesMujocoOver500ms) { compare_with_mujoco("euler", mjINT_EULER); }

@@ -122,7 +122,8 @@ struct JointTreeProvider {
       RolloutCase<Articulated> r;
       r.model = tree_config().model_state<ArticulatedSetup>().model;
       r.model.integrator = integ;
-      r.name = integ == Articulated::kEuler ? "joint tree euler, 12 steps" : "joint tree rk4, 6 steps";
+      r.name =
+          integ == Articulated::kEuler ? "joint tree euler, 12 steps" : "joint tree rk4, 6 steps";
       r.steps = integ == Articulated::kEuler ? 12 : 6;
       r.checkpoint_every = 5;
       r.x0 = kicked_state(r.model);
@@ -156,7 +157,8 @@ TEST(JointTree, FramesDefaultPoseAndSlots) {
   // torso: 2 frames + the body; thigh; leg: 1 frame + the body; foot
   EXPECT_EQ(m.n_bodies, 7);
   EXPECT_EQ(m.n_dof, 7);
-  const std::vector<std::string> bodies = {"torso.joint_frame.rootx", "torso.joint_frame.rootz",
+  const std::vector<std::string> bodies = {"torso.joint_frame.rootx",
+                                           "torso.joint_frame.rootz",
                                            "torso",
                                            "thigh",
                                            "leg.joint_frame.knee",

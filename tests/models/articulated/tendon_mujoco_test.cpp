@@ -106,9 +106,10 @@ void compare_with_mujoco(const std::string& integrator, int mj_integrator) {
   EXPECT_LE(worst, 1e-10) << integrator;
   EXPECT_GT(moved, 0.1) << "the inputs should move the chain";
   EXPECT_GT(stretch, 0.05) << "the tendon spring should be stretched";
-  std::printf("[ tendon_chain.xml ] 500 ms %s: max |x_steer − x_mujoco| = %.3g (largest excursion "
-              "%.3g rad, flex stretched by up to %.3g)\n",
-              integrator.c_str(), worst, moved, stretch);
+  std::printf(
+      "[ tendon_chain.xml ] 500 ms %s: max |x_steer − x_mujoco| = %.3g (largest excursion "
+      "%.3g rad, flex stretched by up to %.3g)\n",
+      integrator.c_str(), worst, moved, stretch);
 }
 
 TEST(TendonMujoco, EulerMatchesMujocoOver500ms) { compare_with_mujoco("euler", mjINT_EULER); }

@@ -215,7 +215,7 @@ TEST(Tendon, OneJointTendonIsAJointSpring) {
     ea.integrator = eb.integrator = integ;
     // (buffers of the capacity's size: the compiler cannot see that a free root's branch is dead)
     std::vector<double> x(Articulated::kMaxState, 0.0), xa = x, xb = x,
-        uu(Articulated::kMaxControl, 0.0);
+                                                        uu(Articulated::kMaxControl, 0.0);
     x[0] = 0.7, x[1] = -0.3, uu[0] = 0.1;
     std::vector<double> pa = a.theta, pb = b.theta;
     auto XA = view(xa.data()), XB = view(xb.data());

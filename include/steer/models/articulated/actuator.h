@@ -20,8 +20,8 @@ namespace steer {
 // for adj_saturate: kSatTape values per joint)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::saturate(const PIn& p, int j, const S& raw, S& slope,
-                                                       S* sig) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::saturate(const PIn& p, int j, const S& raw,
+                                                               S& slope, S* sig) const {
   if (!torque_limits) {
     slope = S(1);
     return raw;
@@ -54,10 +54,11 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::saturate(const PIn& p, int
 //   want_beta.
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::adj_saturate(const PIn& p, int j, const S& raw,
-                                                           const S* sig, S* adj_p, const S& adj_tau,
-                                                           const S& adj_slope,
-                                                           bool want_beta) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::adj_saturate(const PIn& p, int j,
+                                                                   const S& raw, const S* sig,
+                                                                   S* adj_p, const S& adj_tau,
+                                                                   const S& adj_slope,
+                                                                   bool want_beta) const {
   if (!torque_limits) return adj_tau;
   const S beta = p[p_global(kSharpness)], lim = p[p_joint(j, kForceLimit)];
   const S a = raw - lim, b = -raw - lim;
@@ -78,7 +79,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::adj_saturate(const PIn& p,
 // [lo, hi]
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law(double lo, double hi, const S& x) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law(double lo, double hi,
+                                                                const S& x) const {
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return k * w * (softplus_of(S((S(lo) - x) / w)) - softplus_of(S((x - S(hi)) / w)));
 }
@@ -87,7 +89,7 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law(double lo, doubl
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_law_slope(double lo, double hi,
-                                                                const S& x) const {
+                                                                      const S& x) const {
   const S w = S(limit_smoothing), k = S(limit_stiffness);
   return -k * (sigmoid_of(S((S(lo) - x) / w)) + sigmoid_of(S((x - S(hi)) / w)));
 }
@@ -112,7 +114,7 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::limit_slope(int j, const S
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::spring_torque(const PIn& p, int j,
-                                                            const S& qj) const {
+                                                                    const S& qj) const {
   return -S(p[p_joint(j, kStiffness)]) * (qj - S(p[p_joint(j, kSpringRef)]));
 }
 
@@ -141,8 +143,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::tendon_speed(int t, const 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::tendon_forces(const S* q, const S* v,
-                                                                 const PIn& p, bool damping,
-                                                                 S* tau) const {
+                                                                       const PIn& p, bool damping,
+                                                                       S* tau) const {
   for (int t = 0; t < n_tendons; ++t) {
     const S L = tendon_length<S>(t, q);
     S f = -S(p[p_tendon(t, kTendonStiffness)]) * (L - S(p[p_tendon(t, kTendonSpringLength)]));
@@ -158,7 +160,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::tendon_forces(const S* 
 // the servo and the impulses read back)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::add_tendon_damping(const PIn& p, S* A) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::add_tendon_damping(const PIn& p,
+                                                                            S* A) const {
   const S h = S(dt);
   for (int t = 0; t < n_tendons; ++t) {
     const S hd = h * S(p[p_tendon(t, kTendonDamping)]);

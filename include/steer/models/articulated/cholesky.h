@@ -39,7 +39,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_factor(int n, 
 // y <- (L Lᵀ)⁻¹ y with L from cholesky_factor
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_substitute(int n, const S* L, S* y) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_substitute(int n, const S* L,
+                                                                             S* y) {
   for (int i = 0; i < n; ++i) {
     S t = y[i];
     for (int k = 0; k < i; ++k) t -= L[i * kMaxDof + k] * y[k];

@@ -379,7 +379,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::tip_position(const Kin<
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::contact_forces(const Kin<S>& K, const S* v,
-                                                                const PIn& p, S* tc) const {
+                                                                        const PIn& p, S* tc) const {
   ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   pair_contact_forces<ArticulatedCap, S>(*this, K, v, p, tc);
   if (!contact) return;
@@ -413,10 +413,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::contact_forces(const Ki
 //   J̄_z,e = f_z μ_e + ż̄ q̇_e
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_contact_forces(const Kin<S>& K, const S* v,
-                                                                    const PIn& p, const S* mu,
-                                                                    KinAdj<S>& KA, S* adj_v,
-                                                                    S* adj_p) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_contact_forces(
+    const Kin<S>& K, const S* v, const PIn& p, const S* mu, KinAdj<S>& KA, S* adj_v,
+    S* adj_p) const {
   adj_ground_contact_forces<ArticulatedCap, S>(*this, K, v, p, mu, KA, adj_v, adj_p);
   if (!contact) return;
   S x[3];

@@ -39,7 +39,8 @@ STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& 
 // clear); the tip alone when there are no ground points (also when contact.enabled is off)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x,
+                                                                  const PIn& p) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
@@ -66,7 +67,7 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x, 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
 inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x, const PIn& p,
-                                                            int c) const {
+                                                                    int c) const {
   if (ground.n_points == 0 && n_pairs == 0) return penetration<S>(x, p) > S(0);
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
@@ -115,8 +116,8 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
     for (int k = 0; k < 2; ++k) {
       for (int i = 0; i < 3; ++i) vel2[k][i] = 0;
       if (m.pair_body[pc][k] >= 0)
-        ground_jacobian<Model, double>(m, K, m.pair_body[pc][k], pt, v, nullptr, Jp[k], es,
-                                       vel2[k], nullptr);
+        ground_jacobian<Model, double>(m, K, m.pair_body[pc][k], pt, v, nullptr, Jp[k], es, vel2[k],
+                                       nullptr);
     }
     double u[3], un = 0;
     for (int i = 0; i < 3; ++i) u[i] = vel2[0][i] - vel2[1][i], un += u[i] * n[i];
@@ -145,7 +146,7 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
 inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass(const XIn& x, const PIn& p,
-                                                             int ax) const {
+                                                                     int ax) const {
   Kin<S> K;
   S mt = S(0);
   return center_of_mass_kin(x, p, ax, K, mt);
@@ -154,8 +155,9 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass(const XIn& 
 // the same, keeping the kinematics of x's joint positions in K and the total mass Σ m_b in mt
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const XIn& x, const PIn& p, int ax,
-                                                                 Kin<S>& K, S& mt) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const XIn& x, const PIn& p,
+                                                                         int ax, Kin<S>& K,
+                                                                         S& mt) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   forward_kinematics(q, p, K);
@@ -175,10 +177,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const X
 // all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(const XIn& x, const PIn& p,
-                                                                    int ax, XAdj& adj_x,
-                                                                    PAdj& adj_p,
-                                                                    const S& adj_c) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(
+    const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p, const S& adj_c) const {
   if constexpr (!compiles_integrator(kIntegrators, kRk4)) {
     adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
   } else {
@@ -210,12 +210,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(cons
   }
 }
 
-// E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b + the joint and tendon springs' ½ k Δ², the kinetic plus gravitational energy, and KE = ½ q̇ᵀ M(q) q̇
-// (armature included, as MuJoCo counts it) [J], from one kinematics pass and one M(q)
+// E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b + the joint and tendon springs' ½ k Δ², the kinetic plus
+// gravitational energy, and KE = ½ q̇ᵀ M(q) q̇ (armature included, as MuJoCo counts it) [J], from one
+// kinematics pass and one M(q)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, const PIn& p, S& e,
-                                                          S& ke) const {
+                                                                  S& ke) const {
   S q[kMaxQ] = {}, M[kMaxDof * kMaxDof] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
@@ -244,7 +245,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, 
 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::kinetic_energy(const XIn& x, const PIn& p) const {
+inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::kinetic_energy(const XIn& x,
+                                                                     const PIn& p) const {
   S e, ke;
   energies<S>(x, p, e, ke);
   return ke;

@@ -24,7 +24,7 @@ namespace steer {
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::mass_matrix(const Kin<S>& K, const PIn& p,
-                                                             S* M) const {
+                                                                     S* M) const {
   const int n = n_dof;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) M[i * kMaxDof + j] = S(0);
@@ -91,7 +91,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::mass_matrix(const Kin<S
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S>& K, const S* v,
-                                                             const PIn& p, S* c) const {
+                                                                     const PIn& p, S* c) const {
   RneaWork<S> W;
   bias_forces(K, v, p, c, W);
 }
@@ -99,8 +99,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S>& K, const S* v,
-                                                             const PIn& p, S* c,
-                                                             RneaWork<S>& W) const {
+                                                                     const PIn& p, S* c,
+                                                                     RneaWork<S>& W) const {
   S(&w)[kMaxBodies][3] = W.w;
   S(&al)[kMaxBodies][3] = W.al;
   S(&ao)[kMaxBodies][3] = W.ao;

@@ -30,11 +30,9 @@ namespace steer {
 // upper triangle is M's, and survives cholesky_factor), τ_raw and s' per joint
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(const S* q, const S* v,
-                                                                 const UIn& u, const PIn& p,
-                                                                 Kin<S>& K, RneaWork<S>& W, S* M,
-                                                                 S* mdiag, S* rhs, S* raw, S* slope,
-                                                                 S* sig) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(
+    const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K, RneaWork<S>& W, S* M, S* mdiag,
+    S* rhs, S* raw, S* slope, S* sig) const {
   const int n = n_dof;
   const S h = S(dt);
   forward_kinematics(q, p, K);
@@ -81,8 +79,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(const S
 // the taped and the untaped sweeps give the same bits)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::fill_tape(const S* q, const S* v, const UIn& u,
-                                                           const PIn& p, StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::fill_tape(const S* q, const S* v,
+                                                                   const UIn& u, const PIn& p,
+                                                                   StepTape<S>& t) const {
   implicit_system(q, v, u, p, t.K, t.W, t.A, t.mdiag, t.vp, t.raw, t.slope, t.sig);
   if (implicit_servo()) {
     servo_solve(q, u, p, t);
@@ -96,9 +95,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::fill_tape(const S* q, c
 // A q̇⁺ = rhs (fill_tape), q⁺ = q + h q̇⁺; t receives its tape
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XOut>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::semi_implicit_advance(const XIn& x, const UIn& u,
-                                                                       const PIn& p, XOut& xn,
-                                                                       StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::semi_implicit_advance(
+    const XIn& x, const UIn& u, const PIn& p, XOut& xn, StepTape<S>& t) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};

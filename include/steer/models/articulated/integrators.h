@@ -18,8 +18,8 @@ namespace steer {
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& x, const UIn& u,
-                                                      const PIn& p, XOut& xn, const Lanes& ln,
-                                                      Tape tape) const {
+                                                              const PIn& p, XOut& xn,
+                                                              const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
@@ -51,10 +51,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
           class PAdj, class XnAdj, class Tape>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(int k, const XIn& x, const UIn& u,
-                                                          const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                                                          PAdj& adj_p, const XnAdj& adj_xn,
-                                                          const Lanes& ln, Tape tape) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
+    int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
+    const XnAdj& adj_xn, const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
@@ -81,8 +80,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(int k, const X
 // right-hand side; MuJoCo's RK4 too takes every passive force explicitly)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q, const S* v, const UIn& u,
-                                                              const PIn& p, S* qdd) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q, const S* v,
+                                                                      const UIn& u, const PIn& p,
+                                                                      S* qdd) const {
   Kin<S> K;
   forward_kinematics(q, p, K);
   S M[kMaxDof * kMaxDof], c[kMaxDof];
@@ -109,7 +109,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XOut>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& x, const UIn& u,
-                                                             const PIn& p, XOut& xn) const {
+                                                                     const PIn& p, XOut& xn) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
   S q[kMaxQ] = {}, v[kMaxDof] = {};
@@ -157,10 +157,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& 
 // parameters in grad_params, 8 columns per pass (rk4's adjoint; the tests' reference)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_by_duals(int k, const XIn& x, const UIn& u,
-                                                              const PIn& p, XAdj& adj_x,
-                                                              UAdj& adj_u, PAdj& adj_p,
-                                                              const XnAdj& adj_xn) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_by_duals(int k, const XIn& x,
+                                                                      const UIn& u, const PIn& p,
+                                                                      XAdj& adj_x, UAdj& adj_u,
+                                                                      PAdj& adj_p,
+                                                                      const XnAdj& adj_xn) const {
   dual_adj_step<ArticulatedCap, S>(*this, k, x, u, p, adj_x, adj_u, adj_p, adj_xn,
                                    n_grad_params < 0 ? nullptr : grad_params, n_grad_params);
 }

@@ -30,7 +30,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cross(const S* a, const
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_cross(const S* a, const S* b, S* adj_a,
-                                                           S* adj_b, const S* adj_o) {
+                                                                   S* adj_b, const S* adj_o) {
   S t[3];
   cross(b, adj_o, t);
   for (int i = 0; i < 3; ++i) adj_a[i] += t[i];
@@ -56,8 +56,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rotate(const S* R, cons
 // (q, θ) -> R_b, p_b, a_b, c_b for every body
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(const S* q, const PIn& p,
-                                                                    Kin<S>& K) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(const S* q,
+                                                                            const PIn& p,
+                                                                            Kin<S>& K) const {
   for (int b = 0; b < n_bodies; ++b) {
     const int pa = parent[b];
     S Rp[9], Pp[3];
@@ -126,10 +127,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
 // adj_root_turn takes to the quaternion (its hinges have no angle of their own).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(const Kin<S>& K, S* adj_q,
-                                                                        S* adj_p, KinAdj<S>& KA,
-                                                                        bool want_com,
-                                                                        const QIn& q) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
+    const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com, const QIn& q) const {
   for (int b = n_bodies - 1; b >= 0; --b) {
     S* F = KA.P[b];
     S* T = KA.T[b];
@@ -229,8 +228,8 @@ STEER_HD void adj_quat_mul(const S* a, const S* b, const S* o, S* adj_a, S* adj_
 // |quat| up to rounding.
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::quat_step(const S* quat, const S* w, const S& h,
-                                                           S* out) {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::quat_step(const S* quat, const S* w,
+                                                                   const S& h, S* out) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
   S C, Sc, dSc;
   articulated_detail::exp_coefficients(S(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), C, Sc, dSc);
@@ -243,8 +242,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::quat_step(const S* quat
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_quat_step(const S* quat, const S* w,
-                                                               const S& h, const S* adj_out,
-                                                               S* adj_quat, S* adj_w) {
+                                                                       const S& h, const S* adj_out,
+                                                                       S* adj_quat, S* adj_w) {
   const S u[3] = {S(0.5) * h * w[0], S(0.5) * h * w[1], S(0.5) * h * w[2]};
   S C, Sc, dSc;
   articulated_detail::exp_coefficients(S(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), C, Sc, dSc);
@@ -262,8 +261,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_quat_step(const S* 
 //   quat̄_w += −(2/|quat|) v · ψ̄,   quat̄_v += (2/|quat|) (w ψ̄ + v × ψ̄).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_root_turn(const Kin<S>& K, const QIn& q,
-                                                               const S* T, S* adj_q) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_root_turn(const Kin<S>& K,
+                                                                       const QIn& q, const S* T,
+                                                                       S* adj_q) const {
   using std::sqrt;
   const S* R = K.R[3];
   const S ps[3] = {R[0] * T[0] + R[3] * T[1] + R[6] * T[2], R[1] * T[0] + R[4] * T[1] + R[7] * T[2],
@@ -281,8 +281,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_root_turn(const Kin
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::world_inertia(const Kin<S>& K, const PIn& p, int b,
-                                                               S* Iw) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::world_inertia(const Kin<S>& K,
+                                                                       const PIn& p, int b,
+                                                                       S* Iw) const {
   const S xx = p[p_body(b, kIxx)], yy = p[p_body(b, kIyy)], zz = p[p_body(b, kIzz)];
   const S xy = p[p_body(b, kIxy)], xz = p[p_body(b, kIxz)], yz = p[p_body(b, kIyz)];
   const S Ib[9] = {xx, xy, xz, xy, yy, yz, xz, yz, zz};
@@ -303,11 +304,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::world_inertia(const Kin
 // Ī_b += (Rᵀu)(Rᵀv)ᵀ into the six entries (off-diagonal pairs summed)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_world_inertia_rank1(const Kin<S>& K, int b,
-                                                                         const S* u, const S* v,
-                                                                         const S* Iu, const S* Iv,
-                                                                         S* adj_T, S* adj_p,
-                                                                         bool want_inertia) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_world_inertia_rank1(
+    const Kin<S>& K, int b, const S* u, const S* v, const S* Iu, const S* Iv, S* adj_T, S* adj_p,
+    bool want_inertia) const {
   S t1[3], t2[3];
   cross(Iv, u, t1);
   cross(v, Iu, t2);
@@ -330,8 +329,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_world_inertia_rank1
 // linear Jacobian column of dof d (joint of body e) at world point x: a × (x − p_e), or a
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::point_jacobian(const Kin<S>& K, int e, const S* x,
-                                                                S* jv) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::point_jacobian(const Kin<S>& K, int e,
+                                                                        const S* x, S* jv) const {
   if (joint[e] == kSlide) {
     for (int i = 0; i < 3; ++i) jv[i] = K.A[e][i];
     return;
@@ -344,7 +343,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::point_jacobian(const Ki
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::body_point(const Kin<S>& K, int b,
-                                                            const double* pos, S* x) const {
+                                                                    const double* pos, S* x) const {
   const double r[3] = {pos[0] - joint_pos[b][0], pos[1] - joint_pos[b][1],
                        pos[2] - joint_pos[b][2]};
   S o[3];

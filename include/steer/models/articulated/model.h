@@ -84,9 +84,9 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxQ = kMaxDof + 1;
   static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
-  static constexpr int kMaxParam =
-      kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
-      kMaxTendons * kTendonParams;
+  static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams +
+                                   kGlobalParams + GroundContacts::kParams +
+                                   kMaxTendons * kTendonParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
@@ -164,15 +164,15 @@ struct ArticulatedCap : ArticulatedSettings {
   int joint[kMaxBodies] = {};   // JointType
   int dof[kMaxBodies] = {};     // dof index of the body's joint, −1 if fixed
   int body_of_dof[kMaxDof] = {};
-  int site_body[kMaxSites] = {};      // the body site s is fixed in, −1 for the world
+  int site_body[kMaxSites] = {};  // the body site s is fixed in, −1 for the world
   // contact pair c between two geoms, sides k = 0, 1: each a segment (a capsule's axis; a
   // sphere's centre twice) in body pair_body[c][k]'s frame (−1: the world) with a radius
   int pair_body[kPairRows][2] = {};
-  int pair_sphere[kPairRows][2] = {};             // 1: side k is a sphere (one point)
-  double pair_end[kPairRows][2][2][3] = {};       // [side][end] ends of the segment [m]
-  double pair_radius[kPairRows][2] = {};          // [m]
-  int tendon_limited[kMaxTendons] = {};  // 1: tendon t has a range
-  short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
+  int pair_sphere[kPairRows][2] = {};        // 1: side k is a sphere (one point)
+  double pair_end[kPairRows][2][2][3] = {};  // [side][end] ends of the segment [m]
+  double pair_radius[kPairRows][2] = {};     // [m]
+  int tendon_limited[kMaxTendons] = {};      // 1: tendon t has a range
+  short grad_params[kMaxParam] = {};         // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
   STEER_HD int nx() const { return nq() + n_dof; }
@@ -556,8 +556,8 @@ template <class To, class From>
 inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
-         from.n_tendons <= To::kMaxTendons &&
-         from.ground.n_points <= To::kMaxGroundPoints && from.n_pairs <= To::kMaxPairs;
+         from.n_tendons <= To::kMaxTendons && from.ground.n_points <= To::kMaxGroundPoints &&
+         from.n_pairs <= To::kMaxPairs;
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

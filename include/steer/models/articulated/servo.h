@@ -37,8 +37,9 @@ static constexpr int kServoLineSearch = 8;
 static constexpr double kServoLineSearchTol = 1e-3;
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::servo_solve(const S* q, const UIn& u, const PIn& p,
-                                                             StepTape<S>& t) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::servo_solve(const S* q, const UIn& u,
+                                                                     const PIn& p,
+                                                                     StepTape<S>& t) const {
   const int n = n_dof;
   const S h = S(dt);
   S base[kMaxDof], r[kMaxDof], w[kMaxDof], d[kMaxDof], tau_w[kMaxDof];

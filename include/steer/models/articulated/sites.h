@@ -24,7 +24,7 @@ namespace steer {
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::kinematics_at(const XIn& x, const PIn& p,
-                                                               Kin<S>& K) const {
+                                                                       Kin<S>& K) const {
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = S(x[i]);
   forward_kinematics(q, p, K);
@@ -34,7 +34,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::kinematics_at(const XIn
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_frame(const Kin<S>& K, int s,
-                                                            S out[9]) const {
+                                                                    S out[9]) const {
   const double* Q = site_rot[s];
   if (site_body[s] < 0) {  // a site on the world: R_s = R_site,s
     for (int i = 0; i < 9; ++i) out[i] = S(Q[i]);
@@ -50,10 +50,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_frame(const Kin<S>
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class XAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_body_wrench(const Kin<S>& K, const XIn& x,
-                                                                 int b, const S force[3],
-                                                                 const S moment[3],
-                                                                 XAdj& adj_x) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_body_wrench(
+    const Kin<S>& K, const XIn& x, int b, const S force[3], const S moment[3], XAdj& adj_x) const {
   KinAdj<S> KA;
   for (int c = 0; c < n_bodies; ++c)
     for (int i = 0; i < 3; ++i)
@@ -69,10 +67,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_body_wrench(const K
 // ∂c/∂com_b = m_b/Σm · R_b[axis, :]
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass_sweep(const XIn& x,
-                                                                          const PIn& p, int ax,
-                                                                          XAdj& adj_x, PAdj& adj_p,
-                                                                          const S& adj_c) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass_sweep(
+    const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p, const S& adj_c) const {
   Kin<S> K;
   S mt = S(0);
   const S cm = center_of_mass_kin(x, p, ax, K, mt);
@@ -93,8 +89,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass_swee
 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_position(const XIn& x, const PIn& p, int s,
-                                                               S out[3]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_position(const XIn& x, const PIn& p,
+                                                                       int s, S out[3]) const {
   if (site_body[s] < 0) {  // a site on the world: x_s = pos_s
     for (int i = 0; i < 3; ++i) out[i] = S(site_pos[s][i]);
     return;
@@ -106,9 +102,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_position(const XIn
 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(const XIn& x, const PIn& p,
-                                                                   int s, XAdj& adj_x, PAdj& adj_p,
-                                                                   const S adj_out[3]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(
+    const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S adj_out[3]) const {
   (void)adj_p;
   const int b = site_body[s];
   if (b < 0) return;  // a site on the world does not move
@@ -123,8 +118,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(const
 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_rotation(const XIn& x, const PIn& p, int s,
-                                                               S out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_rotation(const XIn& x, const PIn& p,
+                                                                       int s, S out[9]) const {
   Kin<S> K;
   kinematics_at(x, p, K);
   site_frame(K, s, out);
@@ -132,9 +127,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_rotation(const XIn
 
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_rotation(const XIn& x, const PIn& p,
-                                                                   int s, XAdj& adj_x, PAdj& adj_p,
-                                                                   const S adj_out[9]) const {
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_rotation(
+    const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S adj_out[9]) const {
   (void)adj_p;
   if (site_body[s] < 0) return;  // a site on the world does not turn
   Kin<S> K;

@@ -27,13 +27,13 @@
 //   sites:             site_pos, site_quat in their body's frame ("world" for the world body's);
 //   contact:           the geom pairs MuJoCo would collide (contype/conaffinity, welded and
 //                      parent–child bodies, <exclude>: collidable()), each a world plane
-//                      (horizontal) against a sphere or capsule on a moving body; one sphere: the contact point is the sphere's centre and the plane
-//                      height is raised by its radius (d = z_plane + r − z_centre);
-//                      more than one such geom, or capsules: every sphere, and each
-//                      capsule's two end caps, that can collide with the plane become the
-//                      ground points of model.contacts ({name, body, pos (body frame),
-//                      radius}; at most ArticulatedLarge::kMaxGroundPoints), the plane's height
-//                      contact.height and, when every pair's is the same, MuJoCo's pair
+//                      (horizontal) against a sphere or capsule on a moving body; one sphere: the
+//                      contact point is the sphere's centre and the plane height is raised by its
+//                      radius (d = z_plane + r − z_centre); more than one such geom, or capsules:
+//                      every sphere, and each capsule's two end caps, that can collide with the
+//                      plane become the ground points of model.contacts ({name, body, pos (body
+//                      frame), radius}; at most ArticulatedLarge::kMaxGroundPoints), the plane's
+//                      height contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (any direction), timestep, integrator Euler / RK4.
 // Refused, naming the element: free joints below the root or beside other joints, ball joints,
@@ -155,7 +155,11 @@ bool valid_utf8(const std::string& s) {
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     // the continuation bytes a lead byte announces: 0 (ASCII), 1, 2, 3; −1: not a lead byte
-    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    const int n = c < 0x80           ? 0
+                  : (c >> 5) == 0x6  ? 1
+                  : (c >> 4) == 0xE  ? 2
+                  : (c >> 3) == 0x1E ? 3
+                                     : -1;
     if (n < 0 || i + size_t(n) >= s.size() + (n == 0 ? 1u : 0u)) return false;
     for (int k = 1; k <= n; ++k)
       if ((static_cast<unsigned char>(s[i + size_t(k)]) >> 6) != 0x2) return false;
@@ -169,8 +173,8 @@ std::string name_of(const mjModel* m, int type, int id, const std::string& fallb
   const char* n = mj().id2name(m, type, id);
   const std::string name = n && *n ? std::string(n) : fallback;
   if (!valid_utf8(name))
-    throw ConfigError("config: model.mjcf: the name of element #" + std::to_string(id) +
-                      " (" + fallback + ") is not valid UTF-8; steer's names are UTF-8 text");
+    throw ConfigError("config: model.mjcf: the name of element #" + std::to_string(id) + " (" +
+                      fallback + ") is not valid UTF-8; steer's names are UTF-8 text");
   return name;
 }
 
@@ -276,7 +280,8 @@ void refuse_nonfinite(MjcfImport& im) {
     check(m->jnt_pos + 3 * j, 3, jw + ": pos");
     check(m->jnt_range + 2 * j, 2, jw + ": range");
     check(m->jnt_stiffness + j, 1, jw + ": stiffness");
-    if (m->jnt_stiffness[j] < 0) im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " is negative");
+    if (m->jnt_stiffness[j] < 0)
+      im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " is negative");
     const int dof = m->jnt_dofadr[j];
     const int nv = m->jnt_type[j] == mjJNT_FREE ? 6 : m->jnt_type[j] == mjJNT_BALL ? 3 : 1;
     const int nqj = m->jnt_type[j] == mjJNT_FREE ? 7 : m->jnt_type[j] == mjJNT_BALL ? 4 : 1;
@@ -293,7 +298,8 @@ void refuse_nonfinite(MjcfImport& im) {
     }
   }
   for (int a = 0; a < m->nactuator; ++a) {
-    const std::string aw = "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) + "'";
+    const std::string aw =
+        "actuator '" + name_of(m, mjOBJ_ACTUATOR, a, "#" + std::to_string(a)) + "'";
     check(m->actuator_gear + 6 * a, 6, aw + ": gear");
     check(m->actuator_gainprm + mjNGAIN * a, mjNGAIN, aw + ": gain");
     check(m->actuator_biasprm + mjNBIAS * a, mjNBIAS, aw + ": bias");
@@ -570,7 +576,8 @@ void import_tendon(MjcfImport& im, int t) {
   }
   nlohmann::json js = nlohmann::json::array();
   for (size_t k = 0; k < joints.size(); ++k)
-    if (coefs[k] != 0) js.push_back({{"joint", im.joint_json(joints[k])["name"]}, {"coef", coefs[k]}});
+    if (coefs[k] != 0)
+      js.push_back({{"joint", im.joint_json(joints[k])["name"]}, {"coef", coefs[k]}});
   if (js.empty()) im.refuse(tw + ": no joint with a nonzero coefficient");
   const double k = im.spring_on ? m->tendon_stiffness[t] : 0.0;
   const double* ls = m->tendon_lengthspring + 2 * t;
@@ -591,8 +598,7 @@ void import_tendon(MjcfImport& im, int t) {
     im.refuse(tw + ": frictionloss " + num(m->tendon_frictionloss[t]) + " is not modelled");
   if (m->tendon_armature[t] != 0)
     im.refuse(tw + ": armature " + num(m->tendon_armature[t]) + " is not modelled");
-  if (m->tendon_plasticadr[t] >= 0)
-    im.refuse(tw + ": plasticity (springyield) is not modelled");
+  if (m->tendon_plasticadr[t] >= 0) im.refuse(tw + ": plasticity (springyield) is not modelled");
   nlohmann::json e = {{"name", name_of(m, mjOBJ_TENDON, t, "tendon" + std::to_string(t))},
                       {"joints", js},
                       {"stiffness", k},
@@ -781,11 +787,11 @@ void import_sites(MjcfImport& im) {
               std::to_string(ArticulatedLarge::kMaxSites));
   for (int s = 0; s < m->nsite; ++s) {
     const std::string sn = name_of(m, mjOBJ_SITE, s, "site" + std::to_string(s));
-    im.sites.push_back({{"name", sn},
-                        {"body", m->site_bodyid[s] == 0 ? std::string("world")
-                                                        : im.body_name(m->site_bodyid[s])},
-                        {"pos", vec(m->site_pos + 3 * s, 3)},
-                        {"quat", vec(m->site_quat + 4 * s, 4)}});
+    im.sites.push_back(
+        {{"name", sn},
+         {"body", m->site_bodyid[s] == 0 ? std::string("world") : im.body_name(m->site_bodyid[s])},
+         {"pos", vec(m->site_pos + 3 * s, 3)},
+         {"quat", vec(m->site_quat + 4 * s, 4)}});
   }
 }
 
@@ -802,8 +808,7 @@ bool collidable(const MjcfImport& im, int a, int b) {
   const int wa = m->body_weldid[ba], wb = m->body_weldid[bb];
   if (wa == wb) return false;
   const int pa = m->body_weldid[m->body_parentid[wa]], pb = m->body_weldid[m->body_parentid[wb]];
-  if (!(im.dis & mjDSBL_FILTERPARENT) && wa != 0 && wb != 0 && (wa == pb || wb == pa))
-    return false;
+  if (!(im.dis & mjDSBL_FILTERPARENT) && wa != 0 && wb != 0 && (wa == pb || wb == pa)) return false;
   const int signature = (std::min(ba, bb) << 16) + std::max(ba, bb);
   for (int e = 0; e < m->nexclude; ++e)
     if (m->exclude_signature[e] == signature) return false;
@@ -844,7 +849,8 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   std::vector<char> in_pair(size_t(m->ngeom), 0);
   auto where = [&](int g) {
     const int b = m->geom_bodyid[g];
-    return im.geom_name(g) + (b == 0 ? std::string(" (world)") : " (body '" + im.body_name(b) + "')");
+    return im.geom_name(g) +
+           (b == 0 ? std::string(" (world)") : " (body '" + im.body_name(b) + "')");
   };
   for (int a = 0; a < m->ngeom; ++a)
     for (int b = a + 1; b < m->ngeom; ++b) {
@@ -858,10 +864,9 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
       if (round(a) && round(b)) {
         // two spheres or capsules (self-collision, a ball and a leg, a world capsule): a pair
         in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
-        im.pairs.push_back(
-            {{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
-                          name_of(m, mjOBJ_GEOM, b, "geom" + std::to_string(b))},
-             {"geoms", {pair_side(im, a), pair_side(im, b)}}});
+        im.pairs.push_back({{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
+                                         name_of(m, mjOBJ_GEOM, b, "geom" + std::to_string(b))},
+                            {"geoms", {pair_side(im, a), pair_side(im, b)}}});
         continue;
       }
       if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
@@ -881,12 +886,11 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
         im.refuse(im.geom_name(fixed) +
                   ": a tilted plane is not modelled; steer's contact plane is horizontal");
       if (plane >= 0 && plane != fixed)
-        im.refuse(im.geom_name(fixed) + ": a second contact plane (beside " +
-                  im.geom_name(plane) + ") is not modelled");
+        im.refuse(im.geom_name(fixed) + ": a second contact plane (beside " + im.geom_name(plane) +
+                  ") is not modelled");
       plane = fixed;
       in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
-      if (std::find(shapes.begin(), shapes.end(), moving) == shapes.end())
-        shapes.push_back(moving);
+      if (std::find(shapes.begin(), shapes.end(), moving) == shapes.end()) shapes.push_back(moving);
     }
   for (int g = 0; g < m->ngeom; ++g) {
     if (!in_pair[size_t(g)]) continue;
@@ -1060,7 +1064,8 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   // a folder, a device or a pipe would block the read or never end
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    config_fail(kp, "'" + excerpt(shown) + "' is not a regular file (a folder, a device or a pipe)");
+    config_fail(kp,
+                "'" + excerpt(shown) + "' is not a regular file (a folder, a device or a pipe)");
   std::ifstream f(path, std::ios::binary);
   if (!f)
     config_fail(kp, "cannot read '" + excerpt(shown) + "' (resolved to '" + excerpt(path, 200) +
