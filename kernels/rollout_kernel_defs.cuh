@@ -13,9 +13,14 @@ namespace steer {
 namespace cuda_detail {
 namespace {
 
+// The model and the loss are __grid_constant__: read where the launch put them (the kernel's
+// parameter space), with no copy per thread into local memory where their arrays are indexed by
+// a run-time value (a body's parent, a joint's dof), which otherwise adds the model's size
+// (kilobytes) to every thread's stack frame.
 // (x0, u, θ) -> (checkpoints, L, diag), W = LanesPerRollout lanes per rollout
 template <class Model, class S>
-__global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
+__global__ void forward_kernel(__grid_constant__ const Model m, __grid_constant__ const Loss loss,
+                               RolloutShape sh, DeviceRollouts<S> d) {
   constexpr int W = LanesPerRollout<Model>::value;
   const long b = rollout_index<W>();
   if (b >= d.count) return;
@@ -33,7 +38,8 @@ __global__ void forward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollou
 // Models whose reference adjoint is host-only (run-time sized, kMaxState == 0) get only the
 // `false` kernel.
 template <class Model, class S, bool kReferenceAdjoint>
-__global__ void backward_kernel(Model m, Loss loss, RolloutShape sh, DeviceRollouts<S> d) {
+__global__ void backward_kernel(__grid_constant__ const Model m, __grid_constant__ const Loss loss,
+                                RolloutShape sh, DeviceRollouts<S> d) {
   constexpr int W = LanesPerRollout<Model>::value;
   constexpr AdjointPath kPath = kReferenceAdjoint ? AdjointPath::kRunTime : AdjointPath::kHand;
   const long b = rollout_index<W>();

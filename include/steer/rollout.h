@@ -292,10 +292,15 @@ STEER_HD void forward_begin(const Model& m, const Loss& loss, const X& x0, const
   L += loss.template state_running<S>(m, 0, x0, p);
 }
 // after step k: a = x_k, b = x_{k+1}, uk = u_k; obs: what the packed path has already computed
+// Not inlined on the device (STEER_NOINLINE; g++ is unaffected): the diagnostics behind it
+// (in_contact's kinematics per contact, the energies) then take a frame of their own instead of
+// adding their live values to the step's in the forward kernel, which the kernel budget holds to
+// 128 registers (tools/kernel_budget.json; docs/design.md, The kernel budget).
 template <class Model, class S, class X, class U, class P>
-STEER_HD void forward_after_step(const Model& m, const Loss& loss, int k, const X& a, const X& b,
-                                 const U& uk, const P& p, RolloutDiag& dg, S& L,
-                                 const StepObservations* obs = nullptr) {
+STEER_HD STEER_NOINLINE void forward_after_step(const Model& m, const Loss& loss, int k, const X& a,
+                                                const X& b, const U& uk, const P& p,
+                                                RolloutDiag& dg, S& L,
+                                                const StepObservations* obs = nullptr) {
   const int nu = m.nu();
   // applied forces do work, so the motion is conservative only with zero controls
   for (int j = 0; j < nu; ++j)

@@ -19,6 +19,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
+#define __grid_constant__
 // __noinline__ is not defined: steer spells it STEER_NOINLINE, which core.h maps to it only
 // under nvcc (__CUDACC__, never defined here), and libstdc++ uses the bare name inside
 // __attribute__((__noinline__)), which a macro would break.

@@ -30,7 +30,7 @@ namespace steer {
 // ground points in their order, then the contact pairs
 template <int NB, int ND, int NS, int NP, int NC>
 inline STEER_HD int ArticulatedCap<NB, ND, NS, NP, NC>::num_contacts() const {
-  return (contact ? 1 : 0) + ground.n_points + n_pairs;
+  return (contact ? 1 : 0) + ground.n_points + pair_count();
 }
 
 // the normal laws' parameters from θ

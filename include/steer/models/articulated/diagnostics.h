@@ -45,7 +45,7 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x,
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
-  if (ground.n_points == 0 && n_pairs == 0) {
+  if (ground.n_points == 0 && pair_count() == 0) {
     S t[3];
     tip_position(K, t);
     return S(p[p_global(kPlaneHeight)]) - t[2];
@@ -68,14 +68,14 @@ template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn>
 inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x, const PIn& p,
                                                                     int c) const {
-  if (ground.n_points == 0 && n_pairs == 0) return penetration<S>(x, p) > S(0);
+  if (ground.n_points == 0 && pair_count() == 0) return penetration<S>(x, p) > S(0);
   S q[kMaxQ] = {};
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
   const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
   const int g = c - (contact ? 1 : 0);
-  if (!ground.impact || g < 0 || g >= ground.n_points) return depth > S(0);
+  if (!ground.impact || g < 0 || (kMaxPairs > 0 && g >= ground.n_points)) return depth > S(0);
   S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
   int es[kMaxDof];
   for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);

@@ -184,6 +184,10 @@ struct ArticulatedCap : ArticulatedSettings {
     return free_base && b >= 3 && b < kFreeDofs;
   }  // b turns about the root's own axis
   STEER_HD int nu() const { return n_dof; }
+  // the contact pairs this capacity runs: n_pairs, and 0 where the capacity has none (NC = 0,
+  // the packed and CUDA ones), a constant there, so that the diagnostics' pair branches are
+  // compiled out of the kernels
+  STEER_HD int pair_count() const { return kMaxPairs > 0 ? n_pairs : 0; }
   // d · v for gravity's direction d (gravity_dir): a height is −d · x
   template <class S>
   STEER_HD S gravity_along(const S* v) const {
