@@ -18,11 +18,13 @@
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
+#include "articulated_steps.h"
 #include "mujoco_handles.h"
 
 using namespace steer;
 using steer::testing::DataFree;
 using steer::testing::ModelFree;
+using steer::testing::stepped;
 
 namespace {
 
@@ -40,13 +42,7 @@ TEST(ContactPairMujoco, TwoSpheresBounceAsInMujoco) {
   const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
   ASSERT_EQ(s.large.n_pairs, 1) << "the sphere pair must be modelled, not dropped";
   const ArticulatedLarge& m = s.large;
-  std::vector<double> x = c.x0, p = c.theta, u(2, 0.0);
-  for (int k = 0; k < 500; ++k) {
-    std::vector<double> xn(size_t(m.nx()));
-    auto XN = view(xn.data());
-    m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
-    x = xn;
-  }
+  const std::vector<double> x = stepped(m, c.x0, {0.0, 0.0}, c.theta, 500);
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> mm(
       mj_loadXML((kConfigs / "mjcf/two_spheres.xml").string().c_str(), nullptr, err, sizeof err));

@@ -494,10 +494,11 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
       "equality",
       arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>",
       {"tie", "equality"}, "<equality><joint name='tie' joint1='j' joint2='k'/></equality>");
-  refused("box geom",
+  // boxes and cylinders touch the plane at corners and rim points; ellipsoids are refused
+  refused("ellipsoid geom",
           "<geom name='floor' type='plane' size='1 1 0.1'/>" + arm +
-              "<geom name='limb' type='box' size='0.02 0.02 0.1'/></body>",
-          {"limb", "floor", "only spheres and capsules"});
+              "<geom name='limb' type='ellipsoid' size='0.02 0.02 0.1'/></body>",
+          {"limb", "floor", "only spheres, capsules", "boxes", "cylinders"});
   refused("geom-geom",
           "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm +
               "<geom name='knob' type='sphere' size='0.05'/></body>",

@@ -29,10 +29,12 @@
 //                      parent–child bodies, <exclude>: collidable()), each a world plane
 //                      (horizontal) against a sphere or capsule on a moving body; one sphere: the
 //                      contact point is the sphere's centre and the plane height is raised by its
-//                      radius (d = z_plane + r − z_centre); more than one such geom, or capsules:
-//                      every sphere, and each capsule's two end caps, that can collide with the
-//                      plane become the ground points of model.contacts ({name, body, pos (body
-//                      frame), radius}; at most ArticulatedLarge::kMaxGroundPoints), the plane's
+//                      radius (d = z_plane + r − z_centre); more than one such geom, or capsules,
+//                      boxes or cylinders: every sphere, each capsule's two end caps, each box's
+//                      8 corners and 12 points on each of a cylinder's two rims (radius 0) that
+//                      can collide with the plane become the ground points of model.contacts
+//                      ({name, body, pos (body frame), radius}; at most
+//                      ArticulatedLarge::kMaxGroundPoints), the plane's
 //                      height contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
 //   options:           gravity (any direction), timestep, integrator Euler / RK4.
@@ -41,8 +43,8 @@
 // deadband, frictionloss, armature or plasticity, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, any other collidable
-// pair (naming both geoms: geom-geom contact, shapes other than spheres and capsules against the
-// plane, tilted or second planes), fluid forces, the implicit,
+// pair (naming both geoms: a box or cylinder against anything but the plane, ellipsoids and
+// meshes, tilted or second planes), fluid forces, the implicit,
 // implicitfast and discrete integrators; and what MuJoCo 3 and 4 added: gravity compensation,
 // polynomial stiffness and damping, an actuator's damping, armature, delay, several controls or
 // outputs, plugins, flexes, sleeping, eulerdamp disabled with damping, disabled actuator groups,
@@ -223,6 +225,7 @@ struct MjcfImport {
   nlohmann::json tip;
   nlohmann::json points = nlohmann::json::array();
   nlohmann::json pairs = nlohmann::json::array();  // model.pairs: geom-geom contact
+  std::vector<std::pair<int, int>> contact_pairs;  // every collidable geom pair steer models
 
   [[noreturn]] void refuse(const std::string& what) const {
     config_fail(kp, "'" + excerpt(shown) + "': " + what);
@@ -815,6 +818,18 @@ bool collidable(const MjcfImport& im, int a, int b) {
   return true;
 }
 
+// MuJoCo's margin of the pair (a, b): the larger geom margin, the distance below which its
+// contact acts (the constraint's gap is dist − margin). A gap (a contact kept in the list but
+// inactive until dist < margin − gap) is not modelled, and refused by name.
+double pair_margin(const MjcfImport& im, int a, int b) {
+  const mjModel* m = im.m;
+  for (int g : {a, b})
+    if (m->geom_gap[g] != 0)
+      im.refuse(im.geom_name(g) + ": gap " + num(m->geom_gap[g]) +
+                " (a contact included but inactive within it) is not modelled");
+  return std::max(m->geom_margin[a], m->geom_margin[b]);
+}
+
 // a sphere or capsule as one side of model.pairs: its body ("world" for the world's), and its
 // centre or its axis' two ends (the geom's z, half-length size[1]) in the body frame
 nlohmann::json pair_side(const MjcfImport& im, int g) {
@@ -862,25 +877,32 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
         return m->geom_type[g] == mjGEOM_SPHERE || m->geom_type[g] == mjGEOM_CAPSULE;
       };
       if (round(a) && round(b)) {
-        // two spheres or capsules (self-collision, a ball and a leg, a world capsule): a pair
+        // two spheres or capsules (self-collision, a ball and a leg, a world capsule): a pair;
+        // MuJoCo's margin (the larger of the two) widens side 0, so the force starts where
+        // MuJoCo's contact does (dist < margin)
         in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+        nlohmann::json side0 = pair_side(im, a);
+        side0["radius"] = side0["radius"].get<double>() + pair_margin(im, a, b);
         im.pairs.push_back({{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
                                          name_of(m, mjOBJ_GEOM, b, "geom" + std::to_string(b))},
-                            {"geoms", {pair_side(im, a), pair_side(im, b)}}});
+                            {"geoms", {side0, pair_side(im, b)}}});
+        im.contact_pairs.emplace_back(a, b);
         continue;
       }
       if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
-        im.refuse(where(a) + " and " + where(b) +
-                  " can collide (contype/conaffinity, no <exclude>): steer models contact between "
-                  "a plane in <worldbody> and spheres or capsules on moving bodies, and between "
-                  "two spheres or capsules, not between these (set contype=\"0\" "
-                  "conaffinity=\"0\" or add an <exclude> where they should not collide)");
+        im.refuse(
+            where(a) + " and " + where(b) +
+            " can collide (contype/conaffinity, no <exclude>): steer models contact between "
+            "a plane in <worldbody> and spheres, capsules, boxes or cylinders on moving "
+            "bodies, and between two spheres or capsules, not between these (set contype=\"0\" "
+            "conaffinity=\"0\" or add an <exclude> where they should not collide)");
       const int t = m->geom_type[moving];
-      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE)
+      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE && t != mjGEOM_BOX && t != mjGEOM_CYLINDER)
         im.refuse(where(moving) + " can collide with " + im.geom_name(fixed) +
-                  ": only spheres and capsules (their end caps) touch the ground in steer (this "
-                  "shape is not modelled); set contype=\"0\" conaffinity=\"0\" on geoms that "
-                  "should not collide");
+                  ": only spheres, capsules (their end caps), boxes (their corners) and cylinders "
+                  "(points on their rims) touch the ground in steer (this shape is not "
+                  "modelled); set contype=\"0\" conaffinity=\"0\" on geoms that should not "
+                  "collide");
       const double* q = m->geom_quat + 4 * fixed;
       if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
         im.refuse(im.geom_name(fixed) +
@@ -890,6 +912,7 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
                   ") is not modelled");
       plane = fixed;
       in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+      im.contact_pairs.emplace_back(fixed, moving);
       if (std::find(shapes.begin(), shapes.end(), moving) == shapes.end()) shapes.push_back(moving);
     }
   for (int g = 0; g < m->ngeom; ++g) {
@@ -905,6 +928,42 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   return plane;
 }
 
+// The points a box or a cylinder touches a plane with, in the body frame, each a ground point of
+// radius 0: a box's 8 corners, geom_pos + R_geom (±a, ±b, ±c) (half-sizes size[0..2]); a
+// cylinder's two rims (axis the geom's z, radius size[0], half-length size[1]) as
+// kCylinderRimPoints points each at angles 2πk/N about the axis. A plane touches a convex body
+// first at a vertex of it, so the corners are exact for a box; the rim polygon is exact for a
+// cylinder standing on a cap and, lying on its side, sits at most r (1 − cos(π/N)) lower than
+// the cylinder (N = 12: 3.4 % of r) where no rim point is at the bottom (docs/contact.md).
+constexpr int kCylinderRimPoints = 12;
+std::vector<nlohmann::json> flat_geom_points(const mjModel* m, int g) {
+  double R[9];
+  quat_matrix(m->geom_quat + 4 * g, R);
+  const double* c = m->geom_pos + 3 * g;
+  const double* sz = m->geom_size + 3 * g;
+  auto point = [&](const std::string& name, double lx, double ly, double lz) {
+    const double p[3] = {c[0] + R[0] * lx + R[1] * ly + R[2] * lz,
+                         c[1] + R[3] * lx + R[4] * ly + R[5] * lz,
+                         c[2] + R[6] * lx + R[7] * ly + R[8] * lz};
+    return nlohmann::json{{"name", name}, {"pos", vec(p, 3)}, {"radius", 0.0}};
+  };
+  std::vector<nlohmann::json> out;
+  if (m->geom_type[g] == mjGEOM_BOX) {
+    for (int k = 0; k < 8; ++k)
+      out.push_back(point("corner" + std::to_string(k), (k & 1 ? 1 : -1) * sz[0],
+                          (k & 2 ? 1 : -1) * sz[1], (k & 4 ? 1 : -1) * sz[2]));
+    return out;
+  }
+  const double pi = 3.14159265358979323846;
+  for (int e = 0; e < 2; ++e)
+    for (int k = 0; k < kCylinderRimPoints; ++k) {
+      const double a = 2 * pi * k / kCylinderRimPoints;
+      out.push_back(point("rim" + std::to_string(e) + "." + std::to_string(k), sz[0] * std::cos(a),
+                          sz[0] * std::sin(a), (e == 0 ? -1 : 1) * sz[1]));
+    }
+  return out;
+}
+
 // ground points against the plane at height z: a sphere at its centre, a capsule at the
 // centres of its two end caps (its axis is the geom's z, half-length size[1]); radius size[0];
 // contact.friction MuJoCo's pair friction max(μ_plane, μ_geom) when every pair's is the same
@@ -916,10 +975,20 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
     const std::string gn =
         name_of(m, mjOBJ_GEOM, g, im.body_name(m->geom_bodyid[g]) + ".geom" + std::to_string(g));
     const std::string bn = im.body_name(m->geom_bodyid[g]);
-    const double r = m->geom_size[3 * g];
+    // the radius includes MuJoCo's margin: the force starts where MuJoCo's contact does
+    const double margin = pair_margin(im, plane, g);
+    const double r = m->geom_size[3 * g] + margin;
     const double* c = m->geom_pos + 3 * g;
     if (m->geom_type[g] == mjGEOM_SPHERE) {
       im.points.push_back({{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}});
+    } else if (m->geom_type[g] == mjGEOM_BOX || m->geom_type[g] == mjGEOM_CYLINDER) {
+      for (const nlohmann::json& pt : flat_geom_points(m, g)) {
+        nlohmann::json e = pt;
+        e["name"] = gn + "." + pt["name"].get<std::string>();
+        e["body"] = bn;
+        e["radius"] = margin;
+        im.points.push_back(e);
+      }
     } else {
       double R[9];
       quat_matrix(m->geom_quat + 4 * g, R);
@@ -954,6 +1023,115 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
                : "; the pairs' frictions differ, so contact.friction keeps steer's default"));
 }
 
+// MuJoCo's mixing weight of geom a in the pair (a, b): solmix_a / (solmix_a + solmix_b), ½ when
+// both are zero (a pair's solref and solimp are a's × mix + b's × (1 − mix))
+double solmix_weight(const mjModel* m, int a, int b) {
+  const double sa = m->geom_solmix[a], sb = m->geom_solmix[b];
+  if (sa < mjMINVAL && sb < mjMINVAL) return 0.5;
+  if (sa < mjMINVAL) return 0.0;
+  if (sb < mjMINVAL) return 1.0;
+  return sa / (sa + sb);
+}
+
+// The softplus law's stiffness k, damping d_c and friction slip speed v_s from the file's soft
+// contact (docs/contact.md, "From MuJoCo's solref"). A MuJoCo contact with solref (τ, ζ) and
+// solimp's d_w (the impedance at full depth) moves its gap r as r̈ = −d_w (b ṙ + k r) with
+// k = 1/(d_w² τ² ζ²), b = 2/(d_w τ): a spring-damper of frequency ω = 1/(τ ζ √d_w) and damping
+// ratio ζ_e = ζ √d_w on whatever mass the contact carries (the solve scales each contact's force
+// by its inverse weight). steer's law is one spring-damper per point, the same k [N/m] and d_c
+// [N·s/m] for all, so it takes a mass m_p: k = m_p ω², d_c = 2 ζ_e m_p ω, with m_p the tree's
+// mass M (ω for the whole robot's load), capped so that the file's step h integrates the
+// lightest contact explicitly (its effective mass m_min along the normal, from MuJoCo's
+// body_invweight0 at qpos0 below; a pair sums its two sides): ω √(m_p/m_min) h ≤ ½ for the spring,
+// h d_c / m_min ≤ 1 for the damper; and v_s such that friction's viscous branch μ N / v_s with N =
+// m_p g is as stable on that body: v_s = max(0.01 m/s, μ m_p g h / m_min). One (τ, ζ, d_w) for all
+// pairs: their mean (MuJoCo mixes per pair; a file whose pairs differ is noted). A pair with
+// MuJoCo's direct solref (negative: stiffness and damping given) keeps steer's default law, noted.
+constexpr double kImportedContactSmoothing = 1e-4;  // [m]
+void contact_law_from_solref(MjcfImport& im) {
+  const mjModel* m = im.m;
+  if (im.contact_pairs.empty()) return;
+  double tau = 0, zeta = 0, dw = 0, tau_lo = 1e300, tau_hi = 0, mu = 0, m_min = 1e300;
+  std::string lightest;
+  for (const auto& [a, b] : im.contact_pairs) {
+    const double w = solmix_weight(m, a, b);
+    const double* ra = m->geom_solref + mjNREF * a;
+    const double* rb = m->geom_solref + mjNREF * b;
+    if (ra[0] <= 0 || rb[0] <= 0) {
+      im.notes.push_back("contact: " + im.geom_name(a) + " and " + im.geom_name(b) +
+                         " give solref as direct stiffness and damping (negative); the contact "
+                         "keeps steer's default law (model.contact)");
+      return;
+    }
+    const double t = w * ra[0] + (1 - w) * rb[0];
+    tau += t, zeta += w * ra[1] + (1 - w) * rb[1];
+    dw += w * m->geom_solimp[mjNIMP * a + 1] + (1 - w) * m->geom_solimp[mjNIMP * b + 1];
+    tau_lo = std::min(tau_lo, t), tau_hi = std::max(tau_hi, t);
+    mu = std::max(mu, std::max(m->geom_friction[3 * a], m->geom_friction[3 * b]));
+    // a point's inverse mass along the normal, J M⁻¹ Jᵀ, from MuJoCo's inverse weights of the
+    // body at qpos0 (translation w_t, rotation w_r): w_t + w_r ρ², ρ the geom's farthest surface
+    // point from the body's centre of mass (its centre's distance plus its bounding radius)
+    double inv = 0, lighter_inv = -1;
+    int lighter = a;
+    for (int gg : {a, b}) {
+      const int bb = m->geom_bodyid[gg];
+      if (m->body_weldid[bb] == 0) continue;
+      double d2 = 0;
+      for (int i = 0; i < 3; ++i) {
+        const double di = m->geom_pos[3 * gg + i] - m->body_ipos[3 * bb + i];
+        d2 += di * di;
+      }
+      const double rho = std::sqrt(d2) + m->geom_rbound[gg];
+      const double wg = m->body_invweight0[2 * bb] + m->body_invweight0[2 * bb + 1] * rho * rho;
+      inv += wg;
+      if (wg > lighter_inv) lighter_inv = wg, lighter = gg;
+    }
+    if (inv > 0 && 1 / inv < m_min) {
+      m_min = 1 / inv;
+      lightest = im.body_name(m->geom_bodyid[lighter]);
+    }
+  }
+  const double n = double(im.contact_pairs.size());
+  tau /= n, zeta /= n, dw /= n;
+  const double omega = 1 / (tau * zeta * std::sqrt(dw)), zeta_e = zeta * std::sqrt(dw);
+  const double h = m->opt.timestep, total = m->body_subtreemass[0];
+  const double g = im.dis & mjDSBL_GRAVITY ? 0.0
+                                           : std::sqrt(m->opt.gravity[0] * m->opt.gravity[0] +
+                                                       m->opt.gravity[1] * m->opt.gravity[1] +
+                                                       m->opt.gravity[2] * m->opt.gravity[2]);
+  double mp = total;
+  std::string bound = "the tree's mass";
+  if (m_min < 1e300) {
+    const double spring_cap = m_min * (0.5 / (omega * h)) * (0.5 / (omega * h));
+    const double damper_cap = m_min / (2 * zeta_e * omega * h);
+    if (spring_cap < mp) mp = spring_cap, bound = "the step's spring bound";
+    if (damper_cap < mp) mp = damper_cap, bound = "the step's damper bound";
+  }
+  const double k = mp * omega * omega, dc = 2 * zeta_e * mp * omega;
+  const double vs = m_min < 1e300 ? std::max(0.01, mu * mp * g * h / m_min) : 0.01;
+  im.contact["stiffness"] = k;
+  im.contact["damping"] = dc;
+  im.contact["slip_velocity"] = vs;
+  // the onset layer w well inside the sag (MuJoCo's contact has none): k w ln 2 is the force at
+  // zero depth, which with steer's default w = 1 mm would hold a light point above the plane
+  im.contact["smoothing"] = kImportedContactSmoothing;
+  im.notes.push_back(
+      "contact law from the file's solref: tau " + num(tau) + " s, dampratio " + num(zeta) +
+      ", solimp width-end impedance " + num(dw) + " (omega " + num(omega) + " rad/s) on m_p " +
+      num(mp) + " kg (" + bound +
+      (bound == "the tree's mass" ? ""
+                                  : " at timestep " + num(h) + " s for body '" + lightest + "', " +
+                                        num(m_min) + " kg at qpos0") +
+      "): contact.stiffness " + num(k) + " N/m, contact.damping " + num(dc) +
+      " N*s/m, contact.slip_velocity " + num(vs) + " m/s, contact.smoothing " +
+      num(kImportedContactSmoothing) +
+      " m; a penalty per point, where MuJoCo solves its soft constraints implicitly " +
+      "(docs/contact.md)" +
+      (tau_hi > tau_lo ? "; the pairs' solref timeconst differ (" + num(tau_lo) + " to " +
+                             num(tau_hi) + " s): their mean is taken"
+                       : std::string()));
+}
+
 // ---- geoms: the pairs MuJoCo collides, each a world plane against one sphere on the arm (the
 // tip) or several spheres and capsules (ground points) ----
 void import_contact(MjcfImport& im) {
@@ -976,8 +1154,9 @@ void import_contact(MjcfImport& im) {
         "MuJoCo's "
         "soft constraint with friction; the plane height includes the sphere's radius " +
         num(r) + " m");
-  } else if (!touching.empty()) {
-    import_ground_points(im, plane, touching, z);
+  } else {
+    if (!touching.empty()) import_ground_points(im, plane, touching, z);
+    contact_law_from_solref(im);
   }
   if (!im.pairs.empty())
     im.notes.push_back(
