@@ -44,13 +44,17 @@ std::vector<fs::path> model_files() {
       for (const auto& e : fs::directory_iterator(src / dir))
         if (e.path().extension() == ".xml" || e.path().extension() == ".urdf")
           files.push_back(e.path());
+  // a wheel's folder counts once tools/standard_robots.py has stamped it complete (it extracts
+  // into a temporary folder and renames it, so a test running beside it sees all or nothing)
   const fs::path cache(STEER_STANDARD_ROBOTS_CACHE);
-  const fs::path gym = cache / "gymnasium-1.4.0" / "gymnasium" / "envs" / "mujoco" / "assets";
-  const fs::path dm = cache / "dm_control-1.0.52" / "dm_control" / "suite";
-  for (const fs::path& dir : {gym, dm})
-    if (fs::is_directory(dir))
+  const fs::path gym = cache / "gymnasium-1.4.0", dm = cache / "dm_control-1.0.52";
+  for (const fs::path& dir :
+       {gym / "gymnasium" / "envs" / "mujoco" / "assets", dm / "dm_control" / "suite"}) {
+    const fs::path root = dir.string().find("gymnasium-1.4.0") != std::string::npos ? gym : dm;
+    if (fs::is_regular_file(root / ".complete") && fs::is_directory(dir))
       for (const auto& e : fs::directory_iterator(dir))
         if (e.path().extension() == ".xml") files.push_back(e.path());
+  }
   return files;
 }
 
