@@ -181,6 +181,12 @@ std::string name_of(const mjModel* m, int type, int id, const std::string& fallb
 }
 
 std::string num(double v) { return number_text(v); }
+// a derived figure for a note, to 4 significant digits (the model keys keep every digit)
+std::string num4(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
 
 // row-major rotation of the unit quaternion (w, x, y, z)
 void quat_matrix(const double* q, double* R) {
@@ -1116,19 +1122,19 @@ void contact_law_from_solref(MjcfImport& im) {
   // zero depth, which with steer's default w = 1 mm would hold a light point above the plane
   im.contact["smoothing"] = kImportedContactSmoothing;
   im.notes.push_back(
-      "contact law from the file's solref: tau " + num(tau) + " s, dampratio " + num(zeta) +
-      ", solimp width-end impedance " + num(dw) + " (omega " + num(omega) + " rad/s) on m_p " +
-      num(mp) + " kg (" + bound +
+      "contact law from the file's solref: tau " + num4(tau) + " s, dampratio " + num4(zeta) +
+      ", solimp width-end impedance " + num4(dw) + " (omega " + num4(omega) + " rad/s) on m_p " +
+      num4(mp) + " kg (" + bound +
       (bound == "the tree's mass" ? ""
                                   : " at timestep " + num(h) + " s for body '" + lightest + "', " +
-                                        num(m_min) + " kg at qpos0") +
-      "): contact.stiffness " + num(k) + " N/m, contact.damping " + num(dc) +
-      " N*s/m, contact.slip_velocity " + num(vs) + " m/s, contact.smoothing " +
+                                        num4(m_min) + " kg at qpos0") +
+      "): contact.stiffness " + num4(k) + " N/m, contact.damping " + num4(dc) +
+      " N*s/m, contact.slip_velocity " + num4(vs) + " m/s, contact.smoothing " +
       num(kImportedContactSmoothing) +
       " m; a penalty per point, where MuJoCo solves its soft constraints implicitly " +
       "(docs/contact.md)" +
-      (tau_hi > tau_lo ? "; the pairs' solref timeconst differ (" + num(tau_lo) + " to " +
-                             num(tau_hi) + " s): their mean is taken"
+      (tau_hi > tau_lo ? "; the pairs' solref timeconst differ (" + num4(tau_lo) + " to " +
+                             num4(tau_hi) + " s): their mean is taken"
                        : std::string()));
 }
 
