@@ -1150,7 +1150,8 @@ void import_contact(MjcfImport& im) {
     // the tip: the sphere's centre, the plane height raised by its radius (d = z_plane + r −
     // z_centre)
     const int sphere = touching[0];
-    const double r = m->geom_size[3 * sphere];
+    // the radius includes MuJoCo's margin, as a ground point's does (a gap is refused)
+    const double r = m->geom_size[3 * sphere] + pair_margin(im, plane, sphere);
     im.contact = {{"enabled", true}, {"height", z + r}};
     im.tip = {{"body", im.body_name(m->geom_bodyid[sphere])},
               {"pos", vec(m->geom_pos + 3 * sphere, 3)}};
@@ -1158,7 +1159,8 @@ void import_contact(MjcfImport& im) {
         "contact: " + im.geom_name(sphere) + " against " + im.geom_name(plane) +
         " is steer's frictionless penalty law (model.contact: stiffness, damping, smoothing), not "
         "MuJoCo's "
-        "soft constraint with friction; the plane height includes the sphere's radius " +
+        "soft constraint with friction; the plane height includes the sphere's radius (and "
+        "MuJoCo's margin) " +
         num(r) + " m");
   } else {
     if (!touching.empty()) import_ground_points(im, plane, touching, z);
