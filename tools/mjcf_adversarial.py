@@ -391,10 +391,10 @@ def reference_cases():
              arm(in_body1='      <site name="s1" pos="0 0 0"/>\n',
                  sections='  <tendon>\n    <spatial name="string"><site site="s1"/><site site="nowhere"/></spatial>\n  </tendon>\n'),
              words=("nowhere",)))
-    add(Case("tendon_valid.xml", "a spatial tendon between two existing sites", "refused",
+    add(Case("tendon_valid.xml", "a spatial tendon between two existing sites (straight, steer's spatial tendon)",
+             "loads",
              arm(in_body1='      <site name="s1" pos="0 0 0"/>\n', in_body2='        <site name="s2" pos="0 0 -0.1"/>\n',
-                 sections='  <tendon>\n    <spatial name="string"><site site="s1"/><site site="s2"/></spatial>\n  </tendon>\n'),
-             words=("string", "tendon")))
+                 sections='  <tendon>\n    <spatial name="string"><site site="s1"/><site site="s2"/></spatial>\n  </tendon>\n')))
     add(Case("tendon_missing_joint.xml", "a fixed tendon on a joint that does not exist", "refused",
              arm(sections='  <tendon>\n    <fixed name="coupling"><joint joint="phantom" coef="1"/></fixed>\n  </tendon>\n'),
              words=("phantom",)))

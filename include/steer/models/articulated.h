@@ -108,6 +108,8 @@
 #include "steer/models/articulated/kinematics.h"
 #include "steer/models/articulated/dynamics.h"
 #include "steer/models/articulated/contact.h"
+#include "steer/models/articulated/fluid.h"
+#include "steer/models/articulated/spatial_tendon.h"
 #include "steer/models/articulated/actuator.h"
 #include "steer/models/articulated/cholesky.h"
 #include "steer/models/articulated/servo.h"

@@ -21,7 +21,12 @@ struct ArticulatedNames {
   std::vector<std::string> pairs;             // per contact pair (model.pairs), in index order
   std::vector<std::string> tendons;           // per fixed tendon, in index order
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
-  std::vector<bool> target_given;             // per joint
+  // per joint, its PD target's range (θ's <joint>.target bounds): the joint's range, or the
+  // narrower target_range (an imported servo's ctrlrange)
+  std::vector<std::array<double, 2>> target_ranges;
+  // per fixed tendon, its springlength's range (an imported tendon servo's ctrlrange)
+  std::vector<std::array<double, 2>> springlength_ranges;
+  std::vector<bool> target_given;  // per joint
   // per body: its index in model.bodies, or −1 for a massless frame steer adds (a free root's
   // five, and one per joint but the last of a body with several joints: model.h)
   std::vector<int> entry;

@@ -21,6 +21,9 @@ namespace steer {
 namespace {
 
 const char* kAxisNames[3] = {"x", "y", "z"};
+// model.fluid's bounds: beyond mercury's density [kg/m³] and honey's viscosity [Pa·s] tenfold
+constexpr double kMaxFluidDensity = 1e5;
+constexpr double kMaxFluidViscosity = 1e3;
 const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
 const char* kJointParamNames[8] = {"damping", "armature",    "kp",        "kv",
                                    "target",  "force_limit", "stiffness", "springref"};
@@ -120,7 +123,7 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
                              Range::closed(0, 1e6),
                              Range::closed(0, 1e9),
                              Range::closed(0, 1e9),
-                             Range::closed(names.ranges[j][0], names.ranges[j][1]),
+                             Range::closed(names.target_ranges[j][0], names.target_ranges[j][1]),
                              Range{0, 1e9, true, false},
                              Range::closed(0, 1e9),
                              Range::closed(-1e3, 1e3)};
@@ -140,15 +143,28 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
     for (int j = 0; j < n; ++j)
       if (m.tendon_c(t, j) != 0)
         (m.joint[m.body_of_dof[j]] == Articulated::kHinge ? hinges : slides) = true;
-    const char* len = hinges && !slides ? "rad" : slides && !hinges ? "m" : "L";
-    const char* force = hinges && !slides ? "N*m" : slides && !hinges ? "N" : "F";
+    const bool spatial = m.tendon_spatial(t);  // a path through sites: metres and newtons
+    const char* len = spatial ? "m" : hinges && !slides ? "rad" : slides && !hinges ? "m" : "L";
+    const char* force = spatial ? "N" : hinges && !slides ? "N*m" : slides && !hinges ? "N" : "F";
     const std::string tn = names.tendons[size_t(t)];
     slot(m.p_tendon(t, Articulated::kTendonStiffness), tn + ".stiffness",
          std::string(force) + "/" + len, Range::closed(0, 1e9), "tendon_stiffness");
+    const std::array<double, 2>& lr = names.springlength_ranges[size_t(t)];
     slot(m.p_tendon(t, Articulated::kTendonSpringLength), tn + ".springlength", len,
-         Range::closed(-1e3, 1e3), "tendon_springlength");
+         Range::closed(lr[0], lr[1]), "tendon_springlength");
     slot(m.p_tendon(t, Articulated::kTendonDamping), tn + ".damping",
          std::string(force) + "*s/" + len, Range::closed(0, 1e6), "tendon_damping");
+  }
+  if (m.fluid) {
+    slot(m.p_fluid(Articulated::kFluidDensity), "fluid.density", "kg/m^3",
+         Range::closed(0, kMaxFluidDensity), "");
+    slot(m.p_fluid(Articulated::kFluidViscosity), "fluid.viscosity", "Pa*s",
+         Range::closed(0, kMaxFluidViscosity), "");
+    for (int i = 0; i < 3; ++i) {
+      slot(m.p_fluid(Articulated::kFluidWindX + i), std::string("fluid.wind.") + kAxisNames[i],
+           "m/s", Range::closed(-1e3, 1e3), "");
+      info.param_groups["fluid.wind"].push_back(m.p_fluid(Articulated::kFluidWindX + i));
+    }
   }
   return info;
 }
@@ -211,7 +227,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
   } else if (ki >= 0 && merged.contains("keyframes") && size_t(ki) < merged["keyframes"].size()) {
     element = "keyframe '" + merged["keyframes"][size_t(ki)].value("name", std::string("?")) + "'";
   } else if (top == "gravity" || top == "contact" || top == "tip" || top == "tendons" ||
-             top == "pairs" || top == "sites") {
+             top == "pairs" || top == "sites" || top == "fluid") {
     element = "the " + top + " it maps to";
   }
   config_fail("model." + key, "'" + excerpt(rel) + "': " + element +
@@ -253,7 +269,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   nlohmann::json overrides = nlohmann::json::array();
   for (const char* k :
        {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
-        "contact", "contacts", "pairs", "joint_limits", "tendons", "included_from"}) {
+        "contact", "contacts", "pairs", "joint_limits", "tendons", "fluid", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -351,6 +367,7 @@ namespace {
 struct BodyValues {
   double mass;
   std::vector<double> com, inertia;
+  std::vector<double> inertia_frame;  // the principal axes' quaternion, when given
   double jp[Articulated::kJointParams];
   bool has_target = false;
 };
@@ -364,6 +381,8 @@ struct ArmParse {
   std::map<std::string, int> body_index;  // a body's name → its index in a
   // per fixed tendon: stiffness, springlength, damping (θ's kTendon* slots)
   std::vector<std::array<double, Articulated::kTendonParams>> tendon_vals;
+  // model.fluid: density, viscosity, wind (θ's kFluid* slots)
+  std::array<double, Articulated::kFluidParams> fluid_vals{};
 };
 
 // a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
@@ -411,6 +430,7 @@ void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyV
   for (int f = 0; f < Articulated::kFreeDofs; ++f) {
     p.names.joints.push_back(jn + "." + kDofName[f]);
     p.names.ranges.push_back({-1e3, 1e3});
+    p.names.target_ranges.push_back({-1e3, 1e3});
   }
   const double damping = jo.number("damping", 0.0, Range::closed(0, 1e6));
   const double armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
@@ -447,12 +467,20 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   a.body_of_dof[a.n_dof] = bi;
   p.names.joints.push_back(jn);
   p.names.ranges.push_back({range[0], range[1]});
+  std::vector<double> tr = range;
+  if (jo.has("target_range")) {
+    tr = jo.numbers("target_range", {}, Range::closed(range[0], range[1]), 2);
+    if (!(tr[0] < tr[1]))
+      config_fail(jo.key_path("target_range"), "expected [low, high] with low < high");
+  }
+  p.names.target_ranges.push_back({tr[0], tr[1]});
   v.jp[Articulated::kDamping] = jo.number("damping", 0.0, Range::closed(0, 1e6));
   v.jp[Articulated::kArmature] = jo.number("armature", 0.0, Range::closed(0, 1e6));
   v.jp[Articulated::kKp] = jo.number("kp", 0.0, Range::closed(0, 1e9));
   v.jp[Articulated::kKv] = jo.number("kv", 0.0, Range::closed(0, 1e9));
   v.has_target = jo.has("target");
-  v.jp[Articulated::kTarget] = jo.number("target", 0.0, Range::closed(range[0], range[1]));
+  v.jp[Articulated::kTarget] =
+      jo.number("target", std::min(std::max(0.0, tr[0]), tr[1]), Range::closed(tr[0], tr[1]));
   v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
   v.jp[Articulated::kStiffness] = jo.number("stiffness", 0.0, Range::closed(0, 1e9));
   v.jp[Articulated::kSpringRef] = jo.number("springref", 0.0, Range::closed(-1e3, 1e3));
@@ -607,6 +635,12 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
   if (!(v.inertia[0] > 0 && v.inertia[1] > 0 && v.inertia[2] > 0))
     config_fail(o.key_path("fullinertia"),
                 "(Ixx, Iyy, Izz, Ixy, Ixz, Iyz): the principal entries must be > 0");
+  if (o.has("inertia_frame")) {
+    v.inertia_frame = o.numbers("inertia_frame", {}, Range::closed(-1e3, 1e3), 4);
+    const std::vector<double>& f = v.inertia_frame;
+    if (!(f[0] * f[0] + f[1] * f[1] + f[2] * f[2] + f[3] * f[3] > 1e-18))
+      config_fail(o.key_path("inertia_frame"), "must not be zero (it is normalized)");
+  }
   parse_body_joint(o, name, bi, v, p);
   o.finish();
   p.body_index[name] = bi;
@@ -669,10 +703,10 @@ void parse_targets(const JsonObject& m, ArmParse& p) {
   for (int b = 0; b < a.n_bodies; ++b) {
     const int j = a.dof[b], k = j - nf;  // k: the entry of targets
     if (j < nf) continue;
-    if (!(t[k] >= names.ranges[j][0] && t[k] <= names.ranges[j][1]))
+    if (!(t[k] >= names.target_ranges[j][0] && t[k] <= names.target_ranges[j][1]))
       config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
-                  fmt(t[k]) + " is outside the range of " + names.joints[j] + " [" +
-                      fmt(names.ranges[j][0]) + ", " + fmt(names.ranges[j][1]) + "]");
+                  fmt(t[k]) + " is outside the target range of " + names.joints[j] + " [" +
+                      fmt(names.target_ranges[j][0]) + ", " + fmt(names.target_ranges[j][1]) + "]");
     p.vals[b].jp[Articulated::kTarget] = t[k];
     p.vals[b].has_target = true;
   }
@@ -778,6 +812,28 @@ void parse_joint_limits(const JsonObject& m, ArticulatedLarge& a, const Articula
     a.limit_lower[j] = names.ranges[j][0], a.limit_upper[j] = names.ranges[j][1];
 }
 
+// a spatial tendon's path: "sites", 2 … kMaxPath names of model.sites (spatial_tendon.h)
+void parse_spatial_path(const JsonObject& to, ArmParse& p, int t) {
+  ArticulatedLarge& a = p.a;
+  const std::string sp = to.key_path("sites");
+  const auto& ss = to.raw("sites");
+  if (!ss.is_array() || ss.size() < 2 || ss.size() > size_t(ArticulatedLarge::kMaxPath))
+    config_fail(sp, "expected an array of 2 to " + std::to_string(ArticulatedLarge::kMaxPath) +
+                        " site names (the tendon's path)");
+  for (size_t i = 0; i < ss.size(); ++i) {
+    const std::string ip = sp + "[" + std::to_string(i) + "]";
+    if (!ss[i].is_string()) config_fail(ip, "expected a site name, got " + json_type_name(ss[i]));
+    const std::string sn = ss[i].get<std::string>();
+    int s = -1;
+    for (int k = 0; k < a.n_sites; ++k)
+      if (p.names.sites[size_t(k)] == sn) s = k;
+    if (s < 0) config_fail(ip, "'" + excerpt(sn) + "' is not a site of model.sites");
+    a.tendon_path[t][i] = s;
+  }
+  a.tendon_path_n[t] = int(ss.size());
+  ++a.n_spatial;
+}
+
 // model.tendons: fixed tendons, each a length L = Σ c_j q_j over named hinges and slides with a
 // spring (stiffness, springlength), a damper and an optional range (actuator.h)
 void parse_tendons(const JsonObject& m, ArmParse& p) {
@@ -803,11 +859,21 @@ void parse_tendons(const JsonObject& m, ArmParse& p) {
     for (const auto& other : p.names.tendons)
       if (other == tn) config_fail(to.key_path("name"), "'" + excerpt(tn) + "' is used twice");
     const int t = a.n_tendons;
-    if (!to.has("joints") || !to.raw("joints").is_array() || to.raw("joints").empty())
-      config_fail(to.key_path("joints"),
-                  "required: a non-empty array of {\"joint\": <hinge or slide>, \"coef\": c}");
-    const auto& js = to.raw("joints");
     for (int j = 0; j < a.n_dof; ++j) a.tendon_coef[t * a.n_dof + j] = 0;
+    a.tendon_path_n[t] = 0;
+    if (to.has("sites")) {
+      if (to.has("joints"))
+        config_fail(to.key_path("sites"),
+                    "give \"joints\" (a fixed tendon) or \"sites\" (a "
+                    "spatial one), not both");
+      parse_spatial_path(to, p, t);
+    } else if (!to.has("joints") || !to.raw("joints").is_array() || to.raw("joints").empty()) {
+      config_fail(to.key_path("joints"),
+                  "required: a non-empty array of {\"joint\": <hinge or slide>, \"coef\": c} "
+                  "(a fixed tendon), or \"sites\" (a spatial one)");
+    }
+    const nlohmann::json no_joints = nlohmann::json::array();
+    const auto& js = to.has("joints") ? to.raw("joints") : no_joints;
     for (size_t e = 0; e < js.size(); ++e) {
       const std::string jp = to.key_path("joints") + "[" + std::to_string(e) + "]";
       if (!js[e].is_object())
@@ -833,8 +899,15 @@ void parse_tendons(const JsonObject& m, ArmParse& p) {
     }
     std::array<double, Articulated::kTendonParams> vals{};
     vals[Articulated::kTendonStiffness] = to.number("stiffness", 0.0, Range::closed(0, 1e9));
-    vals[Articulated::kTendonSpringLength] =
-        to.number("springlength", 0.0, Range::closed(-1e3, 1e3));
+    std::vector<double> lr = {-1e3, 1e3};
+    if (to.has("springlength_range")) {
+      lr = to.numbers("springlength_range", {}, Range::closed(-1e3, 1e3), 2);
+      if (!(lr[0] < lr[1]))
+        config_fail(to.key_path("springlength_range"), "expected [low, high] with low < high");
+    }
+    vals[Articulated::kTendonSpringLength] = to.number(
+        "springlength", std::min(std::max(0.0, lr[0]), lr[1]), Range::closed(lr[0], lr[1]));
+    p.names.springlength_ranges.push_back({lr[0], lr[1]});
     vals[Articulated::kTendonDamping] = to.number("damping", 0.0, Range::closed(0, 1e6));
     a.tendon_limited[t] = to.has("range") ? 1 : 0;
     if (a.tendon_limited[t]) {
@@ -847,11 +920,52 @@ void parse_tendons(const JsonObject& m, ArmParse& p) {
     p.names.tendons.push_back(tn);
     ++a.n_tendons;
   }
+  if (a.n_spatial > 0 && a.integrator == Articulated::kImplicitFast)
+    config_fail(tp,
+                "spatial tendons with model.integrator \"implicitfast\" are not available "
+                "(steer integrates their forces explicitly); use \"euler\" or \"rk4\"");
   if (a.servo_newton > 0)
     config_fail(tp, "fixed tendons with model.torque_limits.newton_iterations " +
                         std::to_string(a.servo_newton) +
                         " are not available (the implicit servo's system leaves out the tendons' "
                         "implicit damping); use 0");
+}
+
+// model.fluid: MuJoCo's inertia-box fluid forces (fluid.h) with density, viscosity and wind;
+// every body with mass takes them, its box on its principal axes: inertia_frame when the body
+// gives it (an imported file's), else the eigenvectors of its nominal fullinertia
+void parse_fluid(const JsonObject& m, ArmParse& p) {
+  if (!m.has("fluid")) return;
+  ArticulatedLarge& a = p.a;
+  const std::string fp = m.key_path("fluid");
+  if (!m.raw("fluid").is_object())
+    config_fail(fp, "expected {\"density\", \"viscosity\", \"wind\"}, got " +
+                        json_type_name(m.raw("fluid")));
+  JsonObject fo(m.raw("fluid"), fp);
+  p.fluid_vals[Articulated::kFluidDensity] =
+      fo.number("density", 0.0, Range::closed(0, kMaxFluidDensity));
+  p.fluid_vals[Articulated::kFluidViscosity] =
+      fo.number("viscosity", 0.0, Range::closed(0, kMaxFluidViscosity));
+  const std::vector<double> wind = fo.numbers("wind", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  for (int i = 0; i < 3; ++i) p.fluid_vals[Articulated::kFluidWindX + i] = wind[size_t(i)];
+  fo.finish();
+  if (a.integrator == Articulated::kImplicitFast)
+    config_fail(fp,
+                "fluid forces with model.integrator \"implicitfast\" are not available (steer "
+                "integrates them explicitly, MuJoCo's implicit integrators do not); use "
+                "\"euler\" or \"rk4\"");
+  a.fluid = true;
+  for (int b = 0; b < a.n_bodies; ++b) {
+    const BodyValues& v = p.vals[size_t(b)];
+    a.fluid_body[b] = p.names.is_frame(b) || !(v.mass > 0) ? 0 : 1;
+    if (!v.inertia_frame.empty()) {
+      quat_to_matrix(v.inertia_frame, a.fluid_frame[b]);
+    } else {
+      double I[6];
+      for (int i = 0; i < 6; ++i) I[i] = v.inertia[size_t(i)];
+      symmetric3_eigen(I, a.fluid_frame[b]);
+    }
+  }
 }
 
 // model.gravity: g [m/s²] acting along −z, or the vector (g_x, g_y, g_z) [m/s²] (MuJoCo's
@@ -887,6 +1001,9 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
   for (int t = 0; t < a.n_tendons; ++t)
     for (int k = 0; k < Articulated::kTendonParams; ++k)
       c.theta[a.p_tendon(t, k)] = p.tendon_vals[size_t(t)][size_t(k)];
+  if (a.fluid)
+    for (int k = 0; k < Articulated::kFluidParams; ++k)
+      c.theta[a.p_fluid(k)] = p.fluid_vals[size_t(k)];
 }
 
 // A JSON arm (model.bodies and the rest), parsed at the large capacity and copied to the
@@ -912,6 +1029,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_keyframes(m, p);
   parse_joint_limits(m, a, names);
   parse_tendons(m, p);
+  parse_fluid(m, p);
   const double gravity = parse_gravity(m, a);
 
   c.info = articulated_info(a, names);
@@ -1012,11 +1130,11 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   }
   for (int j = 0; j < n; ++j) {
     c.x0[nq + j] = v[j];
-    // a PD target not given holds the initial pose (the nearest pose within the joint's range
+    // a PD target not given holds the initial pose (the nearest pose within the target's range
     // when the start is outside it, as the target's range requires)
     if (!a.free_dof(j) && !names.target_given[j])
       c.theta[a.p_joint(j, Articulated::kTarget)] =
-          std::min(std::max(q[a.qadr(j)], names.ranges[j][0]), names.ranges[j][1]);
+          std::min(std::max(q[a.qadr(j)], names.target_ranges[j][0]), names.target_ranges[j][1]);
   }
 }
 
@@ -1055,6 +1173,8 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                         {"pos_m", std::vector<double>(a.joint_pos[b], a.joint_pos[b] + 3)},
                         {"range", {names.ranges[j][0], names.ranges[j][1]}}};
     if (a.joint_ref[j] != 0) e["ref"] = a.joint_ref[j];
+    if (names.target_ranges[j] != names.ranges[j])
+      e["target_range"] = {names.target_ranges[j][0], names.target_ranges[j][1]};
     return e;
   };
   for (int b = 0; b < a.n_bodies; ++b) {
@@ -1101,16 +1221,28 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
       for (int j = 0; j < a.n_dof; ++j)
         if (a.tendon_c(t, j) != 0)
           js.push_back({{"joint", names.joints[j]}, {"coef", a.tendon_c(t, j)}});
-      nlohmann::json e = {{"name", names.tendons[size_t(t)]},
-                          {"joints", js},
-                          {"length", "sum of coef * q over its joints"},
-                          {"force",
-                           "-stiffness (L - springlength) - damping dL/dt (+ the limit's), "
-                           "coef * force on each joint; θ slots <name>.stiffness, "
-                           ".springlength, .damping"},
-                          {"damping_integration", a.integrator == Articulated::kImplicitFast
-                                                      ? "implicit (in the step's matrix)"
-                                                      : "explicit"}};
+      nlohmann::json path = nlohmann::json::array();
+      for (int i = 0; i < (a.tendon_spatial(t) ? a.tendon_path_n[t] : 0); ++i)
+        path.push_back(names.sites[size_t(a.tendon_path[t][i])]);
+      nlohmann::json e = {
+          {"name", names.tendons[size_t(t)]},
+          {"joints", js},
+          {"length", a.tendon_spatial(t) ? "the straight segments' lengths between its sites"
+                                         : "sum of coef * q over its joints"},
+          {"force",
+           "-stiffness (L - springlength) - damping dL/dt (+ the limit's), "
+           "coef * force on each joint; θ slots <name>.stiffness, "
+           ".springlength, .damping"},
+          {"damping_integration", a.integrator == Articulated::kImplicitFast
+                                      ? "implicit (in the step's matrix)"
+                                      : "explicit"}};
+      const std::array<double, 2>& lr = names.springlength_ranges[size_t(t)];
+      if (lr[0] != -1e3 || lr[1] != 1e3) e["springlength_range"] = {lr[0], lr[1]};
+      if (a.tendon_spatial(t)) {
+        e["sites"] = path;
+        e.erase("joints");
+        e["damping_integration"] = "explicit";
+      }
       if (a.tendon_limited[t]) {
         e["range"] = {a.tendon_lower[t], a.tendon_upper[t]};
         e["limit"] = a.joint_limits ? "model.joint_limits' law on the tendon's length"
@@ -1120,6 +1252,12 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
     }
     m["tendons"] = ts;
   }
+  if (a.fluid)
+    m["fluid"] = {{"model",
+                   "MuJoCo's inertia-box model: each body with mass is the box of its "
+                   "mass and principal moments, on its principal axes"},
+                  {"slots", "fluid.density [kg/m^3], fluid.viscosity [Pa*s], fluid.wind [m/s]"},
+                  {"integration", "explicit"}};
   if (!names.import_record.is_null()) m["imported_from"] = names.import_record;
   return m;
 }

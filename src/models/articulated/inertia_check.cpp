@@ -15,7 +15,17 @@ std::string moments(const std::array<double, 3>& e) {
 }  // namespace
 
 std::array<double, 3> symmetric3_eigenvalues(const double I[6]) {
+  double V[9];
+  std::array<double, 3> e = symmetric3_eigen(I, V);
+  if (e[0] > e[1]) std::swap(e[0], e[1]);
+  if (e[1] > e[2]) std::swap(e[1], e[2]);
+  if (e[0] > e[1]) std::swap(e[0], e[1]);
+  return e;
+}
+
+std::array<double, 3> symmetric3_eigen(const double I[6], double V[9]) {
   double a[3][3] = {{I[0], I[3], I[4]}, {I[3], I[1], I[5]}, {I[4], I[5], I[2]}};
+  for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0 ? 1.0 : 0.0;
   static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
   // Each rotation in the (p, q) plane zeroes a_pq (Jacobi): with θ = (a_qq − a_pp)/(2 a_pq),
   // t = tan φ = sgn θ/(|θ| + √(θ² + 1)), a_pp −= t a_pq, a_qq += t a_pq, and the third row/column
@@ -46,13 +56,15 @@ std::array<double, 3> symmetric3_eigenvalues(const double I[6]) {
       const double arp = a[r][p], arq = a[r][q];
       a[r][p] = a[p][r] = c * arp - s * arq;
       a[r][q] = a[q][r] = s * arp + c * arq;
+      // the same rotation of the eigenvectors' columns p and q
+      for (int i = 0; i < 3; ++i) {
+        const double vp = V[3 * i + p], vq = V[3 * i + q];
+        V[3 * i + p] = c * vp - s * vq;
+        V[3 * i + q] = s * vp + c * vq;
+      }
     }
   }
-  std::array<double, 3> e = {a[0][0], a[1][1], a[2][2]};
-  if (e[0] > e[1]) std::swap(e[0], e[1]);
-  if (e[1] > e[2]) std::swap(e[1], e[2]);
-  if (e[0] > e[1]) std::swap(e[0], e[1]);
-  return e;
+  return {a[0][0], a[1][1], a[2][2]};
 }
 
 std::string inertia_violation(const double I[6]) {

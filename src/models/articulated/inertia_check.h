@@ -25,6 +25,9 @@ constexpr double kInertiaTriangleTolerance = 1e-9;
 // eigenvalues of the symmetric 3×3 matrix with entries (xx, yy, zz, xy, xz, yz), ascending;
 // cyclic Jacobi rotations, accurate to a few units of rounding times the largest |eigenvalue|
 std::array<double, 3> symmetric3_eigenvalues(const double I[6]);
+// the same rotations, also accumulated: eigenvalue k (in the order the sweeps leave them) with
+// its unit eigenvector in column k of V (row-major, a proper rotation or a reflection)
+std::array<double, 3> symmetric3_eigen(const double I[6], double V[9]);
 
 // empty when the tensor (fullinertia order) is finite, positive definite and satisfies the
 // triangle inequality within the tolerances above; otherwise the violated condition with the

@@ -474,16 +474,38 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   refused("free joint spring",
           "<body name='b'>" + link + "<joint name='springy' type='free' stiffness='3'/></body>",
           {"springy", "stiffness"});
-  refused("tendon",
-          arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
-              "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
-          {"spatial tendon 'cable' is not modelled"},
-          "<tendon><spatial name='cable'><site site='s1'/><site site='s2'/></spatial></tendon>");
+  refused("spatial tendon around a geom",
+          arm +
+              "<site name='s1'/><geom name='drum' type='cylinder' size='0.05 0.01' "
+              "contype='0' conaffinity='0'/></body><body name='c' pos='1 0 1'>" +
+              link + "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
+          {"spatial tendon 'cable'", "wrapping around geom 'drum' is not modelled"},
+          "<tendon><spatial name='cable'><site site='s1'/><geom geom='drum'/><site site='s2'/>"
+          "</spatial></tendon>");
   const std::string fixed_on_j = "<joint joint='j' coef='1'/></fixed></tendon>";
-  refused("tendon actuator", arm + "</body>",
-          {"actuator 'pull' drives tendon 'tt'", "actuators on tendons"},
-          "<tendon><fixed name='tt'>" + fixed_on_j +
-              "<actuator><motor name='pull' tendon='tt'/></actuator>");
+  // a tendon over several joints takes a position servo only (as its spring)
+  const std::string two_joints =
+      arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>";
+  const std::string fixed_on_jk =
+      "<tendon><fixed name='tt'><joint joint='j' coef='1'/><joint joint='k' coef='-1'/>"
+      "</fixed></tendon>";
+  refused("motor on a tendon over two joints", two_joints,
+          {"actuator 'pull' drives tendon 'tt'", "spans several joints", "position servo"},
+          fixed_on_jk + "<actuator><motor name='pull' tendon='tt'/></actuator>");
+  refused("two servos on a tendon over two joints", two_joints,
+          {"actuator 'b'", "actuator 'a'", "both position servos on tendon 'tt'"},
+          fixed_on_jk +
+              "<actuator><position name='a' tendon='tt' kp='1'/><position name='b' tendon='tt' "
+              "kp='2'/></actuator>");
+  refused("servo on a tendon with a spring", two_joints, {"actuator 'a'", "spring of its own"},
+          "<tendon><fixed name='tt' stiffness='3'><joint joint='j' coef='1'/><joint joint='k' "
+          "coef='-1'/></fixed></tendon><actuator><position name='a' tendon='tt' kp='1'/>"
+          "</actuator>");
+  refused("a servo's ctrlrange outside its joint's range",
+          "<body name='a' pos='0 0 1'>" + link +
+              "<joint name='j' type='hinge' axis='0 1 0' range='-0.5 0.5'/></body>",
+          {"actuator 'p'", "leaves no target within joint 'j'"},
+          "<actuator><position name='p' joint='j' kp='1' ctrlrange='0.6 0.9'/></actuator>");
   refused("tendon deadband", arm + "</body>", {"tendon 'band'", "deadband"},
           "<tendon><fixed name='band' stiffness='1' springlength='0 0.1'>" + fixed_on_j);
   refused("tendon frictionloss", arm + "</body>", {"tendon 'rough'", "frictionloss"},
@@ -505,7 +527,8 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           {"block", "knob", "can collide"});
   refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"},
           "<actuator><cylinder name='piston' joint='j'/></actuator>");
-  refused("tendon transmission", arm + "<site name='s1'/></body>", {"pull", "joint transmissions"},
+  refused("site transmission", arm + "<site name='s1'/></body>",
+          {"pull", "joint and tendon transmissions"},
           "<actuator><general name='pull' site='s1' gear='0 0 1 0 0 0'/></actuator>");
   refused(
       "constant bias", arm + "</body>", {"offset", "constant bias"},
@@ -534,7 +557,11 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           {"eulerdamp", "implicitly"}, "<option><flag eulerdamp='disable'/></option>");
   refused("sleeping", arm + "</body>", {"sleep", "not modelled"},
           "<option><flag sleep='enable'/></option>");
-  refused("fluid", arm + "</body>", {"density", "fluid"}, "", "density='1.2'");
+  refused("fluid ellipsoid model",
+          arm +
+              "<geom type='sphere' size='0.1' fluidshape='ellipsoid' contype='0' "
+              "conaffinity='0'/></body>",
+          {"fluidshape", "ellipsoid", "inertia-box"}, "", "density='1.2'");
   refused("no joint", "<body name='b'>" + link + "</body>", {"no hinge or slide joint"});
 }
 

@@ -299,3 +299,44 @@ TEST(Tendon, RefusalsNameTheKey) {
 }
 
 }  // namespace
+
+namespace {
+
+// target_range narrows a PD target's θ range (and clamps its default, the initial pose);
+// springlength_range narrows a tendon's springlength slot (an imported servo's ctrlrange)
+TEST(Tendon, TargetAndSpringlengthRanges) {
+  nlohmann::json model = chain_model();
+  model["bodies"][1]["joint"]["target_range"] = {0.25, 0.4};  // elbow: ref 0.2 is below it
+  model["bodies"][1]["joint"].erase("target");
+  model["tendons"][1]["springlength_range"] = {-0.1, 0.2};
+  const ExperimentConfig c = parse_config(config_json(model));
+  const Articulated& m = c.model_state<ArticulatedSetup>().model;
+  const int target = m.p_joint(1, Articulated::kTarget);
+  EXPECT_EQ(c.info.param_ranges[size_t(target)].lo, 0.25);
+  EXPECT_EQ(c.info.param_ranges[size_t(target)].hi, 0.4);
+  EXPECT_EQ(c.theta[size_t(target)], 0.25);  // the initial pose (0.2), clamped into the range
+  const int len = m.p_tendon(1, Articulated::kTendonSpringLength);
+  EXPECT_EQ(c.info.param_ranges[size_t(len)].lo, -0.1);
+  EXPECT_EQ(c.info.param_ranges[size_t(len)].hi, 0.2);
+  EXPECT_EQ(c.theta[size_t(len)], 0.0);
+  const nlohmann::json eff = articulated_model_json(c);
+  EXPECT_EQ(eff["bodies"][1]["joint"]["target_range"][0], 0.25);
+  EXPECT_EQ(eff["tendons"][1]["springlength_range"][1], 0.2);
+  EXPECT_FALSE(eff["tendons"][0].contains("springlength_range"));
+
+  nlohmann::json outside = config_json(chain_model());
+  outside["model"]["bodies"][1]["joint"]["range"] = {-1, 1};
+  outside["model"]["bodies"][1]["joint"]["target_range"] = {-2, 0.5};
+  expect_config_error(outside, {"model.bodies[1].joint.target_range", "out of range"});
+  nlohmann::json reversed = config_json(chain_model());
+  reversed["model"]["bodies"][1]["joint"]["target_range"] = {0.5, 0.1};
+  expect_config_error(reversed, {"model.bodies[1].joint.target_range", "low < high"});
+  nlohmann::json beyond = config_json(chain_model());
+  beyond["model"]["bodies"][1]["joint"]["target_range"] = {-0.5, 0.05};  // target 0.1
+  expect_config_error(beyond, {"model.bodies[1].joint.target", "out of range"});
+  nlohmann::json length = config_json(chain_model());
+  length["model"]["tendons"][0]["springlength_range"] = {0.2, 0.5};  // springlength 0.1
+  expect_config_error(length, {"model.tendons[0].springlength", "out of range"});
+}
+
+}  // namespace

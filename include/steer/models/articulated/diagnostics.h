@@ -238,6 +238,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, 
   }
   // the fixed tendons' springs ½ k_t (L_t − L0_t)²
   for (int t = 0; t < n_tendons; ++t) {
+    if (tendon_spatial(t)) continue;  // (conservative() is false with them)
     const S dl = tendon_length<S>(t, q) - S(p[p_tendon(t, kTendonSpringLength)]);
     e += S(0.5) * S(p[p_tendon(t, kTendonStiffness)]) * dl * dl;
   }
@@ -260,13 +261,15 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::energy(const XIn& x, const
   return e;
 }
 
-// conservative when no damping, no PD gains and no contact: then, with zero controls,
+// conservative when no damping, no PD gains, no contact and no fluid: then, with zero controls,
 // an energy change is the integrator's error
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
+  if (fluid) return false;          // the fluid's drag only takes energy out
+  if (n_spatial > 0) return false;  // energy() leaves the spatial tendons' springs out
   for (int j = 0; j < n_dof; ++j)
     if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) &&
           S(p[p_joint(j, kKv)]) == S(0)))

@@ -62,9 +62,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
       return;
     }
   }
-  // contact pairs (contact.h) have no hand adjoint: the step's is the dual-number one
+  // contact pairs (contact.h) and spatial tendons (spatial_tendon.h) have no hand adjoint: the
+  // step's is the dual-number one
   if constexpr (kMaxPairs > 0 && !is_pack<S>::value) {
-    if (n_pairs > 0) {
+    if (n_pairs > 0 || n_spatial > 0) {
       adj_by_duals<S>(k, x, u, p, adj_x, adj_u, adj_p, adj_xn);
       return;
     }
@@ -76,7 +77,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
                                    adj_xn);  // u enters through the tape
 }
 
-// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_l + τ_s + Σ_t c_t f_t), everything explicit (the rk4
+// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t), everything explicit (the rk4
 // right-hand side; MuJoCo's RK4 too takes every passive force explicitly)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
@@ -97,6 +98,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
         (free_dof(j) ? raw : saturate(p, j, raw, slope)) - S(p[p_joint(j, kDamping)]) * v[j] - c[j];
   }
   contact_forces(K, v, p, qdd);
+  fluid_forces<ArticulatedCap, S>(*this, K, v, p, qdd);
+  spatial_tendon_forces<ArticulatedCap, S>(*this, K, v, p, qdd);
   for (int j = 0; j < n_dof; ++j)
     if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]) + spring_torque(p, j, q[qadr(j)]);
   tendon_forces(q, v, p, true, qdd);

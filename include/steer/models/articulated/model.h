@@ -5,7 +5,8 @@
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
 //   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 8 j + k,  p_global(k) = 10 n_bodies + 8
 //   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h),
-//   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons).
+//   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons),
+//   p_fluid(k) = p_tendon(n_tendons, 0) + k (fluid forces, when on).
 #pragma once
 
 #include <cmath>
@@ -57,6 +58,11 @@ struct ArticulatedSettings {
   // hinges and slides (ArticulatedCap::tendon_coef), with a spring, a damper and an optional
   // range (actuator.h)
   int n_tendons = 0;
+  // fluid forces, MuJoCo's inertia-box model (fluid.h): θ's fluid slots (density, viscosity,
+  // wind) follow the tendons'; only capacities with kFluid run them
+  bool fluid = false;
+  // spatial tendons among the tendons (spatial_tendon.h): only capacities with kFluid run them
+  int n_spatial = 0;
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
@@ -80,13 +86,21 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kGlobalParams = 6;
   static constexpr int kTendonParams = 3;
   static constexpr int kMaxTendons = ND;
+  static constexpr int kFluidParams = 5;
+  // fluid forces (fluid.h) have a hand adjoint on the scalar path only: the capacity that has
+  // them is the CPU's scalar one, which also has the contact pairs
+  static constexpr bool kFluid = NC > 0;
+  static constexpr int kFluidRows = kFluid ? NB : 1;  // the fluid arrays' rows
+  // spatial tendons (spatial_tendon.h), the same capacity: at most kMaxPath sites each
+  static constexpr int kMaxPath = 8;
+  static constexpr int kSpatialRows = kFluid ? ND : 1;
   // x = [q (nq), q̇ (n_dof)]: nq = n_dof, or n_dof + 1 with a free root (its quaternion)
   static constexpr int kMaxQ = kMaxDof + 1;
   static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams +
                                    kGlobalParams + GroundContacts::kParams +
-                                   kMaxTendons * kTendonParams;
+                                   kMaxTendons * kTendonParams + kFluidParams;
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
@@ -125,6 +139,8 @@ struct ArticulatedCap : ArticulatedSettings {
   // length L0_t (MuJoCo's stiffness and springlength) and the damping d_t [force·s per unit
   // length]: f_t = −k_t (L_t − L0_t) − d_t L̇_t (+ the limit's, actuator.h), τ_j += c_tj f_t
   enum TendonParam { kTendonStiffness = 0, kTendonSpringLength, kTendonDamping };
+  // the fluid (fluid.h): density ρ [kg/m³], viscosity β [Pa·s] and the wind [m/s], world frame
+  enum FluidParam { kFluidDensity = 0, kFluidViscosity, kFluidWindX, kFluidWindY, kFluidWindZ };
   enum GlobalParam {
     kGravity = 0,
     kSharpness,
@@ -171,8 +187,16 @@ struct ArticulatedCap : ArticulatedSettings {
   int pair_sphere[kPairRows][2] = {};        // 1: side k is a sphere (one point)
   double pair_end[kPairRows][2][2][3] = {};  // [side][end] ends of the segment [m]
   double pair_radius[kPairRows][2] = {};     // [m]
-  int tendon_limited[kMaxTendons] = {};      // 1: tendon t has a range
-  short grad_params[kMaxParam] = {};         // the n_grad_params parameters adj_step computes
+  // the fluid's box of body b (fluid.h): its principal axes in b's frame (box→body rotation,
+  // row-major: column k is axis k), and whether b takes fluid forces (a body with mass)
+  double fluid_frame[kFluidRows][9] = {};
+  int tendon_limited[kMaxTendons] = {};  // 1: tendon t has a range
+  int fluid_body[kFluidRows] = {};
+  // tendon t's path when it is spatial (tendon_path_n[t] ≥ 2 sites, indices into the sites),
+  // 0 for a fixed tendon (its row of tendon_coef)
+  int tendon_path_n[kSpatialRows] = {};
+  int tendon_path[kSpatialRows][kMaxPath] = {};
+  short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
   STEER_HD int nx() const { return nq() + n_dof; }
@@ -188,12 +212,17 @@ struct ArticulatedCap : ArticulatedSettings {
   // the packed and CUDA ones), a constant there, so that the diagnostics' pair branches are
   // compiled out of the kernels
   STEER_HD int pair_count() const { return kMaxPairs > 0 ? n_pairs : 0; }
+  // whether tendon t is spatial (a path through sites, spatial_tendon.h), never where the
+  // capacity has none
+  STEER_HD bool tendon_spatial(int t) const {
+    return kFluid && n_spatial > 0 && tendon_path_n[kFluid ? t : 0] >= 2;
+  }
   // d · v for gravity's direction d (gravity_dir): a height is −d · x
   template <class S>
   STEER_HD S gravity_along(const S* v) const {
     return S(gravity_dir[0]) * v[0] + S(gravity_dir[1]) * v[1] + S(gravity_dir[2]) * v[2];
   }
-  STEER_HD int np() const { return p_tendon(n_tendons, 0); }
+  STEER_HD int np() const { return p_fluid(fluid ? kFluidParams : 0); }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
   STEER_HD int p_global(int k) const { return n_bodies * kBodyParams + n_dof * kJointParams + k; }
@@ -201,6 +230,7 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD int p_tendon(int t, int k) const {
     return p_contact(GroundContacts::kParams) + t * kTendonParams + k;
   }
+  STEER_HD int p_fluid(int k) const { return p_tendon(n_tendons, 0) + k; }
   // c_tj (tendon_coef)
   STEER_HD double tendon_c(int t, int j) const { return tendon_coef[t * n_dof + j]; }
 
@@ -508,7 +538,8 @@ constexpr void copy_row(const T (&a)[N], T (&b)[N]) {
 template <class From, class To, class F>
 constexpr void articulated_arrays(From& from, To& to, F&& f) {
   const int nb = from.n_bodies, nd = from.n_dof, ns = from.n_sites, ng = from.n_grad_params,
-            nc = from.ground.n_points, npair = from.n_pairs, nt = from.n_tendons;
+            nc = from.ground.n_points, npair = from.n_pairs, nt = from.n_tendons,
+            nf = from.fluid ? from.n_bodies : 0;
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
   f(from.joint_ref, to.joint_ref, nd);
@@ -527,6 +558,10 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.body_of_dof, to.body_of_dof, nd);
   f(from.site_body, to.site_body, ns);
   f(from.tendon_limited, to.tendon_limited, nt);
+  f(from.fluid_frame, to.fluid_frame, nf);
+  f(from.fluid_body, to.fluid_body, nf);
+  f(from.tendon_path_n, to.tendon_path_n, from.n_spatial > 0 ? nt : 0);
+  f(from.tendon_path, to.tendon_path, from.n_spatial > 0 ? nt : 0);
   f(from.grad_params, to.grad_params, ng);
   f(from.ground.body, to.ground.body, nc);
   f(from.ground.pos, to.ground.pos, nc);
@@ -561,7 +596,8 @@ inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
          from.n_tendons <= To::kMaxTendons && from.ground.n_points <= To::kMaxGroundPoints &&
-         from.n_pairs <= To::kMaxPairs;
+         from.n_pairs <= To::kMaxPairs && (!from.fluid || To::kFluid) &&
+         (from.n_spatial == 0 || To::kFluid);
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

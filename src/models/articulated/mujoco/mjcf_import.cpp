@@ -20,6 +20,15 @@
 //                      a symmetric forcerange ±F (or a motor's ctrlrange ±c) is the joint's
 //                      force limit |g| F (|g G| c), under steer's smooth saturation, and so
 //                      is a joint's symmetric actuatorfrcrange ±F (F);
+//                      a servo's ctrlrange [c₀, c₁] is its target's range (MuJoCo clamps
+//                      ctrl): target_range = scale · [c₀, c₁] within the joint's range;
+//   actuator on a fixed tendon over one joint (coefficient c): the joint's actuator with the
+//                      gear g c (the tendon's length is c q); over several joints or on a
+//                      spatial tendon, a position servo only: the tendon's spring, stiffness K =
+//                      −g² b1, damping + −g² b2, springlength its target L* = g G ctrl / K
+//                      (springlength_range from the ctrlrange);
+//   spatial tendon t:  model.tendons entry with sites = its site wraps in order (straight
+//                      segments; wrapping geoms and pulleys refused), the rest as a fixed one's;
 //   fixed tendon t:    model.tendons entry: joints = its joint wraps with coef = wrap_prm,
 //                      stiffness = tendon_stiffness, springlength = tendon_lengthspring (one
 //                      value), damping = tendon_damping, range = tendon_range when limited
@@ -37,14 +46,18 @@
 //                      ArticulatedLarge::kMaxGroundPoints), the plane's
 //                      height contact.height and, when every pair's is the same, MuJoCo's pair
 //                      friction max(μ_plane, μ_geom) contact.friction;
-//   options:           gravity (any direction), timestep, integrator Euler / RK4.
+//   options:           gravity (any direction), timestep, integrator Euler / RK4, and density,
+//                      viscosity and wind as model.fluid (MuJoCo's inertia-box model; each
+//                      body's inertia_frame = body_iquat, the box's axes).
 // Refused, naming the element: free joints below the root or beside other joints, ball joints,
-// a free joint's spring, frictionloss, spatial tendons, actuators on tendons, a fixed tendon's
+// a free joint's spring, frictionloss, spatial tendons around geoms or pulleys, a motor (or a
+// second servo, or a servo
+// beside a spring) on a tendon over several joints, a fixed tendon's
 // deadband, frictionloss, armature or plasticity, equality constraints, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, any other collidable
 // pair (naming both geoms: a box or cylinder against anything but the plane, ellipsoids and
-// meshes, tilted or second planes), fluid forces, the implicit,
+// meshes, tilted or second planes), the ellipsoid fluid model (fluidshape), the implicit,
 // implicitfast and discrete integrators; and what MuJoCo 3 and 4 added: gravity compensation,
 // polynomial stiffness and damping, an actuator's damping, armature, delay, several controls or
 // outputs, plugins, flexes, sleeping, eulerdamp disabled with damping, disabled actuator groups,
@@ -65,6 +78,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/json_reader.h"
@@ -208,6 +222,7 @@ struct MjcfImport {
        friction_on = false, equality_on = false;
   nlohmann::json notes = nlohmann::json::array();
   std::string integrator;
+  bool fluid = false;  // option density or viscosity: model.fluid
   // bodies and joints
   nlohmann::json bodies = nlohmann::json::array();
   std::vector<int>
@@ -223,6 +238,8 @@ struct MjcfImport {
   std::vector<double> control_scale;       // u_ff = scale · ctrl of the joint's control actuator
   std::vector<std::string> control_actuator;
   std::vector<double> target_scale;  // q* = scale · ctrl of the joint's servo
+  // position servos on tendons over several joints: {tendon, actuator, springlength_per_ctrl}
+  nlohmann::json tendon_servos = nlohmann::json::array();
   std::vector<std::string> target_actuator;
   bool any_force_limit = false;
   // sites and contact
@@ -358,6 +375,38 @@ void refuse_global_elements(MjcfImport& im) {
               " plugin instance(s) (<extension><plugin>): engine plugins are not modelled");
 }
 
+// fluid forces: MuJoCo computes them when density or viscosity is positive, per body with mass
+// by its inertia box unless one of its geoms asks for the ellipsoid model (fluidshape); the
+// box's axes are the body's principal axes, body_iquat (fluid.h)
+void import_fluid(MjcfImport& im) {
+  const mjModel* m = im.m;
+  const mjOption& o = m->opt;
+  if (!(o.density > 0 || o.viscosity > 0)) {
+    if (o.wind[0] != 0 || o.wind[1] != 0 || o.wind[2] != 0)
+      im.notes.push_back(
+          "option wind: without density or viscosity MuJoCo applies no fluid "
+          "force, nor does steer");
+    return;
+  }
+  if (o.density < 0 || o.viscosity < 0)
+    im.refuse("option density " + num(o.density) + ", viscosity " + num(o.viscosity) +
+              ": a negative density or viscosity is not modelled");
+  if (!im.spring_on && !im.damper_on)
+    im.refuse(
+        "option density/viscosity with the spring and damper flags disabled: MuJoCo then "
+        "skips the passive forces, fluid ones included; steer does not model that switch");
+  for (int g = 0; g < m->ngeom; ++g)
+    if (m->geom_fluid[mjNFLUID * g] > 0)
+      im.refuse("geom '" + name_of(m, mjOBJ_GEOM, g, "#" + std::to_string(g)) + "' (body '" +
+                im.body_name(m->geom_bodyid[g]) +
+                "'): fluidshape=\"ellipsoid\" (MuJoCo's ellipsoid fluid model) is not "
+                "modelled; steer models the inertia-box one");
+  im.fluid = true;
+  im.notes.push_back(
+      "fluid forces: MuJoCo's inertia-box model (model.fluid; θ slots fluid.density, "
+      "fluid.viscosity, fluid.wind), explicit in the step as in MuJoCo's Euler and RK4");
+}
+
 // the integrator: MuJoCo's Euler (joint damping implicit unless eulerdamp is disabled) and RK4
 // are steer's euler and rk4
 void import_integrator(MjcfImport& im) {
@@ -408,10 +457,7 @@ void import_options(MjcfImport& im) {
   if (o.enableflags & mjENBL_SLEEP)
     im.refuse("option flag sleep=\"enable\": sleeping bodies are not modelled");
   refuse_global_elements(im);
-  for (int i = 0; i < 3; ++i)
-    if (o.wind[i] != 0) im.refuse("option wind: fluid forces are not modelled");
-  if (o.density != 0 || o.viscosity != 0)
-    im.refuse("option density/viscosity: fluid forces are not modelled");
+  import_fluid(im);
   import_integrator(im);
 }
 
@@ -437,6 +483,7 @@ nlohmann::json body_entry(const MjcfImport& im, int b) {
       I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] +
                      R[3 * i + 2] * d[2] * R[3 * j + 2];
   e["fullinertia"] = {I[0], I[4], I[8], I[1], I[2], I[5]};
+  if (im.fluid) e["inertia_frame"] = vec(m->body_iquat + 4 * b, 4);  // the fluid's box
   return e;
 }
 
@@ -555,20 +602,39 @@ void import_bodies(MjcfImport& im) {
 }
 
 // ---- fixed tendons: L = Σ coef q over joints, with a spring, a damper and a range ----
-// tendon t as model.tendons' entry: its joint wraps (mjWRAP_JOINT: wrap_objid the joint,
-// wrap_prm its coefficient; repeated joints summed), stiffness, springlength (MuJoCo's compiled
+// tendon t as model.tendons' entry: a fixed tendon's joint wraps (mjWRAP_JOINT: wrap_objid the
+// joint, wrap_prm its coefficient; repeated joints summed) or a spatial tendon's sites
+// (mjWRAP_SITE, in path order), stiffness, springlength (MuJoCo's compiled
 // tendon_lengthspring, qpos0's length where the file gives none), damping, range when limited.
-// Refused by name: spatial tendons, a spring deadband (lengthspring lo ≠ hi), polynomial
-// stiffness or damping, frictionloss, armature, plasticity.
+// Refused by name: a spatial tendon wrapping a geom or through a pulley, a spring deadband
+// (lengthspring lo ≠ hi), polynomial stiffness or damping, frictionloss, armature, plasticity.
 void import_tendon(MjcfImport& im, int t) {
   const mjModel* m = im.m;
   const std::string tw = im.tendon_name(t);
-  if (m->tendon_type[t] != mjTENDON_FIXED)
-    im.refuse("spatial " + tw +
-              " is not modelled (steer models fixed tendons, linear in the joint coordinates)");
+  const bool spatial = m->tendon_type[t] != mjTENDON_FIXED;
   std::vector<int> joints;
   std::vector<double> coefs;
-  for (int w = m->tendon_adr[t]; w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
+  nlohmann::json path = nlohmann::json::array();
+  for (int w = m->tendon_adr[t]; spatial && w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
+    const int wt = m->wrap_type[w];
+    if (wt == mjWRAP_SITE) {
+      const int sid = m->wrap_objid[w];
+      path.push_back(name_of(m, mjOBJ_SITE, sid, "site" + std::to_string(sid)));
+      continue;
+    }
+    im.refuse("spatial " + tw + ": " +
+              (wt == mjWRAP_PULLEY ? std::string("a pulley (branching path)")
+                                   : "wrapping around geom '" +
+                                         name_of(m, mjOBJ_GEOM, m->wrap_objid[w],
+                                                 "#" + std::to_string(m->wrap_objid[w])) +
+                                         "'") +
+              " is not modelled; steer's spatial tendon runs straight from site to site");
+  }
+  if (spatial && path.size() > size_t(ArticulatedLarge::kMaxPath))
+    im.refuse("spatial " + tw + ": " + std::to_string(path.size()) +
+              " sites; steer's spatial tendon takes at most " +
+              std::to_string(ArticulatedLarge::kMaxPath));
+  for (int w = m->tendon_adr[t]; !spatial && w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
     if (m->wrap_type[w] != mjWRAP_JOINT)
       im.refuse(tw + ": a fixed tendon's wrap that is not a joint is not modelled");
     const int j = m->wrap_objid[w];
@@ -587,7 +653,7 @@ void import_tendon(MjcfImport& im, int t) {
   for (size_t k = 0; k < joints.size(); ++k)
     if (coefs[k] != 0)
       js.push_back({{"joint", im.joint_json(joints[k])["name"]}, {"coef", coefs[k]}});
-  if (js.empty()) im.refuse(tw + ": no joint with a nonzero coefficient");
+  if (js.empty() && !spatial) im.refuse(tw + ": no joint with a nonzero coefficient");
   const double k = im.spring_on ? m->tendon_stiffness[t] : 0.0;
   const double* ls = m->tendon_lengthspring + 2 * t;
   if (k != 0 && ls[0] != ls[1])
@@ -609,10 +675,13 @@ void import_tendon(MjcfImport& im, int t) {
     im.refuse(tw + ": armature " + num(m->tendon_armature[t]) + " is not modelled");
   if (m->tendon_plasticadr[t] >= 0) im.refuse(tw + ": plasticity (springyield) is not modelled");
   nlohmann::json e = {{"name", name_of(m, mjOBJ_TENDON, t, "tendon" + std::to_string(t))},
-                      {"joints", js},
                       {"stiffness", k},
                       {"springlength", ls[0]},
                       {"damping", im.damper_on ? m->tendon_damping[t] : 0.0}};
+  if (spatial)
+    e["sites"] = path;
+  else
+    e["joints"] = js;
   if (im.limits_on && m->tendon_limited[t]) {
     e["range"] = vec(m->tendon_range + 2 * t, 2);
     im.any_limited_tendon = true;
@@ -660,19 +729,77 @@ void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) 
               " (reflected onto its joint) is not modelled; give the joint the armature g²·a");
 }
 
+// fixed tendon t's joints with a nonzero coefficient (repeated wraps summed), in wrap order
+std::vector<std::pair<int, double>> tendon_joints(const mjModel* m, int t) {
+  std::vector<std::pair<int, double>> out;
+  for (int w = m->tendon_adr[t]; w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
+    const int j = m->wrap_objid[w];
+    auto at = std::find_if(out.begin(), out.end(), [j](const auto& e) { return e.first == j; });
+    if (at == out.end())
+      out.push_back({j, m->wrap_prm[w]});
+    else
+      at->second += m->wrap_prm[w];
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& e) { return e.second == 0; }),
+            out.end());
+  return out;
+}
+
+// a position servo on a fixed tendon t over several joints, or on a spatial tendon: its force on
+// the tendon's length L,
+// g (G ctrl + b1 g L + b2 g L̇) = −K (L − L*) − D L̇ with K = −g² b1, D = −g² b2 and
+// L* = g G ctrl / K, is the tendon's spring and damper (model.tendons: stiffness K,
+// springlength L* its target, damping + D), the target's range scale · ctrlrange as MuJoCo
+// clamps ctrl. Refused: a motor (K = 0), a tendon with a spring of its own, a force limit.
+void import_tendon_servo(MjcfImport& im, int a, int t, double b1, double b2) {
+  const mjModel* m = im.m;
+  const std::string an = im.actuator_name(a), tw = im.tendon_name(t);
+  const double g = m->actuator_gear[6 * m->actuator_outadr[a]];
+  const double G = m->actuator_gainprm[mjNGAIN * a];
+  const double K = -g * g * b1, D = -g * g * b2;
+  const int c = m->actuator_ctrladr[a];
+  if (!(K > 0) || D < 0 || G == 0)
+    im.refuse(an + " drives " + tw +
+              (m->tendon_type[t] == mjTENDON_FIXED ? ", which spans several joints"
+                                                   : ", a spatial tendon") +
+              ": only a position servo (kp > 0) is modelled there, as the tendon's spring; "
+              "steer's controls are per-joint torques");
+  nlohmann::json& te = im.tendons[size_t(t)];
+  for (const auto& other : im.tendon_servos)
+    if (other["tendon"] == te["name"])
+      im.refuse(an + " and actuator '" + other["actuator"].get<std::string>() +
+                "' are both position servos on " + tw + "; steer's tendon has one spring");
+  if (te["stiffness"].get<double>() != 0)
+    im.refuse(an + " is a position servo on " + tw +
+              ", which has a spring of its own; steer's tendon has one spring");
+  if (m->actuator_forcelimited[a])
+    im.refuse(an + ": a force limit on a tendon's servo is not modelled");
+  const double scale = g * G / K;
+  te["stiffness"] = K;
+  te["damping"] = te["damping"].get<double>() + D;
+  te["springlength"] = 0.0;
+  if (m->actuator_ctrllimited[c] && !(im.dis & mjDSBL_CLAMPCTRL)) {
+    double lo = scale * m->actuator_ctrlrange[2 * c], hi = scale * m->actuator_ctrlrange[2 * c + 1];
+    if (lo > hi) std::swap(lo, hi);
+    te["springlength_range"] = {lo, hi};
+    if (lo > 0 || hi < 0) te["springlength"] = lo > 0 ? lo : hi;
+  }
+  im.tendon_servos.push_back({{"tendon", te["name"]},
+                              {"actuator", im.plain_actuator(a)},
+                              {"springlength_per_ctrl", scale}});
+}
+
 // actuator a on its joint: kp = −g² b1, kv = −g² b2 added to the joint's gains; the control
 // term g G ctrl becomes the PD target's scale (a position servo, kp > 0) or the feed-forward
 // torque's (a motor or velocity servo)
 void import_actuator(MjcfImport& im, int a) {
   const mjModel* m = im.m;
   const std::string an = im.actuator_name(a);
-  if (m->actuator_trntype[a] == mjTRN_TENDON)
-    im.refuse(an + " drives " + im.tendon_name(m->actuator_trnid[2 * a]) +
-              ": actuators on tendons are not modelled (steer's controls act on joints)");
-  if (m->actuator_trntype[a] != mjTRN_JOINT && m->actuator_trntype[a] != mjTRN_JOINTINPARENT)
+  const int trn = m->actuator_trntype[a];
+  if (trn != mjTRN_JOINT && trn != mjTRN_JOINTINPARENT && trn != mjTRN_TENDON)
     im.refuse(an +
-              ": only joint transmissions are modelled (not tendon, site, slider-crank, body or "
-              "SO3)");
+              ": only joint and tendon transmissions are modelled (not site, slider-crank, body "
+              "or SO3)");
   refuse_actuator_extras(im, a, an);
   if (m->actuator_gaintype[a] != mjGAIN_FIXED)
     im.refuse(an + ": only a fixed gain is modelled (gaintype)");
@@ -684,13 +811,27 @@ void import_actuator(MjcfImport& im, int a) {
   const double b0 = bt == mjBIAS_AFFINE ? bp[0] : 0.0, b1 = bt == mjBIAS_AFFINE ? bp[1] : 0.0,
                b2 = bt == mjBIAS_AFFINE ? bp[2] : 0.0;
   if (b0 != 0) im.refuse(an + ": a constant bias biasprm[0] = " + num(b0) + " is not modelled");
-  const int j = m->actuator_trnid[2 * a], c = m->actuator_ctrladr[a];
+  const int c = m->actuator_ctrladr[a];
+  // the joint it drives and its gear there: a tendon over one joint (coefficient c_t) is that
+  // joint with the gear g c_t (its length is c_t q); over several joints, a tendon servo
+  int j = m->actuator_trnid[2 * a];
+  double g = m->actuator_gear[6 * m->actuator_outadr[a]];
+  if (trn == mjTRN_TENDON) {
+    const std::vector<std::pair<int, double>> wraps = m->tendon_type[j] == mjTENDON_FIXED
+                                                          ? tendon_joints(m, j)
+                                                          : std::vector<std::pair<int, double>>{};
+    if (wraps.size() != 1) {
+      import_tendon_servo(im, a, j, b1, b2);
+      return;
+    }
+    g *= wraps[0].second;
+    j = wraps[0].first;
+  }
   if (m->jnt_type[j] == mjJNT_FREE)
     im.refuse(an +
               ": an actuator on the free joint is not modelled (the free root's controls are its "
               "forces and torques)");
   const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
-  const double g = m->actuator_gear[6 * m->actuator_outadr[a]];
   const double kp = -g * g * b1, kv = -g * g * b2;
   if (kp < 0 || kv < 0)
     im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) +
@@ -707,16 +848,21 @@ void import_actuator(MjcfImport& im, int a) {
                 "'; steer's joint has one PD target");
     im.target_actuator[d] = im.plain_actuator(a);
     im.target_scale[d] = g * gp[0] / kp;
-    if (m->actuator_ctrllimited[c] && m->jnt_limited[j]) {
-      const double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * c],
-                   hi = im.target_scale[d] * m->actuator_ctrlrange[2 * c + 1];
-      if (std::min(lo, hi) > m->jnt_range[2 * j] || std::max(lo, hi) < m->jnt_range[2 * j + 1])
+    // MuJoCo clamps ctrl to ctrlrange, so the target stays in scale · ctrlrange (within the
+    // joint's range, which bounds steer's target): the target's range
+    if (m->actuator_ctrllimited[c] && !(im.dis & mjDSBL_CLAMPCTRL)) {
+      double lo = im.target_scale[d] * m->actuator_ctrlrange[2 * c],
+             hi = im.target_scale[d] * m->actuator_ctrlrange[2 * c + 1];
+      if (lo > hi) std::swap(lo, hi);
+      if (m->jnt_limited[j]) {
+        lo = std::max(lo, m->jnt_range[2 * j]);
+        hi = std::min(hi, m->jnt_range[2 * j + 1]);
+      }
+      if (!(lo < hi))
         im.refuse(an + ": ctrlrange [" + num(m->actuator_ctrlrange[2 * c]) + ", " +
-                  num(m->actuator_ctrlrange[2 * c + 1]) + "] is narrower than joint '" + jn +
-                  "''s range; steer bounds the PD target by the joint's range only");
-    } else if (m->actuator_ctrllimited[c]) {
-      im.refuse(an + ": ctrlrange on a position servo of the unlimited joint '" + jn +
-                "' is not modelled (give the joint a range)");
+                  num(m->actuator_ctrlrange[2 * c + 1]) + "] leaves no target within joint '" + jn +
+                  "''s range");
+      jo["target_range"] = {lo, hi};
     }
   } else if (gp[0] != 0) {
     if (!im.control_actuator[d].empty())
@@ -1190,6 +1336,9 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   else
     out.model["gravity"] = -o.gravity[2];
   out.model["sites"] = im.sites;
+  if (im.fluid)
+    out.model["fluid"] = {
+        {"density", o.density}, {"viscosity", o.viscosity}, {"wind", vec(o.wind, 3)}};
   // <keyframe>s: qpos and qvel are steer's q and q̇ (the same order: bodies depth first, a
   // body's joints in order, a free root's p and quaternion first); a keyframe's ctrl, act and
   // mocap poses are not a state of steer's
@@ -1239,6 +1388,7 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
                 {"compiler", std::string("MuJoCo ") + mj().version_string()},
                 {"timestep", o.timestep},
                 {"actuators", ctl},
+                {"tendon_servos", im.tendon_servos},
                 {"notes", im.notes}};
   return out;
 }

@@ -1,0 +1,45 @@
+// What the cross-check tests share to run a file of configs/mjcf/ on both sides: steer's config
+// importing it (model.mjcf, at an integrator, the gradient check off) and MuJoCo's model of it.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "mujoco_handles.h"
+
+namespace steer::testing {
+
+inline const std::filesystem::path& configs_dir() {
+  static const std::filesystem::path dir = std::filesystem::path(STEER_SOURCE_DIR) / "configs";
+  return dir;
+}
+
+// file (relative to configs/) imported at `integrator`, `steps` steps, a control-effort loss
+inline ExperimentConfig imported_config(const std::string& file, const std::string& integrator,
+                                        int steps) {
+  const nlohmann::json j = {
+      {"name", "import"},
+      {"model", {{"type", "articulated"}, {"mjcf", file}, {"integrator", integrator}}},
+      {"simulation", {{"steps", steps}, {"precision", "float64"}}},
+      {"loss", {{"control_effort", 1.0}}},
+      {"validation", {{"enabled", false}}}};
+  return parse_config(j, configs_dir().string());
+}
+
+// MuJoCo's model of file (relative to configs/); a failed test where it does not compile
+inline std::unique_ptr<mjModel, ModelFree> mujoco_model(const std::string& file) {
+  char err[1000] = "";
+  std::unique_ptr<mjModel, ModelFree> m(
+      mj_loadXML((configs_dir() / file).string().c_str(), nullptr, err, sizeof err));
+  EXPECT_TRUE(m) << file << ": " << err;
+  return m;
+}
+
+}  // namespace steer::testing
