@@ -115,6 +115,7 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
+  size_t fields = 0;  // the header's
   auto split = [](const std::string& l) {
     std::vector<std::string> f;
     std::string cur;
@@ -134,13 +135,16 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
     if (line_no == 1) {
       if (f.size() < 3 || f[0] != "rollout" || f[1] != "step" || f[2] != "time_s")
         throw std::runtime_error("trajectory.csv: line 1 is not the header rollout,step,time_s,…");
-      tr.columns.assign(f.begin() + 3, f.end());
+      fields = f.size();
+      auto end = f.begin() + 3;
+      while (end != f.end() && end->rfind("site.", 0) != 0) ++end;
+      tr.columns.assign(f.begin() + 3, end);
       continue;
     }
-    if (f.size() != tr.columns.size() + 3)
+    if (f.size() != fields)
       throw std::runtime_error("trajectory.csv: line " + std::to_string(line_no) + " has " +
                                std::to_string(f.size()) + " fields, the header " +
-                               std::to_string(tr.columns.size() + 3));
+                               std::to_string(fields));
     std::vector<double> v(f.size());
     for (size_t i = 0; i < f.size(); ++i) {
       char* end = nullptr;
@@ -157,9 +161,28 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
     auto& ro = tr.rollouts.back();
     ro.step.push_back(int(v[1]));
     ro.time_s.push_back(v[2]);
-    ro.state.emplace_back(v.begin() + 3, v.end());
+    ro.state.emplace_back(v.begin() + 3, v.begin() + 3 + long(tr.columns.size()));
   }
   return tr;
+}
+
+std::vector<std::string> trajectory_site_columns(const ExperimentConfig& c) {
+  const ModelDef& def = model_of(c);
+  std::vector<std::string> cols;
+  if (!def.site_names || !def.site_positions) return cols;
+  for (const std::string& name : def.site_names(c))
+    for (const char* axis : {"x", "y", "z"}) cols.push_back("site." + name + "." + axis + "_m");
+  return cols;
+}
+
+void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, const double* theta,
+                            const double* x) {
+  const ModelDef& def = model_of(c);
+  if (!def.site_names || !def.site_positions) return;
+  std::vector<double> pos(3 * def.site_names(c).size());
+  if (pos.empty()) return;
+  def.site_positions(c, theta, x, pos.data());
+  for (double v : pos) out << "," << v;
 }
 
 }  // namespace steer

@@ -76,6 +76,10 @@ struct ModelDef {
   // site.<name>.<x|y|z> columns of loss.reference / loss.observations name them (nullptr: the
   // model has no sites, and those keys are refused)
   std::vector<std::string> (*site_names)(const ExperimentConfig& c) = nullptr;
+  // the world positions [m] of those sites at state x with parameters θ: 3 per site, in
+  // site_names' order (run's and compare's trajectory.csv columns site.<name>.x|y|z_m)
+  void (*site_positions)(const ExperimentConfig& c, const double* theta, const double* x,
+                         double* out) = nullptr;
   // report.html's drawing of the motion from the recorded states, as src/experiment/report_scene.h
   // describes it (nullptr: the page says that this model draws nothing, and shows the rest)
   nlohmann::json (*report_scene)(const ExperimentConfig& c, const nlohmann::json& artifact,

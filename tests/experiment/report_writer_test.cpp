@@ -349,7 +349,11 @@ TEST(ReportWriter, TrajectoryCsvErrorsNameTheLine) {
       steer::parse_trajectory_csv("rollout,step,time_s,x_m\n0,0,0,1\n0,1,0.1,2\n1,0,0,3\n");
   ASSERT_EQ(t.rollouts.size(), 2u);
   EXPECT_EQ(t.rollouts[0].state[1][0], 2.0);
-  EXPECT_EQ(t.rollouts[1].rollout, 1);
+  EXPECT_EQ(t.rollouts[1].rollout, 1);  // the site columns after the states are not state columns
+  const steer::RecordedTrajectory s = steer::parse_trajectory_csv(
+      "rollout,step,time_s,x_m,site.a.x_m,site.a.y_m,site.a.z_m\n0,0,0,1,4,5,6\n");
+  EXPECT_EQ(s.columns, std::vector<std::string>{"x_m"});
+  EXPECT_EQ(s.rollouts[0].state[0], std::vector<double>{1.0});
 }
 
 // Progress on stderr when it is not a terminal: plain lines with done/total, rate and ETA,

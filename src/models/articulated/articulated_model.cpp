@@ -14,6 +14,7 @@
 #include "models/registry.h"
 #include "models/articulated/articulated_runner.h"
 #include "problem/batch_runner.h"
+#include "steer/models/articulated.h"
 
 namespace steer {
 
@@ -60,6 +61,13 @@ std::vector<std::string> site_names(const ExperimentConfig& c) {
   return c.model_state<ArticulatedSetup>().names.sites;
 }
 
+// site s's world position p_b + R_b (pos − j_b) at x, θ, for each site in order
+void site_positions(const ExperimentConfig& c, const double* theta, const double* x, double* out) {
+  const ArticulatedLarge& a = articulated(c);
+  for (int s = 0; s < a.n_sites; ++s)
+    a.site_position<double>(View<const double>{x, 1}, View<const double>{theta, 1}, s, out + 3 * s);
+}
+
 }  // namespace
 
 const ModelDef& articulated_model() {
@@ -77,6 +85,7 @@ const ModelDef& articulated_model() {
     // (center_of_mass and its adjoint take the axis; tests/models/articulated/com_axis_test.cpp)
     d.check_physical = articulated_check_physical;
     d.site_names = site_names;
+    d.site_positions = site_positions;
     d.penetration_label = true;
     return d;
   }();
