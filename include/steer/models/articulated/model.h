@@ -88,7 +88,9 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxTendons = ND;
   static constexpr int kFluidParams = 5;
   // fluid forces (fluid.h) have a hand adjoint on the scalar path only: the capacity that has
-  // them is the CPU's scalar one, which also has the contact pairs
+  // them is the CPU's scalar one, which also has the contact pairs. Only it counts their θ
+  // slots in kMaxParam, so that the other capacities' per-thread arrays (θ̄ in the kernels)
+  // keep their size
   static constexpr bool kFluid = NC > 0;
   static constexpr int kFluidRows = kFluid ? NB : 1;  // the fluid arrays' rows
   // spatial tendons (spatial_tendon.h), the same capacity: at most kMaxPath sites each
@@ -100,7 +102,7 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams +
                                    kGlobalParams + GroundContacts::kParams +
-                                   kMaxTendons * kTendonParams + kFluidParams;
+                                   kMaxTendons * kTendonParams + (kFluid ? kFluidParams : 0);
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
