@@ -238,7 +238,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::energies(const XIn& x, 
   }
   // the fixed tendons' springs ½ k_t (L_t − L0_t)²
   for (int t = 0; t < n_tendons; ++t) {
-    if (tendon_spatial(t)) continue;  // (conservative() is false with them)
+    // (a compile-time branch: the plain test alone costs the float kernels 8 registers)
+    if constexpr (kFluid) {
+      if (tendon_spatial(t)) continue;  // (conservative() is false with them)
+    }
     const S dl = tendon_length<S>(t, q) - S(p[p_tendon(t, kTendonSpringLength)]);
     e += S(0.5) * S(p[p_tendon(t, kTendonStiffness)]) * dl * dl;
   }
@@ -268,8 +271,11 @@ template <class S, class PIn>
 inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
-  if (fluid) return false;          // the fluid's drag only takes energy out
-  if (n_spatial > 0) return false;  // energy() leaves the spatial tendons' springs out
+  // the fluid's drag only takes energy out; energy() leaves the spatial tendons' springs out
+  // (neither exists, at compile time, at a capacity without kFluid)
+  if constexpr (kFluid) {
+    if (fluid || n_spatial > 0) return false;
+  }
   for (int j = 0; j < n_dof; ++j)
     if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) &&
           S(p[p_joint(j, kKv)]) == S(0)))

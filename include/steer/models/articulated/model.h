@@ -224,7 +224,11 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S gravity_along(const S* v) const {
     return S(gravity_dir[0]) * v[0] + S(gravity_dir[1]) * v[1] + S(gravity_dir[2]) * v[2];
   }
-  STEER_HD int np() const { return p_fluid(fluid ? kFluidParams : 0); }
+  // (at a capacity without kFluid a compile-time p_tendon(n_tendons, 0): the kernels' θ loops
+  // stay as they were)
+  STEER_HD int np() const {
+    return kFluid && fluid ? p_fluid(kFluidParams) : p_tendon(n_tendons, 0);
+  }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
   STEER_HD int p_global(int k) const { return n_bodies * kBodyParams + n_dof * kJointParams + k; }
