@@ -135,7 +135,8 @@ void assemble_compare_artifact(CompareState& run) {
       for (int s2 = 0; s2 < slots; ++s2) {
         tc << d << "," << s2 * stride << "," << s2 * stride * c.dt;
         for (int i = 0; i < nx; ++i) tc << "," << tr[size_t(s2) * nx + i];
-        if (!site_cols.empty()) write_trajectory_sites(tc, c, theta.data(), &tr[size_t(s2) * nx]);
+        if (!site_cols.empty()) write_trajectory_sites(tc, c, int(site_cols.size() / 3), theta.data(),
+                                 &tr[size_t(s2) * nx]);
         tc << "\n";
       }
     }

@@ -42,10 +42,10 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text);
 // trajectory.csv's site columns, after the states: site.<name>.x_m, .y_m, .z_m for each site of
 // the model of c (the registry's site_names and site_positions; none without them)
 std::vector<std::string> trajectory_site_columns(const ExperimentConfig& c);
-// one row's site values (3 per site) at state x [nx] with parameters theta [np], each written
-// as ",value"
-void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, const double* theta,
-                            const double* x);
+// one row's site values (3 per site, n_sites of them: trajectory_site_columns' size / 3) at
+// state x [nx] with parameters theta [np], each written as ",value"
+void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, int n_sites,
+                            const double* theta, const double* x);
 
 // the drawing of the motion for the model of c (nullptr: none), with at most max_frames frames
 // per rollout; null JSON when the model offers none

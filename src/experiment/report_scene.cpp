@@ -175,12 +175,11 @@ std::vector<std::string> trajectory_site_columns(const ExperimentConfig& c) {
   return cols;
 }
 
-void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, const double* theta,
-                            const double* x) {
+void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, int n_sites,
+                            const double* theta, const double* x) {
   const ModelDef& def = model_of(c);
-  if (!def.site_names || !def.site_positions) return;
-  std::vector<double> pos(3 * def.site_names(c).size());
-  if (pos.empty()) return;
+  if (n_sites <= 0 || !def.site_positions) return;
+  std::vector<double> pos(3 * size_t(n_sites));
   def.site_positions(c, theta, x, pos.data());
   for (double v : pos) out << "," << v;
 }

@@ -190,7 +190,8 @@ nlohmann::json record_trajectories(RunState& run) {
       const double* x = tr.data() + (size_t(b) * slots + s) * nx;
       csv << b << "," << s * stride << "," << s * stride * c.dt;
       for (int i = 0; i < nx; ++i) csv << "," << x[i];
-      if (!site_cols.empty()) write_trajectory_sites(csv, c, theta.data() + size_t(b) * np, x);
+      if (!site_cols.empty())
+        write_trajectory_sites(csv, c, int(site_cols.size() / 3), theta.data() + size_t(b) * np, x);
       csv << "\n";
       if (s % jstride == 0 || s == slots - 1) {
         steps.push_back(s * stride);
