@@ -353,8 +353,15 @@ def physics_cases():
              why="steer has one floating base: a second is refused naming it, or both run"))
     add(Case("ball_joint.xml", "a ball joint", "refused", arm(joint1={"type": "ball", "axis": None}),
              words=("hinge1", "ball")))
-    add(Case("frictionloss.xml", "joint frictionloss 0.1 (MuJoCo's dry friction; not modelled)", "refused",
-             arm(joint1={"frictionloss": "0.1"}), words=("hinge1", "frictionloss")))
+    add(Case("frictionloss.xml", "joint frictionloss 0.1 (steer's smooth law)", "loads",
+             arm(joint1={"frictionloss": "0.1"}), params=(("hinge1.frictionloss", 0.1),)))
+    add(Case("frictionloss_free.xml", "frictionloss 0.1 on a free joint (not modelled)", "refused",
+             '<mujoco model="free_friction">\n  <worldbody>\n'
+             '    <body name="a" pos="0 0 1"><joint name="fa" type="free" frictionloss="0.1"/>'
+             '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n'
+             '  </worldbody>\n</mujoco>\n', words=("fa", "frictionloss")))
+    add(Case("frictionloss_negative.xml", "joint frictionloss -0.1", "refused",
+             arm(joint1={"frictionloss": "-0.1"}), words=("frictionloss",)))
     add(Case("integrator_implicit.xml", "option integrator implicitfast", "refused",
              arm(option={"integrator": "implicitfast"}), words=("integrator",)))
     add(Case("mocap_body.xml", "a mocap body", "refused",

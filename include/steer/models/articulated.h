@@ -94,6 +94,8 @@
 //   dynamics.h     mass matrix (CRBA), bias forces (RNEA); their adjoint adj_dynamics_form
 //   contact_law.h  the ground points' normal laws, friction and restitution; adjoints
 //   contact.h      contact forces of the fingertip and the ground points; adjoint
+//   fluid.h, spatial_tendon.h, joint_friction.h  fluid forces, spatial tendons, joint friction
+//                  (the CPU's scalar capacity only); adjoints
 //   impact.h       time-of-impact restitution impulses of the ground points; adjoint
 //   actuator.h     torque saturation, joint-limit torque; adjoints
 //   cholesky.h     Cholesky factor and substitution
@@ -110,6 +112,7 @@
 #include "steer/models/articulated/contact.h"
 #include "steer/models/articulated/fluid.h"
 #include "steer/models/articulated/spatial_tendon.h"
+#include "steer/models/articulated/joint_friction.h"
 #include "steer/models/articulated/actuator.h"
 #include "steer/models/articulated/cholesky.h"
 #include "steer/models/articulated/servo.h"

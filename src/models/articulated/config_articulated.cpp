@@ -24,6 +24,10 @@ const char* kAxisNames[3] = {"x", "y", "z"};
 // model.fluid's bounds: beyond mercury's density [kg/m³] and honey's viscosity [Pa·s] tenfold
 constexpr double kMaxFluidDensity = 1e5;
 constexpr double kMaxFluidViscosity = 1e3;
+// a joint's frictionloss [N·m or N] and the law's smoothing speed [rad/s or m/s]: the joint
+// parameters' bound and a speed beyond any joint's
+constexpr double kMaxFrictionLoss = 1e6;
+constexpr double kMaxFrictionLossVelocity = 1e3;
 const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
 const char* kJointParamNames[8] = {"damping", "armature",    "kp",        "kv",
                                    "target",  "force_limit", "stiffness", "springref"};
@@ -155,6 +159,11 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
     slot(m.p_tendon(t, Articulated::kTendonDamping), tn + ".damping",
          std::string(force) + "*s/" + len, Range::closed(0, 1e6), "tendon_damping");
   }
+  if (m.joint_friction)
+    for (int j = 0; j < n; ++j)
+      slot(m.p_frictionloss(j), names.joints[j] + ".frictionloss",
+           m.joint[m.body_of_dof[j]] == Articulated::kHinge ? "N*m" : "N",
+           Range::closed(0, kMaxFrictionLoss), "frictionloss");
   if (m.fluid) {
     slot(m.p_fluid(Articulated::kFluidDensity), "fluid.density", "kg/m^3",
          Range::closed(0, kMaxFluidDensity), "");
@@ -269,7 +278,8 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   nlohmann::json overrides = nlohmann::json::array();
   for (const char* k :
        {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
-        "contact", "contacts", "pairs", "joint_limits", "tendons", "fluid", "included_from"}) {
+        "contact", "contacts", "pairs", "joint_limits", "tendons", "fluid", "frictionloss_velocity",
+        "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -370,6 +380,7 @@ struct BodyValues {
   std::vector<double> inertia_frame;  // the principal axes' quaternion, when given
   double jp[Articulated::kJointParams];
   bool has_target = false;
+  double frictionloss = -1;  // the joint's friction F [N·m or N]; −1: the key is absent
 };
 
 // The arm as parsed so far, shared by the stages below (one per element of model.*): the tree
@@ -484,6 +495,8 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   v.jp[Articulated::kForceLimit] = jo.number("force_limit", 1e3, Range{0, 1e9, true, false});
   v.jp[Articulated::kStiffness] = jo.number("stiffness", 0.0, Range::closed(0, 1e9));
   v.jp[Articulated::kSpringRef] = jo.number("springref", 0.0, Range::closed(-1e3, 1e3));
+  if (jo.has("frictionloss"))
+    v.frictionloss = jo.number("frictionloss", 0.0, Range::closed(0, kMaxFrictionLoss));
   jo.finish();
   ++a.n_dof;
 }
@@ -688,6 +701,11 @@ void parse_all_joints(const JsonObject& m, ArmParse& p) {
     // a free root's dofs keep their own (the joint's damping and armature; no servo)
     for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
       p.vals[b].jp[k] = v;
+  }
+  if (aj.has("frictionloss")) {
+    const double f = aj.number("frictionloss", 0.0, Range::closed(0, kMaxFrictionLoss));
+    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
+      p.vals[b].frictionloss = f;
   }
   aj.finish();
 }
@@ -968,6 +986,19 @@ void parse_fluid(const JsonObject& m, ArmParse& p) {
   }
 }
 
+// joint friction (joint_friction.h): on when a joint gives `frictionloss` (its θ slot
+// <joint>.frictionloss, every joint then having one, 0 where not given) or the model gives
+// `frictionloss_velocity`, the law's smoothing speed v_f
+void parse_joint_friction(const JsonObject& m, ArmParse& p) {
+  ArticulatedLarge& a = p.a;
+  bool any = m.has("frictionloss_velocity");
+  for (int b = 0; b < a.n_bodies; ++b)
+    if (a.dof[b] >= 0 && p.vals[size_t(b)].frictionloss >= 0) any = true;
+  a.frictionloss_velocity =
+      m.number("frictionloss_velocity", 0.1, Range{0, kMaxFrictionLossVelocity, true, false});
+  a.joint_friction = any;
+}
+
 // model.gravity: g [m/s²] acting along −z, or the vector (g_x, g_y, g_z) [m/s²] (MuJoCo's
 // opt.gravity): its magnitude is θ's gravity slot and its direction the model's gravity_dir
 double parse_gravity(const JsonObject& m, ArticulatedLarge& a) {
@@ -1004,6 +1035,9 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
   if (a.fluid)
     for (int k = 0; k < Articulated::kFluidParams; ++k)
       c.theta[a.p_fluid(k)] = p.fluid_vals[size_t(k)];
+  if (a.joint_friction)
+    for (int b = 0; b < a.n_bodies; ++b)
+      if (a.dof[b] >= 0) c.theta[a.p_frictionloss(a.dof[b])] = std::max(0.0, p.vals[b].frictionloss);
 }
 
 // A JSON arm (model.bodies and the rest), parsed at the large capacity and copied to the
@@ -1030,6 +1064,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_joint_limits(m, a, names);
   parse_tendons(m, p);
   parse_fluid(m, p);
+  parse_joint_friction(m, p);
   const double gravity = parse_gravity(m, a);
 
   c.info = articulated_info(a, names);
@@ -1258,6 +1293,12 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                    "mass and principal moments, on its principal axes"},
                   {"slots", "fluid.density [kg/m^3], fluid.viscosity [Pa*s], fluid.wind [m/s]"},
                   {"integration", "explicit"}};
+  if (a.joint_friction)
+    m["frictionloss"] = {
+        {"law", "-frictionloss tanh(dq/dt / frictionloss_velocity) on each joint"},
+        {"frictionloss_velocity", a.frictionloss_velocity},
+        {"slots", "<joint>.frictionloss [N*m or N]"},
+        {"integration", "explicit"}};
   if (!names.import_record.is_null()) m["imported_from"] = names.import_record;
   return m;
 }

@@ -468,9 +468,9 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
       "free joint beside a hinge",
       "<body name='b'>" + link + "<freejoint name='float'/><joint name='j2' axis='0 1 0'/></body>",
       {"more than 6 dofs in body 'b'"});  // MuJoCo's compiler refuses it first
-  refused("frictionloss",
-          "<body name='b'>" + link + "<joint name='rough' axis='1 0 0' frictionloss='0.5'/></body>",
-          {"rough", "frictionloss"});
+  refused("free joint frictionloss",
+          "<body name='b'>" + link + "<joint name='rough' type='free' frictionloss='0.5'/></body>",
+          {"rough", "frictionloss", "free joint"});
   refused("free joint spring",
           "<body name='b'>" + link + "<joint name='springy' type='free' stiffness='3'/></body>",
           {"springy", "stiffness"});

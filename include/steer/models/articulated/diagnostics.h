@@ -264,17 +264,17 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::energy(const XIn& x, const
   return e;
 }
 
-// conservative when no damping, no PD gains, no contact and no fluid: then, with zero controls,
+// conservative when no damping, no PD gains, no contact, no fluid and no joint friction: then, with zero controls,
 // an energy change is the integrator's error
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn& p) const {
   // the limit and contact forces have potentials, but energy() does not include them
   if (contact || ground.n_points > 0 || joint_limits) return false;
-  // the fluid's drag only takes energy out; energy() leaves the spatial tendons' springs out
-  // (neither exists, at compile time, at a capacity without kFluid)
+  // the fluid's drag and the joint friction only take energy out; energy() leaves the spatial
+  // tendons' springs out (none exists, at compile time, at a capacity without kFluid)
   if constexpr (kFluid) {
-    if (fluid || n_spatial > 0) return false;
+    if (fluid || n_spatial > 0 || joint_friction) return false;
   }
   for (int j = 0; j < n_dof; ++j)
     if (!(S(p[p_joint(j, kDamping)]) == S(0) && S(p[p_joint(j, kKp)]) == S(0) &&

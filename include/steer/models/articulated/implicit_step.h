@@ -1,8 +1,8 @@
 // Articulated: the euler / implicitfast step, and its hand adjoint.
 //   A q̇⁺ = b,  A = M + h diag(D + s' k_v [implicitfast]) [+ h Σ_t d_t c_t c_tᵀ, implicitfast],
-//   b = M q̇ + h (τ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t [+ s' k_v q̇]) (τ_f the fluid's,
-//   τ_l the limits', τ_s the springs' torque, f_t the fixed tendons' forces, their damping left
-//   out in implicitfast),
+//   b = M q̇ + h (τ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t [+ s' k_v q̇]) (τ_f the fluid's and
+//   the joint friction's, τ_l the limits', τ_s the springs' torque, f_t the fixed tendons'
+//   forces, their damping left out in implicitfast),
 //   q⁺ = q + h q̇⁺;
 // adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
 // and q̇⁺ held fixed.
@@ -20,6 +20,7 @@
 #include "steer/models/articulated/contact.h"
 #include "steer/models/articulated/fluid.h"
 #include "steer/models/articulated/spatial_tendon.h"
+#include "steer/models/articulated/joint_friction.h"
 #include "steer/models/articulated/actuator.h"
 #include "steer/models/articulated/cholesky.h"
 #include "steer/models/articulated/servo.h"
@@ -46,6 +47,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(
   contact_forces(K, v, p, tc);
   fluid_forces<ArticulatedCap, S>(*this, K, v, p, tc);           // explicit (fluid.h)
   spatial_tendon_forces<ArticulatedCap, S>(*this, K, v, p, tc);  // explicit (spatial_tendon.h)
+  joint_friction_forces<ArticulatedCap, S>(*this, v, p, tc);      // explicit (joint_friction.h)
   // the fixed tendons' c_t f_t, joined to the contact forces (τ_c below); implicitfast's tendon
   // damping goes into A after the loop
   tendon_forces(q, v, p, integrator != kImplicitFast, tc);
@@ -248,6 +250,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_
   adj_dynamics_form(K, v, p, W, lam, wv, h, KA, av, ap, want_inertia);
   adj_contact_forces(K, v, p, mu, KA, av, ap);
   adj_fluid_forces<ArticulatedCap, S>(*this, K, v, p, mu, KA, av, ap);
+  adj_joint_friction_forces<ArticulatedCap, S>(*this, v, p, mu, av, ap);
   adj_forward_kinematics(K, aq, ap, KA, want_com, q);
   for (int i = 0; i < nqv; ++i) adj_x[i] += aq[i];
   for (int i = 0; i < n; ++i) adj_x[nqv + i] += av[i];

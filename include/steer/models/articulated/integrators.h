@@ -77,8 +77,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
                                    adj_xn);  // u enters through the tape
 }
 
-// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t), everything explicit (the rk4
-// right-hand side; MuJoCo's RK4 too takes every passive force explicitly)
+// q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t), everything explicit (τ_f the
+// fluid's and the joint friction's; the rk4 right-hand side; MuJoCo's RK4 too takes every
+// passive force explicitly)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class UIn, class PIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q, const S* v,
@@ -100,6 +101,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
   contact_forces(K, v, p, qdd);
   fluid_forces<ArticulatedCap, S>(*this, K, v, p, qdd);
   spatial_tendon_forces<ArticulatedCap, S>(*this, K, v, p, qdd);
+  joint_friction_forces<ArticulatedCap, S>(*this, v, p, qdd);
   for (int j = 0; j < n_dof; ++j)
     if (!free_dof(j)) qdd[j] += limit_torque(j, q[qadr(j)]) + spring_torque(p, j, q[qadr(j)]);
   tendon_forces(q, v, p, true, qdd);

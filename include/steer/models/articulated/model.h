@@ -6,7 +6,8 @@
 //   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 8 j + k,  p_global(k) = 10 n_bodies + 8
 //   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h),
 //   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons),
-//   p_fluid(k) = p_tendon(n_tendons, 0) + k (fluid forces, when on).
+//   p_fluid(k) = p_tendon(n_tendons, 0) + k (fluid forces, when on),
+//   p_frictionloss(j) = p_fluid(kFluidParams when fluid, else 0) + j (joint friction, when on).
 #pragma once
 
 #include <cmath>
@@ -63,6 +64,11 @@ struct ArticulatedSettings {
   bool fluid = false;
   // spatial tendons among the tendons (spatial_tendon.h): only capacities with kFluid run them
   int n_spatial = 0;
+  // joint friction (MuJoCo's frictionloss, joint_friction.h): τ_j = −F_j tanh(q̇_j / v_f) with
+  // F_j θ's p_frictionloss(j) slot [N·m or N] and v_f the smoothing speed [rad/s or m/s]; only
+  // capacities with kFluid run it
+  bool joint_friction = false;
+  double frictionloss_velocity = 0.1;
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
@@ -102,7 +108,8 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams +
                                    kGlobalParams + GroundContacts::kParams +
-                                   kMaxTendons * kTendonParams + (kFluid ? kFluidParams : 0);
+                                   kMaxTendons * kTendonParams +
+                                   (kFluid ? kFluidParams + kMaxDof : 0);
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
@@ -227,7 +234,8 @@ struct ArticulatedCap : ArticulatedSettings {
   // (at a capacity without kFluid a compile-time p_tendon(n_tendons, 0): the kernels' θ loops
   // stay as they were)
   STEER_HD int np() const {
-    return kFluid && fluid ? p_fluid(kFluidParams) : p_tendon(n_tendons, 0);
+    if (!kFluid) return p_tendon(n_tendons, 0);
+    return joint_friction ? p_frictionloss(n_dof) : p_fluid(fluid ? kFluidParams : 0);
   }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
@@ -237,6 +245,7 @@ struct ArticulatedCap : ArticulatedSettings {
     return p_contact(GroundContacts::kParams) + t * kTendonParams + k;
   }
   STEER_HD int p_fluid(int k) const { return p_tendon(n_tendons, 0) + k; }
+  STEER_HD int p_frictionloss(int j) const { return p_fluid(fluid ? kFluidParams : 0) + j; }
   // c_tj (tendon_coef)
   STEER_HD double tendon_c(int t, int j) const { return tendon_coef[t * n_dof + j]; }
 
@@ -603,7 +612,7 @@ inline bool articulated_fits(const From& from) {
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
          from.n_tendons <= To::kMaxTendons && from.ground.n_points <= To::kMaxGroundPoints &&
          from.n_pairs <= To::kMaxPairs && (!from.fluid || To::kFluid) &&
-         (from.n_spatial == 0 || To::kFluid);
+         (from.n_spatial == 0 || To::kFluid) && (!from.joint_friction || To::kFluid);
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

@@ -33,6 +33,7 @@
 //                      stiffness = tendon_stiffness, springlength = tendon_lengthspring (one
 //                      value), damping = tendon_damping, range = tendon_range when limited
 //                      (steer's smooth penalty, model.joint_limits' law);
+//   joint frictionloss: the joint's frictionloss under steer's smooth law (joint_friction.h);
 //   sites:             site_pos, site_quat in their body's frame ("world" for the world body's);
 //   contact:           the geom pairs MuJoCo would collide (contype/conaffinity, welded and
 //                      parent–child bodies, <exclude>: collidable()), each a world plane
@@ -50,7 +51,7 @@
 //                      viscosity and wind as model.fluid (MuJoCo's inertia-box model; each
 //                      body's inertia_frame = body_iquat, the box's axes).
 // Refused, naming the element: free joints below the root or beside other joints, ball joints,
-// a free joint's spring, frictionloss, spatial tendons around geoms or pulleys, a motor (or a
+// a free joint's spring or frictionloss, spatial tendons around geoms or pulleys, a motor (or a
 // second servo, or a servo
 // beside a spring) on a tendon over several joints, a fixed tendon's
 // deadband, frictionloss, armature or plasticity, equality constraints, explicit
@@ -223,6 +224,7 @@ struct MjcfImport {
   nlohmann::json notes = nlohmann::json::array();
   std::string integrator;
   bool fluid = false;  // option density or viscosity: model.fluid
+  bool frictionloss = false;  // a hinge or slide with frictionloss: steer's smooth law
   // bodies and joints
   nlohmann::json bodies = nlohmann::json::array();
   std::vector<int>
@@ -509,6 +511,10 @@ nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
   if (im.spring_on && m->jnt_stiffness[j] != 0)
     im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) +
               " on a free joint (a spring to its reference pose) is not modelled");
+  for (int k = 0; k < 6; ++k)
+    if (im.friction_on && m->dof_frictionloss[dof + k] != 0)
+      im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) +
+                " on a free joint is not modelled");
   im.free_dofs = 6;
   return {{"name", jn},
           {"type", "free"},
@@ -529,8 +535,6 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
       im.refuse(jw + ": stiffness polynomial coefficient " +
                 num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " (a joint spring) is not modelled");
   refuse_polynomial_damping(im, dof, jw);
-  if (im.friction_on && m->dof_frictionloss[dof] != 0)
-    im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof]) + " is not modelled");
   if (int(im.dof_body.size()) + im.free_dofs == ArticulatedLarge::kMaxDof)
     im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
               " joints; steer's articulated model takes at most " +
@@ -550,6 +554,10 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   jo["ref"] = m->qpos0[m->jnt_qposadr[j]];
   jo["stiffness"] = im.spring_on ? m->jnt_stiffness[j] : 0.0;
   jo["springref"] = m->qpos_spring[m->jnt_qposadr[j]];
+  if (im.friction_on && m->dof_frictionloss[dof] != 0) {
+    jo["frictionloss"] = m->dof_frictionloss[dof];  // steer's smooth law (joint_friction.h)
+    im.frictionloss = true;
+  }
   im.joint_of_dof_mj[size_t(dof)] = int(im.dof_body.size());
   im.dof_body.push_back(j);
   return jo;
@@ -982,8 +990,11 @@ double pair_margin(const MjcfImport& im, int a, int b) {
   return std::max(m->geom_margin[a], m->geom_margin[b]);
 }
 
-// a sphere or capsule as one side of model.pairs: its body ("world" for the world's), and its
-// centre or its axis' two ends (the geom's z, half-length size[1]) in the body frame
+// a sphere, capsule or cylinder as one side of model.pairs: its body ("world" for the world's),
+// and its centre or its axis' two ends (the geom's z, half-length size[1]) in the body frame. A
+// cylinder (radius r, half-length h) is the capsule of the same axis, r and h: exact wherever
+// the nearest point lies on its curved side, its flat ends rounded out by up to r
+// (docs/contact.md)
 nlohmann::json pair_side(const MjcfImport& im, int g) {
   const mjModel* m = im.m;
   const int b = m->geom_bodyid[g];
@@ -1006,14 +1017,15 @@ nlohmann::json pair_side(const MjcfImport& im, int g) {
   return e;
 }
 
-// The pairs MuJoCo would collide: a world plane against a sphere or capsule on a moving body (a
-// ground point's pair: the plane in `plane`, the geom in `shapes`); two spheres or capsules
-// otherwise (model.pairs); any other pair is refused naming both geoms: steer drops none
+// The pairs MuJoCo would collide: a world plane against a sphere, capsule, box or cylinder on a
+// moving body (a ground point's pair: the plane in `plane`, the geom in `shapes`); two spheres,
+// capsules or cylinders otherwise (model.pairs); any other pair is refused naming both geoms: steer drops none
 // silently
 int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   const mjModel* m = im.m;
   int plane = -1;
   std::vector<char> in_pair(size_t(m->ngeom), 0);
+  std::vector<std::string> cylinder_pairs;  // cylinders in a pair, named in a note
   auto where = [&](int g) {
     const int b = m->geom_bodyid[g];
     return im.geom_name(g) +
@@ -1026,13 +1038,17 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
                  wb = m->body_weldid[m->geom_bodyid[b]] == 0;
       const int fixed = wa ? a : b, moving = wa ? b : a;
       auto round = [&](int g) {
-        return m->geom_type[g] == mjGEOM_SPHERE || m->geom_type[g] == mjGEOM_CAPSULE;
+        return m->geom_type[g] == mjGEOM_SPHERE || m->geom_type[g] == mjGEOM_CAPSULE ||
+               m->geom_type[g] == mjGEOM_CYLINDER;
       };
       if (round(a) && round(b)) {
-        // two spheres or capsules (self-collision, a ball and a leg, a world capsule): a pair;
-        // MuJoCo's margin (the larger of the two) widens side 0, so the force starts where
-        // MuJoCo's contact does (dist < margin)
+        // two spheres, capsules or cylinders (self-collision, a ball and a leg, a world
+        // capsule): a pair; MuJoCo's margin (the larger of the two) widens side 0, so the force
+        // starts where MuJoCo's contact does (dist < margin)
         in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+        for (int g : {a, b})
+          if (m->geom_type[g] == mjGEOM_CYLINDER)
+            cylinder_pairs.push_back(im.geom_name(g));
         nlohmann::json side0 = pair_side(im, a);
         side0["radius"] = side0["radius"].get<double>() + pair_margin(im, a, b);
         im.pairs.push_back({{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
@@ -1046,7 +1062,7 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
             where(a) + " and " + where(b) +
             " can collide (contype/conaffinity, no <exclude>): steer models contact between "
             "a plane in <worldbody> and spheres, capsules, boxes or cylinders on moving "
-            "bodies, and between two spheres or capsules, not between these (set contype=\"0\" "
+            "bodies, and between two spheres, capsules or cylinders, not between these (set contype=\"0\" "
             "conaffinity=\"0\" or add an <exclude> where they should not collide)");
       const int t = m->geom_type[moving];
       if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE && t != mjGEOM_BOX && t != mjGEOM_CYLINDER)
@@ -1077,6 +1093,14 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
                 " (an adhesive contact force) is not modelled");
   }
   std::sort(shapes.begin(), shapes.end());  // the file's order
+  std::sort(cylinder_pairs.begin(), cylinder_pairs.end());
+  cylinder_pairs.erase(std::unique(cylinder_pairs.begin(), cylinder_pairs.end()),
+                       cylinder_pairs.end());
+  for (const std::string& g : cylinder_pairs)
+    im.notes.push_back("contact: " + g +
+                       " is a cylinder in a contact pair: there it is the capsule of its axis, "
+                       "radius and half-length (exact on its curved side, its flat ends rounded "
+                       "out by up to its radius); against the plane, points on its rims");
   return plane;
 }
 
@@ -1339,6 +1363,12 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   if (im.fluid)
     out.model["fluid"] = {
         {"density", o.density}, {"viscosity", o.viscosity}, {"wind", vec(o.wind, 3)}};
+  if (im.frictionloss)
+    im.notes.push_back(
+        "frictionloss: MuJoCo's dry-friction constraint becomes steer's smooth law "
+        "-frictionloss tanh(dq/dt / v_f) on each joint, explicit in the step "
+        "(model.frictionloss_velocity v_f = 0.1 rad/s or m/s unless the config sets it; θ slots "
+        "<joint>.frictionloss)");
   // <keyframe>s: qpos and qvel are steer's q and q̇ (the same order: bodies depth first, a
   // body's joints in order, a free root's p and quaternion first); a keyframe's ctrl, act and
   // mocap poses are not a state of steer's
