@@ -276,10 +276,9 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   c.model_dt = im.timestep;  // simulation.dt defaults to the file's timestep
   nlohmann::json merged = im.model;
   nlohmann::json overrides = nlohmann::json::array();
-  for (const char* k :
-       {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip", "keyframes",
-        "contact", "contacts", "pairs", "joint_limits", "tendons", "fluid", "frictionloss_velocity",
-        "included_from"}) {
+  for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
+                        "keyframes", "contact", "contacts", "pairs", "joint_limits", "tendons",
+                        "fluid", "frictionloss_velocity", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -1037,7 +1036,8 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
       c.theta[a.p_fluid(k)] = p.fluid_vals[size_t(k)];
   if (a.joint_friction)
     for (int b = 0; b < a.n_bodies; ++b)
-      if (a.dof[b] >= 0) c.theta[a.p_frictionloss(a.dof[b])] = std::max(0.0, p.vals[b].frictionloss);
+      if (a.dof[b] >= 0)
+        c.theta[a.p_frictionloss(a.dof[b])] = std::max(0.0, p.vals[b].frictionloss);
 }
 
 // A JSON arm (model.bodies and the rest), parsed at the large capacity and copied to the
@@ -1294,11 +1294,10 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                   {"slots", "fluid.density [kg/m^3], fluid.viscosity [Pa*s], fluid.wind [m/s]"},
                   {"integration", "explicit"}};
   if (a.joint_friction)
-    m["frictionloss"] = {
-        {"law", "-frictionloss tanh(dq/dt / frictionloss_velocity) on each joint"},
-        {"frictionloss_velocity", a.frictionloss_velocity},
-        {"slots", "<joint>.frictionloss [N*m or N]"},
-        {"integration", "explicit"}};
+    m["frictionloss"] = {{"law", "-frictionloss tanh(dq/dt / frictionloss_velocity) on each joint"},
+                         {"frictionloss_velocity", a.frictionloss_velocity},
+                         {"slots", "<joint>.frictionloss [N*m or N]"},
+                         {"integration", "explicit"}};
   if (!names.import_record.is_null()) m["imported_from"] = names.import_record;
   return m;
 }

@@ -47,7 +47,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::implicit_system(
   contact_forces(K, v, p, tc);
   fluid_forces<ArticulatedCap, S>(*this, K, v, p, tc);           // explicit (fluid.h)
   spatial_tendon_forces<ArticulatedCap, S>(*this, K, v, p, tc);  // explicit (spatial_tendon.h)
-  joint_friction_forces<ArticulatedCap, S>(*this, v, p, tc);      // explicit (joint_friction.h)
+  joint_friction_forces<ArticulatedCap, S>(*this, v, p, tc);     // explicit (joint_friction.h)
   // the fixed tendons' c_t f_t, joined to the contact forces (τ_c below); implicitfast's tendon
   // damping goes into A after the loop
   tendon_forces(q, v, p, integrator != kImplicitFast, tc);

@@ -106,10 +106,9 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxQ = kMaxDof + 1;
   static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
-  static constexpr int kMaxParam = kMaxBodies * kBodyParams + kMaxDof * kJointParams +
-                                   kGlobalParams + GroundContacts::kParams +
-                                   kMaxTendons * kTendonParams +
-                                   (kFluid ? kFluidParams + kMaxDof : 0);
+  static constexpr int kMaxParam =
+      kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
+      kMaxTendons * kTendonParams + (kFluid ? kFluidParams + kMaxDof : 0);
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;

@@ -223,7 +223,7 @@ struct MjcfImport {
        friction_on = false, equality_on = false;
   nlohmann::json notes = nlohmann::json::array();
   std::string integrator;
-  bool fluid = false;  // option density or viscosity: model.fluid
+  bool fluid = false;         // option density or viscosity: model.fluid
   bool frictionloss = false;  // a hinge or slide with frictionloss: steer's smooth law
   // bodies and joints
   nlohmann::json bodies = nlohmann::json::array();
@@ -1019,8 +1019,8 @@ nlohmann::json pair_side(const MjcfImport& im, int g) {
 
 // The pairs MuJoCo would collide: a world plane against a sphere, capsule, box or cylinder on a
 // moving body (a ground point's pair: the plane in `plane`, the geom in `shapes`); two spheres,
-// capsules or cylinders otherwise (model.pairs); any other pair is refused naming both geoms: steer drops none
-// silently
+// capsules or cylinders otherwise (model.pairs); any other pair is refused naming both geoms: steer
+// drops none silently
 int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   const mjModel* m = im.m;
   int plane = -1;
@@ -1047,8 +1047,7 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
         // starts where MuJoCo's contact does (dist < margin)
         in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
         for (int g : {a, b})
-          if (m->geom_type[g] == mjGEOM_CYLINDER)
-            cylinder_pairs.push_back(im.geom_name(g));
+          if (m->geom_type[g] == mjGEOM_CYLINDER) cylinder_pairs.push_back(im.geom_name(g));
         nlohmann::json side0 = pair_side(im, a);
         side0["radius"] = side0["radius"].get<double>() + pair_margin(im, a, b);
         im.pairs.push_back({{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
@@ -1058,12 +1057,12 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
         continue;
       }
       if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
-        im.refuse(
-            where(a) + " and " + where(b) +
-            " can collide (contype/conaffinity, no <exclude>): steer models contact between "
-            "a plane in <worldbody> and spheres, capsules, boxes or cylinders on moving "
-            "bodies, and between two spheres, capsules or cylinders, not between these (set contype=\"0\" "
-            "conaffinity=\"0\" or add an <exclude> where they should not collide)");
+        im.refuse(where(a) + " and " + where(b) +
+                  " can collide (contype/conaffinity, no <exclude>): steer models contact between "
+                  "a plane in <worldbody> and spheres, capsules, boxes or cylinders on moving "
+                  "bodies, and between two spheres, capsules or cylinders, not between these (set "
+                  "contype=\"0\" "
+                  "conaffinity=\"0\" or add an <exclude> where they should not collide)");
       const int t = m->geom_type[moving];
       if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE && t != mjGEOM_BOX && t != mjGEOM_CYLINDER)
         im.refuse(where(moving) + " can collide with " + im.geom_name(fixed) +
