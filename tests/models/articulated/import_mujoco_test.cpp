@@ -585,6 +585,39 @@ TEST(ImportMujoco, CurrentMjcfReachesTheMapping) {
   EXPECT_EQ(im.record["compiler"], std::string("MuJoCo ") + mj_versionString());
 }
 
+// a cylinder in a contact pair (dm_control's finger: decorations beside the spinner's capsules)
+// is the capsule of its axis, radius and half-length; a joint's frictionloss is its key
+TEST(ImportMujoco, CylinderPairIsItsCapsuleAndFrictionlossItsKey) {
+  TempDir dir("steer_import_cylinder_pair");
+  std::ofstream(dir.path / "pair.xml")
+      << "<mujoco><option timestep='0.002'/><worldbody>"
+         "<body name='a' pos='0 0 1'><inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
+         "<joint name='ja' type='slide' axis='1 0 0' frictionloss='0.3'/>"
+         "<geom name='drum' type='cylinder' size='0.05 0.2' pos='0.1 0 0' euler='90 0 0'/></body>"
+         "<body name='b' pos='1 0 1'><inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
+         "<joint name='jb' type='slide' axis='1 0 0'/>"
+         "<geom name='rod' type='capsule' size='0.03 0.1'/></body></worldbody></mujoco>";
+  const ImportedModel im =
+      import_mujoco_model((dir.path / "pair.xml").string(), "pair.xml", "mjcf");
+  ASSERT_EQ(im.model["pairs"].size(), 1u) << im.model.dump();
+  const nlohmann::json& drum = im.model["pairs"][0]["geoms"][0];
+  EXPECT_EQ(drum["type"], "capsule");
+  EXPECT_EQ(drum["body"], "a");
+  EXPECT_EQ(drum["radius"].get<double>(), 0.05);
+  // the cylinder's axis (its z) turned onto −y by euler 90° about x: ends at (0.1, ∓0.2, 0)
+  const std::vector<double> from = drum["from"], to = drum["to"];
+  EXPECT_NEAR(from[0], 0.1, 1e-15);
+  EXPECT_NEAR(std::fabs(from[1]), 0.2, 1e-15);
+  EXPECT_NEAR(from[1] + to[1], 0.0, 1e-15);
+  EXPECT_NEAR(from[2], 0.0, 1e-15);
+  EXPECT_EQ(im.model["bodies"][0]["joint"]["frictionloss"].get<double>(), 0.3);
+  EXPECT_FALSE(im.model["bodies"][1]["joint"].contains("frictionloss"));
+  const std::string notes = im.record["notes"].dump();
+  EXPECT_NE(notes.find("'drum' is a cylinder in a contact pair"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("frictionloss: MuJoCo's dry-friction constraint"), std::string::npos)
+      << notes;
+}
+
 // MuJoCo's compiler message reaches the user as lines of text, not JSON-escaped ("\n")
 TEST(ImportMujoco, CompilerMessageIsPrintedAsText) {
   TempDir dir("steer_import_message");
