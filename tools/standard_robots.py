@@ -444,9 +444,13 @@ def crosscheck_file(libs, path, seconds, kick, seed, gravity):
                    f"not the same MuJoCo")
     if gravity == "zero":
         m.opt.gravity[:] = 0
-    # frictionloss is MuJoCo's dry-friction constraint and steer's smooth law: both off
+    # frictionloss is MuJoCo's dry-friction constraint and steer's smooth law, an equality
+    # MuJoCo's soft constraint and steer's coupling tendon: both off on both sides
     m.opt.disableflags |= (int(mujoco.mjtDisableBit.mjDSBL_CONTACT) | int(mujoco.mjtDisableBit.mjDSBL_LIMIT) |
-                           int(mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS))
+                           int(mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS) |
+                           int(mujoco.mjtDisableBit.mjDSBL_EQUALITY))
+    couplings = {(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or f"equality{e}") + "_equality"
+                 for e in range(m.neq)}
     m.actuator_forcelimited[:] = 0  # steer's torque_limits off: no force clamp either side
     m.jnt_actfrclimited[:] = 0
     if sim.nx != m.nq + m.nv or sim.dt != m.opt.timestep:
@@ -468,9 +472,10 @@ def crosscheck_file(libs, path, seconds, kick, seed, gravity):
     for i, pname in enumerate(sim.param_names):
         # ctrl 0 puts a position servo's target at 0 (q* = g G ctrl / kp); the ground points'
         # forces vanish with these three (steer has no key that removes them); the joint
-        # friction with its slots at 0
-        if pname.endswith((".target", ".frictionloss")) or pname in ("contact.stiffness", "contact.damping",
-                                                                       "contact.friction"):
+        # friction and the equalities' coupling tendons with their slots at 0
+        coupling = pname.rsplit(".", 1)[0] in couplings and pname.endswith((".stiffness", ".damping"))
+        if coupling or pname.endswith((".target", ".frictionloss")) or pname in (
+                "contact.stiffness", "contact.damping", "contact.friction"):
             theta[i] = 0.0
     r = sim.rollout(x0[None, :], np.zeros((1, steps, sim.nu)), theta[None, :], trajectory_stride=1)
     ours = np.asarray(r.trajectory[0])

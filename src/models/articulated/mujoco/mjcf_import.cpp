@@ -34,6 +34,8 @@
 //                      value), damping = tendon_damping, range = tendon_range when limited
 //                      (steer's smooth penalty, model.joint_limits' law);
 //   joint frictionloss: the joint's frictionloss under steer's smooth law (joint_friction.h);
+//   joint and tendon equality (linear polycoef): a coupling tendon '<name>_equality' over
+//                      the joints, its spring and damper from solref (import_equality);
 //   sites:             site_pos, site_quat in their body's frame ("world" for the world body's);
 //   contact:           the geom pairs MuJoCo would collide (contype/conaffinity, welded and
 //                      parent–child bodies, <exclude>: collidable()), each a world plane
@@ -54,7 +56,8 @@
 // a free joint's spring or frictionloss, spatial tendons around geoms or pulleys, a motor (or a
 // second servo, or a servo
 // beside a spring) on a tendon over several joints, a fixed tendon's
-// deadband, frictionloss, armature or plasticity, equality constraints, explicit
+// deadband, frictionloss, armature or plasticity, equality constraints other than linear joint
+// and tendon couplings, explicit
 // contact pairs, mocap bodies, actuators with dynamics or non-affine gain / bias or a
 // constant bias, two actuators sharing a limited joint, asymmetric limits, any other collidable
 // pair (naming both geoms: a box or cylinder against anything but the plane, ellipsoids and
@@ -77,6 +80,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -357,10 +361,6 @@ void refuse_nonfinite(MjcfImport& im) {
 // the elements of the compiled model that steer has no counterpart for, refused when present
 void refuse_global_elements(MjcfImport& im) {
   const mjModel* m = im.m;
-  if (im.equality_on)
-    for (int e = 0; e < m->neq; ++e)
-      im.refuse("equality constraint '" + name_of(m, mjOBJ_EQUALITY, e, "#" + std::to_string(e)) +
-                "': equality constraints are not modelled");
   if (m->nmocap > 0)
     im.refuse(std::to_string(m->nmocap) + " mocap body(ies): mocap bodies are not modelled");
   if (im.contact_on && m->npair > 0)
@@ -751,6 +751,19 @@ std::vector<std::pair<int, double>> tendon_joints(const mjModel* m, int t) {
   out.erase(std::remove_if(out.begin(), out.end(), [](const auto& e) { return e.second == 0; }),
             out.end());
   return out;
+}
+
+// the mass m_p [kg or kg·m²] that a penalty of natural frequency ω [rad/s] and damping ratio ζ
+// acts on, so that its explicit step of h stays stable: m, or less where the spring's ω h or the
+// damper's 2 ζ ω h is large (capped at ω_p h = 1/2 and h D / m = 1, D = 2 ζ ω m_p); `bound`
+// names the cap that applied (left unchanged when none did)
+double stable_penalty_mass(double m, double omega, double zeta, double h, std::string& bound) {
+  double mp = m;
+  const double spring_cap = m * (0.5 / (omega * h)) * (0.5 / (omega * h));
+  const double damper_cap = m / (2 * zeta * omega * h);
+  if (spring_cap < mp) mp = spring_cap, bound = "the step's spring bound";
+  if (damper_cap < mp) mp = damper_cap, bound = "the step's damper bound";
+  return mp;
 }
 
 // a position servo on a fixed tendon t over several joints, or on a spatial tendon: its force on
@@ -1277,10 +1290,9 @@ void contact_law_from_solref(MjcfImport& im) {
   double mp = total;
   std::string bound = "the tree's mass";
   if (m_min < 1e300) {
-    const double spring_cap = m_min * (0.5 / (omega * h)) * (0.5 / (omega * h));
-    const double damper_cap = m_min / (2 * zeta_e * omega * h);
-    if (spring_cap < mp) mp = spring_cap, bound = "the step's spring bound";
-    if (damper_cap < mp) mp = damper_cap, bound = "the step's damper bound";
+    std::string cap;
+    const double capped = stable_penalty_mass(m_min, omega, zeta_e, h, cap);
+    if (!cap.empty() && capped < mp) mp = capped, bound = cap;
   }
   const double k = mp * omega * omega, dc = 2 * zeta_e * mp * omega;
   const double vs = m_min < 1e300 ? std::max(0.01, mu * mp * g * h / m_min) : 0.01;
@@ -1422,6 +1434,99 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   return out;
 }
 
+// ---- equality constraints: joint and tendon couplings as stiff penalty tendons ----
+// MuJoCo's joint equality y − y0 = a0 + a1 (x − x0) (y, x joint1's and joint2's positions, y0,
+// x0 theirs at qpos0; without joint2, y − y0 = a0) and tendon equality (the same on two fixed
+// tendons' lengths, y0 and x0 at tendon_length0) with a linear polynomial (a2 = a3 = a4 = 0)
+// make a residual r = Σ_j c_j q_j − r0 that is linear in q. It becomes a fixed tendon over those
+// joints (c: joint1's or tendon1's coefficients minus a1 times joint2's or tendon2's;
+// springlength r0 = y0 + a0 − a1 x0) whose spring and damper are MuJoCo's soft constraint on r:
+// r̈ = −ω² r − 2 ζ_e ω ṙ with ω = 1/(τ ζ √d), ζ_e = ζ √d (solref (τ, ζ), solimp's d_max = d),
+// on the mass m = 1/(w1 + w2) that MuJoCo's constraint uses (w the inverse weights at qpos0,
+// dof_invweight0 or tendon_invweight0), capped where the explicit step would not be stable
+// (stable_penalty_mass): stiffness K = m ω², damping D = 2 ζ_e m ω. Refused by name: other
+// equality types (connect, weld, flex, distance), a nonlinear polynomial, a spatial tendon, a
+// ball or free joint, solref given as direct stiffness and damping (negative). An equality
+// inactive at the start (active="false") is left out with a note: steer cannot switch it on.
+void import_equality(MjcfImport& im, int e) {
+  const mjModel* m = im.m;
+  const std::string en = name_of(m, mjOBJ_EQUALITY, e, "equality" + std::to_string(e));
+  const std::string ew = "equality constraint '" + en + "'";
+  const int type = m->eq_type[e];
+  if (type != mjEQ_JOINT && type != mjEQ_TENDON)
+    im.refuse(ew +
+              ": only joint and tendon equalities are modelled (as stiff couplings); "
+              "connect, weld, flex and distance constraints are not");
+  if (!m->eq_active0[e]) {
+    im.notes.push_back(ew +
+                       " is inactive at the start (active=\"false\"): left out, steer "
+                       "cannot switch a constraint on during a run");
+    return;
+  }
+  const double* poly = m->eq_data + mjNEQDATA * e;
+  for (int k = 2; k < 5; ++k)
+    if (poly[k] != 0)
+      im.refuse(ew + ": polycoef[" + std::to_string(k) + "] = " + num(poly[k]) +
+                " (a nonlinear coupling) is not modelled; steer's coupling is linear");
+  const double* ref = m->eq_solref + mjNREF * e;
+  if (!(ref[0] > 0 && ref[1] > 0))
+    im.refuse(ew + ": solref " + num(ref[0]) + " " + num(ref[1]) +
+              " (direct stiffness and damping) is not modelled; give a time constant and a "
+              "damping ratio");
+  // each side (obj1, obj2): its joints' coefficients, its position at qpos0, its inverse weight
+  std::map<int, double> coef;
+  double r0 = poly[0], w = 0;
+  for (int side = 0; side < 2; ++side) {
+    const int id = side == 0 ? m->eq_obj1id[e] : m->eq_obj2id[e];
+    if (id < 0) continue;
+    const double s = side == 0 ? 1.0 : -poly[1];
+    if (type == mjEQ_JOINT) {
+      const int jt = m->jnt_type[id];
+      if (jt != mjJNT_HINGE && jt != mjJNT_SLIDE)
+        im.refuse(ew + ": joint '" + name_of(m, mjOBJ_JOINT, id, "#" + std::to_string(id)) +
+                  "' is not a hinge or slide");
+      coef[id] += s;
+      r0 += s * m->qpos0[m->jnt_qposadr[id]];
+      w += m->dof_invweight0[m->jnt_dofadr[id]];
+    } else {
+      if (m->tendon_type[id] != mjTENDON_FIXED)
+        im.refuse(ew + ": " + im.tendon_name(id) +
+                  " is spatial; a coupling is modelled on fixed tendons only");
+      for (const auto& [j, c] : tendon_joints(m, id)) coef[j] += s * c;
+      r0 += s * m->tendon_length0[id];
+      w += m->tendon_invweight0[id];
+    }
+  }
+  nlohmann::json js = nlohmann::json::array();
+  for (const auto& [j, c] : coef)
+    if (c != 0) js.push_back({{"joint", im.joint_json(j)["name"]}, {"coef", c}});
+  if (js.empty()) im.refuse(ew + ": its coupling has no joint with a nonzero coefficient");
+  const double d = m->eq_solimp[mjNIMP * e + 1];
+  const double omega = 1 / (ref[0] * ref[1] * std::sqrt(d)), zeta_e = ref[1] * std::sqrt(d);
+  std::string bound;
+  const double mass = stable_penalty_mass(1 / w, omega, zeta_e, m->opt.timestep, bound);
+  const std::string tn = en + "_equality";
+  im.tendons.push_back({{"name", tn},
+                        {"joints", js},
+                        {"stiffness", mass * omega * omega},
+                        {"springlength", r0},
+                        {"damping", 2 * zeta_e * mass * omega}});
+  im.notes.push_back(ew + ": MuJoCo's soft constraint becomes the stiff coupling of tendon '" + tn +
+                     "' (its residual's spring and damper from solref: omega " + num4(omega) +
+                     " rad/s, damping ratio " + num4(zeta_e) + " on " + num4(mass) + " kg" +
+                     (bound.empty() ? "" : ", " + bound) + "; θ slots " + tn +
+                     ".stiffness, .damping)");
+}
+
+void import_equalities(MjcfImport& im) {
+  if (!im.equality_on) return;
+  for (int e = 0; e < im.m->neq; ++e) import_equality(im, e);
+  if (im.tendons.size() > size_t(ArticulatedLarge::kMaxTendons))
+    im.refuse(std::to_string(im.tendons.size()) +
+              " tendons with the equality constraints' couplings; steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxTendons));
+}
+
 }  // namespace
 
 ImportedModel import_mujoco_model(const std::string& path, const std::string& shown,
@@ -1452,6 +1557,7 @@ ImportedModel import_mujoco_model(const std::string& path, const std::string& sh
   import_bodies(im);
   import_tendons(im);
   import_actuators(im);
+  import_equalities(im);
   import_sites(im);
   import_contact(im);
   return imported_model(im, key, bytes);
