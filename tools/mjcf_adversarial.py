@@ -418,6 +418,15 @@ def reference_cases():
              words=("phantom_body",)))
     add(Case("equality_missing_joint.xml", "a joint equality on a missing joint", "refused",
              arm(sections='  <equality>\n    <joint joint1="hinge1" joint2="phantom"/>\n  </equality>\n'), words=("phantom",)))
+    add(Case("equality_joint.xml", "a linear joint equality hinge2 = 0.5 hinge1 (a coupling tendon)", "loads",
+             arm(sections='  <equality>\n    <joint name="tie" joint1="hinge2" joint2="hinge1" polycoef="0 0.5 0 0 0"/>\n'
+                          '  </equality>\n'), params=(("tie_equality.springlength", 0.0),)))
+    add(Case("equality_self.xml", "a joint equality of a joint with itself", "either",
+             arm(sections='  <equality>\n    <joint name="self" joint1="hinge1" joint2="hinge1"/>\n  </equality>\n'),
+             words=("self",), why="the coupling q - q has no nonzero coefficient: refused naming it (or MuJoCo's compiler refuses it)"))
+    add(Case("equality_nonlinear.xml", "a quadratic joint coupling", "refused",
+             arm(sections='  <equality>\n    <joint name="curve" joint1="hinge2" joint2="hinge1" polycoef="0 1 0.3 0 0"/>\n'
+                          '  </equality>\n'), words=("curve", "nonlinear")))
     add(Case("childclass_missing.xml", "a body's childclass names no default class", "refused",
              arm(body1={"childclass": "phantom_class"}), words=("childclass", "line 4")))
     add(Case("duplicate_body_name.xml", "two bodies named link1", "refused", arm(body2={"name": "link1"}),

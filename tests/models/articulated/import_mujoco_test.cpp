@@ -512,10 +512,20 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           "<tendon><fixed name='rough' frictionloss='0.2'>" + fixed_on_j);
   refused("tendon armature", arm + "</body>", {"tendon 'heavy'", "armature"},
           "<tendon><fixed name='heavy' armature='0.1'>" + fixed_on_j);
-  refused(
-      "equality",
-      arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>",
-      {"tie", "equality"}, "<equality><joint name='tie' joint1='j' joint2='k'/></equality>");
+  const std::string two_arms =
+      arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>";
+  refused("nonlinear equality", two_arms, {"tie", "polycoef[2]", "nonlinear"},
+          "<equality><joint name='tie' joint1='j' joint2='k' polycoef='0 1 0.5 0 0'/></equality>");
+  refused("weld equality", two_arms, {"glue", "connect, weld"},
+          "<equality><weld name='glue' body1='a' body2='c'/></equality>");
+  refused("equality with direct solref", two_arms, {"tie", "solref", "direct stiffness"},
+          "<equality><joint name='tie' joint1='j' joint2='k' solref='-100 -10'/></equality>");
+  refused("equality on a spatial tendon",
+          arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
+              "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
+          {"cord", "spatial"},
+          "<tendon><spatial name='rope'><site site='s1'/><site site='s2'/></spatial></tendon>"
+          "<equality><tendon name='cord' tendon1='rope'/></equality>");
   // boxes and cylinders touch the plane at corners and rim points; ellipsoids are refused
   refused("ellipsoid geom",
           "<geom name='floor' type='plane' size='1 1 0.1'/>" + arm +
