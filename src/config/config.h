@@ -43,6 +43,16 @@ struct ModelInfo {
   void resize_params(int np);
   void set_param(int q, const std::string& name, const std::string& unit, Range r,
                  const std::string& group);
+  // Controls in a file's own units (an imported MJCF's ctrl, one column per actuator,
+  // "ctrl.<actuator>"): u = offset + gain · clamp(ctrl, lo, hi), gain [nu][n] row-major. Empty
+  // for a model without them; controls.initial_file then takes the model's controls only.
+  struct ForeignControls {
+    std::vector<std::string> names;  // the columns, "ctrl.<actuator>"
+    std::vector<double> lo, hi;      // the clamp of each column (±inf: none)
+    std::vector<double> gain, offset;
+    std::string note;  // how they map, for the effective config
+  };
+  ForeignControls foreign_controls;
 };
 
 // one optimization variable block: an x0 slot, a θ slot, or one control component over
@@ -263,6 +273,9 @@ struct ExperimentConfig {
   int u_rows = 0;
   double u_dt = 0;
   std::string u_file, u_digest;  // as written, and the file's FNV-1a 64
+  // the file's columns when they are the model's foreign controls (ModelInfo::ForeignControls,
+  // mapped to u_steps); empty when they name the model's own
+  std::vector<std::string> u_columns;
 
   // simulation
   double dt = 0.01;

@@ -29,9 +29,12 @@ nlohmann::json ExperimentConfig::to_json() const {
         {"file", u_file},
         {"file_fnv1a64", u_digest},
         {"rows", u_rows},
-        {"columns", info.control_names},
+        {"columns", u_columns.empty() ? info.control_names : u_columns},
         {"note",
          "row k is u_k; steps past the last row hold it; controls_initial is its first row"}};
+  if (u_rows > 0 && !u_columns.empty())
+    j["controls_initial_file"]["mapped_to"] = {{"controls", info.control_names},
+                                               {"how", info.foreign_controls.note}};
   j["simulation"] = {
       {"dt", {{"value", dt}, {"unit", "s"}}},
       {"steps", steps},

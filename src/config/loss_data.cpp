@@ -372,10 +372,64 @@ nlohmann::json parse_track_sources(const JsonObject& l, ExperimentConfig& c) {
   return out.empty() ? nlohmann::json(nullptr) : out;
 }
 
+namespace {
+
+// controls.initial_file in the model's foreign units (ModelInfo::ForeignControls: an imported
+// file's ctrl.<actuator> columns, every one present, in any order): each row clamped and mapped
+// to the model's controls, u = offset + gain · clamp(ctrl)
+void read_foreign_controls(const DataTable& t, const std::string& key, ExperimentConfig& c) {
+  const ModelInfo::ForeignControls& f = c.info.foreign_controls;
+  const int nu = c.info.nu(), na = int(f.names.size());
+  if (na == 0)
+    config_fail(key, "the header names '" + t.columns[0] +
+                         "': ctrl.<actuator> columns are an imported MJCF's controls, and this "
+                         "model has none; name the model's controls (" +
+                         join(c.info.control_names) + ")");
+  const std::string shape =
+      "expected a table of at most simulation.steps = " + std::to_string(c.steps) +
+      " rows and the " + std::to_string(na) + " columns of MuJoCo's ctrl (" + join(f.names) + ")";
+  std::vector<int> col(size_t(na), -1);
+  for (int k = 0; k < t.cols; ++k) {
+    const auto at = std::find(f.names.begin(), f.names.end(), t.columns[size_t(k)]);
+    if (at == f.names.end())
+      config_fail(key, "the header names '" + t.columns[size_t(k)] +
+                           "', not an actuator of the "
+                           "model; " +
+                           shape);
+    col[size_t(at - f.names.begin())] = k;
+  }
+  for (int a = 0; a < na; ++a)
+    if (col[size_t(a)] < 0)
+      config_fail(key, "the header has no column '" + f.names[size_t(a)] + "'; " + shape);
+  if (t.rows > c.steps)
+    config_fail(key,
+                std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
+  c.u_rows = t.rows;
+  c.u_digest = t.digest;
+  c.u_dt = c.dt;
+  c.u_columns = f.names;
+  c.u_steps.assign(size_t(t.rows) * nu, 0.0);
+  for (int r = 0; r < t.rows; ++r) {
+    double* u = c.u_steps.data() + size_t(r) * nu;
+    for (int j = 0; j < nu; ++j) u[j] = f.offset[size_t(j)];
+    for (int a = 0; a < na; ++a) {
+      const double v = t.at(r, col[size_t(a)]);
+      if (!std::isfinite(v) || std::fabs(v) > 1e12)
+        config_fail(key, "row " + std::to_string(r) + ", " + f.names[size_t(a)] +
+                             ": expected a number in [-1e12, 1e12]");
+      const double clamped = std::min(std::max(v, f.lo[size_t(a)]), f.hi[size_t(a)]);
+      for (int j = 0; j < nu; ++j) u[j] += f.gain[size_t(j) * na + a] * clamped;
+    }
+  }
+}
+
+}  // namespace
+
 void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
   c.u_steps.clear();
   c.u_rows = 0;
   c.u_file.clear();
+  c.u_columns.clear();
   if (!ctl.has("initial_file")) return;
   const std::string key = ctl.key_path("initial_file");
   const int nu = c.info.nu();
@@ -389,6 +443,11 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
       "expected a table of at most simulation.steps = " + std::to_string(c.steps) + " rows and " +
       std::to_string(nu) + " columns (" + join(c.info.control_names) + ")";
   std::vector<int> col(static_cast<size_t>(nu));
+  const bool foreign = !t.columns.empty() && t.columns[0].rfind("ctrl.", 0) == 0;
+  if (foreign) {
+    read_foreign_controls(t, key, c);
+    return;
+  }
   if (!t.columns.empty()) {
     if (t.cols != nu)
       config_fail(key, "the header names " + std::to_string(t.cols) + " columns; " + shape);

@@ -244,6 +244,67 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 }
 #endif
 
+#ifdef STEER_MUJOCO_IMPORT
+// An imported file's controls in MuJoCo's units (ModelInfo::ForeignControls): per actuator a,
+// in the record's "ctrl" order, its column ctrl.<actuator>, clamped to its ctrlrange where MuJoCo
+// clamps it, drives
+//   a motor on joint j (torque_per_ctrl s):          u_j += s ctrl_a;
+//   a position servo on joint j (target_per_ctrl s): u_j += k_p,j (s ctrl_a − q*_j), so that the
+//     servo's k_p (q* − q) + u_j is MuJoCo's k_p (s ctrl_a − q) whatever θ's target q*;
+//   a servo on tendon t (springlength_per_ctrl s):  u_j += c_tj K_t (s ctrl_a − L*_t) on each
+//     of its joints, so that the spring −K_t (L − L*_t) becomes −K_t (L − s ctrl_a).
+// k_p, q*, K_t and L*_t are θ's values in the config: a recorded ctrl sequence replays MuJoCo's
+// rollout at them.
+void imported_foreign_controls(ExperimentConfig& c) {
+  const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  const ArticulatedLarge& a = s.large;
+  const ArticulatedNames& names = s.names;
+  const nlohmann::json& ctrl = names.import_record.value("ctrl", nlohmann::json::array());
+  ModelInfo::ForeignControls& f = c.info.foreign_controls;
+  const int nu = c.info.nu(), na = int(ctrl.size());
+  if (na == 0) return;
+  f.gain.assign(size_t(nu) * na, 0.0);
+  f.offset.assign(size_t(nu), 0.0);
+  auto joint_index = [&](const std::string& jn) {
+    for (int j = 0; j < a.n_dof; ++j)
+      if (names.joints[size_t(j)] == jn) return j;
+    return -1;
+  };
+  for (int k = 0; k < na; ++k) {
+    const nlohmann::json& e = ctrl[size_t(k)];
+    f.names.push_back("ctrl." + e["actuator"].get<std::string>());
+    const bool clamped = e.contains("ctrlrange");
+    f.lo.push_back(clamped ? e["ctrlrange"][0].get<double>() : -HUGE_VAL);
+    f.hi.push_back(clamped ? e["ctrlrange"][1].get<double>() : HUGE_VAL);
+    const int j = e.contains("joint") ? joint_index(e["joint"].get<std::string>()) : -1;
+    if (e.contains("torque_per_ctrl") && j >= 0) {
+      f.gain[size_t(j) * na + k] = e["torque_per_ctrl"].get<double>();
+    } else if (e.contains("target_per_ctrl") && j >= 0) {
+      const double kp = c.theta[size_t(a.p_joint(j, Articulated::kKp))];
+      f.gain[size_t(j) * na + k] = kp * e["target_per_ctrl"].get<double>();
+      f.offset[size_t(j)] -= kp * c.theta[size_t(a.p_joint(j, Articulated::kTarget))];
+    } else if (e.contains("springlength_per_ctrl")) {
+      int t = -1;
+      for (int i = 0; i < a.n_tendons; ++i)
+        if (names.tendons[size_t(i)] == e["tendon"].get<std::string>()) t = i;
+      if (t < 0) continue;
+      const double K = c.theta[size_t(a.p_tendon(t, Articulated::kTendonStiffness))];
+      const double L = c.theta[size_t(a.p_tendon(t, Articulated::kTendonSpringLength))];
+      for (int jj = 0; jj < a.n_dof; ++jj) {
+        f.gain[size_t(jj) * na + k] +=
+            a.tendon_c(t, jj) * K * e["springlength_per_ctrl"].get<double>();
+        f.offset[size_t(jj)] -= a.tendon_c(t, jj) * K * L;
+      }
+    }
+  }
+  f.note =
+      "controls given as MuJoCo's ctrl (one column ctrl.<actuator> per actuator, clamped to "
+      "its ctrlrange where MuJoCo clamps it) become the joints' torques: a motor's gear "
+      "times ctrl, a position servo's kp (target_per_ctrl ctrl - target), a tendon servo's "
+      "coef K (springlength_per_ctrl ctrl - springlength), at the config's parameter values";
+}
+#endif
+
 // model.mjcf / model.urdf: the file's model (mjcf_import.h) as model keys, the config's own
 // keys over them, parsed as a JSON arm. Overrides: a top-level key replaces the imported one,
 // objects (torque_limits, contact, joint_limits, tip, all_joints) merged key by key;
@@ -358,6 +419,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   names.imported_from = rel;
   names.import_record = im.record;
   names.import_record["overridden_keys"] = overrides;
+  imported_foreign_controls(c);
 #endif
 }
 

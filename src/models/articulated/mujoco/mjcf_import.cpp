@@ -247,6 +247,10 @@ struct MjcfImport {
   // position servos on tendons over several joints: {tendon, actuator, springlength_per_ctrl}
   nlohmann::json tendon_servos = nlohmann::json::array();
   std::vector<std::string> target_actuator;
+  // per actuator, in MuJoCo's ctrl order: what its control drives ({actuator, ctrlrange when
+  // MuJoCo clamps it, and joint with torque_per_ctrl or target_per_ctrl, or tendon with
+  // springlength_per_ctrl}), the record's "ctrl" (controls in MuJoCo's units)
+  nlohmann::json ctrl_map = nlohmann::json::array();
   bool any_force_limit = false;
   // sites and contact
   nlohmann::json sites = nlohmann::json::array();
@@ -808,6 +812,8 @@ void import_tendon_servo(MjcfImport& im, int a, int t, double b1, double b2) {
   im.tendon_servos.push_back({{"tendon", te["name"]},
                               {"actuator", im.plain_actuator(a)},
                               {"springlength_per_ctrl", scale}});
+  im.ctrl_map.back()["tendon"] = te["name"];
+  im.ctrl_map.back()["springlength_per_ctrl"] = scale;
 }
 
 // actuator a on its joint: kp = −g² b1, kv = −g² b2 added to the joint's gains; the control
@@ -822,6 +828,13 @@ void import_actuator(MjcfImport& im, int a) {
               ": only joint and tendon transmissions are modelled (not site, slider-crank, body "
               "or SO3)");
   refuse_actuator_extras(im, a, an);
+  {
+    nlohmann::json e = {{"actuator", im.plain_actuator(a)}};
+    const int ca = m->actuator_ctrladr[a];
+    if (m->actuator_ctrllimited[ca] && !(im.dis & mjDSBL_CLAMPCTRL))
+      e["ctrlrange"] = vec(m->actuator_ctrlrange + 2 * ca, 2);
+    im.ctrl_map.push_back(e);
+  }
   if (m->actuator_gaintype[a] != mjGAIN_FIXED)
     im.refuse(an + ": only a fixed gain is modelled (gaintype)");
   const int bt = m->actuator_biastype[a];
@@ -869,6 +882,8 @@ void import_actuator(MjcfImport& im, int a) {
                 "'; steer's joint has one PD target");
     im.target_actuator[d] = im.plain_actuator(a);
     im.target_scale[d] = g * gp[0] / kp;
+    im.ctrl_map.back()["joint"] = jn;
+    im.ctrl_map.back()["target_per_ctrl"] = im.target_scale[d];
     // MuJoCo clamps ctrl to ctrlrange, so the target stays in scale · ctrlrange (within the
     // joint's range, which bounds steer's target): the target's range
     if (m->actuator_ctrllimited[c] && !(im.dis & mjDSBL_CLAMPCTRL)) {
@@ -891,6 +906,8 @@ void import_actuator(MjcfImport& im, int a) {
                 "' with their controls; steer's joint has one torque control");
     im.control_actuator[d] = im.plain_actuator(a);
     im.control_scale[d] = g * gp[0];
+    im.ctrl_map.back()["joint"] = jn;
+    im.ctrl_map.back()["torque_per_ctrl"] = im.control_scale[d];
   }
 }
 
@@ -1429,6 +1446,7 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
                 {"compiler", std::string("MuJoCo ") + mj().version_string()},
                 {"timestep", o.timestep},
                 {"actuators", ctl},
+                {"ctrl", im.ctrl_map},
                 {"tendon_servos", im.tendon_servos},
                 {"notes", im.notes}};
   return out;
