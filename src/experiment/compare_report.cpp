@@ -121,22 +121,21 @@ void assemble_compare_artifact(CompareState& run) {
     // (rollout 0 the start, 1 steer's design, 2 CMA-ES's), for report.html
     const int stride = std::max(1, c.output.trajectory_stride), nx = c.info.nx(), slots = c.steps / stride + 1;
     std::ostringstream tc;
-    const std::vector<std::string> site_cols = trajectory_site_columns(c);
+    const TrajectoryExtras extras = trajectory_extras(c);
     tc << std::setprecision(17) << "rollout,step,time_s";
     for (int i = 0; i < nx; ++i) tc << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
-    for (const std::string& col : site_cols) tc << "," << col;
+    for (const std::string& col : extras.columns) tc << "," << col;
     tc << "\n";
     const std::vector<double>* designs[3] = {&pg.initial(), &R0.best_z, &R0.cma_z};
     for (int d = 0; d < 3; ++d) {
       const std::vector<double> z(designs[d]->begin(), designs[d]->begin() + nv);
       const std::vector<double> tr = run.pg->trajectories(z, 1, stride);
       const std::vector<double> theta =
-          site_cols.empty() ? std::vector<double>() : run.pg->parameters(z);  // rollout 0 first
+          extras.empty() ? std::vector<double>() : run.pg->parameters(z);  // rollout 0 first
       for (int s2 = 0; s2 < slots; ++s2) {
         tc << d << "," << s2 * stride << "," << s2 * stride * c.dt;
         for (int i = 0; i < nx; ++i) tc << "," << tr[size_t(s2) * nx + i];
-        if (!site_cols.empty()) write_trajectory_sites(tc, c, int(site_cols.size() / 3), theta.data(),
-                                 &tr[size_t(s2) * nx]);
+        if (!extras.empty()) write_trajectory_extras(tc, c, extras, theta.data(), &tr[size_t(s2) * nx]);
         tc << "\n";
       }
     }

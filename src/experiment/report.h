@@ -35,17 +35,24 @@ struct RecordedTrajectory {
 };
 
 // parses trajectory.csv text (empty text: no rollouts); std::runtime_error naming the line.
-// The state columns are those before the first site column (site.<name>.x_m …), which the
-// drawing does not read
+// The state columns are those before the first site or output column (site.<name>.x_m …,
+// tendon.<name>.length_<unit> …), which the drawing does not read
 RecordedTrajectory parse_trajectory_csv(const std::string& text);
 
-// trajectory.csv's site columns, after the states: site.<name>.x_m, .y_m, .z_m for each site of
-// the model of c (the registry's site_names and site_positions; none without them)
-std::vector<std::string> trajectory_site_columns(const ExperimentConfig& c);
-// one row's site values (3 per site, n_sites of them: trajectory_site_columns' size / 3) at
-// state x [nx] with parameters theta [np], each written as ",value"
-void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, int n_sites,
-                            const double* theta, const double* x);
+// trajectory.csv's columns after the states: site.<name>.x_m, .y_m, .z_m for each site of the
+// model of c (the registry's site_names and site_positions), then the model's output columns
+// (its output_columns and output_values: an articulated model's tendon lengths); none without
+// them. Built once per file; write_trajectory_extras writes one row's values.
+struct TrajectoryExtras {
+  std::vector<std::string> columns;
+  int n_sites = 0;    // the site columns are the first 3 n_sites
+  int n_outputs = 0;  // the output columns follow them
+  bool empty() const { return columns.empty(); }
+};
+TrajectoryExtras trajectory_extras(const ExperimentConfig& c);
+// one row's extra values at state x [nx] with parameters theta [np], each written as ",value"
+void write_trajectory_extras(std::ostream& out, const ExperimentConfig& c,
+                             const TrajectoryExtras& e, const double* theta, const double* x);
 
 // the drawing of the motion for the model of c (nullptr: none), with at most max_frames frames
 // per rollout; null JSON when the model offers none

@@ -137,7 +137,7 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
         throw std::runtime_error("trajectory.csv: line 1 is not the header rollout,step,time_s,…");
       fields = f.size();
       auto end = f.begin() + 3;
-      while (end != f.end() && end->rfind("site.", 0) != 0) ++end;
+      while (end != f.end() && end->rfind("site.", 0) != 0 && end->rfind("tendon.", 0) != 0) ++end;
       tr.columns.assign(f.begin() + 3, end);
       continue;
     }
@@ -166,22 +166,30 @@ RecordedTrajectory parse_trajectory_csv(const std::string& text) {
   return tr;
 }
 
-std::vector<std::string> trajectory_site_columns(const ExperimentConfig& c) {
+TrajectoryExtras trajectory_extras(const ExperimentConfig& c) {
   const ModelDef& def = model_of(c);
-  std::vector<std::string> cols;
-  if (!def.site_names || !def.site_positions) return cols;
-  for (const std::string& name : def.site_names(c))
-    for (const char* axis : {"x", "y", "z"}) cols.push_back("site." + name + "." + axis + "_m");
-  return cols;
+  TrajectoryExtras e;
+  if (def.site_names && def.site_positions)
+    for (const std::string& name : def.site_names(c)) {
+      for (const char* axis : {"x", "y", "z"})
+        e.columns.push_back("site." + name + "." + axis + "_m");
+      ++e.n_sites;
+    }
+  if (def.output_columns && def.output_values)
+    for (const std::string& name : def.output_columns(c)) {
+      e.columns.push_back(name);
+      ++e.n_outputs;
+    }
+  return e;
 }
 
-void write_trajectory_sites(std::ostream& out, const ExperimentConfig& c, int n_sites,
-                            const double* theta, const double* x) {
+void write_trajectory_extras(std::ostream& out, const ExperimentConfig& c,
+                             const TrajectoryExtras& e, const double* theta, const double* x) {
   const ModelDef& def = model_of(c);
-  if (n_sites <= 0 || !def.site_positions) return;
-  std::vector<double> pos(3 * size_t(n_sites));
-  def.site_positions(c, theta, x, pos.data());
-  for (double v : pos) out << "," << v;
+  std::vector<double> v(3 * size_t(e.n_sites) + size_t(e.n_outputs));
+  if (e.n_sites > 0) def.site_positions(c, theta, x, v.data());
+  if (e.n_outputs > 0) def.output_values(c, theta, x, v.data() + 3 * e.n_sites);
+  for (double a : v) out << "," << a;
 }
 
 }  // namespace steer

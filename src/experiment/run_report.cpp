@@ -171,15 +171,15 @@ nlohmann::json record_trajectories(RunState& run) {
   std::vector<double> tr = run.problem->trajectories(run.vfinal, ntraj, stride);
   const int nx = c.info.nx();
   const int slots = c.steps / stride + 1;
-  // the model's sites after the states, at each rollout's θ
-  const std::vector<std::string> site_cols = trajectory_site_columns(c);
+  // the model's sites and outputs after the states, at each rollout's θ
+  const TrajectoryExtras extras = trajectory_extras(c);
   const std::vector<double> theta =
-      site_cols.empty() ? std::vector<double>() : run.problem->parameters(run.vfinal);
+      extras.empty() ? std::vector<double>() : run.problem->parameters(run.vfinal);
   const int np = c.info.np();
   std::ostringstream csv;
   csv << std::setprecision(17) << "rollout,step,time_s";
   for (int i = 0; i < nx; ++i) csv << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
-  for (const std::string& col : site_cols) csv << "," << col;
+  for (const std::string& col : extras.columns) csv << "," << col;
   csv << "\n";
   int jstride =
       std::max(1, (slots + c.output.json_trajectory_points - 1) / c.output.json_trajectory_points);
@@ -190,8 +190,8 @@ nlohmann::json record_trajectories(RunState& run) {
       const double* x = tr.data() + (size_t(b) * slots + s) * nx;
       csv << b << "," << s * stride << "," << s * stride * c.dt;
       for (int i = 0; i < nx; ++i) csv << "," << x[i];
-      if (!site_cols.empty())
-        write_trajectory_sites(csv, c, int(site_cols.size() / 3), theta.data() + size_t(b) * np, x);
+      if (!extras.empty())
+        write_trajectory_extras(csv, c, extras, theta.data() + size_t(b) * np, x);
       csv << "\n";
       if (s % jstride == 0 || s == slots - 1) {
         steps.push_back(s * stride);

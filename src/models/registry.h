@@ -80,6 +80,12 @@ struct ModelDef {
   // site_names' order (run's and compare's trajectory.csv columns site.<name>.x|y|z_m)
   void (*site_positions)(const ExperimentConfig& c, const double* theta, const double* x,
                          double* out) = nullptr;
+  // quantities of the model that run's and compare's trajectory.csv report after the sites,
+  // each a column named with its unit (an articulated model's tendon.<name>.length_<unit>), and
+  // their values at state x with parameters θ, in output_columns' order (nullptr: none)
+  std::vector<std::string> (*output_columns)(const ExperimentConfig& c) = nullptr;
+  void (*output_values)(const ExperimentConfig& c, const double* theta, const double* x,
+                        double* out) = nullptr;
   // report.html's drawing of the motion from the recorded states, as src/experiment/report_scene.h
   // describes it (nullptr: the page says that this model draws nothing, and shows the rest)
   nlohmann::json (*report_scene)(const ExperimentConfig& c, const nlohmann::json& artifact,

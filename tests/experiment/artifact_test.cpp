@@ -319,4 +319,57 @@ TEST(ArtifactTest, TrajectoryCsvHasTheSites) {
   EXPECT_TRUE(fs::is_regular_file(fs::path(r.artifact_dir) / "report.html"));
 }
 
+// the tendons' lengths follow the sites: tendon.<name>.length_<unit>, a fixed tendon's Σ c q
+// (rad over hinges only), a spatial one's segments between its sites (m)
+TEST(ArtifactTest, TrajectoryCsvHasTheTendonLengths) {
+  TempDir d;
+  const json cfg = json::parse(R"({
+    "name": "tendons",
+    "model": {"type": "articulated", "gravity": 9.81,
+      "bodies": [{"name": "upper", "pos": [0, 0, 1], "mass": 1.0, "com": [0.2, 0, 0],
+                  "fullinertia": [0.002, 0.01, 0.01, 0, 0, 0],
+                  "joint": {"name": "shoulder", "axis": [0, 1, 0]}},
+                 {"name": "lower", "parent": "upper", "pos": [0.4, 0, 0], "mass": 0.5,
+                  "com": [0.15, 0, 0], "fullinertia": [0.001, 0.004, 0.004, 0, 0, 0],
+                  "joint": {"name": "elbow", "axis": [0, 1, 0]}}],
+      "sites": [{"name": "anchor", "body": "world", "pos": [0, 0, 1.5]},
+                {"name": "hand", "body": "lower", "pos": [0.3, 0, 0]}],
+      "tendons": [{"name": "sum", "joints": [{"joint": "shoulder", "coef": 1},
+                                             {"joint": "elbow", "coef": 0.5}]},
+                  {"name": "cable", "sites": ["anchor", "hand"]}]},
+    "simulation": {"dt": 0.01, "steps": 10, "precision": "float64", "backend": "cpu"},
+    "initial_state": {"q": [0.3, -0.2]},
+    "loss": {"control_effort": 1},
+    "validation": {"enabled": false},
+    "output": {"trajectory_rollouts": 1}
+  })");
+  steer::ExperimentConfig c = steer::parse_config(cfg);
+  steer::RunOptions o;
+  o.backend = "cpu";
+  o.out_dir = d.path.string();
+  o.progress = false;
+  steer::apply_overrides(c, o);
+  const steer::RunOutcome r = steer::run_experiment(c, o);
+  std::stringstream in(slurp(fs::path(r.artifact_dir) / "trajectory.csv"));
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "rollout,step,time_s,shoulder.q_rad,elbow.q_rad,shoulder.v_rad/s,elbow.v_rad/s,"
+            "site.anchor.x_m,site.anchor.y_m,site.anchor.z_m,site.hand.x_m,site.hand.y_m,"
+            "site.hand.z_m,tendon.sum.length_rad,tendon.cable.length_m");
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(ss, cell, ',')) v.push_back(std::stod(cell));
+    ASSERT_EQ(v.size(), 15u) << line;
+    EXPECT_NEAR(v[13], v[3] + 0.5 * v[4], 1e-15) << line;
+    const double dx = v[10] - v[7], dy = v[11] - v[8], dz = v[12] - v[9];
+    EXPECT_NEAR(v[14], std::sqrt(dx * dx + dy * dy + dz * dz), 1e-12) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 11);
+}
+
 }  // namespace

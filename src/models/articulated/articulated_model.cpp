@@ -68,6 +68,33 @@ void site_positions(const ExperimentConfig& c, const double* theta, const double
     a.site_position<double>(View<const double>{x, 1}, View<const double>{theta, 1}, s, out + 3 * s);
 }
 
+// trajectory.csv's tendon columns: tendon.<name>.length_<unit>, the unit its springlength
+// slot's (rad, m, or L for a fixed tendon over hinges and slides, whose coefficients carry the
+// units); an equality's coupling tendon reports its residual plus its springlength
+std::vector<std::string> tendon_columns(const ExperimentConfig& c) {
+  const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  std::vector<std::string> cols;
+  for (int t = 0; t < s.large.n_tendons; ++t)
+    cols.push_back(
+        "tendon." + s.names.tendons[size_t(t)] + ".length_" +
+        c.info.param_units[size_t(s.large.p_tendon(t, Articulated::kTendonSpringLength))]);
+  return cols;
+}
+
+// each tendon's length at x, θ: Σ_j c_tj q_j for a fixed one, the straight segments between its
+// sites for a spatial one
+void tendon_lengths(const ExperimentConfig& c, const double* theta, const double* x, double* out) {
+  const ArticulatedLarge& a = articulated(c);
+  ArticulatedLarge::Kin<double> K;
+  if (a.n_spatial > 0) a.forward_kinematics(x, theta, K);
+  for (int t = 0; t < a.n_tendons; ++t) {
+    double rate = 0;
+    out[t] = a.tendon_spatial(t)
+                 ? spatial_tendon_length<ArticulatedLarge, double>(a, K, t, x + a.nq(), rate)
+                 : a.tendon_length<double>(t, x);
+  }
+}
+
 }  // namespace
 
 const ModelDef& articulated_model() {
@@ -86,6 +113,8 @@ const ModelDef& articulated_model() {
     d.check_physical = articulated_check_physical;
     d.site_names = site_names;
     d.site_positions = site_positions;
+    d.output_columns = tendon_columns;
+    d.output_values = tendon_lengths;
     d.penetration_label = true;
     return d;
   }();
