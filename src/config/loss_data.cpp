@@ -374,6 +374,28 @@ nlohmann::json parse_track_sources(const JsonObject& l, ExperimentConfig& c) {
 
 namespace {
 
+// the rows of a control file: at most simulation.steps of them (the last is held), recorded
+// with the file's digest at the config's dt
+void keep_control_rows(const DataTable& t, const std::string& key, const std::string& shape,
+                       ExperimentConfig& c) {
+  if (t.rows > c.steps)
+    config_fail(key,
+                std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
+  c.u_rows = t.rows;
+  c.u_digest = t.digest;
+  c.u_dt = c.dt;
+}
+
+// row r of column k, named `name`: a finite number within ±1e12
+double control_value(const DataTable& t, int r, int k, const std::string& name,
+                     const std::string& key) {
+  const double v = t.at(r, k);
+  if (!std::isfinite(v) || std::fabs(v) > 1e12)
+    config_fail(key,
+                "row " + std::to_string(r) + ", " + name + ": expected a number in [-1e12, 1e12]");
+  return v;
+}
+
 // controls.initial_file in the model's foreign units (ModelInfo::ForeignControls: an imported
 // file's ctrl.<actuator> columns, every one present, in any order): each row clamped and mapped
 // to the model's controls, u = offset + gain · clamp(ctrl)
@@ -393,30 +415,20 @@ void read_foreign_controls(const DataTable& t, const std::string& key, Experimen
     const auto at = std::find(f.names.begin(), f.names.end(), t.columns[size_t(k)]);
     if (at == f.names.end())
       config_fail(key, "the header names '" + t.columns[size_t(k)] +
-                           "', not an actuator of the "
-                           "model; " +
-                           shape);
+                           "', not an actuator of the model; " + shape);
     col[size_t(at - f.names.begin())] = k;
   }
   for (int a = 0; a < na; ++a)
     if (col[size_t(a)] < 0)
       config_fail(key, "the header has no column '" + f.names[size_t(a)] + "'; " + shape);
-  if (t.rows > c.steps)
-    config_fail(key,
-                std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
-  c.u_rows = t.rows;
-  c.u_digest = t.digest;
-  c.u_dt = c.dt;
+  keep_control_rows(t, key, shape, c);
   c.u_columns = f.names;
   c.u_steps.assign(size_t(t.rows) * nu, 0.0);
   for (int r = 0; r < t.rows; ++r) {
     double* u = c.u_steps.data() + size_t(r) * nu;
     for (int j = 0; j < nu; ++j) u[j] = f.offset[size_t(j)];
     for (int a = 0; a < na; ++a) {
-      const double v = t.at(r, col[size_t(a)]);
-      if (!std::isfinite(v) || std::fabs(v) > 1e12)
-        config_fail(key, "row " + std::to_string(r) + ", " + f.names[size_t(a)] +
-                             ": expected a number in [-1e12, 1e12]");
+      const double v = control_value(t, r, col[size_t(a)], f.names[size_t(a)], key);
       const double clamped = std::min(std::max(v, f.lo[size_t(a)]), f.hi[size_t(a)]);
       for (int j = 0; j < nu; ++j) u[j] += f.gain[size_t(j) * na + a] * clamped;
     }
@@ -439,15 +451,14 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
   if (nu == 0) config_fail(key, "model " + c.info.type + " has no controls");
   c.u_file = ctl.string("initial_file", "");
   const DataTable t = read_data_file(resolve_data_path(c.u_file, c.base_dir), key);
+  if (!t.columns.empty() && t.columns[0].rfind("ctrl.", 0) == 0) {
+    read_foreign_controls(t, key, c);
+    return;
+  }
   const std::string shape =
       "expected a table of at most simulation.steps = " + std::to_string(c.steps) + " rows and " +
       std::to_string(nu) + " columns (" + join(c.info.control_names) + ")";
   std::vector<int> col(static_cast<size_t>(nu));
-  const bool foreign = !t.columns.empty() && t.columns[0].rfind("ctrl.", 0) == 0;
-  if (foreign) {
-    read_foreign_controls(t, key, c);
-    return;
-  }
   if (!t.columns.empty()) {
     if (t.cols != nu)
       config_fail(key, "the header names " + std::to_string(t.cols) + " columns; " + shape);
@@ -464,21 +475,12 @@ void parse_control_file(const JsonObject& ctl, ExperimentConfig& c) {
                   std::to_string(t.rows) + " x " + std::to_string(t.cols) + " values; " + shape);
     std::iota(col.begin(), col.end(), 0);
   }
-  if (t.rows > c.steps)
-    config_fail(key,
-                std::to_string(t.rows) + " rows; " + shape + " (fewer rows: the last is held)");
-  c.u_rows = t.rows;
-  c.u_digest = t.digest;
-  c.u_dt = c.dt;
+  keep_control_rows(t, key, shape, c);
   c.u_steps.resize(size_t(t.rows) * nu);
   for (int r = 0; r < t.rows; ++r)
-    for (int j = 0; j < nu; ++j) {
-      const double v = t.at(r, col[size_t(j)]);
-      if (!std::isfinite(v) || std::fabs(v) > 1e12)
-        config_fail(key, "row " + std::to_string(r) + ", " + c.info.control_names[size_t(j)] +
-                             ": expected a number in [-1e12, 1e12]");
-      c.u_steps[size_t(r) * nu + j] = v;
-    }
+    for (int j = 0; j < nu; ++j)
+      c.u_steps[size_t(r) * nu + j] =
+          control_value(t, r, col[size_t(j)], c.info.control_names[size_t(j)], key);
 }
 
 void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& loss,

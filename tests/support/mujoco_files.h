@@ -21,15 +21,18 @@ inline const std::filesystem::path& configs_dir() {
   return dir;
 }
 
-// file (relative to configs/) imported at `integrator`, `steps` steps, a control-effort loss
-inline ExperimentConfig imported_config(const std::string& file, const std::string& integrator,
-                                        int steps) {
-  const nlohmann::json j = {
-      {"name", "import"},
-      {"model", {{"type", "articulated"}, {"mjcf", file}, {"integrator", integrator}}},
-      {"simulation", {{"steps", steps}, {"precision", "float64"}}},
-      {"loss", {{"control_effort", 1.0}}},
-      {"validation", {{"enabled", false}}}};
+// file (relative to configs/) imported at `integrator`, `steps` steps, a control-effort loss;
+// model_extra's keys join the model's (overrides of the imported values)
+inline ExperimentConfig imported_config(
+    const std::string& file, const std::string& integrator, int steps,
+    const nlohmann::json& model_extra = nlohmann::json::object()) {
+  nlohmann::json model = {{"type", "articulated"}, {"mjcf", file}, {"integrator", integrator}};
+  model.update(model_extra);
+  const nlohmann::json j = {{"name", "import"},
+                            {"model", model},
+                            {"simulation", {{"steps", steps}, {"precision", "float64"}}},
+                            {"loss", {{"control_effort", 1.0}}},
+                            {"validation", {{"enabled", false}}}};
   return parse_config(j, configs_dir().string());
 }
 

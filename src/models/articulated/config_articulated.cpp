@@ -290,9 +290,9 @@ void imported_foreign_controls(ExperimentConfig& c) {
       if (t < 0) continue;
       const double K = c.theta[size_t(a.p_tendon(t, Articulated::kTendonStiffness))];
       const double L = c.theta[size_t(a.p_tendon(t, Articulated::kTendonSpringLength))];
+      const double scale = e["springlength_per_ctrl"].get<double>();
       for (int jj = 0; jj < a.n_dof; ++jj) {
-        f.gain[size_t(jj) * na + k] +=
-            a.tendon_c(t, jj) * K * e["springlength_per_ctrl"].get<double>();
+        f.gain[size_t(jj) * na + k] += a.tendon_c(t, jj) * K * scale;
         f.offset[size_t(jj)] -= a.tendon_c(t, jj) * K * L;
       }
     }

@@ -29,7 +29,6 @@
 #include "mujoco_files.h"
 
 using namespace steer;
-using steer::testing::configs_dir;
 using steer::testing::DataFree;
 using steer::testing::ModelFree;
 using steer::testing::mujoco_model;
@@ -40,14 +39,9 @@ const char* kFile = "mjcf/frictionloss.xml";
 constexpr double kH = 0.002;  // the file's timestep [s]
 
 ExperimentConfig imported(const std::string& integrator, int steps, double v_f = 0) {
-  nlohmann::json model = {{"type", "articulated"}, {"mjcf", kFile}, {"integrator", integrator}};
-  if (v_f > 0) model["frictionloss_velocity"] = v_f;
-  const nlohmann::json j = {{"name", "frictionloss"},
-                            {"model", model},
-                            {"simulation", {{"steps", steps}, {"precision", "float64"}}},
-                            {"loss", {{"control_effort", 1.0}}},
-                            {"validation", {{"enabled", false}}}};
-  return parse_config(j, configs_dir().string());
+  nlohmann::json extra = nlohmann::json::object();
+  if (v_f > 0) extra["frictionloss_velocity"] = v_f;
+  return steer::testing::imported_config(kFile, integrator, steps, extra);
 }
 
 TEST(JointFrictionMujoco, ImportKeepsTheFilesFriction) {
