@@ -345,14 +345,20 @@ def physics_cases():
              words=("link1",)))
     add(Case("free_joint_nested.xml", "a free joint on a child body", "refused",
              arm(joint2={"type": "free", "axis": None}), words=("link2",)))
-    add(Case("two_free_bodies.xml", "two floating bodies, each with a free joint", "either",
+    add(Case("two_free_bodies.xml", "two floating bodies, each with a free joint", "loads",
              '<mujoco model="two_free">\n  <worldbody>\n'
              '    <body name="a" pos="0 0 1"><freejoint name="fa"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n'
              '    <body name="b" pos="1 0 1"><freejoint name="fb"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n'
              '  </worldbody>\n</mujoco>\n', words=("fb",),
-             why="steer has one floating base: a second is refused naming it, or both run"))
-    add(Case("ball_joint.xml", "a ball joint", "refused", arm(joint1={"type": "ball", "axis": None}),
-             words=("hinge1", "ball")))
+             why="each free joint on a child of the world is a floating body of its own"))
+    add(Case("ball_joint.xml", "a ball joint driven by a motor (a ball's controls are its torques)", "refused",
+             arm(joint1={"type": "ball", "axis": None}), words=("hinge1", "ball")))
+    add(Case("ball_joint_loads.xml", "a ball joint with damping, no actuator", "loads",
+             arm(joint1={"type": "ball", "axis": None, "damping": "0.05"}, motor1="none"),
+             params=(("hinge1.rx.damping", 0.05),)))
+    add(Case("ball_joint_range.xml", "a ball joint with a range (a cone limit)", "refused",
+             arm(joint1={"type": "ball", "axis": None, "limited": "true", "range": "0 0.5"}, motor1="none"),
+             words=("hinge1", "range")))
     add(Case("frictionloss.xml", "joint frictionloss 0.1 (steer's smooth law)", "loads",
              arm(joint1={"frictionloss": "0.1"}), params=(("hinge1.frictionloss", 0.1),)))
     add(Case("frictionloss_free.xml", "frictionloss 0.1 on a free joint (not modelled)", "refused",
@@ -442,13 +448,16 @@ def reference_cases():
     add(Case("unicode_names.xml", "unicode body and joint names (ß, 関節, emoji)", "loads",
              arm(body1={"name": "körper_ß"}, joint1={"name": "関節1"}, motor1={"name": "мотор", "joint": "関節1"},
                  body2={"name": "🦾"}), params=(("körper_ß.mass", 1.0), ("🦾.mass", 0.5))))
-    add(Case("unicode_refused.xml", "a ball joint with a unicode name: the message carries it", "refused",
-             arm(joint1={"name": "шарнир", "type": "ball", "axis": None}, motor1="none"), words=("шарнир",)))
+    add(Case("unicode_refused.xml", "a limited ball joint with a unicode name: the message carries it", "refused",
+             arm(joint1={"name": "шарнир", "type": "ball", "axis": None, "limited": "true", "range": "0 0.5"},
+                 motor1="none"), words=("шарнир",)))
     long = "j" * 5000
-    add(Case("long_name.xml", "a 5000-character joint name on a ball joint (the message must stay short)", "refused",
-             arm(joint1={"name": long, "type": "ball", "axis": None}, motor1="none"), words=("jjjj", "ball"),
-             xfail="the refusal is cut at about 1,500 bytes inside the joint's name: what is refused (a ball joint) "
-                   "is lost"))
+    add(Case("long_name.xml", "a 5000-character joint name on a limited ball joint (the message must stay short)",
+             "refused",
+             arm(joint1={"name": long, "type": "ball", "axis": None, "limited": "true", "range": "0 0.5"},
+                 motor1="none"), words=("jjjj", "ball"),
+             xfail="the refusal is cut at about 1,500 bytes inside the joint's name: what is refused (a ball joint's "
+                   "range) is lost"))
     add(Case("long_name_loads.xml", "a 5000-character body name (valid)", "loads",
              arm(body2={"name": "L" * 5000})))
     add(Case("name_with_quote_dot.xml", "names with dots, slashes and quotes (&quot;)", "either",

@@ -55,6 +55,21 @@ struct RolloutCase {
   double fd_scale = 1.0;
 };
 
+// the running terms the articulated rollout cases share: control effort (weight 1e-3), the
+// centre of mass along x (0.5) and, when the model has a site, a running target on site 0 (0.3)
+inline void add_effort_com_site_terms(Loss& loss, bool site) {
+  loss.effort_weight = 1e-3;
+  loss.com = true;
+  loss.com_axis = 0;
+  loss.com_weight = 0.5;
+  if (!site) return;
+  loss.n_site = 1;
+  loss.site_index[0] = 0;
+  loss.site_running[0] = true;
+  loss.site_weight[0] = 0.3;
+  for (int a = 0; a < 3; ++a) loss.site_target[0][a] = 0.1 * a, loss.site_param[0][a] = -1;
+}
+
 inline double inf_norm(const std::vector<double>& v) {
   double m = 0;
   for (double a : v) m = std::max(m, std::fabs(a));

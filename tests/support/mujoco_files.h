@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "config/config.h"
 #include "mujoco_handles.h"
+#include "steer/models/articulated.h"
 
 namespace steer::testing {
 
@@ -43,6 +46,17 @@ inline std::unique_ptr<mjModel, ModelFree> mujoco_model(const std::string& file)
       mj_loadXML((configs_dir() / file).string().c_str(), nullptr, err, sizeof err));
   EXPECT_TRUE(m) << file << ": " << err;
   return m;
+}
+
+// max |R(a) − R(b)| over the entries of two quaternions' rotations (w, x, y, z): the orientation
+// difference [rad, to first order]
+inline double rotation_gap(const double* a, const double* b) {
+  double Ra[9], Rb[9];
+  Articulated::quat_matrix(a, Ra);
+  Articulated::quat_matrix(b, Rb);
+  double g = 0;
+  for (int i = 0; i < 9; ++i) g = std::max(g, std::fabs(Ra[i] - Rb[i]));
+  return g;
 }
 
 }  // namespace steer::testing

@@ -38,8 +38,8 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
   for (int b : drawn) {
     int pa = m.parent[b];
     while (pa >= 0 && as.names.is_frame(pa)) pa = m.parent[pa];
-    if (m.free_base && pa < 0 && m.parent[b] >= 0)
-      continue;  // the free root: moved by its free joint, not a link
+    if (pa < 0 && m.parent[b] >= 0 && as.names.free_joint_of(m.dof[b]))
+      continue;  // a free body: moved by its free joint, not a link
     edges.push_back({pa < 0 ? 0 : point[size_t(pa)], point[size_t(b)]});
   }
   if (has_tip) edges.push_back({point[size_t(m.tip_body)], shown + 1});

@@ -31,10 +31,23 @@ struct ArticulatedNames {
   // five, and one per joint but the last of a body with several joints: model.h)
   std::vector<int> entry;
   bool is_frame(int b) const { return b < int(entry.size()) && entry[size_t(b)] < 0; }
-  // a free root (Articulated::free_base): its joint's name and the default initial q of its
-  // seven slots, p [m] and the unit quaternion (w, x, y, z), from the root body's pos and quat
-  std::string free_joint;
-  std::array<double, 7> free_q0 = {0, 0, 0, 1, 0, 0, 0};
+  // per free joint (the free root's first, Articulated::free_base): its name, its first dof
+  // and the default initial q of its seven slots, p [m] and the unit quaternion (w, x, y, z),
+  // from its body's pos and quat
+  struct FreeJoint {
+    std::string name;
+    int dof = 0;
+    std::array<double, 7> q0 = {0, 0, 0, 1, 0, 0, 0};
+  };
+  std::vector<FreeJoint> free_joints;
+  // the free joint whose six dofs hold dof j, or null
+  const FreeJoint* free_joint_of(int j) const {
+    for (const FreeJoint& f : free_joints)
+      if (j >= f.dof && j < f.dof + 6) return &f;
+    return nullptr;
+  }
+  // per ball group (Articulated::ball_dof; a free root's rotation first), its joint's name
+  std::vector<std::string> balls;
   // named poses (model.keyframes, an imported file's <keyframe>s): q (nq) and q̇ (n_dof)
   struct Keyframe {
     std::string name;

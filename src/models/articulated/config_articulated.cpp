@@ -2,6 +2,7 @@
 // mass, inertia), joint damping/armature/PD gains/force limits, integrator, torque
 // saturation, the optional fingertip contact and the ground contact points -> Articulated, slot
 // names, nominal θ.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -42,48 +43,72 @@ std::string fmt(double v) {
   return b;
 }
 
-}  // namespace
-
-ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& names) {
-  ModelInfo info;
-  info.type = "articulated";
+// the state's and the controls' names, units and ranges: q (nq slots), q̇ (n_dof), u (n_dof)
+void articulated_state_names(const ArticulatedLarge& m, const ArticulatedNames& names,
+                             ModelInfo& info) {
   const int n = m.n_dof, nq = m.nq();
   // a free root's slots: q = p.x, p.y, p.z [m], quat.w … quat.z; q̇ = v.x … [m/s] (world),
-  // w.x … [rad/s] (body frame); its controls force.x … [N] (world), torque.x … [N·m] (body)
-  const std::string fj = m.free_base ? names.free_joint : std::string();
-  for (int i = 0; i < nq; ++i) {
-    if (m.free_base && i < 7) {
-      static const char* kFreeQ[7] = {"p.x", "p.y", "p.z", "quat.w", "quat.x", "quat.y", "quat.z"};
-      info.state_names.push_back(fj + "." + kFreeQ[i]);
-      info.state_units.push_back(i < 3 ? "m" : "1");
-      info.state_ranges.push_back(i < 3 ? Range::closed(-1e3, 1e3) : Range::closed(-2, 2));
-    } else {
-      const int j = m.free_base ? i - 1 : i;
-      const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-      info.state_names.push_back(names.joints[j] + ".q");
-      info.state_units.push_back(hinge ? "rad" : "m");
-      // not the joint's range: a start outside it is accepted, as MuJoCo accepts it, and the
-      // limit (model.joint_limits) pushes back
-      info.state_ranges.push_back(Range::closed(-1e3, 1e3));
+  // w.x … [rad/s] (body frame); its controls force.x … [N] (world), torque.x … [N·m] (body).
+  // A ball's: q = quat.w … quat.z, q̇ = w.x … (body frame), controls torque.x … (body frame).
+  static const char* kQuat[4] = {"quat.w", "quat.x", "quat.y", "quat.z"};
+  static const char* kAxis[3] = {"x", "y", "z"};
+  for (int j = 0, k = 0; j < n; ++j) {
+    if (k < m.n_balls && j == m.ball_dof[k]) {
+      for (int i = 0; i < 4; ++i) {
+        info.state_names.push_back(names.balls[size_t(k)] + "." + kQuat[i]);
+        info.state_units.push_back("1");
+        info.state_ranges.push_back(Range::closed(-2, 2));
+      }
+      j += 2, ++k;
+      continue;
     }
-    info.state_groups["q"].push_back(i);
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    // a free root's p, else the joint's angle or displacement; not the joint's range: a start
+    // outside it is accepted, as MuJoCo accepts it, and the limit (model.joint_limits) pushes
+    // back
+    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
+    info.state_names.push_back(fj ? fj->name + ".p." + kAxis[j - fj->dof] : names.joints[j] + ".q");
+    info.state_units.push_back(hinge ? "rad" : "m");
+    info.state_ranges.push_back(Range::closed(-1e3, 1e3));
   }
+  for (int i = 0; i < nq; ++i) info.state_groups["q"].push_back(i);
+  // the ball group of dof j and j's axis in it (−1 when j is a hinge or slide of its own)
+  auto ball_of = [&](int j, int& axis) {
+    for (int k = 0; k < m.n_balls; ++k)
+      if (j >= m.ball_dof[k] && j < m.ball_dof[k] + 3) return axis = j - m.ball_dof[k], k;
+    return axis = -1;
+  };
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    static const char* kFreeV[6] = {"v.x", "v.y", "v.z", "w.x", "w.y", "w.z"};
-    info.state_names.push_back(m.free_dof(j) ? fj + "." + kFreeV[j] : names.joints[j] + ".v");
+    int ax = -1;
+    const int k = ball_of(j, ax);
+    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
+    info.state_names.push_back(k >= 0 ? names.balls[size_t(k)] + ".w." + kAxis[ax]
+                               : fj   ? fj->name + ".v." + kAxis[j - fj->dof]
+                                      : names.joints[j] + ".v");
     info.state_units.push_back(hinge ? "rad/s" : "m/s");
     info.state_ranges.push_back(Range::closed(-1e6, 1e6));
     info.state_groups["v"].push_back(nq + j);
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    static const char* kFreeU[6] = {"force.x",  "force.y",  "force.z",
-                                    "torque.x", "torque.y", "torque.z"};
-    info.control_names.push_back(m.free_dof(j) ? fj + "." + kFreeU[j]
-                                               : "torque." + names.joints[j]);
+    int ax = -1;
+    const int k = ball_of(j, ax);
+    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
+    info.control_names.push_back(k >= 0 ? names.balls[size_t(k)] + ".torque." + kAxis[ax]
+                                 : fj   ? fj->name + ".force." + kAxis[j - fj->dof]
+                                        : "torque." + names.joints[j]);
     info.control_units.push_back(hinge ? "N*m" : "N");
   }
+}
+
+}  // namespace
+
+ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& names) {
+  ModelInfo info;
+  info.type = "articulated";
+  const int n = m.n_dof;
+  articulated_state_names(m, names, info);
   info.resize_params(m.np());
   auto slot = [&](int q, const std::string& name, const std::string& unit, Range r,
                   const std::string& group) { info.set_param(q, name, unit, r, group); };
@@ -102,7 +127,7 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
              : k < 4 ? "m"
                      : "kg*m^2",
              Range::closed(0, 0),
-             m.free_base && b < Articulated::kFreeFrames ? "free_frames" : "joint_frames");
+             bn.find(".free_frame.") != std::string::npos ? "free_frames" : "joint_frames");
       continue;
     }
     slot(m.p_body(b, Articulated::kMass), bn + ".mass", "kg", Range{0, 1e6, true, false}, "mass");
@@ -457,28 +482,39 @@ struct ArmParse {
   std::array<double, Articulated::kFluidParams> fluid_vals{};
 };
 
-// a free root ("joint": {"type": "free"} on the first body) takes 5 massless frames ahead of
-// it and 6 joints (model.h)
+// a free joint ("joint": {"type": "free"} on a body whose parent is the world) takes 5 massless
+// frames ahead of its body and 6 joints (model.h)
 bool is_free(const nlohmann::json& b) {
   return b.is_object() && b.contains("joint") && b["joint"].is_object() &&
          b["joint"].contains("type") && b["joint"]["type"] == "free";
 }
 
-// the free root's frames, named after the root body: slides along world x, y, z, then hinges
-// about the root's own x, y (the root body itself turns about its z); all at the origin, R from
-// q's quaternion
-void add_free_frames(ArmParse& p, const std::string& name) {
+// a free joint's frames, named after its body: slides along world x, y, z, then hinges about the
+// body's own x, y (the body itself turns about its z); all at the world origin, R from q's
+// quaternion. Returns the last frame, the body's parent.
+int add_free_frames(ArmParse& p, const std::string& name, const std::string& path) {
   ArticulatedLarge& a = p.a;
-  a.free_base = true;
+  const int b0 = a.n_bodies, d0 = a.n_dof;
+  if (a.n_balls == ArticulatedLarge::kMaxBalls)
+    config_fail(path, "at most " + std::to_string(ArticulatedLarge::kMaxBalls) +
+                          " free and ball joints in all (a free joint's rotation counts as one)");
+  if (b0 + Articulated::kFreeDofs > ArticulatedLarge::kMaxBodies ||
+      d0 + Articulated::kFreeDofs > ArticulatedLarge::kMaxDof)
+    config_fail(path, "a free joint takes 6 bodies (five massless frames) and 6 joints; at most " +
+                          std::to_string(ArticulatedLarge::kMaxBodies) + " bodies and " +
+                          std::to_string(ArticulatedLarge::kMaxDof) + " joints in all");
+  if (b0 == 0) a.free_base = true;
   static const char* kFrame[5] = {"x", "y", "z", "rx", "ry"};
   for (int f = 0; f < Articulated::kFreeFrames; ++f) {
-    a.parent[f] = f - 1;
-    a.joint[f] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
+    const int fb = b0 + f;
+    a.parent[fb] = f == 0 ? -1 : fb - 1;
+    a.joint[fb] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
     for (int i = 0; i < 3; ++i)
-      a.axis[f][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[f][i] = 0, a.joint_pos[f][i] = 0;
-    for (int i = 0; i < 9; ++i) a.rot[f][i] = i % 4 == 0 ? 1.0 : 0.0;
-    a.dof[f] = f;
-    a.body_of_dof[f] = f;
+      a.axis[fb][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[fb][i] = 0, a.joint_pos[fb][i] = 0;
+    for (int i = 0; i < 9; ++i) a.rot[fb][i] = i % 4 == 0 ? 1.0 : 0.0;
+    a.dof[fb] = d0 + f;
+    a.body_of_dof[d0 + f] = fb;
+    if (f < 3) a.free_slide[d0 + f] = f + 1;
     BodyValues fv{};
     fv.mass = 0;
     fv.com = {0, 0, 0};
@@ -488,16 +524,23 @@ void add_free_frames(ArmParse& p, const std::string& name) {
     p.names.bodies.push_back(name + ".free_frame." + kFrame[f]);
     p.names.entry.push_back(-1);
   }
-  a.n_bodies = a.n_dof = Articulated::kFreeFrames;
+  a.n_bodies = b0 + Articulated::kFreeFrames;
+  a.n_dof = d0 + Articulated::kFreeFrames;
+  // its rotation is a ball group: frames 3 and 4, then the body (parse_free_joint)
+  a.ball_dof[a.n_balls++] = d0 + 3;
+  a.turn[b0 + 3] = 1, a.turn[b0 + 4] = 2;
+  p.names.balls.push_back(name);
+  p.names.free_joints.push_back({name, d0, {0, 0, 0, 1, 0, 0, 0}});
+  return a.n_bodies - 1;
 }
 
-// a free root's joint: the root body turns about its own z (its frames carry the other five
-// dofs); damping and armature apply to all six, which have no servo (their controls are forces
-// and torques)
+// a free joint: its body turns about its own z (its frames carry the other five dofs); damping
+// and armature apply to all six, which have no servo (their controls are forces and torques)
 void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyValues& v,
                       ArmParse& p) {
   ArticulatedLarge& a = p.a;
-  p.names.free_joint = jn;
+  const int b0 = bi - Articulated::kFreeFrames, d0 = a.n_dof - Articulated::kFreeFrames;
+  p.names.free_joints.back().name = jn;
   static const char* kDofName[6] = {"x", "y", "z", "rx", "ry", "rz"};
   for (int f = 0; f < Articulated::kFreeDofs; ++f) {
     p.names.joints.push_back(jn + "." + kDofName[f]);
@@ -508,14 +551,112 @@ void parse_free_joint(const JsonObject& jo, const std::string& jn, int bi, BodyV
   const double armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
   jo.finish();
   for (int f = 0; f < Articulated::kFreeFrames; ++f)
-    p.vals[f].jp[Articulated::kDamping] = damping, p.vals[f].jp[Articulated::kArmature] = armature;
+    p.vals[size_t(b0 + f)].jp[Articulated::kDamping] = damping,
+                       p.vals[size_t(b0 + f)].jp[Articulated::kArmature] = armature;
   v.jp[Articulated::kDamping] = damping, v.jp[Articulated::kArmature] = armature;
   v.jp[Articulated::kForceLimit] = 1e3;
   a.joint[bi] = Articulated::kHinge;
   a.axis[bi][0] = a.axis[bi][1] = 0, a.axis[bi][2] = 1;
-  a.dof[bi] = Articulated::kFreeDofs - 1;
-  a.body_of_dof[Articulated::kFreeDofs - 1] = bi;
-  a.n_dof = Articulated::kFreeDofs;
+  a.dof[bi] = d0 + Articulated::kFreeDofs - 1;
+  a.body_of_dof[d0 + Articulated::kFreeDofs - 1] = bi;
+  a.turn[bi] = 3;
+  a.n_dof = d0 + Articulated::kFreeDofs;
+  p.names.balls.back() = jn;
+}
+
+// a ball joint (MuJoCo's ball: a body's only joint): its anchor and the damping and armature
+// of its three dofs; no servo, limit or spring (its controls are body-frame torques)
+struct BallJointValues {
+  std::string name;
+  double pos[3] = {0, 0, 0};
+  double damping = 0, armature = 0;
+};
+
+BallJointValues parse_ball_joint(const JsonObject& jo, const std::string& default_name) {
+  BallJointValues b;
+  b.name = jo.string("name", default_name);
+  jo.choice("type", "ball", {"ball"});
+  const std::vector<double> pos = jo.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
+  for (int i = 0; i < 3; ++i) b.pos[i] = pos[size_t(i)];
+  b.damping = jo.number("damping", 0.0, Range::closed(0, 1e6));
+  b.armature = jo.number("armature", 0.0, Range::closed(0, 1e6));
+  jo.finish();
+  return b;
+}
+
+// the ball's three hinge dofs about x, y, z of its frame (model.h): two massless frames, the
+// first with the body's pos and quat, then the body itself (set_ball_body); all three at the
+// joint's anchor. Returns the second frame, the body's parent.
+int add_ball_frames(ArmParse& p, const std::string& body, const BallJointValues& bj, int parent,
+                    const std::vector<double>& pos, const std::vector<double>& quat,
+                    const std::string& path) {
+  ArticulatedLarge& a = p.a;
+  if (a.n_balls == ArticulatedLarge::kMaxBalls)
+    config_fail(path, "at most " + std::to_string(ArticulatedLarge::kMaxBalls) +
+                          " ball joints (a free root's rotation counts as one)");
+  if (a.n_bodies + 3 > ArticulatedLarge::kMaxBodies || a.n_dof + 3 > ArticulatedLarge::kMaxDof)
+    config_fail(path, "a ball joint takes 3 bodies (two massless frames) and 3 joints; at most " +
+                          std::to_string(ArticulatedLarge::kMaxBodies) + " bodies and " +
+                          std::to_string(ArticulatedLarge::kMaxDof) + " joints in all");
+  a.ball_dof[a.n_balls++] = a.n_dof;
+  static const char* kFrame[2] = {"rx", "ry"};
+  for (int f = 0; f < 2; ++f) {
+    const int fi = a.n_bodies;
+    a.parent[fi] = parent;
+    a.joint[fi] = Articulated::kHinge;
+    for (int i = 0; i < 3; ++i)
+      a.axis[fi][i] = f == i ? 1.0 : 0.0, a.offset[fi][i] = f == 0 ? pos[size_t(i)] : 0.0,
+      a.joint_pos[fi][i] = bj.pos[i];
+    if (f == 0)
+      quat_to_matrix(quat, a.rot[fi]);
+    else
+      for (int i = 0; i < 9; ++i) a.rot[fi][i] = i % 4 == 0 ? 1.0 : 0.0;
+    a.turn[fi] = f + 1;
+    a.dof[fi] = a.n_dof;
+    a.body_of_dof[a.n_dof++] = fi;
+    BodyValues fv{};
+    fv.com = {0, 0, 0};
+    fv.inertia = {0, 0, 0, 0, 0, 0};
+    fv.jp[Articulated::kDamping] = bj.damping, fv.jp[Articulated::kArmature] = bj.armature;
+    fv.jp[Articulated::kForceLimit] = 1e3;
+    p.vals.push_back(fv);
+    p.names.bodies.push_back(body + ".ball_frame." + kFrame[f]);
+    p.names.entry.push_back(-1);
+    p.names.joints.push_back(bj.name + "." + kFrame[f]);
+    p.names.ranges.push_back({-1e3, 1e3});
+    p.names.target_ranges.push_back({-1e3, 1e3});
+    ++a.n_bodies;
+    parent = fi;
+  }
+  p.names.balls.push_back(bj.name);
+  return parent;
+}
+
+// the ball's body: its third dof, about z, at the anchor
+void set_ball_body(ArmParse& p, const BallJointValues& bj, int bi, BodyValues& v) {
+  ArticulatedLarge& a = p.a;
+  a.joint[bi] = Articulated::kHinge;
+  for (int i = 0; i < 3; ++i) a.axis[bi][i] = i == 2 ? 1.0 : 0.0, a.joint_pos[bi][i] = bj.pos[i];
+  a.turn[bi] = 3;
+  a.dof[bi] = a.n_dof;
+  a.body_of_dof[a.n_dof++] = bi;
+  v.jp[Articulated::kDamping] = bj.damping, v.jp[Articulated::kArmature] = bj.armature;
+  v.jp[Articulated::kForceLimit] = 1e3;
+  p.names.joints.push_back(bj.name + ".rz");
+  p.names.ranges.push_back({-1e3, 1e3});
+  p.names.target_ranges.push_back({-1e3, 1e3});
+}
+
+// body's ball joint: "joint" {"type": "ball"}, or the only entry of "joints"; null when none
+const nlohmann::json* ball_joint_of(const nlohmann::json& body) {
+  if (!body.is_object()) return nullptr;
+  const nlohmann::json* j = nullptr;
+  if (body.contains("joint") && body["joint"].is_object())
+    j = &body["joint"];
+  else if (body.contains("joints") && body["joints"].is_array() && body["joints"].size() == 1 &&
+           body["joints"][0].is_object())
+    j = &body["joints"][0];
+  return j && j->contains("type") && (*j)["type"] == "ball" ? j : nullptr;
 }
 
 // a hinge or slide: axis (normalized), pos, range, ref, and its parameters: damping, armature,
@@ -569,10 +710,14 @@ void parse_one_joint(const JsonObject& jo, const std::string& default_name, bool
   if (a.n_dof == ArticulatedLarge::kMaxDof)
     config_fail(jo.path(), "at most " + std::to_string(ArticulatedLarge::kMaxDof) + " joints");
   const std::string jn = jo.string("name", default_name);
-  const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free"});
+  const std::string type = jo.choice("type", "hinge", {"hinge", "slide", "free", "ball"});
   if (type == "free" && !free_allowed)
     config_fail(jo.key_path("type"),
                 "\"free\" must be its body's only joint (give it as \"joint\", not in \"joints\")");
+  if (type == "ball")
+    config_fail(
+        jo.key_path("type"),
+        "\"ball\" must be its body's only joint (a \"joint\", or \"joints\" with one entry)");
   if (type == "free")
     parse_free_joint(jo, jn, bi, v, p);
   else
@@ -644,8 +789,7 @@ int add_joint_frames(const JsonObject& o, const std::string& name, int parent,
 
 // model.bodies[b]: name, parent (world or an earlier body), pose, mass, centre of mass, inertia
 // and joint; the first body's free joint puts the free root's frames ahead of it
-void parse_body(const nlohmann::json& body, const std::string& path, size_t b, bool free_root,
-                ArmParse& p) {
+void parse_body(const nlohmann::json& body, const std::string& path, size_t b, ArmParse& p) {
   ArticulatedLarge& a = p.a;
   if (!body.is_object()) config_fail(path, "expected an object, got " + json_type_name(body));
   JsonObject o(body, path);
@@ -663,22 +807,31 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
                       "' is not 'world' or an earlier body (list parents before children)");
     pi = it->second;
   }
-  if (is_free(body) && (b != 0 || pi != -1))
-    config_fail(
-        o.key_path("joint") + ".type",
-        "\"free\" is only for the first body, whose parent is world (a floating base); body '" +
-            excerpt(name) + "' is body " + std::to_string(b) + " with parent '" + excerpt(par) +
-            "'");
-  if (b == 0 && free_root) {
-    add_free_frames(p, name);
-    pi = Articulated::kFreeFrames - 1;
-  }
+  const bool free = is_free(body);
+  if (free && pi != -1)
+    config_fail(o.key_path("joint") + ".type",
+                "\"free\" is only for a body whose parent is world (a floating body); body '" +
+                    excerpt(name) + "' has parent '" + excerpt(par) + "'");
+  if (free) pi = add_free_frames(p, name, o.key_path("joint"));
   std::vector<double> pos = o.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   std::vector<double> quat = o.numbers("quat", {1, 0, 0, 0}, Range::closed(-1e3, 1e3), 4);
   if (std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]) <
       1e-9)
     config_fail(o.key_path("quat"), "must not be zero (it is normalized)");
-  if (o.has("joints")) {
+  const nlohmann::json* ball = ball_joint_of(body);
+  BallJointValues bj;
+  if (ball) {
+    // the ball's two frames carry the body's pose; the body sits on the second
+    const bool listed = o.has("joints");
+    if (listed && o.has("joint"))
+      config_fail(o.key_path("joint"), "give \"joint\" or \"joints\", not both");
+    o.raw(listed ? "joints" : "joint");
+    const std::string jp = listed ? o.key_path("joints") + "[0]" : o.key_path("joint");
+    bj = parse_ball_joint(JsonObject(*ball, jp), name + ".joint");
+    pi = add_ball_frames(p, name, bj, pi, pos, quat, jp);
+    pos = {0, 0, 0};
+    quat = {1, 0, 0, 0};
+  } else if (o.has("joints")) {
     // the frames of all joints but the last carry the body's pose; the body sits on the last
     pi = add_joint_frames(o, name, pi, pos, quat, p);
     pos = {0, 0, 0};
@@ -692,13 +845,13 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
   a.parent[bi] = pi;
   for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
   quat_to_matrix(quat, a.rot[bi]);
-  if (b == 0 && free_root) {
-    // the root's pos and quat become its initial p and orientation (initial_state.q's default);
-    // its frame sits on the free joint's (the origin, unrotated)
+  if (free) {
+    // the body's pos and quat become its initial p and orientation (initial_state.q's
+    // default); its frame sits on the free joint's (the origin, unrotated)
     const double qn =
         std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-    p.names.free_q0 = {pos[0],       pos[1],       pos[2],      quat[0] / qn,
-                       quat[1] / qn, quat[2] / qn, quat[3] / qn};
+    p.names.free_joints.back().q0 = {pos[0],       pos[1],       pos[2],      quat[0] / qn,
+                                     quat[1] / qn, quat[2] / qn, quat[3] / qn};
     for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
     for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
   }
@@ -715,7 +868,10 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, b
     if (!(f[0] * f[0] + f[1] * f[1] + f[2] * f[2] + f[3] * f[3] > 1e-18))
       config_fail(o.key_path("inertia_frame"), "must not be zero (it is normalized)");
   }
-  parse_body_joint(o, name, bi, v, p);
+  if (ball)
+    set_ball_body(p, bj, bi, v);
+  else
+    parse_body_joint(o, name, bi, v, p);
   o.finish();
   p.body_index[name] = bi;
   p.names.bodies.push_back(name);
@@ -738,17 +894,22 @@ void parse_bodies(const JsonObject& m, ArmParse& p) {
   if (bodies.size() > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies) + " bodies, got " +
                         std::to_string(bodies.size()));
-  const bool free_root = is_free(bodies[0]);
-  const int n_frames = free_root ? Articulated::kFreeFrames : 0;
+  const int n_frames =
+      Articulated::kFreeFrames * int(std::count_if(bodies.begin(), bodies.end(), is_free));
   if (bodies.size() + n_frames > size_t(ArticulatedLarge::kMaxBodies))
     config_fail(bp, "at most " + std::to_string(ArticulatedLarge::kMaxBodies - n_frames) +
-                        " bodies under a free root (its joint takes " + std::to_string(n_frames) +
-                        " frames), got " + std::to_string(bodies.size()));
+                        " bodies with these free joints (each takes " +
+                        std::to_string(Articulated::kFreeFrames) + " frames), got " +
+                        std::to_string(bodies.size()));
   for (size_t b = 0; b < bodies.size(); ++b)
-    parse_body(bodies[b], bp + "[" + std::to_string(b) + "]", b, free_root, p);
+    parse_body(bodies[b], bp + "[" + std::to_string(b) + "]", b, p);
+  p.a.set_q_layout();
   if (p.a.n_dof == 0)
     config_fail(bp, "no body has a joint; give at least one hinge or slide joint");
 }
+
+// body b's joint is a free root's or a ball's dof (no servo, limit, spring or friction)
+bool direct_body(const ArticulatedLarge& a, int b) { return a.dof[b] >= 0 && a.free_dof(a.dof[b]); }
 
 // model.all_joints: values that replace every joint's own (a free swing: no damping, no gains)
 void parse_all_joints(const JsonObject& m, ArmParse& p) {
@@ -759,14 +920,15 @@ void parse_all_joints(const JsonObject& m, ArmParse& p) {
   for (int k = 0; k < Articulated::kJointParams; ++k) {
     if (k == Articulated::kTarget || !aj.has(kJointParamNames[k])) continue;
     const double v = aj.number(kJointParamNames[k], 0.0, r8[k]);
-    // a free root's dofs keep their own (the joint's damping and armature; no servo)
-    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
-      p.vals[b].jp[k] = v;
+    // a free root's and a ball's dofs keep their own (the joint's damping and armature; no
+    // servo)
+    for (size_t b = 0; b < p.vals.size(); ++b)
+      if (!direct_body(p.a, int(b))) p.vals[b].jp[k] = v;
   }
   if (aj.has("frictionloss")) {
     const double f = aj.number("frictionloss", 0.0, Range::closed(0, kMaxFrictionLoss));
-    for (size_t b = p.a.free_base ? Articulated::kFreeDofs : 0; b < p.vals.size(); ++b)
-      p.vals[b].frictionloss = f;
+    for (size_t b = 0; b < p.vals.size(); ++b)
+      if (!direct_body(p.a, int(b))) p.vals[b].frictionloss = f;
   }
   aj.finish();
 }
@@ -777,11 +939,16 @@ void parse_targets(const JsonObject& m, ArmParse& p) {
   if (!m.has("targets")) return;
   const ArticulatedLarge& a = p.a;
   const ArticulatedNames& names = p.names;
-  const int nf = a.free_base ? Articulated::kFreeDofs : 0;
-  std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), a.n_dof - nf);
+  // entry k of targets: the k-th dof with a servo (a free root's and balls' have none)
+  std::vector<int> entry(size_t(a.n_dof), -1);
+  int n_servo = 0;
+  for (int j = 0; j < a.n_dof; ++j)
+    if (!a.free_dof(j)) entry[size_t(j)] = n_servo++;
+  std::vector<double> t = m.numbers("targets", {}, Range::closed(-1e3, 1e3), n_servo);
   for (int b = 0; b < a.n_bodies; ++b) {
-    const int j = a.dof[b], k = j - nf;  // k: the entry of targets
-    if (j < nf) continue;
+    const int j = a.dof[b];
+    if (j < 0 || entry[size_t(j)] < 0) continue;
+    const int k = entry[size_t(j)];
     if (!(t[k] >= names.target_ranges[j][0] && t[k] <= names.target_ranges[j][1]))
       config_fail(m.key_path("targets") + "[" + std::to_string(k) + "]",
                   fmt(t[k]) + " is outside the target range of " + names.joints[j] + " [" +
@@ -805,11 +972,11 @@ double parse_torque_limits(const JsonObject& m, ArticulatedLarge& a, const std::
                 std::to_string(a.servo_newton) +
                     " needs model.integrator \"implicitfast\" (got \"" + integ +
                     "\"); use 0 with " + integ);
-  if (a.servo_newton > 0 && a.free_base)
-    config_fail(
-        tl.key_path("newton_iterations"),
-        std::to_string(a.servo_newton) +
-            " is not available with a free root (model.bodies[0].joint.type \"free\"); use 0");
+  if (a.servo_newton > 0 && a.n_balls > 0)
+    config_fail(tl.key_path("newton_iterations"),
+                std::to_string(a.servo_newton) +
+                    " is not available with a free root or a ball joint (joint type \"free\" or "
+                    "\"ball\"); use 0");
   tl.finish();
   return sharp;
 }
@@ -967,8 +1134,8 @@ void parse_tendons(const JsonObject& m, ArmParse& p) {
                     "'" + excerpt(jn) + "' is not a hinge or slide joint of model.bodies");
       if (a.free_dof(d))
         config_fail(jo.key_path("joint"), "'" + excerpt(jn) +
-                                              "' is a dof of the free root; a fixed tendon "
-                                              "spans hinges and slides only");
+                                              "' is a dof of the free root or a ball joint; a "
+                                              "fixed tendon spans hinges and slides only");
       if (a.tendon_coef[t * a.n_dof + d] != 0)
         config_fail(jo.key_path("joint"), "joint '" + excerpt(jn) + "' is listed twice");
       const double coef = jo.number("coef", 1.0, Range::closed(-1e3, 1e3));
@@ -1184,9 +1351,11 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const int n = a.n_dof, nq = a.nq();
   // q: nq entries (a free root's p and quaternion first, the quaternion normalized here); v: n
   // the default: the pose the tree describes, each hinge and slide at its ref (MuJoCo's qpos0)
+  // (a ball's quaternion the identity)
   std::vector<double> q0(nq, 0.0);
-  if (a.free_base)
-    for (int i = 0; i < 7; ++i) q0[i] = names.free_q0[i];
+  for (int k = 0; k < a.n_balls; ++k) q0[size_t(a.qadr(a.ball_dof[k]))] = 1.0;
+  for (const ArticulatedNames::FreeJoint& f : names.free_joints)
+    for (int i = 0; i < 7; ++i) q0[size_t(a.qadr(f.dof) + i)] = f.q0[size_t(i)];
   for (int j = 0; j < n; ++j)
     if (!a.free_dof(j)) q0[a.qadr(j)] = a.joint_ref[j];
   std::vector<double> v0(size_t(n), 0.0);
@@ -1209,12 +1378,17 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   }
   std::vector<double> q = s.numbers("q", q0, Range::closed(-1e3, 1e3), nq);
   std::vector<double> v = s.numbers("v", v0, Range::closed(-1e6, 1e6), n);
-  if (a.free_base) {
-    const double qn = std::sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
+  for (int k = 0; k < a.n_balls; ++k) {
+    const int qa = a.qadr(a.ball_dof[k]);
+    double* n4 = q.data() + qa;
+    const double qn = std::sqrt(n4[0] * n4[0] + n4[1] * n4[1] + n4[2] * n4[2] + n4[3] * n4[3]);
     if (!(qn > 1e-9))
-      config_fail(s.key_path("q") + "[3..6]",
-                  "the free root's quaternion (w, x, y, z) must not be zero (it is normalized)");
-    for (int i = 3; i < 7; ++i) q[i] /= qn;
+      config_fail(s.key_path("q") + "[" + std::to_string(qa) + ".." + std::to_string(qa + 3) + "]",
+                  "the quaternion (w, x, y, z) of " +
+                      (names.free_joint_of(a.ball_dof[k]) ? std::string("free joint '")
+                                                          : std::string("ball joint '")) +
+                      names.balls[size_t(k)] + "' must not be zero (it is normalized)");
+    for (int i = 0; i < 4; ++i) n4[i] /= qn;
   }
   c.x0.assign(nq + n, 0.0);
   for (int i = 0; i < nq; ++i) {
@@ -1276,19 +1450,28 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
   };
   for (int b = 0; b < a.n_bodies; ++b) {
     if (names.is_frame(b)) continue;  // the frames steer adds are listed with their body
-    if (a.free_base &&
-        b == Articulated::kFreeFrames) {  // the free root (its frames are not listed)
-      bs.push_back(
-          {{"name", names.bodies[b]},
-           {"parent", "world"},
-           {"joint", {{"name", names.free_joint}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
+    if (const ArticulatedNames::FreeJoint* fj = names.free_joint_of(a.dof[b])) {
+      // a free joint's body (its frames are not listed)
+      bs.push_back({{"name", names.bodies[b]},
+                    {"parent", "world"},
+                    {"joint", {{"name", fj->name}, {"type", "free"}, {"nq", 7}, {"nv", 6}}}});
       continue;
     }
-    // a body with several joints: its frames (model.h) above it, the first of which has its pose
+    // a body with several joints: its frames (model.h) above it, the first of which has its pose;
+    // a ball's body: its two frames, the first with its pose
     int top = b;
     nlohmann::json joints = nlohmann::json::array();
-    while (a.parent[top] >= 0 && names.is_frame(a.parent[top]) &&
-           !(a.free_base && a.parent[top] < Articulated::kFreeFrames)) {
+    if (a.turn[b] == 3) {
+      top = b - 2;
+      joints.push_back(
+          {{"name", names.balls[size_t(std::find(a.ball_dof, a.ball_dof + a.n_balls, a.dof[top]) -
+                                       a.ball_dof)]},
+           {"type", "ball"},
+           {"pos_m", std::vector<double>(a.joint_pos[b], a.joint_pos[b] + 3)},
+           {"nq", 4},
+           {"nv", 3}});
+    }
+    while (a.turn[b] == 0 && a.parent[top] >= 0 && names.is_frame(a.parent[top])) {
       top = a.parent[top];
       joints.insert(joints.begin(), joint_json(top));
     }
@@ -1297,7 +1480,7 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
         {"parent", a.parent[top] < 0 ? std::string("world") : names.bodies[a.parent[top]]},
         {"pos_m", std::vector<double>(a.offset[top], a.offset[top] + 3)},
         {"rotation_row_major", std::vector<double>(a.rot[top], a.rot[top] + 9)}};
-    if (a.dof[b] >= 0) joints.push_back(joint_json(b));
+    if (a.dof[b] >= 0 && a.turn[b] == 0) joints.push_back(joint_json(b));
     if (joints.size() == 1) e["joint"] = joints[0];
     if (joints.size() > 1) e["joints"] = joints;
     bs.push_back(e);

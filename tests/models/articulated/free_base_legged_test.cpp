@@ -1,5 +1,6 @@
 // ArticulatedLegged (model.h: 20 bodies, 18 joints, 8 sites), the capacity a quadruped on a free
-// root runs at, on configs/mjcf/quadruped.xml imported with its four feet as ground points:
+// root runs at, on configs/mjcf/quadruped.xml imported with its four feet as ground points, and
+// on configs/mjcf/ball_ragdoll.xml (a free torso with limbs on ball joints: three quaternions):
 //   - the parser picks it (beyond Articulated, within ArticulatedLegged);
 //   - it gives the same bits as ArticulatedLarge on the same tree (scalar path), and its CPU
 //     packs the same bits as its scalar path (losses and every gradient);
@@ -35,18 +36,24 @@ namespace fs = std::filesystem;
 
 constexpr int kSteps = 20;
 
-ExperimentConfig quadruped_config() {
+// file's free root at p.x and one knee's angle as terminal targets
+ExperimentConfig legged_config(const std::string& file, const std::string& knee) {
   nlohmann::json j = {
       {"name", "legged"},
-      {"model", {{"type", "articulated"}, {"mjcf", "mjcf/quadruped.xml"}}},
+      {"model", {{"type", "articulated"}, {"mjcf", file}}},
       {"simulation", {{"dt", 0.002}, {"steps", kSteps}}},
       {"loss",
        {{"terminal",
-         {{{"state", "root.p.x"}, {"target", 0.1}}, {{"state", "FL_knee.q"}, {"target", 0.2}}}},
+         {{{"state", "root.p.x"}, {"target", 0.1}}, {{"state", knee + ".q"}, {"target", 0.2}}}},
         {"control_effort", 1e-3}}},
       {"validation", {{"enabled", false}}}};
   return parse_config(j, (fs::path(STEER_SOURCE_DIR) / "configs").string());
 }
+
+ExperimentConfig quadruped_config() { return legged_config("mjcf/quadruped.xml", "FL_knee"); }
+
+// a free torso with two limbs on ball joints (three quaternions in q): ArticulatedLegged too
+ExperimentConfig ragdoll_config() { return legged_config("mjcf/ball_ragdoll.xml", "left_knee"); }
 
 // B rollouts from the standing pose, each a little apart, with controls on every joint
 template <class Model, class S>
@@ -87,8 +94,7 @@ TEST(ArticulatedLegged, ParserPicksIt) {
   EXPECT_EQ(s.legged.nx(), 37);
 }
 
-TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
-  const ExperimentConfig c = quadruped_config();
+void expect_same_bits_as_large_and_packed_as_scalar(const ExperimentConfig& c) {
   const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
   const RolloutShape sh = shape();
   const int B = 8;
@@ -122,14 +128,25 @@ TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
   }
 }
 
+TEST(ArticulatedLegged, SameBitsAsLargeAndPackedAsScalar) {
+  expect_same_bits_as_large_and_packed_as_scalar(quadruped_config());
+}
+
+TEST(ArticulatedLegged, BallJointsSameBitsAsLargeAndPackedAsScalar) {
+  const ExperimentConfig c = ragdoll_config();
+  ASSERT_TRUE(c.model_state<ArticulatedSetup>().legged_tree);
+  EXPECT_EQ(c.model_state<ArticulatedSetup>().legged.n_balls, 3);
+  expect_same_bits_as_large_and_packed_as_scalar(c);
+}
+
 template <class S>
-void emulated_parity(int integrator) {
+void emulated_parity(int integrator, bool ragdoll = false) {
 #if defined(STEER_CUDA_EMULATION)
   ASSERT_TRUE(cuda_status().available) << cuda_status().reason;
 #else
   if (!cuda_status().available) GTEST_SKIP() << cuda_status().reason;
 #endif
-  ExperimentConfig c = quadruped_config();
+  ExperimentConfig c = ragdoll ? ragdoll_config() : quadruped_config();
   c.model_state<ArticulatedSetup>().legged.integrator = integrator;
   const ArticulatedLegged& m = c.model_state<ArticulatedSetup>().legged;
   const RolloutShape sh = shape();
@@ -152,6 +169,13 @@ TEST(ArticulatedLegged, DeviceParityImplicitFastFloat) {
 // rk4 runs ArticulatedLegged's own kernels (kernels/rollout_articulated_legged_rk4_*.cu), the
 // others ArticulatedLeggedImplicit's
 TEST(ArticulatedLegged, DeviceParityRk4Double) { emulated_parity<double>(Articulated::kRk4); }
+// ball joints: three quaternions stepped on the device
+TEST(ArticulatedLegged, BallJointsDeviceParityEulerDouble) {
+  emulated_parity<double>(Articulated::kEuler, true);
+}
+TEST(ArticulatedLegged, BallJointsDeviceParityRk4Double) {
+  emulated_parity<double>(Articulated::kRk4, true);
+}
 
 }  // namespace
 }  // namespace steer

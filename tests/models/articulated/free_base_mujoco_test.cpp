@@ -34,6 +34,7 @@
 #include "models/articulated/articulated_setup.h"
 #include "steer/models/articulated.h"
 #include "temp_dir.h"
+#include "mujoco_files.h"
 #include "mujoco_handles.h"
 
 namespace steer::testing {
@@ -51,16 +52,6 @@ ExperimentConfig import_config(const fs::path& file, int steps) {
                       {"loss", {{"control_effort", 1.0}}},
                       {"validation", {{"enabled", false}}}};
   return parse_config(j, kConfigs.string());
-}
-
-// max |R(a) − R(b)| over the entries: the orientation difference [rad, to first order]
-double rotation_gap(const double* a, const double* b) {
-  double Ra[9], Rb[9];
-  Articulated::quat_matrix(a, Ra);
-  Articulated::quat_matrix(b, Rb);
-  double g = 0;
-  for (int i = 0; i < 9; ++i) g = std::max(g, std::fabs(Ra[i] - Rb[i]));
-  return g;
 }
 
 // steps steer's model and MuJoCo side by side from MuJoCo's state (qpos, qvel) for `steps`

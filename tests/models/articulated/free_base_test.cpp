@@ -10,7 +10,7 @@
 //   - free flight without gravity: energy and angular momentum drift, first order in h under
 //     euler (the drift at h is about twice the drift at h/2);
 //   - the config: slot names, nq = n_dof + 1, the default initial pose from the root's pos and
-//     quat, and the refusals (a free joint below the root, a zero quaternion).
+//     quat, and the refusals (a free joint on a body below another, a zero quaternion).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -151,17 +151,7 @@ RolloutCase<Model> free_case(const std::string& name, const Model& m,
     r.loss.terminal_weight[t] = 1.0;
   r.loss.terminal_target[2] = r.x0[size_t(nq + 4)] + 0.1;
   r.loss.terminal_weight[2] = 0.01;
-  r.loss.effort_weight = 1e-3;
-  r.loss.com = true;
-  r.loss.com_axis = 0;
-  r.loss.com_weight = 0.5;
-  if (m.n_sites > 0) {
-    r.loss.n_site = 1;
-    r.loss.site_index[0] = 0;
-    r.loss.site_running[0] = true;
-    r.loss.site_weight[0] = 0.3;
-    for (int a = 0; a < 3; ++a) r.loss.site_target[0][a] = 0.1 * a, r.loss.site_param[0][a] = -1;
-  }
+  add_effort_com_site_terms(r.loss, m.n_sites > 0);
   return r;
 }
 
@@ -328,7 +318,7 @@ TEST(FreeBase, Refusals) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.bodies[1].joint.type"), std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("first body"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("parent is world"), std::string::npos) << e.what();
   }
   nlohmann::json zero = config_json(limb_model(2, false));
   zero["initial_state"] = {{"q", {0, 0, 1, 0, 0, 0, 0, 0.1, 0.2}}};

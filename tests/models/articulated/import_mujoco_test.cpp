@@ -462,8 +462,14 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   refused("free joint below the root",
           arm + "<body name='box'>" + link + "<freejoint name='float'/></body></body>",
           {"free joint can only be used on top level"});
-  refused("ball joint", "<body name='b'>" + link + "<joint name='socket' type='ball'/></body>",
-          {"socket", "ball joints"});
+  refused("limited ball joint",
+          "<body name='b'>" + link + "<joint name='socket' type='ball' range='0 0.5'/></body>",
+          {"socket", "cone limit"});
+  refused("ball joint beside a hinge",
+          "<body name='b'>" + link +
+              "<joint name='socket' type='ball'/><joint name='j2' type='slide' axis='0 0 1'/>"
+              "</body>",
+          {"socket", "together with other joints"});
   refused(
       "free joint beside a hinge",
       "<body name='b'>" + link + "<freejoint name='float'/><joint name='j2' axis='0 1 0'/></body>",
@@ -572,7 +578,7 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
               "<geom type='sphere' size='0.1' fluidshape='ellipsoid' contype='0' "
               "conaffinity='0'/></body>",
           {"fluidshape", "ellipsoid", "inertia-box"}, "", "density='1.2'");
-  refused("no joint", "<body name='b'>" + link + "</body>", {"no hinge or slide joint"});
+  refused("no joint", "<body name='b'>" + link + "</body>", {"no hinge, slide or ball joint"});
 }
 
 // MJCF of today's MuJoCo that 2.2.2's parser refused ("unrecognized attribute: 'kv'") reaches

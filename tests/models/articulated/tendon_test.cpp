@@ -200,8 +200,10 @@ TEST(Tendon, OneJointTendonIsAJointSpring) {
   const ExperimentConfig b = parse_config(config_json(with_spring, "j.q"));
   const Articulated& ma = a.model_state<ArticulatedSetup>().model;
   const Articulated& mb = b.model_state<ArticulatedSetup>().model;
-  const double q[1] = {0.7}, v[1] = {-0.3}, u[1] = {0.1};
-  double qa[1], qb[1];
+  // (arrays at the capacity: the compiler cannot see that the model reads only its one dof)
+  const double q[Articulated::kMaxQ] = {0.7}, v[Articulated::kMaxDof] = {-0.3},
+               u[Articulated::kMaxDof] = {0.1};
+  double qa[Articulated::kMaxDof], qb[Articulated::kMaxDof];
   ma.acceleration<double>(q, v, u, a.theta.data(), qa);
   mb.acceleration<double>(q, v, u, b.theta.data(), qb);
   EXPECT_NEAR(qa[0], qb[0], 1e-13 * std::fabs(qb[0]));

@@ -172,9 +172,10 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const X
 
 // ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm ·
 // R_b[axis, :]. By the kinematics' adjoint sweep instead (sites.h; the same up to rounding in q̄):
-// for a free root, whose q has nq = n_dof + 1 > the duals' columns, and where rk4 is not compiled
-// (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then compiles no dual numbers at
-// all: Kin<Dual> alone is ~13 kB in float64, once per call site in a backward kernel's frame.
+// with ball groups (a free root included), whose q has nq > n_dof, the duals' columns, and
+// where rk4 is not compiled (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then
+// compiles no dual numbers at all: Kin<Dual> alone is ~13 kB in float64, once per call site in a
+// backward kernel's frame.
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(
@@ -182,7 +183,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(
   if constexpr (!compiles_integrator(kIntegrators, kRk4)) {
     adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
   } else {
-    if (free_base) {
+    if (n_balls > 0) {
       adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
       return;
     }
@@ -264,8 +265,8 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::energy(const XIn& x, const
   return e;
 }
 
-// conservative when no damping, no PD gains, no contact, no fluid and no joint friction: then, with zero controls,
-// an energy change is the integrator's error
+// conservative when no damping, no PD gains, no contact, no fluid and no joint friction: then, with
+// zero controls, an energy change is the integrator's error
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class PIn>
 inline STEER_HD bool ArticulatedCap<NB, ND, NS, NP, NC>::conservative(const PIn& p) const {

@@ -128,9 +128,15 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S
       S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd}, t4[3];
       cross(wp, av, t4);
       if (free_turn(b)) {
-        // a free root's axes R e_i turn with the root itself, not with the previous frame:
-        // ω = R ω_body, α = Ṙ ω_body + R ω̇_body = ω × ω + R ω̇_body, so no velocity product
-        for (int i = 0; i < 3; ++i) w[b][i] += av[i];
+        // a ball's axes R e_i turn with its body, not with the previous frame: ω = ω_P + R ω_rel,
+        // α = α_P + ω_P × R ω_rel + R ω̇_rel (P the ball's parent), so the velocity product is
+        // ω_P × a q̇ (zero for a free root, whose P is a slide frame)
+        const int gp = ball_parent(b);
+        S wg[3] = {S(0), S(0), S(0)}, t5[3];
+        if (gp >= 0)
+          for (int i = 0; i < 3; ++i) wg[i] = w[gp][i];
+        cross(wg, av, t5);
+        for (int i = 0; i < 3; ++i) w[b][i] += av[i], al[b][i] += t5[i];
       } else if (joint[b] == kHinge) {
         // ω = ω_p + a q̇, α = α_p + ω_p × a q̇
         for (int i = 0; i < 3; ++i) w[b][i] += av[i], al[b][i] += t4[i];
@@ -291,16 +297,25 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_dynamics_form(
       const S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd};
       S aav[3] = {S(0), S(0), S(0)}, ane[3];
       if (joint[b] == kHinge) {
-        // (a free root's turning frames have no ω_p × a q̇ in α: bias_forces)
-        const S ka = free_turn(b) ? S(0) : -h;
         for (int i = 0; i < 3; ++i)
           KA.A[b][i] += lb * aOl[b][i] + wb * aOw[b][i], aav[i] += aw[b][i],
-              ane[i] = ka * aOw[b][i];
+              ane[i] = -h * aOw[b][i];
       } else {
         for (int i = 0; i < 3; ++i)
           KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
       }
-      adj_cross(wp, av, awp, aav, ane);
+      if (free_turn(b)) {
+        // a ball's turning frame: the product is ω_P × a q̇ with P the ball's parent (bias_forces)
+        const int gp = ball_parent(b);
+        S wg[3] = {S(0), S(0), S(0)}, awg[3] = {S(0), S(0), S(0)};
+        if (gp >= 0)
+          for (int i = 0; i < 3; ++i) wg[i] = W.w[gp][i];
+        adj_cross(wg, av, awg, aav, ane);
+        if (gp >= 0)
+          for (int i = 0; i < 3; ++i) aw[gp][i] += awg[i];
+      } else {
+        adj_cross(wp, av, awp, aav, ane);
+      }
       adj_v[dof[b]] += dot(K.A[b], aav);
       for (int i = 0; i < 3; ++i) KA.A[b][i] += qd * aav[i];
     }

@@ -27,7 +27,7 @@
 // slip's inverse effective mass averaged over directions), and Δq̇ = M⁻¹ (J_nᵀ P + J_tᵀ T).
 // The velocity changes at s h, so the position integrates the mean velocity over the step:
 //   q̇_end = q̇⁺ + Σ Δq̇_i,   q_end = q ⊕ h q̇_pos,   q̇_pos = q̇⁺ + Σ (1 − s_i) Δq̇_i
-// (⊕: q + h q̇ for hinges and slides, quat ⊗ exp(h ω/2) for a free root's orientation). A point
+// (⊕: q + h q̇ for hinges and slides, quat ⊗ exp(h ω/2) for a ball's orientation). A point
 // that crosses exactly at the step's end (s → 1) leaves the position as the smooth step has it
 // and reverses the velocity; at the next step's start (s → 0) it reverses before any motion, so
 // the trajectory is continuous where the impact moves from one step to the next, which the

@@ -6,12 +6,13 @@
 //   q⁺ = q + h q̇⁺;
 // adjoint: A λ = q̇̄⁺ + h q̄⁺, q̄ += q̄⁺, and z̄ += ∂φ/∂z for φ(z) = λᵀ (b(z) − A(z) q̇⁺) with λ
 // and q̇⁺ held fixed.
-// A free root (model.h) has no servo: τ_i = u_i for its six dofs (a world force [N] and a
-// body-frame torque [N·m], the generalized forces of its velocities), damping and armature
-// as any joint's; its quaternion steps on the rotation group, quat⁺ = quat ⊗ exp(h ω⁺/2)
-// (quat_step), p⁺ = p + h v⁺, and the cotangent of ω⁺ then takes quat_step's adjoint in
-// place of h q̄⁺. With time-of-impact restitution (GroundContacts::impact) the impulses follow
-// q̇⁺ and the position integrates their mean velocity (impact.h).
+// A free root and a ball (model.h) have no servo: τ_i = u_i for their dofs (a free root's world
+// force [N], a body-frame torque [N·m]: the generalized forces of their velocities), damping
+// and armature as any joint's; a ball's quaternion steps on the rotation group,
+// quat⁺ = quat ⊗ exp(h ω⁺/2) (quat_step), a free root's p⁺ = p + h v⁺, and the cotangent of ω⁺
+// then takes quat_step's adjoint in place of h q̄⁺. With time-of-impact restitution
+// (GroundContacts::impact) the impulses follow q̇⁺ and the position integrates their mean velocity
+// (impact.h).
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -117,12 +118,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::semi_implicit_advance(
   if (ground.impact) ground_impacts(*this, t, p, v, vend, vpos);
   for (int i = 0; i < n; ++i) {
     xn[nqv + i] = vend[i];
-    if (!free_turn(i)) xn[qadr(i)] = q[qadr(i)] + h * vpos[i];
+    if (!ball_dof_of(i)) xn[qadr(i)] = q[qadr(i)] + h * vpos[i];
   }
-  if (free_base) {
+  for (int k = 0; k < n_balls; ++k) {
+    const int j = ball_dof[k], a = qadr(j);
     S qn[4];
-    quat_step(q + 3, vpos + 3, h, qn);
-    for (int i = 0; i < 4; ++i) xn[3 + i] = qn[i];
+    quat_step(q + a, vpos + j, h, qn);
+    for (int i = 0; i < 4; ++i) xn[a + i] = qn[i];
   }
 }
 
@@ -157,23 +159,24 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_
   for (int b = 0; b < n_bodies; ++b)
     for (int i = 0; i < 3; ++i)
       KA.P[b][i] = S(0), KA.A[b][i] = S(0), KA.C[b][i] = S(0), KA.T[b][i] = S(0);
-  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a free root's ω⁺: q̇̄⁺ + quat_step's adjoint); with time-of-impact
+  // λ = A⁻¹ (q̇̄⁺ + h q̄⁺) (a ball's ω⁺: q̇̄⁺ + quat_step's adjoint); with time-of-impact
   // impulses the position integrates q̇_pos, and q̇̄⁺ comes back through the impulses (impact.h)
   S lam[kMaxDof], mu[kMaxDof], wv[kMaxDof], aq[kMaxQ] = {}, av[kMaxDof], apos[kMaxDof],
                                             av0[kMaxDof];
   for (int i = 0; i < n; ++i) av0[i] = S(0);
   for (int i = 0; i < nqv; ++i) aq[i] = S(adj_xn[i]);
   for (int i = 0; i < n; ++i)
-    lam[i] = S(adj_xn[nqv + i]), apos[i] = free_turn(i) ? S(0) : h * aq[qadr(i)];
+    lam[i] = S(adj_xn[nqv + i]), apos[i] = ball_dof_of(i) ? S(0) : h * aq[qadr(i)];
   // the impulses rerun from the tape (their record for the adjoint, q̇_pos for quat_step's)
   S vpos[kMaxDof], vend[kMaxDof];
   for (int i = 0; i < n; ++i) vpos[i] = vend[i] = vp[i];
   ImpactRecord<ArticulatedCap, S> rec;
   const bool impulses = ground.impact && ground_impacts(*this, t, p, v, vend, vpos, &rec);
-  if (free_base) {
-    const S aqn[4] = {aq[3], aq[4], aq[5], aq[6]};
-    for (int i = 0; i < 4; ++i) aq[3 + i] = S(0);
-    adj_quat_step(q + 3, vpos + 3, h, aqn, aq + 3, apos + 3);
+  for (int k = 0; k < n_balls; ++k) {
+    const int j = ball_dof[k], a = qadr(j);
+    const S aqn[4] = {aq[a], aq[a + 1], aq[a + 2], aq[a + 3]};
+    for (int i = 0; i < 4; ++i) aq[a + i] = S(0);
+    adj_quat_step(q + a, vpos + j, h, aqn, aq + a, apos + j);
   }
   if (impulses) adj_ground_impacts(*this, t, p, v, rec, lam, apos, av0, KA, ap, want_inertia);
   for (int i = 0; i < n; ++i) lam[i] += apos[i];

@@ -108,7 +108,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
   cholesky_solve(n_dof, M, qdd);
 }
 
-// the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4). A free root's
+// the rk4 step: k1..k4 of (q̇, q̈); x⁺ = x + h/6 (k1 + 2 k2 + 2 k3 + k4). A ball's
 // quaternion has q̇uat = ½ quat ⊗ (0, ω) (ω body frame) and is divided by its norm at the
 // end of the step (a smooth map), which rk4's polynomial update does not keep.
 template <int NB, int ND, int NS, int NP, int NC>
@@ -123,10 +123,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& 
   // q̇ at (qc, vc) into d (nq entries)
   auto qdot = [&](const S* qc, const S* vc, S* d) {
     for (int i = 0; i < n; ++i)
-      if (!free_turn(i)) d[qadr(i)] = vc[i];
-    if (free_base) {
-      const S wq[4] = {S(0), S(0.5) * vc[3], S(0.5) * vc[4], S(0.5) * vc[5]};
-      articulated_detail::quat_mul(qc + 3, wq, d + 3);
+      if (!ball_dof_of(i)) d[qadr(i)] = vc[i];
+    for (int k = 0; k < n_balls; ++k) {
+      const int j = ball_dof[k], a = qadr(j);
+      const S wq[4] = {S(0), S(0.5) * vc[j], S(0.5) * vc[j + 1], S(0.5) * vc[j + 2]};
+      articulated_detail::quat_mul(qc + a, wq, d + a);
     }
   };
   S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxQ] = {},
@@ -148,10 +149,11 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& 
   qdot(qs, vs, d4);
   for (int i = 0; i < nqv; ++i)
     qs[i] = q[i] + h / S(6) * (d1[i] + S(2) * d2[i] + S(2) * d3[i] + d4[i]);
-  if (free_base) {
+  for (int k = 0; k < n_balls; ++k) {
     using std::sqrt;
-    const S inv = S(1) / sqrt(qs[3] * qs[3] + qs[4] * qs[4] + qs[5] * qs[5] + qs[6] * qs[6]);
-    for (int i = 3; i < 7; ++i) qs[i] = qs[i] * inv;
+    S* n4 = qs + qadr(ball_dof[k]);
+    const S inv = S(1) / sqrt(n4[0] * n4[0] + n4[1] * n4[1] + n4[2] * n4[2] + n4[3] * n4[3]);
+    for (int i = 0; i < 4; ++i) n4[i] = n4[i] * inv;
   }
   for (int i = 0; i < nqv; ++i) xn[i] = qs[i];
   for (int i = 0; i < n; ++i)

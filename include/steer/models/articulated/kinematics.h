@@ -9,8 +9,9 @@
 // (a rigid-body sweep of moments about the anchors) is unchanged.
 // The adjoint (adj_forward_kinematics) takes the per-body adjoints (KinAdj) back to q in one
 // inward sweep of a force F_j and a moment T_j about p_j: q̄_j = a_j · T_j (hinge), a_j · F_j
-// (slide). q is the configuration, nq = n_dof entries (n_dof + 1 with a free root, model.h): joint
-// j's angle or displacement is q[qadr(j)]; a free root's orientation is the quaternion q[3 … 6].
+// (slide). q is the configuration, nq = n_dof + n_balls entries (model.h): joint j's angle or
+// displacement is q[qadr(j)]; a ball group's orientation (a free root's) is the quaternion at
+// q[qadr(j)] of its dofs.
 #pragma once
 
 #include "steer/models/articulated/model.h"
@@ -64,16 +65,19 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
     S Rp[9], Pp[3];
     for (int i = 0; i < 9; ++i) Rp[i] = pa < 0 ? S(i % 4 == 0 ? 1.0 : 0.0) : K.R[pa][i];
     for (int i = 0; i < 3; ++i) Pp[i] = pa < 0 ? S(0) : K.P[pa][i];
-    // R0 = R_parent · R_fixed; a free root's first turning frame takes R(quat) instead (its
-    // parent, the last slide frame, does not turn: R_parent = 𝟙)
+    // R0 = R_parent · R_fixed, and a ball group's first turning frame's · R(quat)
     S R0[9];
-    if (free_base && b == 3) {
-      quat_matrix(q + 3, R0);
-    } else {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) +
+                        Rp[3 * i + 2] * S(rot[b][6 + j]);
+    if (turn[b] == 1) {
+      S Rq[9], Rf[9];
+      quat_matrix(q + qadr(dof[b]), Rq);
+      for (int i = 0; i < 9; ++i) Rf[i] = R0[i];
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-          R0[3 * i + j] = Rp[3 * i] * S(rot[b][j]) + Rp[3 * i + 1] * S(rot[b][3 + j]) +
-                          Rp[3 * i + 2] * S(rot[b][6 + j]);
+          R0[3 * i + j] = Rf[3 * i] * Rq[j] + Rf[3 * i + 1] * Rq[3 + j] + Rf[3 * i + 2] * Rq[6 + j];
     }
     // the anchor's offset from the parent's anchor, parent frame (constants)
     double ob[3];
@@ -122,9 +126,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
 //   F_b = p̄_b + c̄_b + Σ_children F_ch,
 //   T_b = t̄_b + (c_b − p_b) × c̄_b + a_b × ā_b + Σ_children [T_ch + (p_ch − p_b) × F_ch],
 //   q̄_b = a_b · T_b (hinge) or a_b · F_b (slide).
-// A free root's three turning frames share one anchor, so T at its first (body 3) is the
-// whole tree's moment about p: the adjoint of a world rotation of the root, which
-// adj_root_turn takes to the quaternion (its hinges have no angle of their own).
+// A ball group's three turning frames share one anchor, so T at its first is the moment of the
+// subtree about that anchor: the adjoint of a world rotation of the ball's body, which
+// adj_ball_turn takes to the quaternion (its hinges have no angle of their own).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
@@ -144,7 +148,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
     for (int i = 0; i < 3; ++i) F[i] += aC[i], T[i] += t1[i] + t2[i];
     if (joint[b] == kHinge && !free_turn(b)) adj_q[qadr(dof[b])] += dot(K.A[b], T);
     if (joint[b] == kSlide) adj_q[qadr(dof[b])] += dot(K.A[b], F);
-    if (free_base && b == 3) adj_root_turn(K, q, T, adj_q);
+    if (turn[b] == 1) adj_ball_turn(K, b, q, T, adj_q);
     const int pa = parent[b];
     if (pa < 0) continue;
     const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
@@ -254,28 +258,30 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_quat_step(const S* 
   for (int i = 0; i < 3; ++i) adj_w[i] += S(0.5) * h * (Sc * ae[1 + i] + S(2) * u[i] * g);
 }
 
-// T (world [N·m per unit cotangent]) is the adjoint of a small world rotation δφ of the root
-// (applied at its anchor). δφ = R δψ for a body-frame rotation δψ, and n = quat/|quat|
-// perturbed by δquat turns by δψ = 2 Im(n* ⊗ δn) = (2/|quat|) Im(n* ⊗ δquat) (the radial part
-// of δquat drops out), Im(n* ⊗ δq) = w δv − δw v − v × δv for n = (w, v); hence with ψ̄ = Rᵀ T,
+// T (world [N·m per unit cotangent]) is the adjoint of a small world rotation δφ of ball group
+// b's first turning frame (applied at its anchor), R = K.R[b] = R_parent R_tree R(n). δφ = R δψ
+// for a body-frame rotation δψ, and n = quat/|quat| perturbed by δquat turns by
+// δψ = 2 Im(n* ⊗ δn) = (2/|quat|) Im(n* ⊗ δquat) (the radial part of δquat drops out),
+// Im(n* ⊗ δq) = w δv − δw v − v × δv for n = (w, v); hence with ψ̄ = Rᵀ T,
 //   quat̄_w += −(2/|quat|) v · ψ̄,   quat̄_v += (2/|quat|) (w ψ̄ + v × ψ̄).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class QIn>
-inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_root_turn(const Kin<S>& K,
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_ball_turn(const Kin<S>& K, int b,
                                                                        const QIn& q, const S* T,
                                                                        S* adj_q) const {
   using std::sqrt;
-  const S* R = K.R[3];
+  const S* R = K.R[b];
+  const int a = qadr(dof[b]);
   const S ps[3] = {R[0] * T[0] + R[3] * T[1] + R[6] * T[2], R[1] * T[0] + R[4] * T[1] + R[7] * T[2],
                    R[2] * T[0] + R[5] * T[1] + R[8] * T[2]};
-  const S qw = S(q[3]), qx = S(q[4]), qy = S(q[5]), qz = S(q[6]);
+  const S qw = S(q[a]), qx = S(q[a + 1]), qy = S(q[a + 2]), qz = S(q[a + 3]);
   const S nrm = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
   const S k = S(2) / (nrm * nrm);  // 2/|quat| times the 1/|quat| of n = quat/|quat|
   const S v[3] = {qx, qy, qz};
   S vx[3];
   cross(v, ps, vx);
-  adj_q[3] -= k * dot(v, ps);
-  for (int i = 0; i < 3; ++i) adj_q[4 + i] += k * (qw * ps[i] + vx[i]);
+  adj_q[a] -= k * dot(v, ps);
+  for (int i = 0; i < 3; ++i) adj_q[a + 1 + i] += k * (qw * ps[i] + vx[i]);
 }
 
 // world inertia about the centre of mass, I_w = R I_body Rᵀ (row-major 3×3)

@@ -40,7 +40,12 @@ struct ArticulatedSettings {
   // so the gravitational acceleration is g · gravity_dir (MuJoCo's opt.gravity = g · gravity_dir)
   double gravity_dir[3] = {0, 0, -1};
   int integrator = kEuler;
-  bool free_base = false;  // dofs 0 … 5 are a free root (ArticulatedCap)
+  // the first body is a free root: dofs 0 … 5, bodies 0 … 5 (ArticulatedCap); other bodies
+  // on the world may have free joints of their own (free_slide, ball_dof)
+  bool free_base = false;
+  // ball groups (a ball joint, or a free root's rotation): three hinge dofs at angle zero whose
+  // orientation is a quaternion in q (ArticulatedCap::ball_dof); the free root's is the first
+  int n_balls = 0;
   int servo_newton =
       0;  // Newton iterations of the servo implicit through saturation (implicitfast; 0 = MuJoCo's)
   bool torque_limits = true;
@@ -102,8 +107,11 @@ struct ArticulatedCap : ArticulatedSettings {
   // spatial tendons (spatial_tendon.h), the same capacity: at most kMaxPath sites each
   static constexpr int kMaxPath = 8;
   static constexpr int kSpatialRows = kFluid ? ND : 1;
-  // x = [q (nq), q̇ (n_dof)]: nq = n_dof, or n_dof + 1 with a free root (its quaternion)
-  static constexpr int kMaxQ = kMaxDof + 1;
+  // ball groups (a free root's rotation included): three dofs each
+  static constexpr int kMaxBalls = ND / 3 > 0 ? ND / 3 : 1;
+  // x = [q (nq), q̇ (n_dof)]: nq = n_dof + n_balls (each ball's quaternion has 4 entries for its
+  // 3 dofs)
+  static constexpr int kMaxQ = kMaxDof + kMaxBalls;
   static constexpr int kMaxState = kMaxQ + kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam =
@@ -118,16 +126,23 @@ struct ArticulatedCap : ArticulatedSettings {
                                       // σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
+  // A ball group: three dofs whose velocities are the angular velocity ω [rad/s] of a body
+  // relative to its parent, in the body's own frame, and whose configuration is one unit
+  // quaternion n (w, x, y, z) in q, MuJoCo's ball joint (qpos = quat, qvel = ω local). Its dofs
+  // d, d + 1, d + 2 (ball_dof) are hinges about the frame's x, y, z on three bodies chained at
+  // one anchor: two massless frames, then the body itself (turn = 1, 2, 3), all at angle zero;
+  // the first takes R_parent · R_tree · R(n) as its rotation. The velocity-level algorithms
+  // (mass matrix, Jacobians, contact, the kinematics' adjoint sweep) then need nothing else;
+  // the configuration and the velocity product α ∋ ω_P × R ω (ω_P the ball's parent's, not
+  // the previous frame's: the three axes turn with the body) do (kinematics.h, dynamics.h,
+  // implicit_step.h, integrators.h).
   // A free root (free_base): a 6-DoF joint between the world and the tree's root, in
   // MuJoCo's convention, q = [p (3, world) [m], quat (w, x, y, z)], q̇ = [v (3) [m/s], the
   // linear velocity of the root's origin in the world frame, ω (3) [rad/s] in the root's body
-  // frame], so nq = n_dof + 1. Its six velocity dofs (0 … 5) sit on bodies 0 … 5: three
-  // slides along the world axes (bodies 0, 1, 2, massless frames), then three hinges about the
-  // root's own axes R e_x, R e_y, R e_z (bodies 3, 4, 5; 3 and 4 massless frames, 5 the root
-  // body itself), all three at angle zero with R = R(quat/|quat|) set as body 3's rotation.
-  // The velocity-level algorithms (mass matrix, Jacobians, contact, the kinematics' adjoint
-  // sweep) then need nothing else; the configuration (the quaternion) and the hinges'
-  // velocity-product terms do (kinematics.h, dynamics.h, implicit_step.h).
+  // frame], so its q has 7 entries for 6 dofs: three slides along the world axes (bodies 0, 1,
+  // 2, massless frames), then a ball group (bodies 3, 4, 5; 5 the root body itself). A free
+  // joint on another child of the world (a second floating body: a ball, an object) is the same
+  // six dofs on five frames of its own, in its place in the tree's order (free_slide).
   static constexpr int kFreeDofs = 6;
   static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
   enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
@@ -188,6 +203,13 @@ struct ArticulatedCap : ArticulatedSettings {
   int joint[kMaxBodies] = {};   // JointType
   int dof[kMaxBodies] = {};     // dof index of the body's joint, −1 if fixed
   int body_of_dof[kMaxDof] = {};
+  // dof j's slot in q (set_q_layout): its angle or displacement, or for a ball's dofs the first
+  // of its quaternion's four
+  int q_index[kMaxDof] = {};
+  int ball_dof[kMaxBalls] = {};  // ball group k's first dof, ascending
+  // 1, 2, 3: dof j is that world slide (x, y, z) of a free joint, its body's position; 0: not
+  int free_slide[kMaxDof] = {};
+  int turn[kMaxBodies] = {};      // 1, 2, 3: body b is that turning frame of a ball group; 0: not
   int site_body[kMaxSites] = {};  // the body site s is fixed in, −1 for the world
   // contact pair c between two geoms, sides k = 0, 1: each a segment (a capsule's axis; a
   // sphere's centre twice) in body pair_body[c][k]'s frame (−1: the world) with a radius
@@ -206,15 +228,32 @@ struct ArticulatedCap : ArticulatedSettings {
   int tendon_path[kSpatialRows][kMaxPath] = {};
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
-  STEER_HD int nq() const { return n_dof + (free_base ? 1 : 0); }
+  STEER_HD int nq() const { return n_dof + n_balls; }
   STEER_HD int nx() const { return nq() + n_dof; }
-  // dof j's slot in q: its angle or displacement (the free root's p for j < 3; j = 3 … 5 have
-  // no angle, the quaternion q[3 … 6] holds the root's orientation)
-  STEER_HD int qadr(int j) const { return free_base && j >= kFreeDofs ? j + 1 : j; }
-  STEER_HD bool free_dof(int j) const { return free_base && j < kFreeDofs; }
-  STEER_HD bool free_turn(int b) const {
-    return free_base && b >= 3 && b < kFreeDofs;
-  }  // b turns about the root's own axis
+  // dof j's slot in q: its angle or displacement (the free root's p for j < 3); a ball's dofs
+  // have no angle, their quaternion starts there
+  STEER_HD int qadr(int j) const { return n_balls == 0 ? j : q_index[j]; }
+  // dof j belongs to a ball group (no angle of its own)
+  STEER_HD bool ball_dof_of(int j) const { return turn[body_of_dof[j]] != 0; }
+  // dof j takes its control as a direct generalized force: a free joint's or a ball's (no servo,
+  // saturation, limit or spring; damping and armature apply)
+  STEER_HD bool free_dof(int j) const { return free_slide[j] != 0 || ball_dof_of(j); }
+  // body b is a ball group's turning frame (its hinge has no angle of its own)
+  STEER_HD bool free_turn(int b) const { return turn[b] != 0; }
+  // the body a ball's turning frame b turns relative to (the first frame's parent; −1: world)
+  STEER_HD int ball_parent(int b) const { return parent[b - turn[b] + 1]; }
+  // q_index from n_dof and the ball groups (host, once the tree is built)
+  void set_q_layout() {
+    int shift = 0, k = 0;
+    for (int j = 0; j < n_dof; ++j) {
+      if (k < n_balls && j == ball_dof[k]) {
+        q_index[j] = q_index[j + 1] = q_index[j + 2] = j + shift;
+        j += 2, ++shift, ++k;
+      } else {
+        q_index[j] = j + shift;
+      }
+    }
+  }
   STEER_HD int nu() const { return n_dof; }
   // the contact pairs this capacity runs: n_pairs, and 0 where the capacity has none (NC = 0,
   // the packed and CUDA ones), a constant there, so that the diagnostics' pair branches are
@@ -327,7 +366,7 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S, class QIn>
   STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
                                        bool want_com, const QIn& q) const;
-  // the free root: R(quat/|quat|) and quat ⊗ exp(h ω/2) with its adjoint (kinematics.h)
+  // ball groups: R(quat/|quat|) and quat ⊗ exp(h ω/2) with its adjoint (kinematics.h)
   template <class S>
   STEER_HD static void quat_matrix(const S* quat, S* R);
   template <class S>
@@ -336,7 +375,7 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD static void adj_quat_step(const S* quat, const S* w, const S& h, const S* adj_out,
                                      S* adj_quat, S* adj_w);
   template <class S, class QIn>
-  STEER_HD void adj_root_turn(const Kin<S>& K, const QIn& q, const S* T, S* adj_q) const;
+  STEER_HD void adj_ball_turn(const Kin<S>& K, int b, const QIn& q, const S* T, S* adj_q) const;
   template <class S, class PIn>
   STEER_HD void world_inertia(const Kin<S>& K, const PIn& p, int b, S* Iw) const;
   template <class S>
@@ -570,6 +609,10 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.joint, to.joint, nb);
   f(from.dof, to.dof, nb);
   f(from.body_of_dof, to.body_of_dof, nd);
+  f(from.q_index, to.q_index, nd);
+  f(from.ball_dof, to.ball_dof, from.n_balls);
+  f(from.free_slide, to.free_slide, nd);
+  f(from.turn, to.turn, nb);
   f(from.site_body, to.site_body, ns);
   f(from.tendon_limited, to.tendon_limited, nt);
   f(from.fluid_frame, to.fluid_frame, nf);
@@ -610,8 +653,9 @@ inline bool articulated_fits(const From& from) {
   return from.n_bodies <= To::kMaxBodies && from.n_dof <= To::kMaxDof &&
          from.n_sites <= To::kMaxSites && from.n_grad_params <= To::kMaxParam &&
          from.n_tendons <= To::kMaxTendons && from.ground.n_points <= To::kMaxGroundPoints &&
-         from.n_pairs <= To::kMaxPairs && (!from.fluid || To::kFluid) &&
-         (from.n_spatial == 0 || To::kFluid) && (!from.joint_friction || To::kFluid);
+         from.n_pairs <= To::kMaxPairs && from.n_balls <= To::kMaxBalls &&
+         (!from.fluid || To::kFluid) && (from.n_spatial == 0 || To::kFluid) &&
+         (!from.joint_friction || To::kFluid);
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

@@ -234,7 +234,8 @@ struct MjcfImport {
   std::vector<int>
       dof_body;  // steer dof → MuJoCo joint id (hinges and slides; a free root's six come first)
   std::vector<int> joint_of_dof_mj;  // MuJoCo dof → steer's hinge/slide index, −1 for none
-  int free_dofs = 0;                 // 6 with a free root
+  int free_dofs = 0;                 // 6 per free joint
+  int ball_dofs = 0;                 // 3 per ball joint
   bool any_limited_joint = false;
   // fixed tendons (model.tendons)
   nlohmann::json tendons = nlohmann::json::array();
@@ -519,7 +520,15 @@ nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
     if (im.friction_on && m->dof_frictionloss[dof + k] != 0)
       im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) +
                 " on a free joint is not modelled");
-  im.free_dofs = 6;
+  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs + 6 > ArticulatedLarge::kMaxDof)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
+              " joints (a free joint counts 6); steer's articulated model takes at most " +
+              std::to_string(ArticulatedLarge::kMaxDof));
+  if (im.ball_dofs / 3 + im.free_dofs / 6 == ArticulatedLarge::kMaxBalls)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxBalls) +
+              " free and ball joints; steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxBalls));
+  im.free_dofs += 6;
   return {{"name", jn},
           {"type", "free"},
           {"damping", im.damper_on ? m->dof_damping[dof] : 0.0},
@@ -532,14 +541,13 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
                                     const std::string& jw) {
   const mjModel* m = im.m;
   const int t = m->jnt_type[j];
-  if (t == mjJNT_BALL) im.refuse(jw + ": ball joints are not modelled (use three hinges)");
   const int dof = m->jnt_dofadr[j];
   for (int k = 0; k < mjNPOLY; ++k)
     if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
       im.refuse(jw + ": stiffness polynomial coefficient " +
                 num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " (a joint spring) is not modelled");
   refuse_polynomial_damping(im, dof, jw);
-  if (int(im.dof_body.size()) + im.free_dofs == ArticulatedLarge::kMaxDof)
+  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs == ArticulatedLarge::kMaxDof)
     im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
               " joints; steer's articulated model takes at most " +
               std::to_string(ArticulatedLarge::kMaxDof));
@@ -565,6 +573,46 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   im.joint_of_dof_mj[size_t(dof)] = int(im.dof_body.size());
   im.dof_body.push_back(j);
   return jo;
+}
+
+// a ball joint (its body's only joint): anchor, damping and armature (the same on its three
+// dofs); its spring, cone limit and frictionloss are refused
+nlohmann::json ball_joint_entry(MjcfImport& im, int j, const std::string& jn,
+                                const std::string& jw) {
+  const mjModel* m = im.m;
+  const int dof = m->jnt_dofadr[j];
+  for (int k = 1; k < 3; ++k)
+    if (m->dof_damping[dof + k] != m->dof_damping[dof] ||
+        m->dof_armature[dof + k] != m->dof_armature[dof])
+      im.refuse(jw + ": damping and armature must be the same on the ball joint's three dofs");
+  for (int k = 0; k < 3; ++k) refuse_polynomial_damping(im, dof + k, jw);
+  if (im.spring_on && m->jnt_stiffness[j] != 0)
+    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) +
+              " on a ball joint (a spring to its reference orientation) is not modelled");
+  for (int k = 0; k < mjNPOLY; ++k)
+    if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
+      im.refuse(jw + ": stiffness polynomial coefficient " +
+                num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " is not modelled");
+  if (im.limits_on && m->jnt_limited[j])
+    im.refuse(jw + ": a ball joint's range (a cone limit on its rotation) is not modelled");
+  for (int k = 0; k < 3; ++k)
+    if (im.friction_on && m->dof_frictionloss[dof + k] != 0)
+      im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) +
+                " on a ball joint is not modelled");
+  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs + 3 > ArticulatedLarge::kMaxDof)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
+              " joints (a ball joint counts 3); steer's articulated model takes at most " +
+              std::to_string(ArticulatedLarge::kMaxDof));
+  if (im.ball_dofs / 3 + im.free_dofs / 6 == ArticulatedLarge::kMaxBalls)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxBalls) +
+              " free and ball joints; steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxBalls));
+  im.ball_dofs += 3;
+  return {{"name", jn},
+          {"type", "ball"},
+          {"pos", vec(m->jnt_pos + 3 * j, 3)},
+          {"damping", im.damper_on ? m->dof_damping[dof] : 0.0},
+          {"armature", m->dof_armature[dof]}};
 }
 
 // ---- bodies and joints: one joint per body at most; a free joint only on a child of the world
@@ -594,15 +642,19 @@ void import_bodies(MjcfImport& im) {
                   "not below another body");
       if (free && nj > 1)
         im.refuse(jw + ": a free joint together with other joints in one body is not modelled");
-      e["joints"].push_back(free ? free_joint_entry(im, j, jn, jw)
-                                 : hinge_or_slide_entry(im, j, jn, jw));
+      const bool ball = m->jnt_type[j] == mjJNT_BALL;
+      if (ball && nj > 1)
+        im.refuse(jw + ": a ball joint together with other joints in one body is not modelled");
+      e["joints"].push_back(free   ? free_joint_entry(im, j, jn, jw)
+                            : ball ? ball_joint_entry(im, j, jn, jw)
+                                   : hinge_or_slide_entry(im, j, jn, jw));
     }
     im.bodies.push_back(e);
   }
-  if (im.dof_body.empty() && im.free_dofs == 0)
+  if (im.dof_body.empty() && im.free_dofs == 0 && im.ball_dofs == 0)
     im.refuse(
-        "no hinge or slide joint and no free joint at the root; steer's articulated model needs at "
-        "least one");
+        "no hinge, slide or ball joint and no free joint at the root; steer's articulated model "
+        "needs at least one");
   if (im.limits_on)
     for (int j : im.dof_body) im.any_limited_joint = im.any_limited_joint || m->jnt_limited[j];
   if (im.any_limited_joint)
@@ -865,6 +917,10 @@ void import_actuator(MjcfImport& im, int a) {
     im.refuse(an +
               ": an actuator on the free joint is not modelled (the free root's controls are its "
               "forces and torques)");
+  if (m->jnt_type[j] == mjJNT_BALL)
+    im.refuse(an + " drives ball joint '" + name_of(m, mjOBJ_JOINT, j, "#" + std::to_string(j)) +
+              "': an actuator on a ball joint is not modelled (a ball's controls are its "
+              "body-frame torques)");
   const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
   const double kp = -g * g * b1, kv = -g * g * b2;
   if (kp < 0 || kv < 0)
