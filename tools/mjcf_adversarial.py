@@ -356,6 +356,17 @@ def physics_cases():
     add(Case("ball_joint_loads.xml", "a ball joint with damping, no actuator", "loads",
              arm(joint1={"type": "ball", "axis": None, "damping": "0.05"}, motor1="none"),
              params=(("hinge1.rx.damping", 0.05),)))
+    balls = "".join(f'<body name="k{i}" pos="0 0 -0.1"><joint name="ball{i}" type="ball"/>'
+                    f'<inertial pos="0 0 -0.05" mass="0.1" diaginertia="1e-3 1e-3 5e-4"/>' for i in range(11))
+    add(Case("eleven_balls.xml", "11 ball joints nested (33 dofs: beyond the largest capacity)", "refused",
+             f'<mujoco model="eleven_balls">\n<worldbody>\n{balls}{"</body>" * 11}\n</worldbody>\n</mujoco>\n',
+             words=("ball joint",)))
+    add(Case("ball_beside_slide.xml", "a ball joint and a slide in one body", "refused",
+             arm(joint1={"type": "ball", "axis": None}, motor1="none",
+                 in_body1='      <joint name="slide1b" type="slide" axis="0 0 1"/>\n'), words=("hinge1", "other joints")))
+    add(Case("ball_nonunit_keyframe.xml", "a keyframe whose ball quaternion is not unit (2, 0, 0, 0)", "loads",
+             arm(joint1={"type": "ball", "axis": None}, motor1="none",
+                 sections='  <keyframe>\n    <key name="k" qpos="2 0 0 0 0.1"/>\n  </keyframe>\n')))
     add(Case("ball_joint_range.xml", "a ball joint with a range (a cone limit)", "refused",
              arm(joint1={"type": "ball", "axis": None, "limited": "true", "range": "0 0.5"}, motor1="none"),
              words=("hinge1", "range")))
