@@ -111,11 +111,12 @@ def test_strided_and_list_inputs_match_contiguous(projectile):
     np.testing.assert_array_equal(r2.grad_u, r.grad_u)
 
 
-def _fd_check(sim, x0, u, th, rng, directions=4, eps=1e-6, tol=1e-6):
+def _fd_check(sim, x0, u, th, rng, directions=4, eps=1e-6, tol=1e-6, theta_mask=None):
     """centered FD of the loss along random directions against the adjoint's directional
     derivative g.d, Richardson-extrapolated, R = (4 D(eps/2) - D(eps)) / 3, so that its
     O(eps^2) truncation error (large on the robots' stiff springs and ground: 2e-4 relative at
-    eps 1e-6) drops to O(eps^4): |R - g.d| <= tol max(|g.d|, |R|) + 1e-9"""
+    eps 1e-6) drops to O(eps^4): |R - g.d| <= tol max(|g.d|, |R|) + 1e-9; theta_mask (1 or 0
+    per slot) leaves slots out of the directions"""
     r = sim.rollout(x0, u, th, grad=True)
 
     def central(d, e):
@@ -126,6 +127,8 @@ def _fd_check(sim, x0, u, th, rng, directions=4, eps=1e-6, tol=1e-6):
 
     for _ in range(directions):
         d = tuple(rng.standard_normal(a.shape) for a in (x0, u, th))
+        if theta_mask is not None:
+            d = (d[0], d[1], d[2] * theta_mask)
         gd = (r.grad_x0 * d[0]).sum(axis=1) + (r.grad_u * d[1]).sum(axis=(1, 2)) + (r.grad_theta * d[2]).sum(axis=1)
         fd = (4 * central(d, eps / 2) - central(d, eps)) / 3
         assert np.all(np.abs(fd - gd) <= tol * np.maximum(np.abs(gd), np.abs(fd)) + 1e-9), (fd, gd)
@@ -157,6 +160,27 @@ def test_gradient_vs_fd_mass_spring():
     b = sim.default_batch()
     rng = np.random.default_rng(5)
     _fd_check(sim, b.x0.copy(), b.u.copy(), b.theta.copy(), rng, directions=2)
+
+
+def test_ball_joint_names_and_gradient_vs_fd():
+    """configs/ball_pendulum.json on 60 steps: the ball's quaternion and body-frame rates are
+    the state's slots, its torques the controls, and the gradient in x0, u and theta (the
+    massless frames' zero slots left out) agrees with centered finite differences"""
+    import json
+    c = json.loads((SOURCE_DIR / "configs" / "ball_pendulum.json").read_text())
+    c["simulation"]["steps"] = 60
+    sim = steer.load(c, base_dir=str(SOURCE_DIR / "configs"))
+    assert sim.state_names == ["socket.quat.w", "socket.quat.x", "socket.quat.y", "socket.quat.z",
+                               "socket.w.x", "socket.w.y", "socket.w.z"]
+    assert (sim.nx, sim.nu) == (7, 3)
+    np.testing.assert_array_equal(sim.x0[:4], [1.0, 0.0, 0.0, 0.0])
+    b = sim.default_batch()
+    rng = np.random.default_rng(7)
+    x0 = b.x0.copy()
+    x0[:, 4:] = [0.5, -1.0, 2.0]  # spinning: the quaternion leaves the identity
+    u = 0.5 * rng.standard_normal(b.u.shape)
+    mask = np.array([0.0 if "ball_frame" in n else 1.0 for n in sim.param_names])
+    _fd_check(sim, x0, u, b.theta.copy(), rng, directions=3, theta_mask=mask)
 
 
 def test_outputs_are_the_engines_buffers(projectile):
