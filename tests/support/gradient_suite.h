@@ -70,6 +70,32 @@ inline void add_effort_com_site_terms(Loss& loss, bool site) {
   for (int a = 0; a < 3; ++a) loss.site_target[0][a] = 0.1 * a, loss.site_param[0][a] = -1;
 }
 
+// an articulated model's rollout case at `integrator`: θ and x0 as given, `steps` steps
+// checkpointed every 4, controls u_i = amplitude cos(0.37 i) over the flat [T·nu] array,
+// terminal terms ½ (x_T[terminal[t]] − 0.1 t)² and add_effort_com_site_terms
+template <class Model>
+RolloutCase<Model> articulated_rollout_case(const std::string& name, const Model& m,
+                                            const std::vector<double>& theta,
+                                            std::vector<double> x0, int integrator, int steps,
+                                            double amplitude, const std::vector<int>& terminal) {
+  RolloutCase<Model> r;
+  r.name = name;
+  r.model = m;
+  r.model.integrator = integrator;
+  r.p = theta;
+  r.steps = steps;
+  r.checkpoint_every = 4;
+  r.x0 = std::move(x0);
+  r.u.assign(size_t(steps) * size_t(m.nu()), 0.0);
+  for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = amplitude * std::cos(0.37 * double(i));
+  r.loss.n_terminal = int(terminal.size());
+  for (int t = 0; t < r.loss.n_terminal; ++t)
+    r.loss.terminal_index[t] = terminal[size_t(t)], r.loss.terminal_target[t] = 0.1 * t,
+    r.loss.terminal_weight[t] = 1.0;
+  add_effort_com_site_terms(r.loss, m.n_sites > 0);
+  return r;
+}
+
 inline double inf_norm(const std::vector<double>& v) {
   double m = 0;
   for (double a : v) m = std::max(m, std::fabs(a));

@@ -52,6 +52,16 @@ void articulated_state_names(const ArticulatedLarge& m, const ArticulatedNames& 
   // A ball's: q = quat.w … quat.z, q̇ = w.x … (body frame), controls torque.x … (body frame).
   static const char* kQuat[4] = {"quat.w", "quat.x", "quat.y", "quat.z"};
   static const char* kAxis[3] = {"x", "y", "z"};
+  // dof j's slot name when it belongs to a ball group ("<joint>.<ball_word>.<axis>") or to a
+  // free joint's slides ("<joint>.<free_word>.<axis>"); empty for a hinge or slide of its own
+  auto grouped = [&](int j, const char* ball_word, const char* free_word) -> std::string {
+    for (int k = 0; k < m.n_balls; ++k)
+      if (j >= m.ball_dof[k] && j < m.ball_dof[k] + 3)
+        return names.balls[size_t(k)] + "." + ball_word + "." + kAxis[j - m.ball_dof[k]];
+    if (const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j))
+      return fj->name + "." + free_word + "." + kAxis[j - fj->dof];
+    return "";
+  };
   for (int j = 0, k = 0; j < n; ++j) {
     if (k < m.n_balls && j == m.ball_dof[k]) {
       for (int i = 0; i < 4; ++i) {
@@ -63,41 +73,27 @@ void articulated_state_names(const ArticulatedLarge& m, const ArticulatedNames& 
       continue;
     }
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    // a free root's p, else the joint's angle or displacement; not the joint's range: a start
+    // a free joint's p, else the joint's angle or displacement; not the joint's range: a start
     // outside it is accepted, as MuJoCo accepts it, and the limit (model.joint_limits) pushes
     // back
-    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
-    info.state_names.push_back(fj ? fj->name + ".p." + kAxis[j - fj->dof] : names.joints[j] + ".q");
+    const std::string g = grouped(j, "", "p");
+    info.state_names.push_back(g.empty() ? names.joints[j] + ".q" : g);
     info.state_units.push_back(hinge ? "rad" : "m");
     info.state_ranges.push_back(Range::closed(-1e3, 1e3));
   }
   for (int i = 0; i < nq; ++i) info.state_groups["q"].push_back(i);
-  // the ball group of dof j and j's axis in it (−1 when j is a hinge or slide of its own)
-  auto ball_of = [&](int j, int& axis) {
-    for (int k = 0; k < m.n_balls; ++k)
-      if (j >= m.ball_dof[k] && j < m.ball_dof[k] + 3) return axis = j - m.ball_dof[k], k;
-    return axis = -1;
-  };
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    int ax = -1;
-    const int k = ball_of(j, ax);
-    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
-    info.state_names.push_back(k >= 0 ? names.balls[size_t(k)] + ".w." + kAxis[ax]
-                               : fj   ? fj->name + ".v." + kAxis[j - fj->dof]
-                                      : names.joints[j] + ".v");
+    const std::string g = grouped(j, "w", "v");
+    info.state_names.push_back(g.empty() ? names.joints[j] + ".v" : g);
     info.state_units.push_back(hinge ? "rad/s" : "m/s");
     info.state_ranges.push_back(Range::closed(-1e6, 1e6));
     info.state_groups["v"].push_back(nq + j);
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
-    int ax = -1;
-    const int k = ball_of(j, ax);
-    const ArticulatedNames::FreeJoint* fj = names.free_joint_of(j);
-    info.control_names.push_back(k >= 0 ? names.balls[size_t(k)] + ".torque." + kAxis[ax]
-                                 : fj   ? fj->name + ".force." + kAxis[j - fj->dof]
-                                        : "torque." + names.joints[j]);
+    const std::string g = grouped(j, "torque", "force");
+    info.control_names.push_back(g.empty() ? "torque." + names.joints[j] : g);
     info.control_units.push_back(hinge ? "N*m" : "N");
   }
 }

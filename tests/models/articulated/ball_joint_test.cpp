@@ -200,26 +200,12 @@ template <class Model>
 RolloutCase<Model> ball_case(const std::string& name, const Model& m,
                              const std::vector<double>& theta, std::vector<double> x0,
                              int integrator, int steps) {
-  RolloutCase<Model> r;
-  r.name = name;
-  r.model = m;
-  r.model.integrator = integrator;
-  const int n = m.n_dof, nq = m.nq();
-  r.p = theta;
-  r.steps = steps;
-  r.checkpoint_every = 4;
-  r.x0 = std::move(x0);
-  r.u.assign(size_t(steps) * n, 0.0);
-  for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.3 * std::cos(0.37 * double(i));
-  const int idx[3] = {m.qadr(m.ball_dof[m.n_balls - 1]) + 1, nq + m.ball_dof[m.n_balls - 1] + 1,
-                      nq - 1};
-  r.loss.n_terminal = 3;
-  for (int t = 0; t < 3; ++t)
-    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.1 * t,
-    r.loss.terminal_weight[t] = 1.0;
-  r.loss.terminal_target[1] = r.x0[size_t(idx[1])] + 0.1;
+  const int nq = m.nq(), last = m.ball_dof[m.n_balls - 1];
+  RolloutCase<Model> r = articulated_rollout_case(name, m, theta, std::move(x0), integrator, steps,
+                                                  0.3, {m.qadr(last) + 1, nq + last + 1, nq - 1});
+  // (the rate's term near its initial value and weighted down, as free_base_test's)
+  r.loss.terminal_target[1] = r.x0[size_t(nq + last + 1)] + 0.1;
   r.loss.terminal_weight[1] = 0.01;
-  add_effort_com_site_terms(r.loss, m.n_sites > 0);
   return r;
 }
 

@@ -131,27 +131,13 @@ template <class Model>
 RolloutCase<Model> free_case(const std::string& name, const Model& m,
                              const std::vector<double>& theta, int integrator, int steps,
                              double spin) {
-  RolloutCase<Model> r;
-  r.name = name;
-  r.model = m;
-  r.model.integrator = integrator;
-  const int n = m.n_dof, nq = m.nq();
-  r.p = theta;
-  r.steps = steps;
-  r.checkpoint_every = 4;
-  r.x0 = free_state(n, spin);
-  r.u.assign(size_t(steps) * n, 0.0);
-  for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.5 * std::cos(0.37 * double(i));
-  const int idx[4] = {2, 4, nq + 4, nq - 1};
-  r.loss.n_terminal = 4;
+  const int nq = m.nq();
+  RolloutCase<Model> r = articulated_rollout_case(name, m, theta, free_state(m.n_dof, spin),
+                                                  integrator, steps, 0.5, {2, 4, nq + 4, nq - 1});
   // (ω_y's term near its initial value and weighted down: a loss below O(1) keeps the FD
   // quotient's rounding below 1e-9; the spin changes ω by several rad/s over the run)
-  for (int t = 0; t < 4; ++t)
-    r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.1 * t,
-    r.loss.terminal_weight[t] = 1.0;
   r.loss.terminal_target[2] = r.x0[size_t(nq + 4)] + 0.1;
   r.loss.terminal_weight[2] = 0.01;
-  add_effort_com_site_terms(r.loss, m.n_sites > 0);
   return r;
 }
 

@@ -127,7 +127,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::bias_forces(const Kin<S
       const S qd = v[dof[b]];
       S av[3] = {K.A[b][0] * qd, K.A[b][1] * qd, K.A[b][2] * qd}, t4[3];
       cross(wp, av, t4);
-      if (free_turn(b)) {
+      if (ball_frame(b)) {
         // a ball's axes R e_i turn with its body, not with the previous frame: ω = ω_P + R ω_rel,
         // α = α_P + ω_P × R ω_rel + R ω̇_rel (P the ball's parent), so the velocity product is
         // ω_P × a q̇ (zero for a free root, whose P is a slide frame)
@@ -304,7 +304,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_dynamics_form(
         for (int i = 0; i < 3; ++i)
           KA.A[b][i] += lb * aol[b][i] + wb * aow[b][i], ane[i] = S(-2) * h * aow[b][i];
       }
-      if (free_turn(b)) {
+      if (ball_frame(b)) {
         // a ball's turning frame: the product is ω_P × a q̇ with P the ball's parent (bias_forces)
         const int gp = ball_parent(b);
         S wg[3] = {S(0), S(0), S(0)}, awg[3] = {S(0), S(0), S(0)};

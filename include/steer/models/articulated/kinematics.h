@@ -88,7 +88,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
     rotate(Rp, ob, off);
     for (int i = 0; i < 3; ++i) K.P[b][i] = Pp[i] + off[i];
     rotate(R0, axis[b], K.A[b]);
-    if (joint[b] == kHinge && !free_turn(b)) {
+    if (joint[b] == kHinge && !ball_frame(b)) {
       // Rodrigues, body frame: Rot(a, q)_ij = cos q δ_ij + sin q [a]×_ij + (1 − cos q) a_i a_j
       const S qb = q[qadr(dof[b])] - S(joint_ref[dof[b]]);
       S s, c;
@@ -146,7 +146,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
     cross(rc, aC, t1);
     cross(K.A[b], KA.A[b], t2);
     for (int i = 0; i < 3; ++i) F[i] += aC[i], T[i] += t1[i] + t2[i];
-    if (joint[b] == kHinge && !free_turn(b)) adj_q[qadr(dof[b])] += dot(K.A[b], T);
+    if (joint[b] == kHinge && !ball_frame(b)) adj_q[qadr(dof[b])] += dot(K.A[b], T);
     if (joint[b] == kSlide) adj_q[qadr(dof[b])] += dot(K.A[b], F);
     if (turn[b] == 1) adj_ball_turn(K, b, q, T, adj_q);
     const int pa = parent[b];

@@ -239,7 +239,7 @@ struct ArticulatedCap : ArticulatedSettings {
   // saturation, limit or spring; damping and armature apply)
   STEER_HD bool free_dof(int j) const { return free_slide[j] != 0 || ball_dof_of(j); }
   // body b is a ball group's turning frame (its hinge has no angle of its own)
-  STEER_HD bool free_turn(int b) const { return turn[b] != 0; }
+  STEER_HD bool ball_frame(int b) const { return turn[b] != 0; }
   // the body a ball's turning frame b turns relative to (the first frame's parent; −1: world)
   STEER_HD int ball_parent(int b) const { return parent[b - turn[b] + 1]; }
   // q_index from n_dof and the ball groups (host, once the tree is built)

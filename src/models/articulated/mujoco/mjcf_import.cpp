@@ -503,36 +503,50 @@ void refuse_polynomial_damping(const MjcfImport& im, int dof, const std::string&
                 " (quadratic or cubic damping) is not modelled; steer's joint damping is linear");
 }
 
-// the floating base's joint: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
-nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
-                                const std::string& jw) {
+// what a free joint and a ball joint (n = 6 or 3 dofs, kind "free" or "ball") share: one
+// damping and armature on all their dofs, linear damping, no spring and no frictionloss, and room
+// for their dofs and their ball group in steer's largest capacity; then counts the dofs
+void import_quaternion_joint(MjcfImport& im, int j, int n, const std::string& kind,
+                             const std::string& jw) {
   const mjModel* m = im.m;
   const int dof = m->jnt_dofadr[j];
-  for (int k = 1; k < 6; ++k)
+  for (int k = 1; k < n; ++k)
     if (m->dof_damping[dof + k] != m->dof_damping[dof] ||
         m->dof_armature[dof + k] != m->dof_armature[dof])
-      im.refuse(jw + ": damping and armature must be the same on the free joint's six dofs");
-  for (int k = 0; k < 6; ++k) refuse_polynomial_damping(im, dof + k, jw);
+      im.refuse(jw + ": damping and armature must be the same on the " + kind + " joint's " +
+                std::to_string(n) + " dofs");
+  for (int k = 0; k < n; ++k) refuse_polynomial_damping(im, dof + k, jw);
   if (im.spring_on && m->jnt_stiffness[j] != 0)
-    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) +
-              " on a free joint (a spring to its reference pose) is not modelled");
-  for (int k = 0; k < 6; ++k)
+    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) + " on a " + kind +
+              " joint (a spring to its reference pose) is not modelled");
+  for (int k = 0; k < mjNPOLY; ++k)
+    if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
+      im.refuse(jw + ": stiffness polynomial coefficient " +
+                num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " is not modelled");
+  for (int k = 0; k < n; ++k)
     if (im.friction_on && m->dof_frictionloss[dof + k] != 0)
-      im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) +
-                " on a free joint is not modelled");
-  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs + 6 > ArticulatedLarge::kMaxDof)
-    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
-              " joints (a free joint counts 6); steer's articulated model takes at most " +
+      im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) + " on a " + kind +
+                " joint is not modelled");
+  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs + n > ArticulatedLarge::kMaxDof)
+    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) + " joints (a " + kind +
+              " joint counts " + std::to_string(n) + "); steer's articulated model takes at most " +
               std::to_string(ArticulatedLarge::kMaxDof));
   if (im.ball_dofs / 3 + im.free_dofs / 6 == ArticulatedLarge::kMaxBalls)
     im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxBalls) +
               " free and ball joints; steer takes at most " +
               std::to_string(ArticulatedLarge::kMaxBalls));
-  im.free_dofs += 6;
+  (n == 6 ? im.free_dofs : im.ball_dofs) += n;
+}
+
+// a free joint: steer's initial pose is the body's pos/quat (MuJoCo's qpos0 for it)
+nlohmann::json free_joint_entry(MjcfImport& im, int j, const std::string& jn,
+                                const std::string& jw) {
+  const mjModel* m = im.m;
+  import_quaternion_joint(im, j, 6, "free", jw);
   return {{"name", jn},
           {"type", "free"},
-          {"damping", im.damper_on ? m->dof_damping[dof] : 0.0},
-          {"armature", m->dof_armature[dof]}};
+          {"damping", im.damper_on ? m->dof_damping[m->jnt_dofadr[j]] : 0.0},
+          {"armature", m->dof_armature[m->jnt_dofadr[j]]}};
 }
 
 // a hinge or slide: axis, pos, range when limited, damping, armature; no servo or force limit
@@ -575,44 +589,19 @@ nlohmann::json hinge_or_slide_entry(MjcfImport& im, int j, const std::string& jn
   return jo;
 }
 
-// a ball joint (its body's only joint): anchor, damping and armature (the same on its three
-// dofs); its spring, cone limit and frictionloss are refused
+// a ball joint (its body's only joint): anchor, damping and armature; its cone limit (range) is
+// refused, as are what import_quaternion_joint refuses
 nlohmann::json ball_joint_entry(MjcfImport& im, int j, const std::string& jn,
                                 const std::string& jw) {
   const mjModel* m = im.m;
-  const int dof = m->jnt_dofadr[j];
-  for (int k = 1; k < 3; ++k)
-    if (m->dof_damping[dof + k] != m->dof_damping[dof] ||
-        m->dof_armature[dof + k] != m->dof_armature[dof])
-      im.refuse(jw + ": damping and armature must be the same on the ball joint's three dofs");
-  for (int k = 0; k < 3; ++k) refuse_polynomial_damping(im, dof + k, jw);
-  if (im.spring_on && m->jnt_stiffness[j] != 0)
-    im.refuse(jw + ": stiffness " + num(m->jnt_stiffness[j]) +
-              " on a ball joint (a spring to its reference orientation) is not modelled");
-  for (int k = 0; k < mjNPOLY; ++k)
-    if (im.spring_on && m->jnt_stiffnesspoly[mjNPOLY * j + k] != 0)
-      im.refuse(jw + ": stiffness polynomial coefficient " +
-                num(m->jnt_stiffnesspoly[mjNPOLY * j + k]) + " is not modelled");
   if (im.limits_on && m->jnt_limited[j])
     im.refuse(jw + ": a ball joint's range (a cone limit on its rotation) is not modelled");
-  for (int k = 0; k < 3; ++k)
-    if (im.friction_on && m->dof_frictionloss[dof + k] != 0)
-      im.refuse(jw + ": frictionloss " + num(m->dof_frictionloss[dof + k]) +
-                " on a ball joint is not modelled");
-  if (int(im.dof_body.size()) + im.free_dofs + im.ball_dofs + 3 > ArticulatedLarge::kMaxDof)
-    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxDof) +
-              " joints (a ball joint counts 3); steer's articulated model takes at most " +
-              std::to_string(ArticulatedLarge::kMaxDof));
-  if (im.ball_dofs / 3 + im.free_dofs / 6 == ArticulatedLarge::kMaxBalls)
-    im.refuse("more than " + std::to_string(ArticulatedLarge::kMaxBalls) +
-              " free and ball joints; steer takes at most " +
-              std::to_string(ArticulatedLarge::kMaxBalls));
-  im.ball_dofs += 3;
+  import_quaternion_joint(im, j, 3, "ball", jw);
   return {{"name", jn},
           {"type", "ball"},
           {"pos", vec(m->jnt_pos + 3 * j, 3)},
-          {"damping", im.damper_on ? m->dof_damping[dof] : 0.0},
-          {"armature", m->dof_armature[dof]}};
+          {"damping", im.damper_on ? m->dof_damping[m->jnt_dofadr[j]] : 0.0},
+          {"armature", m->dof_armature[m->jnt_dofadr[j]]}};
 }
 
 // ---- bodies and joints: one joint per body at most; a free joint only on a child of the world
