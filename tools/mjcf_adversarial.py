@@ -315,6 +315,26 @@ def physics_cases():
              arm(in_world='    <geom name="floor" type="plane" size="5 5 0.1"/>\n',
                  in_body2='        <geom name="tip_capsule" type="capsule" fromto="0 0 -0.2 0 0 -0.2" size="0.02"/>\n'),
              words=("tip_capsule",), why="MuJoCo refuses a zero-length fromto; a capsule of half-length 0 is a sphere"))
+    add(Case("wall_upside_down.xml", "a wall plane facing down over the arm (zaxis 0 0 -1 at z 2)", "loads",
+             arm(in_world='    <geom name="ceiling" type="plane" pos="0 0 2" zaxis="0 0 -1" size="5 5 0.1"/>\n',
+                 in_body2='        <geom name="tip_ball" type="sphere" pos="0 0 -0.2" size="0.03"/>\n')))
+    add(Case("wall_through_the_arm.xml", "a tilted wall the arm starts 10 cm inside of", "loads",
+             arm(in_world='    <geom name="wall" type="plane" pos="0.1 0 0" zaxis="-1 0 0.2" size="5 5 0.1"/>\n',
+                 in_body2='        <geom name="tip_ball" type="sphere" pos="0 0 -0.2" size="0.03"/>\n')))
+    add(Case("box_swallows_the_tip.xml", "a world box around the arm's tip sphere at the start", "loads",
+             arm(in_world='    <geom name="block" type="box" pos="0 0 0.5" size="1 1 1"/>\n',
+                 in_body2='        <geom name="tip_ball" type="sphere" pos="0 0 -0.2" size="0.03"/>\n')))
+    add(Case("box_flat.xml", "a collidable box of half-size 0 along z (MuJoCo's compiler refuses it)", "refused",
+             arm(in_world='    <geom name="sheet" type="box" pos="0 0 0.5" size="0.5 0.5 0"/>\n',
+                 in_body2='        <geom name="limb" type="capsule" fromto="0 0 0 0 0 -0.2" size="0.02"/>\n'),
+             words=("sheet",)))
+    walls = "".join(f'    <geom name="wall{k}" type="plane" pos="0 0 {-1 - k}" zaxis="{k + 1} 0 1" size="5 5 0.1"/>\n'
+                    for k in range(60))
+    add(Case("walls_too_many.xml", "60 tilted walls against a box's 8 corners and a capsule's 2 caps (600 pairs)",
+             "refused", arm(in_world=walls,
+                            in_body2='        <geom name="limb" type="capsule" fromto="0 0 0 0 0 -0.2" size="0.02"/>\n'
+                                     '        <geom name="crate" type="box" pos="0 0 -0.3" size="0.05 0.05 0.05"/>\n'),
+             words=("contact pairs", "512")))
     add(Case("capsule_zero_radius.xml", "a collidable capsule of radius 0 over a floor", "refused",
              arm(in_world='    <geom name="floor" type="plane" size="5 5 0.1"/>\n',
                  in_body2='        <geom name="thin_capsule" type="capsule" fromto="0 0 0 0 0 -0.2" size="0"/>\n'),

@@ -201,19 +201,6 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
 
 namespace {
 
-// a unit quaternion (w, x, y, z), normalized, -> row-major rotation matrix
-void quat_to_matrix(std::vector<double> qv, double* R) {
-  const double n = std::sqrt(qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3]);
-  const double w = qv[0] / n, x = qv[1] / n, y = qv[2] / n, z = qv[3] / n;
-  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
-}
-
-}  // namespace
-
-namespace {
-
 void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 
 #ifdef STEER_MUJOCO_IMPORT
@@ -270,6 +257,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 // in the record's "ctrl" order, its column ctrl.<actuator>, clamped to its ctrlrange where MuJoCo
 // clamps it, drives
 //   a motor on joint j (torque_per_ctrl s):          u_j += s ctrl_a;
+//   a motor on a tendon over several joints:          u_j += s_j ctrl_a on each (its "joints");
 //   a position servo on joint j (target_per_ctrl s): u_j += k_p,j (s ctrl_a − q*_j), so that the
 //     servo's k_p (q* − q) + u_j is MuJoCo's k_p (s ctrl_a − q) whatever θ's target q*;
 //   a servo on tendon t (springlength_per_ctrl s):  u_j += c_tj K_t (s ctrl_a − L*_t) on each
@@ -298,7 +286,12 @@ void imported_foreign_controls(ExperimentConfig& c) {
     f.lo.push_back(clamped ? e["ctrlrange"][0].get<double>() : -HUGE_VAL);
     f.hi.push_back(clamped ? e["ctrlrange"][1].get<double>() : HUGE_VAL);
     const int j = e.contains("joint") ? joint_index(e["joint"].get<std::string>()) : -1;
-    if (e.contains("torque_per_ctrl") && j >= 0) {
+    if (e.contains("joints")) {  // a motor on a tendon over several joints
+      for (const nlohmann::json& jt : e["joints"]) {
+        const int jj = joint_index(jt["joint"].get<std::string>());
+        if (jj >= 0) f.gain[size_t(jj) * na + k] = jt["torque_per_ctrl"].get<double>();
+      }
+    } else if (e.contains("torque_per_ctrl") && j >= 0) {
       f.gain[size_t(j) * na + k] = e["torque_per_ctrl"].get<double>();
     } else if (e.contains("target_per_ctrl") && j >= 0) {
       const double kp = c.theta[size_t(a.p_joint(j, Articulated::kKp))];
@@ -321,7 +314,8 @@ void imported_foreign_controls(ExperimentConfig& c) {
   f.note =
       "controls given as MuJoCo's ctrl (one column ctrl.<actuator> per actuator, clamped to "
       "its ctrlrange where MuJoCo clamps it) become the joints' torques: a motor's gear "
-      "times ctrl, a position servo's kp (target_per_ctrl ctrl - target), a tendon servo's "
+      "(times a tendon's coef on each of its joints) times ctrl, a position servo's kp "
+      "(target_per_ctrl ctrl - target), a tendon servo's "
       "coef K (springlength_per_ctrl ctrl - springlength), at the config's parameter values";
 }
 #endif

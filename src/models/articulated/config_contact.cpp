@@ -3,6 +3,7 @@
 // parameters as θ slots (contact_law.h, docs/contact.md).
 #include "models/articulated/config_contact.h"
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -75,8 +76,11 @@ void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& 
   }
 }
 
-// one side of a pair: {"body", "type": "sphere" | "capsule", "pos" (sphere) or "from", "to"
-// (capsule's axis ends), "radius"}, all in the body's frame ("world": fixed in the world)
+// one side of a pair, all in the body's frame ("world": fixed in the world): {"body", "type",
+// …}, by type
+//   sphere: "pos" (its centre), "radius";  capsule: "from", "to" (its axis' ends), "radius";
+//   plane: "pos" (a point of it), "normal" (normalized; the solid is below it);
+//   box: "pos" (its centre), "size" (half-sizes, > 0), "quat" (its axes, w x y z; normalized)
 void parse_pair_side(const JsonObject& so, const std::map<std::string, int>& body_index,
                      ArticulatedLarge& a, int c, int k) {
   if (!so.has("body"))
@@ -90,26 +94,65 @@ void parse_pair_side(const JsonObject& so, const std::map<std::string, int>& bod
                   "'" + excerpt(sb) + "' is not a body of model.bodies (or \"world\")");
     b = it->second;
   }
-  const std::string type = so.choice("type", "sphere", {"sphere", "capsule"});
+  const std::string type = so.choice("type", "sphere", {"sphere", "capsule", "plane", "box"});
+  const Range length = Range::closed(-1e3, 1e3);
   std::vector<double> e0, e1;
+  double rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   if (type == "sphere") {
-    e0 = e1 = so.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
-  } else {
+    e0 = e1 = so.numbers("pos", {0, 0, 0}, length, 3);
+  } else if (type == "capsule") {
     if (!so.has("from") || !so.has("to"))
       config_fail(so.key_path(so.has("from") ? "to" : "from"),
                   "required for a capsule: the two ends of its axis [m, body frame]");
-    e0 = so.numbers("from", {}, Range::closed(-1e3, 1e3), 3);
-    e1 = so.numbers("to", {}, Range::closed(-1e3, 1e3), 3);
+    e0 = so.numbers("from", {}, length, 3);
+    e1 = so.numbers("to", {}, length, 3);
     const double len2 = (e1[0] - e0[0]) * (e1[0] - e0[0]) + (e1[1] - e0[1]) * (e1[1] - e0[1]) +
                         (e1[2] - e0[2]) * (e1[2] - e0[2]);
     if (!(len2 > 1e-18))
       config_fail(so.key_path("to"), "a capsule's axis must have a length (use a sphere)");
+  } else if (type == "plane") {
+    e0 = so.numbers("pos", {0, 0, 0}, length, 3);
+    if (!so.has("normal"))
+      config_fail(so.key_path("normal"), "required for a plane: its normal [body frame]");
+    e1 = so.numbers("normal", {}, length, 3);
+    const double n = std::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+    if (!(n > 1e-12)) config_fail(so.key_path("normal"), "must not be zero (it is normalized)");
+    for (double& v : e1) v /= n;
+  } else {
+    e0 = so.numbers("pos", {0, 0, 0}, length, 3);
+    if (!so.has("size"))
+      config_fail(so.key_path("size"), "required for a box: its three half-sizes [m]");
+    e1 = so.numbers("size", {}, Range{0, 1e3, true, false}, 3);
+    const std::vector<double> quat = so.numbers("quat", {1, 0, 0, 0}, length, 4);
+    if (quat[0] == 0 && quat[1] == 0 && quat[2] == 0 && quat[3] == 0)
+      config_fail(so.key_path("quat"), "must not be zero (it is normalized)");
+    quat_to_matrix(quat, rot);
   }
-  a.pair_radius[c][k] = so.number("radius", 0.0, Range::closed(0, 1e3));
+  a.pair_radius[c][k] =
+      type == "sphere" || type == "capsule" ? so.number("radius", 0.0, Range::closed(0, 1e3)) : 0.0;
   so.finish();
   a.pair_body[c][k] = b;
-  a.pair_sphere[c][k] = type == "sphere" ? 1 : 0;
+  a.pair_shape[c][k] = type == "sphere"    ? kPairSphere
+                       : type == "capsule" ? kPairCapsule
+                       : type == "plane"   ? kPairPlane
+                                           : kPairBox;
   for (int i = 0; i < 3; ++i) a.pair_end[c][k][0][i] = e0[i], a.pair_end[c][k][1][i] = e1[i];
+  for (int i = 0; i < 9; ++i) a.pair_rot[c][k][i] = rot[i];
+}
+
+// the shapes a pair may join (pair_geometry.h): two spheres or capsules, a sphere or capsule and
+// a box, a sphere and a plane
+void check_pair_shapes(const JsonObject& po, const ArticulatedLarge& a, int c) {
+  const int s0 = a.pair_shape[c][0], s1 = a.pair_shape[c][1];
+  const bool solid0 = s0 >= kPairPlane, solid1 = s1 >= kPairPlane;
+  if (solid0 && solid1)
+    config_fail(po.key_path("geoms"),
+                "two planes or boxes: steer pairs a plane or a box with a sphere or a capsule "
+                "(a box's corners against a plane are spheres of radius 0)");
+  const int round = solid0 ? s1 : s0, solid = solid0 ? s0 : s1;
+  if (solid == kPairPlane && round == kPairCapsule)
+    config_fail(po.key_path("geoms"),
+                "a plane pairs with a sphere: give a capsule's two end caps as two sphere pairs");
 }
 
 // model.pairs: [{"name", "geoms": [side 0, side 1]}], contact between two geoms on different
@@ -146,6 +189,7 @@ void parse_pairs(const JsonObject& m, const std::map<std::string, int>& body_ind
         config_fail(gp, "expected an object, got " + json_type_name(g[size_t(k)]));
       parse_pair_side(JsonObject(g[size_t(k)], gp), body_index, a, int(c), k);
     }
+    check_pair_shapes(po, a, int(c));
     po.finish();
     if (a.pair_body[c][0] == a.pair_body[c][1])
       config_fail(po.key_path("geoms"), "both geoms are on the same body; a pair is between two");
@@ -155,6 +199,14 @@ void parse_pairs(const JsonObject& m, const std::map<std::string, int>& body_ind
 }
 
 }  // namespace
+
+void quat_to_matrix(std::vector<double> qv, double* R) {
+  const double n = std::sqrt(qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3]);
+  const double w = qv[0] / n, x = qv[1] / n, y = qv[2] / n, z = qv[3] / n;
+  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+}
 
 void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index,
                                ArticulatedLarge& a, ArticulatedNames& names,
@@ -287,16 +339,23 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
       nlohmann::json sides = nlohmann::json::array();
       for (int k = 0; k < 2; ++k) {
         const int b = a.pair_body[c][k];
+        static const char* kShape[] = {"capsule", "sphere", "plane", "box"};
+        const int shape = a.pair_shape[c][k];
         nlohmann::json e = {{"body", b < 0 ? std::string("world") : names.bodies[b]},
-                            {"type", a.pair_sphere[c][k] ? "sphere" : "capsule"},
-                            {"radius_m", a.pair_radius[c][k]}};
-        const double* e0 = a.pair_end[c][k][0];
-        const double* e1 = a.pair_end[c][k][1];
-        if (a.pair_sphere[c][k]) {
-          e["pos_m"] = std::vector<double>(e0, e0 + 3);
+                            {"type", kShape[shape]}};
+        const std::vector<double> e0(a.pair_end[c][k][0], a.pair_end[c][k][0] + 3);
+        const std::vector<double> e1(a.pair_end[c][k][1], a.pair_end[c][k][1] + 3);
+        if (shape == kPairSphere || shape == kPairCapsule) e["radius_m"] = a.pair_radius[c][k];
+        if (shape == kPairCapsule) {
+          e["from_m"] = e0;
+          e["to_m"] = e1;
         } else {
-          e["from_m"] = std::vector<double>(e0, e0 + 3);
-          e["to_m"] = std::vector<double>(e1, e1 + 3);
+          e["pos_m"] = e0;
+        }
+        if (shape == kPairPlane) e["normal"] = e1;
+        if (shape == kPairBox) {
+          e["size_m"] = e1;
+          e["axes"] = std::vector<double>(a.pair_rot[c][k], a.pair_rot[c][k] + 9);
         }
         sides.push_back(e);
       }
@@ -304,8 +363,9 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
     }
     m["pairs"] = ps;
     m["pairs_law"] =
-        "the ground points' normal law and friction on the overlap r0 + r1 - |closest points| "
-        "(segment-segment), equal and opposite on the two bodies; adjoint by dual numbers";
+        "the ground points' normal law and friction on the overlap of the two geoms (spheres, "
+        "capsules, planes, boxes: depth r0 + r1 - gap between their cores), equal and opposite on "
+        "the two bodies; adjoint by dual numbers";
   }
   if (a.ground.n_points == 0) return;
   nlohmann::json pts = nlohmann::json::array();

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,9 @@ struct ArticulatedContactValues {
   double restitution = 0.5;  // e in (0, 1); used where GroundContacts::restitution is set
 };
 
+// a quaternion (w, x, y, z), normalized -> the row-major rotation matrix R [9] (the bodies', sites'
+// and boxes' "quat" keys)
+void quat_to_matrix(std::vector<double> qv, double* R);
 // model.tip, model.contact and model.contacts -> a's contact fields and the values of their θ slots
 void parse_articulated_contact(const JsonObject& m, const std::map<std::string, int>& body_index,
                                ArticulatedLarge& a, ArticulatedNames& names,

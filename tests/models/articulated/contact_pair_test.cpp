@@ -1,13 +1,21 @@
-// Contact between two bodies (model.pairs, contact.h's pair_contact_forces): spheres and
-// capsules as segments with a radius, the ground points' normal law and smoothed Coulomb
-// friction on their overlap, equal and opposite on the two bodies. Checked, all in float64:
+// Contact between two bodies (model.pairs, contact.h's pair_contact_forces, pair_geometry.h):
+// spheres and capsules as segments with a radius, planes and boxes, the ground points' normal
+// law and smoothed Coulomb friction on their overlap, equal and opposite on the two bodies.
+// Checked, all in float64:
 //   - the closest points of two segments (segment_closest) against a brute-force search over
 //     a 2001 × 2001 grid of (s, t), to the grid's spacing, on crossed, skew, parallel and
 //     end-to-end segments;
+//   - a sphere against a tilted plane (gap, normal, contact point in closed form); a point
+//     against a rotated box (outside: the distance to the clamp; inside: the nearest face); a
+//     capsule against a box against a brute-force scan of its axis (20001 points) on skew,
+//     parallel, edge-crossing and half-inside cases, exact to the scan's spacing wherever
+//     neither end nor the scan is inside the box, and a penetrating core recognized as one;
 //   - the generic gradient suite (gradient_suite.h: hand (here the dual-number adjoint every
 //     model with pairs takes) vs dual ≤ 1e-12, dual vs centered FD per step ≤ 1e-6, rollout vs
 //     centered FD ≤ 1e-6 relative + 1e-9) on overlapping sphere–sphere, sphere–capsule and
-//     capsule–capsule pairs (one on the world) under euler, implicitfast and rk4;
+//     capsule–capsule pairs (one on the world), and on sphere–plane (a tilted world wall),
+//     sphere–box (a rotated world block) and capsule–box (a box on a moving body) pairs, under
+//     euler, implicitfast and rk4;
 //   - physics: two spheres on slides driven at each other collide and come back (never
 //     passing: the overlap stays below 1 cm), momentum is exchanged equal and opposite (the
 //     sum of the two slides' momenta changes by less than 1e-9 kg·m/s, gravity being off);
@@ -87,6 +95,126 @@ TEST(ContactPair, SegmentClosestPointsMatchABruteForceSearch) {
   EXPECT_EQ(s + t, 0.0);
 }
 
+// a rotation about y by angle a, row-major
+std::vector<double> rot_y(double a) {
+  return {std::cos(a), 0, std::sin(a), 0, 1, 0, -std::sin(a), 0, std::cos(a)};
+}
+
+PairSide<double> sphere_side(const std::vector<double>& c, double r) {
+  PairSide<double> s;
+  s.shape = kPairSphere;
+  for (int i = 0; i < 3; ++i) s.e0[i] = s.e1[i] = c[size_t(i)];
+  s.r = r;
+  return s;
+}
+
+PairSide<double> capsule_side(const std::vector<double>& a, const std::vector<double>& b,
+                              double r) {
+  PairSide<double> s;
+  s.shape = kPairCapsule;
+  for (int i = 0; i < 3; ++i) s.e0[i] = a[size_t(i)], s.e1[i] = b[size_t(i)];
+  s.r = r;
+  return s;
+}
+
+PairSide<double> box_side(const std::vector<double>& c, const std::vector<double>& half,
+                          const std::vector<double>& R) {
+  PairSide<double> s;
+  s.shape = kPairBox;
+  for (int i = 0; i < 3; ++i) s.e0[i] = s.e1[i] = c[size_t(i)], s.half[i] = half[size_t(i)];
+  for (int i = 0; i < 9; ++i) s.R[i] = R[size_t(i)];
+  return s;
+}
+
+TEST(ContactPair, SphereAgainstATiltedPlane) {
+  PairSide<double> plane;
+  plane.shape = kPairPlane;
+  const double nn = std::sqrt(1 + 0.09);
+  const double o[3] = {0.2, 0.1, -0.3}, nv[3] = {-1 / nn, 0, 0.3 / nn};
+  for (int i = 0; i < 3; ++i) plane.e0[i] = o[i], plane.e1[i] = nv[i];
+  const std::vector<double> c = {0.17, -0.4, -0.25};
+  const double r = 0.05;
+  const double h = nv[0] * (c[0] - o[0]) + nv[1] * (c[1] - o[1]) + nv[2] * (c[2] - o[2]);
+  double xc[3], n[3];
+  // the sphere on side 0, then on side 1 (the normal turns)
+  EXPECT_NEAR(pair_sides_geometry(sphere_side(c, r), plane, xc, n), r - h, 1e-15);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(n[i], nv[i], 1e-15);
+    EXPECT_NEAR(xc[i], c[size_t(i)] - 0.5 * (r + h) * nv[i], 1e-15);
+  }
+  EXPECT_NEAR(pair_sides_geometry(plane, sphere_side(c, r), xc, n), r - h, 1e-15);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(n[i], -nv[i], 1e-15);
+}
+
+// the gap of a point p (world) to a box, brute force: outside, the distance to the clamp of its
+// box-frame coordinates; inside, minus the distance to the nearest face
+double box_gap_reference(const double* p, const PairSide<double>& box) {
+  double l[3], q[3], d2 = 0, inner = 1e300;
+  bool inside = true;
+  for (int i = 0; i < 3; ++i) {
+    l[i] = 0;
+    for (int k = 0; k < 3; ++k) l[i] += box.R[3 * k + i] * (p[k] - box.e0[k]);
+    q[i] = std::clamp(l[i], -box.half[i], box.half[i]);
+    inside = inside && std::fabs(l[i]) <= box.half[i];
+    d2 += (l[i] - q[i]) * (l[i] - q[i]);
+    inner = std::min(inner, box.half[i] - std::fabs(l[i]));
+  }
+  return inside ? -inner : std::sqrt(d2);
+}
+
+TEST(ContactPair, PointAgainstARotatedBox) {
+  const PairSide<double> box = box_side({0.1, -0.2, 0.3}, {0.2, 0.1, 0.05}, rot_y(0.4));
+  const std::vector<std::vector<double>> points = {
+      {0.5, -0.2, 0.3}, {0.1, 0.2, 0.3}, {0.4, 0.2, 0.6}, {0.12, -0.18, 0.31}, {0.2, -0.2, 0.3}};
+  for (const auto& c : points) {
+    double xc[3], n[3];
+    const double d = pair_sides_geometry(sphere_side(c, 0.03), box, xc, n);
+    const double g = box_gap_reference(c.data(), box);
+    EXPECT_NEAR(d, 0.03 - g, 1e-12);
+    EXPECT_NEAR(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0, 1e-12);
+    // the surface point c − g n lies on the box's surface
+    const double s[3] = {c[0] - g * n[0], c[1] - g * n[1], c[2] - g * n[2]};
+    EXPECT_NEAR(box_gap_reference(s, box), 0.0, 1e-12);
+  }
+}
+
+TEST(ContactPair, CapsuleAgainstABoxMatchesABruteForceScan) {
+  const PairSide<double> box = box_side({0, 0, 0}, {0.2, 0.1, 0.05}, rot_y(0.3));
+  struct Case {
+    std::vector<double> a, b;
+    bool exact;  // false: the core crosses the box with both ends outside (an approximation)
+  };
+  const std::vector<Case> cases = {
+      {{0.5, -0.3, 0.2}, {-0.4, 0.4, 0.35}, true},    // skew, above an edge
+      {{-0.15, 0.0, 0.12}, {0.15, 0.0, 0.21}, true},  // nearly parallel to the top face
+      {{0.3, 0.3, 0.0}, {0.3, -0.3, 0.0}, true},      // beside an end face, crossing y
+      {{0.0, 0.0, 0.02}, {0.0, 0.0, 0.4}, true},      // one end inside
+      {{-0.5, 0.02, 0.0}, {0.5, 0.02, 0.01}, false},  // through the box, both ends outside
+  };
+  for (const Case& c : cases) {
+    double xc[3], n[3];
+    const double r = 0.02;
+    const double d = pair_sides_geometry(capsule_side(c.a, c.b, r), box, xc, n);
+    double brute = 1e300;
+    const int N = 20000;
+    for (int i = 0; i <= N; ++i) {
+      const double s = double(i) / N;
+      const double p[3] = {c.a[0] + s * (c.b[0] - c.a[0]), c.a[1] + s * (c.b[1] - c.a[1]),
+                           c.a[2] + s * (c.b[2] - c.a[2])};
+      brute = std::min(brute, box_gap_reference(p, box));
+    }
+    const double g = r - d;
+    EXPECT_NEAR(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0, 1e-12);
+    if (c.exact) {
+      EXPECT_LE(g, brute + 1e-12);  // never worse than the scan
+      EXPECT_NEAR(g, brute, 1e-4);  // and the scan within its spacing of it
+    } else {
+      EXPECT_LT(g, 0.0) << "the core through the box penetrates";
+      EXPECT_GE(g, brute - 1e-12);
+    }
+  }
+}
+
 // two bodies on slides along x (left, right) and a third on a hinge, with pairs between them:
 // sphere–sphere (left, right), sphere–capsule (right, arm), capsule–capsule (arm, a capsule
 // fixed in the world)
@@ -119,11 +247,15 @@ nlohmann::json pair_model() {
   })");
 }
 
+// the model's first joint's position as the loss's terminal state
 nlohmann::json config_json(const nlohmann::json& model, int steps = 10) {
+  const nlohmann::json& b0 = model["bodies"][0];
+  const std::string first =
+      (b0.contains("joints") ? b0["joints"][0] : b0["joint"])["name"].get<std::string>();
   return {{"name", "contact_pairs"},
           {"model", model},
           {"simulation", {{"dt", 0.001}, {"steps", steps}, {"precision", "float64"}}},
-          {"loss", {{"terminal", {{{"state", "xl.q"}, {"target", 0.0}}}}}},
+          {"loss", {{"terminal", {{{"state", first + ".q"}, {"target", 0.0}}}}}},
           {"validation", {{"enabled", false}}}};
 }
 
@@ -181,9 +313,116 @@ struct PairProvider {
   }
 };
 
+// a cart on a planar root (slides x and z, a hinge about y) carrying a box and a sphere, and an
+// arm on a hinge hanging a capsule onto the box: the sphere against a tilted world wall and a
+// rotated world block, the capsule against the cart's box (a box that moves and turns). The slip
+// speed v_s = 0.5 m/s keeps friction's viscous branch μ N / v_s (about 80 N·s/m at these
+// depths) within the explicit step's stability on the sphere's effective mass (h μ N / (v_s m)
+// ≈ 0.2); at 0.05 m/s it is not, the tangential velocity rings from step to step and the
+// rollout's loss is rough on the 10⁻⁶ scale of the finite differences.
+nlohmann::json solid_pair_model() {
+  return nlohmann::json::parse(R"({
+    "type": "articulated", "gravity": 0,
+    "bodies": [
+      {"name": "cart", "mass": 1.2, "fullinertia": [0.01, 0.012, 0.01, 0, 0, 0],
+       "joints": [{"name": "cx", "type": "slide", "axis": [1, 0, 0], "damping": 0.1},
+                  {"name": "cz", "type": "slide", "axis": [0, 0, 1]},
+                  {"name": "cr", "axis": [0, 1, 0]}]},
+      {"name": "arm", "pos": [-0.03, 0, 0.35], "mass": 0.5, "com": [0, 0, -0.1],
+       "fullinertia": [0.004, 0.004, 0.001, 0, 0, 0],
+       "joint": {"name": "swing", "axis": [0, 1, 0]}}],
+    "contact": {"stiffness": 20000, "damping": 20, "smoothing": 0.002, "friction": 0.8,
+                "slip_velocity": 0.5},
+    "pairs": [
+      {"name": "arm_box", "geoms": [
+        {"body": "arm", "type": "capsule", "from": [0, 0, 0], "to": [0.03, 0, -0.2364],
+         "radius": 0.03},
+        {"body": "cart", "type": "box", "size": [0.1, 0.05, 0.08], "quat": [0.995, 0, 0.0998, 0]}]},
+      {"name": "ball_wall", "geoms": [
+        {"body": "cart", "type": "sphere", "pos": [0.15, 0, 0], "radius": 0.04},
+        {"body": "world", "type": "plane", "pos": [0.1927, 0, 0], "normal": [-1, 0, 0.3]}]},
+      {"name": "block_ball", "geoms": [
+        {"body": "world", "type": "box", "pos": [0.15, 0, -0.084], "size": [0.05, 0.05, 0.04],
+         "quat": [0.995, 0, 0.0998, 0]},
+        {"body": "cart", "type": "sphere", "pos": [0.15, 0, 0], "radius": 0.04}]}]
+  })");
+}
+
+const ExperimentConfig& solid_pair_config() {
+  static const ExperimentConfig c = parse_config(config_json(solid_pair_model()));
+  return c;
+}
+
+// q = (cx, cz, cr, swing), q̇: every pair a few mm deep, everything moving
+const std::vector<double> kSolidState = {0.002, -0.001, 0.03, 0.05, 0.3, -0.2, 0.5, 0.4};
+
+struct SolidPairProvider {
+  using Model = ArticulatedLarge;
+  static std::vector<StepCase<ArticulatedLarge>> step_cases() {
+    std::vector<StepCase<ArticulatedLarge>> out;
+    const char* names[] = {"euler", "implicitfast", "rk4"};
+    for (int integ :
+         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+      ArticulatedLarge m = solid_pair_config().model_state<ArticulatedSetup>().large;
+      m.integrator = integ;
+      out.push_back(StepCase<ArticulatedLarge>{std::string("plane and box pairs ") + names[integ],
+                                               m,
+                                               kSolidState,
+                                               {0.5, -0.3, 0.2, 0.1},
+                                               solid_pair_config().theta,
+                                               1e-2});
+    }
+    return out;
+  }
+  static std::vector<RolloutCase<ArticulatedLarge>> rollout_cases() {
+    RolloutCase<ArticulatedLarge> r;
+    r.name = "plane and box pairs euler, 15 steps in contact";
+    r.model = solid_pair_config().model_state<ArticulatedSetup>().large;
+    r.p = solid_pair_config().theta;
+    r.steps = 15;
+    r.checkpoint_every = 4;
+    r.x0 = kSolidState;
+    r.u.assign(size_t(r.steps * 4), 0.0);
+    for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.2 * std::cos(0.5 * double(i));
+    r.loss.n_terminal = 3;
+    const int idx[3] = {0, 2, 3};
+    for (int t = 0; t < 3; ++t)
+      r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.01 * t,
+      r.loss.terminal_weight[t] = 1.0;
+    r.loss.effort_weight = 1e-3;
+    r.fd_scale = 3.0;  // as PairProvider's: above the loss's rounding through stiff contact
+    return {r};
+  }
+};
+
+// the solid pairs' state penetrates each pair (so that the suite checks contact, not free flight)
+TEST(ContactPair, SolidPairStatePenetratesEveryPair) {
+  const ArticulatedLarge& m = solid_pair_config().model_state<ArticulatedSetup>().large;
+  const std::vector<double>& p = solid_pair_config().theta;
+  ASSERT_EQ(m.n_pairs, 3);
+  EXPECT_EQ(m.pair_shape[0][1], kPairBox);
+  EXPECT_EQ(m.pair_shape[1][1], kPairPlane);
+  EXPECT_EQ(m.pair_shape[2][0], kPairBox);
+  const std::vector<std::string>& names =
+      solid_pair_config().model_state<ArticulatedSetup>().names.pairs;
+  ArticulatedLarge::Kin<double> K;
+  m.forward_kinematics(kSolidState.data(), view(p.data()), K);
+  for (int c = 0; c < m.n_pairs; ++c) {
+    double xc[3], n[3];
+    const double depth = pair_geometry<ArticulatedLarge, double>(m, K, c, xc, n);
+    std::printf("[ solid pairs ] %s: depth %.2f mm\n", names[size_t(c)].c_str(), 1e3 * depth);
+    EXPECT_GT(depth, 1e-3);
+    EXPECT_LT(depth, 5e-3);
+  }
+}
+
 }  // namespace
 
-INSTANTIATE_TYPED_TEST_SUITE_P(ContactPair, GradientSuite, ::testing::Types<PairProvider>);
+namespace {
+using PairProviders = ::testing::Types<PairProvider, SolidPairProvider>;
+}  // namespace
+
+INSTANTIATE_TYPED_TEST_SUITE_P(ContactPair, GradientSuite, PairProviders);
 
 namespace {
 
@@ -242,6 +481,25 @@ TEST(ContactPair, RefusalsNameTheKey) {
   nlohmann::json one = config_json(pair_model());
   one["model"]["pairs"][0]["geoms"] = nlohmann::json::array({one["model"]["pairs"][0]["geoms"][0]});
   expect_config_error(one, {"model.pairs[0].geoms", "two geoms"});
+  // planes and boxes: their keys, and the shapes a pair may join
+  nlohmann::json two_solids = config_json(solid_pair_model());
+  two_solids["model"]["pairs"][2]["geoms"][1] = two_solids["model"]["pairs"][0]["geoms"][1];
+  expect_config_error(two_solids, {"model.pairs[2].geoms", "two planes or boxes"});
+  nlohmann::json plane_capsule = config_json(solid_pair_model());
+  plane_capsule["model"]["pairs"][1]["geoms"][0] = plane_capsule["model"]["pairs"][0]["geoms"][0];
+  expect_config_error(plane_capsule, {"model.pairs[1].geoms", "end caps"});
+  nlohmann::json no_normal = config_json(solid_pair_model());
+  no_normal["model"]["pairs"][1]["geoms"][1].erase("normal");
+  expect_config_error(no_normal, {"model.pairs[1].geoms[1].normal", "required"});
+  nlohmann::json zero_normal = config_json(solid_pair_model());
+  zero_normal["model"]["pairs"][1]["geoms"][1]["normal"] = {0, 0, 0};
+  expect_config_error(zero_normal, {"model.pairs[1].geoms[1].normal", "zero"});
+  nlohmann::json flat_box = config_json(solid_pair_model());
+  flat_box["model"]["pairs"][0]["geoms"][1]["size"] = {0.1, 0, 0.08};
+  expect_config_error(flat_box, {"model.pairs[0].geoms[1].size"});
+  nlohmann::json box_radius = config_json(solid_pair_model());
+  box_radius["model"]["pairs"][0]["geoms"][1]["radius"] = 0.01;
+  expect_config_error(box_radius, {"model.pairs[0].geoms[1]", "radius"});
 }
 
 }  // namespace

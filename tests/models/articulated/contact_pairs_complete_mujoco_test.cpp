@@ -6,9 +6,11 @@
 // contact for every pair its filters pass (contype/conaffinity, welded bodies, parent and child,
 // <exclude>). The import must then either refuse the file (naming what it does not model) or
 // model every one of those pairs:
-//   - a world plane and a geom on body B: the tip on B, or at least one ground point on B per
-//     such geom (a sphere, a capsule's two caps, a box's corners, a cylinder's rim points);
-//   - two geoms on bodies A and B: as many model.pairs between A and B as MuJoCo has.
+//   - a world plane and a geom on body B: the tip on B, or at least one ground point or plane
+//     pair on B per such geom (a sphere, a capsule's two caps, a box's corners, a cylinder's rim
+//     points);
+//   - two geoms on bodies A and B: as many geom pairs in model.pairs between A and B as MuJoCo
+//     has (two boxes, each one's corners against the other, count once).
 // Label crosscheck.
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
@@ -110,13 +112,28 @@ TEST(ContactPairsComplete, EveryPairMujocoCollidesIsModelledOrTheFileRefused) {
     const int tip_body = mk.contains("tip") && mk["contact"].value("enabled", false)
                              ? body_id(m.get(), mk["tip"]["body"])
                              : -1;
-    std::map<std::pair<int, int>, int> steer_pairs;
+    // pairs against a plane (a wall; one per sphere, capsule end cap, box corner or rim point)
+    // count with the ground points of the other side's body
+    // two boxes are each one's corners against the other: one geom pair, named "a.cornerK|b"
+    // and "b.cornerK|a", counted once
+    std::map<std::pair<int, int>, std::set<std::pair<std::string, std::string>>> steer_geom_pairs;
+    auto geom_of = [](const std::string& side) { return side.substr(0, side.find('.')); };
     if (mk.contains("pairs"))
       for (const auto& p : mk["pairs"]) {
         const int a = body_id(m.get(), p["geoms"][0]["body"]),
                   b = body_id(m.get(), p["geoms"][1]["body"]);
-        ++steer_pairs[{std::min(a, b), std::max(a, b)}];
+        if (p["geoms"][0]["type"] == "plane" || p["geoms"][1]["type"] == "plane") {
+          ++points_on[p["geoms"][0]["type"] == "plane" ? b : a];
+          continue;
+        }
+        const std::string name = p["name"];
+        const std::string ga = geom_of(name.substr(0, name.find('|'))),
+                          gb = geom_of(name.substr(name.find('|') + 1));
+        steer_geom_pairs[{std::min(a, b), std::max(a, b)}].insert(
+            {std::min(ga, gb), std::max(ga, gb)});
       }
+    std::map<std::pair<int, int>, int> steer_pairs;
+    for (const auto& [bp, gp] : steer_geom_pairs) steer_pairs[bp] = int(gp.size());
     std::map<int, int> plane_geoms_on;  // MuJoCo: geoms touching a world plane, per body
     std::map<std::pair<int, int>, int> mj_body_pairs;
     for (const auto& [ga, gb] : mj_pairs) {
@@ -133,8 +150,8 @@ TEST(ContactPairsComplete, EveryPairMujocoCollidesIsModelledOrTheFileRefused) {
     for (const auto& [b, n] : plane_geoms_on) {
       if (b == tip_body && n == 1) continue;
       EXPECT_GE(points_on[b], n) << file << ": MuJoCo collides " << n << " geom(s) of body '"
-                                 << body_label(m.get(), b) << "' with the floor; steer has "
-                                 << points_on[b] << " ground point(s) there";
+                                 << body_label(m.get(), b) << "' with planes; steer has "
+                                 << points_on[b] << " ground point(s) and plane pair(s) there";
     }
     for (const auto& [bp, n] : mj_body_pairs)
       EXPECT_EQ(steer_pairs[bp], n)

@@ -1,10 +1,11 @@
 // A MuJoCo ctrl sequence drives steer unchanged (controls.initial_file with one column
 // ctrl.<actuator> per actuator; ModelInfo::ForeignControls): configs/mjcf/tendon_servo.xml, with
 // a motor on a tendon over one joint, a position servo with kv on a tendon over two joints and a
-// position servo with a ctrlrange on a joint, is driven by a recorded sequence of sinusoids
-// whose servo controls leave their ctrlranges (MuJoCo clamps them; so does the mapping). Built
-// where MuJoCo is found (label crosscheck). Checked, float64:
-//   - 500 ms at the file's 2 ms under Euler and RK4: every q and q̇ after every step within 1e-10
+// position servo with a ctrlrange on a joint, and configs/mjcf/tendon_motor.xml, with a motor and
+// a velocity servo on tendons over two joints each, are driven by recorded sequences of
+// sinusoids whose controls leave their ctrlranges (MuJoCo clamps them; so does the mapping).
+// Built where MuJoCo is found (label crosscheck). Checked, float64:
+//   - 500 ms at the files' 2 ms under Euler and RK4: every q and q̇ after every step within 1e-10
 //     of MuJoCo's driven by the same ctrl, the servos' targets moving every step;
 //   - the same at a servo target θ set away from 0 in the config (the mapping subtracts it);
 //   - the effective config names the file's columns and what they map to; refusals: a missing
@@ -39,32 +40,43 @@ using steer::testing::mujoco_model;
 
 namespace {
 
-const char* kFile = "mjcf/tendon_servo.xml";
-constexpr int kSteps = 250;  // 500 ms at the file's 2 ms
+constexpr int kSteps = 250;  // 500 ms at the files' 2 ms
 constexpr double kH = 0.002;
 
-// MuJoCo's ctrl at step k for actuators push, couple, twist: couple's ctrlrange is
-// [−0.4, 0.6] and twist's [−0.3, 0.3], which these leave
-double ctrl(int k, int a) {
-  const double t = k * kH;
-  const double amp[3] = {2.0, 0.9, 0.5}, freq[3] = {1.3, 0.7, 2.1};
-  return amp[a] * std::sin(2 * M_PI * freq[a] * t + 0.4 * a);
-}
+// a file and the ctrl sequence recorded for it: actuator a's ctrl at step k is
+// amp[a] sin(2π freq[a] t + 0.4 a), its column ctrl.<names[a]>
+struct Recording {
+  const char* file;
+  std::vector<std::string> names;  // MuJoCo's actuator order
+  std::vector<double> amp, freq;
+  double ctrl(int k, int a) const {
+    return amp[size_t(a)] * std::sin(2 * M_PI * freq[size_t(a)] * k * kH + 0.4 * a);
+  }
+};
+// tendon_servo.xml: actuators push, couple, twist; couple's ctrlrange is [−0.4, 0.6] and twist's
+// [−0.3, 0.3], which these leave
+const Recording kServos = {
+    "mjcf/tendon_servo.xml", {"push", "couple", "twist"}, {2.0, 0.9, 0.5}, {1.3, 0.7, 2.1}};
+// tendon_motor.xml: a motor on a two-joint tendon (ctrlrange ±1, which 1.4 leaves) and a velocity
+// servo on another
+const Recording kMotors = {"mjcf/tendon_motor.xml", {"grasp", "spread"}, {1.4, 0.8}, {1.1, 0.6}};
 
-// the recorded sequence, its columns in another order than MuJoCo's
-std::string write_ctrl_csv(const std::filesystem::path& dir) {
+// the recorded sequence, its columns in reverse order of MuJoCo's
+std::string write_ctrl_csv(const std::filesystem::path& dir, const Recording& r) {
   std::ofstream f(dir / "ctrl.csv");
-  f << "ctrl.twist,ctrl.push,ctrl.couple\n";
+  const int na = int(r.names.size());
+  for (int a = na - 1; a >= 0; --a) f << "ctrl." << r.names[size_t(a)] << (a > 0 ? "," : "\n");
   f.precision(17);
   for (int k = 0; k < kSteps; ++k)
-    f << ctrl(k, 2) << "," << ctrl(k, 0) << "," << ctrl(k, 1) << "\n";
+    for (int a = na - 1; a >= 0; --a) f << r.ctrl(k, a) << (a > 0 ? "," : "\n");
   return (dir / "ctrl.csv").string();
 }
 
 nlohmann::json replay_config(const std::string& integrator, const std::string& file,
-                             const nlohmann::json& model_extra = nlohmann::json::object()) {
+                             const nlohmann::json& model_extra = nlohmann::json::object(),
+                             const char* model_file = kServos.file) {
   nlohmann::json model = {{"type", "articulated"},
-                          {"mjcf", (configs_dir() / kFile).string()},
+                          {"mjcf", (configs_dir() / model_file).string()},
                           {"integrator", integrator}};
   model.update(model_extra);
   return {{"name", "ctrl_replay"},
@@ -76,24 +88,25 @@ nlohmann::json replay_config(const std::string& integrator, const std::string& f
 }
 
 double replay_against_mujoco(const std::string& integrator, int mj_integrator,
-                             const nlohmann::json& model_extra = nlohmann::json::object()) {
+                             const nlohmann::json& model_extra = nlohmann::json::object(),
+                             const Recording& r = kServos) {
   steer::testing::TempDir dir("steer_ctrl_replay");
   const ExperimentConfig c =
-      parse_config(replay_config(integrator, write_ctrl_csv(dir.path), model_extra));
+      parse_config(replay_config(integrator, write_ctrl_csv(dir.path, r), model_extra, r.file));
   const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
   const Batch<double> b = build_batch(c);
-  std::unique_ptr<mjModel, ModelFree> mm = mujoco_model(kFile);
+  std::unique_ptr<mjModel, ModelFree> mm = mujoco_model(r.file);
   if (!mm) return 1e300;
   mm->opt.integrator = mj_integrator;
   std::unique_ptr<mjData, DataFree> d(mj_makeData(mm.get()));
-  const int n = m.n_dof, nu = m.nu();
+  const int n = m.n_dof, nu = m.nu(), na = int(r.names.size());
   std::vector<double> x = c.x0, p = c.theta, xn(ArticulatedLarge::kMaxState, 0.0);
   for (int i = 0; i < n; ++i) d->qpos[i] = x[size_t(i)], d->qvel[i] = x[size_t(n + i)];
   double worst = 0, moved = 0;
   for (int k = 0; k < kSteps; ++k) {
     std::vector<double> u(b.u_of(0) + size_t(k) * nu, b.u_of(0) + size_t(k + 1) * nu);
     u.resize(ArticulatedLarge::kMaxControl, 0.0);
-    for (int a = 0; a < 3; ++a) d->ctrl[a] = ctrl(k, a);
+    for (int a = 0; a < na; ++a) d->ctrl[a] = r.ctrl(k, a);
     auto XN = view(xn.data());
     m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
     mj_step(mm.get(), d.get());
@@ -120,6 +133,31 @@ TEST(CtrlReplayMujoco, RecordedCtrlReproducesMujoco) {
   }
 }
 
+// motors on tendons over several joints: the joints' torques from one ctrl each (the ctrl map's
+// "joints"), the velocity servo's gain the tendon's damping; the motor's ctrlrange clamps ctrl
+// as MuJoCo does, and the joints' smooth torque limit that it also sets is off here (MuJoCo
+// has none beyond the clamp)
+TEST(CtrlReplayMujoco, TendonMotorsReproduceMujoco) {
+  const nlohmann::json no_limits = {{"torque_limits", {{"enabled", false}}}};
+  for (const auto& [name, mj] : {std::pair<const char*, int>{"euler", mjINT_EULER},
+                                 std::pair<const char*, int>{"rk4", mjINT_RK4}}) {
+    const double worst = replay_against_mujoco(name, mj, no_limits, kMotors);
+    EXPECT_LE(worst, 1e-10) << name;
+    std::printf(
+        "[ tendon_motor.xml ] 500 ms %s driven by MuJoCo's ctrl: max |x_steer − x_mujoco| "
+        "= %.3g\n",
+        name, worst);
+  }
+  const ExperimentConfig c = steer::testing::imported_config(kMotors.file, "euler", 10);
+  const nlohmann::json& rec = c.model_state<ArticulatedSetup>().names.import_record;
+  const nlohmann::json& grasp = rec["ctrl"][0];
+  EXPECT_EQ(grasp["tendon"], "grasp");
+  ASSERT_EQ(grasp["joints"].size(), 2u);
+  EXPECT_EQ(grasp["joints"][0]["torque_per_ctrl"], 1.0);  // coef 0.5 × gear 2
+  const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
+  EXPECT_NEAR(c.theta[size_t(m.p_tendon(1, Articulated::kTendonDamping))], 0.3, 1e-15);
+}
+
 // a servo target θ away from 0 (the wrist's, the tendon's springlength): the mapping subtracts
 // it, so the replay is MuJoCo's still
 TEST(CtrlReplayMujoco, ReplayHoldsWhateverTheTargets) {
@@ -131,7 +169,7 @@ TEST(CtrlReplayMujoco, ReplayHoldsWhateverTheTargets) {
 
 TEST(CtrlReplayMujoco, EffectiveConfigAndRefusals) {
   steer::testing::TempDir dir("steer_ctrl_refusals");
-  const std::string file = write_ctrl_csv(dir.path);
+  const std::string file = write_ctrl_csv(dir.path, kServos);
   const ExperimentConfig c = parse_config(replay_config("euler", file));
   const nlohmann::json eff = c.to_json();
   const nlohmann::json& f = eff["controls_initial_file"];

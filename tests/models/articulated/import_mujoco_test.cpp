@@ -489,15 +489,29 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           "<tendon><spatial name='cable'><site site='s1'/><geom geom='drum'/><site site='s2'/>"
           "</spatial></tendon>");
   const std::string fixed_on_j = "<joint joint='j' coef='1'/></fixed></tendon>";
-  // a tendon over several joints takes a position servo only (as its spring)
+  // a tendon over several joints takes a position servo (as its spring), a motor or a velocity
+  // servo (on its joints' torque controls); a spatial tendon a position servo only
   const std::string two_joints =
       arm + "</body><body name='c' pos='1 0 1'>" + link + "<joint name='k' axis='1 0 0'/></body>";
   const std::string fixed_on_jk =
       "<tendon><fixed name='tt'><joint joint='j' coef='1'/><joint joint='k' coef='-1'/>"
       "</fixed></tendon>";
-  refused("motor on a tendon over two joints", two_joints,
-          {"actuator 'pull' drives tendon 'tt'", "spans several joints", "position servo"},
-          fixed_on_jk + "<actuator><motor name='pull' tendon='tt'/></actuator>");
+  refused("motor on a spatial tendon",
+          arm + "<site name='s1'/></body><body name='c' pos='1 0 1'>" + link +
+              "<joint name='k' axis='1 0 0'/><site name='s2'/></body>",
+          {"actuator 'pull' drives tendon 'rope'", "a spatial tendon", "position servo"},
+          "<tendon><spatial name='rope'><site site='s1'/><site site='s2'/></spatial></tendon>"
+          "<actuator><motor name='pull' tendon='rope'/></actuator>");
+  refused(
+      "motor on a tendon over a joint with a motor of its own", two_joints,
+      {"actuator 'pull' (on tendon 'tt')", "actuator 'turn'", "both drive joint 'j'"},
+      fixed_on_jk +
+          "<actuator><motor name='turn' joint='j'/><motor name='pull' tendon='tt'/></actuator>");
+  refused("force-limited motor on a tendon over two joints", two_joints,
+          {"actuator 'pull'", "force limit", "tendon 'tt'"},
+          fixed_on_jk +
+              "<actuator><motor name='pull' tendon='tt' forcelimited='true' forcerange='-1 1'/>"
+              "</actuator>");
   refused("two servos on a tendon over two joints", two_joints,
           {"actuator 'b'", "actuator 'a'", "both position servos on tendon 'tt'"},
           fixed_on_jk +
@@ -536,11 +550,11 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
   refused("ellipsoid geom",
           "<geom name='floor' type='plane' size='1 1 0.1'/>" + arm +
               "<geom name='limb' type='ellipsoid' size='0.02 0.02 0.1'/></body>",
-          {"limb", "floor", "only spheres, capsules", "boxes", "cylinders"});
-  refused("geom-geom",
+          {"limb", "floor", "can collide", "spheres, capsules, cylinders and boxes"});
+  refused("box against an ellipsoid",
           "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm +
-              "<geom name='knob' type='sphere' size='0.05'/></body>",
-          {"block", "knob", "can collide"});
+              "<geom name='egg' type='ellipsoid' size='0.05 0.04 0.03'/></body>",
+          {"block", "egg", "can collide"});
   refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"},
           "<actuator><cylinder name='piston' joint='j'/></actuator>");
   refused("site transmission", arm + "<site name='s1'/></body>",

@@ -4,25 +4,22 @@
 //   the ground points (model.contacts, GroundContacts): a sphere of radius r centred at c
 //     touches at x_c = c − r ẑ, depth d = height − x_c,z, with the force
 //     f = (f_t, f_n) of contact_law.h at x_c and τ_c = J(x_c)ᵀ f;
-//   the contact pairs (model.pairs): two geoms on different bodies (or one on the world), each a
-//     segment with a radius (a capsule; a sphere is a segment of length 0). With P, Q the
-//     closest points of the two segments (segment_closest), δ = P − Q, ρ = sqrt(|δ|² + ε²)
-//     (ε = 10⁻¹² m keeps the normal defined where the cores meet), n = δ/ρ (from side 1 to
-//     side 0), depth d = r₀ + r₁ − ρ, and the contact point x_c = ½ (P − r₀ n + Q + r₁ n) (between
-//     the two surfaces). The relative velocity u = v₀(x_c) − v₁(x_c) gives the separating speed
+//   the contact pairs (model.pairs): two geoms on different bodies (or one on the world): spheres
+//     and capsules (segments with a radius), planes and boxes, with the depth d, the normal n
+//     (from side 1 to side 0) and the contact point x_c (between the two surfaces) of
+//     pair_geometry.h. The relative velocity u = v₀(x_c) − v₁(x_c) gives the separating speed
 //     ż = u · n and the slip u_t = u − ż n; the normal law of contact_law.h (the ground points'
 //     law and θ slots) gives f_n(d, ż), friction f_t = −μ N u_t / sqrt(|u_t|² + v_s²) (the same
 //     smoothed Coulomb law, in 3D), F = f_n n + f_t on side 0 and −F on side 1:
-//     τ_c = J₀(x_c)ᵀ F − J₁(x_c)ᵀ F. The closest points are smooth while both segment parameters
-//     stay inside (0, 1) or at a fixed end; they switch where one reaches an end, and two
-//     parallel capsules (a ruled family of closest points) take the one at side 0's first end:
-//     the validator's contact_mode_switch watches each pair. The adjoint of a model with pairs
+//     τ_c = J₀(x_c)ᵀ F − J₁(x_c)ᵀ F. Where the geometry switches (pair_geometry.h) the validator's
+//     contact_mode_switch watches each pair. The adjoint of a model with pairs
 //     is the dual-number one (adj_step), which is why only the CPU's scalar capacity has pairs.
 #pragma once
 
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/kinematics.h"
 #include "steer/models/articulated/contact_law.h"
+#include "steer/models/articulated/pair_geometry.h"
 
 namespace steer {
 
@@ -243,84 +240,56 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
 
 // ---- contact pairs between bodies (model.pairs) ----
 
-// x clamped to [0, 1] (a branch on the value: duals keep the side's derivative)
-template <class S>
-STEER_HD S clamp_unit(const S& x) {
-  if (x < S(0)) return S(0);
-  if (x > S(1)) return S(1);
-  return x;
-}
-
-// The parameters s, t of the closest points A0 + s (A1 − A0), B0 + t (B1 − B0) of two segments
-// (a_point, b_point: a segment of length 0, a sphere's centre). With d₁ = A1 − A0, d₂ = B1 − B0,
-// r = A0 − B0, a = d₁·d₁, e = d₂·d₂, b = d₁·d₂, c = d₁·r, f = d₂·r: the unconstrained minimum
-// s = (b f − c e)/(a e − b²), clamped to [0, 1], then t = (b s + f)/e; when t leaves [0, 1] it
-// is clamped and s re-solved for it, s = clamp((b t − c)/a). Parallel segments (a e − b² ≤
-// 10⁻¹² a e) take s = 0.
-template <class S>
-STEER_HD void segment_closest(const S* A0, const S* A1, bool a_point, const S* B0, const S* B1,
-                              bool b_point, S& s, S& t) {
-  S d1[3], d2[3], r[3];
-  for (int i = 0; i < 3; ++i) d1[i] = A1[i] - A0[i], d2[i] = B1[i] - B0[i], r[i] = A0[i] - B0[i];
-  const S a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2];
-  const S e = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2];
-  const S f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2];
-  s = t = S(0);
-  if (a_point && b_point) return;
-  if (a_point) {
-    t = clamp_unit(S(f / e));
-    return;
+// side k of pair c at the kinematics K, in world coordinates (pair_geometry.h's PairSide): a
+// segment's ends, a plane's point and normal, a box's centre and axes, each moved with its body
+// (R_b, the body's rotation, turns a direction; body_point moves a point)
+template <class Model, class S>
+STEER_HD PairSide<S> pair_side_world(const Model& m, const typename Model::template Kin<S>& K,
+                                     int c, int k) {
+  PairSide<S> side;
+  const int b = m.pair_body[c][k];
+  side.shape = m.pair_shape[c][k];
+  side.r = m.pair_radius[c][k];
+  const double* e0 = m.pair_end[c][k][0];
+  const double* e1 = m.pair_end[c][k][1];
+  auto point = [&](const double* x, S* w) {
+    if (b < 0) {
+      for (int i = 0; i < 3; ++i) w[i] = S(x[i]);
+    } else {
+      m.body_point(K, b, x, w);
+    }
+  };
+  auto turn = [&](const double* v, S* w) {  // w = R_b v (v itself for the world)
+    for (int i = 0; i < 3; ++i)
+      w[i] = b < 0 ? S(v[i])
+                   : K.R[b][3 * i] * v[0] + K.R[b][3 * i + 1] * v[1] + K.R[b][3 * i + 2] * v[2];
+  };
+  point(e0, side.e0);
+  if (side.shape == kPairPlane) {
+    turn(e1, side.e1);
+  } else if (side.shape == kPairBox) {
+    for (int i = 0; i < 3; ++i) side.half[i] = e1[i], side.e1[i] = side.e0[i];
+    const double* Rg = m.pair_rot[c][k];  // box → body
+    for (int col = 0; col < 3; ++col) {
+      const double axis[3] = {Rg[col], Rg[3 + col], Rg[6 + col]};
+      S w[3];
+      turn(axis, w);
+      for (int i = 0; i < 3; ++i) side.R[3 * i + col] = w[i];
+    }
+  } else {
+    point(e1, side.e1);
   }
-  const S c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2];
-  if (b_point) {
-    s = clamp_unit(S(-c / a));
-    return;
-  }
-  const S b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2];
-  const S denom = a * e - b * b;
-  s = denom > S(1e-12) * a * e ? clamp_unit(S((b * f - c * e) / denom)) : S(0);
-  t = (b * s + f) / e;
-  if (t < S(0)) {
-    t = S(0);
-    s = clamp_unit(S(-c / a));
-  } else if (t > S(1)) {
-    t = S(1);
-    s = clamp_unit(S((b - c) / a));
-  }
+  return side;
 }
 
 // pair c's geometry at the kinematics K: the contact point x_c [m], the normal n (from side 1 to
-// side 0) and the depth d = r₀ + r₁ − ρ [m] (> 0: penetrating)
+// side 0) and the depth d = r₀ + r₁ − g [m] (> 0: penetrating; pair_geometry.h)
 template <class Model, class S>
 STEER_HD S pair_geometry(const Model& m, const typename Model::template Kin<S>& K, int c, S* xc,
                          S* n) {
-  S E[2][2][3];  // [side][end] world ends
-  for (int k = 0; k < 2; ++k)
-    for (int e = 0; e < 2; ++e) {
-      const int b = m.pair_body[c][k];
-      if (b < 0) {
-        for (int i = 0; i < 3; ++i) E[k][e][i] = S(m.pair_end[c][k][e][i]);
-      } else {
-        m.body_point(K, b, m.pair_end[c][k][e], E[k][e]);
-      }
-    }
-  S s, t;
-  segment_closest(E[0][0], E[0][1], m.pair_sphere[c][0] != 0, E[1][0], E[1][1],
-                  m.pair_sphere[c][1] != 0, s, t);
-  S P[3], Q[3], dl[3];
-  for (int i = 0; i < 3; ++i) {
-    P[i] = E[0][0][i] + s * (E[0][1][i] - E[0][0][i]);
-    Q[i] = E[1][0][i] + t * (E[1][1][i] - E[1][0][i]);
-    dl[i] = P[i] - Q[i];
-  }
-  using std::sqrt;
-  const S rho = sqrt(dl[0] * dl[0] + dl[1] * dl[1] + dl[2] * dl[2] + S(1e-24));
-  const S r0 = S(m.pair_radius[c][0]), r1 = S(m.pair_radius[c][1]);
-  for (int i = 0; i < 3; ++i) {
-    n[i] = dl[i] / rho;
-    xc[i] = S(0.5) * (P[i] - r0 * n[i] + Q[i] + r1 * n[i]);
-  }
-  return r0 + r1 - rho;
+  const PairSide<S> side0 = pair_side_world<Model, S>(m, K, c, 0);
+  const PairSide<S> side1 = pair_side_world<Model, S>(m, K, c, 1);
+  return pair_sides_geometry(side0, side1, xc, n);
 }
 
 // τ_c += J₀(x_c)ᵀ F − J₁(x_c)ᵀ F over the contact pairs, F = f_n n + f_t on side 0

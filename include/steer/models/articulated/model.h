@@ -211,12 +211,16 @@ struct ArticulatedCap : ArticulatedSettings {
   int free_slide[kMaxDof] = {};
   int turn[kMaxBodies] = {};      // 1, 2, 3: body b is that turning frame of a ball group; 0: not
   int site_body[kMaxSites] = {};  // the body site s is fixed in, −1 for the world
-  // contact pair c between two geoms, sides k = 0, 1: each a segment (a capsule's axis; a
-  // sphere's centre twice) in body pair_body[c][k]'s frame (−1: the world) with a radius
+  // contact pair c between two geoms, sides k = 0, 1, each fixed in body pair_body[c][k]'s frame
+  // (−1: the world), of shape pair_shape[c][k] (pair_geometry.h's PairShape): a sphere or
+  // capsule, pair_end its segment's two ends (a sphere's centre twice) and pair_radius its radius;
+  // a plane, pair_end its point and unit normal; a box, pair_end its centre and half-sizes and
+  // pair_rot its axes (box → body, row-major)
   int pair_body[kPairRows][2] = {};
-  int pair_sphere[kPairRows][2] = {};        // 1: side k is a sphere (one point)
-  double pair_end[kPairRows][2][2][3] = {};  // [side][end] ends of the segment [m]
+  int pair_shape[kPairRows][2] = {};
+  double pair_end[kPairRows][2][2][3] = {};  // [side][end] [m]
   double pair_radius[kPairRows][2] = {};     // [m]
+  double pair_rot[kPairRows][2][9] = {};
   // the fluid's box of body b (fluid.h): its principal axes in b's frame (box→body rotation,
   // row-major: column k is axis k), and whether b takes fluid forces (a body with mass)
   double fluid_frame[kFluidRows][9] = {};
@@ -559,7 +563,7 @@ struct Articulated : ArticulatedCap<10, 8, 8, 8, 0> {
 // bodies and 32 joints. It runs on the CPU's scalar path only (no packable(), so cpu_backend.h
 // sends every batch there; no CUDA kernels are instantiated for it), which keeps the packed
 // and CUDA objects, compiled per instruction set and per precision, to the small model.
-struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 192> {};
+struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 512> {};
 
 // A legged robot on a free root: a quadruped's torso and 4 × 3 leg links with the free joint's
 // five frames (18 bodies), its 18 joints (the free root's 6 and 12 hinges), and room for 2 more
@@ -624,9 +628,10 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.ground.pos, to.ground.pos, nc);
   f(from.ground.radius, to.ground.radius, nc);
   f(from.pair_body, to.pair_body, npair);
-  f(from.pair_sphere, to.pair_sphere, npair);
+  f(from.pair_shape, to.pair_shape, npair);
   f(from.pair_end, to.pair_end, npair);
   f(from.pair_radius, to.pair_radius, npair);
+  f(from.pair_rot, to.pair_rot, npair);
 }
 // the bytes of the arrays articulated_arrays lists, at capacity Cap
 template <class Cap>

@@ -260,6 +260,7 @@ struct MjcfImport {
   nlohmann::json points = nlohmann::json::array();
   nlohmann::json pairs = nlohmann::json::array();  // model.pairs: geom-geom contact
   std::vector<std::pair<int, int>> contact_pairs;  // every collidable geom pair steer models
+  std::vector<std::string> box_box_pairs;  // "a|b": two boxes, as each one's corners (a note)
 
   [[noreturn]] void refuse(const std::string& what) const {
     config_fail(kp, "'" + excerpt(shown) + "': " + what);
@@ -811,6 +812,47 @@ double stable_penalty_mass(double m, double omega, double zeta, double h, std::s
   return mp;
 }
 
+// a motor (or velocity servo) on a fixed tendon t over several joints: its force on the tendon's
+// length L = Σ c_j q_j, s ctrl − D L̇ (s = g G, D = −g² b2), is the torque c_j s ctrl on each of its
+// joints and a damper D on the tendon. The joints' torque controls torque.<joint> carry it (none
+// of them may have a control of its own); ctrl.<actuator> drives them together (the ctrl map's
+// "joints"), while steer's own controls may also move them apart. Refused: a force limit (it
+// clamps the tendon's force, not a joint's torque).
+void import_tendon_motor(MjcfImport& im, int a, int t, double s, double D) {
+  const mjModel* m = im.m;
+  const std::string an = im.actuator_name(a), tw = im.tendon_name(t);
+  if (m->actuator_forcelimited[a])
+    im.refuse(an + ": a force limit on a motor on " + tw +
+              " (several joints) is not modelled; steer limits each joint's torque");
+  nlohmann::json& te = im.tendons[size_t(t)];
+  te["damping"] = te["damping"].get<double>() + D;
+  nlohmann::json joints = nlohmann::json::array();
+  std::string listed;
+  for (const auto& [j, coef] : tendon_joints(m, t)) {
+    if (m->jnt_type[j] == mjJNT_FREE || m->jnt_type[j] == mjJNT_BALL)
+      im.refuse(an + " drives " + tw + " over a ball or free joint; not modelled");
+    const size_t d = size_t(im.joint_of_dof_mj[size_t(m->jnt_dofadr[j])]);
+    const std::string jn = im.joint_json(j)["name"].get<std::string>();
+    if (!im.control_actuator[d].empty())
+      im.refuse(an + " (on " + tw + ") and actuator '" + im.control_actuator[d] +
+                "' both drive joint '" + jn +
+                "' with their controls; steer's joint has one "
+                "torque control");
+    im.on_joint[d].push_back(a);
+    im.control_actuator[d] = im.plain_actuator(a);
+    im.control_scale[d] = coef * s;
+    joints.push_back({{"joint", jn}, {"torque_per_ctrl", coef * s}});
+    listed += (listed.empty() ? "" : ", ") + jn;
+  }
+  im.ctrl_map.back()["tendon"] = te["name"];
+  im.ctrl_map.back()["joints"] = joints;
+  im.notes.push_back(an + " is a motor on " + tw + ": its force is the torques coef × " + num(s) +
+                     " × ctrl on " + listed + " (their torque controls; ctrl." +
+                     im.plain_actuator(a) +
+                     " drives them together, steer's torque controls may also differ)" +
+                     (D > 0 ? ", and its velocity gain the tendon's damping " + num(D) : ""));
+}
+
 // a position servo on a fixed tendon t over several joints, or on a spatial tendon: its force on
 // the tendon's length L,
 // g (G ctrl + b1 g L + b2 g L̇) = −K (L − L*) − D L̇ with K = −g² b1, D = −g² b2 and
@@ -824,13 +866,17 @@ void import_tendon_servo(MjcfImport& im, int a, int t, double b1, double b2) {
   const double G = m->actuator_gainprm[mjNGAIN * a];
   const double K = -g * g * b1, D = -g * g * b2;
   const int c = m->actuator_ctrladr[a];
+  nlohmann::json& te = im.tendons[size_t(t)];
+  if (K == 0 && D >= 0 && G != 0 && m->tendon_type[t] == mjTENDON_FIXED) {
+    import_tendon_motor(im, a, t, g * G, D);
+    return;
+  }
   if (!(K > 0) || D < 0 || G == 0)
     im.refuse(an + " drives " + tw +
               (m->tendon_type[t] == mjTENDON_FIXED ? ", which spans several joints"
                                                    : ", a spatial tendon") +
-              ": only a position servo (kp > 0) is modelled there, as the tendon's spring; "
-              "steer's controls are per-joint torques");
-  nlohmann::json& te = im.tendons[size_t(t)];
+              ": a position servo (kp > 0) is modelled there, as the tendon's spring, and on a "
+              "fixed tendon a motor or velocity servo; not this actuator");
   for (const auto& other : im.tendon_servos)
     if (other["tendon"] == te["name"])
       im.refuse(an + " and actuator '" + other["actuator"].get<std::string>() +
@@ -1065,119 +1111,6 @@ double pair_margin(const MjcfImport& im, int a, int b) {
   return std::max(m->geom_margin[a], m->geom_margin[b]);
 }
 
-// a sphere, capsule or cylinder as one side of model.pairs: its body ("world" for the world's),
-// and its centre or its axis' two ends (the geom's z, half-length size[1]) in the body frame. A
-// cylinder (radius r, half-length h) is the capsule of the same axis, r and h: exact wherever
-// the nearest point lies on its curved side, its flat ends rounded out by up to r
-// (docs/contact.md)
-nlohmann::json pair_side(const MjcfImport& im, int g) {
-  const mjModel* m = im.m;
-  const int b = m->geom_bodyid[g];
-  nlohmann::json e = {{"body", b == 0 ? std::string("world") : im.body_name(b)},
-                      {"radius", m->geom_size[3 * g]}};
-  const double* c = m->geom_pos + 3 * g;
-  if (m->geom_type[g] == mjGEOM_SPHERE) {
-    e["type"] = "sphere";
-    e["pos"] = vec(c, 3);
-  } else {
-    double R[9];
-    quat_matrix(m->geom_quat + 4 * g, R);
-    const double hl = m->geom_size[3 * g + 1];
-    const double e0[3] = {c[0] - hl * R[2], c[1] - hl * R[5], c[2] - hl * R[8]};
-    const double e1[3] = {c[0] + hl * R[2], c[1] + hl * R[5], c[2] + hl * R[8]};
-    e["type"] = "capsule";
-    e["from"] = vec(e0, 3);
-    e["to"] = vec(e1, 3);
-  }
-  return e;
-}
-
-// The pairs MuJoCo would collide: a world plane against a sphere, capsule, box or cylinder on a
-// moving body (a ground point's pair: the plane in `plane`, the geom in `shapes`); two spheres,
-// capsules or cylinders otherwise (model.pairs); any other pair is refused naming both geoms: steer
-// drops none silently
-int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
-  const mjModel* m = im.m;
-  int plane = -1;
-  std::vector<char> in_pair(size_t(m->ngeom), 0);
-  std::vector<std::string> cylinder_pairs;  // cylinders in a pair, named in a note
-  auto where = [&](int g) {
-    const int b = m->geom_bodyid[g];
-    return im.geom_name(g) +
-           (b == 0 ? std::string(" (world)") : " (body '" + im.body_name(b) + "')");
-  };
-  for (int a = 0; a < m->ngeom; ++a)
-    for (int b = a + 1; b < m->ngeom; ++b) {
-      if (!collidable(im, a, b)) continue;
-      const bool wa = m->body_weldid[m->geom_bodyid[a]] == 0,
-                 wb = m->body_weldid[m->geom_bodyid[b]] == 0;
-      const int fixed = wa ? a : b, moving = wa ? b : a;
-      auto round = [&](int g) {
-        return m->geom_type[g] == mjGEOM_SPHERE || m->geom_type[g] == mjGEOM_CAPSULE ||
-               m->geom_type[g] == mjGEOM_CYLINDER;
-      };
-      if (round(a) && round(b)) {
-        // two spheres, capsules or cylinders (self-collision, a ball and a leg, a world
-        // capsule): a pair; MuJoCo's margin (the larger of the two) widens side 0, so the force
-        // starts where MuJoCo's contact does (dist < margin)
-        in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
-        for (int g : {a, b})
-          if (m->geom_type[g] == mjGEOM_CYLINDER) cylinder_pairs.push_back(im.geom_name(g));
-        nlohmann::json side0 = pair_side(im, a);
-        side0["radius"] = side0["radius"].get<double>() + pair_margin(im, a, b);
-        im.pairs.push_back({{"name", name_of(m, mjOBJ_GEOM, a, "geom" + std::to_string(a)) + "|" +
-                                         name_of(m, mjOBJ_GEOM, b, "geom" + std::to_string(b))},
-                            {"geoms", {side0, pair_side(im, b)}}});
-        im.contact_pairs.emplace_back(a, b);
-        continue;
-      }
-      if (wa == wb || m->geom_type[fixed] != mjGEOM_PLANE || m->geom_bodyid[fixed] != 0)
-        im.refuse(where(a) + " and " + where(b) +
-                  " can collide (contype/conaffinity, no <exclude>): steer models contact between "
-                  "a plane in <worldbody> and spheres, capsules, boxes or cylinders on moving "
-                  "bodies, and between two spheres, capsules or cylinders, not between these (set "
-                  "contype=\"0\" "
-                  "conaffinity=\"0\" or add an <exclude> where they should not collide)");
-      const int t = m->geom_type[moving];
-      if (t != mjGEOM_SPHERE && t != mjGEOM_CAPSULE && t != mjGEOM_BOX && t != mjGEOM_CYLINDER)
-        im.refuse(where(moving) + " can collide with " + im.geom_name(fixed) +
-                  ": only spheres, capsules (their end caps), boxes (their corners) and cylinders "
-                  "(points on their rims) touch the ground in steer (this shape is not "
-                  "modelled); set contype=\"0\" conaffinity=\"0\" on geoms that should not "
-                  "collide");
-      const double* q = m->geom_quat + 4 * fixed;
-      if (std::fabs(q[1]) > 1e-12 || std::fabs(q[2]) > 1e-12)
-        im.refuse(im.geom_name(fixed) +
-                  ": a tilted plane is not modelled; steer's contact plane is horizontal");
-      if (plane >= 0 && plane != fixed)
-        im.refuse(im.geom_name(fixed) + ": a second contact plane (beside " + im.geom_name(plane) +
-                  ") is not modelled");
-      plane = fixed;
-      in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
-      im.contact_pairs.emplace_back(fixed, moving);
-      if (std::find(shapes.begin(), shapes.end(), moving) == shapes.end()) shapes.push_back(moving);
-    }
-  for (int g = 0; g < m->ngeom; ++g) {
-    if (!in_pair[size_t(g)]) continue;
-    for (int k = 0; k < 6; ++k)
-      if (m->geom_surfacevel[6 * g + k] != 0)
-        im.refuse(im.geom_name(g) + ": surfacevel (a moving contact surface) is not modelled");
-    if (m->geom_adhesion[g] != 0)
-      im.refuse(im.geom_name(g) + ": adhesion " + num(m->geom_adhesion[g]) +
-                " (an adhesive contact force) is not modelled");
-  }
-  std::sort(shapes.begin(), shapes.end());  // the file's order
-  std::sort(cylinder_pairs.begin(), cylinder_pairs.end());
-  cylinder_pairs.erase(std::unique(cylinder_pairs.begin(), cylinder_pairs.end()),
-                       cylinder_pairs.end());
-  for (const std::string& g : cylinder_pairs)
-    im.notes.push_back("contact: " + g +
-                       " is a cylinder in a contact pair: there it is the capsule of its axis, "
-                       "radius and half-length (exact on its curved side, its flat ends rounded "
-                       "out by up to its radius); against the plane, points on its rims");
-  return plane;
-}
-
 // The points a box or a cylinder touches a plane with, in the body frame, each a ground point of
 // radius 0: a box's 8 corners, geom_pos + R_geom (±a, ±b, ±c) (half-sizes size[0..2]); a
 // cylinder's two rims (axis the geom's z, radius size[0], half-length size[1]) as
@@ -1212,6 +1145,207 @@ std::vector<nlohmann::json> flat_geom_points(const mjModel* m, int g) {
                           sz[0] * std::sin(a), (e == 0 ? -1 : 1) * sz[1]));
     }
   return out;
+}
+
+// a geom as one side of model.pairs: its body ("world" for the world's) and, in the body frame,
+// a sphere's centre; a capsule's or cylinder's axis ends (the geom's z, half-length size[1]); a
+// plane's point and normal (the geom's z); a box's centre, half-sizes and axes (its quat). A
+// cylinder (radius r, half-length h) is the capsule of the same axis, r and h: exact wherever
+// the nearest point lies on its curved side, its flat ends rounded out by up to r
+// (docs/contact.md)
+nlohmann::json pair_side(const MjcfImport& im, int g) {
+  const mjModel* m = im.m;
+  const int b = m->geom_bodyid[g];
+  nlohmann::json e = {{"body", b == 0 ? std::string("world") : im.body_name(b)}};
+  const double* c = m->geom_pos + 3 * g;
+  double R[9];
+  quat_matrix(m->geom_quat + 4 * g, R);
+  switch (m->geom_type[g]) {
+    case mjGEOM_SPHERE:
+      e["type"] = "sphere";
+      e["pos"] = vec(c, 3);
+      e["radius"] = m->geom_size[3 * g];
+      break;
+    case mjGEOM_PLANE: {
+      const double normal[3] = {R[2], R[5], R[8]};
+      e["type"] = "plane";
+      e["pos"] = vec(c, 3);
+      e["normal"] = vec(normal, 3);
+      break;
+    }
+    case mjGEOM_BOX:
+      e["type"] = "box";
+      e["pos"] = vec(c, 3);
+      e["size"] = vec(m->geom_size + 3 * g, 3);
+      e["quat"] = vec(m->geom_quat + 4 * g, 4);
+      break;
+    default: {  // capsule, cylinder
+      const double hl = m->geom_size[3 * g + 1];
+      const double e0[3] = {c[0] - hl * R[2], c[1] - hl * R[5], c[2] - hl * R[8]};
+      const double e1[3] = {c[0] + hl * R[2], c[1] + hl * R[5], c[2] + hl * R[8]};
+      e["type"] = "capsule";
+      e["from"] = vec(e0, 3);
+      e["to"] = vec(e1, 3);
+      e["radius"] = m->geom_size[3 * g];
+    }
+  }
+  return e;
+}
+
+// the pair of geoms a and b as model.pairs entries: MuJoCo's margin (the larger of the two)
+// widens the round side's radius, so that the force starts where MuJoCo's contact does (dist <
+// margin). Two spheres, capsules or cylinders, or one of them and a box, are one pair (the
+// round geom side 0); a sphere and a plane one pair. Against a plane, a capsule's (or
+// cylinder-capsule's) end caps, a box's corners and a cylinder's rim points are one pair each
+// (spheres of the capsule's radius, or of radius 0), as the ground points are; two boxes are
+// each box's 8 corners against the other box (16 pairs)
+void add_pairs(MjcfImport& im, int a, int b) {
+  const mjModel* m = im.m;
+  const double margin = pair_margin(im, a, b);
+  auto gname = [&](int g) { return name_of(m, mjOBJ_GEOM, g, "geom" + std::to_string(g)); };
+  auto type = [&](int g) { return m->geom_type[g]; };
+  // geom g's points (a capsule's end caps, a box's corners, a cylinder's rims) as spheres against
+  // geom `other`
+  auto point_pairs = [&](int g, int other) {
+    const nlohmann::json gs = pair_side(im, g);
+    std::vector<nlohmann::json> spheres;  // {name suffix, pos, radius} in g's body frame
+    if (type(g) == mjGEOM_CAPSULE) {
+      for (int e = 0; e < 2; ++e)
+        spheres.push_back({{"name", e == 0 ? "end0" : "end1"},
+                           {"pos", gs[e == 0 ? "from" : "to"]},
+                           {"radius", gs["radius"].get<double>() + margin}});
+    } else {
+      for (nlohmann::json p : flat_geom_points(m, g)) {
+        p["radius"] = margin;
+        spheres.push_back(p);
+      }
+    }
+    for (const nlohmann::json& p : spheres)
+      im.pairs.push_back(
+          {{"name", gname(g) + "." + p["name"].get<std::string>() + "|" + gname(other)},
+           {"geoms",
+            {{{"body", gs["body"]}, {"type", "sphere"}, {"pos", p["pos"]}, {"radius", p["radius"]}},
+             pair_side(im, other)}}});
+  };
+  if (type(a) == mjGEOM_BOX && type(b) == mjGEOM_BOX) {
+    point_pairs(a, b);
+    point_pairs(b, a);
+    im.box_box_pairs.push_back(gname(a) + "|" + gname(b));
+    return;
+  }
+  // the plane or box (side 1), and the geom against it (side 0)
+  const int solid = type(a) == mjGEOM_PLANE || type(a) == mjGEOM_BOX
+                        ? (type(b) == mjGEOM_PLANE ? b : a)
+                        : (type(b) == mjGEOM_PLANE || type(b) == mjGEOM_BOX ? b : -1);
+  const int round = solid < 0 || solid == b ? a : b;
+  const int other = round == a ? b : a;
+  if (type(other) == mjGEOM_PLANE && type(round) != mjGEOM_SPHERE) {
+    point_pairs(round, other);
+    return;
+  }
+  nlohmann::json rs = pair_side(im, round);
+  rs["radius"] = rs.value("radius", 0.0) + margin;
+  im.pairs.push_back(
+      {{"name", gname(round) + "|" + gname(other)}, {"geoms", {rs, pair_side(im, other)}}});
+}
+
+// the note on box–box pairs: each box's corners against the other box
+std::vector<std::string> box_box_note(const MjcfImport& im) {
+  if (im.box_box_pairs.empty()) return {};
+  std::string list;
+  for (const std::string& p : im.box_box_pairs) list += (list.empty() ? "" : ", ") + p;
+  return {"contact: two boxes (" + list +
+          ") touch at each box's 8 corners against the other (16 pairs each): exact where a "
+          "corner meets a face (a box resting on, or tipped against, another), blind to two "
+          "edges crossing (docs/contact.md)"};
+}
+
+// whether geom g is a plane in <worldbody> facing straight up: the ground of the ground points
+bool ground_plane(const mjModel* m, int g) {
+  const double* q = m->geom_quat + 4 * g;
+  return m->geom_type[g] == mjGEOM_PLANE && m->geom_bodyid[g] == 0 && std::fabs(q[1]) < 1e-12 &&
+         std::fabs(q[2]) < 1e-12;
+}
+
+// The pairs MuJoCo would collide. The ground: the first plane in <worldbody> facing up that can
+// touch a geom on a moving body; its spheres, capsules, boxes and cylinders become ground points
+// (`shapes`), as before. Every other pair is a contact pair (model.pairs, pair_geometry.h): two
+// spheres, capsules or cylinders; one of them and a box; a sphere, capsule, box or cylinder and
+// any other plane (a wall, a tilted floor, a plane on a body; add_pairs). Two planes never
+// collide in MuJoCo. Any other pair (box–box, ellipsoids, height fields, meshes) is refused
+// naming both geoms: steer drops none silently
+int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
+  const mjModel* m = im.m;
+  int plane = -1;
+  std::vector<char> in_pair(size_t(m->ngeom), 0);
+  std::vector<std::string> cylinder_pairs;  // cylinders in a pair, named in a note
+  auto where = [&](int g) {
+    const int b = m->geom_bodyid[g];
+    return im.geom_name(g) +
+           (b == 0 ? std::string(" (world)") : " (body '" + im.body_name(b) + "')");
+  };
+  auto type = [&](int g) { return m->geom_type[g]; };
+  auto round = [&](int g) {
+    return type(g) == mjGEOM_SPHERE || type(g) == mjGEOM_CAPSULE || type(g) == mjGEOM_CYLINDER;
+  };
+  for (int a = 0; a < m->ngeom && plane < 0; ++a)
+    for (int b = 0; b < m->ngeom && plane < 0; ++b)
+      if (a != b && ground_plane(m, a) && m->body_weldid[m->geom_bodyid[b]] != 0 &&
+          collidable(im, a, b) && (round(b) || type(b) == mjGEOM_BOX))
+        plane = a;
+  for (int a = 0; a < m->ngeom; ++a)
+    for (int b = a + 1; b < m->ngeom; ++b) {
+      if (!collidable(im, a, b)) continue;
+      if (type(a) == mjGEOM_PLANE && type(b) == mjGEOM_PLANE) continue;  // MuJoCo has no such test
+      const int pl = type(a) == mjGEOM_PLANE ? a : (type(b) == mjGEOM_PLANE ? b : -1);
+      const int bx = type(a) == mjGEOM_BOX ? a : (type(b) == mjGEOM_BOX ? b : -1);
+      const int other = pl >= 0 ? (pl == a ? b : a) : (bx == a ? b : a);
+      const bool modelled = (round(a) && round(b)) ||
+                            (pl >= 0 && (round(other) || type(other) == mjGEOM_BOX)) ||
+                            (pl < 0 && bx >= 0 && (round(other) || type(other) == mjGEOM_BOX));
+      if (!modelled)
+        im.refuse(where(a) + " and " + where(b) +
+                  " can collide (contype/conaffinity, no <exclude>): steer models contact between "
+                  "spheres, capsules, cylinders and boxes, and between planes and spheres, "
+                  "capsules, boxes or cylinders, not between these (set "
+                  "contype=\"0\" conaffinity=\"0\" or add an <exclude> where they should not "
+                  "collide)");
+      in_pair[size_t(a)] = in_pair[size_t(b)] = 1;
+      if (pl < 0)  // a cylinder as its capsule (against a plane, its rim points)
+        for (int g : {a, b})
+          if (type(g) == mjGEOM_CYLINDER) cylinder_pairs.push_back(im.geom_name(g));
+      im.contact_pairs.emplace_back(a, b);
+      if (pl >= 0 && pl == plane) {
+        if (std::find(shapes.begin(), shapes.end(), other) == shapes.end()) shapes.push_back(other);
+        continue;
+      }
+      add_pairs(im, a, b);
+    }
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (!in_pair[size_t(g)]) continue;
+    for (int k = 0; k < 6; ++k)
+      if (m->geom_surfacevel[6 * g + k] != 0)
+        im.refuse(im.geom_name(g) + ": surfacevel (a moving contact surface) is not modelled");
+    if (m->geom_adhesion[g] != 0)
+      im.refuse(im.geom_name(g) + ": adhesion " + num(m->geom_adhesion[g]) +
+                " (an adhesive contact force) is not modelled");
+  }
+  if (im.pairs.size() > size_t(ArticulatedLarge::kMaxPairs))
+    im.refuse(std::to_string(im.pairs.size()) +
+              " contact pairs (the geom pairs MuJoCo would collide, a capsule's end caps and a "
+              "box's corners against a plane counted one by one); steer takes at most " +
+              std::to_string(ArticulatedLarge::kMaxPairs));
+  std::sort(shapes.begin(), shapes.end());  // the file's order
+  std::sort(cylinder_pairs.begin(), cylinder_pairs.end());
+  cylinder_pairs.erase(std::unique(cylinder_pairs.begin(), cylinder_pairs.end()),
+                       cylinder_pairs.end());
+  for (const std::string& ab : box_box_note(im)) im.notes.push_back(ab);
+  for (const std::string& g : cylinder_pairs)
+    im.notes.push_back("contact: " + g +
+                       " is a cylinder in a contact pair: there it is the capsule of its axis, "
+                       "radius and half-length (exact on its curved side, its flat ends rounded "
+                       "out by up to its radius)");
+  return plane;
 }
 
 // ground points against the plane at height z: a sphere at its centre, a capsule at the
@@ -1302,7 +1436,10 @@ void contact_law_from_solref(MjcfImport& im) {
   const mjModel* m = im.m;
   if (im.contact_pairs.empty()) return;
   double tau = 0, zeta = 0, dw = 0, tau_lo = 1e300, tau_hi = 0, mu = 0, m_min = 1e300;
-  std::string lightest;
+  // the lightest tree in contact (the subtree of a child of the world: a robot, a ball, a box;
+  // each one's points carry its own weight), the mass the law is tuned on
+  double tree_mass = 1e300;
+  std::string lightest, lightest_tree;
   for (const auto& [a, b] : im.contact_pairs) {
     const double w = solmix_weight(m, a, b);
     const double* ra = m->geom_solref + mjNREF * a;
@@ -1326,6 +1463,10 @@ void contact_law_from_solref(MjcfImport& im) {
     for (int gg : {a, b}) {
       const int bb = m->geom_bodyid[gg];
       if (m->body_weldid[bb] == 0) continue;
+      int root = bb;
+      while (m->body_parentid[root] != 0) root = m->body_parentid[root];
+      if (m->body_subtreemass[root] < tree_mass)
+        tree_mass = m->body_subtreemass[root], lightest_tree = im.body_name(root);
       double d2 = 0;
       for (int i = 0; i < 3; ++i) {
         const double di = m->geom_pos[3 * gg + i] - m->body_ipos[3 * bb + i];
@@ -1349,8 +1490,12 @@ void contact_law_from_solref(MjcfImport& im) {
                                            : std::sqrt(m->opt.gravity[0] * m->opt.gravity[0] +
                                                        m->opt.gravity[1] * m->opt.gravity[1] +
                                                        m->opt.gravity[2] * m->opt.gravity[2]);
-  double mp = total;
-  std::string bound = "the tree's mass";
+  double mp = tree_mass < 1e300 ? tree_mass : total;
+  const bool one_tree = tree_mass >= total - 1e-12 * total;
+  std::string bound = one_tree ? "the tree's mass"
+                               : "the mass of body '" + lightest_tree +
+                                     "' and what it carries, the lightest tree "
+                                     "in contact";
   if (m_min < 1e300) {
     std::string cap;
     const double capped = stable_penalty_mass(m_min, omega, zeta_e, h, cap);
@@ -1368,9 +1513,9 @@ void contact_law_from_solref(MjcfImport& im) {
       "contact law from the file's solref: tau " + num4(tau) + " s, dampratio " + num4(zeta) +
       ", solimp width-end impedance " + num4(dw) + " (omega " + num4(omega) + " rad/s) on m_p " +
       num4(mp) + " kg (" + bound +
-      (bound == "the tree's mass" ? ""
-                                  : " at timestep " + num(h) + " s for body '" + lightest + "', " +
-                                        num4(m_min) + " kg at qpos0") +
+      (bound.rfind("the ", 0) == 0 ? ""
+                                   : " at timestep " + num(h) + " s for body '" + lightest + "', " +
+                                         num4(m_min) + " kg at qpos0") +
       "): contact.stiffness " + num4(k) + " N/m, contact.damping " + num4(dc) +
       " N*s/m, contact.slip_velocity " + num4(vs) + " m/s, contact.smoothing " +
       num(kImportedContactSmoothing) +
@@ -1412,7 +1557,9 @@ void import_contact(MjcfImport& im) {
   if (!im.pairs.empty())
     im.notes.push_back(
         "contact pairs: " + std::to_string(im.pairs.size()) +
-        " sphere/capsule pairs MuJoCo would collide (model.pairs) take steer's contact law on "
+        " pairs of spheres, capsules, boxes and planes that MuJoCo would collide (model.pairs; a "
+        "capsule's end caps and a box's corners against a plane one by one) take steer's contact "
+        "law on "
         "their overlap (model.contact's stiffness, damping, smoothing, friction; docs/contact.md), "
         "not MuJoCo's soft constraints or its per-pair friction mix");
 }
