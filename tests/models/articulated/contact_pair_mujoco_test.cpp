@@ -15,7 +15,12 @@
 // 16 pairs) comes to rest on it in both engines: after 1 s, the base's height within 6 mm of
 // MuJoCo's (the laws differ: steer's penalty sags by its documented M g / (n k), 4.7 mm here),
 // the top box's height above the base within 1 mm of MuJoCo's, both nearly at rest, and the top
-// box never falling into the base. Label crosscheck.
+// box never falling into the base.
+// configs/mjcf/capsule_chain.xml: three hinged capsules, the middle one on a free joint, dropped
+// across a block settle over it in both engines: after 2 s, the middle link's height within
+// 6 mm of MuJoCo's (the penalty's sag) and its x within 1 cm, the outer links' hinges within
+// 0.1 rad (the left one pressed against the block's side) and 0.05 rad (the right one hanging
+// past it). Label crosscheck.
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
@@ -208,6 +213,28 @@ TEST(ContactPairMujoco, BoxRestsOnABoxAsInMujoco) {
   EXPECT_NEAR(x[9] - x[2], d->qpos[9] - d->qpos[2], 1e-3);
   EXPECT_GT(x[9], x[2] + 0.09) << "the top box fell into the base";
   EXPECT_LT(speed, 0.05);
+}
+
+TEST(ContactPairMujoco, CapsuleChainDrapesOverABoxAsInMujoco) {
+  const int steps = 1000;  // 2 s at the file's 2 ms
+  const ExperimentConfig c = imported_config("mjcf/capsule_chain.xml", "euler", steps);
+  const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
+  ASSERT_EQ(m.n_pairs, 4);  // each link against the block, and the two outer links
+  std::vector<double> u(size_t(m.nu()), 0.0);
+  const std::vector<double> x = stepped(m, c.x0, u, c.theta, steps);
+  std::unique_ptr<mjModel, ModelFree> mm = steer::testing::mujoco_model("mjcf/capsule_chain.xml");
+  ASSERT_TRUE(mm);
+  std::unique_ptr<mjData, DataFree> d(mj_makeData(mm.get()));
+  for (int k = 0; k < steps; ++k) mj_step(mm.get(), d.get());
+  std::printf(
+      "[ capsule_chain.xml ] after 2 s  middle link x, z: steer %.4f, %.4f m, MuJoCo %.4f, %.4f "
+      "m; left hinge %.3f, %.3f rad; right hinge %.3f, %.3f rad\n",
+      x[0], x[2], d->qpos[0], d->qpos[2], x[7], d->qpos[7], x[8], d->qpos[8]);
+  EXPECT_NEAR(x[2], d->qpos[2], 6e-3);  // the penalty's sag (docs/contact.md)
+  EXPECT_NEAR(x[0], d->qpos[0], 0.01);
+  EXPECT_NEAR(x[7], d->qpos[7], 0.1);  // pressed against the block's side
+  EXPECT_NEAR(x[8], d->qpos[8], 0.05);  // hanging free past it
+  EXPECT_GT(x[2], 0.31) << "the middle link sank into the block (its top is at 0.3 m)";
 }
 
 }  // namespace
