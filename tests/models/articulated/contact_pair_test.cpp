@@ -19,6 +19,7 @@
 //   - physics: two spheres on slides driven at each other collide and come back (never
 //     passing: the overlap stays below 1 cm), momentum is exchanged equal and opposite (the
 //     sum of the two slides' momenta changes by less than 1e-9 kg·m/s, gravity being off);
+//   - the broad phase leaves out pairs beyond reach (40 smoothing widths) and only those;
 //   - a model with pairs runs on the CPU's large capacity (with_articulated refuses CUDA for it),
 //     and the refusals name their keys.
 #include <gtest/gtest.h>
@@ -466,6 +467,42 @@ TEST(ContactPair, TwoSpheresCollideAndComeBack) {
   EXPECT_GT(deepest, 0.0);
   EXPECT_LT(deepest, 0.01);
   EXPECT_NEAR(momentum1, momentum0, 1e-9);
+}
+
+// the broad phase (contact.h, pair_in_reach): a pair is left out of the step when its sides'
+// bounding spheres (or a sphere and a plane) are more than kPairReach smoothing widths apart,
+// where its force is below e^{−40} of its scale; within that it is evaluated
+TEST(ContactPair, PairsBeyondReachAreLeftOut) {
+  const ArticulatedLarge& m = pair_config().model_state<ArticulatedSetup>().large;
+  const std::vector<double>& p = pair_config().theta;
+  const double w = p[size_t(m.p_global(Articulated::kContactSmoothing))];
+  auto in_reach = [&](const ArticulatedLarge& model, const std::vector<double>& q, int c) {
+    ArticulatedLarge::Kin<double> K;
+    model.forward_kinematics(q.data(), view(p.data()), K);
+    return pair_in_reach<ArticulatedLarge, double>(model, K, c, w);
+  };
+  // the balls (radius 0.1 at x = ∓0.3 + q): their surfaces 0.4 − q_r + q_l apart; reach 40 w
+  const double reach = kPairReach * w;
+  EXPECT_FALSE(in_reach(m, {0.0, 0.0, -0.45}, 0));
+  EXPECT_FALSE(in_reach(m, {0.2 - 0.5 * reach - 1e-4, -(0.2 - 0.5 * reach - 1e-4), 2.0}, 0));
+  EXPECT_TRUE(in_reach(m, {0.2 - 0.5 * reach + 1e-4, -(0.2 - 0.5 * reach + 1e-4), 2.0}, 0));
+  // the ball against the tilted wall: in reach at the test state, not with the cart 0.5 m away
+  const ArticulatedLarge& sm = solid_pair_config().model_state<ArticulatedSetup>().large;
+  EXPECT_TRUE(in_reach(sm, kSolidState, 1));
+  std::vector<double> far = kSolidState;
+  far[0] = -0.5;
+  EXPECT_FALSE(in_reach(sm, far, 1));
+  // left out, the pair adds nothing; within reach at −30 w its force is e^{−30}-small, not 0
+  std::vector<double> xs = {0.2 - 15 * w, -(0.2 - 15 * w), 2.0, 0, 0, 0}, u(3, 0.0), xn(6);
+  auto step_v = [&](const std::vector<double>& x) {
+    auto XN = view(xn.data());
+    m.step<double>(0, view(x.data()), view(u.data()), view(p.data()), XN);
+    return xn[3];
+  };
+  EXPECT_NE(step_v(xs), 0.0);
+  EXPECT_LT(std::fabs(step_v(xs)), 1e-9);
+  xs[0] = 0.2 - 0.6 * reach, xs[1] = -xs[0];
+  EXPECT_EQ(step_v(xs), 0.0);
 }
 
 TEST(ContactPair, RefusalsNameTheKey) {
