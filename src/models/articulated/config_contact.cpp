@@ -190,6 +190,9 @@ void parse_pairs(const JsonObject& m, const std::map<std::string, int>& body_ind
       parse_pair_side(JsonObject(g[size_t(k)], gp), body_index, a, int(c), k);
     }
     check_pair_shapes(po, a, int(c));
+    // its own friction (MuJoCo's per-pair mix), made a ratio to contact.friction once that is read
+    a.pair_friction_scale[c] =
+        po.has("friction") ? po.number("friction", 0.0, Range::closed(0, 1e3)) : -1;
     po.finish();
     if (a.pair_body[c][0] == a.pair_body[c][1])
       config_fail(po.key_path("geoms"), "both geoms are on the same body; a pair is between two");
@@ -231,6 +234,18 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   const std::string law = ct.choice("law", "softplus", {"softplus", "impedance"});
   a.ground.law = law == "impedance" ? GroundContacts::kImpedance : GroundContacts::kSoftplus;
   values.friction = ct.number("friction", values.friction, kContactSlots[kContactFriction].range);
+  for (int c = 0; c < a.n_pairs; ++c) {
+    double& scale = a.pair_friction_scale[c];
+    if (scale < 0) {
+      scale = 1;
+    } else if (values.friction > 0) {
+      scale /= values.friction;
+    } else if (scale > 0) {
+      config_fail(ct.key_path("friction"),
+                  "must be positive when a pair gives its own friction (model.pairs[" +
+                      std::to_string(c) + "].friction, kept as a ratio to it), got 0");
+    }
+  }
   values.slip_velocity =
       ct.number("slip_velocity", values.slip_velocity, kContactSlots[kContactSlipVelocity].range);
   std::vector<double> si = ct.numbers("solimp", {0.9, 0.95, 0.001}, Range{0, 1e3, true, false}, 3);
@@ -359,7 +374,9 @@ void articulated_contact_json(const ArticulatedLarge& a, const ArticulatedNames&
         }
         sides.push_back(e);
       }
-      ps.push_back({{"name", names.pairs[size_t(c)]}, {"geoms", sides}});
+      ps.push_back({{"name", names.pairs[size_t(c)]},
+                    {"geoms", sides},
+                    {"friction_over_contact_friction", a.pair_friction_scale[c]}});
     }
     m["pairs"] = ps;
     m["pairs_law"] =

@@ -14,8 +14,8 @@
 //     model with pairs takes) vs dual ≤ 1e-12, dual vs centered FD per step ≤ 1e-6, rollout vs
 //     centered FD ≤ 1e-6 relative + 1e-9) on overlapping sphere–sphere, sphere–capsule and
 //     capsule–capsule pairs (one on the world), and on sphere–plane (a tilted world wall),
-//     sphere–box (a rotated world block) and capsule–box (a box on a moving body) pairs, under
-//     euler, implicitfast and rk4;
+//     sphere–box (a rotated world block) and capsule–box (a box on a moving body) pairs (the wall
+//     with a friction of its own), under euler, implicitfast and rk4;
 //   - physics: two spheres on slides driven at each other collide and come back (never
 //     passing: the overlap stays below 1 cm), momentum is exchanged equal and opposite (the
 //     sum of the two slides' momenta changes by less than 1e-9 kg·m/s, gravity being off);
@@ -339,7 +339,7 @@ nlohmann::json solid_pair_model() {
         {"body": "arm", "type": "capsule", "from": [0, 0, 0], "to": [0.03, 0, -0.2364],
          "radius": 0.03},
         {"body": "cart", "type": "box", "size": [0.1, 0.05, 0.08], "quat": [0.995, 0, 0.0998, 0]}]},
-      {"name": "ball_wall", "geoms": [
+      {"name": "ball_wall", "friction": 0.3, "geoms": [
         {"body": "cart", "type": "sphere", "pos": [0.15, 0, 0], "radius": 0.04},
         {"body": "world", "type": "plane", "pos": [0.1927, 0, 0], "normal": [-1, 0, 0.3]}]},
       {"name": "block_ball", "geoms": [
@@ -404,6 +404,9 @@ TEST(ContactPair, SolidPairStatePenetratesEveryPair) {
   EXPECT_EQ(m.pair_shape[0][1], kPairBox);
   EXPECT_EQ(m.pair_shape[1][1], kPairPlane);
   EXPECT_EQ(m.pair_shape[2][0], kPairBox);
+  // the wall's own friction 0.3 as a ratio to contact.friction 0.8; the others follow it
+  EXPECT_DOUBLE_EQ(m.pair_friction_scale[1], 0.3 / 0.8);
+  EXPECT_EQ(m.pair_friction_scale[0], 1.0);
   const std::vector<std::string>& names =
       solid_pair_config().model_state<ArticulatedSetup>().names.pairs;
   ArticulatedLarge::Kin<double> K;
@@ -534,6 +537,9 @@ TEST(ContactPair, RefusalsNameTheKey) {
   nlohmann::json flat_box = config_json(solid_pair_model());
   flat_box["model"]["pairs"][0]["geoms"][1]["size"] = {0.1, 0, 0.08};
   expect_config_error(flat_box, {"model.pairs[0].geoms[1].size"});
+  nlohmann::json no_friction = config_json(solid_pair_model());
+  no_friction["model"]["contact"]["friction"] = 0.0;
+  expect_config_error(no_friction, {"model.contact.friction", "model.pairs[1].friction"});
   nlohmann::json box_radius = config_json(solid_pair_model());
   box_radius["model"]["pairs"][0]["geoms"][1]["radius"] = 0.01;
   expect_config_error(box_radius, {"model.pairs[0].geoms[1]", "radius"});

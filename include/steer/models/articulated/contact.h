@@ -9,8 +9,9 @@
 //     (from side 1 to side 0) and the contact point x_c (between the two surfaces) of
 //     pair_geometry.h. The relative velocity u = v₀(x_c) − v₁(x_c) gives the separating speed
 //     ż = u · n and the slip u_t = u − ż n; the normal law of contact_law.h (the ground points'
-//     law and θ slots) gives f_n(d, ż), friction f_t = −μ N u_t / sqrt(|u_t|² + v_s²) (the same
-//     smoothed Coulomb law, in 3D), F = f_n n + f_t on side 0 and −F on side 1:
+//     law and θ slots) gives f_n(d, ż), friction f_t = −μ_c N u_t / sqrt(|u_t|² + v_s²) (the same
+//     smoothed Coulomb law, in 3D; μ_c = the pair's friction scale × θ[contact.friction]),
+//     F = f_n n + f_t on side 0 and −F on side 1:
 //     τ_c = J₀(x_c)ᵀ F − J₁(x_c)ᵀ F. Where the geometry switches (pair_geometry.h) the validator's
 //     contact_mode_switch watches each pair. The adjoint of a model with pairs
 //     is the dual-number one (adj_step), which is why only the CPU's scalar capacity has pairs.
@@ -387,7 +388,7 @@ STEER_HD void pair_contact_forces(const Model& m, const typename Model::template
       S ut[3];
       for (int i = 0; i < 3; ++i) ut[i] = u[i] - zdot * n[i];
       const S qn = sqrt(ut[0] * ut[0] + ut[1] * ut[1] + ut[2] * ut[2] + vs * vs);
-      const S g = -mu_f * nf.fe / qn;
+      const S g = -mu_f * S(m.pair_friction_scale[c]) * nf.fe / qn;
       S F[3];
       for (int i = 0; i < 3; ++i) F[i] = nf.fn * n[i] + g * ut[i];
       for (int k = 0; k < 2; ++k) {

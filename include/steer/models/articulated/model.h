@@ -221,6 +221,9 @@ struct ArticulatedCap : ArticulatedSettings {
   double pair_end[kPairRows][2][2][3] = {};  // [side][end] [m]
   double pair_radius[kPairRows][2] = {};     // [m]
   double pair_rot[kPairRows][2][9] = {};
+  // pair c's friction over θ[contact.friction] (1: the model's; a pair with its own, MuJoCo's
+  // per-pair friction, keeps its ratio when contact.friction varies)
+  double pair_friction_scale[kPairRows] = {};
   // the fluid's box of body b (fluid.h): its principal axes in b's frame (box→body rotation,
   // row-major: column k is axis k), and whether b takes fluid forces (a body with mass)
   double fluid_frame[kFluidRows][9] = {};
@@ -632,6 +635,7 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.pair_end, to.pair_end, npair);
   f(from.pair_radius, to.pair_radius, npair);
   f(from.pair_rot, to.pair_rot, npair);
+  f(from.pair_friction_scale, to.pair_friction_scale, npair);
 }
 // the bytes of the arrays articulated_arrays lists, at capacity Cap
 template <class Cap>

@@ -1204,6 +1204,8 @@ void add_pairs(MjcfImport& im, int a, int b) {
   const double margin = pair_margin(im, a, b);
   auto gname = [&](int g) { return name_of(m, mjOBJ_GEOM, g, "geom" + std::to_string(g)); };
   auto type = [&](int g) { return m->geom_type[g]; };
+  // MuJoCo's friction of the pair: the larger of the two geoms' sliding frictions
+  const double mu = std::max(m->geom_friction[3 * a], m->geom_friction[3 * b]);
   // geom g's points (a capsule's end caps, a box's corners, a cylinder's rims) as spheres against
   // geom `other`
   auto point_pairs = [&](int g, int other) {
@@ -1225,7 +1227,8 @@ void add_pairs(MjcfImport& im, int a, int b) {
           {{"name", gname(g) + "." + p["name"].get<std::string>() + "|" + gname(other)},
            {"geoms",
             {{{"body", gs["body"]}, {"type", "sphere"}, {"pos", p["pos"]}, {"radius", p["radius"]}},
-             pair_side(im, other)}}});
+             pair_side(im, other)}},
+           {"friction", mu}});
   };
   if (type(a) == mjGEOM_BOX && type(b) == mjGEOM_BOX) {
     point_pairs(a, b);
@@ -1245,8 +1248,9 @@ void add_pairs(MjcfImport& im, int a, int b) {
   }
   nlohmann::json rs = pair_side(im, round);
   rs["radius"] = rs.value("radius", 0.0) + margin;
-  im.pairs.push_back(
-      {{"name", gname(round) + "|" + gname(other)}, {"geoms", {rs, pair_side(im, other)}}});
+  im.pairs.push_back({{"name", gname(round) + "|" + gname(other)},
+                      {"geoms", {rs, pair_side(im, other)}},
+                      {"friction", mu}});
 }
 
 // the note on box–box pairs: each box's corners against the other box
@@ -1559,9 +1563,9 @@ void import_contact(MjcfImport& im) {
         "contact pairs: " + std::to_string(im.pairs.size()) +
         " pairs of spheres, capsules, boxes and planes that MuJoCo would collide (model.pairs; a "
         "capsule's end caps and a box's corners against a plane one by one) take steer's contact "
-        "law on "
-        "their overlap (model.contact's stiffness, damping, smoothing, friction; docs/contact.md), "
-        "not MuJoCo's soft constraints or its per-pair friction mix");
+        "law on their overlap (model.contact's stiffness, damping, smoothing; docs/contact.md), "
+        "not MuJoCo's soft constraints, each with MuJoCo's friction of its pair (the larger "
+        "geom friction; pairs[].friction, kept as a ratio to contact.friction)");
 }
 
 // the model keys, and the record: the file, its digest, the compiler, per joint the actuators
