@@ -274,43 +274,60 @@ std::vector<double> overlap_state(const ArticulatedLarge& m, const std::vector<d
   return x;
 }
 
+// a pair model's step cases under euler, implicitfast and rk4 at state x and controls u (FD scale
+// 1e-2: the 2 mm smoothing)
+std::vector<StepCase<ArticulatedLarge>> pair_step_cases(const ExperimentConfig& c,
+                                                        const std::string& name,
+                                                        const std::vector<double>& x,
+                                                        const std::vector<double>& u) {
+  std::vector<StepCase<ArticulatedLarge>> out;
+  const char* names[] = {"euler", "implicitfast", "rk4"};
+  for (int integ :
+       {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+    ArticulatedLarge m = c.model_state<ArticulatedSetup>().large;
+    m.integrator = integ;
+    out.push_back(StepCase<ArticulatedLarge>{name + " " + names[integ], m, x, u, c.theta, 1e-2});
+  }
+  return out;
+}
+
+// a pair model's euler rollout case: 15 steps checkpointed every 4 from x0, controls
+// 0.2 cos(0.5 i), terminal terms ½ (x_T[terminal[t]] − 0.01 t)² and effort 1e-3. ε = 3·10⁻⁶
+// (fd_scale 3): well inside the 2 mm smoothing, and above the loss's rounding through 15 stiff
+// contact steps (k = 2·10⁴ N/m), which at ε = 10⁻⁶ leaves ~2·10⁻⁹ of noise in a gradient of
+// 6·10⁻⁷ (PairProvider's armature of xr: FD at ε = 10⁻⁶ and 3·10⁻⁷ bracket the dual-number
+// value, −5.715 and −5.679 around −5.698 ·10⁻⁷)
+RolloutCase<ArticulatedLarge> pair_rollout_case(const ExperimentConfig& c, const std::string& name,
+                                                const std::vector<double>& x0,
+                                                const std::vector<int>& terminal) {
+  RolloutCase<ArticulatedLarge> r;
+  r.name = name;
+  r.model = c.model_state<ArticulatedSetup>().large;
+  r.p = c.theta;
+  r.steps = 15;
+  r.checkpoint_every = 4;
+  r.x0 = x0;
+  r.u.assign(size_t(r.steps * r.model.nu()), 0.0);
+  for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.2 * std::cos(0.5 * double(i));
+  r.loss.n_terminal = int(terminal.size());
+  for (int t = 0; t < r.loss.n_terminal; ++t)
+    r.loss.terminal_index[t] = terminal[size_t(t)], r.loss.terminal_target[t] = 0.01 * t,
+    r.loss.terminal_weight[t] = 1.0;
+  r.loss.effort_weight = 1e-3;
+  r.fd_scale = 3.0;
+  return r;
+}
+
 struct PairProvider {
   using Model = ArticulatedLarge;
   static std::vector<StepCase<ArticulatedLarge>> step_cases() {
-    std::vector<StepCase<ArticulatedLarge>> out;
-    const char* names[] = {"euler", "implicitfast", "rk4"};
-    for (int integ :
-         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
-      ArticulatedLarge m = pair_config().model_state<ArticulatedSetup>().large;
-      m.integrator = integ;
-      const std::vector<double> x = overlap_state(m, pair_config().theta, -0.45);
-      out.push_back(StepCase<ArticulatedLarge>{
-          std::string("pairs ") + names[integ], m, x, {0.5, -0.3, 0.2}, pair_config().theta, 1e-2});
-    }
-    return out;
+    const ArticulatedLarge& m = pair_config().model_state<ArticulatedSetup>().large;
+    return pair_step_cases(pair_config(), "pairs", overlap_state(m, pair_config().theta, -0.45),
+                           {0.5, -0.3, 0.2});
   }
   static std::vector<RolloutCase<ArticulatedLarge>> rollout_cases() {
-    RolloutCase<ArticulatedLarge> r;
-    r.name = "pairs euler, 15 steps through the collision";
-    r.model = pair_config().model_state<ArticulatedSetup>().large;
-    r.p = pair_config().theta;
-    r.steps = 15;
-    r.checkpoint_every = 4;
-    r.x0 = {0.095, -0.095, -0.45, 1.0, -1.0, 0.5};
-    r.u.assign(size_t(r.steps * 3), 0.0);
-    for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.2 * std::cos(0.5 * double(i));
-    r.loss.n_terminal = 3;
-    const int idx[3] = {0, 2, 4};
-    for (int t = 0; t < 3; ++t)
-      r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.01 * t,
-      r.loss.terminal_weight[t] = 1.0;
-    r.loss.effort_weight = 1e-3;
-    // ε = 3·10⁻⁶ (fd_scale 3): well inside the 2 mm smoothing, and above the loss's rounding
-    // through 15 stiff contact steps (k = 2·10⁴ N/m), which at ε = 10⁻⁶ leaves ~2·10⁻⁹ of noise
-    // in a gradient of 6·10⁻⁷ (the armature of xr: FD at ε = 10⁻⁶ and 3·10⁻⁷ bracket the
-    // dual-number value, −5.715 and −5.679 around −5.698 ·10⁻⁷)
-    r.fd_scale = 3.0;
-    return {r};
+    return {pair_rollout_case(pair_config(), "pairs euler, 15 steps through the collision",
+                              {0.095, -0.095, -0.45, 1.0, -1.0, 0.5}, {0, 2, 4})};
   }
 };
 
@@ -360,39 +377,12 @@ const std::vector<double> kSolidState = {0.002, -0.001, 0.03, 0.05, 0.3, -0.2, 0
 struct SolidPairProvider {
   using Model = ArticulatedLarge;
   static std::vector<StepCase<ArticulatedLarge>> step_cases() {
-    std::vector<StepCase<ArticulatedLarge>> out;
-    const char* names[] = {"euler", "implicitfast", "rk4"};
-    for (int integ :
-         {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
-      ArticulatedLarge m = solid_pair_config().model_state<ArticulatedSetup>().large;
-      m.integrator = integ;
-      out.push_back(StepCase<ArticulatedLarge>{std::string("plane and box pairs ") + names[integ],
-                                               m,
-                                               kSolidState,
-                                               {0.5, -0.3, 0.2, 0.1},
-                                               solid_pair_config().theta,
-                                               1e-2});
-    }
-    return out;
+    return pair_step_cases(solid_pair_config(), "plane and box pairs", kSolidState,
+                           {0.5, -0.3, 0.2, 0.1});
   }
   static std::vector<RolloutCase<ArticulatedLarge>> rollout_cases() {
-    RolloutCase<ArticulatedLarge> r;
-    r.name = "plane and box pairs euler, 15 steps in contact";
-    r.model = solid_pair_config().model_state<ArticulatedSetup>().large;
-    r.p = solid_pair_config().theta;
-    r.steps = 15;
-    r.checkpoint_every = 4;
-    r.x0 = kSolidState;
-    r.u.assign(size_t(r.steps * 4), 0.0);
-    for (size_t i = 0; i < r.u.size(); ++i) r.u[i] = 0.2 * std::cos(0.5 * double(i));
-    r.loss.n_terminal = 3;
-    const int idx[3] = {0, 2, 3};
-    for (int t = 0; t < 3; ++t)
-      r.loss.terminal_index[t] = idx[t], r.loss.terminal_target[t] = 0.01 * t,
-      r.loss.terminal_weight[t] = 1.0;
-    r.loss.effort_weight = 1e-3;
-    r.fd_scale = 3.0;  // as PairProvider's: above the loss's rounding through stiff contact
-    return {r};
+    return {pair_rollout_case(solid_pair_config(), "plane and box pairs euler, 15 steps in contact",
+                              kSolidState, {0, 2, 3})};
   }
 };
 
