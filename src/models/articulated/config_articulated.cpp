@@ -29,6 +29,8 @@ constexpr double kMaxFluidViscosity = 1e3;
 // parameters' bound and a speed beyond any joint's
 constexpr double kMaxFrictionLoss = 1e6;
 constexpr double kMaxFrictionLossVelocity = 1e3;
+// an activation's time constant [s]: beyond any actuator's
+constexpr double kMaxActivationTime = 1e3;
 const char* kInertiaNames[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
 const char* kJointParamNames[8] = {"damping", "armature",    "kp",        "kv",
                                    "target",  "force_limit", "stiffness", "springref"};
@@ -89,6 +91,15 @@ void articulated_state_names(const ArticulatedLarge& m, const ArticulatedNames& 
     info.state_units.push_back(hinge ? "rad/s" : "m/s");
     info.state_ranges.push_back(Range::closed(-1e6, 1e6));
     info.state_groups["v"].push_back(nq + j);
+  }
+  // the activations (activation.h): <joint>.act in the joint's control unit
+  for (int j = 0; j < n; ++j) {
+    if (m.act_kind[j] == Articulated::kActNone) continue;
+    const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
+    info.state_names.push_back(names.joints[j] + ".act");
+    info.state_units.push_back(hinge ? "N*m" : "N");
+    info.state_ranges.push_back(Range::closed(-1e9, 1e9));
+    info.state_groups["act"].push_back(nq + n + m.act_slot[j]);
   }
   for (int j = 0; j < n; ++j) {
     const bool hinge = m.joint[m.body_of_dof[j]] == Articulated::kHinge;
@@ -434,7 +445,8 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   names.imported_from = rel;
   names.import_record = im.record;
   names.import_record["overridden_keys"] = overrides;
-  imported_foreign_controls(c);
+  // (the controls in MuJoCo's units, imported_foreign_controls, follow the initial state, which
+  // sets the PD targets not given)
 #endif
 }
 
@@ -649,6 +661,44 @@ const nlohmann::json* ball_joint_of(const nlohmann::json& body) {
   return j && j->contains("type") && (*j)["type"] == "ball" ? j : nullptr;
 }
 
+// a joint's actuator activation (activation.h): "dynamics" filter | filterexact | integrator, the
+// filters' "time_constant" τ [s] and "early" (the torque takes a⁺, MuJoCo's actearly); its state
+// slot is given once every joint is parsed (parse_activation_slots)
+void parse_activation(const JsonObject& ao, ArticulatedLarge& a, int j) {
+  const std::string dyn = ao.choice("dynamics", "", {"filter", "filterexact", "integrator"});
+  if (dyn.empty())
+    config_fail(ao.key_path("dynamics"), "missing; accepted: filter, filterexact, integrator");
+  a.act_kind[j] = dyn == "filter"        ? Articulated::kActFilter
+                  : dyn == "filterexact" ? Articulated::kActFilterExact
+                                         : Articulated::kActIntegrator;
+  if (dyn == "integrator") {
+    if (ao.has("time_constant"))
+      config_fail(ao.key_path("time_constant"),
+                  "an integrator (da/dt = u) has no time constant; remove it");
+    a.act_tau[j] = 0;
+  } else {
+    a.act_tau[j] = ao.number_required("time_constant", Range{0, kMaxActivationTime, true, false});
+  }
+  a.act_early[j] = ao.boolean("early", false) ? 1 : 0;
+  ao.finish();
+}
+
+// the activation block of x (after q̇), in joint order; refused with rk4, whose MuJoCo
+// counterpart integrates the activation inside its stages (steer holds it over the step)
+void parse_activation_slots(const JsonObject& m, ArticulatedLarge& a,
+                            const ArticulatedNames& names) {
+  a.n_act = 0;
+  for (int j = 0; j < a.n_dof; ++j) {
+    if (a.act_kind[j] == Articulated::kActNone) continue;
+    if (a.integrator == Articulated::kRk4)
+      config_fail(m.key_path("integrator"),
+                  "rk4 with joint '" + names.joints[size_t(j)] +
+                      "''s activation is not modelled (MuJoCo's RK4 integrates the activation "
+                      "inside its stages); use euler or implicitfast");
+    a.act_slot[j] = a.n_act++;
+  }
+}
+
 // a hinge or slide: axis (normalized), pos, range, ref, and its parameters: damping, armature,
 // the servo's kp, kv and target, the force limit, the spring's stiffness and springref
 void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std::string& type,
@@ -689,6 +739,7 @@ void parse_hinge_or_slide(const JsonObject& jo, const std::string& jn, const std
   v.jp[Articulated::kSpringRef] = jo.number("springref", 0.0, Range::closed(-1e3, 1e3));
   if (jo.has("frictionloss"))
     v.frictionloss = jo.number("frictionloss", 0.0, Range::closed(0, kMaxFrictionLoss));
+  if (jo.has("activation")) parse_activation(jo.object("activation"), a, a.n_dof);
   jo.finish();
   ++a.n_dof;
 }
@@ -1284,6 +1335,7 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_tendons(m, p);
   parse_fluid(m, p);
   parse_joint_friction(m, p);
+  parse_activation_slots(m, a, names);
   const double gravity = parse_gravity(m, a);
 
   c.info = articulated_info(a, names);
@@ -1335,6 +1387,29 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
   return true;
 }
 
+namespace {
+
+// initial_state.act: the activations (activation.h), n_act values; by default MuJoCo's act = 0,
+// which is the ctrl map's offset on the joint for an imported file (ModelInfo::ForeignControls:
+// u = offset + G ctrl, and the activation filters u), else 0
+void parse_initial_activations(const JsonObject& s, ExperimentConfig& c) {
+  const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
+  const ModelInfo::ForeignControls& f = c.info.foreign_controls;
+  const int base = a.nq() + a.n_dof;
+  std::vector<double> act0(size_t(a.n_act), 0.0);
+  for (int j = 0; j < a.n_dof; ++j)
+    if (a.act_kind[j] != Articulated::kActNone && size_t(j) < f.offset.size())
+      act0[size_t(a.act_slot[j])] = f.offset[size_t(j)];
+  if (a.n_act == 0 && s.has("act"))
+    config_fail(s.key_path("act"),
+                "the model has no actuator activations (model.joints[]."
+                "activation); remove initial_state.act");
+  const std::vector<double> act = s.numbers("act", act0, Range::closed(-1e9, 1e9), a.n_act);
+  for (int k = 0; k < a.n_act; ++k) c.x0[size_t(base + k)] = act[size_t(k)];
+}
+
+}  // namespace
+
 void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
@@ -1380,7 +1455,7 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
                       names.balls[size_t(k)] + "' must not be zero (it is normalized)");
     for (int i = 0; i < 4; ++i) n4[i] /= qn;
   }
-  c.x0.assign(nq + n, 0.0);
+  c.x0.assign(size_t(a.nx()), 0.0);
   for (int i = 0; i < nq; ++i) {
     const Range& r = c.info.state_ranges[i];
     if (!r.contains(q[i]))
@@ -1397,6 +1472,10 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
       c.theta[a.p_joint(j, Articulated::kTarget)] =
           std::min(std::max(q[a.qadr(j)], names.target_ranges[j][0]), names.target_ranges[j][1]);
   }
+#ifdef STEER_MUJOCO_IMPORT
+  if (!names.imported_key.empty()) imported_foreign_controls(c);
+#endif
+  parse_initial_activations(s, c);
 }
 
 nlohmann::json articulated_model_json(const ExperimentConfig& c) {
@@ -1436,6 +1515,14 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
     if (a.joint_ref[j] != 0) e["ref"] = a.joint_ref[j];
     if (names.target_ranges[j] != names.ranges[j])
       e["target_range"] = {names.target_ranges[j][0], names.target_ranges[j][1]};
+    if (a.act_kind[j] != Articulated::kActNone) {
+      static const char* kDynamics[4] = {"", "filter", "filterexact", "integrator"};
+      e["activation"] = {{"dynamics", kDynamics[a.act_kind[j]]},
+                         {"state", names.joints[j] + ".act"},
+                         {"early", a.act_early[j] != 0}};
+      if (a.act_kind[j] != Articulated::kActIntegrator)
+        e["activation"]["time_constant_s"] = a.act_tau[j];
+    }
     return e;
   };
   for (int b = 0; b < a.n_bodies; ++b) {

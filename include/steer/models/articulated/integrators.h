@@ -8,13 +8,13 @@
 
 #include "steer/models/articulated/model.h"
 #include "steer/models/articulated/implicit_step.h"
+#include "steer/models/articulated/activation.h"
 
 namespace steer {
 
-// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works. euler and implicitfast
-// by semi_implicit_advance (implicit_step.h), which fills the tape (StepTape<S>*) when one is
-// passed, else a tape of its own; rk4 keeps no tape. Simd.h packs run euler and implicitfast
-// only (packable()), so rk4 is not compiled for them.
+// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works. With activations
+// (activation.h) the joints' torque inputs are their activations and x⁺ takes the activations'
+// update; advance() runs the integrator on the torque inputs.
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& x, const UIn& u,
@@ -22,6 +22,26 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
                                                               const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
+  if (n_act == 0) {
+    advance<S, kIntegrators>(x, u, p, xn, tape);
+    return;
+  }
+  S uin[kMaxDof], an[kMaxDof];
+  activation_inputs<ArticulatedCap, S>(*this, x, u, uin, an);
+  advance<S, kIntegrators>(x, uin, p, xn, tape);
+  const int base = nq() + n_dof;
+  for (int s = 0; s < n_act; ++s) xn[base + s] = an[s];
+}
+
+// the step on torque inputs u: euler and implicitfast by semi_implicit_advance
+// (implicit_step.h), which fills the tape (StepTape<S>*) when one is passed, else a tape of its
+// own; rk4 keeps no tape. Simd.h packs run euler and implicitfast only (packable()), so rk4 is not
+// compiled for them.
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::advance(const XIn& x, const UIn& u,
+                                                                 const PIn& p, XOut& xn,
+                                                                 Tape tape) const {
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
     if (integrator == kRk4) {
       rk4_advance<S>(x, u, p, xn);
@@ -29,6 +49,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
     }
   }
   if constexpr (std::is_same<Tape, NoTape>::value) {
+    (void)tape;
     StepTape<S> t;
     semi_implicit_advance<S>(x, u, p, xn, t);
   } else {
@@ -54,7 +75,6 @@ template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
     int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u, PAdj& adj_p,
     const XnAdj& adj_xn, const Lanes& ln, Tape tape) const {
-  (void)k;
   if (!ln.leader()) return;
   if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
     if (integrator == kRk4) {
@@ -70,11 +90,37 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
       return;
     }
   }
-  if constexpr (std::is_same<Tape, NoTape>::value)
+  if (n_act == 0) {
+    adj_advance<S, kIntegrators>(x, u, p, adj_x, adj_u, adj_p, adj_xn, tape);
+    return;
+  }
+  // with activations: the hand adjoint on the torque inputs, then activation_inputs' (the tape,
+  // when given, holds the step on those inputs)
+  S uin[kMaxDof], an[kMaxDof], adj_uin[kMaxDof];
+  activation_inputs<ArticulatedCap, S>(*this, x, u, uin, an);
+  for (int j = 0; j < n_dof; ++j) adj_uin[j] = S(0);
+  adj_advance<S, kIntegrators>(x, uin, p, adj_x, adj_uin, adj_p, adj_xn, tape);
+  adj_activation_inputs<ArticulatedCap, S>(*this, adj_uin, adj_xn, adj_x, adj_u);
+}
+
+// the hand adjoint of advance (euler, implicitfast) on torque inputs u, from the tape when one
+// is passed
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
+          class PAdj, class XnAdj, class Tape>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_advance(const XIn& x, const UIn& u,
+                                                                     const PIn& p, XAdj& adj_x,
+                                                                     UAdj& adj_u, PAdj& adj_p,
+                                                                     const XnAdj& adj_xn,
+                                                                     Tape tape) const {
+  if constexpr (std::is_same<Tape, NoTape>::value) {
+    (void)tape;
     adj_semi_implicit_recompute<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
-  else
+  } else {
+    (void)u;
     adj_semi_implicit_from_tape<S>(x, p, *tape, adj_x, adj_u, adj_p,
                                    adj_xn);  // u enters through the tape
+  }
 }
 
 // q̈ = M⁻¹(τ − D q̇ − c + τ_c + τ_f + τ_l + τ_s + Σ_t c_t f_t), everything explicit (τ_f the

@@ -74,6 +74,8 @@ struct ArticulatedSettings {
   // capacities with kFluid run it
   bool joint_friction = false;
   double frictionloss_velocity = 0.1;
+  // actuator activations (activation.h): states after q̇, one per joint with act_kind ≠ kActNone
+  int n_act = 0;
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
   // little extra cost; the dual path pays 1/8 of a dual pass per parameter)
   int n_grad_params = -1;
@@ -109,10 +111,10 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kSpatialRows = kFluid ? ND : 1;
   // ball groups (a free root's rotation included): three dofs each
   static constexpr int kMaxBalls = ND / 3 > 0 ? ND / 3 : 1;
-  // x = [q (nq), q̇ (n_dof)]: nq = n_dof + n_balls (each ball's quaternion has 4 entries for its
-  // 3 dofs)
+  // x = [q (nq), q̇ (n_dof), a (n_act)]: nq = n_dof + n_balls (each ball's quaternion has 4
+  // entries for its 3 dofs), a the joints' actuator activations (activation.h), at most one each
   static constexpr int kMaxQ = kMaxDof + kMaxBalls;
-  static constexpr int kMaxState = kMaxQ + kMaxDof;
+  static constexpr int kMaxState = kMaxQ + 2 * kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   static constexpr int kMaxParam =
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
@@ -126,6 +128,8 @@ struct ArticulatedCap : ArticulatedSettings {
                                       // σ_b, softplus_a, softplus_b)
 
   enum JointType { kFixed = 0, kHinge = 1, kSlide = 2 };
+  // a joint's actuator activation (activation.h): none, MuJoCo's filter, filterexact, integrator
+  enum ActivationKind { kActNone = 0, kActFilter, kActFilterExact, kActIntegrator };
   // A ball group: three dofs whose velocities are the angular velocity ω [rad/s] of a body
   // relative to its parent, in the body's own frame, and whose configuration is one unit
   // quaternion n (w, x, y, z) in q, MuJoCo's ball joint (qpos = quat, qvel = ω local). Its dofs
@@ -224,11 +228,18 @@ struct ArticulatedCap : ArticulatedSettings {
   // pair c's friction over θ[contact.friction] (1: the model's; a pair with its own, MuJoCo's
   // per-pair friction, keeps its ratio when contact.friction varies)
   double pair_friction_scale[kPairRows] = {};
+  // joint j's activation time constant τ [s] (the filters'; activation.h)
+  double act_tau[kMaxDof] = {};
   // the fluid's box of body b (fluid.h): its principal axes in b's frame (box→body rotation,
   // row-major: column k is axis k), and whether b takes fluid forces (a body with mass)
   double fluid_frame[kFluidRows][9] = {};
   int tendon_limited[kMaxTendons] = {};  // 1: tendon t has a range
   int fluid_body[kFluidRows] = {};
+  // joint j's activation: its ActivationKind, its state's index in the activation block (x's
+  // nq + n_dof + act_slot[j]) and whether the torque takes a⁺ (MuJoCo's actearly) rather than a
+  int act_kind[kMaxDof] = {};
+  int act_slot[kMaxDof] = {};
+  int act_early[kMaxDof] = {};
   // tendon t's path when it is spatial (tendon_path_n[t] ≥ 2 sites, indices into the sites),
   // 0 for a fixed tendon (its row of tendon_coef)
   int tendon_path_n[kSpatialRows] = {};
@@ -236,7 +247,7 @@ struct ArticulatedCap : ArticulatedSettings {
   short grad_params[kMaxParam] = {};  // the n_grad_params parameters adj_step computes
 
   STEER_HD int nq() const { return n_dof + n_balls; }
-  STEER_HD int nx() const { return nq() + n_dof; }
+  STEER_HD int nx() const { return nq() + n_dof + n_act; }
   // dof j's slot in q: its angle or displacement (the free root's p for j < 3); a ball's dofs
   // have no angle, their quaternion starts there
   STEER_HD int qadr(int j) const { return n_balls == 0 ? j : q_index[j]; }
@@ -513,6 +524,13 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                          PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
                          Tape tape = nullptr) const;
+  // step and adj_step without the activations (integrators.h): u is the torque input
+  template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
+  STEER_HD void advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn, Tape tape) const;
+  template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XAdj, class UAdj,
+            class PAdj, class XnAdj, class Tape>
+  STEER_HD void adj_advance(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                            PAdj& adj_p, const XnAdj& adj_xn, Tape tape) const;
   template <class S, class UIn, class PIn>
   STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
@@ -636,6 +654,10 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.pair_radius, to.pair_radius, npair);
   f(from.pair_rot, to.pair_rot, npair);
   f(from.pair_friction_scale, to.pair_friction_scale, npair);
+  f(from.act_tau, to.act_tau, nd);
+  f(from.act_kind, to.act_kind, nd);
+  f(from.act_slot, to.act_slot, nd);
+  f(from.act_early, to.act_early, nd);
 }
 // the bytes of the arrays articulated_arrays lists, at capacity Cap
 template <class Cap>

@@ -248,6 +248,10 @@ struct MjcfImport {
   // position servos on tendons over several joints: {tendon, actuator, springlength_per_ctrl}
   nlohmann::json tendon_servos = nlohmann::json::array();
   std::vector<std::string> target_actuator;
+  // per steer hinge/slide: the activation its control takes (activation.h; null: none) and the
+  // first actuator that set it (actuator_activation, drive_activation)
+  std::vector<nlohmann::json> activation;
+  std::vector<std::string> activation_actuator;
   // per actuator, in MuJoCo's ctrl order: what its control drives ({actuator, ctrlrange when
   // MuJoCo clamps it, and joint with torque_per_ctrl or target_per_ctrl, or tendon with
   // springlength_per_ctrl}), the record's "ctrl" (controls in MuJoCo's units)
@@ -764,8 +768,6 @@ void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) 
     im.refuse(an + ": " + std::to_string(m->actuator_ctrlnum[a]) + " controls and " +
               std::to_string(m->actuator_outnum[a]) +
               " force outputs; only actuators with one control and one output are modelled");
-  if (m->actuator_dyntype[a] != mjDYN_NONE)
-    im.refuse(an + ": actuator dynamics (dyntype) are not modelled");
   if (m->actuator_plugin[a] >= 0) im.refuse(an + ": plugin actuators are not modelled");
   if (m->actuator_delay[a] != 0)
     im.refuse(an + ": delay " + num(m->actuator_delay[a]) +
@@ -781,6 +783,58 @@ void refuse_actuator_extras(const MjcfImport& im, int a, const std::string& an) 
   if (m->actuator_armature[a] != 0)
     im.refuse(an + ": armature " + num(m->actuator_armature[a]) +
               " (reflected onto its joint) is not modelled; give the joint the armature g²·a");
+}
+
+// actuator a's dynamics as a joint activation (activation.h): null for none; filter, filterexact
+// and integrator with their time constant (dynprm[0]) and actearly. Refused: muscle and user
+// dynamics, an activation range (actlimited: a hard clamp of act), a time constant ≤ 0, and any
+// dynamics under RK4 (MuJoCo integrates act inside its stages; steer steps it once per step)
+nlohmann::json actuator_activation(const MjcfImport& im, int a) {
+  const mjModel* m = im.m;
+  const std::string an = im.actuator_name(a);
+  const int dyn = m->actuator_dyntype[a];
+  if (dyn == mjDYN_NONE) return nullptr;
+  if (dyn != mjDYN_FILTER && dyn != mjDYN_FILTEREXACT && dyn != mjDYN_INTEGRATOR)
+    im.refuse(an + ": " + (dyn == mjDYN_MUSCLE ? "muscle" : "user-defined") +
+              " activation dynamics (dyntype) are not modelled; filter, filterexact and "
+              "integrator are");
+  if (m->actuator_actlimited[a])
+    im.refuse(an + ": an activation range (actlimited, actrange [" +
+              num(m->actuator_actrange[2 * a]) + ", " + num(m->actuator_actrange[2 * a + 1]) +
+              "]) is not modelled");
+  if (im.integrator == "rk4")
+    im.refuse(an +
+              ": activation dynamics under integrator=\"RK4\" are not modelled (MuJoCo "
+              "integrates act inside the RK4 stages); use Euler");
+  nlohmann::json e = {{"dynamics", dyn == mjDYN_FILTER        ? "filter"
+                                   : dyn == mjDYN_FILTEREXACT ? "filterexact"
+                                                              : "integrator"},
+                      {"early", m->actuator_actearly[a] != 0}};
+  if (dyn != mjDYN_INTEGRATOR) {
+    const double tau = m->actuator_dynprm[mjNDYN * a];
+    if (!(tau > 0))
+      im.refuse(an + ": dynprm[0] = " + num(tau) + ", a filter's time constant must be > 0 s");
+    e["time_constant"] = tau;
+  }
+  return e;
+}
+
+// actuator a's control drives MuJoCo joint j (through the ctrl map): the joint's control takes
+// the actuator's activation. Every actuator whose control reaches one joint must have the same
+// dynamics (steer filters the joint's control once; the filter's linearity does the rest)
+void drive_activation(MjcfImport& im, int a, int j) {
+  const size_t d = size_t(im.joint_of_dof_mj[size_t(im.m->jnt_dofadr[j])]);
+  const nlohmann::json act = actuator_activation(im, a);
+  if (im.activation_actuator[d].empty()) {
+    im.activation[d] = act;
+    im.activation_actuator[d] = im.plain_actuator(a);
+    return;
+  }
+  if (im.activation[d] != act)
+    im.refuse(im.actuator_name(a) + " and actuator '" + im.activation_actuator[d] +
+              "' both drive joint '" + im.joint_json(j)["name"].get<std::string>() +
+              "' with different activation dynamics (dyntype, dynprm, actearly); steer's joint "
+              "filters its control once");
 }
 
 // fixed tendon t's joints with a nonzero coefficient (repeated wraps summed), in wrap order
@@ -839,6 +893,7 @@ void import_tendon_motor(MjcfImport& im, int a, int t, double s, double D) {
                 "' with their controls; steer's joint has one "
                 "torque control");
     im.on_joint[d].push_back(a);
+    drive_activation(im, a, j);
     im.control_actuator[d] = im.plain_actuator(a);
     im.control_scale[d] = coef * s;
     joints.push_back({{"joint", jn}, {"torque_per_ctrl", coef * s}});
@@ -886,6 +941,15 @@ void import_tendon_servo(MjcfImport& im, int a, int t, double b1, double b2) {
               ", which has a spring of its own; steer's tendon has one spring");
   if (m->actuator_forcelimited[a])
     im.refuse(an + ": a force limit on a tendon's servo is not modelled");
+  if (m->tendon_type[t] != mjTENDON_FIXED && !actuator_activation(im, a).is_null())
+    im.refuse(an + ": activation dynamics on a servo on " + tw +
+              " (a spatial tendon) are not "
+              "modelled");
+  if (m->tendon_type[t] == mjTENDON_FIXED)
+    for (const auto& [j, coef] : tendon_joints(m, t)) {
+      (void)coef;
+      drive_activation(im, a, j);
+    }
   const double scale = g * G / K;
   te["stiffness"] = K;
   te["damping"] = te["damping"].get<double>() + D;
@@ -962,6 +1026,7 @@ void import_actuator(MjcfImport& im, int a) {
     im.refuse(an + ": bias gives kp = " + num(kp) + ", kv = " + num(kv) +
               "; steer's servo gains must be ≥ 0");
   im.on_joint[d].push_back(a);
+  if (kp > 0 || gp[0] != 0) drive_activation(im, a, j);
   nlohmann::json& jo = im.joint_json(j);
   const std::string jn = jo["name"].get<std::string>();
   jo["kp"] = jo["kp"].get<double>() + kp;
@@ -1055,7 +1120,19 @@ void import_actuators(MjcfImport& im) {
   im.control_actuator.assign(nd, {});
   im.target_scale.assign(nd, 0.0);
   im.target_actuator.assign(nd, {});
+  im.activation.assign(nd, nullptr);
+  im.activation_actuator.assign(nd, {});
   for (int a = 0; a < im.m->nactuator; ++a) import_actuator(im, a);
+  for (size_t d = 0; d < nd; ++d) {
+    if (im.activation[d].is_null()) continue;
+    nlohmann::json& jo = im.joint_json(im.dof_body[d]);
+    jo["activation"] = im.activation[d];
+    const std::string jn = jo["name"].get<std::string>();
+    im.notes.push_back("joint '" + jn + "': actuator '" + im.activation_actuator[d] + "''s " +
+                       im.activation[d]["dynamics"].get<std::string>() +
+                       " dynamics filter the joint's control; its activation is the state " + jn +
+                       ".act (MuJoCo's act 0 is the ctrl map's offset there)");
+  }
   for (int d = 0; d < int(nd); ++d) import_force_limit(im, d);
   if (im.any_force_limit)
     im.notes.push_back(
