@@ -2,7 +2,8 @@
 // (a Franka Panda-class arm), driven by joint torques from a PD controller plus a
 // feed-forward torque, with implicit joint damping.
 //
-// state   x = (q [rad or m] (n_dof), q̇ [rad/s or m/s] (n_dof))
+// state   x = (q [rad or m] (n_dof), q̇ [rad/s or m/s] (n_dof), the joints' actuator activations
+//           [N·m or N] (n_act, activation.h))
 // control u = feed-forward joint torque u_ff [N·m or N] (n_dof), one per step
 // params  θ = per body: mass [kg], centre of mass c (3) [m, body frame], inertia about the
 //             centre of mass (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) [kg·m², body axes];

@@ -274,14 +274,18 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c);
 //   a servo on tendon t (springlength_per_ctrl s):  u_j += c_tj K_t (s ctrl_a − L*_t) on each
 //     of its joints, so that the spring −K_t (L − L*_t) becomes −K_t (L − s ctrl_a).
 // k_p, q*, K_t and L*_t are θ's values in the config: a recorded ctrl sequence replays MuJoCo's
-// rollout at them.
-void imported_foreign_controls(ExperimentConfig& c) {
+// rollout at them. With activations (activation.h) joint j's activation a_j stands for
+// offset_j + Σ_a G_ja act_a, so MuJoCo's act = 0 is a_j = offset_j: act_start receives it. An
+// integrator would integrate the offset with the control, so its offset is left out of u and
+// kept in the activation only.
+void imported_foreign_controls(ExperimentConfig& c, std::vector<double>& act_start) {
   const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
   const ArticulatedLarge& a = s.large;
   const ArticulatedNames& names = s.names;
   const nlohmann::json& ctrl = names.import_record.value("ctrl", nlohmann::json::array());
   ModelInfo::ForeignControls& f = c.info.foreign_controls;
   const int nu = c.info.nu(), na = int(ctrl.size());
+  act_start.assign(size_t(a.n_dof), 0.0);
   if (na == 0) return;
   f.gain.assign(size_t(nu) * na, 0.0);
   f.offset.assign(size_t(nu), 0.0);
@@ -321,6 +325,12 @@ void imported_foreign_controls(ExperimentConfig& c) {
         f.offset[size_t(jj)] -= a.tendon_c(t, jj) * K * L;
       }
     }
+  }
+  act_start.assign(size_t(a.n_dof), 0.0);
+  for (int j = 0; j < a.n_dof; ++j) {
+    if (a.act_kind[j] == Articulated::kActNone) continue;
+    act_start[size_t(j)] = f.offset[size_t(j)];
+    if (a.act_kind[j] == Articulated::kActIntegrator) f.offset[size_t(j)] = 0;
   }
   f.note =
       "controls given as MuJoCo's ctrl (one column ctrl.<actuator> per actuator, clamped to "
@@ -1390,16 +1400,16 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
 namespace {
 
 // initial_state.act: the activations (activation.h), n_act values; by default MuJoCo's act = 0,
-// which is the ctrl map's offset on the joint for an imported file (ModelInfo::ForeignControls:
-// u = offset + G ctrl, and the activation filters u), else 0
-void parse_initial_activations(const JsonObject& s, ExperimentConfig& c) {
+// which for an imported file is act_start (imported_foreign_controls: the ctrl map's offset on
+// the joint), else 0
+void parse_initial_activations(const JsonObject& s, ExperimentConfig& c,
+                               const std::vector<double>& act_start) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
-  const ModelInfo::ForeignControls& f = c.info.foreign_controls;
   const int base = a.nq() + a.n_dof;
   std::vector<double> act0(size_t(a.n_act), 0.0);
   for (int j = 0; j < a.n_dof; ++j)
-    if (a.act_kind[j] != Articulated::kActNone && size_t(j) < f.offset.size())
-      act0[size_t(a.act_slot[j])] = f.offset[size_t(j)];
+    if (a.act_kind[j] != Articulated::kActNone && size_t(j) < act_start.size())
+      act0[size_t(a.act_slot[j])] = act_start[size_t(j)];
   if (a.n_act == 0 && s.has("act"))
     config_fail(s.key_path("act"),
                 "the model has no actuator activations (model.joints[]."
@@ -1472,10 +1482,11 @@ void parse_articulated_initial_state(const JsonObject& s, ExperimentConfig& c) {
       c.theta[a.p_joint(j, Articulated::kTarget)] =
           std::min(std::max(q[a.qadr(j)], names.target_ranges[j][0]), names.target_ranges[j][1]);
   }
+  std::vector<double> act_start;
 #ifdef STEER_MUJOCO_IMPORT
-  if (!names.imported_key.empty()) imported_foreign_controls(c);
+  if (!names.imported_key.empty()) imported_foreign_controls(c, act_start);
 #endif
-  parse_initial_activations(s, c);
+  parse_initial_activations(s, c, act_start);
 }
 
 nlohmann::json articulated_model_json(const ExperimentConfig& c) {

@@ -49,6 +49,7 @@ struct Recording {
   const char* file;
   std::vector<std::string> names;  // MuJoCo's actuator order
   std::vector<double> amp, freq;
+  const char* keyframe = nullptr;  // initial_state.keyframe (MuJoCo starts from the same qpos)
   double ctrl(int k, int a) const {
     return amp[size_t(a)] * std::sin(2 * M_PI * freq[size_t(a)] * k * kH + 0.4 * a);
   }
@@ -60,6 +61,15 @@ const Recording kServos = {
 // tendon_motor.xml: a motor on a two-joint tendon (ctrlrange ±1, which 1.4 leaves) and a velocity
 // servo on another
 const Recording kMotors = {"mjcf/tendon_motor.xml", {"grasp", "spread"}, {1.4, 0.8}, {1.1, 0.6}};
+
+// activation_arm.xml: a filtered motor, an early exact-filtered servo (ctrlrange [−0.5, 0.8],
+// which 0.9 leaves), an integrated velocity command and a filtered servo on a two-joint tendon,
+// from the keyframe "bent"
+const Recording kActivations = {"mjcf/activation_arm.xml",
+                                {"push", "lift", "bend", "close"},
+                                {1.5, 0.9, 0.6, 0.7},
+                                {1.3, 0.8, 1.7, 1.1},
+                                "bent"};
 
 // the recorded sequence, its columns in reverse order of MuJoCo's
 std::string write_ctrl_csv(const std::filesystem::path& dir, const Recording& r) {
@@ -91,8 +101,9 @@ double replay_against_mujoco(const std::string& integrator, int mj_integrator,
                              const nlohmann::json& model_extra = nlohmann::json::object(),
                              const Recording& r = kServos) {
   steer::testing::TempDir dir("steer_ctrl_replay");
-  const ExperimentConfig c =
-      parse_config(replay_config(integrator, write_ctrl_csv(dir.path, r), model_extra, r.file));
+  nlohmann::json j = replay_config(integrator, write_ctrl_csv(dir.path, r), model_extra, r.file);
+  if (r.keyframe) j["initial_state"] = {{"keyframe", r.keyframe}};
+  const ExperimentConfig c = parse_config(j);
   const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
   const Batch<double> b = build_batch(c);
   std::unique_ptr<mjModel, ModelFree> mm = mujoco_model(r.file);
@@ -110,7 +121,7 @@ double replay_against_mujoco(const std::string& integrator, int mj_integrator,
     auto XN = view(xn.data());
     m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
     mj_step(mm.get(), d.get());
-    std::copy(xn.begin(), xn.begin() + 2 * n, x.begin());
+    std::copy(xn.begin(), xn.begin() + m.nx(), x.begin());
     for (int i = 0; i < n; ++i) {
       worst = std::max(
           {worst, std::fabs(x[size_t(i)] - d->qpos[i]), std::fabs(x[size_t(n + i)] - d->qvel[i])});
@@ -156,6 +167,27 @@ TEST(CtrlReplayMujoco, TendonMotorsReproduceMujoco) {
   EXPECT_EQ(grasp["joints"][0]["torque_per_ctrl"], 1.0);  // coef 0.5 × gear 2
   const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
   EXPECT_NEAR(c.theta[size_t(m.p_tendon(1, Articulated::kTendonDamping))], 0.3, 1e-15);
+}
+
+// actuator dynamics (filter, filterexact with actearly, integrator; on joints and on a tendon
+// over two joints) as the joints' activations, from a bent start: the activations start at the
+// ctrl map's offset (MuJoCo's act = 0), and the integrator's offset stays out of its input
+TEST(CtrlReplayMujoco, ActivationsReproduceMujoco) {
+  const nlohmann::json no_limits = {{"torque_limits", {{"enabled", false}}}};
+  const double worst = replay_against_mujoco("euler", mjINT_EULER, no_limits, kActivations);
+  EXPECT_LE(worst, 1e-10);
+  std::printf(
+      "[ activation_arm.xml ] 500 ms euler driven by MuJoCo's ctrl: max |x_steer − x_mujoco| "
+      "= %.3g\n",
+      worst);
+  const ExperimentConfig c = steer::testing::imported_config(kActivations.file, "euler", 10);
+  const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
+  ASSERT_EQ(m.n_act, 5);  // every joint: the tendon's servo gives wrist and thumb theirs
+  EXPECT_EQ(m.act_kind[1], Articulated::kActFilterExact);
+  EXPECT_EQ(m.act_early[1], 1);
+  EXPECT_EQ(m.act_kind[2], Articulated::kActIntegrator);
+  EXPECT_EQ(m.act_tau[4], 0.08);
+  EXPECT_EQ(c.info.state_names[size_t(2 * m.n_dof + 4)], "thumb.act");
 }
 
 // a servo target θ away from 0 (the wrist's, the tendon's springlength): the mapping subtracts

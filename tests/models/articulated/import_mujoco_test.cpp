@@ -555,8 +555,19 @@ TEST(ImportMujoco, UnsupportedElementsAreRefusedByName) {
           "<geom name='block' type='box' size='0.1 0.1 0.1'/>" + arm +
               "<geom name='egg' type='ellipsoid' size='0.05 0.04 0.03'/></body>",
           {"block", "egg", "can collide"});
-  refused("cylinder actuator", arm + "</body>", {"activation", "dynamics"},
-          "<actuator><cylinder name='piston' joint='j'/></actuator>");
+  // actuator dynamics: filter, filterexact and integrator are joint activations (activation.h);
+  // muscle dynamics, an activation range, dynamics under RK4 and two dynamics on one joint not
+  refused("muscle dynamics", arm + "</body>", {"flex", "muscle", "dyntype"},
+          "<actuator><general name='flex' joint='j' dyntype='muscle'/></actuator>");
+  refused("activation range", arm + "</body>", {"clamp", "actlimited", "-1, 1"},
+          "<actuator><general name='clamp' joint='j' dyntype='integrator' actlimited='true' "
+          "actrange='-1 1'/></actuator>");
+  refused("dynamics under RK4", arm + "</body>", {"lag", "RK4"},
+          "<actuator><general name='lag' joint='j' dyntype='filter' dynprm='0.1'/></actuator>",
+          "integrator='RK4'");
+  refused("two dynamics on one joint", arm + "</body>", {"slow", "fast", "different activation"},
+          "<actuator><general name='fast' joint='j' dyntype='filter' dynprm='0.1'/>"
+          "<general name='slow' joint='j' dyntype='filter' dynprm='0.2'/></actuator>");
   refused("site transmission", arm + "<site name='s1'/></body>",
           {"pull", "joint and tendon transmissions"},
           "<actuator><general name='pull' site='s1' gear='0 0 1 0 0 0'/></actuator>");

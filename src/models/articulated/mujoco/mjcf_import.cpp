@@ -376,9 +376,6 @@ void refuse_global_elements(MjcfImport& im) {
   if (im.contact_on && m->npair > 0)
     im.refuse(
         "contact pair #0 (<contact><pair>): explicit geom-geom contact pairs are not modelled");
-  if (m->na > 0)
-    im.refuse(std::to_string(m->na) +
-              " actuator activation state(s): actuators with dynamics are not modelled");
   if (m->nflex > 0)
     im.refuse(std::to_string(m->nflex) + " flex(es), first '" + name_of(m, mjOBJ_FLEX, 0, "#0") +
               "': deformable bodies (flex, flexcomp) are not modelled");
@@ -798,6 +795,9 @@ nlohmann::json actuator_activation(const MjcfImport& im, int a) {
     im.refuse(an + ": " + (dyn == mjDYN_MUSCLE ? "muscle" : "user-defined") +
               " activation dynamics (dyntype) are not modelled; filter, filterexact and "
               "integrator are");
+  if (m->actuator_actnum[a] != 1)
+    im.refuse(an + ": " + std::to_string(m->actuator_actnum[a]) +
+              " activation states; steer's joint has one");
   if (m->actuator_actlimited[a])
     im.refuse(an + ": an activation range (actlimited, actrange [" +
               num(m->actuator_actrange[2 * a]) + ", " + num(m->actuator_actrange[2 * a + 1]) +
