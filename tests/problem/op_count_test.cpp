@@ -152,7 +152,6 @@ TEST(OpCount, CountedStepIsThePlainStep) {
       m.joint[b] = Articulated::kHinge;
       m.dof[b] = b;
       m.body_of_dof[b] = b;
-      m.offset[b][2] = b == 0 ? 0.0 : 0.3;
       m.rot[b][0] = m.rot[b][4] = m.rot[b][8] = 1.0;
       m.axis[b][1] = 1.0;
     }
@@ -160,6 +159,7 @@ TEST(OpCount, CountedStepIsThePlainStep) {
     for (int b = 0; b < 2; ++b) {
       p[m.p_body(b, Articulated::kMass)] = 1.0;
       p[m.p_body(b, Articulated::kComZ)] = 0.15;
+      p[m.p_body(b, Articulated::kPosZ)] = b == 0 ? 0.0 : 0.3;
       for (int k = Articulated::kIxx; k <= Articulated::kIzz; ++k) p[m.p_body(b, k)] = 0.01;
       p[m.p_joint(b, Articulated::kDamping)] = 0.1;
       p[m.p_joint(b, Articulated::kArmature)] = 0.01;

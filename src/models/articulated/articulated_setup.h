@@ -31,6 +31,13 @@ struct ArticulatedNames {
   // five, and one per joint but the last of a body with several joints: model.h)
   std::vector<int> entry;
   bool is_frame(int b) const { return b < int(entry.size()) && entry[size_t(b)] < 0; }
+  // per body: the model.bodies entry whose pos it carries (θ's <body>.pos slots: the body itself,
+  // or the first frame of its joints or ball), empty where the position is fixed at 0 (a free
+  // joint's frames and body, a chain's later frames, a chain's or a ball's body itself)
+  std::vector<std::string> pos_owner;
+  std::string pos_owner_of(int b) const {
+    return b < int(pos_owner.size()) ? pos_owner[size_t(b)] : std::string();
+  }
   // per free joint (the free root's first, Articulated::free_base): its name, its first dof
   // and the default initial q of its seven slots, p [m] and the unit quaternion (w, x, y, z),
   // from its body's pos and quat

@@ -121,10 +121,22 @@ ModelInfo articulated_info(const ArticulatedLarge& m, const ArticulatedNames& na
                   const std::string& group) { info.set_param(q, name, unit, r, group); };
   for (int b = 0; b < m.n_bodies; ++b) {
     const std::string& bn = names.bodies[b];
+    // the body's origin in its parent's frame: <body>.pos on the body (or frame) that carries
+    // model.bodies' pos, a morphology variable; fixed at 0 elsewhere (<name>.pos_on_frame)
+    const std::string owner = names.pos_owner_of(b);
+    for (int i = 0; i < 3; ++i) {
+      const int q = m.p_body(b, Articulated::kPosX + i);
+      if (owner.empty()) {
+        slot(q, bn + ".pos_on_frame." + kAxisNames[i], "m", Range::closed(0, 0), "frame_offsets");
+      } else {
+        slot(q, owner + ".pos." + kAxisNames[i], "m", Range::closed(-1e3, 1e3), "pos");
+        info.param_groups[owner + ".pos"].push_back(q);
+      }
+    }
     if (names.is_frame(b)) {
       // a free root's or a multi-joint body's massless frames (model.h): zero, in a group of
       // their own
-      for (int k = 0; k < Articulated::kBodyParams; ++k)
+      for (int k = 0; k < Articulated::kPosX; ++k)
         slot(m.p_body(b, k),
              bn + "." +
                  (k == 0  ? std::string("mass")
@@ -492,7 +504,20 @@ struct ArmParse {
   std::vector<std::array<double, Articulated::kTendonParams>> tendon_vals;
   // model.fluid: density, viscosity, wind (θ's kFluid* slots)
   std::array<double, Articulated::kFluidParams> fluid_vals{};
+  // per body: its origin in its parent's frame [m] (θ's kPos* slots)
+  std::vector<std::array<double, 3>> pos{};
 };
+
+// body b's origin in its parent's frame [m] (θ's pos slots) and the model.bodies entry it places
+// (ArticulatedNames::pos_owner; empty where it stays 0)
+void set_body_pos(ArmParse& p, int b, const double* xyz, const std::string& owner) {
+  if (p.pos.size() <= size_t(b)) {
+    p.pos.resize(size_t(b) + 1, {0, 0, 0});
+    p.names.pos_owner.resize(size_t(b) + 1);
+  }
+  for (int i = 0; i < 3; ++i) p.pos[size_t(b)][size_t(i)] = xyz ? xyz[i] : 0.0;
+  p.names.pos_owner[size_t(b)] = owner;
+}
 
 // a free joint ("joint": {"type": "free"} on a body whose parent is the world) takes 5 massless
 // frames ahead of its body and 6 joints (model.h)
@@ -521,8 +546,8 @@ int add_free_frames(ArmParse& p, const std::string& name, const std::string& pat
     const int fb = b0 + f;
     a.parent[fb] = f == 0 ? -1 : fb - 1;
     a.joint[fb] = f < 3 ? Articulated::kSlide : Articulated::kHinge;
-    for (int i = 0; i < 3; ++i)
-      a.axis[fb][i] = (f % 3 == i) ? 1.0 : 0.0, a.offset[fb][i] = 0, a.joint_pos[fb][i] = 0;
+    for (int i = 0; i < 3; ++i) a.axis[fb][i] = (f % 3 == i) ? 1.0 : 0.0, a.joint_pos[fb][i] = 0;
+    set_body_pos(p, fb, nullptr, "");
     for (int i = 0; i < 9; ++i) a.rot[fb][i] = i % 4 == 0 ? 1.0 : 0.0;
     a.dof[fb] = d0 + f;
     a.body_of_dof[d0 + f] = fb;
@@ -616,9 +641,8 @@ int add_ball_frames(ArmParse& p, const std::string& body, const BallJointValues&
     const int fi = a.n_bodies;
     a.parent[fi] = parent;
     a.joint[fi] = Articulated::kHinge;
-    for (int i = 0; i < 3; ++i)
-      a.axis[fi][i] = f == i ? 1.0 : 0.0, a.offset[fi][i] = f == 0 ? pos[size_t(i)] : 0.0,
-      a.joint_pos[fi][i] = bj.pos[i];
+    for (int i = 0; i < 3; ++i) a.axis[fi][i] = f == i ? 1.0 : 0.0, a.joint_pos[fi][i] = bj.pos[i];
+    set_body_pos(p, fi, f == 0 ? pos.data() : nullptr, f == 0 ? body : "");
     if (f == 0)
       quat_to_matrix(quat, a.rot[fi]);
     else
@@ -819,7 +843,7 @@ int add_joint_frames(const JsonObject& o, const std::string& name, int parent,
                           "body with several joints");
     const int fi = a.n_bodies;
     a.parent[fi] = parent;
-    for (int i = 0; i < 3; ++i) a.offset[fi][i] = k == 0 ? pos[i] : 0.0;
+    set_body_pos(p, fi, k == 0 ? pos.data() : nullptr, k == 0 ? name : "");
     if (k == 0)
       quat_to_matrix(quat, a.rot[fi]);
     else
@@ -894,7 +918,8 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, A
                               "joint but the last of a body with several joints)");
   const int bi = a.n_bodies;
   a.parent[bi] = pi;
-  for (int i = 0; i < 3; ++i) a.offset[bi][i] = pos[i];
+  // a body after a ball's or its joints' frames sits on the last (pos zeroed above)
+  set_body_pos(p, bi, pos.data(), ball || o.has("joints") ? "" : name);
   quat_to_matrix(quat, a.rot[bi]);
   if (free) {
     // the body's pos and quat become its initial p and orientation (initial_state.q's
@@ -903,7 +928,7 @@ void parse_body(const nlohmann::json& body, const std::string& path, size_t b, A
         std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
     p.names.free_joints.back().q0 = {pos[0],       pos[1],       pos[2],      quat[0] / qn,
                                      quat[1] / qn, quat[2] / qn, quat[3] / qn};
-    for (int i = 0; i < 3; ++i) a.offset[bi][i] = 0;
+    set_body_pos(p, bi, nullptr, "");
     for (int i = 0; i < 9; ++i) a.rot[bi][i] = i % 4 == 0 ? 1.0 : 0.0;
   }
   BodyValues v{};
@@ -1299,6 +1324,7 @@ void fill_theta(ExperimentConfig& c, ArmParse& p, double gravity, double sharp,
     c.theta[a.p_body(b, Articulated::kMass)] = p.vals[b].mass;
     for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kComX + i)] = p.vals[b].com[i];
     for (int i = 0; i < 6; ++i) c.theta[a.p_body(b, Articulated::kIxx + i)] = p.vals[b].inertia[i];
+    for (int i = 0; i < 3; ++i) c.theta[a.p_body(b, Articulated::kPosX + i)] = p.pos[b][i];
     if (a.dof[b] >= 0) {
       for (int k = 0; k < Articulated::kJointParams; ++k)
         c.theta[a.p_joint(a.dof[b], k)] = p.vals[b].jp[k];
@@ -1566,7 +1592,8 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
     nlohmann::json e = {
         {"name", names.bodies[b]},
         {"parent", a.parent[top] < 0 ? std::string("world") : names.bodies[a.parent[top]]},
-        {"pos_m", std::vector<double>(a.offset[top], a.offset[top] + 3)},
+        {"pos_m", std::vector<double>(c.theta.begin() + a.p_body(top, Articulated::kPosX),
+                                      c.theta.begin() + a.p_body(top, Articulated::kPosX) + 3)},
         {"rotation_row_major", std::vector<double>(a.rot[top], a.rot[top] + 9)}};
     if (a.dof[b] >= 0 && a.turn[b] == 0) joints.push_back(joint_json(b));
     if (joints.size() == 1) e["joint"] = joints[0];

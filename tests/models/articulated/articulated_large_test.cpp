@@ -222,9 +222,9 @@ TEST(ArticulatedLarge, ParserPicksTheCapacity) {
   EXPECT_EQ(ts.large.n_bodies, 32);
   EXPECT_EQ(ts.large.n_dof, 32);
   EXPECT_EQ(ts.large.n_sites, 5);
-  // per body 10 inertial slots, per dof 8 joint slots, 6 global, the ground contact law's slots
-  // (no tendons)
-  EXPECT_EQ(int(tree.theta.size()), 32 * 10 + 32 * 8 + 6 + GroundContacts::kParams);
+  // per body 10 inertial slots and 3 of its position, per dof 8 joint slots, 6 global, the
+  // ground contact law's slots (no tendons)
+  EXPECT_EQ(int(tree.theta.size()), 32 * 13 + 32 * 8 + 6 + GroundContacts::kParams);
 }
 
 // The same tree at both capacities gives the same bits: losses and every gradient, on the

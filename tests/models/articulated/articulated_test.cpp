@@ -1064,7 +1064,7 @@ TEST(Articulated, JointPosIsAFrameShift) {
     for (int i = 0; i < 3; ++i) {
       double rj = 0;
       for (int k = 0; k < 3; ++k) rj += m.rot[b][3 * i + k] * m.joint_pos[b][k];
-      s.offset[b][i] = m.offset[b][i] + rj - (pa < 0 ? 0.0 : m.joint_pos[pa][i]);
+      ps[m.p_body(b, Articulated::kPosX + i)] += rj - (pa < 0 ? 0.0 : m.joint_pos[pa][i]);
       ps[m.p_body(b, Articulated::kComX + i)] -= m.joint_pos[b][i];
     }
   }

@@ -173,9 +173,13 @@ TEST(JointTree, FramesDefaultPoseAndSlots) {
   const int body_of[7] = {0, 1, 2, 3, 4, 5, 6};
   for (int j = 0; j < 7; ++j) EXPECT_EQ(m.body_of_dof[j], body_of[j]) << j;
   // the frames: the first has the torso's pose, the next and the torso sit on it
-  EXPECT_DOUBLE_EQ(m.offset[0][2], 1.2);
-  EXPECT_EQ(m.offset[1][2], 0.0);
-  EXPECT_EQ(m.offset[2][2], 0.0);
+  EXPECT_DOUBLE_EQ(c.theta[size_t(m.p_body(0, Articulated::kPosZ))], 1.2);
+  EXPECT_EQ(c.theta[size_t(m.p_body(1, Articulated::kPosZ))], 0.0);
+  EXPECT_EQ(c.theta[size_t(m.p_body(2, Articulated::kPosZ))], 0.0);
+  // the torso's pos slots are the first frame's, named for the torso; the torso's own stay 0
+  EXPECT_EQ(c.info.param_names[size_t(m.p_body(0, Articulated::kPosZ))], "torso.pos.z");
+  EXPECT_EQ(c.info.param_names[size_t(m.p_body(2, Articulated::kPosZ))], "torso.pos_on_frame.z");
+  EXPECT_EQ(c.info.param_names[size_t(m.p_body(3, Articulated::kPosX))], "thigh.pos.x");
   EXPECT_EQ(m.rot[2][0], 1.0);
   EXPECT_EQ(m.parent[3], 2);  // the thigh hangs from the torso itself
   // slots: a frame's mass is a zero slot in group joint_frames; the springs have slots

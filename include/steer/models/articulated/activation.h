@@ -43,25 +43,29 @@ STEER_HD double activation_leak(const Model& m, int j) {
   return m.act_kind[j] == Model::kActIntegrator ? 0.0 : 1.0;
 }
 
-// the step's torque inputs uin (u_j, or joint j's activation a_j or a⁺_j) and the activations
-// after the step, an[act_slot[j]] = a⁺_j
+// joint j's activation after the step, a⁺ = a + c (u − κ a)
 template <class Model, class S, class XIn, class UIn>
-STEER_HD void activation_inputs(const Model& m, const XIn& x, const UIn& u, S* uin, S* an) {
+STEER_HD S activation_next(const Model& m, int j, const XIn& x, const UIn& u) {
+  const S a = S(x[m.nq() + m.n_dof + m.act_slot[j]]);
+  return a + S(activation_rate(m, j)) * (S(u[j]) - S(activation_leak(m, j)) * a);
+}
+
+// the step's torque inputs: u_j for a joint without an activation, else a_j, or a⁺_j when early
+template <class Model, class S, class XIn, class UIn>
+STEER_HD void activation_inputs(const Model& m, const XIn& x, const UIn& u, S* uin) {
   const int base = m.nq() + m.n_dof;
   for (int j = 0; j < m.n_dof; ++j) {
-    if (m.act_kind[j] == Model::kActNone) {
+    if (m.act_kind[j] == Model::kActNone)
       uin[j] = S(u[j]);
-      continue;
-    }
-    const int s = m.act_slot[j];
-    const S a = S(x[base + s]);
-    const S c = S(activation_rate(m, j)), kappa = S(activation_leak(m, j));
-    an[s] = a + c * (S(u[j]) - kappa * a);
-    uin[j] = m.act_early[j] ? an[s] : a;
+    else if (m.act_early[j])
+      uin[j] = activation_next<Model, S>(m, j, x, u);
+    else
+      uin[j] = S(x[base + m.act_slot[j]]);
   }
 }
 
-// adjoint of activation_inputs given ū_in (the step's adjoint of its torque inputs) and the
+// adjoint of activation_inputs and of the update (activation_next) given ū_in (the step's adjoint
+// of its torque inputs) and the
 // activations' cotangent in adj_xn: with ā⁺ = adj_xn[a⁺] (+ ū_in,j when early),
 //   ā += (1 − c κ) ā⁺ (+ ū_in,j when not early),  ū_j += c ā⁺;  a joint without one: ū_j += ū_in,j
 template <class Model, class S, class XnAdj, class XAdj, class UAdj>

@@ -170,45 +170,13 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::center_of_mass_kin(const X
   return mc / mt;
 }
 
-// ∂c/∂q by duals (one pass, n_dof ≤ 8 columns); ∂c/∂m_b = (c_b − c)/Σm; ∂c/∂com_b = m_b/Σm ·
-// R_b[axis, :]. By the kinematics' adjoint sweep instead (sites.h; the same up to rounding in q̄):
-// with ball groups (a free root included), whose q has nq > n_dof, the duals' columns, and
-// where rk4 is not compiled (kIntegrators; the CUDA kernels' ArticulatedImplicit), which then
-// compiles no dual numbers at all: Kin<Dual> alone is ~13 kB in float64, once per call site in a
-// backward kernel's frame.
+// the centre of mass's adjoint: by the kinematics' adjoint sweep (sites.h), which also gives the
+// body positions' (a dual-number pass over q would need θ's position columns too)
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass(
     const XIn& x, const PIn& p, int ax, XAdj& adj_x, PAdj& adj_p, const S& adj_c) const {
-  if constexpr (!compiles_integrator(kIntegrators, kRk4)) {
-    adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
-  } else {
-    if (n_balls > 0) {
-      adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
-      return;
-    }
-    using D = Dual<S, kMaxDof>;
-    D qd[kMaxDof];
-    for (int i = 0; i < n_dof; ++i) qd[i] = D::variable(S(x[i]), i);
-    D pd[kMaxParam];
-    for (int q = 0; q < np(); ++q) pd[q] = D(S(p[q]));
-    Kin<D> K;
-    forward_kinematics(qd, pd, K);
-    D mc = D(S(0));
-    S mt = S(0);
-    for (int b = 0; b < n_bodies; ++b) {
-      mc += pd[p_body(b, kMass)] * K.C[b][ax];
-      mt += S(p[p_body(b, kMass)]);
-    }
-    const S cm = mc.a / mt;
-    for (int i = 0; i < n_dof; ++i) adj_x[i] += adj_c * mc.v[i] / mt;
-    for (int b = 0; b < n_bodies; ++b) {
-      const S m = p[p_body(b, kMass)];
-      adj_p[p_body(b, kMass)] += adj_c * (K.C[b][ax].a - cm) / mt;
-      for (int j = 0; j < 3; ++j)
-        adj_p[p_body(b, kComX + j)] += adj_c * m / mt * K.R[b][3 * ax + j].a;
-    }
-  }
+  adj_center_of_mass_sweep(x, p, ax, adj_x, adj_p, adj_c);
 }
 
 // E = ½ q̇ᵀ M(q) q̇ + Σ m_b g z_b + the joint and tendon springs' ½ k Δ², the kinetic plus

@@ -146,14 +146,15 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_
   for (int qq = 0; qq < npv; ++qq) ap[qq] = S(0);
   // which parameter groups are requested (the rest of ap is left out of the sums)
   bool want_com = n_grad_params < 0, want_inertia = n_grad_params < 0,
-       want_beta = n_grad_params < 0;
+       want_beta = n_grad_params < 0, want_pos = n_grad_params < 0;
   for (int g = 0; g < n_grad_params; ++g) {
     const int qq = grad_params[g];
     want_beta = want_beta || qq == p_global(kSharpness);
     if (qq >= p_joint(0, 0)) continue;
     const int kk = qq % kBodyParams;
     want_com = want_com || (kk >= kComX && kk <= kComZ);
-    want_inertia = want_inertia || kk >= kIxx;
+    want_inertia = want_inertia || (kk >= kIxx && kk <= kIyz);
+    want_pos = want_pos || kk >= kPosX;
   }
   KinAdj<S> KA;
   for (int b = 0; b < n_bodies; ++b)
@@ -254,7 +255,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_semi_implicit_from_
   adj_contact_forces(K, v, p, mu, KA, av, ap);
   adj_fluid_forces<ArticulatedCap, S>(*this, K, v, p, mu, KA, av, ap);
   adj_joint_friction_forces<ArticulatedCap, S>(*this, v, p, mu, av, ap);
-  adj_forward_kinematics(K, aq, ap, KA, want_com, q);
+  adj_forward_kinematics(K, aq, ap, KA, want_com, want_pos, q);
   for (int i = 0; i < nqv; ++i) adj_x[i] += aq[i];
   for (int i = 0; i < n; ++i) adj_x[nqv + i] += av[i];
   if (n_grad_params < 0) {

@@ -26,11 +26,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
     advance<S, kIntegrators>(x, u, p, xn, tape);
     return;
   }
-  S uin[kMaxDof], an[kMaxDof];
-  activation_inputs<ArticulatedCap, S>(*this, x, u, uin, an);
+  S uin[kMaxDof];
+  activation_inputs<ArticulatedCap, S>(*this, x, u, uin);
   advance<S, kIntegrators>(x, uin, p, xn, tape);
   const int base = nq() + n_dof;
-  for (int s = 0; s < n_act; ++s) xn[base + s] = an[s];
+  for (int j = 0; j < n_dof; ++j)
+    if (act_kind[j] != kActNone)
+      xn[base + act_slot[j]] = activation_next<ArticulatedCap, S>(*this, j, x, u);
 }
 
 // the step on torque inputs u: euler and implicitfast by semi_implicit_advance
@@ -95,11 +97,16 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
     return;
   }
   // with activations: the hand adjoint on the torque inputs, then activation_inputs' (the tape,
-  // when given, holds the step on those inputs)
-  S uin[kMaxDof], an[kMaxDof], adj_uin[kMaxDof];
-  activation_inputs<ArticulatedCap, S>(*this, x, u, uin, an);
+  // when given, holds the step on those inputs; without one the step is recomputed on them)
+  S adj_uin[kMaxDof];
   for (int j = 0; j < n_dof; ++j) adj_uin[j] = S(0);
-  adj_advance<S, kIntegrators>(x, uin, p, adj_x, adj_uin, adj_p, adj_xn, tape);
+  if constexpr (std::is_same<Tape, NoTape>::value) {
+    S uin[kMaxDof];
+    activation_inputs<ArticulatedCap, S>(*this, x, u, uin);
+    adj_advance<S, kIntegrators>(x, uin, p, adj_x, adj_uin, adj_p, adj_xn, tape);
+  } else {
+    adj_advance<S, kIntegrators>(x, u, p, adj_x, adj_uin, adj_p, adj_xn, tape);
+  }
   adj_activation_inputs<ArticulatedCap, S>(*this, adj_uin, adj_xn, adj_x, adj_u);
 }
 

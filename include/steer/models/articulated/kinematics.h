@@ -79,11 +79,13 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
         for (int j = 0; j < 3; ++j)
           R0[3 * i + j] = Rf[3 * i] * Rq[j] + Rf[3 * i + 1] * Rq[3 + j] + Rf[3 * i + 2] * Rq[6 + j];
     }
-    // the anchor's offset from the parent's anchor, parent frame (constants)
-    double ob[3];
+    // the anchor's offset from the parent's anchor, parent frame: the body's origin (θ's pos slot)
+    // less the parent's anchor plus the body's own anchor
+    S ob[3];
     for (int i = 0; i < 3; ++i)
-      ob[i] = offset[b][i] - (pa < 0 ? 0.0 : joint_pos[pa][i]) + rot[b][3 * i] * joint_pos[b][0] +
-              rot[b][3 * i + 1] * joint_pos[b][1] + rot[b][3 * i + 2] * joint_pos[b][2];
+      ob[i] = S(p[p_body(b, kPosX + i)]) +
+              S(-(pa < 0 ? 0.0 : joint_pos[pa][i]) + rot[b][3 * i] * joint_pos[b][0] +
+                rot[b][3 * i + 1] * joint_pos[b][1] + rot[b][3 * i + 2] * joint_pos[b][2]);
     S off[3];
     rotate(Rp, ob, off);
     for (int i = 0; i < 3; ++i) K.P[b][i] = Pp[i] + off[i];
@@ -121,8 +123,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
 }
 
 // adjoint of forward_kinematics: KA (consumed) -> q̄ and, when want_com, the centre-of-mass
-// parameters com̄_b = R_bᵀ c̄_b (c_b = p_b + R_b com_b). Bodies in reverse order; with F_b,
-// T_b the force and the moment about p_b of b's subtree,
+// parameters com̄_b = R_bᵀ c̄_b (c_b = p_b + R_b com_b), when want_pos the body positions
+// pos̄_b = R_parentᵀ F_b (p_b = p_parent + R_parent (pos_b + …) carries b's whole subtree).
+// Bodies in reverse order; with F_b, T_b the force and the moment about p_b of b's subtree,
 //   F_b = p̄_b + c̄_b + Σ_children F_ch,
 //   T_b = t̄_b + (c_b − p_b) × c̄_b + a_b × ā_b + Σ_children [T_ch + (p_ch − p_b) × F_ch],
 //   q̄_b = a_b · T_b (hinge) or a_b · F_b (slide).
@@ -130,9 +133,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::forward_kinematics(cons
 // subtree about that anchor: the adjoint of a world rotation of the ball's body, which
 // adj_ball_turn takes to the quaternion (its hinges have no angle of their own).
 template <int NB, int ND, int NS, int NP, int NC>
-template <class S, class QIn>
+template <class S, class QIn, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
-    const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA, bool want_com, const QIn& q) const {
+    const Kin<S>& K, S* adj_q, PAdj& adj_p, KinAdj<S>& KA, bool want_com, bool want_pos,
+    const QIn& q) const {
   for (int b = n_bodies - 1; b >= 0; --b) {
     S* F = KA.P[b];
     S* T = KA.T[b];
@@ -150,6 +154,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_forward_kinematics(
     if (joint[b] == kSlide) adj_q[qadr(dof[b])] += dot(K.A[b], F);
     if (turn[b] == 1) adj_ball_turn(K, b, q, T, adj_q);
     const int pa = parent[b];
+    if (want_pos)
+      for (int j = 0; j < 3; ++j)
+        adj_p[p_body(b, kPosX + j)] +=
+            pa < 0 ? F[j] : S(K.R[pa][j] * F[0] + K.R[pa][3 + j] * F[1] + K.R[pa][6 + j] * F[2]);
     if (pa < 0) continue;
     const S r[3] = {K.P[b][0] - K.P[pa][0], K.P[b][1] - K.P[pa][1], K.P[b][2] - K.P[pa][2]};
     cross(r, F, t1);

@@ -3,7 +3,7 @@
 // KinAdj), and the declarations of its member functions, each defined with its adjoint in its
 // algorithm's header (articulated.h includes them all). Parameter slots:
 //   θ = [body b: kBodyParams each][joint j: kJointParams each][kGlobalParams],
-//   p_body(b, k) = 10 b + k,  p_joint(j, k) = 10 n_bodies + 8 j + k,  p_global(k) = 10 n_bodies + 8
+//   p_body(b, k) = 13 b + k,  p_joint(j, k) = 13 n_bodies + 8 j + k,  p_global(k) = 13 n_bodies + 8
 //   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h),
 //   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons),
 //   p_fluid(k) = p_tendon(n_tendons, 0) + k (fluid forces, when on),
@@ -94,7 +94,7 @@ template <int NB, int ND, int NS, int NP, int NC>
 struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxBodies = NB;
   static constexpr int kMaxDof = ND;
-  static constexpr int kBodyParams = 10;
+  static constexpr int kBodyParams = 13;
   static constexpr int kJointParams = 8;
   static constexpr int kGlobalParams = 6;
   static constexpr int kTendonParams = 3;
@@ -149,7 +149,23 @@ struct ArticulatedCap : ArticulatedSettings {
   // six dofs on five frames of its own, in its place in the tree's order (free_slide).
   static constexpr int kFreeDofs = 6;
   static constexpr int kFreeFrames = 5;  // bodies 0 … 4, massless
-  enum BodyParam { kMass = 0, kComX, kComY, kComZ, kIxx, kIyy, kIzz, kIxy, kIxz, kIyz };
+  // per body: mass, centre of mass (body frame), inertia about it, and the body's origin in its
+  // parent's frame (its `pos`: the link offset, a morphology variable; kinematics.h)
+  enum BodyParam {
+    kMass = 0,
+    kComX,
+    kComY,
+    kComZ,
+    kIxx,
+    kIyy,
+    kIzz,
+    kIxy,
+    kIxz,
+    kIyz,
+    kPosX,
+    kPosY,
+    kPosZ
+  };
   // per joint: damping D, armature, the servo's k_p, k_v and target q*, the force limit τ_max, and
   // the joint spring τ_s = −k_s (q − q_s) (MuJoCo's stiffness and springref)
   enum JointParam {
@@ -184,7 +200,7 @@ struct ArticulatedCap : ArticulatedSettings {
   // ref, its qpos0): the body frames below are the file's at q = q_ref [rad or m]
   double joint_ref[kMaxDof] = {};
   // tree, bodies in topological order
-  double offset[kMaxBodies][3] = {};  // body origin in the parent frame [m]
+  // (a body's origin in its parent's frame [m] is θ's p_body(b, kPosX …): a morphology slot)
   double rot[kMaxBodies][9] = {};   // parent→body rotation, row-major (from the unit quaternion)
   double axis[kMaxBodies][3] = {};  // joint axis, body frame, unit
   // joint anchor in the body frame [m] (MJCF's joint pos): a hinge turns the body about the
@@ -381,9 +397,9 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD static void rotate(const S* R, const T* v, S* o);
   template <class S, class PIn>
   STEER_HD void forward_kinematics(const S* q, const PIn& p, Kin<S>& K) const;
-  template <class S, class QIn>
-  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, S* adj_p, KinAdj<S>& KA,
-                                       bool want_com, const QIn& q) const;
+  template <class S, class QIn, class PAdj>
+  STEER_HD void adj_forward_kinematics(const Kin<S>& K, S* adj_q, PAdj& adj_p, KinAdj<S>& KA,
+                                       bool want_com, bool want_pos, const QIn& q) const;
   // ball groups: R(quat/|quat|) and quat ⊗ exp(h ω/2) with its adjoint (kinematics.h)
   template <class S>
   STEER_HD static void quat_matrix(const S* quat, S* R);
@@ -411,9 +427,9 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void kinematics_at(const XIn& x, const PIn& p, Kin<S>& K) const;
   template <class S>
   STEER_HD void site_frame(const Kin<S>& K, int s, S out[9]) const;
-  template <class S, class XIn, class XAdj>
+  template <class S, class XIn, class XAdj, class PAdj>
   STEER_HD void adj_body_wrench(const Kin<S>& K, const XIn& x, int b, const S force[3],
-                                const S moment[3], XAdj& adj_x) const;
+                                const S moment[3], XAdj& adj_x, PAdj& adj_p) const;
   // the centre of mass's adjoint through the kinematics' adjoint (implicit.h's, and the free
   // root's on every path; sites.h)
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
@@ -621,7 +637,6 @@ constexpr void articulated_arrays(From& from, To& to, F&& f) {
   f(from.limit_lower, to.limit_lower, nd);
   f(from.limit_upper, to.limit_upper, nd);
   f(from.joint_ref, to.joint_ref, nd);
-  f(from.offset, to.offset, nb);
   f(from.rot, to.rot, nb);
   f(from.axis, to.axis, nb);
   f(from.joint_pos, to.joint_pos, nb);

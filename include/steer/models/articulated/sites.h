@@ -49,16 +49,17 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::site_frame(const Kin<S>
 // a force at p_b and a moment about p_b on body b (the adjoint of points and directions fixed
 // in it), taken back to q by adj_forward_kinematics and added into adj_x
 template <int NB, int ND, int NS, int NP, int NC>
-template <class S, class XIn, class XAdj>
+template <class S, class XIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_body_wrench(
-    const Kin<S>& K, const XIn& x, int b, const S force[3], const S moment[3], XAdj& adj_x) const {
+    const Kin<S>& K, const XIn& x, int b, const S force[3], const S moment[3], XAdj& adj_x,
+    PAdj& adj_p) const {
   KinAdj<S> KA;
   for (int c = 0; c < n_bodies; ++c)
     for (int i = 0; i < 3; ++i)
       KA.P[c][i] = S(0), KA.A[c][i] = S(0), KA.C[c][i] = S(0), KA.T[c][i] = S(0);
   for (int i = 0; i < 3; ++i) KA.P[b][i] = force[i], KA.T[b][i] = moment[i];
   S aq[kMaxQ] = {};
-  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false, x);
+  adj_forward_kinematics(K, aq, adj_p, KA, false, true, x);
   for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
 }
 
@@ -82,8 +83,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_center_of_mass_swee
     KA.C[b][ax] = adj_c * m / mt;
   }
   S aq[kMaxQ] = {};
-  // com̄_b is added above, so adj_forward_kinematics writes no parameter (want_com = false)
-  adj_forward_kinematics(K, aq, static_cast<S*>(nullptr), KA, false, x);
+  // com̄_b is added above, so adj_forward_kinematics writes the body positions only
+  adj_forward_kinematics(K, aq, adj_p, KA, false, true, x);
   for (int i = 0; i < nq(); ++i) adj_x[i] += aq[i];
 }
 
@@ -104,7 +105,6 @@ template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(
     const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S adj_out[3]) const {
-  (void)adj_p;
   const int b = site_body[s];
   if (b < 0) return;  // a site on the world does not move
   Kin<S> K;
@@ -113,7 +113,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_position(
   body_point(K, b, site_pos[s], xs);
   const S r[3] = {xs[0] - K.P[b][0], xs[1] - K.P[b][1], xs[2] - K.P[b][2]};
   cross(r, adj_out, m);
-  adj_body_wrench(K, x, b, adj_out, m, adj_x);
+  adj_body_wrench(K, x, b, adj_out, m, adj_x, adj_p);
 }
 
 template <int NB, int ND, int NS, int NP, int NC>
@@ -129,7 +129,6 @@ template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_rotation(
     const XIn& x, const PIn& p, int s, XAdj& adj_x, PAdj& adj_p, const S adj_out[9]) const {
-  (void)adj_p;
   if (site_body[s] < 0) return;  // a site on the world does not turn
   Kin<S> K;
   kinematics_at(x, p, K);
@@ -142,7 +141,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_site_rotation(
       G[3 * l + i] = Rs[3 * l] * adj_out[3 * i] + Rs[3 * l + 1] * adj_out[3 * i + 1] +
                      Rs[3 * l + 2] * adj_out[3 * i + 2];
   const S zero[3] = {S(0), S(0), S(0)}, t[3] = {G[5] - G[7], G[6] - G[2], G[1] - G[3]};
-  adj_body_wrench(K, x, site_body[s], zero, t, adj_x);
+  adj_body_wrench(K, x, site_body[s], zero, t, adj_x, adj_p);
 }
 
 }  // namespace steer
