@@ -1103,7 +1103,8 @@ TEST(Articulated, JointPosIsAFrameShift) {
 // sites: the hand adjoints of site_position and site_rotation against the dual path (the
 // same functions on Dual numbers, 1e-13 absolute: rounding only) and centered finite
 // differences (h = 1e-6: truncation ~h² and rounding ~1e-16/h, ≤ 1e-9 absolute for entries
-// of order 1), for every site of the offset-joint arm and of a Panda with a site written in JSON
+// of order 1) in the state and in θ (only the bodies' positions move a site), for every site
+// of the offset-joint arm and of a Panda with a site written in JSON
 TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
   nlohmann::json pj =
       nlohmann::json::parse(std::ifstream(fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json"));
@@ -1142,7 +1143,26 @@ TEST(Articulated, SiteAdjointsMatchDualAndFiniteDifferences) {
           m.adj_site_position<double>(X, P, s, GX, GP, w);
         else
           m.adj_site_rotation<double>(X, P, s, GX, GP, w);
-        for (double g : gp) EXPECT_EQ(g, 0.0);
+        // θ: the body positions move the site (centred differences, as for the states below);
+        // nothing else in θ does
+        for (size_t q = 0; q < p.size(); ++q) {
+          std::vector<double> pp = p, pm = p;
+          pp[q] += h, pm[q] -= h;
+          double vp[9], vm[9];
+          if (pos) {
+            m.site_position<double>(X, view(pp.data()), s, vp);
+            m.site_position<double>(X, view(pm.data()), s, vm);
+          } else {
+            m.site_rotation<double>(X, view(pp.data()), s, vp);
+            m.site_rotation<double>(X, view(pm.data()), s, vm);
+          }
+          const int o = pos ? out : out - 3;
+          EXPECT_NEAR(gp[q], (vp[o] - vm[o]) / (2 * h), 1e-9)
+              << "site " << s << " output " << out << " parameter " << q;
+          if (k.c.info.param_names[q].find(".pos.") == std::string::npos) {
+            EXPECT_EQ(gp[q], 0.0) << "parameter " << q;
+          }
+        }
         D vd[9];
         if (pos)
           m.site_position<D>(xd.data(), pd.data(), s, vd);
