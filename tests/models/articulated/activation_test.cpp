@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -208,6 +209,9 @@ TEST(Activation, FilterConvergesToTheClosedForm) {
     const double err[3] = {std::fabs(r.x - x_exact) / std::fabs(x_exact),
                            std::fabs(r.dx_dF - dF_exact) / dF_exact,
                            std::fabs(r.dx_da0 - da0_exact) / da0_exact};
+    std::printf(
+        "[ figures ] filter, h = %g s: relative error of x(T) %.3g, dx/dF %.3g, dx/da0 %.3g\n", dt,
+        err[0], err[1], err[2]);
     for (int i = 0; i < 3; ++i) {
       if (prev[i] > 0) {
         EXPECT_GT(prev[i] / err[i], 1.8) << "quantity " << i << " at h = " << dt;
