@@ -12,9 +12,11 @@
 
 namespace steer {
 
-// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works. With activations
-// (activation.h) the joints' torque inputs are their activations and x⁺ takes the activations'
-// update; advance() runs the integrator on the torque inputs.
+// (x_k, u_k, θ) -> x_{k+1}; small state, so only the leading lane works. The joints' torque
+// inputs are their controls, or their activations (activation.h), whose update x⁺ then takes;
+// advance() runs the integrator on those inputs. It is always called on the inputs' array, so
+// that the kernels compile one copy of the integrator (with u as well, a second copy would set
+// their registers and stack).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& x, const UIn& u,
@@ -22,13 +24,10 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
                                                               const Lanes& ln, Tape tape) const {
   (void)k;
   if (!ln.leader()) return;
-  if (n_act == 0) {
-    advance<S, kIntegrators>(x, u, p, xn, tape);
-    return;
-  }
   S uin[kMaxDof];
   activation_inputs<ArticulatedCap, S>(*this, x, u, uin);
   advance<S, kIntegrators>(x, uin, p, xn, tape);
+  if (n_act == 0) return;
   const int base = nq() + n_dof;
   for (int j = 0; j < n_dof; ++j)
     if (act_kind[j] != kActNone)
@@ -92,21 +91,12 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_step(
       return;
     }
   }
-  if (n_act == 0) {
-    adj_advance<S, kIntegrators>(x, u, p, adj_x, adj_u, adj_p, adj_xn, tape);
-    return;
-  }
-  // with activations: the hand adjoint on the torque inputs, then activation_inputs' (the tape,
-  // when given, holds the step on those inputs; without one the step is recomputed on them)
-  S adj_uin[kMaxDof];
+  // the hand adjoint on the torque inputs (one copy, as in step), then activation_inputs' (the
+  // tape, when given, holds the step on those inputs; without one the step is recomputed on them)
+  S uin[kMaxDof], adj_uin[kMaxDof];
+  activation_inputs<ArticulatedCap, S>(*this, x, u, uin);
   for (int j = 0; j < n_dof; ++j) adj_uin[j] = S(0);
-  if constexpr (std::is_same<Tape, NoTape>::value) {
-    S uin[kMaxDof];
-    activation_inputs<ArticulatedCap, S>(*this, x, u, uin);
-    adj_advance<S, kIntegrators>(x, uin, p, adj_x, adj_uin, adj_p, adj_xn, tape);
-  } else {
-    adj_advance<S, kIntegrators>(x, u, p, adj_x, adj_uin, adj_p, adj_xn, tape);
-  }
+  adj_advance<S, kIntegrators>(x, uin, p, adj_x, adj_uin, adj_p, adj_xn, tape);
   adj_activation_inputs<ArticulatedCap, S>(*this, adj_uin, adj_xn, adj_x, adj_u);
 }
 
