@@ -1,12 +1,14 @@
-// The CUDA backend on actuator activations (activation.h): a batch of activation_test.cpp's arm
-// (a filter with a servo, an early exact filter, an integrator and a slide without one; euler and
-// implicitfast), lanes differing in their start, activations and controls, run through run_batch
-// on the CUDA backend (the emulated device in tests/backend/gpu_emulation.cmake, or a real one)
-// and on the CPU: loss and every gradient agree to 1e-10 relative in float64 (the two differ in
-// the order of reductions only), 1e-2 in float32 beyond float32's own CPU error.
+// The CUDA backend on actuator activations (activation.h): a batch of
+// tests/data/activation_arm.json (a filter with a servo, an early exact filter, an integrator and a
+// slide without one; euler and implicitfast), lanes differing in their start, activations and
+// controls, run through run_batch on the CUDA backend (the emulated device in
+// tests/backend/gpu_emulation.cmake, or a real one) and on the CPU: loss and every gradient agree
+// to 1e-10 relative in float64 (the two differ in the order of reductions only), 1e-2 in float32
+// beyond float32's own CPU error.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,27 +26,8 @@ namespace steer {
 namespace {
 
 ExperimentConfig arm(const std::string& integrator) {
-  nlohmann::json model = nlohmann::json::parse(R"({
-    "type": "articulated", "gravity": 9.81,
-    "bodies": [
-      {"name": "upper", "pos": [0, 0, 1.5], "mass": 1.0, "com": [0.2, 0, 0],
-       "fullinertia": [0.002, 0.015, 0.015, 0, 0, 0],
-       "joint": {"name": "shoulder", "axis": [0, 1, 0], "damping": 0.2, "kp": 4, "kv": 0.4,
-                 "target": 0.2, "force_limit": 6,
-                 "activation": {"dynamics": "filter", "time_constant": 0.05}}},
-      {"name": "lower", "parent": "upper", "pos": [0.4, 0, 0], "mass": 0.8, "com": [0.17, 0, 0],
-       "fullinertia": [0.0015, 0.01, 0.01, 0, 0, 0],
-       "joint": {"name": "elbow", "axis": [0, 1, 0], "force_limit": 4,
-                 "activation": {"dynamics": "filterexact", "time_constant": 0.03, "early": true}}},
-      {"name": "hand", "parent": "lower", "pos": [0.35, 0, 0], "mass": 0.3,
-       "com": [0.07, 0, 0.02], "fullinertia": [0.0004, 0.001, 0.001, 0, 0.0001, 0],
-       "joint": {"name": "wrist", "axis": [0, 0.6, 0.8], "armature": 0.01,
-                 "activation": {"dynamics": "integrator"}}},
-      {"name": "finger", "parent": "hand", "pos": [0.15, 0, 0.05], "mass": 0.1,
-       "com": [0.03, 0, 0], "fullinertia": [0.0001, 0.0002, 0.0002, 0, 0, 0],
-       "joint": {"name": "ext", "type": "slide", "axis": [1, 0, 0], "damping": 0.5}}],
-    "torque_limits": {"enabled": true, "sharpness": 3}
-  })");
+  std::ifstream in(std::string(STEER_SOURCE_DIR) + "/tests/data/activation_arm.json");
+  nlohmann::json model = nlohmann::json::parse(in);
   model["integrator"] = integrator;
   return parse_config(
       {{"name", "activation_arm"},

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 
 #include "config/config.h"
 #include "config_errors.h"
+#include "articulated_steps.h"
 #include "gradient_suite.h"
 #include "models/articulated/articulated_setup.h"
 #include "models/articulated/config_articulated.h"
@@ -35,30 +37,11 @@ using namespace steer::testing;
 
 namespace {
 
-// an arm with shoulder (filter, τ = 50 ms, a servo on it), elbow (filterexact, τ = 30 ms,
-// early), wrist (integrator) and a slide without activation
+// tests/data/activation_arm.json: an arm with shoulder (filter, τ = 50 ms, a servo on it), elbow
+// (filterexact, τ = 30 ms, early), wrist (integrator) and a slide without activation
 nlohmann::json arm_model() {
-  return nlohmann::json::parse(R"({
-    "type": "articulated", "integrator": "euler", "gravity": 9.81,
-    "bodies": [
-      {"name": "upper", "pos": [0, 0, 1.5], "mass": 1.0, "com": [0.2, 0, 0],
-       "fullinertia": [0.002, 0.015, 0.015, 0, 0, 0],
-       "joint": {"name": "shoulder", "axis": [0, 1, 0], "damping": 0.2, "kp": 4, "kv": 0.4,
-                 "target": 0.2, "force_limit": 6,
-                 "activation": {"dynamics": "filter", "time_constant": 0.05}}},
-      {"name": "lower", "parent": "upper", "pos": [0.4, 0, 0], "mass": 0.8, "com": [0.17, 0, 0],
-       "fullinertia": [0.0015, 0.01, 0.01, 0, 0, 0],
-       "joint": {"name": "elbow", "axis": [0, 1, 0], "force_limit": 4,
-                 "activation": {"dynamics": "filterexact", "time_constant": 0.03, "early": true}}},
-      {"name": "hand", "parent": "lower", "pos": [0.35, 0, 0], "mass": 0.3,
-       "com": [0.07, 0, 0.02], "fullinertia": [0.0004, 0.001, 0.001, 0, 0.0001, 0],
-       "joint": {"name": "wrist", "axis": [0, 0.6, 0.8], "armature": 0.01,
-                 "activation": {"dynamics": "integrator"}}},
-      {"name": "finger", "parent": "hand", "pos": [0.15, 0, 0.05], "mass": 0.1,
-       "com": [0.03, 0, 0], "fullinertia": [0.0001, 0.0002, 0.0002, 0, 0, 0],
-       "joint": {"name": "ext", "type": "slide", "axis": [1, 0, 0], "damping": 0.5}}],
-    "torque_limits": {"enabled": true, "sharpness": 3}
-  })");
+  std::ifstream in(std::string(STEER_SOURCE_DIR) + "/tests/data/activation_arm.json");
+  return nlohmann::json::parse(in);
 }
 
 nlohmann::json config_json(const nlohmann::json& model) {
@@ -168,30 +151,14 @@ struct SlideRun {
 };
 SlideRun run_slide(const ExperimentConfig& c, double F, double a0) {
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
-  const int T = c.steps, nx = m.nx();
-  std::vector<double> xs(size_t((T + 1) * nx), 0.0), u = {F}, p = c.theta;
-  xs[2] = a0;
+  std::vector<double> x0(size_t(m.nx()), 0.0);
+  x0[2] = a0;
+  const HeldRun h = held_run(m, x0, {F}, c.theta, c.steps, 0);
   SlideRun r;
-  for (int k = 0; k < T; ++k) {
-    auto XN = view(xs.data() + (k + 1) * nx);
-    m.step<double>(k, view(xs.data() + k * nx), view(u.data()), view(p.data()), XN);
-  }
-  for (int k = 0; k <= T; ++k) r.act.push_back(xs[size_t(k * nx + 2)]);
-  r.x = xs[size_t(T * nx)];
-  std::vector<double> lam(size_t(nx), 0.0), ap(p.size(), 0.0);
-  lam[0] = 1;
-  r.dx_dF = 0;
-  for (int k = T - 1; k >= 0; --k) {
-    std::vector<double> ax(size_t(nx), 0.0), au(1, 0.0);
-    auto AX = view(ax.data());
-    auto AU = view(au.data());
-    auto AP = view(ap.data());
-    m.adj_step<double>(k, view(xs.data() + k * nx), view(u.data()), view(p.data()), AX, AU, AP,
-                       view(lam.data()));
-    r.dx_dF += au[0];
-    lam = ax;
-  }
-  r.dx_da0 = lam[2];
+  for (int k = 0; k <= c.steps; ++k) r.act.push_back(h.xs[size_t(k * m.nx() + 2)]);
+  r.x = h.xs[size_t(c.steps * m.nx())];
+  r.dx_dF = h.grad_u[0];
+  r.dx_da0 = h.grad_x0[2];
   return r;
 }
 

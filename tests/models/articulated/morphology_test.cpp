@@ -20,9 +20,12 @@
 #include "config/config.h"
 #include "models/articulated/articulated_setup.h"
 #include "models/articulated/config_articulated.h"
+#include "articulated_steps.h"
 #include "steer/models/articulated.h"
 
 using namespace steer;
+using steer::testing::held_run;
+using steer::testing::HeldRun;
 
 namespace {
 
@@ -52,27 +55,11 @@ ExperimentConfig pendulum(double L, const std::string& integrator, double dt, do
 // q(T) and ∂q(T)/∂L (L = −bob.pos.z) by the model's step and adjoint from q0 at rest
 void swing(const ExperimentConfig& c, double q0, double& qT, double& dqT_dL) {
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
-  const int T = c.steps, nx = m.nx();
-  std::vector<double> xs(size_t((T + 1) * nx), 0.0), u(1, 0.0), p = c.theta;
-  xs[0] = q0;
-  for (int k = 0; k < T; ++k) {
-    auto XN = view(xs.data() + (k + 1) * nx);
-    m.step<double>(k, view(xs.data() + k * nx), view(u.data()), view(p.data()), XN);
-  }
-  qT = xs[size_t(T * nx)];
-  std::vector<double> lam(size_t(nx), 0.0), ap(p.size(), 0.0);
-  lam[0] = 1;
-  for (int k = T - 1; k >= 0; --k) {
-    std::vector<double> ax(size_t(nx), 0.0), au(1, 0.0);
-    auto AX = view(ax.data());
-    auto AU = view(au.data());
-    auto AP = view(ap.data());
-    m.adj_step<double>(k, view(xs.data() + k * nx), view(u.data()), view(p.data()), AX, AU, AP,
-                       view(lam.data()));
-    lam = ax;
-  }
-  const int z = c.info.param_index("bob.pos.z");
-  dqT_dL = -ap[size_t(z)];
+  std::vector<double> x0(size_t(m.nx()), 0.0);
+  x0[0] = q0;
+  const HeldRun r = held_run(m, x0, {0.0}, c.theta, c.steps, 0);
+  qT = r.xs[size_t(c.steps * m.nx())];
+  dqT_dL = -r.grad_p[size_t(c.info.param_index("bob.pos.z"))];
 }
 
 // d/dL of q0 cos ωT, ω² = m g L / (m L² + I)
