@@ -61,13 +61,15 @@ std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c,
                                                     const RecordedTrajectory& tr, int max_rollouts);
 
 // Free-motion rollouts' mechanical energy E and kinetic energy KE [J] at each kept frame, by
-// the model's own energy functions.
-template <class Model>
+// the model's own energy functions; map_theta(θ) gives the θ the model reads, where the runner
+// maps it (RunnerHooks::map_parameters)
+template <class Model, class MapTheta>
 nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m,
                                   const nlohmann::json& art, const RecordedTrajectory& tr,
-                                  int max_rollouts, int max_frames) {
+                                  int max_rollouts, int max_frames, const MapTheta& map_theta) {
   nlohmann::json out = nlohmann::json::array();
-  for (const FreeMotionRollout& f : free_motion_rollouts(c, art, tr, max_rollouts)) {
+  for (FreeMotionRollout f : free_motion_rollouts(c, art, tr, max_rollouts)) {
+    f.theta = map_theta(f.theta);
     const auto& ro = tr.rollouts[size_t(f.index)];
     nlohmann::json t = nlohmann::json::array(), e = nlohmann::json::array(),
                    ke = nlohmann::json::array();
@@ -79,6 +81,13 @@ nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m,
     out.push_back({{"rollout", ro.rollout}, {"t", t}, {"E", e}, {"KE", ke}});
   }
   return out;
+}
+template <class Model>
+nlohmann::json free_motion_energy(const ExperimentConfig& c, const Model& m,
+                                  const nlohmann::json& art, const RecordedTrajectory& tr,
+                                  int max_rollouts, int max_frames) {
+  return free_motion_energy(c, m, art, tr, max_rollouts, max_frames,
+                            [](const std::vector<double>& th) { return th; });
 }
 
 }  // namespace steer

@@ -29,6 +29,12 @@ struct RunnerHooks {
   static bool measures_penetration(const Model&) { return false; }
   // the contact depth below the ground at state x, parameters p [m] (> 0: penetrating)
   static double penetration(const Model&, View<const double>, View<const double>) { return -1e300; }
+  // A parameter map θ_eff = D(θ) the runner applies to each rollout's θ before the model sees
+  // it (design slots the step does not read, mapped onto those it does), and its transpose
+  // θ̄ += (∂D/∂θ)ᵀ θ̄_eff on the gradient after; np slots each. None by default.
+  bool maps_parameters() const { return false; }
+  void map_parameters(const double*, double*) const {}
+  void adj_map_parameters(const double*, const double*, double*) const {}
 };
 
 template <class Model, class S, class Hooks = RunnerHooks<Model>>
@@ -67,16 +73,19 @@ class ModelRunner final : public BatchRunner {
 
   void step(int k, const double* x, const double* u, const double* p, double* xn) const override {
     View<double> out{xn, 1};
+    const std::vector<double> pe = mapped(p);
     model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1},
-                                 View<const double>{p, 1}, out);
+                                 View<const double>{pe.data(), 1}, out);
   }
   double center_of_mass(const double* x, const double* p, int axis) const override {
+    const std::vector<double> pe = mapped(p);
     return model_.template center_of_mass<double>(View<const double>{x, 1},
-                                                  View<const double>{p, 1}, axis);
+                                                  View<const double>{pe.data(), 1}, axis);
   }
   bool measures_penetration() const override { return Hooks::measures_penetration(model_); }
   double penetration(const double* x, const double* p) const override {
-    return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{p, 1});
+    const std::vector<double> pe = mapped(p);
+    return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{pe.data(), 1});
   }
 
   long long step_tape_bytes() const override { return step_tape_bytes_of<Model, S>(model_, 0); }
@@ -85,8 +94,7 @@ class ModelRunner final : public BatchRunner {
                             bool taped) const override {
     std::vector<double> x(b.x0_of(0), b.x0_of(0) + nx_), xn(static_cast<size_t>(nx_)),
         u(static_cast<size_t>(nu_));
-    const std::vector<double> p(b.theta_of(0), b.theta_of(0) + np_),
-        seed(static_cast<size_t>(nx_), 1.0);
+    const std::vector<double> p = mapped(b.theta_of(0)), seed(static_cast<size_t>(nx_), 1.0);
     samples = std::min(steps, samples);
     StepWorkCounts w;
     for (int k = 0, taken = 0; k < steps && taken < samples; ++k) {
@@ -116,9 +124,61 @@ class ModelRunner final : public BatchRunner {
   }
 
  private:
+  // θ_eff of one rollout (θ itself without a parameter map)
+  std::vector<double> mapped(const double* p) const {
+    std::vector<double> pe(p, p + np_);
+    if (hooks_.maps_parameters()) hooks_.map_parameters(p, pe.data());
+    return pe;
+  }
+
+  // the batch with each rollout's θ mapped (Hooks::map_parameters), x0 and u viewed in place;
+  // the gradient taken back through the map
+  template <class R>
+  void run_mapped(const Batch<R>& batch, const RolloutShape& sh, bool want_grad,
+                  BatchResult<R>& out, int threads, CudaRunStats* stats) const {
+    if (batch.memory() == Memory::kDevice)
+      throw std::logic_error(
+          "BatchRunner::run: a model with a parameter map takes its batch in host memory");
+    const int B = batch.size;
+    std::vector<R> th(size_t(B) * np_);
+    std::vector<double> in(static_cast<size_t>(np_)), eff(static_cast<size_t>(np_));
+    for (int b = 0; b < B; ++b) {
+      for (int i = 0; i < np_; ++i) in[size_t(i)] = double(batch.theta_of(b)[i]);
+      hooks_.map_parameters(in.data(), eff.data());
+      for (int i = 0; i < np_; ++i) th[size_t(b) * np_ + i] = R(eff[size_t(i)]);
+    }
+    Batch<R> mb;
+    mb.size = B, mb.nx = batch.nx, mb.nu = batch.nu, mb.np = batch.np, mb.steps = batch.steps;
+    mb.view_inputs(batch.x0_data(), batch.u_data(), th.data());
+    run_direct(mb, sh, want_grad, out, threads, stats);
+    if (!want_grad || out.grad_theta.empty()) return;
+    std::vector<double> ge(static_cast<size_t>(np_)), g(static_cast<size_t>(np_));
+    for (int b = 0; b < B; ++b) {
+      for (int i = 0; i < np_; ++i) {
+        in[size_t(i)] = double(batch.theta_of(b)[i]);
+        ge[size_t(i)] = double(out.grad_theta[size_t(b) * np_ + i]);
+        g[size_t(i)] = 0;
+      }
+      hooks_.adj_map_parameters(in.data(), ge.data(), g.data());
+      for (int i = 0; i < np_; ++i) out.grad_theta[size_t(b) * np_ + i] = R(g[size_t(i)]);
+    }
+  }
+
   template <class R>
   void run_in(const Batch<R>& batch, const RolloutShape& sh, bool want_grad, BatchResult<R>& out,
               int threads, CudaRunStats* stats) const {
+    if constexpr (std::is_same<R, S>::value) {
+      if (hooks_.maps_parameters()) {
+        run_mapped(batch, sh, want_grad, out, threads, stats);
+        return;
+      }
+    }
+    run_direct(batch, sh, want_grad, out, threads, stats);
+  }
+
+  template <class R>
+  void run_direct(const Batch<R>& batch, const RolloutShape& sh, bool want_grad,
+                  BatchResult<R>& out, int threads, CudaRunStats* stats) const {
     if constexpr (!std::is_same<R, S>::value) {
       (void)batch, (void)sh, (void)want_grad, (void)out, (void)threads, (void)stats;
       throw std::logic_error(std::string("BatchRunner::run: a ") +

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <type_traits>
 
 #include "models/articulated/articulated_runner.h"
+#include "models/articulated/articulated_setup.h"
 #include "problem/model_runner.h"
 
 namespace steer {
@@ -15,6 +17,15 @@ struct ArticulatedRunnerHooks : RunnerHooks<Model> {
   // the adjoint differentiates only the parameters that are variables, unless every θ slot's
   // gradient is asked for (n_grad_params = −1, as parsed)
   void bind(const ExperimentConfig& c, Model& m, const RunnerOptions& options) {
+    if constexpr (std::is_same<Model, ArticulatedLarge>::value) {
+      if (m.morphology) {
+        morphology_ = c.model_state<ArticulatedSetup>().morphology;
+        model_ = &m;
+        // a design slot's gradient is the mapped slots' (the bodies' and the points'), so the
+        // adjoint computes every slot's
+        return;
+      }
+    }
     if (options.every_parameter_gradient) return;
     m.n_grad_params = 0;
     for (const auto& v : c.variables)
@@ -26,6 +37,20 @@ struct ArticulatedRunnerHooks : RunnerHooks<Model> {
   static double penetration(const Model& m, View<const double> x, View<const double> p) {
     return m.template penetration<double>(x, p);
   }
+  // model.morphology's design slots (morphology.h), on the large capacity only
+  bool maps_parameters() const { return model_ != nullptr; }
+  void map_parameters(const double* theta, double* out) const {
+    if constexpr (std::is_same<Model, ArticulatedLarge>::value)
+      morphology_map(morphology_, *model_, theta, out);
+  }
+  void adj_map_parameters(const double* theta, const double* grad_eff, double* grad) const {
+    if constexpr (std::is_same<Model, ArticulatedLarge>::value)
+      morphology_adjoint(morphology_, *model_, theta, grad_eff, grad);
+  }
+
+ private:
+  Morphology morphology_;
+  const ArticulatedLarge* model_ = nullptr;
 };
 
 template <class Model>

@@ -10,6 +10,7 @@
 
 #include "config/json_reader.h"
 #include "steer/batch.h"
+#include "models/articulated/morphology.h"
 #include "steer/models/articulated.h"
 
 namespace steer {
@@ -20,6 +21,10 @@ struct ArticulatedNames {
   std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
   std::vector<std::string> pairs;             // per contact pair (model.pairs), in index order
   std::vector<std::string> tendons;           // per fixed tendon, in index order
+  // per ground point (model.contacts), in index order: its name, the model.geoms entry it
+  // belongs to (empty: none) and its end along that geom's axis (−1, 0, +1)
+  std::vector<std::string> points, point_geoms;
+  std::vector<int> point_ends;
   std::vector<std::array<double, 2>> ranges;  // per joint [rad or m]
   // per joint, its PD target's range (θ's <joint>.target bounds): the joint's range, or the
   // narrower target_range (an imported servo's ctrlrange)
@@ -81,6 +86,8 @@ struct ArticulatedSetup {
   bool legged_tree = false;
   ArticulatedLegged legged;
   ArticulatedNames names;
+  // model.morphology's design slots (morphology.h)
+  Morphology morphology;
   // site s's index by name (model.sites or an imported model's sites), −1 when there is none
   int site_index(const std::string& name) const {
     for (size_t s = 0; s < names.sites.size(); ++s)

@@ -387,7 +387,7 @@ void parse_imported_model(const JsonObject& m, ExperimentConfig& c) {
   nlohmann::json overrides = nlohmann::json::array();
   for (const char* k : {"integrator", "gravity", "all_joints", "targets", "torque_limits", "tip",
                         "keyframes", "contact", "contacts", "pairs", "joint_limits", "tendons",
-                        "fluid", "frictionloss_velocity", "included_from"}) {
+                        "fluid", "frictionloss_velocity", "morphology", "geoms", "included_from"}) {
     if (!m.has(k)) continue;
     const nlohmann::json& o = m.raw(k);
     if (o.is_object() && merged.contains(k) && merged[k].is_object())
@@ -1373,9 +1373,12 @@ void parse_articulated_arm(const JsonObject& m, ExperimentConfig& c) {
   parse_joint_friction(m, p);
   parse_activation_slots(m, a, names);
   const double gravity = parse_gravity(m, a);
+  parse_morphology(m, p.body_index, names.point_geoms, names.point_ends, a, setup.morphology);
 
   c.info = articulated_info(a, names);
+  morphology_slots(a, names, setup.morphology, c.info);
   fill_theta(c, p, gravity, sharp, contact_values);
+  morphology_theta(a, setup.morphology, c.theta.data());
   setup.large_tree = !articulated_fits<Articulated>(a);
   if (!setup.large_tree) articulated_copy(a, setup.model);
   setup.legged_tree = setup.large_tree && articulated_fits<ArticulatedLegged>(a);
@@ -1390,6 +1393,13 @@ bool articulated_check_physical(const ExperimentConfig& c, const double* theta,
                                 PhysicalViolation& v) {
   const ArticulatedLarge& a = c.model_state<ArticulatedSetup>().large;
   const ArticulatedNames& names = c.model_state<ArticulatedSetup>().names;
+  // with model.morphology the bodies are judged as they run: after their scale and geom sizes
+  std::vector<double> mapped;
+  if (a.morphology) {
+    mapped.resize(size_t(a.np()));
+    morphology_map(c.model_state<ArticulatedSetup>().morphology, a, theta, mapped.data());
+    theta = mapped.data();
+  }
   for (int b = 0; b < a.n_bodies; ++b) {
     // (the frames steer adds are massless by construction: names.entry)
     if (names.is_frame(b)) continue;
@@ -1531,6 +1541,13 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                            : "implicit through the saturation: unsaturated predictor + " +
                                  std::to_string(a.servo_newton) + " Newton iterations";
   articulated_contact_json(a, names, m);
+  const Morphology& morph = c.model_state<ArticulatedSetup>().morphology;
+  if (!morph.geoms.empty()) m["geoms"] = morphology_json(a, names, morph);
+  if (a.morphology)
+    m["morphology"] =
+        "design slots mapped onto theta per rollout: <body>.scale (mass and inertia), "
+        "<geom>.size.radius|half_length (ground points, and mass and inertia at the geom's "
+        "density where mass_follows_size); ground points' centres and radii are slots";
   if (a.joint_limits)
     m["joint_limits"] = {
         {"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},

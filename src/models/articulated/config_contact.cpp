@@ -39,8 +39,9 @@ const ContactSlot kContactSlots[] = {
 
 // model.contacts: [{"name", "body", "pos", "radius"}], at most ArticulatedLarge::kMaxGroundPoints
 void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& body_index,
-                         ArticulatedLarge& a) {
+                         ArticulatedLarge& a, ArticulatedNames& names) {
   a.ground.n_points = 0;
+  names.points.clear(), names.point_geoms.clear(), names.point_ends.clear();
   if (!m.has("contacts")) return;
   const auto& list = m.raw("contacts");
   const std::string lp = m.key_path("contacts");
@@ -68,6 +69,10 @@ void parse_ground_points(const JsonObject& m, const std::map<std::string, int>& 
       config_fail(co.key_path("body"), "'" + excerpt(cb) + "' is not a body of model.bodies");
     std::vector<double> pos = co.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
     const double radius = co.number("radius", 0.0, Range::closed(0, 1e3));
+    // the model.geoms entry the point belongs to (model.morphology moves it with the geom's size)
+    names.points.push_back(cn);
+    names.point_geoms.push_back(co.string("geom", ""));
+    names.point_ends.push_back(int(co.integer("end", 0, -1, 1)));
     co.finish();
     const int c = a.ground.n_points++;
     a.ground.body[c] = it->second;
@@ -223,7 +228,7 @@ void parse_articulated_contact(const JsonObject& m, const std::map<std::string, 
   std::vector<double> to = tip.numbers("pos", {0, 0, 0}, Range::closed(-1e3, 1e3), 3);
   for (int i = 0; i < 3; ++i) a.tip_offset[i] = to[i];
   tip.finish();
-  parse_ground_points(m, body_index, a);
+  parse_ground_points(m, body_index, a, names);
   parse_pairs(m, body_index, a, names);
   JsonObject ct = m.object("contact");
   a.contact = ct.boolean("enabled", false);

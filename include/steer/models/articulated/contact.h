@@ -49,9 +49,20 @@ STEER_HD NormalLawParams<S> ground_law_params(const Model& m, const PIn& p) {
   return q;
 }
 
-// ground point c's contact point x_c = c − r ẑ [m] (the sphere's lowest point)
-template <class Model, class S>
-STEER_HD void ground_point(const Model& m, const typename Model::template Kin<S>& K, int c, S* xc) {
+// ground point c's contact point x_c = c − r ẑ [m] (the sphere's lowest point); its centre (body
+// frame) and radius r are the model's constants, or θ's p_ground slots with model.morphology
+template <class Model, class S, class PIn>
+STEER_HD void ground_point(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
+                           int c, S* xc) {
+  if (m.ground_in_theta()) {
+    const int b = m.ground.body[c];
+    S r[3], o[3];
+    for (int i = 0; i < 3; ++i) r[i] = S(p[m.p_ground(c, i)]) - S(m.joint_pos[b][i]);
+    Model::rotate(K.R[b], r, o);
+    for (int i = 0; i < 3; ++i) xc[i] = K.P[b][i] + o[i];
+    xc[2] -= S(p[m.p_ground(c, 3)]);
+    return;
+  }
   m.body_point(K, m.ground.body[c], m.ground.pos[c], xc);
   xc[2] -= S(m.ground.radius[c]);
 }
@@ -117,10 +128,13 @@ STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S
 // J_e = a_e × (x_c − p_e) (hinge) or a_e (slide) into ā_e, p̄_e and x̄_c; x_c moves with its
 // body as the sphere's centre does (the −r ẑ is fixed in the world), so x̄_c enters the body
 // as a force at p_b and the moment (c − p_b) × x̄_c about it
-template <class Model, class S>
-STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K, int c,
-                               const S* xc, int nd, const int* es, const S (*aj)[3], S* ax,
-                               typename Model::template KinAdj<S>& KA) {
+// With model.morphology the point's centre pos_c (c = p_b + R_b pos_c) and radius r are θ
+// slots: pos̄_c = R_bᵀ x̄_c and r̄ = −x̄_c,z.
+template <class Model, class S, class PIn, class PAdj>
+STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K,
+                               const PIn& p, int c, const S* xc, int nd, const int* es,
+                               const S (*aj)[3], S* ax, typename Model::template KinAdj<S>& KA,
+                               PAdj& adj_p) {
   for (int r = 0; r < nd; ++r) {
     const int e = es[r];
     if (m.joint[e] == Model::kSlide) {
@@ -133,7 +147,14 @@ STEER_HD void adj_ground_point(const Model& m, const typename Model::template Ki
     for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
   }
   const int b = m.ground.body[c];
-  const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + S(m.ground.radius[c]) - K.P[b][2]};
+  const S r = m.ground_in_theta() ? S(p[m.p_ground(c, 3)]) : S(m.ground.radius[c]);
+  const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + r - K.P[b][2]};
+  if (m.ground_in_theta()) {
+    for (int j = 0; j < 3; ++j)
+      adj_p[m.p_ground(c, j)] +=
+          K.R[b][j] * ax[0] + K.R[b][3 + j] * ax[1] + K.R[b][6 + j] * ax[2];
+    adj_p[m.p_ground(c, 3)] -= ax[2];
+  }
   S mx[3];
   Model::cross(rc, ax, mx);
   for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
@@ -149,7 +170,7 @@ STEER_HD void ground_contact_forces(const Model& m, const typename Model::templa
   for (int c = 0; c < m.ground.n_points; ++c) {
     S xc[3], J[Model::kMaxDof][3], vel[3], f[3];
     int es[Model::kMaxDof];
-    ground_point<Model, S>(m, K, c, xc);
+    ground_point<Model, S>(m, K, p, c, xc);
     const int nd =
         ground_jacobian<Model, S>(m, K, m.ground.body[c], xc, v, nullptr, J, es, vel, nullptr);
     ground_force<Model, S>(m, p, q, S(height - xc[2]), vel, f);
@@ -178,7 +199,7 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
     const int b = m.ground.body[c];
     S xc[3], J[Model::kMaxDof][3], vel[3], umu[3];
     int es[Model::kMaxDof];
-    ground_point<Model, S>(m, K, c, xc);
+    ground_point<Model, S>(m, K, p, c, xc);
     const int nd = ground_jacobian<Model, S>(m, K, b, xc, v, mu, J, es, vel, umu);
     const S d = height - xc[2];
     const NormalForce<S> nf = imp ? normal_impedance(d, vel[2], q) : normal_softplus(d, vel[2], q);
@@ -215,7 +236,7 @@ STEER_HD void adj_ground_contact_forces(const Model& m, const typename Model::te
       adj_v[j] += J[r][0] * avel[0] + J[r][1] * avel[1] + J[r][2] * avel[2];
       for (int i = 0; i < 3; ++i) aj[r][i] = f[i] * mu[j] + avel[i] * v[j];
     }
-    adj_ground_point<Model, S>(m, K, c, xc, nd, es, aj, ax, KA);
+    adj_ground_point<Model, S>(m, K, p, c, xc, nd, es, aj, ax, KA, adj_p);
   }
   if (m.ground.restitution) {
     // d_c = restitution_damping(e, k, m_c): d̄_c goes on to e, k and m_c

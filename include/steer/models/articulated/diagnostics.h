@@ -30,7 +30,7 @@ STEER_HD S contact_depth(const Model& m, const typename Model::template Kin<S>& 
   if (m.contact && c == 0) {
     m.tip_position(K, t);
   } else {
-    ground_point<Model, S>(m, K, c - (m.contact ? 1 : 0), t);
+    ground_point<Model, S>(m, K, p, c - (m.contact ? 1 : 0), t);
   }
   return height - t[2];
 }
@@ -79,7 +79,7 @@ inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x
   S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
   int es[kMaxDof];
   for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
-  ground_point<ArticulatedCap, S>(*this, K, g, xc);
+  ground_point<ArticulatedCap, S>(*this, K, p, g, xc);
   ground_jacobian<ArticulatedCap, S>(*this, K, ground.body[g], xc, v, nullptr, J, es, vel, nullptr);
   return depth > S(0) || S(S(dt) * vel[2] - depth) < S(0);
 }
@@ -130,7 +130,7 @@ ContactState contact_state(const Model& m, const XIn& x, const PIn& p, int c) {
     m.tip_position(K, pt);
     b = m.tip_body;
   } else {
-    ground_point<Model, double>(m, K, c - (m.contact ? 1 : 0), pt);
+    ground_point<Model, double>(m, K, p, c - (m.contact ? 1 : 0), pt);
     b = m.ground.body[c - (m.contact ? 1 : 0)];
   }
   ground_jacobian<Model, double>(m, K, b, pt, v, nullptr, J, es, vel, nullptr);

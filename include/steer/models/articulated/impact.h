@@ -58,10 +58,11 @@ template <class Model, class S>
 struct ImpactPoint {
   S xc[3], d0, jc[Model::kMaxDof][3], jd[3][Model::kMaxDof];
   int es[Model::kMaxDof], nd;
-  STEER_HD ImpactPoint(const Model& m, const typename Model::template Kin<S>& K, int c,
-                       const S& height) {
+  template <class PIn>
+  STEER_HD ImpactPoint(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
+                       int c, const S& height) {
     S vel[3], zero[Model::kMaxDof];
-    ground_point<Model, S>(m, K, c, xc);
+    ground_point<Model, S>(m, K, p, c, xc);
     for (int i = 0; i < m.n_dof; ++i) zero[i] = jd[0][i] = jd[1][i] = jd[2][i] = S(0);
     nd = ground_jacobian<Model, S>(m, K, m.ground.body[c], xc, zero, nullptr, jc, es, vel, nullptr);
     for (int r = 0; r < nd; ++r)
@@ -158,7 +159,7 @@ STEER_HD bool ground_impacts(const Model& m, const typename Model::template Step
   // a cheap first test: does any lane's point cross with q̇⁺?
   bool any = false;
   for (int c = 0; c < m.ground.n_points && !any; ++c) {
-    const ImpactPoint<Model, S> pt(m, t.K, c, height);
+    const ImpactPoint<Model, S> pt(m, t.K, p, c, height);
     any = any_lane(pt.d0 > S(0) && S(pt.d0 + h * pt.row_dot(m, 2, v)) < S(0));
   }
   if (!any) return false;
@@ -167,7 +168,7 @@ STEER_HD bool ground_impacts(const Model& m, const typename Model::template Step
   for (int sweep = 0; sweep < m.ground.impact_sweeps; ++sweep) {
     bool took = false;
     for (int c = 0; c < m.ground.n_points; ++c) {
-      const ImpactPoint<Model, S> pt(m, t.K, c, height);
+      const ImpactPoint<Model, S> pt(m, t.K, p, c, height);
       const Impulse<Model, S> im(m, pt, L, e, mu, vslip, v0, v);
       if (!any_lane(im.crossing)) continue;
       took = true;
@@ -206,7 +207,7 @@ STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template 
   impact_mass_factor(m, t, L);
   S ae = S(0), aheight = S(0), amu = S(0), avslip = S(0);
   for (int k = rec.n - 1; k >= 0; --k) {
-    const ImpactPoint<Model, S> pt(m, t.K, rec.point[k], height);
+    const ImpactPoint<Model, S> pt(m, t.K, p, rec.point[k], height);
     const S* vb = rec.v[k];
     const Impulse<Model, S> im(m, pt, L, e, mu, vslip, v0, vb);
     // Δq̇ = Σ_a imp_a y_a enters q̇_end and, weighted by 1 − s, q̇_pos
@@ -270,7 +271,7 @@ STEER_HD void adj_ground_impacts(const Model& m, const typename Model::template 
     for (int r = 0; r < pt.nd; ++r)
       for (int a = 0; a < 3; ++a) aj[r][a] = aJ[a][m.dof[pt.es[r]]];
     aheight -= ad0;
-    adj_ground_point<Model, S>(m, t.K, rec.point[k], pt.xc, pt.nd, pt.es, aj, ax, KA);
+    adj_ground_point<Model, S>(m, t.K, p, rec.point[k], pt.xc, pt.nd, pt.es, aj, ax, KA, ap);
   }
   ap[m.p_contact(kContactRestitution)] += ae;
   ap[m.p_contact(kContactFriction)] += amu;

@@ -7,7 +7,8 @@
 //   n_dof + k, p_contact(k) = p_global(kGlobalParams) + k (contact_set.h),
 //   p_tendon(t, k) = p_contact(GroundContacts::kParams) + kTendonParams t + k (fixed tendons),
 //   p_fluid(k) = p_tendon(n_tendons, 0) + k (fluid forces, when on),
-//   p_frictionloss(j) = p_fluid(kFluidParams when fluid, else 0) + j (joint friction, when on).
+//   p_frictionloss(j) = p_fluid(kFluidParams when fluid, else 0) + j (joint friction, when on),
+//   p_ground(c, k), p_design(i) after them (model.morphology, when on).
 #pragma once
 
 #include <cmath>
@@ -74,6 +75,14 @@ struct ArticulatedSettings {
   // capacities with kFluid run it
   bool joint_friction = false;
   double frictionloss_velocity = 0.1;
+  // morphology slots (config model.morphology; only capacities with kFluid run them): each ground
+  // point's centre in its body's frame and its radius are θ's p_ground(c, k) slots instead of
+  // the constants ground.pos and ground.radius (contact.h's ground_point), and n_design design
+  // slots follow them (a body's scale, an imported geom's radius and half-length) that the step
+  // never reads: the runner maps them onto the body and point slots before a batch runs
+  // (src/models/articulated/morphology.h) and their gradient back after
+  bool morphology = false;
+  int n_design = 0;
   // actuator activations (activation.h): states after q̇, one per joint with act_kind ≠ kActNone
   int n_act = 0;
   // parameters whose gradient adj_step computes; −1 = all (the hand adjoint gets them all at
@@ -116,9 +125,14 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxQ = kMaxDof + kMaxBalls;
   static constexpr int kMaxState = kMaxQ + 2 * kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
+  // the morphology slots (model.morphology): a ground point's centre and radius, and the design
+  // slots (a scale per body, an imported geom's radius and half-length per ground point at most)
+  static constexpr int kGroundPointParams = 4;
+  static constexpr int kMaxDesign = kMaxBodies + 2 * NP;
   static constexpr int kMaxParam =
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
-      kMaxTendons * kTendonParams + (kFluid ? kFluidParams + kMaxDof : 0);
+      kMaxTendons * kTendonParams +
+      (kFluid ? kFluidParams + kMaxDof + kGroundPointParams * NP + kMaxDesign : 0);
   static constexpr int kMaxContacts = 1;
   static constexpr int kMaxSites = NS;
   static constexpr int kMaxGroundPoints = NP;
@@ -307,7 +321,7 @@ struct ArticulatedCap : ArticulatedSettings {
   // stay as they were)
   STEER_HD int np() const {
     if (!kFluid) return p_tendon(n_tendons, 0);
-    return joint_friction ? p_frictionloss(n_dof) : p_fluid(fluid ? kFluidParams : 0);
+    return morphology ? p_design(n_design) : p_morphology();
   }
   STEER_HD int p_body(int b, int k) const { return b * kBodyParams + k; }
   STEER_HD int p_joint(int j, int k) const { return n_bodies * kBodyParams + j * kJointParams + k; }
@@ -318,6 +332,18 @@ struct ArticulatedCap : ArticulatedSettings {
   }
   STEER_HD int p_fluid(int k) const { return p_tendon(n_tendons, 0) + k; }
   STEER_HD int p_frictionloss(int j) const { return p_fluid(fluid ? kFluidParams : 0) + j; }
+  // the morphology slots (model.morphology): ground point c's centre (k = 0, 1, 2, body frame
+  // [m]) and radius (k = 3 [m]), then the design slots
+  STEER_HD int p_morphology() const {
+    return joint_friction ? p_frictionloss(n_dof) : p_fluid(fluid ? kFluidParams : 0);
+  }
+  STEER_HD int p_ground(int c, int k) const {
+    return p_morphology() + kGroundPointParams * c + k;
+  }
+  STEER_HD int p_design(int i) const { return p_ground(ground.n_points, 0) + i; }
+  // whether the ground points' geometry is read from θ (never where the capacity has no
+  // morphology slots: a constant there, so that the kernels keep the constants)
+  STEER_HD bool ground_in_theta() const { return kFluid && morphology; }
   // c_tj (tendon_coef)
   STEER_HD double tendon_c(int t, int j) const { return tendon_coef[t * n_dof + j]; }
 
@@ -701,7 +727,7 @@ inline bool articulated_fits(const From& from) {
          from.n_tendons <= To::kMaxTendons && from.ground.n_points <= To::kMaxGroundPoints &&
          from.n_pairs <= To::kMaxPairs && from.n_balls <= To::kMaxBalls &&
          (!from.fluid || To::kFluid) && (from.n_spatial == 0 || To::kFluid) &&
-         (!from.joint_friction || To::kFluid);
+         (!from.joint_friction || To::kFluid) && (!from.morphology || To::kFluid);
 }
 template <class To, class From>
 inline void articulated_copy(const From& from, To& to) {

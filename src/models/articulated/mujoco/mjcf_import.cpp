@@ -69,6 +69,7 @@
 // (cmake/mujoco_import.cmake; tested with 4.0.1): controls (ctrlrange) are addressed by
 // actuator_ctrladr and gears by actuator_outadr.
 #include "models/articulated/mjcf_import.h"
+#include "models/articulated/morphology.h"
 #include "models/articulated/mujoco/mujoco_library.h"
 
 #include <mujoco/mujoco.h>
@@ -260,6 +261,7 @@ struct MjcfImport {
   // sites and contact
   nlohmann::json sites = nlohmann::json::array();
   nlohmann::json contact = {{"enabled", false}};
+  nlohmann::json geoms = nlohmann::json::array();  // model.geoms: the points' spheres and capsules
   nlohmann::json tip;
   nlohmann::json points = nlohmann::json::array();
   nlohmann::json pairs = nlohmann::json::array();  // model.pairs: geom-geom contact
@@ -1429,6 +1431,113 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
   return plane;
 }
 
+// The density ρ [kg/m³] at which body b's compiled mass, centre of mass and inertia are those of
+// its geoms (MuJoCo's inertiafromgeom: each geom a solid of one density, summed): ρ = m_b / Σ V_g,
+// then the geoms' masses ρ V_g, their centres and inertias (sphere, capsule, cylinder, box,
+// ellipsoid about their centres, turned by their quats) summed about the body's centre must give
+// body_ipos and R(iquat) diag(body_inertia) R(iquat)ᵀ within 10⁻⁸ of the inertia's trace. 0 when
+// they do not (an <inertial> element, a mesh, geoms of other densities or with their own mass):
+// the body's mass and inertia then stay as the file gives them when a geom's size changes.
+double geom_density(const mjModel* m, int b) {
+  struct Part {
+    double mass, c[3], J[9];
+  };
+  std::vector<Part> parts;
+  double volume = 0;
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (m->geom_bodyid[g] != b) continue;
+    const double* sz = m->geom_size + 3 * g;
+    const double r = sz[0];
+    double v = 0, d[3] = {0, 0, 0};  // volume and principal moments per unit mass
+    switch (m->geom_type[g]) {
+      case mjGEOM_SPHERE:
+        v = 4.0 / 3.0 * M_PI * r * r * r;
+        d[0] = d[1] = d[2] = 0.4 * r * r;
+        break;
+      case mjGEOM_CAPSULE: {
+        double mass, ia, iz;
+        geom_mass_properties<double>(true, r, sz[1], 1.0, mass, ia, iz);
+        v = mass, d[0] = d[1] = ia / mass, d[2] = iz / mass;
+        break;
+      }
+      case mjGEOM_CYLINDER:
+        v = M_PI * r * r * 2 * sz[1];
+        d[0] = d[1] = (3 * r * r + 4 * sz[1] * sz[1]) / 12, d[2] = r * r / 2;
+        break;
+      case mjGEOM_BOX:
+        v = 8 * sz[0] * sz[1] * sz[2];
+        for (int i = 0; i < 3; ++i)
+          d[i] = (sz[(i + 1) % 3] * sz[(i + 1) % 3] + sz[(i + 2) % 3] * sz[(i + 2) % 3]) / 3;
+        break;
+      case mjGEOM_ELLIPSOID:
+        v = 4.0 / 3.0 * M_PI * sz[0] * sz[1] * sz[2];
+        for (int i = 0; i < 3; ++i)
+          d[i] = (sz[(i + 1) % 3] * sz[(i + 1) % 3] + sz[(i + 2) % 3] * sz[(i + 2) % 3]) / 5;
+        break;
+      default:
+        return 0;  // a plane, mesh, heightfield: not a solid of the kinds above
+    }
+    Part p;
+    p.mass = v;
+    for (int i = 0; i < 3; ++i) p.c[i] = m->geom_pos[3 * g + i];
+    double R[9];
+    quat_matrix(m->geom_quat + 4 * g, R);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        p.J[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] +
+                         R[3 * i + 2] * d[2] * R[3 * j + 2];
+    parts.push_back(p);
+    volume += v;
+  }
+  if (parts.empty() || !(volume > 0) || !(m->body_mass[b] > 0)) return 0;
+  const double rho = m->body_mass[b] / volume;
+  const double* com = m->body_ipos + 3 * b;
+  double I[9] = {}, c[3] = {};
+  for (const Part& p : parts)
+    for (int i = 0; i < 3; ++i) c[i] += rho * p.mass * p.c[i] / m->body_mass[b];
+  for (const Part& p : parts) {
+    const double dv[3] = {p.c[0] - com[0], p.c[1] - com[1], p.c[2] - com[2]};
+    const double n2 = dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        I[3 * i + j] += rho * p.mass * (p.J[3 * i + j] + (i == j ? n2 : 0) - dv[i] * dv[j]);
+  }
+  double R[9];
+  quat_matrix(m->body_iquat + 4 * b, R);
+  const double* dg = m->body_inertia + 3 * b;
+  const double scale = dg[0] + dg[1] + dg[2];
+  double err = 0;
+  for (int i = 0; i < 3; ++i) err = std::max(err, std::fabs(c[i] - com[i]));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double f = R[3 * i] * dg[0] * R[3 * j] + R[3 * i + 1] * dg[1] * R[3 * j + 1] +
+                       R[3 * i + 2] * dg[2] * R[3 * j + 2];
+      err = std::max(err, std::fabs(f - I[3 * i + j]) / scale);
+    }
+  return err < 1e-8 ? rho : 0;
+}
+
+// model.geoms' entry of a sphere or capsule that carries ground points (model.morphology's
+// design slots: its size moves them, and its mass where the body's inertia is its geoms')
+nlohmann::json morphology_geom(const mjModel* m, int g, const std::string& name,
+                               const std::string& body) {
+  nlohmann::json e = {{"name", name},
+                      {"body", body},
+                      {"pos", vec(m->geom_pos + 3 * g, 3)},
+                      {"radius", m->geom_size[3 * g]},
+                      {"density", geom_density(m, m->geom_bodyid[g])}};
+  if (m->geom_type[g] == mjGEOM_CAPSULE) {
+    double R[9];
+    quat_matrix(m->geom_quat + 4 * g, R);
+    e["type"] = "capsule";
+    e["axis"] = {R[2], R[5], R[8]};
+    e["half_length"] = m->geom_size[3 * g + 1];
+  } else {
+    e["type"] = "sphere";
+  }
+  return e;
+}
+
 // ground points against the plane at height z: a sphere at its centre, a capsule at the
 // centres of its two end caps (its axis is the geom's z, half-length size[1]); radius size[0];
 // contact.friction MuJoCo's pair friction max(μ_plane, μ_geom) when every pair's is the same
@@ -1445,7 +1554,9 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
     const double r = m->geom_size[3 * g] + margin;
     const double* c = m->geom_pos + 3 * g;
     if (m->geom_type[g] == mjGEOM_SPHERE) {
-      im.points.push_back({{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}});
+      im.points.push_back(
+          {{"name", gn}, {"body", bn}, {"pos", vec(c, 3)}, {"radius", r}, {"geom", gn}});
+      im.geoms.push_back(morphology_geom(m, g, gn, bn));
     } else if (m->geom_type[g] == mjGEOM_BOX || m->geom_type[g] == mjGEOM_CYLINDER) {
       for (const nlohmann::json& pt : flat_geom_points(m, g)) {
         nlohmann::json e = pt;
@@ -1465,8 +1576,11 @@ void import_ground_points(MjcfImport& im, int plane, const std::vector<int>& tou
         im.points.push_back({{"name", gn + (e == 0 ? ".end0" : ".end1")},
                              {"body", bn},
                              {"pos", vec(pe, 3)},
-                             {"radius", r}});
+                             {"radius", r},
+                             {"geom", gn},
+                             {"end", e == 0 ? -1 : 1}});
       }
+      im.geoms.push_back(morphology_geom(m, g, gn, bn));
     }
     const double pm = std::max(m->geom_friction[3 * plane], m->geom_friction[3 * g]);
     same_mu = same_mu && (mu < 0 || pm == mu);
@@ -1692,6 +1806,7 @@ ImportedModel imported_model(MjcfImport& im, const std::string& key, const std::
   out.model["contact"] = im.contact;
   if (!im.tip.is_null()) out.model["tip"] = im.tip;
   if (!im.points.empty()) out.model["contacts"] = im.points;
+  if (!im.geoms.empty()) out.model["geoms"] = im.geoms;
   if (!im.pairs.empty()) out.model["pairs"] = im.pairs;
   out.model["torque_limits"] = {{"enabled", im.any_force_limit}};
   out.model["joint_limits"] = {{"enabled", im.any_limited_joint || im.any_limited_tendon}};
