@@ -273,6 +273,34 @@ std::vector<int> resolve_slots(const ModelInfo& info, const std::string& path,
 
 namespace {
 
+// variables.<name>.moves: {"theta.<slot>": a, …}, the slots a parameter variable of one slot
+// also moves, a per unit of it (VariableSpec::moves)
+std::vector<std::pair<int, double>> parse_moves(const JsonObject& spec, const ExperimentConfig& c,
+                                                const VariableSpec& var, size_t slots) {
+  const std::string mp = spec.key_path("moves");
+  if (var.kind != VariableSpec::kParameter || slots != 1)
+    config_fail(mp, "applies to a variable of one θ slot (\"theta.<parameter>\"); '" +
+                        excerpt(var.name) + "' is " +
+                        (var.kind == VariableSpec::kParameter ? "a group" : "not a θ slot"));
+  const nlohmann::json& raw = spec.raw("moves");
+  if (!raw.is_object() || raw.empty())
+    config_fail(mp, "expected {\"theta.<parameter>\": coefficient, …}, at least one");
+  JsonObject mo(raw, mp);
+  std::vector<std::pair<int, double>> out;
+  for (auto it = raw.begin(); it != raw.end(); ++it) {
+    const std::string key = it.key();
+    const int j = key.rfind("theta.", 0) == 0 ? c.info.param_index(key.substr(6)) : -1;
+    if (j < 0)
+      config_fail(mo.key_path(key), "'" + excerpt(key) +
+                                        "' is not one θ slot of the model (theta.<parameter>)");
+    if (j == c.info.param_index(var.name.substr(6)))
+      config_fail(mo.key_path(key), "a variable does not move itself");
+    out.push_back({j, mo.number(key, 0.0, Range::closed(-1e6, 1e6))});
+  }
+  mo.finish();
+  return out;
+}
+
 void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentConfig& c) {
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     const std::string name = it.key();
@@ -331,11 +359,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
       config_fail(path + ".hold", "applies to controls (steps per piecewise-constant knot); '" +
                                       excerpt(name) + "' is one value");
     const int hold = int(spec.integer("hold", 1, 1, c.steps));
+    std::vector<std::pair<int, double>> moves;
+    if (spec.has("moves")) moves = parse_moves(spec, c, var, expanded.size());
     spec.finish();
     for (auto& e : expanded) {
       e.lower = lo;
       e.upper = hi;
       e.hold = hold;
+      e.moves = moves;
       // the nominal starting value must lie inside the bounds
       double nominal = e.kind == VariableSpec::kInitialState ? c.x0[e.index]
                        : e.kind == VariableSpec::kParameter  ? c.theta[e.index]
@@ -375,6 +406,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
                              std::to_string(e.lower) + ", " + std::to_string(e.upper) + "]");
     }
   }
+  // a moved slot is not a variable (the moves of several variables on one slot add up)
+  for (const auto& e : c.variables)
+    for (const auto& [j, a] : e.moves)
+      for (const auto& o : c.variables)
+        if (o.kind == VariableSpec::kParameter && o.index == j)
+          config_fail(v.key_path(e.name) + ".moves",
+                      "theta." + c.info.param_names[size_t(j)] +
+                          " is a variable itself; a variable moves other slots only");
   // parameter variables that also set initial-state slots (the model decides which)
   const ModelDef& def = model_of(c);
   if (def.tie_variables) def.tie_variables(c);

@@ -72,6 +72,11 @@ struct VariableSpec {
   // a parameter variable that also sets this initial-state slot (a robot starts at rest in
   // its rest shape: its rest positions are its initial positions); −1 = none
   int tied_state = -1;
+  // θ slots a parameter variable v also moves (variables.<name>.moves): slot j is
+  // θ0_j + Σ_v a_vj (v − v0), θ0 and v0 the rollout's values before the variables, summed over
+  // the variables that move it (a link's length moving the link below it and its geom's
+  // centre; a left leg following the right), and ∂L/∂v gains Σ_j a_vj ∂L/∂θ_j
+  std::vector<std::pair<int, double>> moves;
 };
 
 // per-rollout values of a slot or a group of slots: given explicitly (sweep, one value per

@@ -73,13 +73,19 @@ nlohmann::json ExperimentConfig::to_json() const {
     std::string unit = v.kind == VariableSpec::kInitialState ? info.state_units[v.index]
                        : v.kind == VariableSpec::kParameter  ? info.param_units[v.index]
                                                              : info.control_units[v.index];
-    vars.push_back({{"name", v.name},
-                    {"lower", v.lower},
-                    {"upper", v.upper},
-                    {"unit", unit},
-                    {"per_step", v.kind == VariableSpec::kControl},
-                    {"hold", v.hold},
-                    {"entries", v.length(steps)}});
+    nlohmann::json e = {{"name", v.name},
+                        {"lower", v.lower},
+                        {"upper", v.upper},
+                        {"unit", unit},
+                        {"per_step", v.kind == VariableSpec::kControl},
+                        {"hold", v.hold},
+                        {"entries", v.length(steps)}};
+    if (!v.moves.empty()) {
+      nlohmann::json mv = nlohmann::json::object();
+      for (const auto& [j, a] : v.moves) mv["theta." + info.param_names[size_t(j)]] = a;
+      e["moves"] = mv;
+    }
+    vars.push_back(e);
   }
   j["variables"] = vars;
   j["optimizer"] = {{"method", optimizer.method},

@@ -87,7 +87,10 @@ std::vector<FreeMotionRollout> free_motion_rollouts(const ExperimentConfig& c,
         known = false;
         break;
       }
-      th[v.index] = (*vars)[v.name]["final"].get<double>();
+      const double final_value = (*vars)[v.name]["final"].get<double>();
+      for (const auto& [j, a] : v.moves)  // the slots it moves (VariableSpec::moves)
+        th[size_t(j)] += a * (final_value - batch.theta_of(ro.rollout)[v.index]);
+      th[v.index] = final_value;
     }
     if (known) out.push_back({int(r), std::move(th)});
   }

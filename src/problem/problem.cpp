@@ -205,6 +205,7 @@ void check_physical_inputs(const ExperimentConfig& c, bool compare) {
         double& t = b.theta_of(r)[v.index];
         const double p = std::min(std::max(t, v.lower), v.upper);
         here = here || p != t;
+        for (const auto& [j, a] : v.moves) b.theta_of(r)[j] += a * (p - t);  // moved with it
         t = p;
       }
       if (here)

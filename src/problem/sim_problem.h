@@ -115,6 +115,11 @@ class SimProblem : public Problem {
         } else {
           // a tied parameter (rest position) also sets its initial-state slot
           if (var.tied_state >= 0) batch.x0_of(b)[var.tied_state] = S(v[o]);
+          // and the slots it moves, by a_j (v − v0) added to their values (the batch starts as
+          // the nominal one, so the moves of several variables on one slot add up)
+          const double shift = v[o] - double(base_.theta_of(b)[var.index]);
+          for (const auto& [j, a] : var.moves)
+            batch.theta_of(b)[j] = S(double(batch.theta_of(b)[j]) + a * shift);
           batch.theta_of(b)[var.index] = S(v[o++]);
         }
       }
@@ -162,6 +167,8 @@ class SimProblem : public Problem {
         } else {
           double gv = double(result_.grad_theta[size_t(b) * np + var.index]);
           if (var.tied_state >= 0) gv += double(result_.grad_x0[size_t(b) * nx + var.tied_state]);
+          for (const auto& [j, a] : var.moves)
+            gv += a * double(result_.grad_theta[size_t(b) * np + j]);
           g[o++] = gv;
         }
       }

@@ -29,7 +29,14 @@ struct ArticulatedRunnerHooks : RunnerHooks<Model> {
     if (options.every_parameter_gradient) return;
     m.n_grad_params = 0;
     for (const auto& v : c.variables)
-      if (v.kind == VariableSpec::kParameter) m.grad_params[m.n_grad_params++] = short(v.index);
+      if (v.kind == VariableSpec::kParameter) {
+        m.grad_params[m.n_grad_params++] = short(v.index);
+        for (const auto& mv : v.moves) {  // each moved slot once (several may move one)
+          bool listed = false;
+          for (int g = 0; g < m.n_grad_params; ++g) listed = listed || m.grad_params[g] == mv.first;
+          if (!listed) m.grad_params[m.n_grad_params++] = short(mv.first);
+        }
+      }
   }
   // the deepest contact's depth below the plane [m] (diagnostics.h): the fingertip's when it
   // is on, else the ground points'

@@ -20,13 +20,32 @@ double value_of(const D1& v) { return v.a; }
 
 // The body's inertial slots after its geoms' changes and its scale: in[10] = (m, c (3), I_c (6:
 // xx, yy, zz, xy, xz, yz, tensor elements about c, body frame)). Each geom of density ρ adds
-// δm = m_g(r, h) − m_g(r0, h0) at its centre c_g and δJ = J_g(r, h) − J_g(r0, h0) about it
-// (J_g = I_a E + (I_z − I_a) a aᵀ). About the body's origin the inertias add:
-//   m' = m + Σ δm,  c' = (m c + Σ δm c_g) / m',
-//   I_o' = I_c + m (|c|² E − c cᵀ) + Σ [δJ + δm (|c_g|² E − c_g c_gᵀ)],
+// its new solid (m_g(r, h) at c_g, J_g(r, h) about it, J_g = I_a E + (I_z − I_a) a aᵀ) and
+// takes away its nominal one (r0, h0, c_g0). About the body's origin masses, first moments
+// and inertias add:
+//   m' = m + Σ ±m_g,  c' = (m c + Σ ±m_g c_g) / m',
+//   I_o' = I_c + m (|c|² E − c cᵀ) + Σ ±[J_g + m_g (|c_g|² E − c_g c_gᵀ)],
 //   I_c' = I_o' − m' (|c'|² E − c' c'ᵀ);
 // then m'' = σ m', I'' = σ I_c'. With every size at its nominal value (in value, not in a
 // dual's partials) the geom part is skipped, so the slots keep their bits.
+// sign × a solid of mass m and moments ia (across its axis a), iz (along it) centred at c into
+// a body's mass, first moment m c and inertia about its origin (xx, yy, zz, xy, xz, yz):
+// J = ia E + (iz − ia) a aᵀ about c, plus m (|c|² E − c cᵀ)
+template <class S>
+void add_solid(const S& m, const S& ia, const S& iz, const S* c, const double* a, const S& sign,
+               S& mass, S* first, S* Io) {
+  const S n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+  const S J[6] = {ia + (iz - ia) * a[0] * a[0] + m * (n2 - c[0] * c[0]),
+                  ia + (iz - ia) * a[1] * a[1] + m * (n2 - c[1] * c[1]),
+                  ia + (iz - ia) * a[2] * a[2] + m * (n2 - c[2] * c[2]),
+                  (iz - ia) * a[0] * a[1] - m * c[0] * c[1],
+                  (iz - ia) * a[0] * a[2] - m * c[0] * c[2],
+                  (iz - ia) * a[1] * a[2] - m * c[1] * c[2]};
+  mass += sign * m;
+  for (int i = 0; i < 3; ++i) first[i] += sign * m * c[i];
+  for (int i = 0; i < 6; ++i) Io[i] += sign * J[i];
+}
+
 template <class S>
 void map_body(const Morphology& g, int b, const S* in, const S& scale,
               const S* design, S* out) {
@@ -34,9 +53,9 @@ void map_body(const Morphology& g, int b, const S* in, const S& scale,
   bool moved = !std::is_same<S, double>::value;
   for (const MorphologyGeom& e : g.geoms) {
     if (e.body != b || !(e.density > 0)) continue;
-    const S r = e.slot_radius >= 0 ? design[e.slot_radius] : S(e.radius);
-    const S h = e.slot_half_length >= 0 ? design[e.slot_half_length] : S(e.half_length);
-    moved = moved || value_of(r) != e.radius || value_of(h) != e.half_length;
+    moved = moved || value_of(design[e.slot_radius]) != e.radius ||
+            (e.slot_half_length >= 0 && value_of(design[e.slot_half_length]) != e.half_length);
+    for (int i = 0; i < 3; ++i) moved = moved || value_of(design[e.slot_offset + i]) != e.pos[i];
   }
   if (moved) {
     auto outer = [](const S* v, S* o) {  // |v|² E − v vᵀ as (xx, yy, zz, xy, xz, yz)
@@ -56,16 +75,12 @@ void map_body(const Morphology& g, int b, const S* in, const S& scale,
       S m1, ia1, iz1, m0, ia0, iz0;
       geom_mass_properties<S>(e.capsule, r, h, e.density, m1, ia1, iz1);
       geom_mass_properties<S>(e.capsule, S(e.radius), S(e.half_length), e.density, m0, ia0, iz0);
-      const S dm = m1 - m0, dia = ia1 - ia0, diz = iz1 - iz0;
-      const S cg[3] = {S(e.pos[0]), S(e.pos[1]), S(e.pos[2])};
-      const double* ax = e.axis;
-      const S dJ[6] = {dia + (diz - dia) * ax[0] * ax[0], dia + (diz - dia) * ax[1] * ax[1],
-                       dia + (diz - dia) * ax[2] * ax[2], (diz - dia) * ax[0] * ax[1],
-                       (diz - dia) * ax[0] * ax[2],       (diz - dia) * ax[1] * ax[2]};
-      outer(cg, t);
-      mass += dm;
-      for (int i = 0; i < 3; ++i) first[i] += dm * cg[i];
-      for (int i = 0; i < 6; ++i) Io[i] += dJ[i] + dm * t[i];
+      const S c1[3] = {design[e.slot_offset], design[e.slot_offset + 1],
+                       design[e.slot_offset + 2]};
+      const S c0[3] = {S(e.pos[0]), S(e.pos[1]), S(e.pos[2])};
+      // + the new solid (m1, J1 about c1), − the nominal one (m0, J0 about c0)
+      add_solid(m1, ia1, iz1, c1, e.axis, S(1), mass, first, Io);
+      add_solid(m0, ia0, iz0, c0, e.axis, S(-1), mass, first, Io);
     }
     S cn[3];
     for (int i = 0; i < 3; ++i) cn[i] = first[i] / mass;
@@ -78,15 +93,16 @@ void map_body(const Morphology& g, int b, const S* in, const S& scale,
   for (int i = 0; i < 6; ++i) out[4 + i] = out[4 + i] * scale;
 }
 
-// the ground point's centre and radius after its geom's change: c + e (h − h0) a, r + (r_g − r_g0)
+// the ground point's centre and radius after its geom's change:
+// c + (c_g − c_g0) + e (h − h0) a,  r + (r_g − r_g0)
 template <class S>
 void map_point(const MorphologyGeom& e, int end, const S* in, const S* design, S* out) {
-  for (int k = 0; k < 4; ++k) out[k] = in[k];
+  for (int i = 0; i < 3; ++i) out[i] = in[i] + (design[e.slot_offset + i] - S(e.pos[i]));
   if (e.slot_half_length >= 0 && end != 0) {
     const S dh = design[e.slot_half_length] - S(e.half_length);
-    for (int i = 0; i < 3; ++i) out[i] = in[i] + S(double(end) * e.axis[i]) * dh;
+    for (int i = 0; i < 3; ++i) out[i] = out[i] + S(double(end) * e.axis[i]) * dh;
   }
-  if (e.slot_radius >= 0) out[3] = in[3] + (design[e.slot_radius] - S(e.radius));
+  out[3] = in[3] + (design[e.slot_radius] - S(e.radius));
 }
 
 // the design slots of body b's map: its scale, then each of its geoms' sizes (indices into the
@@ -95,8 +111,9 @@ std::vector<int> body_design_slots(const Morphology& g, int b) {
   std::vector<int> s = {b};
   for (const MorphologyGeom& e : g.geoms)
     if (e.body == b && e.density > 0) {
-      if (e.slot_radius >= 0) s.push_back(e.slot_radius);
+      s.push_back(e.slot_radius);
       if (e.slot_half_length >= 0) s.push_back(e.slot_half_length);
+      for (int i = 0; i < 3; ++i) s.push_back(e.slot_offset + i);
     }
   return s;
 }
@@ -189,9 +206,11 @@ void morphology_adjoint(const Morphology& g, const ArticulatedLarge& a, const do
       seen[size_t(c)] = 1;
       const double* ge = grad_eff + a.p_ground(c, 0);
       for (int i = 0; i < 4; ++i) grad[a.p_ground(c, i)] += ge[i];
+      for (int i = 0; i < 3; ++i) gdesign[e.slot_offset + i] += ge[i];
       if (e.slot_half_length >= 0 && e.ends[k] != 0)
-        for (int i = 0; i < 3; ++i) gdesign[e.slot_half_length] += double(e.ends[k]) * e.axis[i] * ge[i];
-      if (e.slot_radius >= 0) gdesign[e.slot_radius] += ge[3];
+        for (int i = 0; i < 3; ++i)
+          gdesign[e.slot_half_length] += double(e.ends[k]) * e.axis[i] * ge[i];
+      gdesign[e.slot_radius] += ge[3];
     }
   for (int c = 0; c < a.ground.n_points; ++c)
     if (!seen[size_t(c)])
@@ -268,6 +287,8 @@ void parse_morphology(const JsonObject& m, const std::map<std::string, int>& bod
   for (MorphologyGeom& e : g.geoms) {
     e.slot_radius = a.n_design++;
     if (e.capsule) e.slot_half_length = a.n_design++;
+    e.slot_offset = a.n_design;
+    a.n_design += 3;
   }
 }
 
@@ -293,6 +314,11 @@ void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names,
     if (e.slot_half_length >= 0)
       info.set_param(a.p_design(e.slot_half_length), e.name + ".size.half_length", "m",
                      Range::closed(0, 1e3), "geom_half_length");
+    for (int i = 0; i < 3; ++i) {
+      info.set_param(a.p_design(e.slot_offset + i), e.name + ".offset." + kAxes[i], "m",
+                     Range::closed(-1e3, 1e3), "geom_offset");
+      info.param_groups[e.name + ".offset"].push_back(a.p_design(e.slot_offset + i));
+    }
   }
 }
 
@@ -306,6 +332,7 @@ void morphology_theta(const ArticulatedLarge& a, const Morphology& g, double* th
   for (const MorphologyGeom& e : g.geoms) {
     theta[a.p_design(e.slot_radius)] = e.radius;
     if (e.slot_half_length >= 0) theta[a.p_design(e.slot_half_length)] = e.half_length;
+    for (int i = 0; i < 3; ++i) theta[a.p_design(e.slot_offset + i)] = e.pos[i];
   }
 }
 

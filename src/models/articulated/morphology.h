@@ -3,11 +3,12 @@
 // gradient taken back through the map after it:
 //   <body>.scale σ_b             the body's mass and inertia times σ_b (its centre of mass stays)
 //   <geom>.size.radius r_g,      an imported sphere's or capsule's radius and a capsule's
-//   <geom>.size.half_length h_g  half-length: its ground points move with them (a capsule's end
-//                                caps by ±(h_g − h_g0) along its axis, every point's radius by
+//   <geom>.size.half_length h_g, half-length, and its centre c_g in its body's frame: its ground
+//   <geom>.offset.x|y|z c_g      points move with them (by c_g − c_g0, a capsule's end caps by
+//                                ±(h_g − h_g0) along its axis too, every point's radius by
 //                                r_g − r_g0), and, where the body's inertia is its geoms' at one
-//                                density ρ (MuJoCo's inertiafromgeom), the geom's mass and inertia
-//                                change as ρ times the new shape's less the nominal one's.
+//                                density ρ (MuJoCo's inertiafromgeom), the body's mass, centre and
+//                                inertia lose the nominal solid and gain the new one (ρ each).
 // With every design slot at its nominal value the map leaves θ's bits as they are.
 #pragma once
 
@@ -33,6 +34,7 @@ struct MorphologyGeom {
   double density = 0;             // ρ [kg/m³]; 0: the body's mass and inertia do not follow it
   int slot_radius = -1;           // its design slots (ArticulatedCap::p_design), −1: none
   int slot_half_length = -1;
+  int slot_offset = -1;           // its centre's three (x, y, z)
   std::vector<int> points, ends;  // the ground points it carries, each one's end (−1, 0, +1)
 };
 

@@ -12,7 +12,11 @@
 //   - physics: a single body's motion under gravity does not change when its mass and inertia
 //     are scaled together, so ∂q(T)/∂σ = 0 (to 1e-12 of ∂q(T)/∂m's scale), where its mass
 //     alone does move it;
-//   - the config: slot names and ranges, the effective model's geoms, refusals naming the key.
+//   - the config: slot names and ranges, the effective model's geoms, refusals naming the key;
+//   - variables.<name>.moves: a thigh's length variable that also moves its capsule's centre and
+//     the shin below it (and a second variable moving the same centre: their moves add up);
+//     the problem's gradient against centred FD of the problem (1e-6 relative), the slots it
+//     moves in the simulated θ, refusals naming the key.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -280,6 +284,78 @@ TEST(GeomSize, SlotsEffectiveModelAndRefusals) {
   bad = leg_model();
   bad["geoms"][0]["axis"] = {0, 0, 0};
   refused(bad, "model.geoms[0].axis");
+}
+
+TEST(GeomSize, MovesTieSlotsToAVariable) {
+  nlohmann::json j = {
+      {"name", "leg"},
+      {"model", leg_model()},
+      {"simulation", {{"dt", 2e-3}, {"steps", 150}, {"precision", "float64"}}},
+      {"batch", {{"size", 2}, {"sweep", {{"theta.shin.mass", {1.5, 1.7}}}}}},
+      {"initial_state", {{"q", {0.0, 1.57}}, {"v", {1.0, -1.0}}}},
+      {"loss",
+       {{"terminal", {{{"state", "hip.q"}, {"target", 0.5}}, {{"state", "knee.v"}, {"target", 0}}}},
+        {"com_displacement", {{"axis", "x"}, {"weight", -1}}}}},
+      {"variables",
+       {{"theta.thigh_geom.size.half_length",
+         {{"lower", 0.15},
+          {"upper", 0.3},
+          {"moves", {{"theta.thigh_geom.offset.z", -1.0}, {"theta.shin.pos.z", -2.0}}}}},
+        {"theta.foot.size.radius",
+         {{"lower", 0.03}, {"upper", 0.1}, {"moves", {{"theta.thigh_geom.offset.z", 0.5}}}}}}},
+      {"validation", {{"enabled", false}}}};
+  const ExperimentConfig c = parse_config(j);
+  ASSERT_EQ(c.variables.size(), 2u);
+  // (the variables in the order of their names: the foot's radius, then the thigh's length)
+  ASSERT_EQ(c.variables[1].name, "theta.thigh_geom.size.half_length");
+  EXPECT_EQ(c.variables[1].moves.size(), 2u);
+  std::unique_ptr<Problem> p = make_problem(c, BackendKind::kCpu, 1);
+  const int nv = p->num_vars();
+  std::vector<double> v = p->initial();
+  for (int b = 0; b < 2; ++b) v[size_t(b * nv)] = 0.065, v[size_t(b * nv + 1)] = 0.24;
+  // the simulated θ: the moved slots follow both variables, from each rollout's own values
+  const std::vector<double> th = p->parameters(v);
+  const int np = c.info.np();
+  const int oz = c.info.param_index("thigh_geom.offset.z"), sz = c.info.param_index("shin.pos.z");
+  EXPECT_NEAR(th[size_t(oz)], -0.2 - 1.0 * 0.04 + 0.5 * 0.005, 1e-15);
+  EXPECT_NEAR(th[size_t(sz)], -0.4 - 2.0 * 0.04, 1e-15);
+  EXPECT_NEAR(th[size_t(np + sz)], -0.4 - 2.0 * 0.04, 1e-15);
+  Evaluation ev;
+  p->evaluate(v, true, ev);
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < nv; ++i) {
+      const double e = 1e-7;
+      std::vector<double> vp = v, vm = v;
+      vp[size_t(b * nv + i)] += e, vm[size_t(b * nv + i)] -= e;
+      Evaluation ep, em;
+      p->evaluate(vp, false, ep);
+      p->evaluate(vm, false, em);
+      const double fd = (ep.loss[size_t(b)] - em.loss[size_t(b)]) / (2 * e);
+      const double g = ev.grad[size_t(b * nv + i)];
+      EXPECT_NEAR(g, fd, 1e-6 * std::max(1e-2, std::fabs(fd))) << p->var_names()[size_t(i)];
+      std::printf("[ figures ] rollout %d %-34s adjoint %+.10e  fd %+.10e\n", b,
+                  p->var_names()[size_t(i)].c_str(), g, fd);
+    }
+  auto refused = [&](nlohmann::json vars, const std::string& key) {
+    nlohmann::json k = j;
+    k["variables"] = vars;
+    try {
+      parse_config(k);
+      ADD_FAILURE() << "accepted: " << key;
+    } catch (const ConfigError& err) {
+      EXPECT_NE(std::string(err.what()).find(key), std::string::npos) << err.what();
+    }
+  };
+  refused({{"theta.shin.mass", {{"lower", 1}, {"moves", {{"theta.shin.mass", 1.0}}}}}},
+          "variables.theta.shin.mass.moves.theta.shin.mass");
+  refused({{"theta.shin.mass", {{"lower", 1}, {"moves", {{"theta.nothing", 1.0}}}}}},
+          "variables.theta.shin.mass.moves.theta.nothing");
+  refused({{"theta.scale", {{"lower", 0.5}, {"moves", {{"theta.shin.pos.z", 1.0}}}}}},
+          "variables.theta.scale.moves");
+  refused({{"x0.hip.q", {{"moves", {{"theta.shin.pos.z", 1.0}}}}}}, "variables.x0.hip.q.moves");
+  refused({{"theta.shin.mass", {{"lower", 1}, {"moves", {{"theta.shin.pos.z", 1.0}}}}},
+           {"theta.shin.pos.z", nlohmann::json::object()}},
+          "variables.theta.shin.mass.moves");
 }
 
 }  // namespace

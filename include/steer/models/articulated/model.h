@@ -78,7 +78,7 @@ struct ArticulatedSettings {
   // morphology slots (config model.morphology; only capacities with kFluid run them): each ground
   // point's centre in its body's frame and its radius are θ's p_ground(c, k) slots instead of
   // the constants ground.pos and ground.radius (contact.h's ground_point), and n_design design
-  // slots follow them (a body's scale, an imported geom's radius and half-length) that the step
+  // slots follow them (a body's scale, a geom's radius, half-length and centre) that the step
   // never reads: the runner maps them onto the body and point slots before a batch runs
   // (src/models/articulated/morphology.h) and their gradient back after
   bool morphology = false;
@@ -126,9 +126,10 @@ struct ArticulatedCap : ArticulatedSettings {
   static constexpr int kMaxState = kMaxQ + 2 * kMaxDof;
   static constexpr int kMaxControl = kMaxDof;
   // the morphology slots (model.morphology): a ground point's centre and radius, and the design
-  // slots (a scale per body, an imported geom's radius and half-length per ground point at most)
+  // slots (a scale per body; per geom, at most one per ground point, its radius, half-length
+  // and centre)
   static constexpr int kGroundPointParams = 4;
-  static constexpr int kMaxDesign = kMaxBodies + 2 * NP;
+  static constexpr int kMaxDesign = kMaxBodies + 5 * NP;
   static constexpr int kMaxParam =
       kMaxBodies * kBodyParams + kMaxDof * kJointParams + kGlobalParams + GroundContacts::kParams +
       kMaxTendons * kTendonParams +
