@@ -1541,13 +1541,7 @@ nlohmann::json articulated_model_json(const ExperimentConfig& c) {
                            : "implicit through the saturation: unsaturated predictor + " +
                                  std::to_string(a.servo_newton) + " Newton iterations";
   articulated_contact_json(a, names, m);
-  const Morphology& morph = c.model_state<ArticulatedSetup>().morphology;
-  if (!morph.geoms.empty()) m["geoms"] = morphology_json(a, names, morph);
-  if (a.morphology)
-    m["morphology"] =
-        "design slots mapped onto theta per rollout: <body>.scale (mass and inertia), "
-        "<geom>.size.radius|half_length (ground points, and mass and inertia at the geom's "
-        "density where mass_follows_size); ground points' centres and radii are slots";
+  morphology_json(a, names, c.model_state<ArticulatedSetup>().morphology, m);
   if (a.joint_limits)
     m["joint_limits"] = {
         {"law", "k w [softplus((lo - q)/w) - softplus((q - hi)/w)], lo/hi = each joint's range"},

@@ -336,8 +336,15 @@ void morphology_theta(const ArticulatedLarge& a, const Morphology& g, double* th
   }
 }
 
-nlohmann::json morphology_json(const ArticulatedLarge& a, const ArticulatedNames& names,
-                               const Morphology& g) {
+void morphology_json(const ArticulatedLarge& a, const ArticulatedNames& names, const Morphology& g,
+                     nlohmann::json& m) {
+  if (a.morphology)
+    m["morphology"] =
+        "design slots mapped onto theta per rollout: <body>.scale (mass and inertia), "
+        "<geom>.size.radius|half_length and <geom>.offset.x|y|z (the geom's ground points, and "
+        "the body's mass and inertia at the geom's density where mass_follows_size); the ground "
+        "points' centres and radii are slots";
+  if (g.geoms.empty()) return;
   nlohmann::json list = nlohmann::json::array();
   for (const MorphologyGeom& e : g.geoms) {
     nlohmann::json pts = nlohmann::json::array();
@@ -357,8 +364,7 @@ nlohmann::json morphology_json(const ArticulatedLarge& a, const ArticulatedNames
     }
     list.push_back(j);
   }
-  (void)a;
-  return list;
+  m["geoms"] = list;
 }
 
 }  // namespace steer

@@ -72,8 +72,8 @@ void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names,
                       const Morphology& g, ModelInfo& info);
 // their nominal values into θ
 void morphology_theta(const ArticulatedLarge& a, const Morphology& g, double* theta);
-// the effective config's model.geoms
-nlohmann::json morphology_json(const ArticulatedLarge& a, const ArticulatedNames& names,
-                               const Morphology& g);
+// the effective config's model.geoms and model.morphology, into m
+void morphology_json(const ArticulatedLarge& a, const ArticulatedNames& names, const Morphology& g,
+                     nlohmann::json& m);
 
 }  // namespace steer

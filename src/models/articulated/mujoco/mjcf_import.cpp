@@ -1436,8 +1436,9 @@ int contact_geoms(MjcfImport& im, std::vector<int>& shapes) {
 // then the geoms' masses ρ V_g, their centres and inertias (sphere, capsule, cylinder, box,
 // ellipsoid about their centres, turned by their quats) summed about the body's centre must give
 // body_ipos and R(iquat) diag(body_inertia) R(iquat)ᵀ within 10⁻⁸ of the inertia's trace. 0 when
-// they do not (an <inertial> element, a mesh, geoms of other densities or with their own mass):
-// the body's mass and inertia then stay as the file gives them when a geom's size changes.
+// they do not (an <inertial> element, a mesh, geoms of other densities or with their own mass,
+// a density beyond 10¹² kg/m³): the body's mass and inertia then stay as the file gives them
+// when a geom's size changes.
 double geom_density(const mjModel* m, int b) {
   struct Part {
     double mass, c[3], J[9];
@@ -1514,7 +1515,8 @@ double geom_density(const mjModel* m, int b) {
                        R[3 * i + 2] * dg[2] * R[3 * j + 2];
       err = std::max(err, std::fabs(f - I[3 * i + j]) / scale);
     }
-  return err < 1e-8 ? rho : 0;
+  // (a density beyond model.geoms' range, 10¹² kg/m³, is a solid steer would not take: 0)
+  return err < 1e-8 && std::isfinite(rho) && rho <= 1e12 ? rho : 0;
 }
 
 // model.geoms' entry of a sphere or capsule that carries ground points (model.morphology's
