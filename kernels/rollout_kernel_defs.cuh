@@ -49,15 +49,15 @@ __global__ void backward_kernel(__grid_constant__ const Model m, __grid_constant
 }
 
 // The loss as a kernel reads it: the host's Loss with its tracking table (Loss::track, host
-// memory, 2·rows·channels doubles) copied to the device for the launch. The copy lives until
+// memory, 2·rows·channels doubles and the linear channels' terms) copied to the device for the
+// launch. The copy lives until
 // the launch function returns, which waits for the kernel that reads it before freeing it.
 struct DeviceLoss {
   Loss loss;
   DeviceBuffer table;
   explicit DeviceLoss(const Loss& host) : loss(host) {
     if (!host.has_track()) return;
-    const std::size_t bytes =
-        sizeof(double) * 2 * std::size_t(host.track_rows) * std::size_t(host.n_track);
+    const std::size_t bytes = sizeof(double) * std::size_t(host.track_doubles());
     table = DeviceBuffer(bytes);
     STEER_CUDA_CHECK(cudaMemcpy(table.as<double>(), host.track, bytes, cudaMemcpyHostToDevice));
     loss.track = table.as<const double>();

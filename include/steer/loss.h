@@ -86,11 +86,35 @@ struct Loss {
   // −(1 + 3 s + a)); channels of one site are adjacent, so its position is computed once. The
   // table is host memory on the CPU and a device copy in a kernel (rollout_kernel_defs.cuh):
   // the Loss stays a small value to copy.
+  // A channel may also be a linear combination of state slots (a fixed tendon's length,
+  // Σ_j c_j q_j): code kLinearChannel − ℓ, its terms in the table after the rows (track_extra
+  // doubles): at track + 2 track_rows n_track, first one offset per combination ℓ (from there),
+  // then at each offset its term count n and n pairs (slot, coefficient).
   static constexpr int kMaxTrack = 128;
+  static constexpr int kLinearChannel = -(1 << 20);
   int n_track = 0;
   int track_rows = 0;
+  int track_extra = 0;
   int track_channel[kMaxTrack] = {};
   const double* track = nullptr;
+  // the doubles of the table: the rows, then the linear combinations' terms
+  STEER_HD long track_doubles() const { return 2 * long(track_rows) * n_track + track_extra; }
+  STEER_HD static bool linear_code(int code) { return code <= kLinearChannel; }
+  // y = Σ c x[slot] of linear channel code
+  template <class S, class XIn>
+  STEER_HD S linear_value(int code, const XIn& x) const {
+    const double* def = track + 2 * long(track_rows) * n_track;
+    const double* t = def + long(def[kLinearChannel - code]);
+    S y = S(0);
+    for (int i = 0; i < int(t[0]); ++i) y += S(t[2 + 2 * i]) * S(x[int(t[1 + 2 * i])]);
+    return y;
+  }
+  template <class S, class XAdj>
+  STEER_HD void adj_linear_value(int code, XAdj& adj_x, const S& adj_y) const {
+    const double* def = track + 2 * long(track_rows) * n_track;
+    const double* t = def + long(def[kLinearChannel - code]);
+    for (int i = 0; i < int(t[0]); ++i) adj_x[int(t[1 + 2 * i])] += adj_y * S(t[2 + 2 * i]);
+  }
 
   STEER_HD bool has_track() const { return n_track > 0 && track_rows > 0; }
   STEER_HD bool has_running_sites() const {
@@ -199,6 +223,8 @@ struct Loss {
       S y;
       if (code >= 0) {
         y = S(x[code]);
+      } else if (linear_code(code)) {
+        y = linear_value<S>(code, x);
       } else {
         const int s = (-code - 1) / 3;
         if (s != site) site_pos<S>(m, x, p, s, pos), site = s;
@@ -222,12 +248,16 @@ struct Loss {
       const double w = end ? 0.0 : row[2 * c + 1];
       if (!end && w == 0.0) continue;
       const int code = end ? 0 : track_channel[c];
-      const int s = code < 0 ? (-code - 1) / 3 : -1;
+      const int s = code < 0 && !linear_code(code) ? (-code - 1) / 3 : -1;
       // the channels of the current site end here: its ȳ goes back through p_s
       if (site >= 0 && s != site) adj_site_pos<S>(m, x, p, site, adj_x, adj_p, g), site = -1;
       if (end) break;
       if (code >= 0) {
         adj_x[code] += adj_l * S(w) * (S(x[code]) - S(row[2 * c]));
+        continue;
+      }
+      if (linear_code(code)) {
+        adj_linear_value<S>(code, adj_x, adj_l * S(w) * (linear_value<S>(code, x) - S(row[2 * c])));
         continue;
       }
       if (s != site) {

@@ -26,6 +26,26 @@ std::vector<std::string> sites_of(const ExperimentConfig& c) {
 
 bool has_sites(const ModelDef& d) { return d.site_names != nullptr; }
 
+std::vector<ModelDef::LinearColumn> linear_columns_of(const ExperimentConfig& c) {
+  const ModelDef& def = model_of(c);
+  return def.linear_columns ? def.linear_columns(c) : std::vector<ModelDef::LinearColumn>{};
+}
+
+// a linear column of the model (a fixed tendon's length, "tendon.<name>") -> Loss's code
+// kLinearChannel − ℓ and its unit; 0 when the name is none; ConfigError at path when the model
+// refuses it as a column
+int linear_channel(const std::string& name, const ExperimentConfig& c, const std::string& path,
+                   std::string& unit) {
+  const std::vector<ModelDef::LinearColumn> cols = linear_columns_of(c);
+  for (size_t l = 0; l < cols.size(); ++l) {
+    if (cols[l].name != name) continue;
+    if (!cols[l].refused.empty()) config_fail(path, "column '" + excerpt(name) + "': " + cols[l].refused);
+    unit = cols[l].unit;
+    return Loss::kLinearChannel - int(l);
+  }
+  return 0;
+}
+
 // the refusal of a site for a model without sites
 [[noreturn]] void no_sites(const std::string& path, const ExperimentConfig& c) {
   const std::string with = model_names(has_sites);
@@ -56,6 +76,8 @@ std::string accepted_columns(const ExperimentConfig& c, const std::string& time_
   if (!time_column.empty()) all.push_back(time_column + " (time [s])");
   all.insert(all.end(), c.info.state_names.begin(), c.info.state_names.end());
   for (const auto& s : sites_of(c)) all.push_back("site." + s + ".x|y|z");
+  for (const auto& l : linear_columns_of(c))
+    if (l.refused.empty()) all.push_back(l.name);
   return join(all);
 }
 
@@ -179,12 +201,11 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
       if (m == n) config_fail(where, "column '" + excerpt(n) + "' is given twice");
     int code = c.info.state_index(n);
     std::string unit = code >= 0 ? c.info.state_units[size_t(code)] : "m";
-    if (code < 0) {
-      code = site_channel(n, c, where);
-      if (code == 0)
-        config_fail(where, "column '" + excerpt(n) + "' is not a state slot or site of model " +
-                               c.info.type + "; accepted: " + accepted_columns(c, time_column));
-    }
+    if (code < 0) code = site_channel(n, c, where);
+    if (code == 0) code = linear_channel(n, c, where, unit);
+    if (code == 0)
+      config_fail(where, "column '" + excerpt(n) + "' is not a state slot, site or tendon of model " +
+                             c.info.type + "; accepted: " + accepted_columns(c, time_column));
     src.names.push_back(n);
     src.units.push_back(unit);
     src.channel.push_back(code);
@@ -487,6 +508,7 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
                        std::vector<double>& table) {
   loss.n_track = 0;
   loss.track_rows = 0;
+  loss.track_extra = 0;
   loss.track = nullptr;
   table.clear();
   if (c.tracking.empty()) return;
@@ -547,6 +569,20 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
       cell[1] = w;
     }
   }
+  // the linear channels' terms after the rows (Loss::kLinearChannel): one offset per column of
+  // the model, then each column's count and (slot, coefficient) pairs
+  bool linear = false;
+  for (int i = 0; i < n; ++i) linear = linear || Loss::linear_code(loss.track_channel[i]);
+  if (!linear) return;
+  const std::vector<ModelDef::LinearColumn> cols = linear_columns_of(c);
+  const size_t start = table.size();
+  table.resize(start + cols.size(), 0.0);
+  for (size_t l = 0; l < cols.size(); ++l) {
+    table[start + l] = double(table.size() - start);
+    table.push_back(double(cols[l].terms.size()));
+    for (const auto& [slot, coef] : cols[l].terms) table.push_back(double(slot)), table.push_back(coef);
+  }
+  loss.track_extra = int(table.size() - start);
 }
 
 void bind_track_table(ExperimentConfig& c) {

@@ -80,6 +80,15 @@ struct ModelDef {
   // site_names' order (run's and compare's trajectory.csv columns site.<name>.x|y|z_m)
   void (*site_positions)(const ExperimentConfig& c, const double* theta, const double* x,
                          double* out) = nullptr;
+  // named linear combinations of state slots that loss.reference and loss.observations take as
+  // columns (an articulated model's fixed tendon lengths, "tendon.<name>", Σ_j c_j q_j): each
+  // with its unit and its terms (state slot, coefficient); `refused` non-empty: a name the
+  // model knows but cannot offer as a column, and why (a spatial tendon). nullptr: none
+  struct LinearColumn {
+    std::string name, unit, refused;
+    std::vector<std::pair<int, double>> terms;
+  };
+  std::vector<LinearColumn> (*linear_columns)(const ExperimentConfig& c) = nullptr;
   // quantities of the model that run's and compare's trajectory.csv report after the sites,
   // each a column named with its unit (an articulated model's tendon.<name>.length_<unit>), and
   // their values at state x with parameters θ, in output_columns' order (nullptr: none)

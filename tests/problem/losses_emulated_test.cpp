@@ -3,7 +3,7 @@
 // device memory per launch (kernels/rollout_kernel_defs.cuh), against the CPU backend. The
 // projectile runs one thread per rollout, the mass-spring robot a warp per rollout (the leading
 // lane evaluates the loss), the Panda one thread per rollout with a site (position and
-// orientation). Tolerance: 1e-12 relative to max(1, |value|) per array entry (the emulated kernels
+// orientation) and a linear channel (a tendon's length: its terms after the table's rows). Tolerance: 1e-12 relative to max(1, |value|) per array entry (the emulated kernels
 // are host code, so the two paths differ at most by the schedule of a warp's lanes).
 #include <gtest/gtest.h>
 
@@ -92,8 +92,13 @@ TEST(LossesOnDevice, PandaSiteTermsAndTable) {
   testing::add_site_term(l, 0, 2.0, true, goal);
   l.site_rot_weight[0] = 0.5;  // and the site's orientation against the identity
   for (int i = 0; i < 9; ++i) l.site_rot_target[0][i] = i % 4 == 0 ? 1.0 : 0.0;
-  const std::vector<double> t = table(T + 1, 5);
-  testing::point_at_table(l, T + 1, {1, 8, -(1 + 0), -(1 + 1), -(1 + 2)}, t);
+  std::vector<double> t = table(T + 1, 6);
+  // channel 5: a linear combination of state slots (a fixed tendon's length, Loss's linear
+  // channels), its terms after the rows: one offset, then 2 terms (q1 − 0.5 q3)
+  const size_t start = t.size();
+  t.insert(t.end(), {1.0, 2.0, 1.0, 1.0, 3.0, -0.5});
+  testing::point_at_table(l, T + 1, {1, 8, -(1 + 0), -(1 + 1), -(1 + 2), Loss::kLinearChannel}, t);
+  l.track_extra = int(t.size() - start);
   const Batch<double> b = testing::sine_batch(c, m.nx(), m.nu(), m.np(), B, T, 3.0, 0.2);
   expect_cuda_matches_cpu(m, l, b, T, "panda");
 }

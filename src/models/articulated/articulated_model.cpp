@@ -95,6 +95,28 @@ void tendon_lengths(const ExperimentConfig& c, const double* theta, const double
   }
 }
 
+// loss.reference / observations columns tendon.<name>: a fixed tendon's length Σ_j c_tj q_j (an
+// equality's coupling tendon: its residual plus its springlength); a spatial one's is refused
+std::vector<ModelDef::LinearColumn> tendon_length_columns(const ExperimentConfig& c) {
+  const ArticulatedSetup& s = c.model_state<ArticulatedSetup>();
+  const ArticulatedLarge& a = s.large;
+  std::vector<ModelDef::LinearColumn> out;
+  for (int t = 0; t < a.n_tendons; ++t) {
+    ModelDef::LinearColumn col;
+    col.name = "tendon." + s.names.tendons[size_t(t)];
+    col.unit = c.info.param_units[size_t(a.p_tendon(t, Articulated::kTendonSpringLength))];
+    if (a.tendon_spatial(t)) {
+      col.refused = "a spatial tendon's length (its path through sites) is not a loss column; "
+                    "its sites' positions are (site.<name>.x|y|z)";
+    } else {
+      for (int j = 0; j < a.n_dof; ++j)
+        if (a.tendon_c(t, j) != 0) col.terms.push_back({a.qadr(j), a.tendon_c(t, j)});
+    }
+    out.push_back(col);
+  }
+  return out;
+}
+
 }  // namespace
 
 const ModelDef& articulated_model() {
@@ -114,6 +136,7 @@ const ModelDef& articulated_model() {
     d.site_names = site_names;
     d.site_positions = site_positions;
     d.output_columns = tendon_columns;
+    d.linear_columns = tendon_length_columns;
     d.output_values = tendon_lengths;
     d.penetration_label = true;
     return d;

@@ -13,10 +13,14 @@
 //     model non-conservative; a one-hinge tendon is the joint spring and damper it equals (the
 //     same q̈ to 1e-13 as a joint spring c² k at L0/c with damping c² d; implicitfast's step
 //     the same, euler's the tendon damper's explicit step, to 1e-12);
-//   - the parse: slot names, units, values, the effective model's tendons, and the refusals.
+//   - the parse: slot names, units, values, the effective model's tendons, and the refusals;
+//   - a tendon's length as a loss.reference column ("tendon.<name>", Loss's linear channels):
+//     the loss against ½ w Σ_k (Σ_j c_j q_j(k) − ref_k)² from the states, the problem's gradient
+//     against centred FD (1e-6 relative), a spatial tendon's column refused by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,7 @@
 #include "gradient_suite.h"
 #include "models/articulated/articulated_setup.h"
 #include "models/articulated/config_articulated.h"
+#include "problem/problem.h"
 #include "steer/models/articulated.h"
 
 using namespace steer;
@@ -339,6 +344,69 @@ TEST(Tendon, TargetAndSpringlengthRanges) {
   nlohmann::json length = config_json(chain_model());
   length["model"]["tendons"][0]["springlength_range"] = {0.2, 0.5};  // springlength 0.1
   expect_config_error(length, {"model.tendons[0].springlength", "out of range"});
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Tendon, LengthIsALossColumn) {
+  nlohmann::json j = config_json(chain_model());
+  const int T = 60;
+  j["simulation"]["steps"] = T;
+  j["loss"] = nlohmann::json::object();
+  nlohmann::json rows = nlohmann::json::array();
+  for (int k = 0; k <= T; ++k) rows.push_back({0.3 * std::sin(0.05 * k), 0.1 + 0.002 * k});
+  j["loss"]["reference"] = {
+      {"columns", {"tendon.flex", "elbow.q"}}, {"values", rows}, {"weight", {{"tendon.flex", 3.0}}}};
+  j["variables"] = {{"theta.flex.stiffness", {{"lower", 0.0}, {"upper", 10.0}}},
+                    {"x0.shoulder.q", nlohmann::json::object()}};
+  j["validation"] = {{"enabled", false}};
+  const ExperimentConfig c = parse_config(j);
+  std::unique_ptr<Problem> p = make_problem(c, BackendKind::kCpu, 1);
+  std::vector<double> v = p->initial();
+  Evaluation ev;
+  p->evaluate(v, true, ev);
+  // the loss from the states: flex = shoulder − elbow
+  const std::vector<double> xs = p->trajectories(v, 1, 1);
+  const ArticulatedLarge& m = c.model_state<ArticulatedSetup>().large;
+  const int nx = m.nx(), sh = 0, el = 1;
+  double expect = 0;
+  for (int k = 0; k <= T; ++k) {
+    const double* x = xs.data() + size_t(k) * nx;
+    const double L = x[sh] - x[el];
+    expect += 0.5 * 3.0 * std::pow(L - rows[size_t(k)][0].get<double>(), 2) +
+              0.5 * std::pow(x[el] - rows[size_t(k)][1].get<double>(), 2);
+  }
+  EXPECT_NEAR(ev.loss[0], expect, 1e-12 * std::max(1.0, expect));
+  for (int i = 0; i < p->num_vars(); ++i) {
+    const double e = 1e-6;
+    std::vector<double> vp = v, vm = v;
+    vp[size_t(i)] += e, vm[size_t(i)] -= e;
+    Evaluation ep, em;
+    p->evaluate(vp, false, ep);
+    p->evaluate(vm, false, em);
+    const double fd = (ep.loss[0] - em.loss[0]) / (2 * e);
+    EXPECT_NEAR(ev.grad[size_t(i)], fd, 1e-6 * std::max(1e-3, std::fabs(fd)))
+        << p->var_names()[size_t(i)];
+  }
+  // an unknown column lists the tendons among the accepted ones
+  nlohmann::json bad = j;
+  bad["loss"]["reference"]["columns"] = {"tendon.nothing", "elbow.q"};
+  expect_config_error(bad, {"loss.reference", "tendon.flex"});
+}
+
+TEST(Tendon, SpatialTendonLengthIsRefusedAsALossColumn) {
+  nlohmann::json model = chain_model();
+  model["sites"] = {{{"name", "wall"}, {"body", "world"}, {"pos", {-1, 0, 0}}},
+                    {{"name", "hook"}, {"body", "lower"}, {"pos", {0.1, 0, 0}}}};
+  model["tendons"].push_back({{"name", "cable"}, {"sites", {"wall", "hook"}}});
+  nlohmann::json j = config_json(model);
+  j["loss"]["reference"] = {{"columns", {"tendon.cable"}},
+                            {"values", nlohmann::json::array({nlohmann::json::array({1.0}),
+                                                              nlohmann::json::array({1.0})})}};
+  j["simulation"]["steps"] = 1;
+  expect_config_error(j, {"tendon.cable", "spatial tendon"});
 }
 
 }  // namespace
