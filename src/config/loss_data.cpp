@@ -201,11 +201,14 @@ TrackSource read_source(const JsonObject& o, ExperimentConfig& c, bool timed) {
       if (m == n) config_fail(where, "column '" + excerpt(n) + "' is given twice");
     int code = c.info.state_index(n);
     std::string unit = code >= 0 ? c.info.state_units[size_t(code)] : "m";
-    if (code < 0) code = site_channel(n, c, where);
-    if (code == 0) code = linear_channel(n, c, where, unit);
-    if (code == 0)
-      config_fail(where, "column '" + excerpt(n) + "' is not a state slot, site or tendon of model " +
-                             c.info.type + "; accepted: " + accepted_columns(c, time_column));
+    if (code < 0) {
+      code = site_channel(n, c, where);
+      if (code == 0) code = linear_channel(n, c, where, unit);
+      if (code == 0)
+        config_fail(where, "column '" + excerpt(n) +
+                               "' is not a state slot, site or tendon of model " + c.info.type +
+                               "; accepted: " + accepted_columns(c, time_column));
+    }
     src.names.push_back(n);
     src.units.push_back(unit);
     src.channel.push_back(code);
