@@ -291,8 +291,8 @@ std::vector<std::pair<int, double>> parse_moves(const JsonObject& spec, const Ex
     const std::string key = it.key();
     const int j = key.rfind("theta.", 0) == 0 ? c.info.param_index(key.substr(6)) : -1;
     if (j < 0)
-      config_fail(mo.key_path(key), "'" + excerpt(key) +
-                                        "' is not one θ slot of the model (theta.<parameter>)");
+      config_fail(mo.key_path(key),
+                  "'" + excerpt(key) + "' is not one θ slot of the model (theta.<parameter>)");
     if (j == c.info.param_index(var.name.substr(6)))
       config_fail(mo.key_path(key), "a variable does not move itself");
     out.push_back({j, mo.number(key, 0.0, Range::closed(-1e6, 1e6))});

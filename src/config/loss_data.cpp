@@ -39,7 +39,8 @@ int linear_channel(const std::string& name, const ExperimentConfig& c, const std
   const std::vector<ModelDef::LinearColumn> cols = linear_columns_of(c);
   for (size_t l = 0; l < cols.size(); ++l) {
     if (cols[l].name != name) continue;
-    if (!cols[l].refused.empty()) config_fail(path, "column '" + excerpt(name) + "': " + cols[l].refused);
+    if (!cols[l].refused.empty())
+      config_fail(path, "column '" + excerpt(name) + "': " + cols[l].refused);
     unit = cols[l].unit;
     return Loss::kLinearChannel - int(l);
   }
@@ -583,7 +584,8 @@ void build_track_table(const ExperimentConfig& c, double dt, int steps, Loss& lo
   for (size_t l = 0; l < cols.size(); ++l) {
     table[start + l] = double(table.size() - start);
     table.push_back(double(cols[l].terms.size()));
-    for (const auto& [slot, coef] : cols[l].terms) table.push_back(double(slot)), table.push_back(coef);
+    for (const auto& [slot, coef] : cols[l].terms)
+      table.push_back(double(slot)), table.push_back(coef);
   }
   loss.track_extra = int(table.size() - start);
 }

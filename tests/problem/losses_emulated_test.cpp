@@ -3,8 +3,9 @@
 // device memory per launch (kernels/rollout_kernel_defs.cuh), against the CPU backend. The
 // projectile runs one thread per rollout, the mass-spring robot a warp per rollout (the leading
 // lane evaluates the loss), the Panda one thread per rollout with a site (position and
-// orientation) and a linear channel (a tendon's length: its terms after the table's rows). Tolerance: 1e-12 relative to max(1, |value|) per array entry (the emulated kernels
-// are host code, so the two paths differ at most by the schedule of a warp's lanes).
+// orientation) and a linear channel (a tendon's length: its terms after the table's rows).
+// Tolerance: 1e-12 relative to max(1, |value|) per array entry (the emulated kernels are host code,
+// so the two paths differ at most by the schedule of a warp's lanes).
 #include <gtest/gtest.h>
 
 #include <cmath>

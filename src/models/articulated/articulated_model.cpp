@@ -106,8 +106,9 @@ std::vector<ModelDef::LinearColumn> tendon_length_columns(const ExperimentConfig
     col.name = "tendon." + s.names.tendons[size_t(t)];
     col.unit = c.info.param_units[size_t(a.p_tendon(t, Articulated::kTendonSpringLength))];
     if (a.tendon_spatial(t)) {
-      col.refused = "a spatial tendon's length (its path through sites) is not a loss column; "
-                    "its sites' positions are (site.<name>.x|y|z)";
+      col.refused =
+          "a spatial tendon's length (its path through sites) is not a loss column; "
+          "its sites' positions are (site.<name>.x|y|z)";
     } else {
       for (int j = 0; j < a.n_dof; ++j)
         if (a.tendon_c(t, j) != 0) col.terms.push_back({a.qadr(j), a.tendon_c(t, j)});

@@ -70,11 +70,12 @@ nlohmann::json articulated_scene(const ExperimentConfig& c, const nlohmann::json
                                  : shown;  // the root's path, else the tip's or last body's
   s["trail"] = true;
   // the energies of the bodies as they ran: after model.morphology's map
-  s["energy"] = free_motion_energy(c, m, art, tr, 4, max_frames, [&](const std::vector<double>& th) {
-    std::vector<double> out(th);
-    if (m.morphology) morphology_map(as.morphology, m, th.data(), out.data());
-    return out;
-  });
+  s["energy"] =
+      free_motion_energy(c, m, art, tr, 4, max_frames, [&](const std::vector<double>& th) {
+        std::vector<double> out(th);
+        if (m.morphology) morphology_map(as.morphology, m, th.data(), out.data());
+        return out;
+      });
   return s;
 }
 

@@ -18,9 +18,9 @@ namespace steer {
 // an articulated model's names, joint ranges and which PD targets the config gave
 struct ArticulatedNames {
   std::vector<std::string> bodies, joints;
-  std::vector<std::string> sites;             // per site (Articulated::site_*), in index order
-  std::vector<std::string> pairs;             // per contact pair (model.pairs), in index order
-  std::vector<std::string> tendons;           // per fixed tendon, in index order
+  std::vector<std::string> sites;    // per site (Articulated::site_*), in index order
+  std::vector<std::string> pairs;    // per contact pair (model.pairs), in index order
+  std::vector<std::string> tendons;  // per fixed tendon, in index order
   // per ground point (model.contacts), in index order: its name, the model.geoms entry it
   // belongs to (empty: none) and its end along that geom's axis (−1, 0, +1)
   std::vector<std::string> points, point_geoms;

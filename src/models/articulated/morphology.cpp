@@ -47,8 +47,7 @@ void add_solid(const S& m, const S& ia, const S& iz, const S* c, const double* a
 }
 
 template <class S>
-void map_body(const Morphology& g, int b, const S* in, const S& scale,
-              const S* design, S* out) {
+void map_body(const Morphology& g, int b, const S* in, const S& scale, const S* design, S* out) {
   for (int k = 0; k < 10; ++k) out[k] = in[k];
   bool moved = !std::is_same<S, double>::value;
   for (const MorphologyGeom& e : g.geoms) {
@@ -75,8 +74,7 @@ void map_body(const Morphology& g, int b, const S* in, const S& scale,
       S m1, ia1, iz1, m0, ia0, iz0;
       geom_mass_properties<S>(e.capsule, r, h, e.density, m1, ia1, iz1);
       geom_mass_properties<S>(e.capsule, S(e.radius), S(e.half_length), e.density, m0, ia0, iz0);
-      const S c1[3] = {design[e.slot_offset], design[e.slot_offset + 1],
-                       design[e.slot_offset + 2]};
+      const S c1[3] = {design[e.slot_offset], design[e.slot_offset + 1], design[e.slot_offset + 2]};
       const S c0[3] = {S(e.pos[0]), S(e.pos[1]), S(e.pos[2])};
       // + the new solid (m1, J1 about c1), − the nominal one (m0, J0 about c0)
       add_solid(m1, ia1, iz1, c1, e.axis, S(1), mass, first, Io);
@@ -134,8 +132,7 @@ void geom_mass_properties(bool capsule, const S& r, const S& h, double density, 
   mass = cyl + ball;
   // cylinder: m (3 r² + L²)/12 across, m r²/2 along (L = 2h); the half-balls about the
   // capsule's centre: m_b (2 r²/5 + h² + 3 h r / 4) across, 2 m_b r²/5 along
-  ia = cyl * (S(3) * r2 + S(4) * h * h) / S(12) +
-       ball * (S(0.4) * r2 + h * h + S(0.75) * h * r);
+  ia = cyl * (S(3) * r2 + S(4) * h * h) / S(12) + ball * (S(0.4) * r2 + h * h + S(0.75) * h * r);
   iz = cyl * r2 / S(2) + S(0.4) * ball * r2;
 }
 
@@ -218,23 +215,25 @@ void morphology_adjoint(const Morphology& g, const ArticulatedLarge& a, const do
 }
 
 void parse_morphology(const JsonObject& m, const std::map<std::string, int>& body_index,
-                      const std::vector<std::string>& point_geoms, const std::vector<int>& point_ends,
-                      ArticulatedLarge& a, Morphology& g) {
+                      const std::vector<std::string>& point_geoms,
+                      const std::vector<int>& point_ends, ArticulatedLarge& a, Morphology& g) {
   g = Morphology{};
   g.on = m.boolean("morphology", false);
   if (m.has("geoms")) {
     const auto& list = m.raw("geoms");
     const std::string lp = m.key_path("geoms");
     if (!list.is_array())
-      config_fail(lp, "expected an array of {\"name\", \"body\", \"type\", \"pos\", \"axis\", "
-                      "\"radius\", \"half_length\", \"density\"}");
+      config_fail(lp,
+                  "expected an array of {\"name\", \"body\", \"type\", \"pos\", \"axis\", "
+                  "\"radius\", \"half_length\", \"density\"}");
     if (list.size() > size_t(ArticulatedLarge::kMaxGroundPoints))
       config_fail(lp, "at most " + std::to_string(ArticulatedLarge::kMaxGroundPoints) +
                           " geoms, got " + std::to_string(list.size()));
     std::set<std::string> seen;
     for (size_t k = 0; k < list.size(); ++k) {
       const std::string path = lp + "[" + std::to_string(k) + "]";
-      if (!list[k].is_object()) config_fail(path, "expected an object, got " + json_type_name(list[k]));
+      if (!list[k].is_object())
+        config_fail(path, "expected an object, got " + json_type_name(list[k]));
       JsonObject go(list[k], path);
       MorphologyGeom e;
       e.name = go.string("name", "");
@@ -292,8 +291,8 @@ void parse_morphology(const JsonObject& m, const std::map<std::string, int>& bod
   }
 }
 
-void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names,
-                      const Morphology& g, ModelInfo& info) {
+void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names, const Morphology& g,
+                      ModelInfo& info) {
   if (!a.morphology) return;
   for (int c = 0; c < a.ground.n_points; ++c) {
     const std::string& pn = names.points[size_t(c)];

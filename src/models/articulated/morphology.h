@@ -27,12 +27,12 @@ struct MorphologyGeom {
   std::string name;
   int body = -1;
   bool capsule = false;
-  double pos[3] = {};             // its centre, body frame [m]
-  double axis[3] = {0, 0, 1};     // a capsule's axis, body frame, unit
-  double radius = 0;              // nominal r_g0 [m]
-  double half_length = 0;         // nominal h_g0 [m] (a capsule's)
-  double density = 0;             // ρ [kg/m³]; 0: the body's mass and inertia do not follow it
-  int slot_radius = -1;           // its design slots (ArticulatedCap::p_design), −1: none
+  double pos[3] = {};          // its centre, body frame [m]
+  double axis[3] = {0, 0, 1};  // a capsule's axis, body frame, unit
+  double radius = 0;           // nominal r_g0 [m]
+  double half_length = 0;      // nominal h_g0 [m] (a capsule's)
+  double density = 0;          // ρ [kg/m³]; 0: the body's mass and inertia do not follow it
+  int slot_radius = -1;        // its design slots (ArticulatedCap::p_design), −1: none
   int slot_half_length = -1;
   int slot_offset = -1;           // its centre's three (x, y, z)
   std::vector<int> points, ends;  // the ground points it carries, each one's end (−1, 0, +1)
@@ -62,14 +62,14 @@ void morphology_adjoint(const Morphology& g, const ArticulatedLarge& m, const do
 // model.morphology and model.geoms (a.morphology, a.n_design and g); the ground points'
 // geom and end keys were read with model.contacts (point_geoms, point_ends)
 void parse_morphology(const JsonObject& model, const std::map<std::string, int>& body_index,
-                      const std::vector<std::string>& point_geoms, const std::vector<int>& point_ends,
-                      ArticulatedLarge& a, Morphology& g);
+                      const std::vector<std::string>& point_geoms,
+                      const std::vector<int>& point_ends, ArticulatedLarge& a, Morphology& g);
 
 // the design slots' names, units, ranges and groups, and the ground points' (info's)
 struct ModelInfo;
 struct ArticulatedNames;
-void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names,
-                      const Morphology& g, ModelInfo& info);
+void morphology_slots(const ArticulatedLarge& a, const ArticulatedNames& names, const Morphology& g,
+                      ModelInfo& info);
 // their nominal values into θ
 void morphology_theta(const ArticulatedLarge& a, const Morphology& g, double* theta);
 // the effective config's model.geoms and model.morphology, into m

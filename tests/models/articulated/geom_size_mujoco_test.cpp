@@ -55,7 +55,8 @@ std::string arm_xml(const std::map<std::string, double>& s) {
         <joint name="elbow" type="hinge" axis="1 0 0"/>
         <geom name="lower" type="capsule" pos="0 0 -0.15" size=")" +
          v("lower.r") + " " + v("lower.h") + R"(" density="500"/>
-        <geom name="knob" type="sphere" pos="0 0.02 -0.35" size=")" + v("knob.r") +
+        <geom name="knob" type="sphere" pos="0 0.02 -0.35" size=")" +
+         v("knob.r") +
          R"(" density="500"/>
         <body name="hand" pos="0 0 -0.45">
           <joint name="wrist" type="hinge" axis="0 1 0"/>
@@ -82,11 +83,11 @@ TEST(GeomSizeMujoco, SizeSlotsMatchTheRecompiledFile) {
   const std::map<std::string, double> nominal = {{"upper.r", 0.05}, {"upper.h", 0.2},
                                                  {"lower.r", 0.04}, {"lower.h", 0.15},
                                                  {"knob.r", 0.03},  {"hand.r", 0.04}};
-  const std::map<std::string, double> changed = {{"upper.r", 0.06}, {"upper.h", 0.17},
+  const std::map<std::string, double> changed = {{"upper.r", 0.06},  {"upper.h", 0.17},
                                                  {"lower.r", 0.035}, {"lower.h", 0.19},
                                                  {"knob.r", 0.045},  {"hand.r", 0.05}};
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("steer_geom_size_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("steer_geom_size_" + std::to_string(::getpid()));
   const std::string f0 = write(dir, "nominal.xml", arm_xml(nominal));
   const std::string f1 = write(dir, "changed.xml", arm_xml(changed));
   const nlohmann::json morph = {{"morphology", true}};
@@ -145,9 +146,10 @@ TEST(GeomSizeMujoco, SizeSlotsMatchTheRecompiledFile) {
     for (int i = 0; i < nv; ++i) gap = std::max(gap, std::fabs(x[size_t(nq + i)] - d->qvel[i]));
     for (size_t i = 0; i < x.size(); ++i) moved = std::max(moved, std::fabs(x[i] - y[i]));
   }
-  std::printf("[ figures ] 500 ms against MuJoCo's changed file: max |Δx| %.3g; the nominal design "
-              "differs by %.3g\n",
-              gap, moved);
+  std::printf(
+      "[ figures ] 500 ms against MuJoCo's changed file: max |Δx| %.3g; the nominal design "
+      "differs by %.3g\n",
+      gap, moved);
   EXPECT_LT(gap, 1e-10);
   EXPECT_GT(moved, 1e-3);
   std::filesystem::remove_all(dir);

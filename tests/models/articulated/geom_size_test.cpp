@@ -79,7 +79,8 @@ TEST(GeomSize, MassPropertiesMatchAQuadratureOfTheSolid) {
       qm = 2 * cm, qa = 2 * ca, qz = 2 * cz;  // both caps
       if (hl > 0) {
         double ym, ya, yz;
-        solid_of_revolution(hl, [&](double) { return r; }, ym, ya, yz);
+        solid_of_revolution(
+            hl, [&](double) { return r; }, ym, ya, yz);
         qm += ym, qa += ya, qz += yz;
       }
       EXPECT_NEAR(m, qm, 1e-10 * qm) << r << " " << hl;
@@ -130,7 +131,8 @@ ExperimentConfig leg_config(int steps, const nlohmann::json& model = leg_model()
        {"simulation", {{"dt", 2e-3}, {"steps", steps}, {"precision", "float64"}}},
        {"initial_state", {{"q", {0.0, 1.57}}, {"v", {1.0, -1.0}}}},
        {"loss",
-        {{"terminal", {{{"state", "hip.q"}, {"target", 0.5}}, {{"state", "knee.v"}, {"target", 0}}}},
+        {{"terminal",
+          {{{"state", "hip.q"}, {"target", 0.5}}, {{"state", "knee.v"}, {"target", 0}}}},
          {"com_displacement", {{"axis", "x"}, {"weight", -1}}}}},
        {"validation", {{"enabled", false}}}});
 }
@@ -143,7 +145,8 @@ TEST(GeomSize, MapKeepsBitsAtTheNominalDesignAndItsAdjointMatchesFd) {
   const int np = a.np();
   std::vector<double> out(static_cast<size_t>(np));
   morphology_map(s.morphology, a, c.theta.data(), out.data());
-  for (int i = 0; i < np; ++i) EXPECT_EQ(out[size_t(i)], c.theta[size_t(i)]) << c.info.param_names[size_t(i)];
+  for (int i = 0; i < np; ++i)
+    EXPECT_EQ(out[size_t(i)], c.theta[size_t(i)]) << c.info.param_names[size_t(i)];
   // away from the nominal design: every design slot moved
   std::vector<double> th = c.theta;
   for (const char* n : {"thigh_geom.size.radius", "thigh_geom.size.half_length", "foot.size.radius",
@@ -161,7 +164,8 @@ TEST(GeomSize, MapKeepsBitsAtTheNominalDesignAndItsAdjointMatchesFd) {
     morphology_map(s.morphology, a, tm.data(), om.data());
     double fd = 0;
     for (int i = 0; i < np; ++i) fd += w[size_t(i)] * (op[size_t(i)] - om[size_t(i)]) / (2 * e);
-    EXPECT_NEAR(g[size_t(j)], fd, 1e-8 * std::max(1.0, std::fabs(fd))) << c.info.param_names[size_t(j)];
+    EXPECT_NEAR(g[size_t(j)], fd, 1e-8 * std::max(1.0, std::fabs(fd)))
+        << c.info.param_names[size_t(j)];
   }
 }
 
@@ -219,13 +223,13 @@ TEST(GeomSize, ScalingABodyKeepsItsFallUnderGravity) {
                 "fullinertia": [0.02, 0.03, 0.015, 0.002, -0.001, 0.0005],
                 "joint": {"name": "swing", "axis": [0, 1, 0], "damping": 0, "armature": 0}}]
   })");
-  const ExperimentConfig c = parse_config(
-      {{"name", "bar"},
-       {"model", model},
-       {"simulation", {{"dt", 1e-3}, {"steps", 800}, {"precision", "float64"}}},
-       {"initial_state", {{"q", {0.4}}, {"v", {0.0}}}},
-       {"loss", {{"terminal", {{{"state", "swing.q"}, {"target", 0}}}}}},
-       {"validation", {{"enabled", false}}}});
+  const ExperimentConfig c =
+      parse_config({{"name", "bar"},
+                    {"model", model},
+                    {"simulation", {{"dt", 1e-3}, {"steps", 800}, {"precision", "float64"}}},
+                    {"initial_state", {{"q", {0.4}}, {"v", {0.0}}}},
+                    {"loss", {{"terminal", {{{"state", "swing.q"}, {"target", 0}}}}}},
+                    {"validation", {{"enabled", false}}}});
   std::vector<double> g;
   run_leg(c, c.theta, false, &g);
   const double gs = g[size_t(c.info.param_index("bar.scale"))];

@@ -357,8 +357,9 @@ TEST(Tendon, LengthIsALossColumn) {
   j["loss"] = nlohmann::json::object();
   nlohmann::json rows = nlohmann::json::array();
   for (int k = 0; k <= T; ++k) rows.push_back({0.3 * std::sin(0.05 * k), 0.1 + 0.002 * k});
-  j["loss"]["reference"] = {
-      {"columns", {"tendon.flex", "elbow.q"}}, {"values", rows}, {"weight", {{"tendon.flex", 3.0}}}};
+  j["loss"]["reference"] = {{"columns", {"tendon.flex", "elbow.q"}},
+                            {"values", rows},
+                            {"weight", {{"tendon.flex", 3.0}}}};
   j["variables"] = {{"theta.flex.stiffness", {{"lower", 0.0}, {"upper", 10.0}}},
                     {"x0.shoulder.q", nlohmann::json::object()}};
   j["validation"] = {{"enabled", false}};

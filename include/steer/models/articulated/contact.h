@@ -151,8 +151,7 @@ STEER_HD void adj_ground_point(const Model& m, const typename Model::template Ki
   const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + r - K.P[b][2]};
   if (m.ground_in_theta()) {
     for (int j = 0; j < 3; ++j)
-      adj_p[m.p_ground(c, j)] +=
-          K.R[b][j] * ax[0] + K.R[b][3 + j] * ax[1] + K.R[b][6 + j] * ax[2];
+      adj_p[m.p_ground(c, j)] += K.R[b][j] * ax[0] + K.R[b][3 + j] * ax[1] + K.R[b][6 + j] * ax[2];
     adj_p[m.p_ground(c, 3)] -= ax[2];
   }
   S mx[3];

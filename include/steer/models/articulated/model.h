@@ -338,9 +338,7 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD int p_morphology() const {
     return joint_friction ? p_frictionloss(n_dof) : p_fluid(fluid ? kFluidParams : 0);
   }
-  STEER_HD int p_ground(int c, int k) const {
-    return p_morphology() + kGroundPointParams * c + k;
-  }
+  STEER_HD int p_ground(int c, int k) const { return p_morphology() + kGroundPointParams * c + k; }
   STEER_HD int p_design(int i) const { return p_ground(ground.n_points, 0) + i; }
   // whether the ground points' geometry is read from θ (never where the capacity has no
   // morphology slots: a constant there, so that the kernels keep the constants)
