@@ -29,6 +29,13 @@
 
 namespace steer {
 
+// whether a model has tendons (int n_tendons): the tracking table's linear channels (a fixed
+// tendon's length) are compiled for it only, so that other models' kernels keep their registers
+template <class Model, class = void>
+struct has_tendons : std::false_type {};
+template <class Model>
+struct has_tendons<Model, std::void_t<decltype(std::declval<const Model&>().n_tendons)>>
+    : std::true_type {};
 // whether a model offers named points (sites): int n_sites, site_position and adj_site_position
 template <class Model, class = void>
 struct has_sites : std::false_type {};
@@ -223,7 +230,7 @@ struct Loss {
       S y;
       if (code >= 0) {
         y = S(x[code]);
-      } else if (linear_code(code)) {
+      } else if (has_tendons<Model>::value && linear_code(code)) {
         y = linear_value<S>(code, x);
       } else {
         const int s = (-code - 1) / 3;
@@ -248,7 +255,8 @@ struct Loss {
       const double w = end ? 0.0 : row[2 * c + 1];
       if (!end && w == 0.0) continue;
       const int code = end ? 0 : track_channel[c];
-      const int s = code < 0 && !linear_code(code) ? (-code - 1) / 3 : -1;
+      const bool linear = has_tendons<Model>::value && linear_code(code);
+      const int s = code < 0 && !linear ? (-code - 1) / 3 : -1;
       // the channels of the current site end here: its ȳ goes back through p_s
       if (site >= 0 && s != site) adj_site_pos<S>(m, x, p, site, adj_x, adj_p, g), site = -1;
       if (end) break;
@@ -256,8 +264,9 @@ struct Loss {
         adj_x[code] += adj_l * S(w) * (S(x[code]) - S(row[2 * c]));
         continue;
       }
-      if (linear_code(code)) {
-        adj_linear_value<S>(code, adj_x, adj_l * S(w) * (linear_value<S>(code, x) - S(row[2 * c])));
+      if (linear) {
+        adj_linear_value<S>(code, adj_x,
+                            adj_l * S(w) * (linear_value<S>(code, x) - S(row[2 * c])));
         continue;
       }
       if (s != site) {
