@@ -73,19 +73,22 @@ class ModelRunner final : public BatchRunner {
 
   void step(int k, const double* x, const double* u, const double* p, double* xn) const override {
     View<double> out{xn, 1};
-    const std::vector<double> pe = mapped(p);
-    model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1},
-                                 View<const double>{pe.data(), 1}, out);
+    with_mapped(p, [&](const double* pe) {
+      model_.template step<double>(k, View<const double>{x, 1}, View<const double>{u, 1},
+                                   View<const double>{pe, 1}, out);
+    });
   }
   double center_of_mass(const double* x, const double* p, int axis) const override {
-    const std::vector<double> pe = mapped(p);
-    return model_.template center_of_mass<double>(View<const double>{x, 1},
-                                                  View<const double>{pe.data(), 1}, axis);
+    return with_mapped(p, [&](const double* pe) {
+      return model_.template center_of_mass<double>(View<const double>{x, 1},
+                                                    View<const double>{pe, 1}, axis);
+    });
   }
   bool measures_penetration() const override { return Hooks::measures_penetration(model_); }
   double penetration(const double* x, const double* p) const override {
-    const std::vector<double> pe = mapped(p);
-    return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{pe.data(), 1});
+    return with_mapped(p, [&](const double* pe) {
+      return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{pe, 1});
+    });
   }
 
   long long step_tape_bytes() const override { return step_tape_bytes_of<Model, S>(model_, 0); }
@@ -129,6 +132,14 @@ class ModelRunner final : public BatchRunner {
     std::vector<double> pe(p, p + np_);
     if (hooks_.maps_parameters()) hooks_.map_parameters(p, pe.data());
     return pe;
+  }
+  // f(θ_eff): θ itself, uncopied, where there is no map (the per-state calls: step, the centre
+  // of mass, the contact depth)
+  template <class F>
+  auto with_mapped(const double* p, F&& f) const {
+    if (!hooks_.maps_parameters()) return f(p);
+    const std::vector<double> pe = mapped(p);
+    return f(pe.data());
   }
 
   // the batch with each rollout's θ mapped (Hooks::map_parameters), x0 and u viewed in place;

@@ -32,7 +32,6 @@
 #include "mujoco_files.h"
 
 using namespace steer;
-using steer::testing::DataFree;
 using steer::testing::imported_config;
 using steer::testing::ModelFree;
 
@@ -127,25 +126,8 @@ TEST(GeomSizeMujoco, SizeSlotsMatchTheRecompiledFile) {
   char err[1000] = "";
   std::unique_ptr<mjModel, ModelFree> mm(mj_loadXML(f1.c_str(), nullptr, err, sizeof err));
   ASSERT_TRUE(mm) << err;
-  std::unique_ptr<mjData, DataFree> d(mj_makeData(mm.get()));
-  const int nq = m.nq(), nv = m.n_dof;
-  std::vector<double> x = c0.x0;
-  for (int i = 0; i < nv; ++i) x[size_t(nq + i)] = 1.5 * std::cos(1.1 * i + 0.3);
-  for (int i = 0; i < nq; ++i) d->qpos[i] = x[size_t(i)];
-  for (int i = 0; i < nv; ++i) d->qvel[i] = x[size_t(nq + i)];
-  std::vector<double> y = x, u(size_t(m.nu()), 0.0), xn(x.size()), yn(x.size());
   double gap = 0, moved = 0;
-  for (int k = 0; k < kSteps; ++k) {
-    auto XN = view(xn.data());
-    auto YN = view(yn.data());
-    m.step<double>(k, view(x.data()), view(u.data()), view(eff.data()), XN);
-    m.step<double>(k, view(y.data()), view(u.data()), view(c0.theta.data()), YN);
-    mj_step(mm.get(), d.get());
-    x = xn, y = yn;
-    for (int i = 0; i < nq; ++i) gap = std::max(gap, std::fabs(x[size_t(i)] - d->qpos[i]));
-    for (int i = 0; i < nv; ++i) gap = std::max(gap, std::fabs(x[size_t(nq + i)] - d->qvel[i]));
-    for (size_t i = 0; i < x.size(); ++i) moved = std::max(moved, std::fabs(x[i] - y[i]));
-  }
+  steer::testing::side_by_side(m, c0.x0, eff, c0.theta, mm.get(), kSteps, 1.5, gap, moved);
   std::printf(
       "[ figures ] 500 ms against MuJoCo's changed file: max |Δx| %.3g; the nominal design "
       "differs by %.3g\n",

@@ -22,9 +22,9 @@
 #include "mujoco_files.h"
 
 using namespace steer;
-using steer::testing::DataFree;
 using steer::testing::imported_config;
 using steer::testing::mujoco_model;
+using steer::testing::side_by_side;
 
 namespace {
 
@@ -57,25 +57,7 @@ void run(const char* file, const std::vector<Move>& moves, double& worst, double
       mm->body_pos[3 * id + i] += mv.d[i];
     }
   }
-  std::unique_ptr<mjData, DataFree> d(mj_makeData(mm.get()));
-  const int nq = m.nq(), nv = m.n_dof;
-  std::vector<double> x = c.x0;
-  for (int i = 0; i < nv; ++i) x[size_t(nq + i)] = 0.5 * std::cos(1.1 * i + 0.3);
-  for (int i = 0; i < nq; ++i) d->qpos[i] = x[size_t(i)];
-  for (int i = 0; i < nv; ++i) d->qvel[i] = x[size_t(nq + i)];
-  std::vector<double> y = x, u(size_t(m.nu()), 0.0), xn(x.size()), yn(x.size());
-  worst = moved = 0;
-  for (int k = 0; k < kSteps; ++k) {
-    auto XN = view(xn.data());
-    auto YN = view(yn.data());
-    m.step<double>(k, view(x.data()), view(u.data()), view(p.data()), XN);
-    m.step<double>(k, view(y.data()), view(u.data()), view(c.theta.data()), YN);
-    mj_step(mm.get(), d.get());
-    x = xn, y = yn;
-    for (int i = 0; i < nq; ++i) worst = std::max(worst, std::fabs(x[size_t(i)] - d->qpos[i]));
-    for (int i = 0; i < nv; ++i) worst = std::max(worst, std::fabs(x[size_t(nq + i)] - d->qvel[i]));
-    for (size_t i = 0; i < x.size(); ++i) moved = std::max(moved, std::fabs(x[i] - y[i]));
-  }
+  side_by_side(m, c.x0, p, c.theta, mm.get(), kSteps, 0.5, worst, moved);
 }
 
 TEST(MorphologyMujoco, MovedBodiesMatchMujoco) {
