@@ -265,8 +265,7 @@ struct Loss {
         continue;
       }
       if (linear) {
-        adj_linear_value<S>(code, adj_x,
-                            adj_l * S(w) * (linear_value<S>(code, x) - S(row[2 * c])));
+        adj_linear_value<S>(code, adj_x, adj_l * S(w) * (linear_value<S>(code, x) - S(row[2 * c])));
         continue;
       }
       if (s != site) {
