@@ -49,19 +49,31 @@ STEER_HD NormalLawParams<S> ground_law_params(const Model& m, const PIn& p) {
   return q;
 }
 
+// ground point c's contact point with model.morphology (large capacity): its centre pos_c in
+// the body frame and its radius r are θ's p_ground slots, x_c = p_b + R_b (pos_c − j_b) − r ẑ
+// (j_b the body's joint position, the frame's origin); kept apart from ground_point so that the
+// capacities without morphology compile the constants' path alone
+template <class Model, class S, class PIn>
+STEER_HD void ground_point_in_theta(const Model& m, const typename Model::template Kin<S>& K,
+                                    const PIn& p, int c, S* xc) {
+  const int b = m.ground.body[c];
+  S r[3], o[3];
+  for (int i = 0; i < 3; ++i) r[i] = S(p[m.p_ground(c, i)]) - S(m.joint_pos[b][i]);
+  Model::rotate(K.R[b], r, o);
+  for (int i = 0; i < 3; ++i) xc[i] = K.P[b][i] + o[i];
+  xc[2] -= S(p[m.p_ground(c, 3)]);
+}
+
 // ground point c's contact point x_c = c − r ẑ [m] (the sphere's lowest point); its centre (body
 // frame) and radius r are the model's constants, or θ's p_ground slots with model.morphology
 template <class Model, class S, class PIn>
 STEER_HD void ground_point(const Model& m, const typename Model::template Kin<S>& K, const PIn& p,
                            int c, S* xc) {
-  if (m.ground_in_theta()) {
-    const int b = m.ground.body[c];
-    S r[3], o[3];
-    for (int i = 0; i < 3; ++i) r[i] = S(p[m.p_ground(c, i)]) - S(m.joint_pos[b][i]);
-    Model::rotate(K.R[b], r, o);
-    for (int i = 0; i < 3; ++i) xc[i] = K.P[b][i] + o[i];
-    xc[2] -= S(p[m.p_ground(c, 3)]);
-    return;
+  if constexpr (Model::kFluid) {
+    if (m.ground_in_theta()) {
+      ground_point_in_theta<Model, S>(m, K, p, c, xc);
+      return;
+    }
   }
   m.body_point(K, m.ground.body[c], m.ground.pos[c], xc);
   xc[2] -= S(m.ground.radius[c]);
@@ -130,11 +142,11 @@ STEER_HD void ground_force(const Model& m, const PIn& p, const NormalLawParams<S
 // as a force at p_b and the moment (c − p_b) × x̄_c about it
 // With model.morphology the point's centre pos_c (c = p_b + R_b pos_c) and radius r are θ
 // slots: pos̄_c = R_bᵀ x̄_c and r̄ = −x̄_c,z.
-template <class Model, class S, class PIn, class PAdj>
+template <class Model, class S, class PIn>
 STEER_HD void adj_ground_point(const Model& m, const typename Model::template Kin<S>& K,
                                const PIn& p, int c, const S* xc, int nd, const int* es,
                                const S (*aj)[3], S* ax, typename Model::template KinAdj<S>& KA,
-                               PAdj& adj_p) {
+                               S* adj_p) {
   for (int r = 0; r < nd; ++r) {
     const int e = es[r];
     if (m.joint[e] == Model::kSlide) {
@@ -147,13 +159,17 @@ STEER_HD void adj_ground_point(const Model& m, const typename Model::template Ki
     for (int i = 0; i < 3; ++i) ax[i] += arr[i], KA.P[e][i] -= arr[i];
   }
   const int b = m.ground.body[c];
-  const S r = m.ground_in_theta() ? S(p[m.p_ground(c, 3)]) : S(m.ground.radius[c]);
-  const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + r - K.P[b][2]};
-  if (m.ground_in_theta()) {
-    for (int j = 0; j < 3; ++j)
-      adj_p[m.p_ground(c, j)] += K.R[b][j] * ax[0] + K.R[b][3 + j] * ax[1] + K.R[b][6 + j] * ax[2];
-    adj_p[m.p_ground(c, 3)] -= ax[2];
+  S r = S(m.ground.radius[c]);
+  if constexpr (Model::kFluid) {
+    if (m.ground_in_theta()) {
+      r = S(p[m.p_ground(c, 3)]);
+      for (int j = 0; j < 3; ++j)
+        adj_p[m.p_ground(c, j)] +=
+            K.R[b][j] * ax[0] + K.R[b][3 + j] * ax[1] + K.R[b][6 + j] * ax[2];
+      adj_p[m.p_ground(c, 3)] -= ax[2];
+    }
   }
+  const S rc[3] = {xc[0] - K.P[b][0], xc[1] - K.P[b][1], xc[2] + r - K.P[b][2]};
   S mx[3];
   Model::cross(rc, ax, mx);
   for (int i = 0; i < 3; ++i) KA.P[b][i] += ax[i], KA.T[b][i] += mx[i];
