@@ -118,6 +118,15 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
     }
     rz.finish();
   }
+  // the worlds of shared variables; checked against the variables in check_shared
+  c.share_groups = int(b.integer("groups", 1, 1, c.batch_size));
+  if (c.batch_size % c.share_groups != 0)
+    config_fail(b.key_path("groups"), std::to_string(c.share_groups) +
+                                          " does not divide batch.size " +
+                                          std::to_string(c.batch_size) +
+                                          "; accepted: a divisor of batch.size (equal groups)");
+  if (b.has("weights"))
+    c.world_weights = b.numbers("weights", {}, Range{0, 1e300, true, false}, c.batch_size);
   b.finish();
 }
 
@@ -361,12 +370,14 @@ void parse_variables(const JsonObject& v, const nlohmann::json& raw, ExperimentC
     const int hold = int(spec.integer("hold", 1, 1, c.steps));
     std::vector<std::pair<int, double>> moves;
     if (spec.has("moves")) moves = parse_moves(spec, c, var, expanded.size());
+    const bool shared = spec.boolean("shared", false);
     spec.finish();
     for (auto& e : expanded) {
       e.lower = lo;
       e.upper = hi;
       e.hold = hold;
       e.moves = moves;
+      e.shared = shared;
       // the nominal starting value must lie inside the bounds
       double nominal = e.kind == VariableSpec::kInitialState ? c.x0[e.index]
                        : e.kind == VariableSpec::kParameter  ? c.theta[e.index]
@@ -501,9 +512,15 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
       if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
         config_fail(o.key_path("normalized"),
                     "needs finite lower < upper for every variable; " + v.name + " has none");
-  if (op.method == "cmaes" && c.batch_size != 1)
+  // with every variable shared by the whole batch, a candidate is one design evaluated on every
+  // world (the population is λ copies of the batch)
+  bool all_shared = !c.variables.empty() && c.share_groups == 1;
+  for (const auto& v : c.variables) all_shared = all_shared && v.shared;
+  if (op.method == "cmaes" && c.batch_size != 1 && !all_shared)
     config_fail("batch.size",
-                "optimizer cmaes builds its population from one rollout; set batch.size to 1");
+                "optimizer cmaes builds its population from one rollout; set batch.size to 1, or "
+                "share every variable by the whole batch (variables.<name>.shared, batch.groups "
+                "1)");
   if (op.method != "none" && c.variables.empty())
     config_fail(o.key_path("method"),
                 "optimizer '" + op.method + "' needs at least one entry in variables");
@@ -720,6 +737,12 @@ void parse_compare(const JsonObject& cp, ExperimentConfig& c) {
   k.repeats = int(cp.integer("repeats", k.repeats, 1, 1000));
   cp.finish();
   if (c.variables.empty()) config_fail("compare", "needs at least one entry in variables");
+  // compare races one rollout's gradient starts against CMA-ES on that rollout; a shared
+  // variable's design serves a batch of worlds, which compare does not race yet
+  for (const auto& v : c.variables)
+    if (v.shared)
+      config_fail("compare", "does not run shared variables (" + v.name +
+                                 " is shared); run them with steer run");
   for (const auto& v : c.variables)
     if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
       config_fail("variables." + v.name,
@@ -767,6 +790,20 @@ void parse_horizon_sweep(const JsonObject& hs, ExperimentConfig& c) {
 // the sections in the order they depend on each other: the model first (everything else
 // refers to its slots), the simulation (the model's timestep), the loss and variables before
 // the optimizer and validation that need them
+// batch.groups and batch.weights describe the worlds of shared variables: without one they
+// would change nothing, so they are refused rather than ignored
+void check_shared(const ExperimentConfig& c) {
+  if (c.has_shared()) return;
+  if (c.share_groups != 1)
+    config_fail("batch.groups",
+                "applies to shared variables (variables.<name>.shared: true); no "
+                "variable is shared");
+  if (!c.world_weights.empty())
+    config_fail("batch.weights",
+                "applies to shared variables (variables.<name>.shared: true); no "
+                "variable is shared");
+}
+
 ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::string& base_dir) {
   ExperimentConfig c;
   c.base_dir = base_dir;
@@ -785,6 +822,7 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   parse_loss(root.object("loss"), c);
   if (root.has("variables")) parse_variables(root.object("variables"), root.raw("variables"), c);
   parse_optimizer(root.object("optimizer"), c);
+  check_shared(c);
   parse_validation(root.object("validation"), c);
   parse_output(root.object("output"), c);
   if (root.has("compare")) parse_compare(root.object("compare"), c);

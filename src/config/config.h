@@ -77,6 +77,10 @@ struct VariableSpec {
   // the variables that move it (a link's length moving the link below it and its geom's
   // centre; a left leg following the right), and ∂L/∂v gains Σ_j a_vj ∂L/∂θ_j
   std::vector<std::pair<int, double>> moves;
+  // one value for every rollout of a group (variables.<name>.shared, batch.groups): the
+  // optimizer sees one copy, whose loss is the group's weighted mean and whose gradient is the
+  // weighted sum of the members' (src/problem/shared_problem.h)
+  bool shared = false;
 };
 
 // per-rollout values of a slot or a group of slots: given explicitly (sweep, one value per
@@ -303,6 +307,16 @@ struct ExperimentConfig {
   int batch_size = 1;
   std::uint64_t seed = 1;
   std::vector<BatchOverride> overrides;
+  // the worlds shared variables serve (batch.groups, batch.weights): rollouts
+  // [g·B/G, (g+1)·B/G) form group g; a group's loss is Σ w_b L_b / Σ w_b over its rollouts
+  // (world_weights empty: equal weights)
+  int share_groups = 1;
+  std::vector<double> world_weights;
+  bool has_shared() const {
+    for (const auto& v : variables)
+      if (v.shared) return true;
+    return false;
+  }
 
   Loss loss;
   nlohmann::json loss_json;  // effective loss description for the artifact

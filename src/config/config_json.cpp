@@ -67,6 +67,10 @@ nlohmann::json ExperimentConfig::to_json() const {
     ov.push_back(e);
   }
   j["batch"] = {{"size", batch_size}, {"seed", seed}, {"overrides", ov}};
+  if (has_shared()) {
+    j["batch"]["groups"] = share_groups;
+    if (!world_weights.empty()) j["batch"]["weights"] = world_weights;
+  }
   j["loss"] = loss_json;
   nlohmann::json vars = nlohmann::json::array();
   for (const auto& v : variables) {
@@ -80,6 +84,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                         {"per_step", v.kind == VariableSpec::kControl},
                         {"hold", v.hold},
                         {"entries", v.length(steps)}};
+    if (v.shared) e["shared"] = true;
     if (!v.moves.empty()) {
       nlohmann::json mv = nlohmann::json::object();
       for (const auto& [j, a] : v.moves) mv["theta." + info.param_names[size_t(j)]] = a;

@@ -14,6 +14,12 @@ namespace steer {
 
 namespace {
 
+// a gradient check's name in the summary: its stage, and for the shared variables' check of the
+// groups' loss (validate_shared) that it is theirs
+std::string check_name(const nlohmann::json& v) {
+  return v["stage"].get<std::string>() + (v.contains("shared") ? ", groups' J_g" : "");
+}
+
 // variables, losses and gradients of the listed rollouts; every rollout's whole gradient, at
 // the start and at the end, as NPY side files [B, nv] (rollout-major, the variables in
 // var_names order): the listing stops at 64 variables
@@ -327,18 +333,27 @@ void summarize(RunState& run) {
     if (bad > 0) s << " over the " << B - bad << " finite rollouts (" << bad << " non-finite)";
     s << "\n";
   }
+  if (run.art.contains("shared") && run.art["shared"].contains("group_loss")) {
+    // shared variables: the groups' losses J_g, which the optimizer minimized
+    const nlohmann::json& sh = run.art["shared"];
+    const auto& j0 = sh["group_loss"]["initial"];
+    const auto& j1 = sh["group_loss"]["final"];
+    s << "  shared variables: " << sh["groups"].get<int>() << " group(s) of "
+      << sh["rollouts_per_group"].get<int>() << " rollouts; group 0's weighted mean loss J_0 "
+      << fmt(j0[0].get<double>(), 10) << " -> " << fmt(j1[0].get<double>(), 10) << "\n";
+  }
   if (validations.empty()) {
     s << "  gradient check: off\n";
   } else {
     for (const auto& v : validations)
-      s << "  gradient check (" << v["stage"].get<std::string>()
-        << "): " << v["rollouts_passed"].get<int>() << "/" << v["rollouts_checked"].get<size_t>()
-        << " passed, max relative error " << fmt(v["max_relative_error"].get<double>(), 3)
-        << " (tolerance " << fmt(v["tolerance"].get<double>(), 3) << ")\n";
+      s << "  gradient check (" << check_name(v) << "): " << v["rollouts_passed"].get<int>() << "/"
+        << v["rollouts_checked"].get<size_t>() << " passed, max relative error "
+        << fmt(v["max_relative_error"].get<double>(), 3) << " (tolerance "
+        << fmt(v["tolerance"].get<double>(), 3) << ")\n";
     for (const auto& v : validations)
       if (v.contains("float32_vs_float64")) {
         const auto& f = v["float32_vs_float64"];
-        s << "  gradient check (" << v["stage"].get<std::string>()
+        s << "  gradient check (" << check_name(v)
           << ") ran in float64; the float32 gradient is within "
           << fmt(f["gradient_relative_deviation_max"].get<double>(), 3)
           << " (relative, largest over the checked rollouts) of the float64 one";
@@ -352,7 +367,7 @@ void summarize(RunState& run) {
       if (v.contains("timestep_check")) {
         const auto& t = v["timestep_check"];
         const bool on_gain = t["measure"] == "gain_moved";
-        s << "  timestep check (" << v["stage"].get<std::string>() << "): at h/2 "
+        s << "  timestep check (" << check_name(v) << "): at h/2 "
           << (on_gain ? "the optimum's loss moves by " : "the gradient changes by ")
           << fmt(t["median"].get<double>(), 3) << " (median), " << fmt(t["max"].get<double>(), 3)
           << (on_gain ? " (largest) of what the optimization gained" : " (largest), relative");

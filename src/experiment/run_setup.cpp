@@ -17,6 +17,7 @@
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
 #include "parallel/split_problem.h"
+#include "problem/shared_problem.h"
 #include "validate/analyses.h"
 #include "validate/validator.h"
 
@@ -104,6 +105,21 @@ nlohmann::json named(const std::vector<std::string>& names, const std::vector<st
   return j;
 }
 
+// the artifact's description of the shared variables (docs/artifact.md): the groups, the shared
+// variables' names and, when batch.weights gave them, the normalized weights
+nlohmann::json shared_json(const ExperimentConfig& c, const SharedLayout& l) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& v : c.variables)
+    if (v.shared) names.push_back(v.name);
+  nlohmann::json j = {{"groups", l.groups},
+                      {"rollouts_per_group", l.members},
+                      {"variables", names},
+                      {"loss", "J_g = sum_m w_m L_(g*M+m), sum_m w_m = 1 in each group; the optimizer minimizes "
+                               "every J_g, and the gradient of a shared variable is sum_m w_m dL_m/dv"}};
+  if (!c.world_weights.empty()) j["weights"] = l.weight;
+  return j;
+}
+
 void plan_run(RunState& run) {
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
@@ -162,6 +178,12 @@ void describe_run(RunState& run) {
   // the batch as simulated at the start: x0 and θ of the first rollouts
   Batch<double> nominal = build_batch(c);
   run.v0 = p.initial();
+  // a shared variable starts at its group's first rollout's value in every member
+  if (c.has_shared()) {
+    const SharedLayout l = shared_layout(c, run.nv);
+    run.v0 = l.expand(l.joint(run.v0));
+    art["shared"] = shared_json(c, l);
+  }
   const std::vector<double>& v0 = run.v0;
   {
     std::vector<double> th = p.parameters(v0);
@@ -174,6 +196,55 @@ void describe_run(RunState& run) {
     art["initial"] = init;
   }
 }
+
+namespace {
+
+// The shared variables' own check (validate_stage, after the per-rollout one): the groups'
+// gradient ∂J_g/∂z_g against central differences of J_g, the group loss (SharedProblem), on
+// the same problems as the per-rollout check (checked: float64; the run's own float32 one and
+// the h/2 one when those run). At the final stage the timestep and float32 scales are the
+// groups' gains |J_g(start) − J_g(final)| and ‖∂J_g/∂z_g‖ at the start.
+void validate_shared(RunState& run, const std::vector<double>& v, const std::string& stage, Problem& checked) {
+  const ExperimentConfig& c = run.c;
+  const bool f32 = c.precision == "float32";
+  const SharedLayout l = shared_layout(c, run.nv);
+  SharedProblem groups(checked, l), own(*run.problem, l);
+  std::unique_ptr<SharedProblem> half = run.half_step ? std::make_unique<SharedProblem>(*run.half_step, l) : nullptr;
+  std::vector<double> gains, start_gradient;
+  const bool at_final = stage == "final" && !run.gains.empty();
+  if (at_final) {
+    const std::vector<double> j0 = l.group_loss(run.e0.loss), j1 = l.group_loss(run.efinal.loss);
+    const std::vector<double> g0 = l.reduce_gradient(run.e0.grad);
+    const size_t nj = size_t(l.joint_vars());
+    for (int g = 0; g < l.groups; ++g) {
+      gains.push_back(std::abs(j0[size_t(g)] - j1[size_t(g)]));
+      double n2 = 0;
+      for (size_t i = 0; i < nj; ++i) n2 += g0[size_t(g) * nj + i] * g0[size_t(g) * nj + i];
+      start_gradient.push_back(std::sqrt(n2));
+    }
+  }
+  ProgressLine bar(run.o.progress,
+                   "validating shared gradients (" + stage + ", " +
+                       std::to_string(std::min(l.groups, c.validation.max_rollouts)) + " groups)",
+                   0, "passes");
+  ValidationReport rep =
+      validate(groups, l.joint(v), c.validation, stage, f32 ? &own : nullptr, half.get(), at_final ? &gains : nullptr,
+               at_final ? &start_gradient : nullptr, secant_check_of(c.validation), [&bar](long long done, long long total) {
+                 bar.set_total(total);
+                 bar.update(done);
+               });
+  bar.finish();
+  run.out.check_passed = run.out.check_passed && rep.all_passed();
+  for (const auto& [k, n] : rep.label_counts) run.label_totals[k] += n;
+  nlohmann::json j = to_json(rep, c.validation.listed_rollouts);
+  j["precision"] = "float64";
+  j["shared"] = {{"rows", "groups"},
+                 {"loss", "J_g, the weighted mean of the group's rollouts' losses"},
+                 {"variables", groups.var_names().size() <= 64 ? nlohmann::json(groups.var_names()) : nlohmann::json()}};
+  run.validations.push_back(j);
+}
+
+}  // namespace
 
 void validate_stage(RunState& run, const std::vector<double>& v, const std::string& stage) {
   const ExperimentConfig& c = run.c;
@@ -228,6 +299,7 @@ void validate_stage(RunState& run, const std::vector<double>& v, const std::stri
                           "(label float32_rounding)";
   }
   validations.push_back(j);
+  if (c.has_shared()) validate_shared(run, v, stage, f32 ? *problem64 : p);
 }
 
 namespace {
@@ -284,10 +356,12 @@ void optimize_stage(RunState& run) {
     // taken) and names its batched evaluations, which its line searches make more of:
     // "steer: iteration 40/200 (20%)  evaluations 47, mean loss …"
     const int ranks = world().size();
+    const bool shared = c.has_shared();
     const long long per_iteration =
         ranks == 1 ? 1
                    : c.optimizer.method == "cmaes"
-                         ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv))
+                         ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv)) *
+                               (shared ? B : 1)
                          : B;
     ProgressLine bar(o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
                      c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
@@ -300,21 +374,32 @@ void optimize_stage(RunState& run) {
     };
     int lbfgsb_evaluations = 0;
     OptimizationResult r;
-    // optimize in normalized variables when asked: the wrapper maps z ∈ [0, 1] onto the bounds
+    // the problem the optimizer sees: in normalized variables when asked (the wrapper maps
+    // z ∈ [0, 1] onto the bounds), over a copy of the run's problem; in the groups' joint
+    // variables when some are shared (SharedProblem)
     std::unique_ptr<NormalizedProblem> zp;
+    std::unique_ptr<SharedProblem> sp;
     Problem* po = &p;
-    std::vector<double> start = v0;
+    Problem* copy = nullptr;  // the per-rollout copy under the normalized wrapper
+    const SharedLayout layout = shared ? shared_layout(c, nv) : SharedLayout();
+    std::vector<double> start = shared ? layout.joint(v0) : v0;
     if (c.optimizer.normalized) {
-      zp = std::make_unique<NormalizedProblem>(make_split_problem(c, backend, c.threads));
+      std::unique_ptr<Problem> q = make_split_problem(c, backend, c.threads);
+      copy = q.get();
+      if (shared) q = std::make_unique<SharedProblem>(std::move(q), layout);
+      zp = std::make_unique<NormalizedProblem>(std::move(q));
       po = zp.get();
-      start = zp->to_z(v0);
+      start = zp->to_z(start);
+    } else if (shared) {
+      sp = std::make_unique<SharedProblem>(p, layout);
+      po = sp.get();
     }
     // with a checkpoint, the optimizer's evaluations are logged (and replayed on resume);
     // the counters it saves are those the artifact reports
     std::unique_ptr<RecordedProblem> recorded;
     if (run.checkpoint) {
       std::vector<Problem*> counted{&p};
-      if (zp) counted.push_back(&zp->inner());
+      if (copy) counted.push_back(copy);
       run.checkpoint->watch(counted, [&run] { return saved_run_state(run); });
     }
     auto logged = [&](Problem& q) -> Problem& {
@@ -346,14 +431,20 @@ void optimize_stage(RunState& run) {
       co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
                                                               : (long long)c.optimizer.iterations * co.lambda;
       co.seed = c.optimizer.seed;
-      std::unique_ptr<Problem> pop = make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      // with every variable shared, a candidate is one design on every world: λ copies of the
+      // batch, each copy one group (the config refuses cmaes with other variables and B > 1)
+      std::unique_ptr<Problem> pop =
+          shared ? std::make_unique<SharedProblem>(
+                       make_split_problem(replicate_worlds(c, co.lambda), backend, c.threads),
+                       shared_layout(c, nv, co.lambda * B, co.lambda))
+                 : make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
       if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
       OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
-      r.vars.assign(rc.vars.begin(), rc.vars.begin() + nv);
+      r.vars.assign(rc.vars.begin(), rc.vars.begin() + pop->num_vars());
       r.trace = rc.trace;
       r.iterations = rc.iterations;
       r.seconds = rc.seconds;
-    } else if (SplitProblem* split = checkpointed ? nullptr : dynamic_cast<SplitProblem*>(zp ? &zp->inner() : &p)) {
+    } else if (SplitProblem* split = checkpointed || shared ? nullptr : dynamic_cast<SplitProblem*>(zp ? copy : &p)) {
       path = "per-rank blocks";
       r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);
     } else {
@@ -371,7 +462,7 @@ void optimize_stage(RunState& run) {
       r.vars = zp->to_v(r.vars);
       // the trace's variables' paths in variable units too (rows of nv: to_v maps element i by i mod nv)
       for (auto& row : r.trace.vars) row = zp->to_v(row);
-      const Problem& in = zp->inner();
+      const Problem& in = *copy;
       p.forward_rollout_steps += in.forward_rollout_steps;
       p.backward_rollout_steps += in.backward_rollout_steps;
       p.recomputed_rollout_steps += in.recomputed_rollout_steps;
@@ -380,16 +471,30 @@ void optimize_stage(RunState& run) {
       p.forward_calls += in.forward_calls;
       p.gradient_calls += in.gradient_calls;
     }
+    // the groups' joint rows back to one row per rollout
+    const std::vector<std::string> optimized_names = po->var_names();
+    if (shared) r.vars = layout.expand(r.vars);
     p.evaluate(r.vars, true, r.final);
     vfinal = r.vars;
     efinal = r.final;
+    if (shared) {
+      // the groups' losses J_g at the start and the end (the first ≤ 64 groups)
+      auto first = [](std::vector<double> v) {
+        v.resize(std::min(v.size(), size_t(64)));
+        return v;
+      };
+      art["shared"]["group_loss"] = {{"initial", first(layout.group_loss(e0.loss))},
+                                     {"final", first(layout.group_loss(efinal.loss))}};
+    }
     optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
             {"history", to_json(r.trace)}};
     // L-BFGS-B's line searches evaluate more points than it takes steps (docs/artifact.md); the
     // other methods evaluate the batch once per iteration
     if (c.optimizer.method == "lbfgsb") optj["evaluations"] = lbfgsb_evaluations;
     // the names of the variables' paths, in the order of a row
-    if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = p.var_names();
+    if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = optimized_names;
+    // with shared variables the trace's rows are the groups' (their joint variables and J_g)
+    if (shared) optj["history"]["rows"] = "groups";
     gains.resize(size_t(B));
     start_gradient.assign(size_t(B), 0.0);
     for (int b = 0; b < B; ++b) {

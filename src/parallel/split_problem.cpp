@@ -18,8 +18,6 @@ Batch<double> nominal_rows(const ExperimentConfig& c) {
   return build_batch(c1);
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
 // rows of `per` values each of rollouts [begin, begin + count) of `all`
 std::vector<double> rows(const std::vector<double>& all, size_t per, Block b) {
   return std::vector<double>(all.begin() + size_t(b.begin) * per,
@@ -36,33 +34,9 @@ struct ReversalBits {
 
 ExperimentConfig block_config(const ExperimentConfig& c, const Batch<double>& nominal, int begin,
                               int count) {
-  ExperimentConfig r = c;
-  r.batch_size = count;
-  r.overrides.clear();
-  r.theta_scale.clear();
-  // a slot whose value in some row of the block is not the nominal one becomes a sweep of the
-  // block's values; build_batch assigns a sweep's value as is, so the rows come back bit for bit
-  // (the model's finish_batch, which derives state slots from θ, gives the same values again)
-  auto sweep_slots = [&](bool is_state, int n, const std::vector<double>& nominal_values,
-                         const std::vector<std::string>& names) {
-    for (int i = 0; i < n; ++i) {
-      BatchOverride o;
-      o.name = (is_state ? "x0." : "theta.") + names[size_t(i)];
-      o.is_state = is_state;
-      o.indices = {i};
-      o.draw = BatchOverride::kSweep;
-      bool varies = false;
-      for (int k = 0; k < count; ++k) {
-        const double v = is_state ? nominal.x0_of(begin + k)[i] : nominal.theta_of(begin + k)[i];
-        varies = varies || !same_bits(v, nominal_values[size_t(i)]);
-        o.values.push_back(v);
-      }
-      if (varies) r.overrides.push_back(std::move(o));
-    }
-  };
-  sweep_slots(true, nominal.nx, c.x0, c.info.state_names);
-  sweep_slots(false, nominal.np, c.theta, c.info.param_names);
-  return r;
+  std::vector<int> rows;
+  for (int k = 0; k < count; ++k) rows.push_back(begin + k);
+  return rows_config(c, nominal, rows);
 }
 
 SplitProblem::SplitProblem(int batch, BlockProblemFactory make) : make_(std::move(make)) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cmath>
 
 #include "config/json_reader.h"
@@ -250,6 +251,56 @@ ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size) {
   r.overrides.clear();
   r.batch_size = size;
   return r;
+}
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+ExperimentConfig rows_config(const ExperimentConfig& c, const Batch<double>& nominal,
+                             const std::vector<int>& rows) {
+  ExperimentConfig r = c;
+  r.batch_size = int(rows.size());
+  r.overrides.clear();
+  r.theta_scale.clear();
+  r.share_groups = 1;
+  if (!c.world_weights.empty()) {
+    r.world_weights.clear();
+    for (int row : rows) r.world_weights.push_back(c.world_weights[size_t(row)]);
+  }
+  // build_batch assigns a sweep's value as is, so the rows come back bit for bit (the model's
+  // finish_batch, which derives state slots from θ, gives the same values again)
+  auto sweep_slots = [&](bool is_state, int n, const std::vector<double>& nominal_values,
+                         const std::vector<std::string>& names) {
+    for (int i = 0; i < n; ++i) {
+      BatchOverride o;
+      o.name = (is_state ? "x0." : "theta.") + names[size_t(i)];
+      o.is_state = is_state;
+      o.indices = {i};
+      o.draw = BatchOverride::kSweep;
+      bool varies = false;
+      for (int row : rows) {
+        const double v = is_state ? nominal.x0_of(row)[i] : nominal.theta_of(row)[i];
+        varies = varies || !same_bits(v, nominal_values[size_t(i)]);
+        o.values.push_back(v);
+      }
+      if (varies) r.overrides.push_back(std::move(o));
+    }
+  };
+  sweep_slots(true, nominal.nx, c.x0, c.info.state_names);
+  sweep_slots(false, nominal.np, c.theta, c.info.param_names);
+  return r;
+}
+
+ExperimentConfig replicate_worlds(const ExperimentConfig& c, int copies) {
+  std::vector<int> rows;
+  for (int j = 0; j < copies; ++j)
+    for (int b = 0; b < c.batch_size; ++b) rows.push_back(b);
+  ExperimentConfig one_step = c;  // the batch's x0 and θ rows, without T steps of controls
+  one_step.steps = 1;
+  return rows_config(c, build_batch(one_step), rows);
 }
 
 HalfStepProblem::HalfStepProblem(const ExperimentConfig& c, BackendKind backend, int threads)

@@ -198,4 +198,15 @@ void check_physical_inputs(const ExperimentConfig& c, bool compare);
 // rollouts (a CMA-ES population of one design)
 ExperimentConfig replicate_rollout0(const ExperimentConfig& c, int size);
 
+// The config whose rollout i is rollout rows[i] of c's batch, bit for bit: the slots where some
+// chosen row differs from the nominal x0 and θ become sweeps of the rows' values, and nothing is
+// drawn or scaled again. nominal = build_batch(c). batch.weights follow their rows; batch.groups
+// is 1 (the caller groups the new batch).
+ExperimentConfig rows_config(const ExperimentConfig& c, const Batch<double>& nominal,
+                             const std::vector<int>& rows);
+
+// c's batch repeated `copies` times (rollout j·B + b is c's rollout b): a CMA-ES population of
+// designs shared over c's worlds, one group per candidate
+ExperimentConfig replicate_worlds(const ExperimentConfig& c, int copies);
+
 }  // namespace steer

@@ -21,6 +21,9 @@ PART is one of
                different number of ranks ends with the uninterrupted one-process artifact
   devices      each rank's GPU by its node-local rank from a CUDA_VISIBLE_DEVICES list, as the
                artifact records it
+  shared       batch-shared variables (variables.<name>.shared): Adam on two groups of 5 worlds
+               with per-rollout controls beside the shared launch, and CMA-ES on one design for
+               all worlds, each also at --threads 1 and 2 in one process
 Each same-answer part runs the CLI alone, then under mpirun with 1, 2 and 3 ranks, and compares
 the artifact folders file by file: artifact.json apart from the run-description fields (below),
 every sidecar byte for byte. Exit 0 on success, 1 with a message, 77 when MPIRUN is NO_MPI (a
@@ -69,6 +72,8 @@ def comparable(x, path=(), compare=False):
                 continue
             if path == ("effective_config", "output") and k == "dir":
                 continue  # --out: each run of the test publishes into its own folder
+            if path == ("effective_config", "simulation") and k == "threads":
+                continue  # --threads: the shared part runs one process at 1 and 2 threads
             out[k] = comparable(v, path + (k,), compare)
         return out
     if isinstance(x, list):
@@ -223,6 +228,57 @@ def compare_config():
     return c
 
 
+def shared_config(method):
+    """a drag projectile over 10 worlds (gravity and drag drawn): the launch shared, the control
+    force's knots per rollout (Adam, two groups, weighted) or none (CMA-ES, one design)"""
+    c = load("configs/projectile.json")
+    c["model"]["drag"] = 0.05
+    c["simulation"].update({"steps": 60, "backend": "cpu"})
+    c["batch"] = {"size": 10, "seed": 7, "randomize": {"theta.gravity": [8.0, 12.0], "theta.drag": {"relative": 0.5}}}
+    c["loss"] = {"terminal": [{"state": "position.x", "target": 1.5, "weight": 1.0},
+                              {"state": "position.y", "target": 0.2, "weight": 1.0}], "control_effort": 1e-3}
+    c["variables"] = {"x0.velocity.x": {"lower": 0.0, "upper": 10.0, "shared": True},
+                      "x0.velocity.y": {"lower": 0.0, "upper": 10.0, "shared": True}}
+    if method == "adam":
+        c["batch"].update({"groups": 2, "weights": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1]})
+        c["variables"]["controls.force.x"] = {"lower": -2.0, "upper": 2.0, "hold": 20}
+        c["optimizer"] = {"method": "adam", "learning_rate": 0.05, "iterations": 8, "normalized": True}
+    else:
+        c["optimizer"] = {"method": "cmaes", "iterations": 4, "sigma0": 0.2, "normalized": True}
+    c["validation"] = {"enabled": True, "at": ["initial", "final"], "tolerance": 1e-6, "max_rollouts": 6}
+    c["output"]["trajectory_rollouts"] = 10
+    return c
+
+
+def part_shared():
+    for method in ("adam", "cmaes"):
+        cfg = shared_config(method)
+        name = "shared-" + method
+        path = write_config(name, cfg)
+        # one process at 1 and 2 threads: the same artifact
+        folders = []
+        for t in (1, 2):
+            out = fresh(f"{name}-threads{t}")
+            r = run([STEER, "run", path, "--out", out, "--quiet", "--threads", str(t)])
+            if r.returncode != 0:
+                fail(f"{name}: steer run --threads {t} exited {r.returncode}: {r.stderr[-600:]}")
+            folders.append(one_folder(out, f"{name} at {t} threads"))
+        names = compare_artifacts(folders[0], folders[1], f"{name}: 2 threads vs 1")
+        print(f"{name}: 2 threads: {', '.join(names)} equal to 1 thread")
+        with open(os.path.join(folders[0], "artifact.json")) as f:
+            a = json.load(f)
+        checks = [v for v in a["validation"] if "shared" in v]
+        if len(checks) != 2 or not all(v["all_passed"] for v in checks):
+            fail(f"{name}: expected two passing group-gradient checks, got {checks}")
+        rows = a["result"]["rollouts"]
+        members = a["shared"]["rollouts_per_group"]
+        for b, row in enumerate(rows):
+            for v in ("x0.velocity.x", "x0.velocity.y"):
+                if row["variables"][v]["final"] != rows[b - b % members]["variables"][v]["final"]:
+                    fail(f"{name}: rollout {b}'s {v} differs from its group's first rollout's")
+        same_answer(name, cfg)
+
+
 def same_answer(name, cfg, command="run"):
     path = write_config(name, cfg)
     ref_out = fresh(name + "-alone")
@@ -268,7 +324,8 @@ def optimizer_bytes(name, cfg, got, par, n):
     B, nv = npy_shape(os.path.join(got, "gradient.npy"))[:2]
     iters = opt["iterations"]
     gathered = iters * B * (8 + 8 * nv + 96)  # what the gathered path receives at least
-    if method in ("adam", "gd"):
+    shared = any(v.get("shared") for v in cfg.get("variables", {}).values())
+    if method in ("adam", "gd") and not shared:
         # per logged iteration (≤ iterations + 1 entries): losses and ≤ 8 rows of ≤ 32 variables;
         # once: the final variables, the counters (24 B per rank) and a flag per rank
         bound = (iters + 1) * (8 * B + 8 * 8 * 32) + 8 * B * nv + 25 * n
@@ -466,6 +523,8 @@ def main():
         part_resume()
     elif PART == "shards":
         part_shards()
+    elif PART == "shared":
+        part_shared()
     else:
         fail("unknown part " + PART)
 
