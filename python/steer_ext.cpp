@@ -33,6 +33,7 @@
 #include "problem/batch_runner.h"
 #include "problem/problem.h"
 #include "steer/backend.h"
+#include "steer/cpu_backend.h"
 #include "validate/validator.h"
 
 #ifdef STEER_CUDA_EMULATION
@@ -362,6 +363,51 @@ class Simulator {
   const std::vector<std::uintptr_t>& buffers() const { return buffers_; }
   const std::vector<std::uintptr_t>& inputs() const { return inputs_; }
 
+  // The per-step API (steer.Simulator.step, step_vjp; steer.torch.step): B states stepped once
+  // from step index k, x_{k+1} = f(k, x, u, θ), and the step's vector-Jacobian product, in
+  // float64 on the CPU whatever the config's precision and backend (a float64 CPU runner made
+  // when first asked). x (B, nx), u (B, nu), θ (B, ntheta), x̄_{k+1} (B, nx); any layout (copied
+  // into C order); each rollout on its own OpenMP thread.
+  nb::object step(const nb::ndarray<nb::ro>& x, const nb::ndarray<nb::ro>& u,
+                  const nb::ndarray<nb::ro>& th, int k) {
+    StepArrays a = step_arrays(x, u, th, nullptr, k);
+    const BatchRunner& r = step_runner();
+    auto* out = new std::vector<double>(a.B * a.nx);
+    nb::capsule cap(out, [](void* q) noexcept { delete static_cast<std::vector<double>*>(q); });
+    {
+      nb::gil_scoped_release unlocked;
+      const long long B = (long long)a.B;
+#pragma omp parallel for num_threads(step_threads()) schedule(static)
+      for (long long b = 0; b < B; ++b)
+        r.step(k, a.x.data() + b * a.nx, a.u.data() + b * a.nu, a.th.data() + b * a.np,
+               out->data() + b * a.nx);
+    }
+    return view_of(*out, {a.B, a.nx}, cap);
+  }
+  nb::dict step_vjp(const nb::ndarray<nb::ro>& x, const nb::ndarray<nb::ro>& u,
+                    const nb::ndarray<nb::ro>& th, const nb::ndarray<nb::ro>& adj_next, int k) {
+    StepArrays a = step_arrays(x, u, th, &adj_next, k);
+    const BatchRunner& r = step_runner();
+    auto* g = new std::vector<double>[3]{std::vector<double>(a.B * a.nx, 0.0),
+                                         std::vector<double>(a.B * a.nu, 0.0),
+                                         std::vector<double>(a.B * a.np, 0.0)};
+    nb::capsule cap(g, [](void* q) noexcept { delete[] static_cast<std::vector<double>*>(q); });
+    {
+      nb::gil_scoped_release unlocked;
+      const long long B = (long long)a.B;
+#pragma omp parallel for num_threads(step_threads()) schedule(static)
+      for (long long b = 0; b < B; ++b)
+        r.adj_step(k, a.x.data() + b * a.nx, a.u.data() + b * a.nu, a.th.data() + b * a.np,
+                   a.lam.data() + b * a.nx, g[0].data() + b * a.nx, g[1].data() + b * a.nu,
+                   g[2].data() + b * a.np);
+    }
+    nb::dict d;
+    d["adj_x"] = view_of(g[0], {a.B, a.nx}, cap);
+    d["adj_u"] = view_of(g[1], {a.B, a.nu}, cap);
+    d["adj_theta"] = view_of(g[2], {a.B, a.np}, cap);
+    return d;
+  }
+
   // the config's optimization variables (VariableSpec, flattened as the CLI's problem does)
   std::vector<std::string> variable_names() {
     problem();
@@ -412,6 +458,41 @@ class Simulator {
   std::vector<std::uintptr_t> buffers_;  // addresses of the last rollout's result buffers
   std::vector<std::uintptr_t> inputs_;   // where the last rollout's engine read x0, u, θ
   std::unique_ptr<Problem> problem_;  // the CLI's problem over the variables, made when first asked
+  std::unique_ptr<BatchRunner> step_runner_;  // the per-step API's float64 CPU runner
+  // the per-step API's inputs as float64 C-order copies, their shapes checked against x's B
+  struct StepArrays {
+    size_t B = 0, nx = 0, nu = 0, np = 0;
+    std::vector<double> x, u, th, lam;
+  };
+  StepArrays step_arrays(const nb::ndarray<nb::ro>& x, const nb::ndarray<nb::ro>& u,
+                         const nb::ndarray<nb::ro>& th, const nb::ndarray<nb::ro>* lam, int k) {
+    if (k < 0)
+      throw nb::value_error(("k: the step index must be >= 0, got " + std::to_string(k)).c_str());
+    if (x.ndim() != 2)
+      throw nb::value_error(("x: expected shape (B, " + std::to_string(c_.info.nx()) +
+                             "), got " + std::to_string(x.ndim()) + " dimensions")
+                                .c_str());
+    StepArrays a;
+    const long long B = (long long)x.shape(0);
+    a.B = size_t(B), a.nx = size_t(c_.info.nx()), a.nu = size_t(c_.info.nu()),
+    a.np = size_t(c_.info.np());
+    gather<double>("x", x, {B, (long long)a.nx}, a.x);
+    gather<double>("u", u, {B, (long long)a.nu}, a.u);
+    gather<double>("theta", th, {B, (long long)a.np}, a.th);
+    if (lam) gather<double>("adj_next", *lam, {B, (long long)a.nx}, a.lam);
+    return a;
+  }
+  const BatchRunner& step_runner() {
+    if (!step_runner_) {
+      ExperimentConfig c64 = c_;
+      c64.precision = "float64";
+      RunnerOptions o;
+      o.every_parameter_gradient = true;
+      step_runner_ = make_runner(c64, BackendKind::kCpu, o);
+    }
+    return *step_runner_;
+  }
+  int step_threads() const { return threads_ > 0 ? threads_ : cpu_default_threads(); }
   Problem& problem() {
     if (!problem_) {
       std::string note;
@@ -519,6 +600,8 @@ NB_MODULE(_steer, m) {
       .def("_rollout", &Simulator::rollout, "x0"_a, "u"_a, "theta"_a, "grad"_a,
            "trajectory_stride"_a)
       .def("_default_batch", &Simulator::default_batch)
+      .def("_step", &Simulator::step, "x"_a, "u"_a, "theta"_a, "k"_a)
+      .def("_step_vjp", &Simulator::step_vjp, "x"_a, "u"_a, "theta"_a, "adj_next"_a, "k"_a)
       .def_prop_rw("threads", &Simulator::threads, &Simulator::set_threads,
                    "CPU threads for rollouts (0: the engine's default, all cores)")
       .def_prop_ro("_float32", &Simulator::f32)

@@ -182,6 +182,28 @@ class Simulator:
         return RolloutResult(**arrays, event_step=d["event_step"], nonfinite=d["nonfinite"],
                              engine_seconds=d["engine_seconds"])
 
+    def step(self, x: Any, u: Any, theta: Any, k: int = 0) -> np.ndarray:
+        """One step of B states: x_next (B, nx) = f(k, x, u, theta) for x (B, nx), u (B, nu),
+        theta (B, ntheta) at step index k (the step's time is k * dt: a sinusoid actuation or a
+        tracking term reads it).
+
+        The per-step API for a controller of your own (steer.torch.step): always float64 on the
+        CPU, whatever the config's precision and backend, each rollout on its own thread. Any
+        array layout is accepted (copied into C order). ValueError names the argument, the
+        expected shape and dtype when an input does not fit."""
+        return self._core._step(np.asarray(x, dtype=np.float64), np.asarray(u, dtype=np.float64),
+                                np.asarray(theta, dtype=np.float64), int(k))
+
+    def step_vjp(self, x: Any, u: Any, theta: Any, adj_next: Any, k: int = 0) -> tuple:
+        """The vector-Jacobian product of step() at (x, u, theta, k) for adj_next (B, nx), the
+        gradient of a loss with respect to x_next: returns (adj_x (B, nx), adj_u (B, nu),
+        adj_theta (B, ntheta)), (dx_next/dx)^T adj_next and likewise, from the model's hand
+        adjoint (the one the rollouts' gradients use), float64 on the CPU."""
+        d = self._core._step_vjp(np.asarray(x, dtype=np.float64), np.asarray(u, dtype=np.float64),
+                                 np.asarray(theta, dtype=np.float64),
+                                 np.asarray(adj_next, dtype=np.float64), int(k))
+        return d["adj_x"], d["adj_u"], d["adj_theta"]
+
     def run(self, out_dir: Optional[str] = None, threads: Optional[int] = None, write: bool = True,
             progress: bool = False) -> dict:
         """`steer run` on this config: validate, optimize, validate, write the artifact folder.

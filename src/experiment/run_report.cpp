@@ -60,6 +60,12 @@ void list_rollouts(RunState& run) {
                                {"units", vunits}};
     run.files.sidecars.push_back({"gradient_initial.npy", npy_bytes(e0.grad, {long(B), long(nv)})});
     run.files.sidecars.push_back({"gradient.npy", npy_bytes(efinal.grad, {long(B), long(nv)})});
+    // and the variables themselves at the start and the end: every rollout's design (the listing
+    // above stops at output.trajectory_rollouts rollouts and 64 variables)
+    result["gradient_file"]["variables_initial"] = "variables_initial.npy";
+    result["gradient_file"]["variables_final"] = "variables.npy";
+    run.files.sidecars.push_back({"variables_initial.npy", npy_bytes(run.v0, {long(B), long(nv)})});
+    run.files.sidecars.push_back({"variables.npy", npy_bytes(run.vfinal, {long(B), long(nv)})});
   }
 }
 

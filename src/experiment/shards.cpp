@@ -21,8 +21,8 @@ bool gradient_shards(RunState& run, const std::vector<std::string>& vunits) {
   Communicator& w = world();
   if (w.size() < 2) return false;
   const long long B = run.B, nv = run.nv;
-  // both whole files' payload, 8 B per value
-  const long long whole_bytes = 2 * B * nv * 8;
+  // the four whole files' payload (gradients and variables, initial and final), 8 B per value
+  const long long whole_bytes = 4 * B * nv * 8;
   // rank 0 alone writes (o.write): the ranks agree that it does, so they all decide alike
   run.sharded = any_rank(run.o.write) && whole_bytes > run.o.shard_bytes;
   if (!run.sharded) return false;
@@ -34,6 +34,8 @@ bool gradient_shards(RunState& run, const std::vector<std::string>& vunits) {
                       {"rollouts", {b.begin, b.begin + b.count}},  // [begin, end)
                       {"initial", shard_name("gradient_initial", r)},
                       {"final", shard_name("gradient", r)},
+                      {"variables_initial", shard_name("variables_initial", r)},
+                      {"variables_final", shard_name("variables", r)},
                       {"shape", {b.count, nv}}});
   }
   run.result["gradient_file"] = {{"shards", shards},   {"shape", {B, nv}},
@@ -49,6 +51,10 @@ bool gradient_shards(RunState& run, const std::vector<std::string>& vunits) {
                                npy_bytes(rows(run.e0.grad), {long(mine.count), long(nv)})});
     run.shard_files.push_back({shard_name("gradient", w.rank()),
                                npy_bytes(rows(run.efinal.grad), {long(mine.count), long(nv)})});
+    run.shard_files.push_back({shard_name("variables_initial", w.rank()),
+                               npy_bytes(rows(run.v0), {long(mine.count), long(nv)})});
+    run.shard_files.push_back({shard_name("variables", w.rank()),
+                               npy_bytes(rows(run.vfinal), {long(mine.count), long(nv)})});
   }
   return true;
 }

@@ -78,6 +78,24 @@ class ModelRunner final : public BatchRunner {
                                    View<const double>{pe, 1}, out);
     });
   }
+  void adj_step(int k, const double* x, const double* u, const double* p, const double* lam,
+                double* adj_x, double* adj_u, double* adj_p) const override {
+    auto vjp = [&](const double* pe, double* ape) {
+      View<double> ax{adj_x, 1}, au{adj_u, 1}, ap{ape, 1};
+      model_.template adj_step<double>(k, View<const double>{x, 1}, View<const double>{u, 1},
+                                       View<const double>{pe, 1}, ax, au, ap,
+                                       View<const double>{lam, 1});
+    };
+    if (!hooks_.maps_parameters()) {
+      vjp(p, adj_p);
+      return;
+    }
+    // θ_eff = D(θ): the step's θ̄_eff, then θ̄ += (∂D/∂θ)ᵀ θ̄_eff
+    const std::vector<double> pe = mapped(p);
+    std::vector<double> ape(static_cast<size_t>(np_), 0.0);
+    vjp(pe.data(), ape.data());
+    hooks_.adj_map_parameters(p, ape.data(), adj_p);
+  }
   double center_of_mass(const double* x, const double* p, int axis) const override {
     return with_mapped(p, [&](const double* pe) {
       return model_.template center_of_mass<double>(View<const double>{x, 1},

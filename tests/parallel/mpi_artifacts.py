@@ -377,7 +377,8 @@ def part_shards():
         if not shards or len(shards) != n:
             fail(f"shards: {n} ranks list {shards!r}, expected {n} shards")
         expect = {"artifact.json", "report.html", "trajectory.csv"}
-        for base, key in (("gradient_initial", "initial"), ("gradient", "final")):
+        for base, key in (("gradient_initial", "initial"), ("gradient", "final"),
+                          ("variables_initial", "variables_initial"), ("variables", "variables_final")):
             _, whole = npy_data(os.path.join(ref, base + ".npy"))
             union = b""
             rows = 0
@@ -402,7 +403,7 @@ def part_shards():
             fail(f"shards: artifact.json of {n} ranks differs at {len(d)} place(s), e.g. " + "; ".join(d[:5]))
         with open(os.path.join(ref, "artifact.json")) as f:
             ref_art = json.load(f)
-        print(f"shards: {n} ranks: {len(shards)} shards of gradient.npy and gradient_initial.npy, their union "
+        print(f"shards: {n} ranks: {len(shards)} shards of gradient(_initial).npy and variables(_initial).npy, their union "
               f"equal to one process's files; the rest of the artifact equal")
     # a rank that cannot write its shard: every rank fails together, and rank 0's temporary
     # folder, which already holds its own files, is removed instead of published

@@ -319,3 +319,63 @@ def test_imported_box_sliding_gradient_vs_fd(tmp_path):
     assert r["check_passed"], v
     assert v["max_relative_error"] < 1e-6, v["max_relative_error"]
     assert v["label_counts"] == {}, v["label_counts"]
+
+
+# ---- the per-step API: Simulator.step and step_vjp (docs/python.md, "One step at a time")
+
+def _robot_a_raw(B=3, steps=40):
+    """DiffTaichi's robot A driven by raw activations (its controls), a small batch"""
+    import json
+    c = json.loads((SOURCE_DIR / "configs" / "difftaichi_robot_a.json").read_text())
+    c["model"]["actuation"] = {"type": "raw"}
+    c["simulation"] = dict(c["simulation"], steps=steps)
+    c["batch"] = {"size": B, "seed": 3}
+    c["variables"] = {"controls": {"lower": -1.0, "upper": 1.0}}
+    return steer.load(c, base_dir=str(SOURCE_DIR / "configs"))
+
+
+def test_steps_chain_into_the_rollouts_trajectory():
+    # T calls of step() from x0 with the batch's controls are the rollout's states (the scalar
+    # step against the engine's batched, possibly SIMD, rollout: round-off apart)
+    sim = _robot_a_raw()
+    b = sim.default_batch()
+    rng = np.random.default_rng(0)
+    u = rng.uniform(-1, 1, size=b.u.shape)
+    r = sim.rollout(b.x0, u, b.theta, trajectory_stride=1)
+    x = b.x0.copy()
+    for k in range(sim.T):
+        x = sim.step(x, u[:, k, :], b.theta, k)
+        np.testing.assert_allclose(x, r.trajectory[:, k + 1, :], rtol=1e-12, atol=1e-12)
+
+
+def test_step_vjp_matches_central_differences():
+    sim = _robot_a_raw()
+    b = sim.default_batch()
+    rng = np.random.default_rng(1)
+    x = sim.step(b.x0, np.zeros((3, sim.nu)), b.theta, 0)
+    u = rng.uniform(-1, 1, size=(3, sim.nu))
+    lam = rng.normal(size=x.shape)
+    ax, au, ath = sim.step_vjp(x, u, b.theta, lam, k=5)
+    assert ax.shape == x.shape and au.shape == u.shape and ath.shape == b.theta.shape
+    dx, du = rng.normal(size=x.shape), rng.normal(size=u.shape)
+    dth = rng.normal(size=b.theta.shape) * np.maximum(np.abs(b.theta), 1.0)
+    eps = 1e-6
+    fp = sim.step(x + eps * dx, u + eps * du, b.theta + eps * dth, 5)
+    fm = sim.step(x - eps * dx, u - eps * du, b.theta - eps * dth, 5)
+    fd = ((fp - fm) / (2 * eps) * lam).sum(axis=1)  # per rollout
+    adjoint = (ax * dx).sum(axis=1) + (au * du).sum(axis=1) + (ath * dth).sum(axis=1)
+    np.testing.assert_allclose(adjoint, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_step_refuses_bad_inputs_by_name():
+    sim = _robot_a_raw()
+    b = sim.default_batch()
+    u = np.zeros((3, sim.nu))
+    with pytest.raises(ValueError, match="theta"):
+        sim.step(b.x0, u, b.theta[:, :-1])
+    with pytest.raises(ValueError, match="u"):
+        sim.step(b.x0, np.zeros((2, sim.nu)), b.theta)
+    with pytest.raises(ValueError, match="k: the step index must be >= 0"):
+        sim.step(b.x0, u, b.theta, -1)
+    with pytest.raises(ValueError, match="adj_next"):
+        sim.step_vjp(b.x0, u, b.theta, np.zeros((3, sim.nx + 1)))

@@ -36,3 +36,15 @@ def test_panda_sysid(tmp_path):
     first, last = map(float, re.search(r"loss ([0-9.e+-]+) -> ([0-9.e+-]+)", out).groups())
     assert last < 1e-3 * first, out
     assert (tmp_path / "p.svg").read_text().startswith("<svg")
+
+
+def test_robot_a_policy(tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed (Debian: python3-torch)")
+    out = _run([EX / "robot_a_policy.py", "--iterations", "8", "--batch", "2", "--steps", "120", "--out", "p.svg"],
+               tmp_path)
+    first, last = map(float, re.search(r"loss ([-+0-9.e]+) -> ([-+0-9.e]+)", out).groups())
+    assert last < first, out  # the controller learned to move the robot further
+    # the engine's rollout of the recorded activations is the chained steps' loss
+    engine = float(re.search(r"engine rollout of the final activations: mean loss ([-+0-9.e]+)", out).group(1))
+    assert abs(engine - last) <= 1e-9 * abs(last), out
+    assert (tmp_path / "p.svg").read_text().startswith("<svg")

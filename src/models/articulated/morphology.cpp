@@ -49,14 +49,18 @@ void add_solid(const S& m, const S& ia, const S& iz, const S* c, const double* a
 template <class S>
 void map_body(const Morphology& g, int b, const S* in, const S& scale, const S* design, S* out) {
   for (int k = 0; k < 10; ++k) out[k] = in[k];
-  bool moved = !std::is_same<S, double>::value;
+  // a body without a dense geom keeps its slots (a massless joint frame too: recomposing its
+  // centre c = first moment / m would be 0/0); with one, the dual pass (S not double) always
+  // recomposes, so that the derivatives flow, and the float64 map only when a size moved
+  bool dense = false, moved = false;
   for (const MorphologyGeom& e : g.geoms) {
     if (e.body != b || !(e.density > 0)) continue;
-    moved = moved || value_of(design[e.slot_radius]) != e.radius ||
+    dense = true;
+    moved = moved || !std::is_same<S, double>::value || value_of(design[e.slot_radius]) != e.radius ||
             (e.slot_half_length >= 0 && value_of(design[e.slot_half_length]) != e.half_length);
     for (int i = 0; i < 3; ++i) moved = moved || value_of(design[e.slot_offset + i]) != e.pos[i];
   }
-  if (moved) {
+  if (dense && moved) {
     auto outer = [](const S* v, S* o) {  // |v|² E − v vᵀ as (xx, yy, zz, xy, xz, yz)
       const S n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
       o[0] = n2 - v[0] * v[0], o[1] = n2 - v[1] * v[1], o[2] = n2 - v[2] * v[2];
