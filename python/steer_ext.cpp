@@ -388,9 +388,10 @@ class Simulator {
                     const nb::ndarray<nb::ro>& th, const nb::ndarray<nb::ro>& adj_next, int k) {
     StepArrays a = step_arrays(x, u, th, &adj_next, k);
     const BatchRunner& r = step_runner();
-    auto* g = new std::vector<double>[3]{std::vector<double>(a.B * a.nx, 0.0),
-                                         std::vector<double>(a.B * a.nu, 0.0),
-                                         std::vector<double>(a.B * a.np, 0.0)};
+    auto* g = new std::vector<double>[3] {
+      std::vector<double>(a.B * a.nx, 0.0), std::vector<double>(a.B * a.nu, 0.0),
+          std::vector<double>(a.B * a.np, 0.0)
+    };
     nb::capsule cap(g, [](void* q) noexcept { delete[] static_cast<std::vector<double>*>(q); });
     {
       nb::gil_scoped_release unlocked;
@@ -469,8 +470,8 @@ class Simulator {
     if (k < 0)
       throw nb::value_error(("k: the step index must be >= 0, got " + std::to_string(k)).c_str());
     if (x.ndim() != 2)
-      throw nb::value_error(("x: expected shape (B, " + std::to_string(c_.info.nx()) +
-                             "), got " + std::to_string(x.ndim()) + " dimensions")
+      throw nb::value_error(("x: expected shape (B, " + std::to_string(c_.info.nx()) + "), got " +
+                             std::to_string(x.ndim()) + " dimensions")
                                 .c_str());
     StepArrays a;
     const long long B = (long long)x.shape(0);

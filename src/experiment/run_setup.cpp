@@ -326,6 +326,63 @@ OptimizationResult optimize_blocks(SplitProblem& split, const OptimizerConfig& c
   return r;
 }
 
+// adds the cost counters of `from` (a copy of the run's problem the optimizer ran on) to `to`
+void add_counters(Problem& to, const Problem& from) {
+  to.forward_rollout_steps += from.forward_rollout_steps;
+  to.backward_rollout_steps += from.backward_rollout_steps;
+  to.recomputed_rollout_steps += from.recomputed_rollout_steps;
+  to.forward_seconds += from.forward_seconds;
+  to.gradient_seconds += from.gradient_seconds;
+  to.forward_calls += from.forward_calls;
+  to.gradient_calls += from.gradient_calls;
+}
+
+// The optimum r (in variable units; with shared variables the groups' joint rows, expanded here
+// to one row per rollout) evaluated on the run's problem as the run's final variables, the
+// groups' losses, each rollout's gain and start gradient norm (the final check's scales), and
+// the artifact's optimization section, which it returns. names: the optimized variables' names
+// (a row of the trace).
+nlohmann::json record_optimum(RunState& run, OptimizationResult& r, const SharedLayout* layout,
+                              const std::vector<std::string>& names, int lbfgsb_evaluations) {
+  const ExperimentConfig& c = run.c;
+  Problem& p = *run.problem;
+  const int B = run.B, nv = run.nv;
+  const Evaluation& e0 = run.e0;
+  const bool shared = layout != nullptr;
+  // the groups' joint rows back to one row per rollout
+  if (shared) r.vars = layout->expand(r.vars);
+  p.evaluate(r.vars, true, r.final);
+  run.vfinal = r.vars;
+  run.efinal = r.final;
+  const Evaluation& efinal = run.efinal;
+  if (shared) {
+    // the groups' losses J_g at the start and the end (the first ≤ 64 groups)
+    auto first = [](std::vector<double> v) {
+      v.resize(std::min(v.size(), size_t(64)));
+      return v;
+    };
+    run.art["shared"]["group_loss"] = {{"initial", first(layout->group_loss(e0.loss))},
+                                     {"final", first(layout->group_loss(efinal.loss))}};
+  }
+  nlohmann::json optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
+                         {"history", to_json(r.trace)}};
+  // L-BFGS-B's line searches evaluate more points than it takes steps (docs/artifact.md); the
+  // other methods evaluate the batch once per iteration
+  if (c.optimizer.method == "lbfgsb") optj["evaluations"] = lbfgsb_evaluations;
+  // the names of the variables' paths, in the order of a row
+  if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = names;
+  // with shared variables the trace's rows are the groups' (their joint variables and J_g)
+  if (shared) optj["history"]["rows"] = "groups";
+  run.gains.resize(size_t(B));
+  run.start_gradient.assign(size_t(B), 0.0);
+  for (int b = 0; b < B; ++b) {
+    run.gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
+    for (int i = 0; i < nv; ++i) run.start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
+    run.start_gradient[size_t(b)] = std::sqrt(run.start_gradient[size_t(b)]);
+  }
+  return optj;
+}
+
 }  // namespace
 
 void optimize_stage(RunState& run) {
@@ -335,16 +392,11 @@ void optimize_stage(RunState& run) {
   Problem& p = *run.problem;
   const int B = run.B, nv = run.nv;
   const std::vector<double>& v0 = run.v0;
-  std::vector<double>& gains = run.gains;
-  std::vector<double>& start_gradient = run.start_gradient;
   nlohmann::json& art = run.art;
   // initial loss and gradient
-  Evaluation& e0 = run.e0;
-  p.evaluate(v0, true, e0);
-  std::vector<double>& vfinal = run.vfinal;
-  vfinal = v0;
-  Evaluation& efinal = run.efinal;
-  efinal = e0;
+  p.evaluate(v0, true, run.e0);
+  run.vfinal = v0;
+  run.efinal = run.e0;
   nlohmann::json optj = nullptr;
   if (o.command == "run" && c.optimizer.method != "none" && c.optimizer.iterations > 0) {
     // "steer: iteration 40/200 (20%)  mean loss …  rate  ETA": the first iteration at once
@@ -462,47 +514,10 @@ void optimize_stage(RunState& run) {
       r.vars = zp->to_v(r.vars);
       // the trace's variables' paths in variable units too (rows of nv: to_v maps element i by i mod nv)
       for (auto& row : r.trace.vars) row = zp->to_v(row);
-      const Problem& in = *copy;
-      p.forward_rollout_steps += in.forward_rollout_steps;
-      p.backward_rollout_steps += in.backward_rollout_steps;
-      p.recomputed_rollout_steps += in.recomputed_rollout_steps;
-      p.forward_seconds += in.forward_seconds;
-      p.gradient_seconds += in.gradient_seconds;
-      p.forward_calls += in.forward_calls;
-      p.gradient_calls += in.gradient_calls;
+      add_counters(p, *copy);
     }
-    // the groups' joint rows back to one row per rollout
-    const std::vector<std::string> optimized_names = po->var_names();
-    if (shared) r.vars = layout.expand(r.vars);
-    p.evaluate(r.vars, true, r.final);
-    vfinal = r.vars;
-    efinal = r.final;
-    if (shared) {
-      // the groups' losses J_g at the start and the end (the first ≤ 64 groups)
-      auto first = [](std::vector<double> v) {
-        v.resize(std::min(v.size(), size_t(64)));
-        return v;
-      };
-      art["shared"]["group_loss"] = {{"initial", first(layout.group_loss(e0.loss))},
-                                     {"final", first(layout.group_loss(efinal.loss))}};
-    }
-    optj = {{"method", c.optimizer.method}, {"iterations", r.iterations}, {"seconds", r.seconds},
-            {"history", to_json(r.trace)}};
-    // L-BFGS-B's line searches evaluate more points than it takes steps (docs/artifact.md); the
-    // other methods evaluate the batch once per iteration
-    if (c.optimizer.method == "lbfgsb") optj["evaluations"] = lbfgsb_evaluations;
-    // the names of the variables' paths, in the order of a row
-    if (r.trace.vars_per_rollout > 0) optj["history"]["variable_names"] = optimized_names;
-    // with shared variables the trace's rows are the groups' (their joint variables and J_g)
-    if (shared) optj["history"]["rows"] = "groups";
-    gains.resize(size_t(B));
-    start_gradient.assign(size_t(B), 0.0);
-    for (int b = 0; b < B; ++b) {
-      gains[size_t(b)] = std::abs(e0.loss[size_t(b)] - efinal.loss[size_t(b)]);
-      for (int i = 0; i < nv; ++i) start_gradient[size_t(b)] += e0.grad[size_t(b) * nv + i] * e0.grad[size_t(b) * nv + i];
-      start_gradient[size_t(b)] = std::sqrt(start_gradient[size_t(b)]);
-    }
-    validate_stage(run, vfinal, "final");
+    optj = record_optimum(run, r, shared ? &layout : nullptr, po->var_names(), lbfgsb_evaluations);
+    validate_stage(run, run.vfinal, "final");
   }
   art["optimization"] = optj;
 }

@@ -52,8 +52,8 @@ class BatchRunner {
   // its vector-Jacobian product at (k, x, u, θ) for λ = x̄_{k+1}, added to the outputs:
   // x̄ += (∂f/∂x)ᵀ λ, ū += (∂f/∂u)ᵀ λ, θ̄ += (∂f/∂θ)ᵀ λ (through the parameter map where the model
   // has one); the model's hand adjoint, float64, host
-  virtual void adj_step(int k, const double* x, const double* u, const double* p,
-                        const double* lam, double* adj_x, double* adj_u, double* adj_p) const = 0;
+  virtual void adj_step(int k, const double* x, const double* u, const double* p, const double* lam,
+                        double* adj_x, double* adj_u, double* adj_p) const = 0;
   // the centre of mass c(x, θ) along axis 0, 1, 2 [m]
   virtual double center_of_mass(const double* x, const double* p, int axis) const = 0;
   // whether penetration() measures a contact depth for this model

@@ -31,7 +31,8 @@ void check_vjp(const Case& cs) {
   c64.precision = "float64";
   steer::RunnerOptions o;
   o.every_parameter_gradient = true;
-  const std::unique_ptr<steer::BatchRunner> r = steer::make_runner(c64, steer::BackendKind::kCpu, o);
+  const std::unique_ptr<steer::BatchRunner> r =
+      steer::make_runner(c64, steer::BackendKind::kCpu, o);
   const steer::Batch<double> b = steer::build_batch(c64);
   const int nx = r->nx(), nu = r->nu(), np = r->np();
   std::vector<double> x(b.x0_of(0), b.x0_of(0) + nx), xn(static_cast<size_t>(nx));

@@ -56,7 +56,8 @@ void map_body(const Morphology& g, int b, const S* in, const S& scale, const S* 
   for (const MorphologyGeom& e : g.geoms) {
     if (e.body != b || !(e.density > 0)) continue;
     dense = true;
-    moved = moved || !std::is_same<S, double>::value || value_of(design[e.slot_radius]) != e.radius ||
+    moved = moved || !std::is_same<S, double>::value ||
+            value_of(design[e.slot_radius]) != e.radius ||
             (e.slot_half_length >= 0 && value_of(design[e.slot_half_length]) != e.half_length);
     for (int i = 0; i < 3; ++i) moved = moved || value_of(design[e.slot_offset + i]) != e.pos[i];
   }
