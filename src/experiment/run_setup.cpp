@@ -438,13 +438,25 @@ void optimize_stage(RunState& run) {
     if (c.optimizer.normalized) {
       std::unique_ptr<Problem> q = make_split_problem(c, backend, c.threads);
       copy = q.get();
-      if (shared) q = std::make_unique<SharedProblem>(std::move(q), layout);
+      if (shared) {
+        sp = std::make_unique<SharedProblem>(std::move(q), layout);
+        q.reset(sp.release());
+      }
       zp = std::make_unique<NormalizedProblem>(std::move(q));
       po = zp.get();
       start = zp->to_z(start);
     } else if (shared) {
       sp = std::make_unique<SharedProblem>(p, layout);
       po = sp.get();
+    }
+    // gd and Adam clip each world's gradient before the group's sum (SharedProblem::clip_members),
+    // in the optimizer's units
+    if (shared && c.optimizer.gradient_clip > 0 && (c.optimizer.method == "gd" || c.optimizer.method == "adam")) {
+      std::vector<double> span;
+      if (c.optimizer.normalized)
+        for (int i = 0; i < nv; ++i) span.push_back(p.upper()[size_t(i)] - p.lower()[size_t(i)]);
+      SharedProblem& s = zp ? static_cast<SharedProblem&>(zp->inner()) : *sp;
+      s.clip_members(c.optimizer.gradient_clip, span);
     }
     // with a checkpoint, the optimizer's evaluations are logged (and replayed on resume);
     // the counters it saves are those the artifact reports

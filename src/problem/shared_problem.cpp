@@ -181,6 +181,20 @@ void SharedProblem::evaluate(const std::vector<double>& vars, bool want_grad, Ev
   Evaluation e;
   inner_->evaluate(l.expand(vars), want_grad, e);
   sync_counters();
+  if (want_grad && member_clip_ > 0)
+    for (int b = 0; b < l.batch; ++b) {
+      double* g = e.grad.data() + size_t(b) * size_t(l.nv);
+      double n2 = 0;
+      for (int i = 0; i < l.nv; ++i) {
+        const double gi = member_scale_.empty() ? g[i] : g[i] * member_scale_[size_t(i)];
+        n2 += gi * gi;
+      }
+      // a non-finite row stays as it is: the optimizer skips a group whose gradient is not finite
+      if (std::isfinite(n2) && n2 > member_clip_ * member_clip_) {
+        const double s = member_clip_ / std::sqrt(n2);
+        for (int i = 0; i < l.nv; ++i) g[i] *= s;
+      }
+    }
   out.loss = l.group_loss(e.loss);
   out.grad = want_grad ? l.reduce_gradient(e.grad) : std::vector<double>();
   out.diag.resize(size_t(l.groups));

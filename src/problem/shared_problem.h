@@ -55,6 +55,16 @@ class SharedProblem : public Problem {
   SharedProblem(Problem& inner, SharedLayout layout);  // inner outlives this
   SharedProblem(std::unique_ptr<Problem> inner, SharedLayout layout);
   const SharedLayout& layout() const { return layout_; }
+  // Clip each member's gradient row to L2 norm `clip` before the group's sum (0: off; the
+  // optimizer's optimizer.gradient_clip with shared variables), the norm taken of g_i·scale_i
+  // (the optimizer's units: each variable's span under optimizer.normalized; empty: 1). A chaotic
+  // contact world whose gradient spikes 10²–10⁴ times the others' would otherwise set the
+  // direction of the whole group's step. The gradient is then no longer ∂J_g/∂z_g: the
+  // validator's problems keep no clip.
+  void clip_members(double clip, std::vector<double> scale = {}) {
+    member_clip_ = clip;
+    member_scale_ = std::move(scale);
+  }
   Problem& inner() { return *inner_; }
 
   void evaluate(const std::vector<double>& vars, bool want_grad, Evaluation& out) override;
@@ -79,6 +89,8 @@ class SharedProblem : public Problem {
   std::unique_ptr<Problem> owned_;
   Problem* inner_;
   SharedLayout layout_;
+  double member_clip_ = 0;
+  std::vector<double> member_scale_;  // [nv], empty: 1
 };
 
 }  // namespace steer

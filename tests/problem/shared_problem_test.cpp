@@ -157,6 +157,52 @@ TEST(SharedProblem, SameBitsAtOneAndTwoThreadsAndInALeadingCut) {
   EXPECT_EQ(e1.diag.size(), size_t(4));
 }
 
+// clip_members: each member's row scaled to the clip (its norm in the given units) before the
+// weighted sum; rows under the clip are untouched
+TEST(SharedProblem, ClipMembersBoundsEachWorldBeforeTheSum) {
+  const steer::ExperimentConfig c = steer::parse_config(projectile_worlds(6, 2, true));
+  std::unique_ptr<steer::Problem> inner = steer::make_problem(c, steer::BackendKind::kCpu, 1);
+  const steer::SharedLayout l = steer::shared_layout(c, inner->num_vars());
+  steer::SharedProblem plain(*inner, l), clipped(*inner, l);
+  std::vector<double> scale(size_t(l.nv), 1.0);
+  scale[6] = 2.0;  // the units the optimizer steps in: the norm of g_i·scale_i is clipped
+  steer::Evaluation per_rollout, ep, ec;
+  inner->evaluate(l.expand(plain.initial()), true, per_rollout);
+  double smallest = 1e300;
+  for (int b = 0; b < 6; ++b) {
+    double n2 = 0;
+    for (int i = 0; i < l.nv; ++i) {
+      const double gi = per_rollout.grad[size_t(b * l.nv + i)] * scale[size_t(i)];
+      n2 += gi * gi;
+    }
+    smallest = std::min(smallest, std::sqrt(n2));
+  }
+  const double clip = 0.5 * smallest;  // every member is clipped
+  clipped.clip_members(clip, scale);
+  plain.evaluate(plain.initial(), true, ep);
+  clipped.evaluate(clipped.initial(), true, ec);
+  EXPECT_EQ(ep.loss, ec.loss);  // the losses are not touched
+  std::vector<double> rows = per_rollout.grad;
+  for (int b = 0; b < 6; ++b) {
+    double n2 = 0;
+    for (int i = 0; i < l.nv; ++i) {
+      const double gi = rows[size_t(b * l.nv + i)] * scale[size_t(i)];
+      n2 += gi * gi;
+    }
+    for (int i = 0; i < l.nv; ++i) rows[size_t(b * l.nv + i)] *= clip / std::sqrt(n2);
+  }
+  const std::vector<double> expect = l.reduce_gradient(rows);
+  ASSERT_EQ(ec.grad.size(), expect.size());
+  for (size_t i = 0; i < expect.size(); ++i)
+    EXPECT_NEAR(ec.grad[i], expect[i], 1e-15 * std::fabs(expect[i]) + 1e-300);
+  // a clip above every member's norm changes nothing
+  steer::SharedProblem loose(*inner, l);
+  loose.clip_members(1e300);
+  steer::Evaluation el;
+  loose.evaluate(loose.initial(), true, el);
+  EXPECT_TRUE(same_bits(el.grad, ep.grad));
+}
+
 // the config's refusals name the key and what is accepted
 void expect_refused(const json& j, const std::string& key, const std::string& words) {
   try {
