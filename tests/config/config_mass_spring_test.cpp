@@ -109,6 +109,26 @@ TEST(ConfigMassSpring, RelativeAndJitterDraws) {
   testing::expect_config_error(k, {"batch.randomize.theta.spring.stiffness.relative", "[0, 1)"});
 }
 
+// a rest-shape slot the morphology does not read is refused as a variable or a draw, naming the
+// key and the setting that would read it (it would otherwise be optimized or drawn to no effect)
+TEST(ConfigMassSpring, UnreadRestShapeSlotsAreRefused) {
+  json j = base();
+  j["variables"] = {{"theta.particle.rest_position", {{"lower", -1.0}, {"upper", 1.0}}}};
+  testing::expect_config_error(
+      j, {"variables.theta.particle[0].rest_position.x", "rest_lengths", "rest_positions"});
+  j = base();
+  j["batch"] = {{"size", 2},
+                {"randomize", {{"theta.particle[1].rest_position.y", {{"jitter", 0.01}}}}}};
+  j["variables"] = {{"theta.spring.stiffness", {{"lower", 1.0}, {"upper", 1e5}}}};
+  testing::expect_config_error(
+      j, {"batch.randomize.theta.particle[1].rest_position.y", "is not read"});
+  j = base();
+  j["model"]["morphology"] = "rest_positions";
+  j["variables"] = {{"theta.spring[0].rest_length", {{"lower", 0.01}, {"upper", 1.0}}}};
+  testing::expect_config_error(
+      j, {"variables.theta.spring[0].rest_length", "theta.particle.rest_position"});
+}
+
 // rest-position morphology: a rest-position variable also sets the initial position, and
 // its gradient is the sum of both paths (checked against centered FD)
 TEST(ConfigMassSpring, RestPositionsTieInitialState) {

@@ -132,8 +132,38 @@ std::string com_axis_error(const ExperimentConfig& c, const std::string& axis, i
 }
 
 // rest-position morphology: a rest position variable also moves the initial position
+// A rest shape slot the configured morphology does not read is refused as a variable or a draw:
+// rest positions under rest_lengths (the default), spring rest lengths under rest_positions
+// (there L0 is the positions' distance). Optimizing or drawing it would change nothing.
+void refuse_unread_rest_slots(const ExperimentConfig& c, const MassSpring& m) {
+  const int pos0 = m.p_rest_position(0), pos1 = m.p_rest_position(m.n_particles - 1) + m.dim;
+  const int len0 = m.p_rest_length(0), len1 = m.p_rest_length(m.n_springs - 1) + 1;
+  auto unread = [&](int i) {
+    return m.rest_from_positions ? (i >= len0 && i < len1) : (i >= pos0 && i < pos1);
+  };
+  const std::string why =
+      m.rest_from_positions
+          ? std::string(
+                " is not read under model.morphology \"rest_positions\" (a spring's rest "
+                "length is its particles' distance there); use theta.particle.rest_position")
+          : std::string(
+                " is not read under model.morphology \"rest_lengths\" (the default: the "
+                "springs' rest lengths are θ); set model.morphology to \"rest_positions\"");
+  for (const auto& e : c.variables)
+    if (e.kind == VariableSpec::kParameter && unread(e.index))
+      config_fail("variables." + e.name, e.name + why);
+  for (const auto& o : c.overrides)
+    if (!o.is_state)
+      for (int i : o.indices)
+        if (unread(i))
+          config_fail(std::string("batch.") +
+                          (o.draw == BatchOverride::kSweep ? "sweep." : "randomize.") + o.name,
+                      "theta." + c.info.param_names[size_t(i)] + why);
+}
+
 void tie_variables(ExperimentConfig& c) {
   const MassSpring& m = setup(c).model;
+  refuse_unread_rest_slots(c, m);
   if (!m.rest_from_positions) return;
   for (auto& e : c.variables) {
     if (e.kind != VariableSpec::kParameter) continue;
@@ -146,6 +176,7 @@ void tie_variables(ExperimentConfig& c) {
 // rest-position morphology: the robot starts at rest in its (possibly drawn) rest shape
 void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
   const MassSpring& m = setup(c).model;
+  refuse_unread_rest_slots(c, m);  // a draw in a config without variables reaches here first
   if (!m.rest_from_positions) return;
   for (int r = 0; r < c.batch_size; ++r)
     for (int i = 0; i < m.n_particles; ++i)
