@@ -43,20 +43,28 @@ def run(steer, cfg, out, name):
 
 
 def quantiles(xs):
-    xs = sorted(xs)
+    """mean and order statistics of the finite values, with how many were not finite"""
+    bad = sum(1 for x in xs if x != x)
+    xs = sorted(x for x in xs if x == x)
+    if not xs:
+        return {"mean": float("nan"), "min": float("nan"), "p10": float("nan"), "median": float("nan"),
+                "max": float("nan"), "nonfinite": bad}
     q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]  # noqa: E731 (nearest rank)
-    return {"mean": statistics.fmean(xs), "min": xs[0], "p10": q(0.1), "median": q(0.5), "max": xs[-1]}
+    return {"mean": statistics.fmean(xs), "min": xs[0], "p10": q(0.1), "median": q(0.5), "max": xs[-1],
+            "nonfinite": bad}
 
 
 def figures(art):
     """travel over the worlds at the optimum, and each perturbation level's"""
     B = art["effective_config"]["batch"]["size"]
-    travel = [-r["loss_final"] for r in art["result"]["rollouts"]]
+    # a non-finite loss (a diverged world) is written null in the artifact: NaN travel here
+    neg = lambda x: float("nan") if x is None else -x  # noqa: E731
+    travel = [neg(r["loss_final"]) for r in art["result"]["rollouts"]]
     levels = []
     for lv in art["perturbation"]["levels"]:
         levels.append({"relative": lv["relative"],
-                       "travel_mean": -lv["loss_mean"],
-                       "travel_first_rollouts": [-x for x in lv["loss_first_rollouts"]],
+                       "travel_mean": neg(lv["loss_mean"]),
+                       "travel_first_rollouts": [neg(x) for x in lv["loss_first_rollouts"]],
                        "narrow_valley": lv["rollouts_labelled_narrow_valley"],
                        "worlds": B})
     return {"travel": quantiles(travel), "travel_worlds": travel, "perturbation": levels,
