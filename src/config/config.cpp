@@ -4,6 +4,7 @@
 // checkpoint schedule (checkpoint_plan.cpp), the half-step twin (halved_timestep.cpp); reading
 // a config file and its model.include is config_load.cpp.
 #include "config/config.h"
+#include "config/controller_config.h"
 
 #include "config/loss_data.h"
 #include "models/registry.h"
@@ -816,6 +817,7 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   parse_simulation(root.object("simulation"), c);
   model_of(c).set_dt(c, c.dt);
   parse_start(root, c);
+  if (root.has("controller")) parse_controller(root.object("controller"), c);
   parse_batch(root.object("batch"), c);
   if (!root.has("loss"))
     config_fail("loss", "missing; expected an object with terminal, control_effort or landing");

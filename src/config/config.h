@@ -16,6 +16,7 @@
 
 #include "config/json_reader.h"
 #include "config/model_slot.h"
+#include "steer/controller.h"
 #include "steer/loss.h"
 #include "steer/rollout.h"
 
@@ -317,6 +318,12 @@ struct ExperimentConfig {
       if (v.shared) return true;
     return false;
   }
+
+  // controller (src/config/controller_config.cpp): a feedback policy inside the step
+  // (steer/controller.h); its θ slots (controller.*) follow the model's, from policy.theta0
+  bool has_controller = false;
+  Policy policy;
+  nlohmann::json controller_json;  // the effective section
 
   Loss loss;
   nlohmann::json loss_json;  // effective loss description for the artifact

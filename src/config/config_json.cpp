@@ -16,6 +16,7 @@ nlohmann::json ExperimentConfig::to_json() const {
     params[info.param_names[q]] = {{"value", theta[q]}, {"unit", info.param_units[q]}};
   m["parameters"] = params;
   j["model"] = m;
+  if (has_controller) j["controller"] = controller_json;
   nlohmann::json x = nlohmann::json::object();
   for (int i = 0; i < info.nx(); ++i)
     x[info.state_names[i]] = {{"value", x0[i]}, {"unit", info.state_units[i]}};

@@ -8,5 +8,7 @@
 
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
+#include "steer/controller.h"
 
-#define STEER_PACKED_MODELS(X) X(MassSpring) X(Articulated) X(ArticulatedLegged)
+#define STEER_PACKED_MODELS(X) \
+  X(MassSpring) X(Articulated) X(ArticulatedLegged) X(Controlled<MassSpring>)

@@ -104,6 +104,9 @@ struct ModelDef {
   // run and compare report the centre of mass's travel along x before and after optimization
   // (the figure of merit of a walking robot)
   bool reports_com_travel_x = false;
+  // the `controller` section (src/config/controller_config.cpp) drives the model's controls; its
+  // make_runner then runs Controlled<its struct> (steer/controller.h) when c.has_controller
+  bool accepts_controller = false;
 };
 
 // every registered model, in the order messages list them

@@ -129,6 +129,7 @@ const ModelDef& articulated_model() {
     d.model_json = model_json;
     d.set_dt = set_dt;
     d.make_runner = new_runner;
+    d.accepts_controller = true;
     d.report_scene = articulated_scene;
     d.chatter_remedy = chatter_remedy;
     // no com_axis_error: c = Σ m_b c_b / Σ m_b is measured along any world axis x, y, z

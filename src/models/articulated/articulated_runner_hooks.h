@@ -7,7 +7,7 @@
 
 #include "models/articulated/articulated_runner.h"
 #include "models/articulated/articulated_setup.h"
-#include "problem/model_runner.h"
+#include "problem/controlled_runner.h"
 
 namespace steer {
 
@@ -64,7 +64,7 @@ template <class Model>
 std::unique_ptr<BatchRunner> make_articulated_runner(const ExperimentConfig& c, const Model& m,
                                                      BackendKind backend,
                                                      const RunnerOptions& options) {
-  return make_model_runner<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
+  return make_runner_with_controller<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
 }
 
 }  // namespace steer

@@ -14,7 +14,7 @@
 #include "models/mass_spring/mass_spring_setup.h"
 #include "models/mass_spring/mass_spring_report.h"
 #include "models/registry.h"
-#include "problem/model_runner.h"
+#include "problem/controlled_runner.h"
 
 namespace steer {
 
@@ -114,7 +114,8 @@ struct MassSpringRunnerHooks : RunnerHooks<MassSpring> {
 
 std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
                                         const RunnerOptions& options) {
-  return make_model_runner<MassSpring, MassSpringRunnerHooks>(c, setup(c).model, backend, options);
+  return make_runner_with_controller<MassSpring, MassSpringRunnerHooks>(c, setup(c).model, backend,
+                                                                      options);
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
@@ -195,6 +196,7 @@ const ModelDef& mass_spring_model() {
     d.model_json = model_json;
     d.set_dt = set_dt;
     d.make_runner = new_runner;
+    d.accepts_controller = true;
     d.report_scene = mass_spring_scene;
     d.chatter_remedy = chatter_remedy;
     d.com_axis_error = com_axis_error;

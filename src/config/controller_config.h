@@ -1,0 +1,12 @@
+// The `controller` section of a config (controller_config.cpp; docs/config.md, "Controllers").
+#pragma once
+
+#include "config/config.h"
+
+namespace steer {
+
+// controller.* -> c.policy and its θ slots (controller.*) after the model's; called after the
+// model, the timestep and the initial state are parsed, before the batch and the variables
+void parse_controller(const JsonObject& k, ExperimentConfig& c);
+
+}  // namespace steer
