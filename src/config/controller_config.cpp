@@ -84,10 +84,10 @@ void parse_state_features(const JsonObject& e, const ExperimentConfig& c,
         // the slot's axis from its name's last part (particle.3.position.x)
         const std::string& sn = o.name;
         o.axis = sn.size() > 2 && sn[sn.size() - 2] == '.' ? axis_code(sn.substr(sn.size() - 1)) : -1;
-        if (o.axis < 0)
+        if (o.axis < 0 || c.info.state_units[size_t(s)] != "m")
           config_fail(e.key_path("minus_center"),
-                      "'" + sn + "' is not a position along x, y or z (its name does not end in "
-                      ".x, .y or .z); observe it without minus_center");
+                      "'" + sn + "' is not a position along x, y or z (a slot in m whose name "
+                      "ends in .x, .y or .z); observe it without minus_center");
         const ModelDef& def = model_of(c);
         const std::string err = def.com_axis_error ? def.com_axis_error(c, sn.substr(sn.size() - 1), o.axis) : "";
         if (!err.empty()) config_fail(e.key_path("minus_center"), err);

@@ -1,0 +1,332 @@
+// The controller inside the step (steer/controller.h, the `controller` config section):
+//  - its hand adjoint against the dual-number reference through whole rollouts (float64,
+//    ≤ 1e-11 relative to max(1, ‖g‖∞): the two differ in rounding order only) and against
+//    centered FD of the rollout loss along random directions (fourth order, ε = 1e-6 on
+//    directions of size 1e-2 max(|v|, 1); |fd − g·d| ≤ 1e-6 max(|fd|, 1e-3)), for every activation, the clamp, every
+//    observation feature, on the mass-spring robot and on articulated models (the Panda with
+//    a site observed, the planar walker in contact);
+//  - an independent reference: a linear tanh policy of phases alone is the mass-spring robot's
+//    own sinusoid actuation act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b), so the two rollouts and
+//    their gradients agree (to 1e-12);
+//  - the SIMD path against the scalar path, bit for bit;
+//  - the config: slots, initial weights from a seed and from a file, refusals by key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "models/mass_spring/mass_spring_setup.h"
+#include "problem/batch_runner.h"
+#include "problem/problem.h"
+
+namespace {
+
+using nlohmann::json;
+
+json robot_a() {
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
+  json c = json::parse(f);
+  c["model"]["actuation"] = {{"type", "raw"}};
+  c["simulation"]["steps"] = 40;
+  c["simulation"]["checkpoint_every"] = 7;
+  c["batch"] = {{"size", 1}, {"seed", 3}};
+  c["variables"] = json::object();
+  c.erase("optimizer");
+  c["validation"] = {{"enabled", false}};
+  c["controller"] = {
+      {"observations",
+       {{{"phase", {{"count", 4}, {"frequency", 10.0}}}},
+        {{"state", "particle.position"}, {"minus_center", true}, {"scale", 2.0}},
+        {{"state", "particle.velocity"}, {"scale", 0.5}},
+        {{"center_of_mass", {"x", "y"}}, {"scale", -1.0}, {"center", {0.9, 0.2}}}}},
+      {"policy", {{"hidden", {12, 7}}, {"activation", "tanh"}}},
+      {"init", {{"seed", 5}, {"gain", 2.0}}}};
+  return c;
+}
+
+json panda(const char* file = "panda_reach.json") {
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/" + file);
+  json c = json::parse(f);
+  c["simulation"]["steps"] = 40;
+  c["simulation"]["checkpoint_every"] = 6;
+  c["batch"] = {{"size", 1}, {"seed", 3}};
+  c["variables"] = json::object();
+  c.erase("optimizer");
+  c["validation"] = {{"enabled", false}};
+  c["controller"] = {{"observations", {{{"state", "q"}}, {{"state", "v"}, {"scale", 0.3}}}},
+                     {"policy", {{"hidden", {9}}, {"activation", "elu"}, {"action_scale", 5.0}}},
+                     {"init", {{"seed", 2}}}};
+  return c;
+}
+
+steer::ExperimentConfig parse(const json& j) {
+  const std::string base = std::string(STEER_SOURCE_DIR) + "/configs";
+  return steer::parse_config(steer::expand_includes(j, base), base);
+}
+
+struct Gradient {
+  std::vector<double> loss, x0, u, p;
+};
+
+Gradient run(const steer::ExperimentConfig& c, bool reference, const steer::Batch<double>* given = nullptr) {
+  steer::RunnerOptions o;
+  o.every_parameter_gradient = true;
+  const auto r = steer::make_runner(c, steer::BackendKind::kCpu, o);
+  const steer::Batch<double> b = given ? *given : steer::build_batch(c);
+  steer::RolloutShape sh = c.checkpoint_plan().shape;
+  sh.reference_adjoint = reference;
+  steer::BatchResult<double> out;
+  r->run(b, sh, true, out, 1, nullptr);
+  return {out.loss, out.grad_x0, out.grad_u, out.grad_theta};
+}
+
+double inf_norm(const std::vector<double>& v) {
+  double m = 0;
+  for (double e : v) m = std::max(m, std::fabs(e));
+  return m;
+}
+
+void expect_hand_matches_reference(const steer::ExperimentConfig& c, const std::string& what) {
+  const Gradient h = run(c, false), d = run(c, true);
+  ASSERT_EQ(h.p.size(), d.p.size());
+  EXPECT_EQ(h.loss[0], d.loss[0]) << what;
+  const double tol = 1e-11 * std::max(1.0, inf_norm(d.p));
+  double controller_norm = 0;
+  for (size_t q = 0; q < h.p.size(); ++q) {
+    EXPECT_NEAR(h.p[q], d.p[q], tol) << what << ": theta." << c.info.param_names[q];
+    if (int(q) >= c.policy.theta0) controller_norm = std::max(controller_norm, std::fabs(d.p[q]));
+  }
+  EXPECT_GT(controller_norm, 1e-8) << what << ": the controller's gradient vanishes";
+  for (size_t i = 0; i < h.x0.size(); ++i)
+    EXPECT_NEAR(h.x0[i], d.x0[i], 1e-11 * std::max(1.0, inf_norm(d.x0))) << what << " x0 " << i;
+  for (size_t i = 0; i < h.u.size(); ++i)
+    EXPECT_NEAR(h.u[i], d.u[i], 1e-11 * std::max(1.0, inf_norm(d.u))) << what << " u " << i;
+}
+
+// the rollout's loss gradient along random directions in θ and x0 against centered FD
+void expect_matches_fd(const steer::ExperimentConfig& c, const std::string& what) {
+  steer::RunnerOptions o;
+  o.every_parameter_gradient = true;
+  const auto r = steer::make_runner(c, steer::BackendKind::kCpu, o);
+  const steer::Batch<double> b0 = steer::build_batch(c);
+  const Gradient g = run(c, false);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> n01;
+  for (int trial = 0; trial < 3; ++trial) {
+    // trial 0: the controller's slots alone; 1: and x0; 2: every θ slot (the model's by 1e-3
+    // of its size) and x0
+    std::vector<double> dp(g.p.size(), 0.0), dx(g.x0.size(), 0.0);
+    for (size_t q = 0; q < dp.size(); ++q) {
+      const double size = std::max(std::fabs(b0.theta_of(0)[q]), 1.0);
+      if (int(q) >= c.policy.theta0) dp[q] = n01(rng) * size * 1e-2;
+      else if (trial == 2) dp[q] = n01(rng) * size * 1e-3;
+    }
+    if (trial > 0)
+      for (size_t i = 0; i < dx.size(); ++i) dx[i] = n01(rng) * 1e-3;
+    double gd = 0;
+    for (size_t q = 0; q < dp.size(); ++q) gd += g.p[q] * dp[q];
+    for (size_t i = 0; i < dx.size(); ++i) gd += g.x0[i] * dx[i];
+    auto loss_at = [&](double e) {
+      steer::Batch<double> b = b0;
+      for (size_t q = 0; q < dp.size(); ++q) b.theta_of(0)[q] += e * dp[q];
+      for (size_t i = 0; i < dx.size(); ++i) b.x0_of(0)[i] += e * dx[i];
+      steer::BatchResult<double> out;
+      r->run(b, c.checkpoint_plan().shape, false, out, 1, nullptr);
+      return out.loss[0];
+    };
+    // fourth-order central difference: the contact's stiffness (10⁴ N/m over 60 steps) leaves
+    // the second-order one's ε² term near 1e-6 relative
+    const double eps = 1e-6,
+                 fd = (8 * (loss_at(eps) - loss_at(-eps)) - (loss_at(2 * eps) - loss_at(-2 * eps))) /
+                      (12 * eps);
+    EXPECT_NEAR(gd, fd, 1e-6 * std::max(std::fabs(fd), 1e-3)) << what << ", direction " << trial;
+  }
+}
+
+TEST(Controller, MassSpringHandAdjointMatchesReferenceAndFd) {
+  for (const char* act : {"tanh", "relu", "elu", "linear"}) {
+    json j = robot_a();
+    j["controller"]["policy"]["activation"] = act;
+    if (std::string(act) == "relu") j["controller"]["policy"]["clamp"] = {-0.4, 0.3};
+    const steer::ExperimentConfig c = parse(j);
+    expect_hand_matches_reference(c, std::string("robot A, ") + act);
+    expect_matches_fd(c, std::string("robot A, ") + act);
+  }
+  json lin = robot_a();
+  lin["controller"]["policy"] = {{"type", "linear"}, {"output_activation", "tanh"}, {"action_scale", 0.7}};
+  const steer::ExperimentConfig c = parse(lin);
+  expect_hand_matches_reference(c, "robot A, linear feedback");
+  expect_matches_fd(c, "robot A, linear feedback");
+}
+
+TEST(Controller, ArticulatedHandAdjointMatchesReferenceAndFd) {
+  const steer::ExperimentConfig arm = parse(panda());
+  expect_hand_matches_reference(arm, "Panda, joint states");
+  expect_matches_fd(arm, "Panda, joint states");
+  json site = panda("panda_mjcf_reach.json");
+  site["controller"]["observations"].push_back({{"site", "gripper"}, {"scale", 2.0}, {"center", 0.1}});
+  site["controller"]["observations"].push_back({{"center_of_mass", "z"}});
+  const steer::ExperimentConfig c = parse(site);
+  expect_hand_matches_reference(c, "Panda, site and centre of mass");
+  expect_matches_fd(c, "Panda, site and centre of mass");
+}
+
+// act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b): the model's sinusoid actuation and a linear tanh
+// policy of the n phases give the same rollout and the same ∂L/∂w, ∂L/∂b
+TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
+  json s = json::parse(f);
+  s["simulation"]["steps"] = 120;
+  s["batch"] = {{"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
+  s["variables"] = json::object();
+  s.erase("optimizer");
+  s["validation"] = {{"enabled", false}};
+  const steer::ExperimentConfig cs = parse(s);
+  json k = s;
+  k["model"]["actuation"] = {{"type", "raw"}};
+  k["batch"] = {{"size", 1}, {"seed", 3}};
+  k["controller"] = {{"observations", {{{"phase", {{"count", 10}, {"frequency", 10.0}}}}}},
+                     {"policy", {{"type", "linear"}, {"output_activation", "tanh"}}}};
+  steer::ExperimentConfig ck = parse(k);
+  const steer::Batch<double> bs = steer::build_batch(cs);
+  steer::Batch<double> bk = steer::build_batch(ck);
+  const steer::MassSpring& m = cs.model_state<steer::MassSpringSetup>().model;
+  const steer::Policy& P = ck.policy;
+  ASSERT_EQ(P.n_actions(), m.n_actuators);
+  for (int a = 0; a < m.n_actuators; ++a) {
+    for (int j = 0; j < 10; ++j)
+      bk.theta_of(0)[P.layer_begin(0) + a * 10 + j] = bs.theta_of(0)[m.p_weight(a, j)];
+    bk.theta_of(0)[P.layer_begin(0) + m.n_actuators * 10 + a] = bs.theta_of(0)[m.p_bias(a)];
+  }
+  const Gradient gs = run(cs, false), gk = run(ck, false, &bk);
+  EXPECT_NEAR(gs.loss[0], gk.loss[0], 1e-12 * std::max(1.0, std::fabs(gs.loss[0])));
+  EXPECT_GT(std::fabs(gs.loss[0]), 1e-4);
+  const double tol = 1e-10 * std::max(1.0, inf_norm(gs.p));
+  for (int a = 0; a < m.n_actuators; ++a) {
+    for (int j = 0; j < 10; ++j)
+      EXPECT_NEAR(gk.p[size_t(P.layer_begin(0) + a * 10 + j)], gs.p[size_t(m.p_weight(a, j))], tol);
+    EXPECT_NEAR(gk.p[size_t(P.layer_begin(0) + m.n_actuators * 10 + a)], gs.p[size_t(m.p_bias(a))], tol);
+  }
+}
+
+TEST(Controller, PackedPathIsTheScalarPathBitForBit) {
+  json j = robot_a();
+  j["batch"] = {{"size", 11}, {"seed", 3}, {"randomize", {{"theta.controller.weights", {{"jitter", 0.3}}}}}};
+  const steer::ExperimentConfig c = parse(j);
+  const steer::Batch<double> b = steer::build_batch(c);
+  const Gradient packed = run(c, false, &b);
+  const int np = c.info.np(), nx = c.info.nx();
+  for (int r = 0; r < b.size; r += 5) {
+    steer::Batch<double> one;
+    one.resize(1, nx, c.info.nu(), np, c.steps);
+    std::copy(b.x0_of(r), b.x0_of(r) + nx, one.x0_of(0));
+    std::copy(b.theta_of(r), b.theta_of(r) + np, one.theta_of(0));
+    const Gradient alone = run(c, false, &one);
+    EXPECT_EQ(alone.loss[0], packed.loss[size_t(r)]) << "rollout " << r;
+    for (int q = 0; q < np; ++q)
+      ASSERT_EQ(alone.p[size_t(q)], packed.p[size_t(r) * np + q]) << "rollout " << r << " slot " << q;
+  }
+}
+
+TEST(Controller, SlotsAndInitialWeights) {
+  const steer::ExperimentConfig c = parse(robot_a());
+  const steer::Policy& P = c.policy;
+  // 4 phases + 12 positions + 12 velocities + 2 centre coordinates -> 12 -> 7 -> 11 springs
+  EXPECT_EQ(P.n_obs, 30);
+  EXPECT_EQ(P.width[1], 12);
+  EXPECT_EQ(P.width[3], 11);
+  EXPECT_EQ(c.info.np(), P.theta0 + 2 * 30 + (30 + 1) * 12 + (12 + 1) * 7 + (7 + 1) * 11 + 11);
+  EXPECT_EQ(c.info.param_groups.at("controller.weights").size(),
+            size_t((30 + 1) * 12 + (12 + 1) * 7 + (7 + 1) * 11));
+  EXPECT_EQ(c.theta[size_t(P.obs_scale(4))], 2.0);
+  EXPECT_EQ(c.theta[size_t(P.obs_center(29))], 0.2);
+  // weights ~ N(0, gain² 2/(fan_in + fan_out)): layer 0's sample deviation within 15 % of 2·√(2/42)
+  double s2 = 0;
+  for (int q = 0; q < 30 * 12; ++q) s2 += c.theta[size_t(P.layer_begin(0) + q)] * c.theta[size_t(P.layer_begin(0) + q)];
+  EXPECT_NEAR(std::sqrt(s2 / 360), 2.0 * std::sqrt(2.0 / 42.0), 0.15 * 2.0 * std::sqrt(2.0 / 42.0));
+  for (int r = 0; r < 12; ++r) EXPECT_EQ(c.theta[size_t(P.layer_begin(0) + 360 + r)], 0.0);
+  EXPECT_EQ(parse(robot_a()).theta, c.theta);  // the same seed, the same weights
+
+  // a weight file
+  json lin = robot_a();
+  lin["controller"]["policy"] = {{"type", "linear"}};
+  const std::string path = ::testing::TempDir() + "/controller_weights.json";
+  json w = {{"layers", json::array()}};
+  json rows = json::array();
+  for (int r = 0; r < 11; ++r) {
+    json row = json::array();
+    for (int col = 0; col < 30; ++col) row.push_back(0.01 * r - 0.001 * col);
+    rows.push_back(row);
+  }
+  json bias = json::array();
+  for (int r = 0; r < 11; ++r) bias.push_back(0.5 * r);
+  w["layers"].push_back({{"weight", rows}, {"bias", bias}});
+  std::ofstream(path) << w.dump();
+  lin["controller"]["init"] = {{"file", path}};
+  const steer::ExperimentConfig cf = parse(lin);
+  EXPECT_EQ(cf.theta[size_t(cf.policy.layer_begin(0) + 3 * 30 + 7)], 0.01 * 3 - 0.001 * 7);
+  EXPECT_EQ(cf.theta[size_t(cf.policy.layer_begin(0) + 11 * 30 + 4)], 2.0);
+  w["layers"][0]["bias"].erase(0);
+  std::ofstream(path) << w.dump();
+  EXPECT_THROW(parse(lin), steer::ConfigError);
+  std::remove(path.c_str());
+}
+
+void expect_refused(const json& j, const std::string& key) {
+  try {
+    parse(j);
+    ADD_FAILURE() << "accepted; expected a refusal naming " << key;
+  } catch (const steer::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
+}
+
+TEST(Controller, RefusalsNameTheKey) {
+  json sin = robot_a();
+  sin["model"]["actuation"] = {{"type", "sinusoid"}, {"phases", 10}, {"frequency", 10.0}};
+  expect_refused(sin, "controller: the model has no controls");
+  json j = robot_a();
+  j["controller"]["observations"][1]["state"] = "particle.mass";
+  expect_refused(j, "controller.observations[1].state");
+  j = robot_a();
+  j["controller"]["observations"][2]["minus_center"] = true;
+  expect_refused(j, "controller.observations[2].minus_center");
+  j = robot_a();
+  j["controller"]["observations"][0]["phase"]["count"] = 0;
+  expect_refused(j, "controller.observations[0].phase.count");
+  j = robot_a();
+  j["controller"]["observations"][3]["center_of_mass"] = "z";
+  expect_refused(j, "controller.observations[3].center_of_mass");
+  j = robot_a();
+  j["controller"]["observations"].push_back({{"site", "tip"}});
+  expect_refused(j, "controller.observations[4].site");
+  j = robot_a();
+  j["controller"]["observations"][2]["scale"] = {1.0, 2.0};
+  expect_refused(j, "controller.observations[2].scale");
+  j = robot_a();
+  j["controller"]["policy"]["hidden"] = {8, 8, 8, 8};
+  expect_refused(j, "controller.policy.hidden");
+  j = robot_a();
+  j["controller"]["policy"]["activation"] = "sigmoid";
+  expect_refused(j, "controller.policy.activation");
+  j = robot_a();
+  j["controller"]["policy"]["clamp"] = {1.0, -1.0};
+  expect_refused(j, "controller.policy.clamp");
+  j = robot_a();
+  j["controller"]["init"] = {{"file", "no_such_weights.json"}};
+  expect_refused(j, "controller.init.file");
+  j = robot_a();
+  j["controller"]["policy"]["widths"] = {3};
+  expect_refused(j, "controller.policy.widths");
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/projectile.json");
+  json pj = json::parse(f);
+  pj["controller"] = robot_a()["controller"];
+  expect_refused(pj, "controller: the projectile model takes no controller");
+}
+
+}  // namespace
