@@ -45,6 +45,7 @@
 #include "steer/cuda_backend.h"
 #include "steer/cuda_check.h"
 #include "steer/cuda_device.h"
+#include "steer/controller.h"
 #include "steer/lanes_per_rollout.h"
 #include "steer/models/articulated.h"
 #include "steer/models/mass_spring.h"
@@ -112,6 +113,12 @@ void with_kernel_model(const Model& m, Fn&& fn) {
   if constexpr (std::is_same_v<Model, MassSpring>) {
     if (m.integrator == MassSpring::kSymplecticEuler) {
       fn(MassSpringSymplectic(m));
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<Model, Controlled<MassSpring>>) {
+    if (m.integrator == MassSpring::kSymplecticEuler) {
+      fn(Controlled<MassSpringSymplectic>(MassSpringSymplectic(m), m.policy));
       return;
     }
   }

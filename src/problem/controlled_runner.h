@@ -50,6 +50,10 @@ std::unique_ptr<BatchRunner> make_runner_with_controller(const ExperimentConfig&
                                                          BackendKind backend,
                                                          const RunnerOptions& options) {
   if (!c.has_controller) return make_model_runner<Model, Hooks>(c, m, backend, options);
+  if (backend == BackendKind::kCuda && !has_cuda_kernels<Controlled<Model>>::value)
+    throw ConfigError("simulation.backend: a controller runs on the cuda backend with the "
+                      "mass_spring model only so far; run this " + c.model_type +
+                      " model with its controller on the cpu backend (\"backend\": \"cpu\")");
   Policy policy = c.policy;
   policy.dt = c.dt;  // this config's step (the half-step twin's dt/2): a phase's t = k h
   return make_model_runner<Controlled<Model>, ControlledHooks<Model, Hooks>>(

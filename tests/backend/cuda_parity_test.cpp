@@ -44,6 +44,7 @@
 #include "mass_spring_draws.h"
 #include "models/mass_spring/mass_spring_robot.h"
 #include "steer/backend.h"
+#include "steer/controller.h"
 #include "steer/cuda_backend.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
@@ -544,6 +545,81 @@ INSTANTIATE_TEST_SUITE_P(CudaParityMassSpring, CudaParityMassSpringCase,
                          });
 
 // storing every state, one segment, and a recorded trajectory
+// The robot with a controller in its step (Controlled<MassSpring>, steer/controller.h): one
+// lane per rollout, the network's layers in the thread. Observations: two phases, every position
+// minus the centre of mass, every velocity, the centre of mass along x; a 6-unit tanh layer and
+// tanh actions clamped to ±0.8; weights drawn per rollout (N(0, 0.5²)), so that every rollout
+// walks differently. Tolerances as for the robot without one.
+template <class S>
+void check_controlled_parity(int B = 64, int T = 150) {
+  const MsCase c{kRaw, false};
+  const Robot r = ms_robot(c);
+  const MassSpring inner = ms_model(c, r);
+  Policy pol;
+  pol.theta0 = inner.np();
+  pol.dt = inner.dt;
+  pol.phase_frequency = 10.0;
+  for (int j = 0; j < 2; ++j) pol.feature[pol.n_obs] = Policy::kPhase, pol.index[pol.n_obs] = short(j), pol.axis[pol.n_obs++] = 2;
+  for (int i = 0; i < inner.n_particles; ++i)
+    for (int a = 0; a < 2; ++a)
+      pol.feature[pol.n_obs] = Policy::kStateFromCenter, pol.index[pol.n_obs] = short(inner.x_pos(i) + a),
+      pol.axis[pol.n_obs++] = short(a);
+  for (int i = 0; i < 2 * inner.n_particles; ++i)
+    pol.feature[pol.n_obs] = Policy::kState, pol.index[pol.n_obs++] = short(inner.x_vel(0) + i);
+  pol.feature[pol.n_obs] = Policy::kCenter, pol.axis[pol.n_obs++] = 0;
+  pol.n_layers = 2;
+  pol.width[0] = pol.n_obs, pol.width[1] = 6, pol.width[2] = inner.nu();
+  pol.activation[0] = pol.activation[1] = Policy::kTanh;
+  pol.clamp_lo = -0.8, pol.clamp_hi = 0.8;
+  const Controlled<MassSpring> m(inner, pol);
+  const Loss loss = ms_loss(c);
+  RolloutShape sh;
+  sh.steps = T;
+  sh.checkpoint_every = 12;
+  const Batch<S> inner_batch = ms_batch<S>(inner, r, B, T, 20261206u);
+  Batch<S> batch;
+  batch.resize(B, m.nx(), m.nu(), m.np(), T);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> w(0.0, 0.5);
+  for (int b = 0; b < B; ++b) {
+    std::copy(inner_batch.x0_of(b), inner_batch.x0_of(b) + m.nx(), batch.x0_of(b));
+    std::copy(inner_batch.u_of(b), inner_batch.u_of(b) + long(T) * m.nu(), batch.u_of(b));
+    std::copy(inner_batch.theta_of(b), inner_batch.theta_of(b) + inner.np(), batch.theta_of(b));
+    S* p = batch.theta_of(b);
+    for (int i = 0; i < pol.n_obs; ++i) p[pol.obs_scale(i)] = S(i < 2 ? 1.0 : 2.0), p[pol.obs_center(i)] = S(0);
+    for (int q = pol.layer_begin(0); q < pol.action_scale(0); ++q) p[q] = S(w(rng));
+    for (int a = 0; a < pol.n_actions(); ++a) p[pol.action_scale(a)] = S(1);
+  }
+  constexpr bool f64 = std::is_same<S, double>::value;
+  for (bool want_grad : {false, true}) {
+    SCOPED_TRACE(want_grad ? "forward+backward" : "forward only");
+    BatchResult<S> cpu, gpu;
+    BatchResult<double> ref;
+    run_batch(BackendKind::kCpu, m, loss, sh, batch, want_grad, cpu);
+    run_batch(BackendKind::kCuda, m, loss, sh, batch, want_grad, gpu);
+    if (!f64) run_batch(BackendKind::kCpu, m, loss, sh, to_float64(batch), want_grad, ref);
+    expect_ms_match(gpu.loss, cpu.loss, ref.loss, B, 1, "loss");
+    if (want_grad) {
+      expect_ms_match(gpu.grad_x0, cpu.grad_x0, ref.grad_x0, B, m.nx(), "dL/dx0");
+      expect_ms_match(gpu.grad_u, cpu.grad_u, ref.grad_u, B, long(T) * m.nu(), "dL/du");
+      expect_ms_match(gpu.grad_theta, cpu.grad_theta, ref.grad_theta, B, m.np(), "dL/dtheta");
+      double wnorm = 0;  // the controller's weights get a gradient
+      for (int q = pol.layer_begin(0); q < pol.action_scale(0); ++q)
+        wnorm = std::max(wnorm, std::fabs(double(cpu.grad_theta[size_t(q)])));
+      EXPECT_GT(wnorm, 1e-6);
+    }
+  }
+}
+
+TEST(CudaParityMassSpring, ControlledFloat64MatchesCpu) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_controlled_parity<double>();
+}
+TEST(CudaParityMassSpring, ControlledFloat32MatchesCpu) {
+  STEER_SKIP_WITHOUT_CUDA();
+  check_controlled_parity<float>();
+}
+
 TEST(CudaParityMassSpring, Float64CheckpointIntervalsAndTrajectory) {
   STEER_SKIP_WITHOUT_CUDA();
   for (int K : {1, 200}) {
