@@ -823,6 +823,7 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
     config_fail("loss", "missing; expected an object with terminal, control_effort or landing");
   parse_loss(root.object("loss"), c);
   if (root.has("variables")) parse_variables(root.object("variables"), root.raw("variables"), c);
+  check_controller_variables(c);
   parse_optimizer(root.object("optimizer"), c);
   check_shared(c);
   parse_validation(root.object("validation"), c);

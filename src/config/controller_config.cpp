@@ -19,7 +19,7 @@ namespace {
 // one observation as parsed, before it becomes a Policy entry and two θ slots
 struct ObservationSpec {
   int feature = Policy::kState, index = 0, axis = 0;
-  double scale = 1, center = 0;
+  double scale = 1, center = 0, noise = 0;
   std::string name;  // what it observes, for the effective config and the slot names
 };
 
@@ -270,6 +270,28 @@ void add_controller_slots(const std::vector<ObservationSpec>& obs, const std::ve
                      c.info.control_units[size_t(a)], any, "controller.action_scale");
     c.theta[size_t(P.action_scale(a))] = action_scale[size_t(a)];
   }
+  if (!P.noise) return;
+  for (int i = 0; i < P.n_obs; ++i) {
+    c.info.set_param(P.obs_noise(i), "controller.observation." + std::to_string(i) + ".noise", "unit",
+                     Range::nonnegative(), "controller.observation.noise");
+    c.theta[size_t(P.obs_noise(i))] = obs[size_t(i)].noise;
+  }
+  // the rollout's noise seed: set per rollout by the batch (build_batch), a sweep may set it
+  c.info.set_param(P.noise_seed(), "controller.noise_seed", "1", any, "");
+}
+
+// the d pending actions after the model's state slots, zero at the start
+void add_pending_slots(ExperimentConfig& c) {
+  const Policy& P = c.policy;
+  for (int j = 0; j < P.delay; ++j)
+    for (int a = 0; a < P.n_actions(); ++a) {
+      c.info.state_names.push_back("controller.pending." + std::to_string(j) + "." +
+                                   c.info.control_names[size_t(a)]);
+      c.info.state_units.push_back(c.info.control_units[size_t(a)]);
+      c.info.state_ranges.push_back(Range{});
+      c.info.state_groups["controller.pending"].push_back(P.pending(j, a));
+      c.x0.push_back(0.0);
+    }
 }
 
 }  // namespace
@@ -308,6 +330,18 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
                                                 std::to_string(Policy::kMaxObs));
   P.n_obs = int(obs.size());
   P.phase_frequency = frequency == frequency ? frequency : 0.0;
+  // observation noise ν_i (one number, or one per observation) and the action delay
+  if (k.has("observation_noise")) {
+    std::vector<double> nu;
+    if (k.raw("observation_noise").is_number())
+      nu.assign(obs.size(), k.number("observation_noise", 0.0, Range::closed(0, 1e12)));
+    else
+      nu = k.numbers("observation_noise", {}, Range::closed(0, 1e12), long(obs.size()));
+    for (size_t i = 0; i < obs.size(); ++i) obs[i].noise = nu[i];
+    P.noise = true;
+  }
+  P.delay = int(k.integer("delay_steps", 0, 0, 64));
+  P.nx_model = c.info.nx();
   for (int i = 0; i < P.n_obs; ++i) {
     P.feature[i] = short(obs[size_t(i)].feature);
     P.index[i] = short(obs[size_t(i)].index);
@@ -354,7 +388,11 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
     P.clamp_lo = cl[0], P.clamp_hi = cl[1];
   }
   pol.finish();
+  if (long(P.nx_model) + long(P.delay) * n_act > 32767)
+    config_fail(k.key_path("delay_steps"), std::to_string(P.delay) + " steps of " +
+                                               std::to_string(n_act) + " pending actions exceed the state's size limit");
   add_controller_slots(obs, action_scale, c);
+  add_pending_slots(c);
   // initial weights: N(0, gain² 2/(fan_in + fan_out)) per weight, zero biases; or a file
   JsonObject in = k.object("init");
   const std::string file = in.string("file", "");
@@ -377,7 +415,10 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
   c.has_controller = true;
   // the effective section
   nlohmann::json oj = nlohmann::json::array();
-  for (const auto& o : obs) oj.push_back({{"observes", o.name}, {"scale", o.scale}, {"center", o.center}});
+  for (const auto& o : obs) {
+    oj.push_back({{"observes", o.name}, {"scale", o.scale}, {"center", o.center}});
+    if (P.noise) oj.back()["noise"] = o.noise;
+  }
   nlohmann::json widths = nlohmann::json::array(), layer_acts = nlohmann::json::array();
   for (int l = 0; l <= P.n_layers; ++l) widths.push_back(P.width[l]);
   for (int l = 0; l < P.n_layers; ++l) layer_acts.push_back(activation_name(P.activation[l]));
@@ -389,8 +430,18 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
                   {"clamp", P.clamp_lo > -1e300 ? nlohmann::json({P.clamp_lo, P.clamp_hi}) : nlohmann::json()}}},
       {"init", file.empty() ? nlohmann::json({{"seed", seed}, {"gain", gain}}) : nlohmann::json({{"file", file}})},
       {"theta_slots", {{"first", P.theta0}, {"count", P.size()}}},
+      {"delay_steps", P.delay},
+      {"observation_noise", P.noise ? "scale * (observation + noise * N(0, 1) draw of (rollout's controller.noise_seed, step, observation) - center)" : "none"},
       {"law", "u_k = u_open,k + clamp(action_scale * a_L), a_l = act_l(W_l a_(l-1) + b_l), "
               "a_0 = scale * (observation - center)"}};
+}
+
+void check_controller_variables(const ExperimentConfig& c) {
+  if (!c.has_controller || !c.policy.noise) return;
+  for (const auto& v : c.variables)
+    if (v.kind == VariableSpec::kParameter && v.index == c.policy.noise_seed())
+      config_fail("variables." + v.name, "controller.noise_seed seeds the rollout's observation "
+                                         "noise (its draws have no derivative); it is not a variable");
 }
 
 }  // namespace steer

@@ -8,5 +8,7 @@ namespace steer {
 // controller.* -> c.policy and its θ slots (controller.*) after the model's; called after the
 // model, the timestep and the initial state are parsed, before the batch and the variables
 void parse_controller(const JsonObject& k, ExperimentConfig& c);
+// after variables.*: refuses the noise seed slot as a variable
+void check_controller_variables(const ExperimentConfig& c);
 
 }  // namespace steer

@@ -548,8 +548,9 @@ INSTANTIATE_TEST_SUITE_P(CudaParityMassSpring, CudaParityMassSpringCase,
 // The robot with a controller in its step (Controlled<MassSpring>, steer/controller.h): one
 // lane per rollout, the network's layers in the thread. Observations: two phases, every position
 // minus the centre of mass, every velocity, the centre of mass along x; a 6-unit tanh layer and
-// tanh actions clamped to ±0.8; weights drawn per rollout (N(0, 0.5²)), so that every rollout
-// walks differently. Tolerances as for the robot without one.
+// tanh actions clamped to ±0.8, observation noise and a delay of 2 steps; weights drawn per
+// rollout (N(0, 0.5²)), so that every rollout walks differently. Tolerances as for the robot
+// without one.
 template <class S>
 void check_controlled_parity(int B = 64, int T = 150) {
   const MsCase c{kRaw, false};
@@ -557,6 +558,7 @@ void check_controlled_parity(int B = 64, int T = 150) {
   const MassSpring inner = ms_model(c, r);
   Policy pol;
   pol.theta0 = inner.np();
+  pol.nx_model = inner.nx();
   pol.dt = inner.dt;
   pol.phase_frequency = 10.0;
   for (int j = 0; j < 2; ++j) pol.feature[pol.n_obs] = Policy::kPhase, pol.index[pol.n_obs] = short(j), pol.axis[pol.n_obs++] = 2;
@@ -571,6 +573,8 @@ void check_controlled_parity(int B = 64, int T = 150) {
   pol.width[0] = pol.n_obs, pol.width[1] = 6, pol.width[2] = inner.nu();
   pol.activation[0] = pol.activation[1] = Policy::kTanh;
   pol.clamp_lo = -0.8, pol.clamp_hi = 0.8;
+  pol.noise = true;  // ν = 0.01 on every observation, each rollout its own seed
+  pol.delay = 2;     // two pending actions in the state
   const Controlled<MassSpring> m(inner, pol);
   const Loss loss = ms_loss(c);
   RolloutShape sh;
@@ -582,13 +586,15 @@ void check_controlled_parity(int B = 64, int T = 150) {
   std::mt19937_64 rng(5);
   std::normal_distribution<double> w(0.0, 0.5);
   for (int b = 0; b < B; ++b) {
-    std::copy(inner_batch.x0_of(b), inner_batch.x0_of(b) + m.nx(), batch.x0_of(b));
+    std::copy(inner_batch.x0_of(b), inner_batch.x0_of(b) + inner.nx(), batch.x0_of(b));
     std::copy(inner_batch.u_of(b), inner_batch.u_of(b) + long(T) * m.nu(), batch.u_of(b));
     std::copy(inner_batch.theta_of(b), inner_batch.theta_of(b) + inner.np(), batch.theta_of(b));
     S* p = batch.theta_of(b);
     for (int i = 0; i < pol.n_obs; ++i) p[pol.obs_scale(i)] = S(i < 2 ? 1.0 : 2.0), p[pol.obs_center(i)] = S(0);
     for (int q = pol.layer_begin(0); q < pol.action_scale(0); ++q) p[q] = S(w(rng));
     for (int a = 0; a < pol.n_actions(); ++a) p[pol.action_scale(a)] = S(1);
+    for (int i = 0; i < pol.n_obs; ++i) p[pol.obs_noise(i)] = S(0.01);
+    p[pol.noise_seed()] = S(b);
   }
   constexpr bool f64 = std::is_same<S, double>::value;
   for (bool want_grad : {false, true}) {

@@ -123,6 +123,7 @@ void expect_matches_fd(const steer::ExperimentConfig& c, const std::string& what
     std::vector<double> dp(g.p.size(), 0.0), dx(g.x0.size(), 0.0);
     for (size_t q = 0; q < dp.size(); ++q) {
       const double size = std::max(std::fabs(b0.theta_of(0)[q]), 1.0);
+      if (c.policy.noise && int(q) == c.policy.noise_seed()) continue;  // the draws' seed
       if (int(q) >= c.policy.theta0) dp[q] = n01(rng) * size * 1e-2;
       else if (trial == 2) dp[q] = n01(rng) * size * 1e-3;
     }
@@ -148,6 +149,15 @@ void expect_matches_fd(const steer::ExperimentConfig& c, const std::string& what
   }
 }
 
+void expect_refused(const json& j, const std::string& key) {
+  try {
+    parse(j);
+    ADD_FAILURE() << "accepted; expected a refusal naming " << key;
+  } catch (const steer::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
+}
+
 TEST(Controller, MassSpringHandAdjointMatchesReferenceAndFd) {
   for (const char* act : {"tanh", "relu", "elu", "linear"}) {
     json j = robot_a();
@@ -157,6 +167,12 @@ TEST(Controller, MassSpringHandAdjointMatchesReferenceAndFd) {
     expect_hand_matches_reference(c, std::string("robot A, ") + act);
     expect_matches_fd(c, std::string("robot A, ") + act);
   }
+  json late = robot_a();  // a delay of 3 steps and observation noise
+  late["controller"]["delay_steps"] = 3;
+  late["controller"]["observation_noise"] = 0.02;
+  const steer::ExperimentConfig cl = parse(late);
+  expect_hand_matches_reference(cl, "robot A, delay and noise");
+  expect_matches_fd(cl, "robot A, delay and noise");
   json lin = robot_a();
   lin["controller"]["policy"] = {{"type", "linear"}, {"output_activation", "tanh"}, {"action_scale", 0.7}};
   const steer::ExperimentConfig c = parse(lin);
@@ -214,8 +230,95 @@ TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
   }
 }
 
+// With a delay of d steps the action used at step k is the one computed at k − d: a phase
+// policy delayed by d with ω d h = 2π m/n is the sinusoid actuation with its weights rotated by
+// m phases, once the pending actions start at the sinusoid's values at steps 0 … d − 1
+TEST(Controller, DelayedPhasePolicyIsTheRotatedSinusoid) {
+  const int n = 10, d = 5, m = 1;
+  const double h = 0.004, w = 6.283185307179586 * m / (n * d * h);
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
+  json s = json::parse(f);
+  s["model"]["actuation"]["frequency"] = w;
+  s["simulation"]["steps"] = 120;
+  s["batch"] = {{"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
+  s["variables"] = json::object();
+  s.erase("optimizer");
+  s["validation"] = {{"enabled", false}};
+  const steer::ExperimentConfig cs = parse(s);
+  json k = s;
+  k["model"]["actuation"] = {{"type", "raw"}};
+  k["batch"] = {{"size", 1}, {"seed", 3}};
+  k["controller"] = {{"observations", {{{"phase", {{"count", n}, {"frequency", w}}}}}},
+                     {"policy", {{"type", "linear"}, {"output_activation", "tanh"}}},
+                     {"delay_steps", d}};
+  const steer::ExperimentConfig ck = parse(k);
+  const steer::Batch<double> bs = steer::build_batch(cs);
+  steer::Batch<double> bk = steer::build_batch(ck);
+  const steer::MassSpring& ms = cs.model_state<steer::MassSpringSetup>().model;
+  const steer::Policy& P = ck.policy;
+  ASSERT_EQ(ck.info.nx(), ms.nx() + d * ms.n_actuators);
+  const double* th = bs.theta_of(0);
+  auto act = [&](int a, int step) {  // the sinusoid actuation's act_a at step `step`
+    double z = th[ms.p_bias(a)];
+    for (int i = 0; i < n; ++i) z += th[ms.p_weight(a, i)] * std::sin(w * step * h + 6.283185307179586 * i / n);
+    return std::tanh(z);
+  };
+  for (int a = 0; a < ms.n_actuators; ++a) {
+    // act(k − d) = tanh(Σ_j w_j sin(ω k h − 2π m/n + 2πj/n) + b) = tanh(Σ_j w_{j+m} sin(ω k h + 2πj/n) + b)
+    for (int j = 0; j < n; ++j)
+      bk.theta_of(0)[P.layer_begin(0) + a * n + j] = th[ms.p_weight(a, (j + n - m) % n)];
+    bk.theta_of(0)[P.layer_begin(0) + ms.n_actuators * n + a] = th[ms.p_bias(a)];
+    for (int j = 0; j < d; ++j)  // pending at the start: the sinusoid's act at steps 0 … d − 1
+      bk.x0_of(0)[P.pending(j, a)] = act(a, j);
+  }
+  const Gradient gs = run(cs, false), gk = run(ck, false, &bk);
+  EXPECT_NEAR(gs.loss[0], gk.loss[0], 1e-11 * std::max(1.0, std::fabs(gs.loss[0])));
+  EXPECT_GT(std::fabs(gs.loss[0]), 1e-4);
+  // ∂L/∂w_i of the sinusoid = ∂L/∂W_{i+m} + Σ_{j<d} ∂L/∂pending_j (1 − act_j²) sin(ω j h + 2πi/n):
+  // the delay's adjoint carries the first d steps into x̄ of the pending slots
+  for (int a = 0; a < ms.n_actuators; ++a)
+    for (int i = 0; i < n; ++i) {
+      double g = gk.p[size_t(P.layer_begin(0) + a * n + (i + m) % n)];
+      for (int j = 0; j < d; ++j)
+        g += gk.x0[size_t(P.pending(j, a))] * (1 - act(a, j) * act(a, j)) *
+             std::sin(w * j * h + 6.283185307179586 * i / n);
+      EXPECT_NEAR(g, gs.p[size_t(ms.p_weight(a, i))], 1e-9 * std::max(1.0, inf_norm(gs.p)));
+    }
+}
+
+// ξ ~ N(0, 1) per (seed, step, observation); a rollout's noise is its seed slot's alone
+TEST(Controller, ObservationNoiseIsEachRolloutsOwn) {
+  double s1 = 0, s2 = 0;
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) {
+    const double v = steer::policy_normal(12345.0, i / 37, i % 37);
+    s1 += v, s2 += v * v;
+  }
+  EXPECT_NEAR(s1 / n, 0.0, 0.02);  // 4 standard errors
+  EXPECT_NEAR(std::sqrt(s2 / n), 1.0, 0.02);
+  EXPECT_NE(steer::policy_normal(1.0, 3, 4), steer::policy_normal(2.0, 3, 4));
+  EXPECT_NE(steer::policy_normal(1.0, 3, 4), steer::policy_normal(1.0, 4, 3));
+  json j = robot_a();
+  j["controller"]["observation_noise"] = 0.05;
+  j["batch"] = {{"size", 3}, {"seed", 3}};
+  const steer::ExperimentConfig c = parse(j);
+  const steer::Batch<double> b = steer::build_batch(c);
+  const Gradient all = run(c, false, &b);
+  EXPECT_NE(all.loss[0], all.loss[1]);  // the same weights, their own noise
+  steer::Batch<double> one;
+  one.resize(1, c.info.nx(), c.info.nu(), c.info.np(), c.steps);
+  std::copy(b.x0_of(2), b.x0_of(2) + c.info.nx(), one.x0_of(0));
+  std::copy(b.theta_of(2), b.theta_of(2) + c.info.np(), one.theta_of(0));
+  EXPECT_EQ(run(c, false, &one).loss[0], all.loss[2]);
+  json v = j;
+  v["variables"] = {{"theta.controller.noise_seed", json::object()}};
+  expect_refused(v, "variables.theta.controller.noise_seed");
+}
+
 TEST(Controller, PackedPathIsTheScalarPathBitForBit) {
   json j = robot_a();
+  j["controller"]["delay_steps"] = 2;
+  j["controller"]["observation_noise"] = 0.01;
   j["batch"] = {{"size", 11}, {"seed", 3}, {"randomize", {{"theta.controller.weights", {{"jitter", 0.3}}}}}};
   const steer::ExperimentConfig c = parse(j);
   const steer::Batch<double> b = steer::build_batch(c);
@@ -275,15 +378,6 @@ TEST(Controller, SlotsAndInitialWeights) {
   std::ofstream(path) << w.dump();
   EXPECT_THROW(parse(lin), steer::ConfigError);
   std::remove(path.c_str());
-}
-
-void expect_refused(const json& j, const std::string& key) {
-  try {
-    parse(j);
-    ADD_FAILURE() << "accepted; expected a refusal naming " << key;
-  } catch (const steer::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
-  }
 }
 
 TEST(Controller, RefusalsNameTheKey) {
