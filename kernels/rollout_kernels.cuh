@@ -129,7 +129,8 @@ static_assert(LanesPerRollout<ArticulatedImplicit>::value == LanesPerRollout<Art
               "the kernel model variant keeps its model's device layout");
 static_assert(LanesPerRollout<ArticulatedLeggedImplicit>::value ==
                       LanesPerRollout<ArticulatedLegged>::value &&
-                  HasTopology<ArticulatedLeggedImplicit>::value == HasTopology<ArticulatedLegged>::value,
+                  HasTopology<ArticulatedLeggedImplicit>::value ==
+                      HasTopology<ArticulatedLegged>::value,
               "the kernel model variant keeps its model's device layout");
 static_assert(LanesPerRollout<MassSpringSymplectic>::value == LanesPerRollout<MassSpring>::value &&
                   HasTopology<MassSpringSymplectic>::value == HasTopology<MassSpring>::value,

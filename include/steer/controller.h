@@ -63,13 +63,13 @@ struct Policy {
   short feature[kMaxObs] = {};
   short index[kMaxObs] = {};
   short axis[kMaxObs] = {};
-  double phase_frequency = 0;  // ω [rad/s]
-  double dt = 0;               // h [s]: a phase's t = k h
+  double phase_frequency = 0;                  // ω [rad/s]
+  double dt = 0;                               // h [s]: a phase's t = k h
   double clamp_lo = -1e300, clamp_hi = 1e300;  // each action's range, in control units
   int theta0 = 0;                              // the block's first θ slot
   bool noise = false;                          // observation noise ν_i ξ_ki
   int delay = 0;                               // d: steps between an action's computation and use
-  int nx_model = 0;                            // the model's state slots; the pending actions follow
+  int nx_model = 0;  // the model's state slots; the pending actions follow
 
   STEER_HD int n_actions() const { return width[n_layers]; }
   STEER_HD int obs_scale(int i) const { return theta0 + i; }
@@ -271,7 +271,8 @@ struct Controlled : Model {
       S cb = ube[a];
       if (P.delay > 0) {
         adj_x[P.pending(0, a)] += ube[a];
-        for (int j = 0; j + 1 < P.delay; ++j) adj_x[P.pending(j + 1, a)] += S(adj_xn[P.pending(j, a)]);
+        for (int j = 0; j + 1 < P.delay; ++j)
+          adj_x[P.pending(j + 1, a)] += S(adj_xn[P.pending(j, a)]);
         cb = S(adj_xn[P.pending(P.delay - 1, a)]);
       }
       const auto inside = (y[a] > S(P.clamp_lo)) && (y[a] < S(P.clamp_hi));
@@ -314,8 +315,7 @@ struct Controlled : Model {
       adj_p[P.obs_scale(i)] += ob[i] * (raw[i] - c);
       adj_p[P.obs_center(i)] -= ob[i] * s;
       const S rb = ob[i] * s;
-      if (P.noise)
-        adj_p[P.obs_noise(i)] += rb * policy_noise<S>(S(p[P.noise_seed()]), k, i);
+      if (P.noise) adj_p[P.obs_noise(i)] += rb * policy_noise<S>(S(p[P.noise_seed()]), k, i);
       const int f = P.feature[i], ax = P.axis[i];
       if (f == Policy::kState || f == Policy::kStateFromCenter) adj_x[P.index[i]] += rb;
       if (f == Policy::kStateFromCenter) center_bar[ax] -= rb, used[ax] = true;
@@ -323,15 +323,15 @@ struct Controlled : Model {
     }
     for (int ax = 0; ax < 3; ++ax)
       if (used[ax])
-        contract::adj_center_of_mass_within<kAllIntegrators, S>(static_cast<const Model&>(*this), 0,
-                                                                x, p, ax, adj_x, adj_p,
-                                                                center_bar[ax]);
+        contract::adj_center_of_mass_within<kAllIntegrators, S>(
+            static_cast<const Model&>(*this), 0, x, p, ax, adj_x, adj_p, center_bar[ax]);
     if constexpr (has_sites<Model>::value) {
       // one adjoint call per site, its three coordinates gathered from every feature naming it
       for (int i = 0; i < P.n_obs; ++i) {
         if (P.feature[i] != Policy::kSite) continue;
         bool first = true;
-        for (int j = 0; j < i; ++j) first = first && !(P.feature[j] == Policy::kSite && P.index[j] == P.index[i]);
+        for (int j = 0; j < i; ++j)
+          first = first && !(P.feature[j] == Policy::kSite && P.index[j] == P.index[i]);
         if (!first) continue;
         S sb[3] = {S(0), S(0), S(0)};
         for (int j = i; j < P.n_obs; ++j)

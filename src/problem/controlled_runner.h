@@ -22,7 +22,8 @@ struct ControlledHooks : RunnerHooks<Controlled<Model>> {
     ExperimentConfig own = c;
     own.variables.clear();
     for (const auto& v : c.variables)
-      if (!(v.kind == VariableSpec::kParameter && v.index >= m.policy.theta0)) own.variables.push_back(v);
+      if (!(v.kind == VariableSpec::kParameter && v.index >= m.policy.theta0))
+        own.variables.push_back(v);
     inner.bind(own, static_cast<Model&>(m), options);
     theta0 = m.policy.theta0;
     np = m.np();
@@ -30,7 +31,8 @@ struct ControlledHooks : RunnerHooks<Controlled<Model>> {
   static bool measures_penetration(const Controlled<Model>& m) {
     return InnerHooks::measures_penetration(m);
   }
-  static double penetration(const Controlled<Model>& m, View<const double> x, View<const double> p) {
+  static double penetration(const Controlled<Model>& m, View<const double> x,
+                            View<const double> p) {
     return InnerHooks::penetration(m, x, p);
   }
   bool maps_parameters() const { return inner.maps_parameters(); }
@@ -51,9 +53,10 @@ std::unique_ptr<BatchRunner> make_runner_with_controller(const ExperimentConfig&
                                                          const RunnerOptions& options) {
   if (!c.has_controller) return make_model_runner<Model, Hooks>(c, m, backend, options);
   if (backend == BackendKind::kCuda && !has_cuda_kernels<Controlled<Model>>::value)
-    throw ConfigError("simulation.backend: a controller runs on the cuda backend with the "
-                      "mass_spring model only so far; run this " + c.model_type +
-                      " model with its controller on the cpu backend (\"backend\": \"cpu\")");
+    throw ConfigError(
+        "simulation.backend: a controller runs on the cuda backend with the "
+        "mass_spring model only so far; run this " +
+        c.model_type + " model with its controller on the cpu backend (\"backend\": \"cpu\")");
   Policy policy = c.policy;
   policy.dt = c.dt;  // this config's step (the half-step twin's dt/2): a phase's t = k h
   return make_model_runner<Controlled<Model>, ControlledHooks<Model, Hooks>>(

@@ -131,8 +131,7 @@ void draw_batch(const ExperimentConfig& c, Batch<double>& b, int steps) {
     // each rollout's own observation-noise stream: (batch.seed mod 2²¹) 2³¹ + r, exact in a
     // double; a sweep of the slot below replaces it
     if (c.has_controller && c.policy.noise)
-      b.theta_of(r)[c.policy.noise_seed()] =
-          double(c.seed % (1u << 21)) * 2147483648.0 + double(r);
+      b.theta_of(r)[c.policy.noise_seed()] = double(c.seed % (1u << 21)) * 2147483648.0 + double(r);
   }
   // overrides in config order; draws come from one seeded stream, per rollout and slot
   std::mt19937_64 rng(c.seed);

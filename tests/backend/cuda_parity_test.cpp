@@ -561,11 +561,13 @@ void check_controlled_parity(int B = 64, int T = 150) {
   pol.nx_model = inner.nx();
   pol.dt = inner.dt;
   pol.phase_frequency = 10.0;
-  for (int j = 0; j < 2; ++j) pol.feature[pol.n_obs] = Policy::kPhase, pol.index[pol.n_obs] = short(j), pol.axis[pol.n_obs++] = 2;
+  for (int j = 0; j < 2; ++j)
+    pol.feature[pol.n_obs] = Policy::kPhase, pol.index[pol.n_obs] = short(j),
+    pol.axis[pol.n_obs++] = 2;
   for (int i = 0; i < inner.n_particles; ++i)
     for (int a = 0; a < 2; ++a)
-      pol.feature[pol.n_obs] = Policy::kStateFromCenter, pol.index[pol.n_obs] = short(inner.x_pos(i) + a),
-      pol.axis[pol.n_obs++] = short(a);
+      pol.feature[pol.n_obs] = Policy::kStateFromCenter,
+      pol.index[pol.n_obs] = short(inner.x_pos(i) + a), pol.axis[pol.n_obs++] = short(a);
   for (int i = 0; i < 2 * inner.n_particles; ++i)
     pol.feature[pol.n_obs] = Policy::kState, pol.index[pol.n_obs++] = short(inner.x_vel(0) + i);
   pol.feature[pol.n_obs] = Policy::kCenter, pol.axis[pol.n_obs++] = 0;
@@ -590,7 +592,8 @@ void check_controlled_parity(int B = 64, int T = 150) {
     std::copy(inner_batch.u_of(b), inner_batch.u_of(b) + long(T) * m.nu(), batch.u_of(b));
     std::copy(inner_batch.theta_of(b), inner_batch.theta_of(b) + inner.np(), batch.theta_of(b));
     S* p = batch.theta_of(b);
-    for (int i = 0; i < pol.n_obs; ++i) p[pol.obs_scale(i)] = S(i < 2 ? 1.0 : 2.0), p[pol.obs_center(i)] = S(0);
+    for (int i = 0; i < pol.n_obs; ++i)
+      p[pol.obs_scale(i)] = S(i < 2 ? 1.0 : 2.0), p[pol.obs_center(i)] = S(0);
     for (int q = pol.layer_begin(0); q < pol.action_scale(0); ++q) p[q] = S(w(rng));
     for (int a = 0; a < pol.n_actions(); ++a) p[pol.action_scale(a)] = S(1);
     for (int i = 0; i < pol.n_obs; ++i) p[pol.obs_noise(i)] = S(0.01);

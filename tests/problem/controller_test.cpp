@@ -2,9 +2,9 @@
 //  - its hand adjoint against the dual-number reference through whole rollouts (float64,
 //    ≤ 1e-11 relative to max(1, ‖g‖∞): the two differ in rounding order only) and against
 //    centered FD of the rollout loss along random directions (fourth order, ε = 1e-6 on
-//    directions of size 1e-2 max(|v|, 1); |fd − g·d| ≤ 1e-6 max(|fd|, 1e-3)), for every activation, the clamp, every
-//    observation feature, on the mass-spring robot and on articulated models (the Panda with
-//    a site observed, the planar walker in contact);
+//    directions of size 1e-2 max(|v|, 1); |fd − g·d| ≤ 1e-6 max(|fd|, 1e-3)), for every activation,
+//    the clamp, every observation feature, on the mass-spring robot and on articulated models (the
+//    Panda with a site observed, the planar walker in contact);
 //  - an independent reference: a linear tanh policy of phases alone is the mass-spring robot's
 //    own sinusoid actuation act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b), so the two rollouts and
 //    their gradients agree (to 1e-12);
@@ -38,14 +38,13 @@ json robot_a() {
   c["variables"] = json::object();
   c.erase("optimizer");
   c["validation"] = {{"enabled", false}};
-  c["controller"] = {
-      {"observations",
-       {{{"phase", {{"count", 4}, {"frequency", 10.0}}}},
-        {{"state", "particle.position"}, {"minus_center", true}, {"scale", 2.0}},
-        {{"state", "particle.velocity"}, {"scale", 0.5}},
-        {{"center_of_mass", {"x", "y"}}, {"scale", -1.0}, {"center", {0.9, 0.2}}}}},
-      {"policy", {{"hidden", {12, 7}}, {"activation", "tanh"}}},
-      {"init", {{"seed", 5}, {"gain", 2.0}}}};
+  c["controller"] = {{"observations",
+                      {{{"phase", {{"count", 4}, {"frequency", 10.0}}}},
+                       {{"state", "particle.position"}, {"minus_center", true}, {"scale", 2.0}},
+                       {{"state", "particle.velocity"}, {"scale", 0.5}},
+                       {{"center_of_mass", {"x", "y"}}, {"scale", -1.0}, {"center", {0.9, 0.2}}}}},
+                     {"policy", {{"hidden", {12, 7}}, {"activation", "tanh"}}},
+                     {"init", {{"seed", 5}, {"gain", 2.0}}}};
   return c;
 }
 
@@ -73,7 +72,8 @@ struct Gradient {
   std::vector<double> loss, x0, u, p;
 };
 
-Gradient run(const steer::ExperimentConfig& c, bool reference, const steer::Batch<double>* given = nullptr) {
+Gradient run(const steer::ExperimentConfig& c, bool reference,
+             const steer::Batch<double>* given = nullptr) {
   steer::RunnerOptions o;
   o.every_parameter_gradient = true;
   const auto r = steer::make_runner(c, steer::BackendKind::kCpu, o);
@@ -124,8 +124,10 @@ void expect_matches_fd(const steer::ExperimentConfig& c, const std::string& what
     for (size_t q = 0; q < dp.size(); ++q) {
       const double size = std::max(std::fabs(b0.theta_of(0)[q]), 1.0);
       if (c.policy.noise && int(q) == c.policy.noise_seed()) continue;  // the draws' seed
-      if (int(q) >= c.policy.theta0) dp[q] = n01(rng) * size * 1e-2;
-      else if (trial == 2) dp[q] = n01(rng) * size * 1e-3;
+      if (int(q) >= c.policy.theta0)
+        dp[q] = n01(rng) * size * 1e-2;
+      else if (trial == 2)
+        dp[q] = n01(rng) * size * 1e-3;
     }
     if (trial > 0)
       for (size_t i = 0; i < dx.size(); ++i) dx[i] = n01(rng) * 1e-3;
@@ -142,9 +144,9 @@ void expect_matches_fd(const steer::ExperimentConfig& c, const std::string& what
     };
     // fourth-order central difference: the contact's stiffness (10⁴ N/m over 60 steps) leaves
     // the second-order one's ε² term near 1e-6 relative
-    const double eps = 1e-6,
-                 fd = (8 * (loss_at(eps) - loss_at(-eps)) - (loss_at(2 * eps) - loss_at(-2 * eps))) /
-                      (12 * eps);
+    const double eps = 1e-6, fd = (8 * (loss_at(eps) - loss_at(-eps)) -
+                                   (loss_at(2 * eps) - loss_at(-2 * eps))) /
+                                  (12 * eps);
     EXPECT_NEAR(gd, fd, 1e-6 * std::max(std::fabs(fd), 1e-3)) << what << ", direction " << trial;
   }
 }
@@ -174,7 +176,8 @@ TEST(Controller, MassSpringHandAdjointMatchesReferenceAndFd) {
   expect_hand_matches_reference(cl, "robot A, delay and noise");
   expect_matches_fd(cl, "robot A, delay and noise");
   json lin = robot_a();
-  lin["controller"]["policy"] = {{"type", "linear"}, {"output_activation", "tanh"}, {"action_scale", 0.7}};
+  lin["controller"]["policy"] = {
+      {"type", "linear"}, {"output_activation", "tanh"}, {"action_scale", 0.7}};
   const steer::ExperimentConfig c = parse(lin);
   expect_hand_matches_reference(c, "robot A, linear feedback");
   expect_matches_fd(c, "robot A, linear feedback");
@@ -185,7 +188,8 @@ TEST(Controller, ArticulatedHandAdjointMatchesReferenceAndFd) {
   expect_hand_matches_reference(arm, "Panda, joint states");
   expect_matches_fd(arm, "Panda, joint states");
   json site = panda("panda_mjcf_reach.json");
-  site["controller"]["observations"].push_back({{"site", "gripper"}, {"scale", 2.0}, {"center", 0.1}});
+  site["controller"]["observations"].push_back(
+      {{"site", "gripper"}, {"scale", 2.0}, {"center", 0.1}});
   site["controller"]["observations"].push_back({{"center_of_mass", "z"}});
   const steer::ExperimentConfig c = parse(site);
   expect_hand_matches_reference(c, "Panda, site and centre of mass");
@@ -198,7 +202,8 @@ TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
   std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
   json s = json::parse(f);
   s["simulation"]["steps"] = 120;
-  s["batch"] = {{"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
+  s["batch"] = {
+      {"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
   s["variables"] = json::object();
   s.erase("optimizer");
   s["validation"] = {{"enabled", false}};
@@ -226,7 +231,8 @@ TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
   for (int a = 0; a < m.n_actuators; ++a) {
     for (int j = 0; j < 10; ++j)
       EXPECT_NEAR(gk.p[size_t(P.layer_begin(0) + a * 10 + j)], gs.p[size_t(m.p_weight(a, j))], tol);
-    EXPECT_NEAR(gk.p[size_t(P.layer_begin(0) + m.n_actuators * 10 + a)], gs.p[size_t(m.p_bias(a))], tol);
+    EXPECT_NEAR(gk.p[size_t(P.layer_begin(0) + m.n_actuators * 10 + a)], gs.p[size_t(m.p_bias(a))],
+                tol);
   }
 }
 
@@ -240,7 +246,8 @@ TEST(Controller, DelayedPhasePolicyIsTheRotatedSinusoid) {
   json s = json::parse(f);
   s["model"]["actuation"]["frequency"] = w;
   s["simulation"]["steps"] = 120;
-  s["batch"] = {{"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
+  s["batch"] = {
+      {"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
   s["variables"] = json::object();
   s.erase("optimizer");
   s["validation"] = {{"enabled", false}};
@@ -260,11 +267,13 @@ TEST(Controller, DelayedPhasePolicyIsTheRotatedSinusoid) {
   const double* th = bs.theta_of(0);
   auto act = [&](int a, int step) {  // the sinusoid actuation's act_a at step `step`
     double z = th[ms.p_bias(a)];
-    for (int i = 0; i < n; ++i) z += th[ms.p_weight(a, i)] * std::sin(w * step * h + 6.283185307179586 * i / n);
+    for (int i = 0; i < n; ++i)
+      z += th[ms.p_weight(a, i)] * std::sin(w * step * h + 6.283185307179586 * i / n);
     return std::tanh(z);
   };
   for (int a = 0; a < ms.n_actuators; ++a) {
-    // act(k − d) = tanh(Σ_j w_j sin(ω k h − 2π m/n + 2πj/n) + b) = tanh(Σ_j w_{j+m} sin(ω k h + 2πj/n) + b)
+    // act(k − d) = tanh(Σ_j w_j sin(ω k h − 2π m/n + 2πj/n) + b) = tanh(Σ_j w_{j+m} sin(ω k h +
+    // 2πj/n) + b)
     for (int j = 0; j < n; ++j)
       bk.theta_of(0)[P.layer_begin(0) + a * n + j] = th[ms.p_weight(a, (j + n - m) % n)];
     bk.theta_of(0)[P.layer_begin(0) + ms.n_actuators * n + a] = th[ms.p_bias(a)];
@@ -319,7 +328,8 @@ TEST(Controller, PackedPathIsTheScalarPathBitForBit) {
   json j = robot_a();
   j["controller"]["delay_steps"] = 2;
   j["controller"]["observation_noise"] = 0.01;
-  j["batch"] = {{"size", 11}, {"seed", 3}, {"randomize", {{"theta.controller.weights", {{"jitter", 0.3}}}}}};
+  j["batch"] = {
+      {"size", 11}, {"seed", 3}, {"randomize", {{"theta.controller.weights", {{"jitter", 0.3}}}}}};
   const steer::ExperimentConfig c = parse(j);
   const steer::Batch<double> b = steer::build_batch(c);
   const Gradient packed = run(c, false, &b);
@@ -332,7 +342,8 @@ TEST(Controller, PackedPathIsTheScalarPathBitForBit) {
     const Gradient alone = run(c, false, &one);
     EXPECT_EQ(alone.loss[0], packed.loss[size_t(r)]) << "rollout " << r;
     for (int q = 0; q < np; ++q)
-      ASSERT_EQ(alone.p[size_t(q)], packed.p[size_t(r) * np + q]) << "rollout " << r << " slot " << q;
+      ASSERT_EQ(alone.p[size_t(q)], packed.p[size_t(r) * np + q])
+          << "rollout " << r << " slot " << q;
   }
 }
 
@@ -350,7 +361,8 @@ TEST(Controller, SlotsAndInitialWeights) {
   EXPECT_EQ(c.theta[size_t(P.obs_center(29))], 0.2);
   // weights ~ N(0, gain² 2/(fan_in + fan_out)): layer 0's sample deviation within 15 % of 2·√(2/42)
   double s2 = 0;
-  for (int q = 0; q < 30 * 12; ++q) s2 += c.theta[size_t(P.layer_begin(0) + q)] * c.theta[size_t(P.layer_begin(0) + q)];
+  for (int q = 0; q < 30 * 12; ++q)
+    s2 += c.theta[size_t(P.layer_begin(0) + q)] * c.theta[size_t(P.layer_begin(0) + q)];
   EXPECT_NEAR(std::sqrt(s2 / 360), 2.0 * std::sqrt(2.0 / 42.0), 0.15 * 2.0 * std::sqrt(2.0 / 42.0));
   for (int r = 0; r < 12; ++r) EXPECT_EQ(c.theta[size_t(P.layer_begin(0) + 360 + r)], 0.0);
   EXPECT_EQ(parse(robot_a()).theta, c.theta);  // the same seed, the same weights

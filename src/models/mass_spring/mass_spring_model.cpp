@@ -115,7 +115,7 @@ struct MassSpringRunnerHooks : RunnerHooks<MassSpring> {
 std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
                                         const RunnerOptions& options) {
   return make_runner_with_controller<MassSpring, MassSpringRunnerHooks>(c, setup(c).model, backend,
-                                                                      options);
+                                                                        options);
 }
 
 // a period-2 oscillation of a robot is a stiff spring or ground contact at ω·dt ≈ 2
