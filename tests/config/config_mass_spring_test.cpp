@@ -78,6 +78,16 @@ TEST(ConfigMassSpring, RobotErrorsNameTheKey) {
   json v = base();
   v["variables"] = {{"theta.spring.stifness", json::object()}};
   testing::expect_config_error(v, {"variables.theta.spring.stifness", "theta.spring.stiffness"});
+  json st = base();  // the stick ground takes its height only
+  st["model"]["ground"] = {{"type", "stick"}, {"restitution", 0.5}};
+  testing::expect_config_error(st, {"model.ground.restitution", "no effect on the stick ground"});
+  st["model"]["ground"] = {{"type", "stick"}, {"height", 0.05}};
+  st["model"]["integrator"] = "backward_euler";
+  testing::expect_config_error(st, {"model.integrator", "\"penalty\" or \"none\""});
+  st["model"].erase("integrator");
+  const ExperimentConfig c = parse_config(st);
+  EXPECT_TRUE(c.model_state<MassSpringSetup>().model.impact_stick);
+  EXPECT_EQ(c.to_json()["model"]["ground"], "stick");
 }
 
 // draws around the nominal value: relative for stiffness, additive jitter for positions

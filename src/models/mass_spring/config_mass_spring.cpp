@@ -185,11 +185,20 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
   const double omega = act.number("frequency", 10.0, Range::closed(0, 1e4));
   act.finish();
   JsonObject g = m.object("ground");
-  // penalty: compliant softplus force; impact: time-of-impact projection with restitution
-  const std::string gt = g.choice("type", "penalty", {"penalty", "impact", "none"});
+  // penalty: compliant softplus force; impact: time-of-impact projection with restitution;
+  // stick: DiffTaichi's time of impact, the particle stopped at the ground
+  const std::string gt = g.choice("type", "penalty", {"penalty", "impact", "stick", "none"});
+  if (gt == "stick")
+    for (const char* key :
+         {"stiffness", "damping", "smoothing", "friction", "friction_smoothing", "restitution"})
+      if (g.has(key))
+        config_fail(g.key_path(key),
+                    "has no effect on the stick ground (a particle reaching the "
+                    "ground stops there); remove it or use type \"impact\"");
   s.model = make_mass_spring(
       s.robot, phases, type == "raw" ? MassSpring::kRaw : MassSpring::kSinusoid, gt != "none", 0.0);
-  s.model.impact = gt == "impact";
+  s.model.impact = gt == "impact" || gt == "stick";
+  s.model.impact_stick = gt == "stick";
   s.model.rest_from_positions = m.choice("morphology", "rest_lengths",
                                          {"rest_lengths", "rest_positions"}) == "rest_positions";
   s.topology = pack_topology(s.robot);

@@ -84,7 +84,7 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["actuators"] = ms.n_actuators;
   m["actuation"] = ms.actuation == MassSpring::kRaw ? "raw" : "sinusoid";
   m["phases"] = ms.n_phases;
-  m["ground"] = !ms.ground ? "none" : ms.impact ? "impact" : "penalty";
+  m["ground"] = !ms.ground ? "none" : ms.impact_stick ? "stick" : ms.impact ? "impact" : "penalty";
   m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
   m["integrator"] =
       ms.integrator == MassSpring::kBackwardEuler ? "backward_euler" : "symplectic_euler";

@@ -368,5 +368,72 @@ TEST(ImpactBounce, FullGradientWithFrictionAndDampingMatchesDualAndFiniteDiffere
   }
 }
 
+// The stick ground (impact_stick, DiffTaichi's advance_toi): a particle thrown at (0.7, 0.2) m/s
+// from 0.3 m under gravity follows, step for step, the rule written out here on its own
+// (v* = v − h g ŷ; if y + h v*_y < y_g and v*_y < −10⁻⁴: τ = −(y − y_g)/v*_y, x' = x + τ v*,
+// v' = 0; else x' = x + h v*, v' = v*) to 1e-15, stops at y_g, and the hand adjoint of
+// x_T − x_0 (whose landing point depends on v_y through τ) matches the dual reference (1e-12),
+// centered differences (1e-6) and the continuous throw's ∂x_T/∂v_y (5e-4 at h = 1e-3 s)
+TEST(ImpactBounce, StickGroundStopsAParticleWhereItLands) {
+  const double h = 1e-3, T = 0.5;
+  Particle q = particle(h, 0.0);
+  q.m.impact_stick = true;
+  const MassSpring& m = q.m;
+  std::vector<double> x(m.nx(), 0.0), xn(m.nx()), u(1, 0.0);
+  x[m.x_pos(0) + 1] = 0.3, x[m.x_vel(0)] = 0.7, x[m.x_vel(0) + 1] = 0.2;
+  double rx = 0, ry = 0.3, vx = 0.7, vy = 0.2;  // the rule on its own
+  int landed = -1;
+  for (int k = 0; k < steps_for(T, h); ++k) {
+    m.step<double>(k, x, u, q.p, xn);
+    const double sx = vx, sy = vy - h * kGravity;
+    if (ry + h * sy < 0.0 && sy < -1e-4) {
+      const double tau = -ry / sy;
+      rx += tau * sx, ry += tau * sy, vx = vy = 0;
+      if (landed < 0) landed = k;
+    } else {
+      rx += h * sx, ry += h * sy, vx = sx, vy = sy;
+    }
+    std::swap(x, xn);
+    ASSERT_NEAR(x[m.x_pos(0)], rx, 1e-15) << "step " << k;
+    ASSERT_NEAR(x[m.x_pos(0) + 1], ry, 1e-15) << "step " << k;
+  }
+  EXPECT_GT(landed, 200);  // τ_1 = 0.2 + √(0.04 + 2 g 0.3) over g ≈ 0.27 s
+  EXPECT_NEAR(x[m.x_pos(0) + 1], 0.0, 1e-15);
+  EXPECT_EQ(x[m.x_vel(0)], 0.0);
+  // ∂(x_T − x_0)/∂(x0) by the hand adjoint, the dual reference and central differences
+  Batch<double> b;
+  b.resize(1, m.nx(), m.nu(), m.np(), steps_for(T, h));
+  b.x0[m.x_pos(0) + 1] = 0.3, b.x0[m.x_vel(0)] = 0.7, b.x0[m.x_vel(0) + 1] = 0.2;
+  b.theta = q.p;
+  Loss loss;
+  loss.com = true;
+  loss.com_axis = 0;
+  loss.com_weight = 1.0;
+  RolloutShape sh;
+  sh.steps = b.steps;
+  sh.checkpoint_every = 23;
+  BatchResult<double> hand, ref;
+  cpu_run_batch<MassSpring, double>(m, loss, sh, b, true, hand, 1);
+  sh.reference_adjoint = true;
+  cpu_run_batch<MassSpring, double>(m, loss, sh, b, true, ref, 1);
+  sh.reference_adjoint = false;
+  // the landing time's share against the continuous throw: x_T = x_0 + v_x τ,
+  // τ = (v_y + w)/g, w = √(v_y² + 2 g y_0): ∂x_T/∂v_y = v_x (1 + v_y/w)/g (0.07722; O(h) apart)
+  const double w = std::sqrt(0.04 + 2 * kGravity * 0.3);
+  EXPECT_NEAR(hand.grad_x0[m.x_vel(0) + 1], 0.7 * (1 + 0.2 / w) / kGravity, 5e-4);
+  for (int i = 0; i < m.nx(); ++i) {
+    EXPECT_NEAR(hand.grad_x0[i], ref.grad_x0[i], 1e-12) << "x0 slot " << i;
+    Batch<double> bp = b, bm = b;
+    const double eps = 1e-7;
+    bp.x0[i] += eps, bm.x0[i] -= eps;
+    BatchResult<double> op, om;
+    cpu_run_batch<MassSpring, double>(m, loss, sh, bp, false, op, 1);
+    cpu_run_batch<MassSpring, double>(m, loss, sh, bm, false, om, 1);
+    EXPECT_NEAR(hand.grad_x0[i], (op.loss[0] - om.loss[0]) / (2 * eps), 1e-6) << "x0 slot " << i;
+  }
+  const int yg = m.p_global(MassSpring::kGroundHeight);
+  EXPECT_NEAR(hand.grad_theta[yg], ref.grad_theta[yg], 1e-12);
+}
+
 }  // namespace
 }  // namespace steer::testing

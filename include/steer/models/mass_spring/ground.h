@@ -7,7 +7,9 @@
 // ground, a particle whose x* = x + h v* ends below y_g takes the time-of-impact step instead:
 // a symplectic-Euler sub-step to the impact fraction s, the reflection (restitution e, friction
 // impulse), and a sub-step over the rest 1 − s of the step with the step's forces held
-// (impact_step below states it in full).
+// (impact_step below states it in full). The stick law (impact_stick, DiffTaichi's advance_toi)
+// instead stops a particle moving down (v*_y < −10⁻⁴ m/s) at its time of impact:
+// x' = x + τ v*, τ = −(y − y_g)/v*_y, v' = 0.
 #pragma once
 
 #include "steer/models/mass_spring/model.h"
@@ -127,6 +129,19 @@ STEER_HD void MassSpring::integrate(int i, const XIn& x, const PIn& p, const S* 
   if constexpr (!is_pack<S>::value) {
     const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
     if (!free_flight) free_flight = !(y + h * vstar[1] < yg);
+    if (!free_flight && impact_stick) {
+      if (!(vstar[1] < S(-kStickSpeed))) {
+        free_flight = true;
+      } else {
+        // x' = x + τ v*, τ = −(y − y_g)/v*_y (τ < 0 lifts a particle below y_g onto it); v' = 0
+        const S tau = -(y - yg) / vstar[1];
+        for (int c = 0; c < dim; ++c) {
+          xn[x_vel(i) + c] = S(0);
+          xn[x_pos(i) + c] = S(x[x_pos(i) + c]) + tau * vstar[c];
+        }
+        return;
+      }
+    }
   }
   if (free_flight) {
     for (int c = 0; c < dim; ++c) {
@@ -234,13 +249,31 @@ STEER_HD void MassSpring::adj_integrate(int i, const XIn& x, const PIn& p, const
                                         S* adj_globals) const {
   const S h = S(dt);
   const S yg = S(p[p_global(kGroundHeight)]), y = S(x[x_pos(i) + 1]);
-  if (!(ground && impact) || !(y + h * vstar[1] < yg)) {
+  if (!(ground && impact) || !(y + h * vstar[1] < yg) ||
+      (impact_stick && !(vstar[1] < S(-kStickSpeed)))) {
     // x' = x + h v', v' = v*
     for (int c = 0; c < dim; ++c) {
       xbar[c] = S(adj_xn[x_pos(i) + c]);
       vbar[c] = S(adj_xn[x_vel(i) + c]) + h * S(adj_xn[x_pos(i) + c]);
       wbar[c] = S(0);
     }
+    return;
+  }
+  if (impact_stick) {
+    // x' = x + τ v*, τ = −(y − y_g)/v*_y, v' = 0:  x̄ += x̄', v̄* += τ x̄', τ̄ = v*·x̄',
+    // ∂τ/∂y = −1/v*_y, ∂τ/∂y_g = 1/v*_y, ∂τ/∂v*_y = (y − y_g)/v*_y²
+    const S tau = -(y - yg) / vstar[1];
+    S tau_bar = S(0);
+    for (int c = 0; c < dim; ++c) {
+      const S ax = S(adj_xn[x_pos(i) + c]);
+      xbar[c] = ax;
+      vbar[c] = tau * ax;
+      wbar[c] = S(0);
+      tau_bar += vstar[c] * ax;
+    }
+    xbar[1] += -tau_bar / vstar[1];
+    vbar[1] += tau_bar * (y - yg) / (vstar[1] * vstar[1]);
+    if (adj_globals) adj_globals[kGroundHeight] += tau_bar / vstar[1];
     return;
   }
   const S e = S(p[p_global(kRestitution)]), mu = S(p[p_global(kFriction)]),

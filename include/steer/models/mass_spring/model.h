@@ -57,8 +57,13 @@ struct MassSpring {
   double dt = 0.004;
   int actuation = kSinusoid;
   bool ground = true;
-  bool impact = false;               // ground by time-of-impact projection instead of penalty
-  bool rest_from_positions = false;  // L0_s = |P_b − P_a| from θ rest positions
+  bool impact = false;  // ground by time-of-impact projection instead of penalty
+  // the impact ground's stick law (DiffTaichi's mass_spring.py advance_toi): a particle that
+  // would pass below y_g within the step while moving down (v*_y < −kStickSpeed) stops at y_g at
+  // its time of impact, with zero velocity; no restitution, friction or damping after impact
+  bool impact_stick = false;
+  static constexpr double kStickSpeed = 1e-4;  // [m/s]
+  bool rest_from_positions = false;            // L0_s = |P_b − P_a| from θ rest positions
   // the time integrator: symplectic Euler (step.h, step_solo.h) or backward Euler in the
   // velocities, solved per step by Newton's method on the step's incremental potential
   // (implicit.h); bit i of a compiled-integrators mask (model_contract.h) is integrator i
