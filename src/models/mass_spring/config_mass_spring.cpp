@@ -212,6 +212,11 @@ void parse_mass_spring_model(const JsonObject& m, ExperimentConfig& c) {
     config_fail(m.key_path("newton_iterations"),
                 "applies to model.integrator \"backward_euler\" only");
   s.model.newton_iterations = int(m.integer("newton_iterations", 40, 1, 500));
+  s.model.length_offset = m.number("spring_length_offset", 0.0, Range::closed(0, 1));
+  if (s.model.length_offset != 0 && s.model.integrator == MassSpring::kBackwardEuler)
+    config_fail(m.key_path("spring_length_offset"),
+                "applies to model.integrator \"symplectic_euler\" only (backward Euler's step "
+                "minimizes the springs' energy ½ k (ℓ − L)², which has no offset)");
   if (s.model.integrator == MassSpring::kBackwardEuler) {
     if (s.model.impact)
       config_fail(m.key_path("integrator"),

@@ -86,6 +86,7 @@ void model_json(const ExperimentConfig& c, nlohmann::json& m) {
   m["phases"] = ms.n_phases;
   m["ground"] = !ms.ground ? "none" : ms.impact_stick ? "stick" : ms.impact ? "impact" : "penalty";
   m["morphology"] = ms.rest_from_positions ? "rest_positions" : "rest_lengths";
+  m["spring_length_offset"] = {{"value", ms.length_offset}, {"unit", "m"}};
   m["integrator"] =
       ms.integrator == MassSpring::kBackwardEuler ? "backward_euler" : "symplectic_euler";
   if (ms.integrator == MassSpring::kBackwardEuler) m["newton_iterations"] = ms.newton_iterations;

@@ -84,6 +84,22 @@ struct MassSpringCases {
       for (int a = 0; a < m.nu(); ++a) u[a] = 0.5 * std::sin(2.0 * a + 1);
       out.push_back(
           {"2d robot raw actuation", m, moving_state(m, r2, 0.003), u, params_for(m, r2), 1.0, 4});
+      // DiffTaichi's spring length |d| + 10⁻⁴, and at zero length, where the offset keeps the
+      // force 0 and its derivative F/ℓ I finite; the force's curvature there, k L/ε² per metre,
+      // is beyond what centered differences resolve, so that case checks hand against dual only
+      m.length_offset = 1e-4;
+      out.push_back({"2d robot, spring length offset", m, moving_state(m, r2, 0.003), u,
+                     params_for(m, r2), 1.0, 4});
+      StepCase<MassSpring> z{"2d zero-length spring with a length offset",
+                             m,
+                             moving_state(m, r2, 0.0),
+                             u,
+                             params_for(m, r2),
+                             1.0,
+                             9};
+      for (int c2 = 0; c2 < 2; ++c2) z.x[m.x_pos(1) + c2] = z.x[m.x_pos(0) + c2];
+      z.smooth = false;
+      out.push_back(z);
     }
     {
       MassSpring m = bind_topology(make_mass_spring(r2, 4, MassSpring::kSinusoid, true, 0.004), r2);
@@ -211,6 +227,22 @@ struct MassSpringCases {
       out.push_back(c);
     }
     {
+      // DiffTaichi's spring length |d| + ε, ε = 10⁻⁴, with raw actuation on the penalty ground
+      RolloutCase<MassSpring> c;
+      c.name = "2d robot, spring length offset, raw actuation";
+      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      c.model.length_offset = 1e-4;
+      c.loss = com_loss();
+      c.loss.effort_weight = 1e-3;
+      c.steps = 40;
+      c.checkpoint_every = 7;
+      c.x0 = rest_state(c.model, r2);
+      c.u.resize(size_t(c.steps) * c.model.nu());
+      for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.4 * std::sin(0.3 * double(i));
+      c.p = params_for(c.model, r2);
+      out.push_back(c);
+    }
+    {
       RolloutCase<MassSpring> c;
       c.name = "3d tetrahedron, CoM loss";
       c.model = bind_topology(make_mass_spring(r3, 10, MassSpring::kSinusoid, true, 0.004), r3);
@@ -232,6 +264,38 @@ INSTANTIATE_TYPED_TEST_SUITE_P(MassSpring, GradientSuite, ::testing::Types<MassS
 namespace {
 
 // the per-particle gather over the CSR adjacency equals a scatter over springs
+// DiffTaichi's mass_spring.py spring, written out: impulse = h (ℓ − L) k/ℓ (x_a − x_b) with
+// ℓ = |x_a − x_b| + 10⁻⁴ and L = L0 (1 + α act), v_a −= impulse, v_b += impulse (unit masses);
+// with spring_length_offset 10⁻⁴, no gravity, ground or damping, one step gives the same
+// velocities (1e-15), at 3 cm and at 0 separation
+TEST(MassSpring, LengthOffsetIsDiffTaichisSpring) {
+  for (double sep : {0.03, 0.0}) {
+    Robot r;
+    r.particles = {{0.1, 0.2, 0.0}, {0.1 + sep * 0.6, 0.2 + sep * 0.8, 0.0}};
+    r.springs = {{0, 1, 0.05, 14000, 0.1}};
+    MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kRaw, false, 0.004), r);
+    m.length_offset = 1e-4;
+    std::vector<double> p =
+        nominal_parameters(m, r, 1.0, std::vector<double>(MassSpring::kNumGlobals, 0.0), 0.0);
+    std::vector<double> x(m.nx(), 0.0), xn(m.nx()), u = {0.7};
+    for (int i = 0; i < 2; ++i)
+      for (int c = 0; c < 2; ++c) x[m.x_pos(i) + c] = r.particles[i][c];
+    x[m.x_vel(0)] = 0.3, x[m.x_vel(1) + 1] = -0.2;
+    m.step<double>(0, x, u, p, xn);
+    const double dx = x[m.x_pos(0)] - x[m.x_pos(1)], dy = x[m.x_pos(0) + 1] - x[m.x_pos(1) + 1];
+    const double len = std::sqrt(dx * dx + dy * dy) + 1e-4, target = 0.05 * (1 + 0.1 * 0.7);
+    const double ix = 0.004 * (len - target) * 14000 / len * dx,
+                 iy = 0.004 * (len - target) * 14000 / len * dy;
+    EXPECT_NEAR(xn[m.x_vel(0)], 0.3 - ix, 1e-15) << sep;
+    EXPECT_NEAR(xn[m.x_vel(0) + 1], 0.0 - iy, 1e-15) << sep;
+    EXPECT_NEAR(xn[m.x_vel(1)], 0.0 + ix, 1e-15) << sep;
+    EXPECT_NEAR(xn[m.x_vel(1) + 1], -0.2 + iy, 1e-15) << sep;
+    if (sep > 0) {
+      EXPECT_GT(std::fabs(ix), 1e-3);
+    }
+  }
+}
+
 TEST(MassSpring, GatherEqualsScatter) {
   const Robot r = two_cells();
   MassSpring m = bind_topology(make_mass_spring(r, 10, MassSpring::kSinusoid, false, 0.004), r);

@@ -70,10 +70,11 @@ STEER_HD S MassSpring::energy(const XIn& x, const PIn& p) const {
   }
   return e;
 }
-// conservative: no damping of any kind, no ground, no actuation
+// conservative: no damping of any kind, no ground, no actuation, and springs without a length
+// offset (whose force is not the gradient of E's ½ k (ℓ − L0)²)
 template <class S, class PIn>
 STEER_HD bool MassSpring::conservative(const PIn& p) const {
-  if (ground || !(S(p[p_global(kVelocityDamping)]) == S(0))) return false;
+  if (ground || length_offset != 0 || !(S(p[p_global(kVelocityDamping)]) == S(0))) return false;
   for (int s = 0; s < n_springs; ++s) {
     if (!(S(p[p_damping(s)]) == S(0))) return false;
     if (actuator(s) >= 0 && !(S(p[p_amplitude(s)]) == S(0))) return false;

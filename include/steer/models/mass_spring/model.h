@@ -64,6 +64,9 @@ struct MassSpring {
   bool impact_stick = false;
   static constexpr double kStickSpeed = 1e-4;  // [m/s]
   bool rest_from_positions = false;            // L0_s = |P_b − P_a| from θ rest positions
+  // ε [m]: a spring's length is |x_b − x_a| + ε and its force acts along (x_b − x_a)/(|…| + ε)
+  // (DiffTaichi's mass_spring.py adds 10⁻⁴); 0: the length itself (springs.h)
+  double length_offset = 0;
   // the time integrator: symplectic Euler (step.h, step_solo.h) or backward Euler in the
   // velocities, solved per step by Newton's method on the step's incremental potential
   // (implicit.h); bit i of a compiled-integrators mask (model_contract.h) is integrator i

@@ -7,6 +7,10 @@
 //   n̂ᵀ,
 //                        ∂F/∂k = ℓ − L, ∂F/∂c = Δv·n̂, ∂F/∂L0 = −k (1 + α act), ∂F/∂α = −k L0 act
 // No force and no derivative at zero length, where n̂ is undefined.
+// With a length offset ε > 0 (DiffTaichi's mass_spring.py: length = |d| + 10⁻⁴): ℓ = |d| + ε and
+// n̂ = d/ℓ (not of unit length), so g = F d/ℓ, finite and zero at d = 0; the adjoint then takes
+// ∂ℓ/∂d = d̂ = d/|d| where it takes n̂ without an offset:
+//   ∂g/∂d = F (I − n̂d̂ᵀ)/ℓ + n̂ (k d̂ᵀ + c Δvᵀ (I − n̂d̂ᵀ)/ℓ)
 #pragma once
 
 #include "steer/models/mass_spring/actuation.h"
@@ -63,7 +67,8 @@ STEER_HD S MassSpring::spring_force(int s, const S& t, const XIn& x, const UIn& 
     d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
     l2 += d[c] * d[c];
   }
-  const S l = sqrt(l2);
+  S l = sqrt(l2);
+  if (length_offset != 0) l += S(length_offset);
   if (keep) keep->l = l;
   // zero length: no force, no direction. A pack whose lanes differ computes the rest with
   // ℓ := 1 in its zero-length lanes (finite values) and zeroes their F and n̂ at the end.
@@ -148,6 +153,7 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
       l2 += d[c] * d[c];
     }
     l = sqrt(l2);
+    if (length_offset != 0) l += S(length_offset);
     if (!(l > S(1e-12))) return S(0);  // the force is 0 there, and so is its derivative
     l_div = l;
     for (int c = 0; c < dim; ++c) {
@@ -177,10 +183,20 @@ STEER_HD S MassSpring::adj_spring_force(int s, const S& t, const XIn& x, const U
     F = e->F;
   else
     F = k * (l - target) + cs * dv_n;
-  // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ
+  // g = F n̂:  ∂g/∂d = F (I − n̂n̂ᵀ)/ℓ + n̂ (k n̂ᵀ + c Δvᵀ (I − n̂n̂ᵀ)/ℓ),  ∂g/∂Δv = c n̂ n̂ᵀ;
+  // with a length offset n̂ᵀ becomes d̂ᵀ = (ℓ/(ℓ − ε)) n̂ᵀ in ∂ℓ/∂d's places (0 at d = 0)
+  const S* dh = n;
+  S dh_own[3];
+  if (length_offset != 0) {
+    const S r = l_div - S(length_offset);
+    const auto has_direction = r > S(1e-12);
+    const S ratio = select(has_direction, S(l_div / select(has_direction, r, S(1))), S(0));
+    for (int c = 0; c < dim; ++c) dh_own[c] = n[c] * ratio;
+    dh = dh_own;
+  }
   for (int c = 0; c < dim; ++c) {
-    adj_d[c] =
-        F * (adj_g[c] - n[c] * g_n) / l_div + g_n * (k * n[c] + cs * (dv[c] - n[c] * dv_n) / l_div);
+    adj_d[c] = F * (adj_g[c] - dh[c] * g_n) / l_div +
+               g_n * (k * dh[c] + cs * (dv[c] - dh[c] * dv_n) / l_div);
     adj_dv[c] = g_n * cs * n[c];
   }
   // F = k (ℓ − L) + c Δv·n̂,  L = L0 (1 + α act)
@@ -217,7 +233,8 @@ STEER_HD void MassSpring::adj_frequency(int s, const S& t, const XIn& x, const U
     d[c] = S(x[x_pos(b) + c]) - S(x[x_pos(a) + c]);
     l2 += d[c] * d[c];
   }
-  const S l = sqrt(l2);
+  S l = sqrt(l2);
+  if (length_offset != 0) l += S(length_offset);
   if (!(l > S(1e-12))) return;
   S g_n = S(0);
   for (int c = 0; c < dim; ++c) g_n += adj_g[c] * d[c] / l;

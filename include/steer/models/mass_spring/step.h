@@ -219,7 +219,8 @@ STEER_HD void MassSpring::adj_symplectic_gather(int k, const XIn& x, const UIn& 
         }
         if (l2 > S(1e-24)) {
           using std::sqrt;
-          const S l = sqrt(l2);
+          S l = sqrt(l2);
+          if (length_offset != 0) l += S(length_offset);  // n̂ = d/ℓ, ℓ = |d| + ε (springs.h)
           for (int c = 0; c < dim; ++c) g_n += adj_g[c] * d[c] / l;
           adj_rest_length_at<S>(s, i, p, adj_p, -S(p[p_stiffness(s)]) * g_n * act_scale);
         }
