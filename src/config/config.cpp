@@ -496,6 +496,9 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
     config_fail(o.key_path("learning_rate_schedule"),
                 "applies to methods gd and adam; method is " + op.method);
   op.gradient_clip = o.number("gradient_clip", 0, Range{0, 1e300, false, false});
+  op.normalize_gradient = o.boolean("normalize_gradient", false);
+  if (op.normalize_gradient && op.method != "gd")
+    config_fail(o.key_path("normalize_gradient"), "applies to method gd; method is " + op.method);
   op.log_every = int(o.integer("log_every", 1, 1, 1000000));
   // CMA-ES: σ0 and λ in the variables' own units; the batch must be one rollout (the
   // population is built from it)

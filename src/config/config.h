@@ -161,6 +161,9 @@ struct OptimizerConfig {
   // gd/adam: a rollout's gradient longer than this (L2, in the optimized variables) is
   // scaled down to it before the step; 0 = no clipping
   double gradient_clip = 0;
+  // gd: each row steps η g/(‖g‖ + 10⁻⁶), a step of length η whatever the gradient's size
+  // (DiffTaichi's mass_spring.py update, η = 0.2)
+  bool normalize_gradient = false;
   int log_every = 10;  // loss history sampling
   // optimize z = (v − lower)/(upper − lower) ∈ [0, 1] instead of v, so one step size suits
   // variables of different units (stiffness in N/m next to actuation weights)

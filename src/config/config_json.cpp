@@ -101,6 +101,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                     {"beta2", optimizer.beta2},
                     {"epsilon", optimizer.adam_eps},
                     {"gradient_clip", optimizer.gradient_clip},
+                    {"normalize_gradient", optimizer.normalize_gradient},
                     {"learning_rate_schedule", optimizer.lr_schedule},
                     {"learning_rate_final", optimizer.learning_rate_final},
                     {"bounds", "projected onto [lower, upper] after every step"}};

@@ -92,7 +92,13 @@ void GradientStepper::step(const Problem& p, std::vector<double>& v, std::vector
       ++clipped_;
     }
     double* x = v.data() + size_t(b) * nv_;
-    if (cfg_.method == "gd") {
+    if (cfg_.method == "gd" && cfg_.normalize_gradient) {
+      // v ← P(v − η g/(‖g‖ + 10⁻⁶)), after any clip
+      double m2 = 0;
+      for (int i = 0; i < nv_; ++i) m2 += g[i] * g[i];
+      const double s = eta / (std::sqrt(m2) + 1e-6);
+      for (int i = 0; i < nv_; ++i) x[i] -= s * g[i];
+    } else if (cfg_.method == "gd") {
       // v ← P(v − η g)
       for (int i = 0; i < nv_; ++i) x[i] -= eta * g[i];
     } else {

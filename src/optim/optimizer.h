@@ -55,7 +55,8 @@ double scheduled_learning_rate(const OptimizerConfig& cfg, int t);
 
 // the step rule of optimize(), one batched step at a time, so that callers can run it on
 // several problems in turn (continuation) with their own evaluation and cost accounting:
-// gd (v ← P(v − η g)) or Adam (Kingma & Ba) on each rollout's row, after scaling a row
+// gd (v ← P(v − η g), or with normalize_gradient v ← P(v − η g/(‖g‖ + 10⁻⁶))) or Adam
+// (Kingma & Ba) on each rollout's row, after scaling a row
 // whose L2 norm exceeds cfg.gradient_clip down to that norm (0 = no clipping). A row whose
 // gradient is not finite takes no step (its Adam moments are kept).
 class GradientStepper {

@@ -202,6 +202,34 @@ TEST(OptimizerTest, GradientClipScalesLongGradientsToTheClipNorm) {
   EXPECT_EQ(w, (std::vector<double>{0.5, 2.5, 3.0, -9.5}));
 }
 
+// normalize_gradient: each row moves η g/(‖g‖ + 10⁻⁶), a step of length η (to 1e-6 relative)
+TEST(OptimizerTest, NormalizedGradientStepHasTheLearningRatesLength) {
+  QuadraticProblem p({{0.5, 1.0}, {3.0, -2.0}}, {1.0, 4.0}, {-10.0, -10.0}, {10.0, 10.0},
+                     {0.0, 0.5});
+  steer::OptimizerConfig c = gd(1);
+  c.learning_rate = 0.2;
+  c.normalize_gradient = true;
+  steer::Evaluation ev;
+  std::vector<double> v = p.initial();
+  p.evaluate(v, true, ev);
+  const std::vector<double> g = ev.grad, v0 = v;
+  steer::GradientStepper st(c, p.batch_size(), p.num_vars());
+  st.step(p, v, ev.grad);
+  for (int b = 0; b < 2; ++b) {
+    const double n = std::hypot(g[2 * b], g[2 * b + 1]);
+    for (int i = 0; i < 2; ++i)
+      EXPECT_NEAR(v[2 * b + i], v0[2 * b + i] - 0.2 * g[2 * b + i] / (n + 1e-6), 1e-15);
+    EXPECT_NEAR(std::hypot(v[2 * b] - v0[2 * b], v[2 * b + 1] - v0[2 * b + 1]), 0.2,
+                0.2e-6 / n + 1e-15);
+  }
+  nlohmann::json j =
+      steer::load_config(std::string(STEER_SOURCE_DIR) + "/configs/soft_walker_stiffness.json").raw;
+  j["optimizer"] = {{"method", "gd"}, {"iterations", 2}, {"normalize_gradient", true}};
+  EXPECT_EQ(steer::parse_config(j).to_json()["optimizer"]["normalize_gradient"], true);
+  j["optimizer"]["method"] = "adam";
+  steer::testing::expect_config_error(j, {"optimizer.normalize_gradient", "applies to method gd"});
+}
+
 // with clipping, Adam still converges on the quadratic (a clipped gradient keeps its sign,
 // and near the minimum no gradient is clipped), and optimize() with clip 0 equals the
 // stepper run by hand
