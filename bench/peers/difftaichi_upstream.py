@@ -22,7 +22,15 @@ Timing: one warm-up call (JIT compilation, reported apart), then forward-only ca
 (clear(); forward(visualize=False)) and forward+backward calls (clear(); with ti.ad.Tape(loss):
 forward(visualize=False)) repeated until --min-time seconds; best and median wall and CPU time.
 
+With --train N the driver then runs the script's own optimize() loop (normalized gradient
+steps of 0.2, N iterations; the script's 100 unless given) from those weights and writes, to
+--train-out, the loss of every iteration, the time per iteration, and the initial weights in
+steer's controller weight-file layout ({"layers": [{"weight", "bias"}, …]}, the observations in
+the script's order: 10 phases, then per particle (x − c)·0.05, (y − c)·0.05, v_x·0.05, v_y·0.05,
+then the goal's offset from the centre), for steer's side of the comparison.
+
   difftaichi_upstream.py --difftaichi /path/to/difftaichi [--robot 0] [--toi 1] [--threads 1]
+                         [--train N --train-out curve.json]
 """
 import argparse
 import importlib
@@ -44,7 +52,11 @@ def main():
     ap.add_argument("--min-time", type=float, default=2.0)
     ap.add_argument("--min-reps", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--train", type=int, default=0, help="iterations of the script's optimize() loop")
+    ap.add_argument("--train-out", help="with --train: where the loss curve and initial weights go")
     args = ap.parse_args()
+    if args.train > 0 and not args.train_out:
+        ap.error("--train needs --train-out")
 
     import numpy as np
     import taichi as ti
@@ -92,6 +104,8 @@ def main():
     ti.root.lazy_grad()
     ms.setup_robot(objects, springs)
     ms.use_toi = bool(args.toi)
+    if args.train > 0:
+        return train(args, ms, np)
     # the script's optimize(): weight initialization
     nin = ms.n_input_states()
     for i in range(ms.n_hidden):
@@ -144,6 +158,34 @@ def main():
         with open(args.json, "w") as f:
             f.write(text + "\n")
     print(text)
+    return 0
+
+
+def train(args, ms, np):
+    """The script's optimize() itself, its iteration count patched to args.train (range is looked
+    up in its module globals), with the initial weights recovered by replaying its draws from
+    numpy's state before the call (forward() draws from Python's random, not numpy's)."""
+    state = np.random.get_state()
+    builtin_range = range
+    ms.range = lambda *a: builtin_range(args.train) if a == (100,) else builtin_range(*a)
+    t0 = time.perf_counter()
+    losses = ms.optimize(toi=bool(args.toi), visualize=False)
+    wall = time.perf_counter() - t0
+    np.random.set_state(state)
+    nin, nh, ns = ms.n_input_states(), ms.n_hidden, ms.n_springs
+    w1 = [[np.random.randn() * math.sqrt(2 / (nh + nin)) * 2 for _ in builtin_range(nin)] for _ in builtin_range(nh)]
+    w2 = [[np.random.randn() * math.sqrt(2 / (nh + ns)) * 3 for _ in builtin_range(nh)] for _ in builtin_range(ns)]
+    out = {
+        "peer": "difftaichi mass_spring.py optimize() (published, imported unmodified)",
+        "taichi": ".".join(map(str, __import__("taichi").__version__)),
+        "robot": args.robot, "toi": bool(args.toi), "threads": args.threads, "iterations": args.train,
+        "losses": [float(v) for v in losses], "wall_s": wall, "per_iteration_s": wall / args.train,
+        "note": "the first iteration includes the kernels' JIT compilation",
+        "weights": {"layers": [{"weight": w1, "bias": [0.0] * nh}, {"weight": w2, "bias": [0.0] * ns}]},
+    }
+    with open(args.train_out, "w") as f:
+        json.dump(out, f)
+    print(json.dumps({k: v for k, v in out.items() if k != "weights"}, indent=1))
     return 0
 
 
