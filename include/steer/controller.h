@@ -178,6 +178,8 @@ struct Controlled : Model {
     const Policy& P = policy;
     S center[3] = {S(0), S(0), S(0)};
     bool have[3] = {false, false, false};
+    S site[3] = {S(0), S(0), S(0)};  // the last site's position: a site's axes are adjacent
+    int site_at = -1;
     for (int i = 0; i < P.n_obs; ++i) {
       const int f = P.feature[i], ax = P.axis[i];
       S r = S(0);
@@ -196,9 +198,9 @@ struct Controlled : Model {
       }
       if constexpr (has_sites<Model>::value) {
         if (f == Policy::kSite) {
-          S s3[3];
-          Model::template site_position<S>(x, p, P.index[i], s3);
-          r = s3[ax];
+          if (site_at != P.index[i]) Model::template site_position<S>(x, p, P.index[i], site);
+          site_at = P.index[i];
+          r = site[ax];
         }
       }
       if (P.noise) r += S(p[P.obs_noise(i)]) * policy_noise<S>(S(p[P.noise_seed()]), k, i);

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -196,24 +197,33 @@ TEST(Controller, ArticulatedHandAdjointMatchesReferenceAndFd) {
   expect_matches_fd(c, "Panda, site and centre of mass");
 }
 
-// act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b): the model's sinusoid actuation and a linear tanh
-// policy of the n phases give the same rollout and the same ∂L/∂w, ∂L/∂b
-TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
+// robot A with its own sinusoid actuation at ω (n = 10 phases, weights drawn), 120 steps, and
+// its twin with raw actuation driven by a linear tanh policy of the same 10 phases, delayed by
+// d steps
+std::pair<json, json> sinusoid_and_phase_policy(double w, int d) {
   std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
   json s = json::parse(f);
+  s["model"]["actuation"]["frequency"] = w;
   s["simulation"]["steps"] = 120;
   s["batch"] = {
       {"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
   s["variables"] = json::object();
   s.erase("optimizer");
   s["validation"] = {{"enabled", false}};
-  const steer::ExperimentConfig cs = parse(s);
   json k = s;
   k["model"]["actuation"] = {{"type", "raw"}};
   k["batch"] = {{"size", 1}, {"seed", 3}};
-  k["controller"] = {{"observations", {{{"phase", {{"count", 10}, {"frequency", 10.0}}}}}},
-                     {"policy", {{"type", "linear"}, {"output_activation", "tanh"}}}};
-  steer::ExperimentConfig ck = parse(k);
+  k["controller"] = {{"observations", {{{"phase", {{"count", 10}, {"frequency", w}}}}}},
+                     {"policy", {{"type", "linear"}, {"output_activation", "tanh"}}},
+                     {"delay_steps", d}};
+  return {s, k};
+}
+
+// act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b): the model's sinusoid actuation and a linear tanh
+// policy of the n phases give the same rollout and the same ∂L/∂w, ∂L/∂b
+TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
+  const auto [s, k] = sinusoid_and_phase_policy(10.0, 0);
+  const steer::ExperimentConfig cs = parse(s), ck = parse(k);
   const steer::Batch<double> bs = steer::build_batch(cs);
   steer::Batch<double> bk = steer::build_batch(ck);
   const steer::MassSpring& m = cs.model_state<steer::MassSpringSetup>().model;
@@ -242,23 +252,8 @@ TEST(Controller, PhasePolicyIsTheSinusoidActuation) {
 TEST(Controller, DelayedPhasePolicyIsTheRotatedSinusoid) {
   const int n = 10, d = 5, m = 1;
   const double h = 0.004, w = 6.283185307179586 * m / (n * d * h);
-  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a.json");
-  json s = json::parse(f);
-  s["model"]["actuation"]["frequency"] = w;
-  s["simulation"]["steps"] = 120;
-  s["batch"] = {
-      {"size", 1}, {"seed", 3}, {"randomize", {{"theta.actuator.weight", {{"jitter", 0.8}}}}}};
-  s["variables"] = json::object();
-  s.erase("optimizer");
-  s["validation"] = {{"enabled", false}};
-  const steer::ExperimentConfig cs = parse(s);
-  json k = s;
-  k["model"]["actuation"] = {{"type", "raw"}};
-  k["batch"] = {{"size", 1}, {"seed", 3}};
-  k["controller"] = {{"observations", {{{"phase", {{"count", n}, {"frequency", w}}}}}},
-                     {"policy", {{"type", "linear"}, {"output_activation", "tanh"}}},
-                     {"delay_steps", d}};
-  const steer::ExperimentConfig ck = parse(k);
+  const auto [s, k] = sinusoid_and_phase_policy(w, d);
+  const steer::ExperimentConfig cs = parse(s), ck = parse(k);
   const steer::Batch<double> bs = steer::build_batch(cs);
   steer::Batch<double> bk = steer::build_batch(ck);
   const steer::MassSpring& ms = cs.model_state<steer::MassSpringSetup>().model;

@@ -99,6 +99,16 @@ Particle particle(double h, double e, double zeta = 0.0, double mu = 0.0) {
 }
 int steps_for(double T, double h) { return int(std::lround(T / h)); }
 
+// the loss c_a(x_T) − c_a(x_0): the centre of mass's travel along axis a (for one particle, its
+// own)
+Loss com_rise(int axis) {
+  Loss loss;
+  loss.com = true;
+  loss.com_axis = axis;
+  loss.com_weight = 1.0;
+  return loss;
+}
+
 // y_T and its derivatives from the rollout machinery's adjoint sweep (the hand adjoint, or the
 // dual-number reference adjoint with reference = true): the loss is the centre of mass's rise
 // c_y(x_T) − c_y(x_0) = y_T − y_0 of the one particle
@@ -109,10 +119,7 @@ Bounce pipeline(const Particle& q, double y0, double v0, double T, bool referenc
   b.x0[m.x_pos(0) + 1] = y0;
   b.x0[m.x_vel(0) + 1] = v0;
   b.theta = q.p;
-  Loss loss;
-  loss.com = true;
-  loss.com_axis = 1;
-  loss.com_weight = 1.0;
+  const Loss loss = com_rise(1);
   RolloutShape sh;
   sh.steps = b.steps;
   sh.checkpoint_every = std::max(1, int(std::sqrt(double(sh.steps))));
@@ -161,10 +168,7 @@ Bounce finite_differences(const Particle& q, double y0, double v0, double T) {
     b.x0_of(r)[m.x_vel(0) + 1] = v0 + (r == 2 ? eps : r == 3 ? -eps : 0.0);
     std::copy(q.p.begin(), q.p.end(), b.theta_of(r));
   }
-  Loss loss;
-  loss.com = true;
-  loss.com_axis = 1;
-  loss.com_weight = 1.0;
+  const Loss loss = com_rise(1);
   RolloutShape sh;
   sh.steps = b.steps;
   sh.checkpoint_every = std::max(1, int(std::sqrt(double(sh.steps))));
@@ -405,10 +409,7 @@ TEST(ImpactBounce, StickGroundStopsAParticleWhereItLands) {
   b.resize(1, m.nx(), m.nu(), m.np(), steps_for(T, h));
   b.x0[m.x_pos(0) + 1] = 0.3, b.x0[m.x_vel(0)] = 0.7, b.x0[m.x_vel(0) + 1] = 0.2;
   b.theta = q.p;
-  Loss loss;
-  loss.com = true;
-  loss.com_axis = 0;
-  loss.com_weight = 1.0;
+  const Loss loss = com_rise(0);
   RolloutShape sh;
   sh.steps = b.steps;
   sh.checkpoint_every = 23;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -208,38 +210,25 @@ struct MassSpringCases {
       out.push_back(c);
     }
     {
-      // dropped from 2 cm onto the stick ground (DiffTaichi's time of impact): landing particles
-      // stop where they land, the springs pull the others on
-      RolloutCase<MassSpring> c;
+      // the impact case's robot and drop onto the stick ground (DiffTaichi's time of impact):
+      // landing particles stop where they land, the springs pull the others on
+      RolloutCase<MassSpring> c = out.back();
       c.name = "2d robot on the stick ground, CoM loss";
-      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kSinusoid, true, 0.004), r2);
-      c.model.impact = true;
       c.model.impact_stick = true;
-      c.loss = com_loss();
-      c.steps = 60;
-      c.checkpoint_every = 8;
-      c.x0 = rest_state(c.model, r2);
-      for (int i = 0; i < c.model.n_particles; ++i) c.x0[c.model.x_pos(i) + 1] += 0.02;
-      c.p = params_for(c.model, r2);
       // τ = −(y − y_g)/v*_y: a particle landing slowly makes the loss curved on a small scale
       // (at ε = 1e-6 the centered difference is 1.1e-6 off); ε = 1e-7 for inputs below 1
       c.fd_scale = 0.1;
       out.push_back(c);
     }
     {
-      // DiffTaichi's spring length |d| + ε, ε = 10⁻⁴, with raw actuation on the penalty ground
-      RolloutCase<MassSpring> c;
+      // the raw-actuation case's robot, controls and effort with rest lengths as θ and
+      // DiffTaichi's spring length |d| + ε, ε = 10⁻⁴, on the penalty ground
+      RolloutCase<MassSpring> c = *std::find_if(out.begin(), out.end(), [](const auto& e) {
+        return e.name == "2d robot, raw actuation, rest-position morphology";
+      });
       c.name = "2d robot, spring length offset, raw actuation";
-      c.model = bind_topology(make_mass_spring(r2, 10, MassSpring::kRaw, true, 0.004), r2);
+      c.model.rest_from_positions = false;
       c.model.length_offset = 1e-4;
-      c.loss = com_loss();
-      c.loss.effort_weight = 1e-3;
-      c.steps = 40;
-      c.checkpoint_every = 7;
-      c.x0 = rest_state(c.model, r2);
-      c.u.resize(size_t(c.steps) * c.model.nu());
-      for (size_t i = 0; i < c.u.size(); ++i) c.u[i] = 0.4 * std::sin(0.3 * double(i));
-      c.p = params_for(c.model, r2);
       out.push_back(c);
     }
     {
