@@ -131,6 +131,36 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
   b.finish();
 }
 
+// loss.terminal_linear: Σ_j w_j x_T[state_j], a distance travelled by one slot (DiffTaichi's
+// mass_spring.py rewards −x_T of its head particle)
+nlohmann::json parse_terminal_linear(const JsonObject& l, ExperimentConfig& c) {
+  const auto& arr = l.raw("terminal_linear");
+  const std::string path = l.key_path("terminal_linear");
+  if (!arr.is_array() || arr.empty())
+    config_fail(path, "expected a non-empty array of {state, weight}, got " + json_type_name(arr));
+  if (arr.size() > size_t(Loss::kMaxTerms))
+    config_fail(path, "at most " + std::to_string(Loss::kMaxTerms) + " linear terms, got " +
+                          std::to_string(arr.size()));
+  nlohmann::json terms = nlohmann::json::array();
+  for (size_t j = 0; j < arr.size(); ++j) {
+    JsonObject term(arr[j], path + "[" + std::to_string(j) + "]");
+    const std::string st = term.string("state", "");
+    const int idx = c.info.state_index(st);
+    if (idx < 0)
+      config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
+                                              c.info.type + "; accepted: " + join(c.info.state_names));
+    c.loss.linear_index[j] = idx;
+    c.loss.linear_weight[j] = term.number_required("weight", Range::closed(-1e12, 1e12));
+    term.finish();
+    terms.push_back({{"state", st},
+                     {"weight", c.loss.linear_weight[j]},
+                     {"unit", c.info.state_units[idx]},
+                     {"term", "weight * x_T[state]"}});
+  }
+  c.loss.n_linear = int(arr.size());
+  return terms;
+}
+
 void parse_loss(const JsonObject& l, ExperimentConfig& c) {
   Loss& loss = c.loss;
   loss = Loss{};
@@ -181,6 +211,7 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     loss.n_terminal = int(arr.size());
     c.loss_json["terminal"] = terms;
   }
+  if (l.has("terminal_linear")) c.loss_json["terminal_linear"] = parse_terminal_linear(l, c);
   loss.effort_weight = l.number("control_effort", 0.0, Range::nonnegative());
   c.loss_json["control_effort"] = {{"weight", loss.effort_weight},
                                    {"term", "sum_k 0.5 * weight * |u_k|^2"}};
@@ -235,11 +266,11 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
   const nlohmann::json track = parse_track_sources(l, c);
   if (!track.is_null())
     for (auto it = track.begin(); it != track.end(); ++it) c.loss_json[it.key()] = it.value();
-  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com &&
-      loss.n_site == 0 && c.tracking.empty())
+  if (loss.n_terminal == 0 && loss.n_linear == 0 && loss.effort_weight == 0.0 && !loss.landing &&
+      !loss.com && loss.n_site == 0 && c.tracking.empty())
     config_fail(l.path(),
-                "the loss has no terms; give terminal, control_effort, landing, com_displacement, "
-                "sites, reference or observations");
+                "the loss has no terms; give terminal, terminal_linear, control_effort, landing, "
+                "com_displacement, sites, reference or observations");
   l.finish();
 }
 

@@ -275,6 +275,30 @@ TEST(ConfigTest, LossWithoutTerms) {
   expect_config_error(j, {"loss", "no terms"});
 }
 
+// loss.terminal_linear: w x_T[state] alone makes a loss; the artifact records it with its unit;
+// a missing weight, an unknown state and an empty list are refused naming the key
+TEST(ConfigTest, TerminalLinearTerm) {
+  json j = base();
+  j["loss"] = {{"terminal_linear", {{{"state", "position.x"}, {"weight", -1.0}}}}};
+  const steer::ExperimentConfig c = steer::parse_config(j);
+  EXPECT_EQ(c.loss.n_terminal, 0);
+  ASSERT_EQ(c.loss.n_linear, 1);
+  EXPECT_EQ(c.loss.linear_index[0], c.info.state_index("position.x"));
+  EXPECT_DOUBLE_EQ(c.loss.linear_weight[0], -1.0);
+  const json e = c.to_json();
+  EXPECT_EQ(e["loss"]["terminal_linear"][0]["unit"], "m");
+  EXPECT_DOUBLE_EQ(e["loss"]["terminal_linear"][0]["weight"].get<double>(), -1.0);
+  json k = j;
+  k["loss"]["terminal_linear"][0].erase("weight");
+  expect_config_error(k, {"loss.terminal_linear[0].weight", "missing"});
+  k = j;
+  k["loss"]["terminal_linear"][0]["state"] = "position.w";
+  expect_config_error(k, {"loss.terminal_linear[0].state", "'position.w'", "position.x"});
+  k = j;
+  k["loss"]["terminal_linear"] = json::array();
+  expect_config_error(k, {"loss.terminal_linear", "non-empty array"});
+}
+
 // ---- bad names
 
 TEST(ConfigTest, UnknownStateInLoss) {

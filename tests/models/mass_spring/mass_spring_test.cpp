@@ -226,9 +226,13 @@ struct MassSpringCases {
       RolloutCase<MassSpring> c = *std::find_if(out.begin(), out.end(), [](const auto& e) {
         return e.name == "2d robot, raw actuation, rest-position morphology";
       });
-      c.name = "2d robot, spring length offset, raw actuation";
+      c.name = "2d robot, spring length offset, raw actuation, head-particle loss";
       c.model.rest_from_positions = false;
       c.model.length_offset = 1e-4;
+      // DiffTaichi's loss, −x_T of particle 0: a terminal linear term beside the CoM term
+      c.loss.n_linear = 1;
+      c.loss.linear_index[0] = c.model.x_pos(0);
+      c.loss.linear_weight[0] = -1.0;
       out.push_back(c);
     }
     {
