@@ -6,7 +6,7 @@ iteration (forward + backward + update) of each.
 
   difftaichi_reproduction.py --difftaichi /path/to/difftaichi --taichi-python /venv/bin/python
                              [--steer build/steer] [--iterations 100] [--threads 1]
-                             [--out difftaichi_reproduction.json]
+                             [--seeds 5] [--out difftaichi_reproduction.json]
 
 Each precision, float64 then float32:
   1. the upstream driver's timing mode (loss and gradient at the initial weights, forward +
@@ -19,7 +19,10 @@ Each precision, float64 then float32:
   3. iteration 0 compared (loss and gradient from the same weights), then the curves iteration
      by iteration: |L_steer − L_upstream| against --tolerance (absolute, in m: the loss is −x_T
      of particle 0) and the first iteration past it.
-Then steer's float64 and float32 curves against each other: what round-off alone does to this
+Then, in float64, --seeds − 1 more initial draws (numpy seeded 1, 2, …), each trained by both
+sides: the curves' second-half means and best losses, whose spread over draws is the scale a
+single curve's divergence is measured against. And steer's float64 and float32 curves against
+each other: what round-off alone does to this
 task's training (its losses depend on whether particles land just before or after a step, so
 a weight change of 1e-10 moves a later iteration's loss by millimetres).
 
@@ -27,6 +30,7 @@ Every figure printed is measured in this run. The JSON written to --out keeps bo
 """
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,15 +51,25 @@ def run(cmd, **kw):
     return res
 
 
+def upstream_command(args, precision):
+    return [args.taichi_python, DRIVER, "--difftaichi", args.difftaichi, "--threads", str(args.threads),
+            "--precision", precision]
+
+
 def upstream(args, work, precision):
     timing_json = work / f"upstream_timing_{precision}.json"
-    common = [args.taichi_python, DRIVER, "--difftaichi", args.difftaichi, "--threads", str(args.threads),
-              "--precision", precision]
-    run(common + ["--json", timing_json])
-    train_json = work / f"upstream_train_{precision}.json"
-    weights = work / f"weights_{precision}.json"
-    run(common + ["--train", str(args.iterations), "--train-out", train_json, "--weights-out", weights])
-    return json.loads(timing_json.read_text()), json.loads(train_json.read_text()), weights
+    run(upstream_command(args, precision) + ["--json", timing_json])
+    return (json.loads(timing_json.read_text()),) + upstream_train(args, work, precision)
+
+
+def upstream_train(args, work, precision, seed=None):
+    """the script's optimize() loop from its own draw (seed None) or numpy seeded with seed"""
+    tag = f"{precision}_{'script' if seed is None else seed}"
+    train_json, weights = work / f"upstream_train_{tag}.json", work / f"weights_{tag}.json"
+    extra = [] if seed is None else ["--seed", str(seed)]
+    run(upstream_command(args, precision) + extra +
+        ["--train", str(args.iterations), "--train-out", train_json, "--weights-out", weights])
+    return json.loads(train_json.read_text()), weights
 
 
 def steer_side(args, work, weights, precision):
@@ -123,6 +137,23 @@ def side_by_side(args, work, precision):
     }
 
 
+def seed_spread(args, work, seeds):
+    """float64, more initial draws (numpy seeds 1..seeds-1): each side's mean loss over the second
+    half of its curve and its best loss, per seed"""
+    half = args.iterations // 2
+    rows = []
+    for seed in range(1, seeds):
+        train, weights = upstream_train(args, work, "float64", seed)
+        mine = steer_side(args, work, weights, "float64")
+        up, st = train["losses"], mine["losses"]
+        rows.append({"seed": seed, "initial_loss_difference": abs(up[0] - st[0]),
+                     "upstream_mean_second_half": sum(up[half:]) / (args.iterations - half),
+                     "steer_mean_second_half": sum(st[half:]) / (args.iterations - half),
+                     "upstream_best": min(up), "steer_best": min(st),
+                     "first_iteration_past_tolerance": compare(up, st, args.tolerance)["first_iteration_past_tolerance"]})
+    return rows
+
+
 def report(r, args):
     u, m, g, c = r["upstream"], r["steer"], r["initial_gradient"], r["curve"]
     launches = u["kernel_launches"] * u["empty_kernel_launch_s"]
@@ -150,12 +181,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tolerance", type=float, default=1e-4,
                     help="|L_steer - L_upstream| per iteration, m (default 1e-4)")
+    ap.add_argument("--seeds", type=int, default=5,
+                    help="initial draws in float64: the script's own and numpy seeds 1..N-1 (default 5)")
     ap.add_argument("--out", default="difftaichi_reproduction.json")
     args = ap.parse_args()
     if args.iterations < 2:
         ap.error("--iterations must be >= 2")
+    if args.seeds < 1:
+        ap.error("--seeds must be >= 1")
     with tempfile.TemporaryDirectory() as tmp:
         results = [side_by_side(args, Path(tmp), p) for p in ("float64", "float32")]
+        seeds = seed_spread(args, Path(tmp), args.seeds)
     for r in results:
         report(r, args)
     # what round-off alone does to this task: steer's own float64 and float32 curves
@@ -163,12 +199,27 @@ def main():
     print(f"== round-off alone: steer float64 vs steer float32 ==\n  |diff| at iterations 0, 1, 2: " +
           ", ".join(f"{d:.2e}" for d in roundoff["abs_diff"][:3]) +
           f" m; first iteration past {args.tolerance:g} m: {roundoff['first_iteration_past_tolerance']}")
+    if seeds:
+        print("== float64, other initial draws (numpy seed): mean loss over the second half, best ==")
+        for row in [{"seed": "script", "initial_loss_difference": results[0]["initial_loss_difference"],
+                     "upstream_mean_second_half": results[0]["upstream"]["mean_loss_second_half"],
+                     "steer_mean_second_half": results[0]["steer"]["mean_loss_second_half"],
+                     "upstream_best": results[0]["upstream"]["best_loss"], "steer_best": results[0]["steer"]["best_loss"],
+                     "first_iteration_past_tolerance": results[0]["curve"]["first_iteration_past_tolerance"]}] + seeds:
+            print(f"  seed {row['seed']}: iteration 0 |diff| {row['initial_loss_difference']:.1e} m; first past "
+                  f"{args.tolerance:g} m: {row['first_iteration_past_tolerance']}; second-half mean upstream "
+                  f"{row['upstream_mean_second_half']:.4f}, steer {row['steer_mean_second_half']:.4f}; best "
+                  f"{row['upstream_best']:.4f}, {row['steer_best']:.4f}")
+        ups = [results[0]["upstream"]["mean_loss_second_half"]] + [x["upstream_mean_second_half"] for x in seeds]
+        sts = [results[0]["steer"]["mean_loss_second_half"]] + [x["steer_mean_second_half"] for x in seeds]
+        print(f"  over the {len(ups)} draws: upstream {statistics.mean(ups):.4f} ± {statistics.stdev(ups):.4f}, "
+              f"steer {statistics.mean(sts):.4f} ± {statistics.stdev(sts):.4f} (mean ± sd of the second-half means)")
     print("iteration  upstream64  steer64   upstream32  steer32")
     for i in range(args.iterations):
         print(f"{i:9d} " + " ".join(f"{r[s]['losses'][i]:10.5f}" for r in results for s in ("upstream", "steer")))
     with open(args.out, "w") as f:
         json.dump({"iterations": args.iterations, "threads": args.threads, "tolerance_m": args.tolerance,
-                   "sides": results, "steer_float64_vs_float32": roundoff}, f, indent=1)
+                   "sides": results, "steer_float64_vs_float32": roundoff, "float64_seeds": seeds}, f, indent=1)
     return 0
 
 

@@ -38,6 +38,7 @@ back): the script's own update reads and writes its ~1,500 weights one Python fi
 time, which is not Taichi at its best.
 
   difftaichi_upstream.py --difftaichi /path/to/difftaichi [--robot 0] [--toi 1] [--threads 1]
+                         [--precision float32|float64] [--seed S]
                          [--train N --train-out curve.json [--weights-out weights.json]]
 """
 import argparse
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--robot", type=int, default=0)
     ap.add_argument("--toi", type=int, default=1, help="1: advance_toi (the script's train task), 0: advance_no_toi")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, help="numpy's seed before the weights are drawn (default: the script's own "
+                    "np.random.seed(0) at import)")
     ap.add_argument("--precision", choices=("float32", "float64"), default="float32",
                     help="float32: the script as published; float64: its `real` read as ti.f64")
     ap.add_argument("--min-time", type=float, default=2.0)
@@ -123,6 +126,8 @@ def main():
     ti.root.lazy_grad()
     ms.setup_robot(objects, springs)
     ms.use_toi = bool(args.toi)
+    if args.seed is not None:
+        np.random.seed(args.seed)
     if args.train > 0:
         return train(args, ms, np)
     # the script's optimize(): weight initialization
@@ -239,7 +244,7 @@ def train(args, ms, np):
         "peer": "difftaichi mass_spring.py optimize() (published, imported unmodified)",
         "taichi": ".".join(map(str, __import__("taichi").__version__)),
         "robot": args.robot, "toi": bool(args.toi), "threads": args.threads, "precision": args.precision,
-        "iterations": args.train,
+        "seed": 0 if args.seed is None else args.seed, "iterations": args.train,
         "losses": [float(v) for v in losses], "wall_s": wall,
         "first_iteration_s": per_iteration[0], "iteration_s": per_iteration,
         "iteration_best_s": later[0], "iteration_median_s": later[len(later) // 2],

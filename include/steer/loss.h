@@ -1,7 +1,7 @@
 // Loss terms of a rollout, each with its adjoint below it:
 //   L = Σ_k c(x_k, u_k)                 running: ½ w_u |u_k|²  (control effort, [N²] × w_u)
 //     + ℓ(x_T)                          terminal: Σ_i ½ w_i (x_T[i] − target_i)²
-//                                       + Σ_j w_j x_T[j] (linear: a distance travelled)
+//                                       (w_i < 0 in the pairs that make a linear term w x)
 //     + landing(x_e, x_{e+1})           event: ½ w Σ_j (x_land[j] − target_j)² over the
 //                                       horizontal axes, where e is the first step whose
 //                                       vertical coordinate crosses from > 0 to ≤ 0 and
@@ -56,16 +56,13 @@ struct Loss {
   static constexpr int kMaxTerms = 16;
   static constexpr int kMaxAxes = 3;
 
-  // terminal quadratic terms on state components
+  // terminal quadratic terms on state components; a weight may be negative (the config writes
+  // a linear term w x as the pair ½ w (x + ½)² − ½ w (x − ½)², loss.terminal_linear)
   int n_terminal = 0;
   int terminal_index[kMaxTerms] = {};
   double terminal_target[kMaxTerms] = {};
   double terminal_weight[kMaxTerms] = {};
   int terminal_param[kMaxTerms] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-  // terminal linear terms w_j x_T[j] (DiffTaichi's −x_T of one particle: walk right)
-  int n_linear = 0;
-  int linear_index[kMaxTerms] = {};
-  double linear_weight[kMaxTerms] = {};
   // running control effort weight w_u
   double effort_weight = 0.0;
   // landing event
@@ -315,7 +312,6 @@ struct Loss {
   template <class S, class XIn, class PIn>
   STEER_HD S terminal(const XIn& x, const PIn& p) const {
     S l = S(0);
-    for (int j = 0; j < n_linear; ++j) l += S(linear_weight[j]) * S(x[linear_index[j]]);
     for (int t = 0; t < n_terminal; ++t) {
       const S target = terminal_param[t] >= 0 ? S(p[terminal_param[t]]) : S(terminal_target[t]);
       S e = S(x[terminal_index[t]]) - target;
@@ -327,7 +323,6 @@ struct Loss {
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_terminal(const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,
                              const S& adj_l) const {
-    for (int j = 0; j < n_linear; ++j) adj_x[linear_index[j]] += adj_l * S(linear_weight[j]);
     for (int t = 0; t < n_terminal; ++t) {
       const S target = terminal_param[t] >= 0 ? S(p[terminal_param[t]]) : S(terminal_target[t]);
       const S g = adj_l * S(terminal_weight[t]) * (S(x[terminal_index[t]]) - target);

@@ -132,14 +132,21 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
 }
 
 // loss.terminal_linear: Σ_j w_j x_T[state_j], a distance travelled by one slot (DiffTaichi's
-// mass_spring.py rewards −x_T of its head particle)
+// mass_spring.py rewards −x_T of its head particle). Each term is written into the Loss as two
+// quadratic terminal terms of opposite weights, ½ w (x + ½)² − ½ w (x − ½)² = w x, so that the
+// kernels' loss code (and their register budget) is the quadratic terms' alone; they follow
+// loss.terminal's terms.
 nlohmann::json parse_terminal_linear(const JsonObject& l, ExperimentConfig& c) {
   const auto& arr = l.raw("terminal_linear");
   const std::string path = l.key_path("terminal_linear");
   if (!arr.is_array() || arr.empty())
     config_fail(path, "expected a non-empty array of {state, weight}, got " + json_type_name(arr));
-  if (arr.size() > size_t(Loss::kMaxTerms))
-    config_fail(path, "at most " + std::to_string(Loss::kMaxTerms) + " linear terms, got " +
+  Loss& loss = c.loss;
+  const size_t room = size_t(Loss::kMaxTerms - loss.n_terminal) / 2;
+  if (arr.size() > room)
+    config_fail(path, "at most " + std::to_string(room) + " linear terms beside " +
+                          std::to_string(loss.n_terminal) + " terminal terms (each takes two of " +
+                          std::to_string(Loss::kMaxTerms) + " slots), got " +
                           std::to_string(arr.size()));
   nlohmann::json terms = nlohmann::json::array();
   for (size_t j = 0; j < arr.size(); ++j) {
@@ -149,15 +156,20 @@ nlohmann::json parse_terminal_linear(const JsonObject& l, ExperimentConfig& c) {
     if (idx < 0)
       config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
                                               c.info.type + "; accepted: " + join(c.info.state_names));
-    c.loss.linear_index[j] = idx;
-    c.loss.linear_weight[j] = term.number_required("weight", Range::closed(-1e12, 1e12));
+    const double w = term.number_required("weight", Range::closed(-1e12, 1e12));
     term.finish();
+    for (const double sign : {1.0, -1.0}) {
+      const int t = loss.n_terminal++;
+      loss.terminal_index[t] = idx;
+      loss.terminal_target[t] = -0.5 * sign;
+      loss.terminal_weight[t] = sign * w;
+      loss.terminal_param[t] = -1;
+    }
     terms.push_back({{"state", st},
-                     {"weight", c.loss.linear_weight[j]},
+                     {"weight", w},
                      {"unit", c.info.state_units[idx]},
                      {"term", "weight * x_T[state]"}});
   }
-  c.loss.n_linear = int(arr.size());
   return terms;
 }
 
@@ -211,6 +223,7 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     loss.n_terminal = int(arr.size());
     c.loss_json["terminal"] = terms;
   }
+  c.n_terminal_quadratic = loss.n_terminal;
   if (l.has("terminal_linear")) c.loss_json["terminal_linear"] = parse_terminal_linear(l, c);
   loss.effort_weight = l.number("control_effort", 0.0, Range::nonnegative());
   c.loss_json["control_effort"] = {{"weight", loss.effort_weight},
@@ -266,8 +279,8 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
   const nlohmann::json track = parse_track_sources(l, c);
   if (!track.is_null())
     for (auto it = track.begin(); it != track.end(); ++it) c.loss_json[it.key()] = it.value();
-  if (loss.n_terminal == 0 && loss.n_linear == 0 && loss.effort_weight == 0.0 && !loss.landing &&
-      !loss.com && loss.n_site == 0 && c.tracking.empty())
+  if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com &&
+      loss.n_site == 0 && c.tracking.empty())
     config_fail(l.path(),
                 "the loss has no terms; give terminal, terminal_linear, control_effort, landing, "
                 "com_displacement, sites, reference or observations");
@@ -866,7 +879,7 @@ ExperimentConfig parse_config_unguarded(const nlohmann::json& j, const std::stri
   if (root.has("perturb")) parse_perturb(root.object("perturb"), c);
   if (root.has("horizon_sweep")) parse_horizon_sweep(root.object("horizon_sweep"), c);
   c.success_tolerance = root.number("success_tolerance", 0.0, Range::nonnegative());
-  if (c.success_tolerance > 0 && c.loss.n_terminal == 0)
+  if (c.success_tolerance > 0 && c.n_terminal_quadratic == 0)
     config_fail("success_tolerance",
                 "success is judged on the loss's terminal terms; give loss.terminal or remove it");
   root.finish();

@@ -348,6 +348,9 @@ struct ExperimentConfig {
   HorizonSweepConfig horizon_sweep;
   // a rollout succeeds when every terminal term's |x_T[i] − target| ≤ this (0 = not reported)
   double success_tolerance = 0;
+  // loss.terminal's terms are loss.terminal_* [0, n_terminal_quadratic); loss.terminal_linear's
+  // follow, two per term (parse_terminal_linear)
+  int n_terminal_quadratic = 0;
   // θ slots scaled after the batch is built (the perturbation check's re-evaluation)
   std::vector<std::pair<int, double>> theta_scale;
 

@@ -147,7 +147,7 @@ nlohmann::json terminal_success(const ExperimentConfig& c, Problem& p,
   int ok = 0;
   for (int b = 0; b < B; ++b) {
     const double* xT = ends.data() + (size_t(b) * 2 + 1) * nx;
-    for (int t = 0; t < c.loss.n_terminal; ++t) {
+    for (int t = 0; t < c.n_terminal_quadratic; ++t) {
       const double target = c.loss.terminal_param[t] >= 0
                                 ? th[size_t(b) * np + c.loss.terminal_param[t]]
                                 : c.loss.terminal_target[t];

@@ -275,19 +275,29 @@ TEST(ConfigTest, LossWithoutTerms) {
   expect_config_error(j, {"loss", "no terms"});
 }
 
-// loss.terminal_linear: w x_T[state] alone makes a loss; the artifact records it with its unit;
-// a missing weight, an unknown state and an empty list are refused naming the key
+// loss.terminal_linear: w x_T[state] alone makes a loss, written as the two quadratic terms
+// ½ w (x + ½)² − ½ w (x − ½)²: their value is w x and their gradient w (to rounding, here 1e-15)
+// for x either side of the targets; the artifact records the term as given; a missing weight, an
+// unknown state, an empty list and too many terms are refused naming the key
 TEST(ConfigTest, TerminalLinearTerm) {
   json j = base();
-  j["loss"] = {{"terminal_linear", {{{"state", "position.x"}, {"weight", -1.0}}}}};
+  j["loss"] = {{"terminal_linear", {{{"state", "position.x"}, {"weight", -1.5}}}}};
   const steer::ExperimentConfig c = steer::parse_config(j);
-  EXPECT_EQ(c.loss.n_terminal, 0);
-  ASSERT_EQ(c.loss.n_linear, 1);
-  EXPECT_EQ(c.loss.linear_index[0], c.info.state_index("position.x"));
-  EXPECT_DOUBLE_EQ(c.loss.linear_weight[0], -1.0);
+  ASSERT_EQ(c.loss.n_terminal, 2);
+  EXPECT_EQ(c.n_terminal_quadratic, 0);
+  const int ix = c.info.state_index("position.x");
+  std::vector<double> x(size_t(c.info.nx()), 0.25), th(size_t(c.info.np()), 0.0);
+  for (const double xv : {-3.0, 0.1, 0.5, 7.25}) {
+    x[size_t(ix)] = xv;
+    EXPECT_NEAR(c.loss.terminal<double>(x.data(), th.data()), -1.5 * xv, 1e-14 * (1 + xv * xv));
+    std::vector<double> gx(x.size(), 0.0), gp(th.size(), 0.0);
+    c.loss.adj_terminal<double>(x.data(), th.data(), gx, gp, 1.0);
+    for (size_t i = 0; i < gx.size(); ++i)
+      EXPECT_NEAR(gx[i], int(i) == ix ? -1.5 : 0.0, 1e-14 * (1 + std::fabs(xv))) << i;
+  }
   const json e = c.to_json();
   EXPECT_EQ(e["loss"]["terminal_linear"][0]["unit"], "m");
-  EXPECT_DOUBLE_EQ(e["loss"]["terminal_linear"][0]["weight"].get<double>(), -1.0);
+  EXPECT_DOUBLE_EQ(e["loss"]["terminal_linear"][0]["weight"].get<double>(), -1.5);
   json k = j;
   k["loss"]["terminal_linear"][0].erase("weight");
   expect_config_error(k, {"loss.terminal_linear[0].weight", "missing"});
@@ -297,6 +307,13 @@ TEST(ConfigTest, TerminalLinearTerm) {
   k = j;
   k["loss"]["terminal_linear"] = json::array();
   expect_config_error(k, {"loss.terminal_linear", "non-empty array"});
+  k = j;
+  for (int t = 0; t < 8; ++t) k["loss"]["terminal_linear"].push_back(j["loss"]["terminal_linear"][0]);
+  expect_config_error(k, {"loss.terminal_linear", "at most 8 linear terms", "got 9"});
+  // success is judged on loss.terminal's terms only
+  k = j;
+  k["success_tolerance"] = 0.1;
+  expect_config_error(k, {"success_tolerance", "loss.terminal"});
 }
 
 // ---- bad names

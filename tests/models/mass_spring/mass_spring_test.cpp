@@ -229,10 +229,14 @@ struct MassSpringCases {
       c.name = "2d robot, spring length offset, raw actuation, head-particle loss";
       c.model.rest_from_positions = false;
       c.model.length_offset = 1e-4;
-      // DiffTaichi's loss, −x_T of particle 0: a terminal linear term beside the CoM term
-      c.loss.n_linear = 1;
-      c.loss.linear_index[0] = c.model.x_pos(0);
-      c.loss.linear_weight[0] = -1.0;
+      // DiffTaichi's loss, −x_T of particle 0, beside the CoM term: loss.terminal_linear's
+      // pair ½ w (x + ½)² − ½ w (x − ½)² with w = −1
+      c.loss.n_terminal = 2;
+      for (int t = 0; t < 2; ++t) {
+        c.loss.terminal_index[t] = c.model.x_pos(0);
+        c.loss.terminal_target[t] = t == 0 ? -0.5 : 0.5;
+        c.loss.terminal_weight[t] = t == 0 ? -1.0 : 1.0;
+      }
       out.push_back(c);
     }
     {
