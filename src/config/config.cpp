@@ -155,7 +155,8 @@ nlohmann::json parse_terminal_linear(const JsonObject& l, ExperimentConfig& c) {
     const int idx = c.info.state_index(st);
     if (idx < 0)
       config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
-                                              c.info.type + "; accepted: " + join(c.info.state_names));
+                                              c.info.type +
+                                              "; accepted: " + join(c.info.state_names));
     const double w = term.number_required("weight", Range::closed(-1e12, 1e12));
     term.finish();
     for (const double sign : {1.0, -1.0}) {

@@ -308,7 +308,8 @@ TEST(ConfigTest, TerminalLinearTerm) {
   k["loss"]["terminal_linear"] = json::array();
   expect_config_error(k, {"loss.terminal_linear", "non-empty array"});
   k = j;
-  for (int t = 0; t < 8; ++t) k["loss"]["terminal_linear"].push_back(j["loss"]["terminal_linear"][0]);
+  for (int t = 0; t < 8; ++t)
+    k["loss"]["terminal_linear"].push_back(j["loss"]["terminal_linear"][0]);
   expect_config_error(k, {"loss.terminal_linear", "at most 8 linear terms", "got 9"});
   // success is judged on loss.terminal's terms only
   k = j;
