@@ -527,6 +527,68 @@ void parse_lr_schedule(const JsonObject& o, double learning_rate, std::string& s
                                                   : Range::closed(0, learning_rate));
 }
 
+// optimizer.window: {steps, reset}. A window restarts the step index at 0 from the carried
+// state, so what reads the step's time (phases, observation noise, a time-dependent actuation),
+// what is not a design (x0 or per-step controls as variables) and what is measured at the
+// horizon's end (terminal targets, landing, tracking tables) is refused by name
+void parse_window(const JsonObject& w, ExperimentConfig& c) {
+  OptimizerConfig& op = c.optimizer;
+  const std::string path = w.path();
+  op.window_steps = int(w.integer("steps", 0, 1, c.steps));
+  if (c.steps % op.window_steps != 0)
+    config_fail(w.key_path("steps"),
+                std::to_string(op.window_steps) + " does not divide simulation.steps (" +
+                    std::to_string(c.steps) + "): the windows tile the horizon");
+  if (w.has("reset")) {
+    const auto& arr = w.raw("reset");
+    if (!arr.is_array())
+      config_fail(w.key_path("reset"),
+                  "expected an array of {state, below | above}, got " + json_type_name(arr));
+    for (size_t i = 0; i < arr.size(); ++i) {
+      JsonObject r(arr[i], w.key_path("reset") + "[" + std::to_string(i) + "]");
+      OptimizerConfig::WindowReset wr;
+      wr.name = r.string("state", "");
+      wr.slot = c.info.state_index(wr.name);
+      if (wr.slot < 0)
+        config_fail(r.key_path("state"), "'" + excerpt(wr.name) + "' is not a state of model " +
+                                             c.info.type +
+                                             "; accepted: " + join(c.info.state_names));
+      if (r.has("below") == r.has("above"))
+        config_fail(r.path(), "give one of below or above (the reset's threshold)");
+      wr.below = r.has("below");
+      wr.value = r.number_required(wr.below ? "below" : "above", Range::closed(-1e12, 1e12));
+      r.finish();
+      op.window_resets.push_back(wr);
+    }
+  }
+  w.finish();
+  auto refuse = [&](const std::string& why) { config_fail(path, why); };
+  if (op.method != "gd" && op.method != "adam")
+    refuse("trains with methods gd and adam (one step per window); method is " + op.method);
+  if (op.normalized) refuse("is not combined with optimizer.normalized yet");
+  for (const auto& v : c.variables)
+    if (v.kind != VariableSpec::kParameter)
+      refuse("optimizes θ variables (a policy, a design); " + v.name +
+             " is not one: a window starts from the state carried in");
+  if (c.n_terminal_quadratic > 0 || c.loss.landing || c.loss.has_terminal_sites() ||
+      !c.tracking.empty())
+    refuse(
+        "takes the loss terms a window can measure: control_effort, com_displacement, "
+        "terminal_linear and running sites; drop loss.terminal, landing, terminal sites, "
+        "reference and observations");
+  if (c.has_controller) {
+    for (int i = 0; i < c.policy.n_obs; ++i)
+      if (c.policy.feature[i] == Policy::kPhase)
+        refuse(
+            "restarts the step index at 0 in every window: controller phase observations "
+            "read the time; observe the state instead");
+    if (c.policy.noise) refuse("restarts the step index: controller.observation_noise reads it");
+  }
+  const ModelDef& def = model_of(c);
+  const std::string timed = def.step_reads_time ? def.step_reads_time(c) : "";
+  if (!timed.empty()) refuse("restarts the step index at 0 in every window: " + timed);
+}
+
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
   op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes"});
@@ -555,6 +617,7 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   if (op.method == "none" && o.has("iterations") && op.iterations > 0)
     config_fail(o.key_path("iterations"),
                 "method none runs no iterations; set method to gd or adam, or drop iterations");
+  if (o.has("window")) parse_window(o.object("window"), c);
   o.finish();
   if (op.normalized)
     for (const auto& v : c.variables)

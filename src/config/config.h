@@ -172,6 +172,18 @@ struct OptimizerConfig {
   int cmaes_population = 0;          // λ; 0 = 4 + ⌊3 ln n⌋
   long long cmaes_max_rollouts = 0;  // 0 = iterations · λ
   std::uint64_t seed = 1;
+  // optimizer.window: train over windows of window_steps steps (0 = the whole horizon), one
+  // step of the optimizer per window, each world's state carried from one window into the next
+  // and reset to its start at the horizon's end or when a window_resets condition holds
+  // (src/problem/windowed_problem.h)
+  int window_steps = 0;
+  struct WindowReset {
+    int slot = 0;       // state slot
+    bool below = true;  // reset when x[slot] < value (false: when x[slot] > value)
+    double value = 0;   // in the slot's unit
+    std::string name;   // the state's name, for messages and the artifact
+  };
+  std::vector<WindowReset> window_resets;
 };
 
 struct OutputConfig {

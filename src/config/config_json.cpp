@@ -105,6 +105,12 @@ nlohmann::json ExperimentConfig::to_json() const {
                     {"learning_rate_schedule", optimizer.lr_schedule},
                     {"learning_rate_final", optimizer.learning_rate_final},
                     {"bounds", "projected onto [lower, upper] after every step"}};
+  if (optimizer.window_steps > 0) {
+    nlohmann::json resets = nlohmann::json::array();
+    for (const auto& r : optimizer.window_resets)
+      resets.push_back({{"state", r.name}, {r.below ? "below" : "above", r.value}});
+    j["optimizer"]["window"] = {{"steps", optimizer.window_steps}, {"reset", resets}};
+  }
   j["validation"] = {{"enabled", validation.enabled},
                      {"at", validation.at},
                      {"epsilon", validation.epsilon},

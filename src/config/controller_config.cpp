@@ -391,6 +391,21 @@ nlohmann::json initial_weights(const JsonObject& in, ExperimentConfig& c) {
 
 }  // namespace
 
+nlohmann::json controller_weight_file(const ExperimentConfig& c, const double* theta) {
+  const Policy& P = c.policy;
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < P.n_layers; ++l) {
+    const int nin = P.width[l], nout = P.width[l + 1], q0 = P.layer_begin(l);
+    nlohmann::json weight = nlohmann::json::array(), bias = nlohmann::json::array();
+    for (int r = 0; r < nout; ++r) {
+      weight.push_back(std::vector<double>(theta + q0 + r * nin, theta + q0 + (r + 1) * nin));
+      bias.push_back(theta[q0 + nout * nin + r]);
+    }
+    layers.push_back({{"weight", weight}, {"bias", bias}});
+  }
+  return {{"layers", layers}};
+}
+
 void parse_controller(const JsonObject& k, ExperimentConfig& c) {
   const ModelDef& def = model_of(c);
   if (!def.accepts_controller)

@@ -10,5 +10,8 @@ namespace steer {
 void parse_controller(const JsonObject& k, ExperimentConfig& c);
 // after variables.*: refuses the noise seed slot as a variable
 void check_controller_variables(const ExperimentConfig& c);
+// the policy's weights in one rollout's θ (c.info.np() values) as a weight file,
+// {"layers": [{"weight": [[…] × out], "bias": […]}, …]}: what controller.init.file reads
+nlohmann::json controller_weight_file(const ExperimentConfig& c, const double* theta);
 
 }  // namespace steer

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "config/controller_config.h"
 #include "config/data_file.h"
 #include "experiment/report.h"
 #include "experiment/run_stages.h"
@@ -219,6 +220,23 @@ nlohmann::json record_trajectories(RunState& run) {
       {"sidecar_csv", "trajectory.csv"}};
 }
 
+// a controller's final weights as a weight file (controller.init.file reads it): the best
+// rollout's, which with shared weights are every rollout's
+void record_controller_weights(RunState& run) {
+  const ExperimentConfig& c = run.c;
+  if (!c.has_controller) return;
+  const int b = run.result["best_rollout"].get<int>();
+  const std::vector<double> theta = run.problem->parameters(run.vfinal);
+  nlohmann::json file = controller_weight_file(c, theta.data() + size_t(b) * c.info.np());
+  file["rollout"] = b;
+  file["config"] = c.name;
+  run.files.sidecars.push_back({"controller_weights.json", file.dump() + "\n"});
+  run.result["controller_weights"] = {
+      {"file", "controller_weights.json"},
+      {"rollout", b},
+      {"use", "controller.init: {\"file\": \"<run folder>/controller_weights.json\"}"}};
+}
+
 }  // namespace
 
 void assemble_result(RunState& run) {
@@ -226,6 +244,7 @@ void assemble_result(RunState& run) {
   batch_figures(run);
   run.result["check_passed"] = run.out.check_passed;
   rank_designs(run);
+  record_controller_weights(run);
   record_final_states(run);
   run.art["trajectory"] = record_trajectories(run);
   run.art["result"] = run.result;

@@ -18,6 +18,7 @@
 #include "optim/optimizer.h"
 #include "parallel/split_problem.h"
 #include "problem/shared_problem.h"
+#include "problem/windowed_problem.h"
 #include "validate/analyses.h"
 #include "validate/validator.h"
 
@@ -431,7 +432,19 @@ void optimize_stage(RunState& run) {
     // variables when some are shared (SharedProblem)
     std::unique_ptr<NormalizedProblem> zp;
     std::unique_ptr<SharedProblem> sp;
-    Problem* po = &p;
+    // optimizer.window: the optimizer steps once per window of the worlds' carried states; the
+    // run's problem (the whole horizon) still validates, records and reports
+    std::unique_ptr<WindowedProblem> wp;
+    if (c.optimizer.window_steps > 0) {
+      // the worlds' carried states are not in the checkpoint: its evaluations are not logged
+      // for a resume to replay, and a resume is refused
+      if (!run.o.resume_dir.empty() || ranks > 1)
+        throw ConfigError("optimizer.window: runs on one process and is not resumed (its worlds' "
+                          "carried states are not checkpointed); run one rank, without --resume");
+      wp = std::make_unique<WindowedProblem>(c, backend, c.threads);
+    }
+    Problem& trained = wp ? static_cast<Problem&>(*wp) : p;
+    Problem* po = &trained;
     Problem* copy = nullptr;  // the per-rollout copy under the normalized wrapper
     const SharedLayout layout = shared ? shared_layout(c, nv) : SharedLayout();
     std::vector<double> start = shared ? layout.joint(v0) : v0;
@@ -446,7 +459,7 @@ void optimize_stage(RunState& run) {
       po = zp.get();
       start = zp->to_z(start);
     } else if (shared) {
-      sp = std::make_unique<SharedProblem>(p, layout);
+      sp = std::make_unique<SharedProblem>(trained, layout);
       po = sp.get();
     }
     // gd and Adam clip each world's gradient before the group's sum (SharedProblem::clip_members),
@@ -508,11 +521,11 @@ void optimize_stage(RunState& run) {
       r.trace = rc.trace;
       r.iterations = rc.iterations;
       r.seconds = rc.seconds;
-    } else if (SplitProblem* split = checkpointed || shared ? nullptr : dynamic_cast<SplitProblem*>(zp ? copy : &p)) {
+    } else if (SplitProblem* split = checkpointed || shared || wp ? nullptr : dynamic_cast<SplitProblem*>(zp ? copy : &p)) {
       path = "per-rank blocks";
       r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);
     } else {
-      r = optimize(logged(*po), c.optimizer, start, progress);
+      r = optimize(wp ? *po : logged(*po), c.optimizer, start, progress);
     }
     // what the optimizer gathered into this rank (a run-description field: docs/scaling.md)
     if (ranks > 1)
@@ -529,6 +542,10 @@ void optimize_stage(RunState& run) {
       add_counters(p, *copy);
     }
     optj = record_optimum(run, r, shared ? &layout : nullptr, po->var_names(), lbfgsb_evaluations);
+    if (wp) {
+      optj["window"] = wp->summary();
+      add_counters(p, *wp);
+    }
     validate_stage(run, run.vfinal, "final");
   }
   art["optimization"] = optj;

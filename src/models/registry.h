@@ -99,6 +99,10 @@ struct ModelDef {
   // describes it (nullptr: the page says that this model draws nothing, and shows the rest)
   nlohmann::json (*report_scene)(const ExperimentConfig& c, const nlohmann::json& artifact,
                                  const RecordedTrajectory& tr, int max_frames) = nullptr;
+  // what makes the model's step read its step index k (the time k·h), as a message naming the
+  // config key, empty when the step does not; optimizer.window, whose windows restart k at 0, is
+  // refused with it (nullptr: the step never reads k)
+  std::string (*step_reads_time)(const ExperimentConfig& c) = nullptr;
   // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
   bool penetration_label = false;
   // run and compare report the centre of mass's travel along x before and after optimization

@@ -130,6 +130,11 @@ OptimizationResult optimize(Problem& p, const OptimizerConfig& cfg,
   const int B = p.batch_size(), nv = p.num_vars();
   std::vector<double> best_loss(B, INFINITY), best_v = v;
   auto keep_best = [&](const std::vector<double>& loss) {
+    // over windows (optimizer.window) each loss is another window's: the result is the last iterate
+    if (cfg.window_steps > 0) {
+      best_v = v;
+      return;
+    }
     for (int b = 0; b < B; ++b)
       // a later iterate wins ties within rounding (1e-12 relative): at convergence the loss
       // stalls at its rounding floor while the iterate still improves

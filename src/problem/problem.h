@@ -74,6 +74,13 @@ class Problem {
     return {};
   }
 
+  // replaces the rollouts' start states x0 [B·nx] and open-loop controls u [B·T·nu] (a window's
+  // slice: WindowedProblem) for the evaluations that follow; false where a problem cannot
+  virtual bool set_starts(const std::vector<double>& x0, const std::vector<double>& u) {
+    (void)x0, (void)u;
+    return false;
+  }
+
   // the problem restricted to its first n rollouts, each evaluating bit for bit as here; nullptr
   // where a problem cannot be cut (the validator then checks on the whole batch)
   virtual std::unique_ptr<Problem> leading(int n) const {

@@ -98,6 +98,13 @@ class SimProblem : public Problem {
     return std::make_unique<SimProblem>(*this, n);
   }
 
+  bool set_starts(const std::vector<double>& x0, const std::vector<double>& u) override {
+    if (x0.size() != base_.x0.size() || u.size() != base_.u.size()) return false;
+    std::transform(x0.begin(), x0.end(), base_.x0.begin(), [](double v) { return S(v); });
+    std::transform(u.begin(), u.end(), base_.u.begin(), [](double v) { return S(v); });
+    return true;
+  }
+
   // writes vars into a copy of the nominal batch
   void scatter(const std::vector<double>& vars, Batch<S>& batch) const {
     batch = base_;

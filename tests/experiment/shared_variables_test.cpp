@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,48 @@ TEST(SharedVariables, SameArtifactAtOneAndTwoThreads) {
   EXPECT_EQ(a1["result"]["rollouts"], a2["result"]["rollouts"]);
   EXPECT_EQ(a1["shared"], a2["shared"]);
   EXPECT_EQ(a1["optimization"]["history"], a2["optimization"]["history"]);
+}
+
+}  // namespace
+
+namespace {
+
+// A policy trained over worlds is written beside the artifact as a weight file
+// (controller_weights.json, the best rollout's weights: with shared weights every world's), and
+// a config that names it in controller.init.file starts from exactly those weights.
+TEST(SharedVariables, TrainedControllerWeightsReloadAsAnInitFile) {
+  std::ifstream f(std::string(STEER_SOURCE_DIR) + "/configs/difftaichi_robot_a_controller.json");
+  json cfg = json::parse(f);
+  cfg["simulation"]["steps"] = 40;
+  cfg["batch"]["size"] = 3;
+  cfg["optimizer"]["iterations"] = 4;
+  cfg["validation"] = {{"enabled", false}};
+  TempDir d;
+  steer::ExperimentConfig c = steer::parse_config(cfg, std::string(STEER_SOURCE_DIR) + "/configs");
+  steer::RunOptions o;
+  o.out_dir = d.path.string();
+  o.progress = false;
+  steer::apply_overrides(c, o);
+  const steer::RunOutcome r = steer::run_experiment(c, o);
+  const std::string file = r.artifact_dir + "/controller_weights.json";
+  ASSERT_TRUE(std::ifstream(file).good()) << file;
+  EXPECT_EQ(r.artifact["result"]["controller_weights"]["file"], "controller_weights.json");
+  cfg["controller"]["init"] = {{"file", file}};
+  const steer::ExperimentConfig c2 =
+      steer::parse_config(cfg, std::string(STEER_SOURCE_DIR) + "/configs");
+  int compared = 0, moved = 0;
+  for (const auto& roll : r.artifact["result"]["rollouts"])
+    for (const auto& [name, v] : roll["variables"].items()) {
+      if (name.rfind("theta.controller.layer", 0) != 0) continue;
+      const int slot = c2.info.param_index(name.substr(6));
+      ASSERT_GE(slot, 0) << name;
+      EXPECT_EQ(c2.theta[size_t(slot)], v["final"].get<double>()) << name;
+      moved += v["final"].get<double>() != v["initial"].get<double>();
+      ++compared;
+    }
+  // the 64 listed variables of each listed world (output.trajectory_rollouts of them)
+  EXPECT_EQ(compared, 64 * int(r.artifact["result"]["rollouts"].size()));
+  EXPECT_GT(moved, 0);  // the run trained them: these are not the initial weights
 }
 
 }  // namespace

@@ -186,6 +186,13 @@ void finish_batch(const ExperimentConfig& c, Batch<double>& b) {
         b.x0_of(r)[m.x_pos(i) + d] = b.theta_of(r)[m.p_rest_position(i) + d];
 }
 
+// the sinusoid actuation's act = tanh(Σ_j w_j sin(ω k h + 2πj/n) + b) reads k
+std::string step_reads_time(const ExperimentConfig& c) {
+  return setup(c).model.actuation == MassSpring::kSinusoid
+             ? "model.actuation.type 'sinusoid' is a function of the step's time k h"
+             : "";
+}
+
 }  // namespace
 
 const ModelDef& mass_spring_model() {
@@ -205,6 +212,7 @@ const ModelDef& mass_spring_model() {
     d.finish_batch = finish_batch;
     d.check_physical = check_physical;
     d.reports_com_travel_x = true;
+    d.step_reads_time = step_reads_time;
     return d;
   }();
   return def;
