@@ -386,6 +386,32 @@ nlohmann::json record_optimum(RunState& run, OptimizationResult& r, const Shared
 
 }  // namespace
 
+// CMA-ES: the population is a batch of λ copies of the rollout, one generation per batched pass
+OptimizationResult cmaes_stage(const ExperimentConfig& c, BackendKind backend, int B, int nv, bool shared,
+                               const std::vector<double>& start, const std::function<Problem&(Problem&)>& logged,
+                               const std::function<void(int, double)>& progress) {
+  CmaesOptions co;
+  co.sigma0 = c.optimizer.cmaes_sigma0;
+  co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
+  co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
+                                                          : (long long)c.optimizer.iterations * co.lambda;
+  co.seed = c.optimizer.seed;
+  // with every variable shared, a candidate is one design on every world: λ copies of the
+  // batch, each copy one group (the config refuses cmaes with other variables and B > 1)
+  std::unique_ptr<Problem> pop =
+      shared ? std::make_unique<SharedProblem>(make_split_problem(replicate_worlds(c, co.lambda), backend, c.threads),
+                                               shared_layout(c, nv, co.lambda * B, co.lambda))
+             : make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+  if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
+  OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
+  OptimizationResult r;
+  r.vars.assign(rc.vars.begin(), rc.vars.begin() + pop->num_vars());
+  r.trace = rc.trace;
+  r.iterations = rc.iterations;
+  r.seconds = rc.seconds;
+  return r;
+}
+
 void optimize_stage(RunState& run) {
   const ExperimentConfig& c = run.c;
   const RunOptions& o = run.o;
@@ -501,26 +527,7 @@ void optimize_stage(RunState& run) {
           LbfgsbOptions{}, &lr);
       lbfgsb_evaluations = lr.batched_evaluations;
     } else if (c.optimizer.method == "cmaes") {
-      // the population is a batch of λ copies of this rollout, one generation per batched pass
-      CmaesOptions co;
-      co.sigma0 = c.optimizer.cmaes_sigma0;
-      co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
-      co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
-                                                              : (long long)c.optimizer.iterations * co.lambda;
-      co.seed = c.optimizer.seed;
-      // with every variable shared, a candidate is one design on every world: λ copies of the
-      // batch, each copy one group (the config refuses cmaes with other variables and B > 1)
-      std::unique_ptr<Problem> pop =
-          shared ? std::make_unique<SharedProblem>(
-                       make_split_problem(replicate_worlds(c, co.lambda), backend, c.threads),
-                       shared_layout(c, nv, co.lambda * B, co.lambda))
-                 : make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
-      if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
-      OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
-      r.vars.assign(rc.vars.begin(), rc.vars.begin() + pop->num_vars());
-      r.trace = rc.trace;
-      r.iterations = rc.iterations;
-      r.seconds = rc.seconds;
+      r = cmaes_stage(c, backend, B, nv, shared, start, logged, progress);
     } else if (SplitProblem* split = checkpointed || shared || wp ? nullptr : dynamic_cast<SplitProblem*>(zp ? copy : &p)) {
       path = "per-rank blocks";
       r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);
