@@ -131,6 +131,17 @@ void parse_batch(const JsonObject& b, ExperimentConfig& c) {
   b.finish();
 }
 
+// o.state: a state name of the model, its slot returned and its name in `name`; refused naming
+// the key with the accepted names
+int named_state(const JsonObject& o, const ExperimentConfig& c, std::string& name) {
+  name = o.string("state", "");
+  const int idx = c.info.state_index(name);
+  if (idx < 0)
+    config_fail(o.key_path("state"), "'" + excerpt(name) + "' is not a state of model " +
+                                         c.info.type + "; accepted: " + join(c.info.state_names));
+  return idx;
+}
+
 // loss.terminal_linear: Σ_j w_j x_T[state_j], a distance travelled by one slot (DiffTaichi's
 // mass_spring.py rewards −x_T of its head particle). Each term is written into the Loss as two
 // quadratic terminal terms of opposite weights, ½ w (x + ½)² − ½ w (x − ½)² = w x, so that the
@@ -151,12 +162,8 @@ nlohmann::json parse_terminal_linear(const JsonObject& l, ExperimentConfig& c) {
   nlohmann::json terms = nlohmann::json::array();
   for (size_t j = 0; j < arr.size(); ++j) {
     JsonObject term(arr[j], path + "[" + std::to_string(j) + "]");
-    const std::string st = term.string("state", "");
-    const int idx = c.info.state_index(st);
-    if (idx < 0)
-      config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
-                                              c.info.type +
-                                              "; accepted: " + join(c.info.state_names));
+    std::string st;
+    const int idx = named_state(term, c, st);
     const double w = term.number_required("weight", Range::closed(-1e12, 1e12));
     term.finish();
     for (const double sign : {1.0, -1.0}) {
@@ -189,12 +196,8 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
     nlohmann::json terms = nlohmann::json::array();
     for (size_t t = 0; t < arr.size(); ++t) {
       JsonObject term(arr[t], path + "[" + std::to_string(t) + "]");
-      const std::string st = term.string("state", "");
-      const int idx = c.info.state_index(st);
-      if (idx < 0)
-        config_fail(term.key_path("state"), "'" + excerpt(st) + "' is not a state of model " +
-                                                c.info.type +
-                                                "; accepted: " + join(c.info.state_names));
+      std::string st;
+      const int idx = named_state(term, c, st);
       loss.terminal_index[t] = idx;
       // the target is a number, or a parameter slot ("theta.<name>") so that each rollout
       // can have its own (drawn) target and the target can itself be a variable
@@ -547,12 +550,7 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
     for (size_t i = 0; i < arr.size(); ++i) {
       JsonObject r(arr[i], w.key_path("reset") + "[" + std::to_string(i) + "]");
       OptimizerConfig::WindowReset wr;
-      wr.name = r.string("state", "");
-      wr.slot = c.info.state_index(wr.name);
-      if (wr.slot < 0)
-        config_fail(r.key_path("state"), "'" + excerpt(wr.name) + "' is not a state of model " +
-                                             c.info.type +
-                                             "; accepted: " + join(c.info.state_names));
+      wr.slot = named_state(r, c, wr.name);
       if (r.has("below") == r.has("above"))
         config_fail(r.path(), "give one of below or above (the reset's threshold)");
       wr.below = r.has("below");
