@@ -17,6 +17,10 @@
 //                 the state carries the d pending actions after the model's slots (zero at the
 //                 start unless x0 sets them), u_eff,k = u_k + pending_0, and the step shifts
 //                 them and appends clamp(y_k)
+//   hold (optional, n steps) the network runs at steps k ≡ 0 (mod n) and its action is held for
+//                 n steps (Gymnasium's frame_skip): the state carries the held action after the
+//                 model's slots, u_eff,k = u_k + held, held⁺ = clamp(y_k) at a fresh step and
+//                 held otherwise
 //
 // The adjoint is written by hand: the model's own adjoint gives ū_eff, then
 //   ȳ_a = ū_eff,a [lo < y_a < hi],  σ̄_a += ȳ_a a_L,a,  ā_L,a = ȳ_a σ_a,
@@ -25,7 +29,9 @@
 //   s̄_i += ō_i (r_i + ν_i ξ_ki − c_i),  c̄_i −= ō_i s_i,  ν̄_i += ō_i s_i ξ_ki,  r̄_i = ō_i s_i,
 //   and r̄ into x̄ (and the centre of mass's or a site's θ̄) through the model's own adjoints of
 //   those features. With a delay, ū_eff reaches the oldest pending action's slot of x̄, the
-//   pending slots' x̄⁺ shift back by one, and the newest one's x̄⁺ is the network's ȳ.
+//   pending slots' x̄⁺ shift back by one, and the newest one's x̄⁺ is the network's ȳ. With a
+//   hold, a fresh step's c̄ = ū_eff + x̄⁺[held] enters the network and x̄[held] gains nothing (the
+//   slot is overwritten); any other step passes x̄[held] += ū_eff + x̄⁺[held] and skips the network.
 // The open-loop u_k stays a control of the model (zero unless given), so a feed-forward tape
 // and feedback add up; the control-effort loss term sees u_k only.
 // θ layout of the controller's block, from theta0 (= the model's np()): s [n_obs], c [n_obs],
@@ -69,7 +75,8 @@ struct Policy {
   int theta0 = 0;                              // the block's first θ slot
   bool noise = false;                          // observation noise ν_i ξ_ki
   int delay = 0;                               // d: steps between an action's computation and use
-  int nx_model = 0;  // the model's state slots; the pending actions follow
+  int hold = 1;      // n: steps an action is held (1: a fresh action every step); no delay with it
+  int nx_model = 0;  // the model's state slots; the pending actions (or the held one) follow
 
   STEER_HD int n_actions() const { return width[n_layers]; }
   STEER_HD int obs_scale(int i) const { return theta0 + i; }
@@ -86,6 +93,8 @@ struct Policy {
   STEER_HD int size() const { return noise_seed() + (noise ? 1 : 0) - theta0; }
   // state slot of pending action a, j steps before its use (j = 0: applied at this step)
   STEER_HD int pending(int j, int a) const { return nx_model + j * n_actions() + a; }
+  // state slot of the held action a (hold > 1)
+  STEER_HD int held(int a) const { return nx_model + a; }
   // where layer l's outputs start in the unit array (the observations at 0)
   STEER_HD int unit_begin(int l) const {
     int q = 0;
@@ -157,12 +166,18 @@ struct Controlled : Model {
   static constexpr int kMaxParam = 0;
   // CUDA kernels for the mass-spring robot's controlled struct (kernels/rollout_mass_spring_*.cu)
   static constexpr bool kCudaKernels = std::is_same<Model, MassSpring>::value;
+  // the action hold is compiled for the models whose controlled step runs on the CPU: the
+  // mass-spring kernels above sit at their register ceiling (tools/kernel_budget.json), and the
+  // config refuses controller.action_hold for that model
+  static constexpr bool kActionHold = !kCudaKernels;
   Policy policy;
 
   Controlled() = default;
   STEER_HD Controlled(const Model& m, const Policy& pol) : Model(m), policy(pol) {}
 
-  STEER_HD int nx() const { return policy.nx_model + policy.delay * policy.n_actions(); }
+  STEER_HD int nx() const {
+    return policy.nx_model + (policy.delay + (policy.hold > 1 ? 1 : 0)) * policy.n_actions();
+  }
   STEER_HD int np() const { return policy.theta0 + policy.size(); }
   // the SIMD path for the mass-spring robot (packed_models.h lists Controlled<MassSpring>); for
   // other models this member hides the model's and takes no call, so has_packed_path is false
@@ -237,13 +252,28 @@ struct Controlled : Model {
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                      const Lanes& ln = Lanes{}, Tape tape = nullptr) const {
+    const Policy& P = policy;
+    if constexpr (kActionHold) {
+      if (P.hold > 1 && k % P.hold != 0) {
+        // a held step: the action chosen at the last fresh step, no network
+        S ue[Policy::kMaxWidth];
+        for (int a = 0; a < P.n_actions(); ++a) ue[a] = S(u[a]) + S(x[P.held(a)]);
+        const View<const S> uv{ue, 1};
+        Model::template step<S>(k, x, uv, p, xn, ln, tape);
+        for (int a = 0; a < P.n_actions(); ++a) xn[P.held(a)] = S(x[P.held(a)]);
+        return;
+      }
+    }
     S raw[Policy::kMaxObs], units[Policy::kMaxUnits], y[Policy::kMaxWidth], ue[Policy::kMaxWidth];
     policy_forward<S>(k, x, p, raw, units);
     S* clamped = raw;  // the features are not needed once the network has run
     policy_actions<S>(x, u, p, units, y, clamped, ue);
     const View<const S> uv{ue, 1};
     Model::template step<S>(k, x, uv, p, xn, ln, tape);
-    const Policy& P = policy;
+    if constexpr (kActionHold) {
+      if (P.hold > 1)
+        for (int a = 0; a < P.n_actions(); ++a) xn[P.held(a)] = clamped[a];
+    }
     for (int j = 0; j < P.delay; ++j)
       for (int a = 0; a < P.n_actions(); ++a)
         xn[P.pending(j, a)] = j + 1 < P.delay ? S(x[P.pending(j + 1, a)]) : clamped[a];
@@ -255,6 +285,21 @@ struct Controlled : Model {
                          PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
                          Tape tape = nullptr) const {
     const Policy& P = policy;
+    if constexpr (kActionHold) {
+      if (P.hold > 1 && k % P.hold != 0) {
+        // a held step: ū_eff and x̄⁺[held] both reach x̄[held]
+        S ue[Policy::kMaxWidth], ube[Policy::kMaxWidth];
+        for (int a = 0; a < P.n_actions(); ++a) ue[a] = S(u[a]) + S(x[P.held(a)]), ube[a] = S(0);
+        const View<const S> uv{ue, 1};
+        View<S> ubv{ube, 1};
+        Model::template adj_step<S>(k, x, uv, p, adj_x, ubv, adj_p, adj_xn, ln, tape);
+        for (int a = 0; a < P.n_actions(); ++a) {
+          adj_u[a] += ube[a];
+          adj_x[P.held(a)] += ube[a] + S(adj_xn[P.held(a)]);
+        }
+        return;
+      }
+    }
     S raw[Policy::kMaxObs], units[Policy::kMaxUnits], y[Policy::kMaxWidth], ue[Policy::kMaxWidth];
     policy_forward<S>(k, x, p, raw, units);
     S ube[Policy::kMaxWidth];  // the clamped actions (unused here), then ū_eff
@@ -276,6 +321,9 @@ struct Controlled : Model {
         for (int j = 0; j + 1 < P.delay; ++j)
           adj_x[P.pending(j + 1, a)] += S(adj_xn[P.pending(j, a)]);
         cb = S(adj_xn[P.pending(P.delay - 1, a)]);
+      }
+      if constexpr (kActionHold) {
+        if (P.hold > 1) cb += S(adj_xn[P.held(a)]);  // the fresh action is also held on
       }
       const auto inside = (y[a] > S(P.clamp_lo)) && (y[a] < S(P.clamp_hi));
       const S yb = select(inside, cb, S(0));

@@ -530,10 +530,10 @@ void parse_lr_schedule(const JsonObject& o, double learning_rate, std::string& s
                                                   : Range::closed(0, learning_rate));
 }
 
-// optimizer.window: {steps, reset}. A window restarts the step index at 0 from the carried
-// state, so what reads the step's time (phases, observation noise, a time-dependent actuation),
-// what is not a design (x0 or per-step controls as variables) and what is measured at the
-// horizon's end (terminal targets, landing, tracking tables) is refused by name
+// optimizer.window: {steps, reset, terminal}. A window restarts the step index at 0 from the
+// carried state, so what reads the step's time (phases, observation noise, a time-dependent
+// actuation), what is not a design (x0 or per-step controls as variables) and what is measured at
+// the horizon's end (terminal targets, landing, tracking tables) is refused by name
 void parse_window(const JsonObject& w, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
   const std::string path = w.path();
@@ -559,6 +559,25 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
       op.window_resets.push_back(wr);
     }
   }
+  if (w.has("terminal")) {
+    const auto& arr = w.raw("terminal");
+    const size_t room = size_t(Loss::kMaxTerms - c.loss.n_terminal);
+    if (!arr.is_array() || arr.empty() || arr.size() > room)
+      config_fail(
+          w.key_path("terminal"),
+          "expected an array of 1 to " + std::to_string(room) +
+              " {state, target, weight} (the loss's terminal slots left), got " +
+              (arr.is_array() ? std::to_string(arr.size()) + " terms" : json_type_name(arr)));
+    for (size_t i = 0; i < arr.size(); ++i) {
+      JsonObject t(arr[i], w.key_path("terminal") + "[" + std::to_string(i) + "]");
+      OptimizerConfig::WindowTerminal wt;
+      wt.slot = named_state(t, c, wt.name);
+      wt.target = t.number_required("target", Range::closed(-1e12, 1e12));
+      wt.weight = t.number("weight", 1.0, Range::closed(0, 1e12));
+      t.finish();
+      op.window_terminal.push_back(wt);
+    }
+  }
   w.finish();
   auto refuse = [&](const std::string& why) { config_fail(path, why); };
   if (op.method != "gd" && op.method != "adam")
@@ -581,6 +600,10 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
             "restarts the step index at 0 in every window: controller phase observations "
             "read the time; observe the state instead");
     if (c.policy.noise) refuse("restarts the step index: controller.observation_noise reads it");
+    if (op.window_steps % c.policy.hold != 0)
+      refuse("restarts the step index at 0 in every window: window.steps (" +
+             std::to_string(op.window_steps) + ") must be a multiple of controller.action_hold (" +
+             std::to_string(c.policy.hold) + ")");
   }
   const ModelDef& def = model_of(c);
   const std::string timed = def.step_reads_time ? def.step_reads_time(c) : "";

@@ -184,6 +184,15 @@ struct OptimizerConfig {
     std::string name;   // the state's name, for messages and the artifact
   };
   std::vector<WindowReset> window_resets;
+  // optimizer.window.terminal: Σ ½ w (x_e[slot] − target)² at each window's end x_e, a cost of
+  // the training alone (a hand-written stand-in for the value of the horizon's rest); the
+  // horizon's loss, its validation and the report leave it out
+  struct WindowTerminal {
+    int slot = 0;
+    double target = 0, weight = 0;
+    std::string name;
+  };
+  std::vector<WindowTerminal> window_terminal;
 };
 
 struct OutputConfig {

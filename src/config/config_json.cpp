@@ -109,7 +109,16 @@ nlohmann::json ExperimentConfig::to_json() const {
     nlohmann::json resets = nlohmann::json::array();
     for (const auto& r : optimizer.window_resets)
       resets.push_back({{"state", r.name}, {r.below ? "below" : "above", r.value}});
-    j["optimizer"]["window"] = {{"steps", optimizer.window_steps}, {"reset", resets}};
+    nlohmann::json ends = nlohmann::json::array();
+    for (const auto& t : optimizer.window_terminal)
+      ends.push_back({{"state", t.name},
+                      {"target", t.target},
+                      {"weight", t.weight},
+                      {"term",
+                       "0.5 * weight * (x_e[state] - target)^2 at each window's end "
+                       "(training only)"}});
+    j["optimizer"]["window"] = {
+        {"steps", optimizer.window_steps}, {"reset", resets}, {"terminal", ends}};
   }
   j["validation"] = {{"enabled", validation.enabled},
                      {"at", validation.at},

@@ -301,9 +301,17 @@ void add_controller_slots(const std::vector<ObservationSpec>& obs,
   c.info.set_param(P.noise_seed(), "controller.noise_seed", "1", any, "");
 }
 
-// the d pending actions after the model's state slots, zero at the start
+// the d pending actions (or the held one) after the model's state slots, zero at the start
 void add_pending_slots(ExperimentConfig& c) {
   const Policy& P = c.policy;
+  if (P.hold > 1)
+    for (int a = 0; a < P.n_actions(); ++a) {
+      c.info.state_names.push_back("controller.held." + c.info.control_names[size_t(a)]);
+      c.info.state_units.push_back(c.info.control_units[size_t(a)]);
+      c.info.state_ranges.push_back(Range{});
+      c.info.state_groups["controller.held"].push_back(P.held(a));
+      c.x0.push_back(0.0);
+    }
   for (int j = 0; j < P.delay; ++j)
     for (int a = 0; a < P.n_actions(); ++a) {
       c.info.state_names.push_back("controller.pending." + std::to_string(j) + "." +
@@ -454,6 +462,16 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
     P.noise = true;
   }
   P.delay = int(k.integer("delay_steps", 0, 0, 64));
+  P.hold = int(k.integer("action_hold", 1, 1, 64));
+  if (P.hold > 1 && P.delay > 0)
+    config_fail(k.key_path("action_hold"),
+                "is not combined with delay_steps yet: give one of the two");
+  if (P.hold > 1 && !def.holds_controller_actions)
+    config_fail(k.key_path("action_hold"),
+                "the " + c.model_type +
+                    " model's controlled step does not hold actions (its "
+                    "CUDA kernels are at their register budget); accepted by: " +
+                    model_names([](const ModelDef& d) { return d.holds_controller_actions; }));
   P.nx_model = c.info.nx();
   for (int i = 0; i < P.n_obs; ++i) {
     P.feature[i] = short(obs[size_t(i)].feature);
@@ -493,6 +511,7 @@ void parse_controller(const JsonObject& k, ExperimentConfig& c) {
       {"init", init},
       {"theta_slots", {{"first", P.theta0}, {"count", P.size()}}},
       {"delay_steps", P.delay},
+      {"action_hold", P.hold},
       {"observation_noise", P.noise ? "scale * (observation + noise * N(0, 1) draw of (rollout's "
                                       "controller.noise_seed, step, observation) - center)"
                                     : "none"},

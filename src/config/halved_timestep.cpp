@@ -22,6 +22,7 @@ ExperimentConfig halved_timestep(const ExperimentConfig& c) {
   f.horizon_sweep.enabled = false;
   // a knot keeps its span of time: 2·hold half steps, so both problems have the same variables
   for (auto& v : f.variables) v.hold *= 2;
+  if (f.policy.hold > 1) f.policy.hold *= 2;  // a held action too (controller.action_hold)
   return f;
 }
 

@@ -111,6 +111,9 @@ struct ModelDef {
   // the `controller` section (src/config/controller_config.cpp) drives the model's controls; its
   // make_runner then runs Controlled<its struct> (steer/controller.h) when c.has_controller
   bool accepts_controller = false;
+  // controller.action_hold > 1 (Controlled<its struct>::kActionHold): its controlled step holds
+  // an action for n steps
+  bool holds_controller_actions = false;
 };
 
 // every registered model, in the order messages list them

@@ -13,6 +13,14 @@ ExperimentConfig window_config(const ExperimentConfig& c) {
   ExperimentConfig w = c;
   w.steps = c.optimizer.window_steps;
   w.checkpoint_every = 0;  // ⌈√W⌉
+  // the window-end terms join the window's loss only: the horizon's (c.loss) stays as it is
+  for (const auto& t : c.optimizer.window_terminal) {
+    const int q = w.loss.n_terminal++;
+    w.loss.terminal_index[q] = t.slot;
+    w.loss.terminal_target[q] = t.target;
+    w.loss.terminal_weight[q] = t.weight;
+    w.loss.terminal_param[q] = -1;
+  }
   return w;
 }
 
@@ -55,8 +63,9 @@ void WindowedProblem::evaluate(const std::vector<double>& vars, bool want_grad, 
   inner_->evaluate(vars, want_grad, out);
   const std::vector<double> theta = inner_->parameters(vars);
   const int np = c_.info.np();
-  // the terminal terms are terminal_linear's pairs (parse_window refuses the others): their
-  // value at the window's start, a constant of the window, leaves L_b = w (x_e − x_s)
+  // the horizon's terminal terms are terminal_linear's pairs (parse_window refuses the others):
+  // their value at the window's start, a constant of the window, leaves L_b = w (x_e − x_s);
+  // the window-end terms (optimizer.window.terminal) stay whole
   for (int b = 0; b < B; ++b)
     out.loss[size_t(b)] -=
         c_.loss.terminal<double>(carried_.data() + size_t(b) * nx_, theta.data() + size_t(b) * np);
@@ -134,7 +143,7 @@ nlohmann::json WindowedProblem::summary() const {
             {"conditions", conditions}}},
           {"loss",
            "each window's terms with its start held constant: c(x_e) - c(x_s), effort, "
-           "w (x_e - x_s) for terminal_linear"},
+           "w (x_e - x_s) for terminal_linear, 0.5 w (x_e - target)^2 for window.terminal"},
           {"per_window", listed_},
           {"per_window_listed", std::min<long long>(windows_, kMaxListed)}};
 }

@@ -8,6 +8,8 @@
 //  - an independent reference: a linear tanh policy of phases alone is the mass-spring robot's
 //    own sinusoid actuation act = tanh(Σ_j w_j sin(ω t + 2πj/n) + b), so the two rollouts and
 //    their gradients agree (to 1e-12);
+//  - controller.action_hold: the held policy is the open-loop tape of its applied actions (states
+//    to 1e-12), and its adjoint passes the reference and FD checks above;
 //  - the SIMD path against the scalar path, bit for bit;
 //  - the config: slots, initial weights from a seed and from a file, refusals by key.
 #include <gtest/gtest.h>
@@ -195,6 +197,59 @@ TEST(Controller, ArticulatedHandAdjointMatchesReferenceAndFd) {
   const steer::ExperimentConfig c = parse(site);
   expect_hand_matches_reference(c, "Panda, site and centre of mass");
   expect_matches_fd(c, "Panda, site and centre of mass");
+}
+
+// controller.action_hold n (Gymnasium's frame_skip): the network runs at steps k ≡ 0 (mod n) and
+// its clamped action is held for n steps. The hand adjoint against the dual-number reference and
+// FD; and an independent reference: the same arm driven open-loop by the tape of the applied
+// actions (read from the trajectory's controller.held slots) has the same states, to round-off
+TEST(Controller, ActionHoldIsItsRecordedTape) {
+  json j = panda();
+  j["loss"]["control_effort"] = 0.0;  // the effort term sees the open-loop tape alone
+  j["controller"]["action_hold"] = 3;
+  j["controller"]["policy"]["clamp"] = {-4.0, 4.0};
+  const steer::ExperimentConfig c = parse(j);
+  const steer::Policy& P = c.policy;
+  const int nu = P.n_actions(), nxm = P.nx_model, nx = c.info.nx(), T = c.steps;
+  ASSERT_EQ(nx, nxm + nu);
+  ASSERT_EQ(c.info.state_index("controller.held." + c.info.control_names[0]), P.held(0));
+  expect_hand_matches_reference(c, "Panda, action hold 3");
+  expect_matches_fd(c, "Panda, action hold 3");
+  auto trajectory = [](const steer::ExperimentConfig& cf, const steer::Batch<double>& b) {
+    const auto r = steer::make_runner(cf, steer::BackendKind::kCpu, steer::RunnerOptions{});
+    steer::RolloutShape sh = cf.checkpoint_plan().shape;
+    sh.traj_stride = 1;
+    steer::BatchResult<double> out;
+    r->run(b, sh, false, out, 1, nullptr);
+    return std::make_pair(out.traj, out.loss[0]);
+  };
+  const steer::Batch<double> b = steer::build_batch(c);
+  const auto [held, loss_held] = trajectory(c, b);
+  json open = j;
+  open.erase("controller");
+  const steer::ExperimentConfig co = parse(open);
+  steer::Batch<double> bo = steer::build_batch(co);
+  int fresh_changes = 0;
+  for (int k = 0; k < T; ++k)
+    for (int a = 0; a < nu; ++a) {
+      // x_{k+1}'s held slot is the action applied during step k
+      const double now = held[size_t(k + 1) * nx + P.held(a)],
+                   before = held[size_t(k) * nx + P.held(a)];
+      bo.u_of(0)[size_t(k) * nu + a] = b.u_of(0)[size_t(k) * nu + a] + now;
+      if (k % 3 != 0) {
+        EXPECT_EQ(now, before) << "step " << k << ", action " << a;
+      } else {
+        fresh_changes += now != before;
+      }
+      EXPECT_LE(std::fabs(now), 4.0);
+    }
+  EXPECT_GT(fresh_changes, T / 3);
+  const auto [tape, loss_tape] = trajectory(co, bo);
+  for (int k = 0; k <= T; ++k)
+    for (int i = 0; i < nxm; ++i)
+      EXPECT_NEAR(tape[size_t(k) * nxm + i], held[size_t(k) * nx + i], 1e-12)
+          << "step " << k << ", " << c.info.state_names[size_t(i)];
+  EXPECT_NEAR(loss_tape, loss_held, 1e-12 * std::max(1.0, std::fabs(loss_held)));
 }
 
 // robot A with its own sinusoid actuation at ω (n = 10 phases, weights drawn), 120 steps, and
@@ -428,6 +483,20 @@ TEST(Controller, RefusalsNameTheKey) {
   json pj = json::parse(f);
   pj["controller"] = robot_a()["controller"];
   expect_refused(pj, "controller: the projectile model takes no controller");
+  j = robot_a();
+  j["controller"]["action_hold"] = 4;
+  expect_refused(j, "controller.action_hold");  // the mass-spring kernels' register budget
+  json arm = panda();
+  arm["controller"]["action_hold"] = 65;
+  expect_refused(arm, "controller.action_hold");
+  arm["controller"]["action_hold"] = 2;
+  arm["controller"]["delay_steps"] = 1;
+  expect_refused(arm, "controller.action_hold");
+  arm = panda();  // a window restarts k at 0: its steps are whole holds
+  arm["controller"]["action_hold"] = 3;
+  arm["loss"] = {{"terminal_linear", {{{"state", "joint1.q"}, {"weight", 1.0}}}}};
+  arm["optimizer"] = {{"method", "adam"}, {"iterations", 2}, {"window", {{"steps", 20}}}};
+  expect_refused(arm, "multiple of controller.action_hold (3)");
 }
 
 }  // namespace

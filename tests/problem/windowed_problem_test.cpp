@@ -5,6 +5,8 @@
 //  - W = T/3: three windows' losses (each c(x_e) − c(x_s) with the state carried in) add up to
 //    the horizon's c(x_T) − c(x_0) (to 1e-12 of the travel: the same steps in the same order,
 //    the windows' starts are the previous ends bit for bit), and the fourth window starts over;
+//  - window.terminal's window-end terms add Σ ½ w (x_e − target)² to each window's loss (the ends
+//    read from the whole horizon's trajectory) and nothing to the horizon's loss;
 //  - a reset condition that always holds sends every world back after each window;
 //  - a run writes optimization.window (windows run, resets, the per-window horizon analysis);
 //  - the config refuses what a window cannot take, naming the key.
@@ -85,6 +87,42 @@ TEST(WindowedProblem, WindowsLossesAddUpToTheHorizonsAndStartOver) {
   EXPECT_EQ(w.summary()["resets"]["horizon_end"], 3);
 }
 
+// optimizer.window.terminal adds Σ ½ w (x_e − target)² at each window's end to the window's
+// loss and nothing to the horizon's: the same worlds with and without it differ by exactly that
+TEST(WindowedProblem, WindowEndTermsJoinTheWindowsLossOnly) {
+  const json plain = robot_a_policy(60, 20);
+  json j = plain;
+  j["optimizer"]["window"]["terminal"] = {
+      {{"state", "particle[0].position.y"}, {"target", 0.3}, {"weight", 7.0}},
+      {{"state", "particle[1].position.x"}, {"target", -0.2}}};
+  const steer::ExperimentConfig cp = parse(plain), ct = parse(j);
+  ASSERT_EQ(ct.loss.n_terminal, cp.loss.n_terminal);  // the horizon's loss is unchanged
+  steer::WindowedProblem wp(cp, steer::BackendKind::kCpu, 1), wt(ct, steer::BackendKind::kCpu, 1);
+  auto full = steer::make_problem(ct, steer::BackendKind::kCpu, 1);
+  const std::vector<double> v = wp.initial();
+  const int y0 = ct.info.state_index("particle[0].position.y");
+  const int x1 = ct.info.state_index("particle[1].position.x");
+  for (int k = 0; k < 2; ++k) {
+    steer::Evaluation ep, et;
+    wp.evaluate(v, true, ep);
+    wt.evaluate(v, true, et);
+    // the window's ends: the whole horizon's trajectory at step 20 (k + 1)
+    const std::vector<double> tr = full->trajectories(v, 3, 20);
+    const int nx = ct.info.nx();
+    bool grads_differ = false;
+    for (int b = 0; b < 3; ++b) {
+      const double* xe = tr.data() + (size_t(b) * 4 + size_t(k) + 1) * nx;
+      const double extra =
+          0.5 * 7.0 * (xe[y0] - 0.3) * (xe[y0] - 0.3) + 0.5 * (xe[x1] + 0.2) * (xe[x1] + 0.2);
+      EXPECT_NEAR(et.loss[size_t(b)] - ep.loss[size_t(b)], extra, 1e-12 * (1 + extra)) << k << b;
+      EXPECT_GT(extra, 1e-6);
+    }
+    for (size_t i = 0; i < et.grad.size(); ++i) grads_differ |= et.grad[i] != ep.grad[i];
+    EXPECT_TRUE(grads_differ) << k;
+  }
+  EXPECT_EQ(ct.to_json()["optimizer"]["window"]["terminal"].size(), 2u);
+}
+
 TEST(WindowedProblem, AResetConditionSendsWorldsBack) {
   json j = robot_a_policy(60, 20);
   j["optimizer"]["window"]["reset"] = {{{"state", "particle[0].position.y"}, {"below", 1e6}}};
@@ -151,6 +189,13 @@ TEST(WindowedProblem, RefusalsNameTheKey) {
   expect_config_error(j, {"optimizer.window.reset[0].state", "particle[0].position.q"});
   j["optimizer"]["window"]["reset"] = {{{"state", "particle[0].position.y"}}};
   expect_config_error(j, {"optimizer.window.reset[0]", "below or above"});
+  j = robot_a_policy(60, 20);
+  j["optimizer"]["window"]["terminal"] = {{{"state", "particle[0].position.q"}, {"target", 0}}};
+  expect_config_error(j, {"optimizer.window.terminal[0].state", "particle[0].position.q"});
+  j["optimizer"]["window"]["terminal"] = {{{"state", "particle[0].position.y"}}};
+  expect_config_error(j, {"optimizer.window.terminal[0].target"});
+  j["optimizer"]["window"]["terminal"] = json::array();
+  expect_config_error(j, {"optimizer.window.terminal", "{state, target, weight}"});
 }
 
 }  // namespace

@@ -130,6 +130,7 @@ const ModelDef& articulated_model() {
     d.set_dt = set_dt;
     d.make_runner = new_runner;
     d.accepts_controller = true;
+    d.holds_controller_actions = true;
     d.report_scene = articulated_scene;
     d.chatter_remedy = chatter_remedy;
     // no com_axis_error: c = Σ m_b c_b / Σ m_b is measured along any world axis x, y, z
