@@ -176,7 +176,9 @@ struct Controlled : Model {
   STEER_HD Controlled(const Model& m, const Policy& pol) : Model(m), policy(pol) {}
 
   STEER_HD int nx() const {
-    return policy.nx_model + (policy.delay + (policy.hold > 1 ? 1 : 0)) * policy.n_actions();
+    int held = 0;  // the held action's slots (none where the hold is not compiled)
+    if constexpr (kActionHold) held = policy.hold > 1 ? policy.n_actions() : 0;
+    return policy.nx_model + policy.delay * policy.n_actions() + held;
   }
   STEER_HD int np() const { return policy.theta0 + policy.size(); }
   // the SIMD path for the mass-spring robot (packed_models.h lists Controlled<MassSpring>); for
