@@ -167,9 +167,10 @@ struct Controlled : Model {
   // CUDA kernels for the mass-spring robot's controlled struct (kernels/rollout_mass_spring_*.cu)
   static constexpr bool kCudaKernels = std::is_same<Model, MassSpring>::value;
   // the action hold is compiled for the models whose controlled step runs on the CPU: the
-  // mass-spring kernels above sit at their register ceiling (tools/kernel_budget.json), and the
-  // config refuses controller.action_hold for that model
-  static constexpr bool kActionHold = !kCudaKernels;
+  // mass-spring kernels (MassSpring and the FixedIntegrators<MassSpring, …> they launch) sit at
+  // their register ceiling (tools/kernel_budget.json), and the config refuses
+  // controller.action_hold for that model
+  static constexpr bool kActionHold = !std::is_base_of<MassSpring, Model>::value;
   Policy policy;
 
   Controlled() = default;
