@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A policy trained in steer that hops in MuJoCo: Gymnasium's Hopper-v5, its unmodified
 hopper.xml, a feedback policy trained through steer's gradients over 16 worlds
-(configs/gymnasium_hopper_policy.json), then the same weights run in MuJoCo itself through
+(bench/configs/gymnasium_hopper_policy.json), then the same weights run in MuJoCo itself through
 gymnasium.make("Hopper-v5"), and PPO (stable-baselines3, RL Zoo's Hopper settings) trained in
 MuJoCo until it reaches the same return (docs/legged.md, "A policy trained in steer, run in
 MuJoCo").
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import standard_robots  # noqa: E402  (the pinned wheels and their cache)
 
-CONFIG = ROOT / "configs" / "gymnasium_hopper_policy.json"
+CONFIG = ROOT / "bench" / "configs" / "gymnasium_hopper_policy.json"
 SKIP = 77
 FRAME_SKIP, TIMESTEP = 4, 0.002  # Hopper-v5's, and hopper.xml's option timestep [s]
 GEAR = 200.0  # hopper.xml's motors: torque = 200 ctrl [N·m]

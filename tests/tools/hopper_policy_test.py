@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A steer controller runs the same in MuJoCo (bench/hopper_policy.py's plumbing): Gymnasium's
-Hopper-v5 under a policy of configs/gymnasium_hopper_policy.json's shape (its observations, its
+Hopper-v5 under a policy of bench/configs/gymnasium_hopper_policy.json's shape (its observations, its
 [32, 32] tanh network with seeded weights, its action held for 4 steps) from one start state,
 steer's trajectory against MuJoCo's through gymnasium.make("Hopper-v5") and
 bench/peers/gymnasium_policy_eval.py, after each of the first 8 actions (32 steps of 2 ms, RK4),
