@@ -10,7 +10,8 @@ the bench compare: the observation's mapping (names, scale, centre), the network
 hold, the start state.
 
 Needs a Python with gymnasium 1.4.0 and mujoco (--rl-python); without one the test makes a venv
-under --work with `pip install gymnasium==1.4.0 mujoco==4.0.1`, and skips (77) where PyPI is
+under --work with `pip install 'gymnasium[mujoco]==1.4.0' mujoco==4.0.1` (the extra brings imageio,
+which gymnasium.envs.mujoco imports), and skips (77) where PyPI is
 unreachable. The hopper.xml comes from the pinned wheel (tools/standard_robots.py's cache).
 
   hopper_policy_test.py --steer build/steer [--rl-python PY] [--work DIR] [--cache DIR]
@@ -38,7 +39,8 @@ START = {"q": [0.0, 1.25, 0.02, -0.5, -0.5, 0.1], "v": [0.3, 0.0, -0.2, 0.5, 0.0
 
 
 def rl_python(args):
-    probe = "import gymnasium, mujoco; assert gymnasium.__version__ == '1.4.0'"
+    # gymnasium.envs.mujoco, not only gymnasium: the MuJoCo environments import the extra's imageio
+    probe = "import gymnasium, gymnasium.envs.mujoco, mujoco; assert gymnasium.__version__ == '1.4.0'"
     if args.rl_python:
         return args.rl_python
     venv = args.work / "rl-venv"
@@ -49,7 +51,7 @@ def rl_python(args):
         print("hopper_policy_test.py: SKIP: cannot make a venv (python3-venv)")
         sys.exit(SKIP)
     pip = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--timeout", "30",
-                          "--retries", "1", "gymnasium==1.4.0", "mujoco==4.0.1"], capture_output=True, text=True)
+                          "--retries", "1", "gymnasium[mujoco]==1.4.0", "mujoco==4.0.1"], capture_output=True, text=True)
     if pip.returncode != 0:
         print(f"hopper_policy_test.py: SKIP: pip could not install gymnasium and mujoco: {pip.stderr.strip()[-300:]}")
         sys.exit(SKIP)
