@@ -129,7 +129,7 @@ const ModelDef& model_of(const ExperimentConfig& c);
 // The registered models, in the order messages list them: the one line a new model adds.
 // Each name N stands for the registration `const ModelDef& N_model()` that its folder
 // src/models/N/ defines. A model with a SIMD path also lists its struct in packed_models.h.
-#define STEER_REGISTERED_MODELS(X) X(projectile) X(mass_spring) X(articulated)
+#define STEER_REGISTERED_MODELS(X) X(projectile) X(mass_spring) X(articulated) X(fem)
 
 // Models a build adds from outside src/models (the test-only model, tests/models/oscillator):
 // the same list, one X(N) each, in a header the build names with STEER_EXTRA_MODELS_HEADER

@@ -1,0 +1,195 @@
+// Fem's data and layout: sizes, the θ and state slot offsets, the mesh accessors, each
+// element's material from its slots, the element gather, and the declarations of the step and
+// its adjoint (fem/step.h). fem/element.h and fem/material.h hold the element's equations.
+//
+// state x = (positions [m] (3N), velocities [m/s] (3N)); vertex i's position at 3i, its velocity
+//           at 3N + 3i; axis 1 (y) is vertical (as the mass-spring model's, and warp.sim's).
+// control u: none.
+// θ: per element e (kElementParams each): modulus₁, modulus₂, density ρ_e [kg/m³], damping;
+//    (modulus₁, modulus₂) = Young's modulus E [Pa] and Poisson's ratio ν [1], or with
+//    lame_parameters the Lamé pair (μ_l, λ_l) [Pa] (neo_hookean_warp: warp.sim's k_mu,
+//    k_lambda); then the globals (enum Global).
+#pragma once
+
+#include "steer/core.h"
+#include "steer/model_contract.h"
+#include "steer/models/fem/element.h"
+
+namespace steer {
+
+struct Fem {
+  enum Global {
+    kGravity = 0,      // g [m/s²], along −y
+    kMassDamping,      // α [1/s]: the mass-proportional Rayleigh term, a_i −= α v_i
+    kGroundHeight,     // y_g [m]
+    kGroundStiffness,  // k_g [N/m] per surface vertex
+    kGroundDamping,    // d_g [N·s/m] per surface vertex
+    kGroundSmoothing,  // w_g [m]
+    kFriction,         // μ [1]
+    kFrictionSmoothing,  // v_s [m/s]
+    kNumGlobals
+  };
+  enum ElementParam { kModulus1 = 0, kModulus2, kDensity, kDamping, kElementParams };
+  enum Law { kStableNeoHookean = 0, kNeoHookeanWarp = 1 };
+  static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
+  static constexpr int kMaxControl = 0;
+  static constexpr int kMaxParam = 0;
+  // the adjoint keeps every vertex's force and mass on the stack (4 scalars each; step.h)
+  static constexpr int kMaxVertices = 4096;
+  static constexpr int kFlagPinned = 1;
+
+  int n_vertices = 0;
+  int n_elements = 0;
+  int n_surface = 0;  // vertices on the boundary, the ones that touch the ground
+  double dt = 1e-3;   // [s]
+  int law = kStableNeoHookean;
+  bool lame_parameters = false;  // θ's moduli are (μ_l, λ_l), not (E, ν)
+  bool ground = true;
+  // the mesh, owned elsewhere (a runner's copy; FemSetup):
+  //   topo: [0, 4E) the elements' vertices, [4E, 4E + N) vertex flags (kFlagPinned),
+  //         [4E + N, 4E + N + NS) the surface vertices
+  //   rest: per element 10 doubles: B = D_m⁻¹ row-major (9) [1/m] and the rest volume V [m³]
+  const int* topo = nullptr;
+  const double* rest = nullptr;
+
+  STEER_HD int nx() const { return 6 * n_vertices; }
+  STEER_HD int nu() const { return 0; }
+  STEER_HD int np() const { return kElementParams * n_elements + kNumGlobals; }
+  STEER_HD int topology_size() const { return 4 * n_elements + n_vertices + n_surface; }
+  STEER_HD static int rest_size(int elements) { return 10 * elements; }
+
+  STEER_HD int p_element(int e, int q) const { return kElementParams * e + q; }
+  STEER_HD int p_global(int g) const { return kElementParams * n_elements + g; }
+  STEER_HD int x_pos(int i) const { return 3 * i; }
+  STEER_HD int x_vel(int i) const { return 3 * (n_vertices + i); }
+  STEER_HD int vertex(int e, int a) const { return topo[4 * e + a]; }
+  STEER_HD bool pinned(int i) const { return (topo[4 * n_elements + i] & kFlagPinned) != 0; }
+  STEER_HD int surface_vertex(int s) const { return topo[4 * n_elements + n_vertices + s]; }
+  template <class S>
+  STEER_HD Mat3<S> rest_inverse(int e) const {
+    Mat3<S> B;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) B.a[r][c] = S(rest[10 * e + 3 * r + c]);
+    return B;
+  }
+  template <class S>
+  STEER_HD S rest_volume(int e) const {
+    return S(rest[10 * e + 9]);
+  }
+
+  // the element's material constants from its θ slots (fem/material.h states the mapping)
+  template <class S, class PIn>
+  STEER_HD FemMaterial<S> element_material(const PIn& p, int e) const {
+    FemMaterial<S> m;
+    const S a = S(p[p_element(e, kModulus1)]), b = S(p[p_element(e, kModulus2)]);
+    if (lame_parameters) {
+      m.mu_l = a;
+      m.lambda_l = b;
+    } else {  // (E, ν)
+      m.mu_l = a / (S(2) * (S(1) + b));
+      m.lambda_l = a * b / ((S(1) + b) * (S(1) - S(2) * b));
+    }
+    if (law == kStableNeoHookean) {
+      m.mu = S(4) / S(3) * m.mu_l;
+      m.lambda = m.lambda_l + S(5) / S(6) * m.mu_l;
+    } else {
+      m.mu = m.mu_l;
+      m.lambda = m.lambda_l;
+    }
+    m.damping = S(p[p_element(e, kDamping)]);
+    return m;
+  }
+  // the transpose of element_material: the constants' cotangents m̄ into the element's θ̄ slots
+  template <class S, class PIn, class PAdj>
+  STEER_HD void adj_element_material(const PIn& p, int e, FemMaterial<S> mbar, PAdj& adj_p) const {
+    if (law == kStableNeoHookean) {
+      mbar.mu_l += S(4) / S(3) * mbar.mu + S(5) / S(6) * mbar.lambda;
+      mbar.lambda_l += mbar.lambda;
+    } else {
+      mbar.mu_l += mbar.mu;
+      mbar.lambda_l += mbar.lambda;
+    }
+    adj_p[p_element(e, kDamping)] += mbar.damping;
+    if (lame_parameters) {
+      adj_p[p_element(e, kModulus1)] += mbar.mu_l;
+      adj_p[p_element(e, kModulus2)] += mbar.lambda_l;
+      return;
+    }
+    const S E = S(p[p_element(e, kModulus1)]), nu = S(p[p_element(e, kModulus2)]);
+    const S onu = S(1) + nu, q = (S(1) + nu) * (S(1) - S(2) * nu);
+    // μ_l = E / (2(1 + ν)), λ_l = E ν / ((1 + ν)(1 − 2ν)); ∂λ_l/∂ν = E (1 + 2ν²) / ((1 + ν)(1 − 2ν))²
+    adj_p[p_element(e, kModulus1)] += mbar.mu_l / (S(2) * onu) + mbar.lambda_l * nu / q;
+    adj_p[p_element(e, kModulus2)] +=
+        -mbar.mu_l * E / (S(2) * onu * onu) + mbar.lambda_l * E * (S(1) + S(2) * nu * nu) / (q * q);
+  }
+
+  // the element's four vertices' positions and velocities from state x
+  template <class S, class XIn>
+  STEER_HD TetNodes<S> gather(const XIn& x, int e) const {
+    TetNodes<S> n;
+    for (int a = 0; a < 4; ++a) {
+      const int i = vertex(e, a);
+      for (int c = 0; c < 3; ++c) {
+        n.x[a][c] = S(x[x_pos(i) + c]);
+        n.v[a][c] = S(x[x_vel(i) + c]);
+      }
+    }
+    return n;
+  }
+  // the lumped mass an element gives each of its vertices: ρ_e V_e / 4 [kg]
+  template <class S, class PIn>
+  STEER_HD S vertex_mass_share(const PIn& p, int e) const {
+    return S(p[p_element(e, kDensity)]) * rest_volume<S>(e) / S(4);
+  }
+
+  // one step (symplectic Euler; step.h) and its vector-Jacobian product
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
+                     const Lanes& ln = Lanes{}) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+
+  // the ground's force on surface vertex i (out [3]), and its adjoint for f̄ [3]
+  template <class S, class XIn, class PIn>
+  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const;
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* fbar, XAdj& adj_x,
+                                 PAdj& adj_p) const;
+
+  // Statics (host; the analytic checks and the implicit step): the elastic plus gravity forces
+  // f(x) = −∂(Σ V Ψ + Σ m g y)/∂x at positions xp [3N] (no velocities, damping or ground), and
+  // their differential df = −K dx; pinned vertices get 0 in both.
+  template <class S, class PIn>
+  void static_forces(const S* xp, const PIn& p, S* f) const;
+  template <class S, class PIn>
+  void static_force_differential(const S* xp, const PIn& p, const S* dx, S* df) const;
+
+  // ---- diagnostics (step.h) ----
+  STEER_HD int num_contacts() const { return ground ? n_surface : 0; }
+  template <class S, class XIn, class PIn>
+  STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
+    return S(x[x_pos(surface_vertex(c)) + 1]) < S(p[p_global(kGroundHeight)]);
+  }
+  template <class S, class XIn, class PIn>
+  STEER_HD S center_of_mass(const XIn& x, const PIn& p, int axis) const;
+  template <class S, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x, PAdj& adj_p,
+                                   const S& adj_c) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD S kinetic_energy(const XIn& x, const PIn& p) const;
+  // kinetic + stored elastic + gravitational (m g y) [J]
+  template <class S, class XIn, class PIn>
+  STEER_HD S energy(const XIn& x, const PIn& p) const;
+  // no damping of either kind and no ground: the energy is conserved up to the step's drift
+  template <class S, class PIn>
+  STEER_HD bool conservative(const PIn& p) const {
+    if (ground || S(p[p_global(kMassDamping)]) != S(0)) return false;
+    for (int e = 0; e < n_elements; ++e)
+      if (S(p[p_element(e, kDamping)]) != S(0)) return false;
+    return true;
+  }
+};
+
+}  // namespace steer

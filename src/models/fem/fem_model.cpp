@@ -1,0 +1,303 @@
+// model.type "fem": a volumetric soft body of linear tetrahedra (include/steer/models/fem.h).
+// Its model section (the mesh, the material, pinned vertices, gravity, damping, the ground), slot
+// table, initial state, effective-config keys, runner and registration (docs/fem.md).
+#include <array>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/json_reader.h"
+#include "models/fem/fem_setup.h"
+#include "models/registry.h"
+#include "problem/model_runner.h"
+
+namespace steer {
+
+namespace {
+
+const char* kAxes[3] = {"x", "y", "z"};
+
+const FemSetup& setup(const ExperimentConfig& c) { return c.model_state<FemSetup>(); }
+
+std::string idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::array<double, 3> vec3(const JsonObject& o, const std::string& key, std::array<double, 3> def, Range r) {
+  const std::vector<double> v = o.numbers(key, {def[0], def[1], def[2]}, r, 3);
+  return {v[0], v[1], v[2]};
+}
+
+// model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}} or {vertices, tetrahedra}
+TetMesh parse_mesh(const JsonObject& g) {
+  TetMesh mesh;
+  if (g.has("grid")) {
+    if (g.has("vertices") || g.has("tetrahedra"))
+      config_fail(g.key_path("grid"), "give either grid or vertices + tetrahedra, not both");
+    JsonObject grid = g.object("grid");
+    const auto& cells = grid.raw("cells");
+    const std::string cp = grid.key_path("cells");
+    if (!cells.is_array() || cells.size() != 3)
+      config_fail(cp, "expected [nx, ny, nz], three integers in [1, 1000]");
+    std::array<int, 3> n{};
+    for (int a = 0; a < 3; ++a) {
+      if (!cells[a].is_number_integer() || cells[a].get<long>() < 1 || cells[a].get<long>() > 1000)
+        config_fail(cp, "expected [nx, ny, nz], three integers in [1, 1000]");
+      n[a] = cells[a].get<int>();
+    }
+    std::array<double, 3> size{};
+    const Range positive{0, 1e3, true, false};
+    if (grid.has("cell_size") && grid.raw("cell_size").is_array()) {
+      size = vec3(grid, "cell_size", {0.1, 0.1, 0.1}, positive);
+    } else {
+      const double s = grid.number("cell_size", 0.1, positive);
+      size = {s, s, s};
+    }
+    const std::array<double, 3> origin = vec3(grid, "origin", {0, 0, 0}, Range::closed(-1e6, 1e6));
+    const int per = int(grid.integer("tets_per_cell", 5, 5, 6));
+    grid.finish();
+    const long vertices = long(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
+    if (vertices > Fem::kMaxVertices)
+      config_fail(cp, "the grid has " + std::to_string(vertices) + " vertices; the model takes at most " +
+                          std::to_string(Fem::kMaxVertices));
+    return grid_mesh(n, size, origin, per);
+  }
+  if (!g.has("vertices") || !g.has("tetrahedra"))
+    config_fail(g.path(), "expected grid, or vertices and tetrahedra");
+  const auto& vs = g.raw("vertices");
+  const std::string vp = g.key_path("vertices");
+  if (!vs.is_array() || vs.size() < 4 || vs.size() > size_t(Fem::kMaxVertices))
+    config_fail(vp, "expected an array of 4 to " + std::to_string(Fem::kMaxVertices) + " [x, y, z] positions");
+  for (size_t i = 0; i < vs.size(); ++i) {
+    const auto& e = vs[i];
+    if (!e.is_array() || e.size() != 3 || !e[0].is_number() || !e[1].is_number() || !e[2].is_number())
+      config_fail(idx(vp, i), "expected [x, y, z], three numbers");
+    mesh.vertices.push_back({e[0].get<double>(), e[1].get<double>(), e[2].get<double>()});
+  }
+  const auto& ts = g.raw("tetrahedra");
+  const std::string tp = g.key_path("tetrahedra");
+  if (!ts.is_array() || ts.empty()) config_fail(tp, "expected a non-empty array of [a, b, c, d] vertex indices");
+  for (size_t e = 0; e < ts.size(); ++e) {
+    const auto& t = ts[e];
+    if (!t.is_array() || t.size() != 4)
+      config_fail(idx(tp, e), "expected [a, b, c, d], four vertex indices");
+    std::array<int, 4> q{};
+    for (int a = 0; a < 4; ++a) {
+      if (!t[a].is_number_integer() || t[a].get<long>() < 0 || t[a].get<long>() >= long(vs.size()))
+        config_fail(idx(tp, e), "vertex indices must be integers in [0, " + std::to_string(vs.size() - 1) + "]");
+      q[a] = t[a].get<int>();
+    }
+    mesh.elements.push_back(q);
+  }
+  mesh.pinned.assign(mesh.vertices.size(), false);
+  return mesh;
+}
+
+// model.pinned: [indices], or {min: [x, y, z], max: [x, y, z]} (the vertices inside the box)
+void parse_pinned(const JsonObject& m, TetMesh& mesh) {
+  if (!m.has("pinned")) return;
+  const auto& pj = m.raw("pinned");
+  const std::string pp = m.key_path("pinned");
+  const int N = int(mesh.vertices.size());
+  if (pj.is_array()) {
+    for (size_t q = 0; q < pj.size(); ++q) {
+      if (!pj[q].is_number_integer() || pj[q].get<long>() < 0 || pj[q].get<long>() >= N)
+        config_fail(idx(pp, q), "expected a vertex index in [0, " + std::to_string(N - 1) + "]");
+      mesh.pinned[pj[q].get<int>()] = true;
+    }
+    return;
+  }
+  if (!pj.is_object()) config_fail(pp, "expected [vertex indices] or {\"min\": [x, y, z], \"max\": [x, y, z]}");
+  JsonObject box = m.object("pinned");
+  const Range any = Range::closed(-1e9, 1e9);
+  const auto lo = vec3(box, "min", {-1e9, -1e9, -1e9}, any), hi = vec3(box, "max", {1e9, 1e9, 1e9}, any);
+  box.finish();
+  int count = 0;
+  for (int i = 0; i < N; ++i) {
+    bool in = true;
+    for (int c = 0; c < 3; ++c) in = in && mesh.vertices[i][c] >= lo[c] && mesh.vertices[i][c] <= hi[c];
+    if (in) mesh.pinned[i] = true, ++count;
+  }
+  if (count == 0) config_fail(pp, "the box holds no vertex of the mesh");
+}
+
+ModelInfo fem_info(const Fem& m) {
+  ModelInfo info;
+  info.type = FemSetup::kModel;
+  const int N = m.n_vertices;
+  info.state_names.resize(m.nx());
+  info.state_units.resize(m.nx());
+  info.state_ranges.assign(m.nx(), Range::closed(-1e6, 1e6));
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < 3; ++c) {
+      const std::string pv = "vertex[" + std::to_string(i) + "].";
+      info.state_names[m.x_pos(i) + c] = pv + "position." + kAxes[c];
+      info.state_units[m.x_pos(i) + c] = "m";
+      info.state_names[m.x_vel(i) + c] = pv + "velocity." + kAxes[c];
+      info.state_units[m.x_vel(i) + c] = "m/s";
+      info.state_groups["vertex.position"].push_back(m.x_pos(i) + c);
+      info.state_groups["vertex.velocity"].push_back(m.x_vel(i) + c);
+    }
+  info.resize_params(m.np());
+  const bool warp = m.law == Fem::kNeoHookeanWarp;
+  const char* n1 = m.lame_parameters ? "mu" : "young";
+  const char* n2 = m.lame_parameters ? "lambda" : "poisson";
+  const Range modulus{0, 1e12, true, false};
+  // ν < ½ (incompressible at ½); the stable neo-Hookean needs no more, λ_l ≥ 0 here
+  const Range poisson = Range::closed(0, 0.499);
+  for (int e = 0; e < m.n_elements; ++e) {
+    const std::string pe = "element[" + std::to_string(e) + "].";
+    info.set_param(m.p_element(e, Fem::kModulus1), pe + n1, "Pa", modulus, std::string("element.") + n1);
+    info.set_param(m.p_element(e, Fem::kModulus2), pe + n2, m.lame_parameters ? "Pa" : "1",
+                   m.lame_parameters ? (warp ? modulus : Range::closed(0, 1e12)) : poisson,
+                   std::string("element.") + n2);
+    info.set_param(m.p_element(e, Fem::kDensity), pe + "density", "kg/m^3", Range{0, 1e6, true, false},
+                   "element.density");
+    info.set_param(m.p_element(e, Fem::kDamping), pe + "damping", warp ? "Pa*s" : "s", Range::closed(0, 1e9),
+                   "element.damping");
+  }
+  auto global = [&](int g, const char* name, const char* unit, Range r) { info.set_param(m.p_global(g), name, unit, r, ""); };
+  global(Fem::kGravity, "gravity", "m/s^2", Range::closed(-1e4, 1e4));
+  global(Fem::kMassDamping, "mass_damping", "1/s", Range::closed(0, 1e4));
+  global(Fem::kGroundHeight, "ground.height", "m", Range::closed(-1e6, 1e6));
+  global(Fem::kGroundStiffness, "ground.stiffness", "N/m", Range{0, 1e12, true, false});
+  global(Fem::kGroundDamping, "ground.damping", "N*s/m", Range::closed(0, 1e9));
+  global(Fem::kGroundSmoothing, "ground.smoothing", "m", Range{0, 1e3, true, false});
+  global(Fem::kFriction, "ground.friction", "1", Range::closed(0, 10));
+  global(Fem::kFrictionSmoothing, "ground.friction_smoothing", "m/s", Range{0, 1e3, true, false});
+  return info;
+}
+
+void parse_model(const JsonObject& m, ExperimentConfig& c) {
+  FemSetup& s = c.model.emplace<FemSetup>();
+  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, or vertices and tetrahedra");
+  s.mesh_json = m.raw("mesh");
+  JsonObject g = m.object("mesh");
+  s.mesh = parse_mesh(g);
+  g.finish();
+  const std::string bad = check_and_orient(s.mesh);
+  if (!bad.empty()) config_fail(m.key_path("mesh"), bad);
+  parse_pinned(m, s.mesh);
+  const std::vector<int> surface = surface_vertices(s.mesh);
+  s.topology = pack_fem_topology(s.mesh, surface);
+  s.rest = fem_rest_data(s.mesh);
+  Fem& f = s.model;
+  f.n_vertices = int(s.mesh.vertices.size());
+  f.n_elements = int(s.mesh.elements.size());
+  f.n_surface = int(surface.size());
+
+  JsonObject mat = m.object("material");
+  const std::string law = mat.choice("law", "stable_neo_hookean", {"stable_neo_hookean", "neo_hookean_warp"});
+  f.law = law == "neo_hookean_warp" ? Fem::kNeoHookeanWarp : Fem::kStableNeoHookean;
+  const bool lame = mat.has("mu") || mat.has("lambda");
+  if (lame && (mat.has("young") || mat.has("poisson")))
+    config_fail(mat.key_path("mu"), "give either young and poisson, or mu and lambda, not both");
+  f.lame_parameters = lame;
+  JsonObject gr = m.object("ground");
+  f.ground = gr.choice("type", "penalty", {"penalty", "none"}) == "penalty";
+  c.info = fem_info(f);
+  const auto& R = c.info.param_ranges;
+  const double a = lame ? mat.number("mu", 1e5, R[f.p_element(0, Fem::kModulus1)])
+                        : mat.number("young", 1e6, R[f.p_element(0, Fem::kModulus1)]);
+  const double b = lame ? mat.number("lambda", 1e5, R[f.p_element(0, Fem::kModulus2)])
+                        : mat.number("poisson", 0.3, R[f.p_element(0, Fem::kModulus2)]);
+  const double rho = mat.number("density", 1000.0, R[f.p_element(0, Fem::kDensity)]);
+  const double damping = mat.number("damping", 0.0, R[f.p_element(0, Fem::kDamping)]);
+  mat.finish();
+  c.theta.assign(f.np(), 0.0);
+  for (int e = 0; e < f.n_elements; ++e) {
+    c.theta[f.p_element(e, Fem::kModulus1)] = a;
+    c.theta[f.p_element(e, Fem::kModulus2)] = b;
+    c.theta[f.p_element(e, Fem::kDensity)] = rho;
+    c.theta[f.p_element(e, Fem::kDamping)] = damping;
+  }
+  auto global = [&](const JsonObject& o, const char* key, int g, double def) {
+    c.theta[f.p_global(g)] = o.number(key, def, R[f.p_global(g)]);
+  };
+  global(m, "gravity", Fem::kGravity, 9.81);
+  global(m, "mass_damping", Fem::kMassDamping, 0.0);
+  global(gr, "height", Fem::kGroundHeight, 0.0);
+  global(gr, "stiffness", Fem::kGroundStiffness, 1e4);
+  global(gr, "damping", Fem::kGroundDamping, 10.0);
+  global(gr, "smoothing", Fem::kGroundSmoothing, 1e-3);
+  global(gr, "friction", Fem::kFriction, 0.5);
+  global(gr, "friction_smoothing", Fem::kFrictionSmoothing, 0.01);
+  gr.finish();
+}
+
+// the body starts at rest in its rest shape, optionally shifted and moving as a whole (pinned
+// vertices keep still)
+void parse_initial_state(const JsonObject& s, ExperimentConfig& c) {
+  const FemSetup& st = setup(c);
+  const Fem& m = st.model;
+  const auto shift = s.numbers("offset", {0, 0, 0}, Range::closed(-1e6, 1e6), 3);
+  const auto vel = s.numbers("velocity", {0, 0, 0}, Range::closed(-1e6, 1e6), 3);
+  c.x0.assign(m.nx(), 0.0);
+  for (int i = 0; i < m.n_vertices; ++i)
+    for (int d = 0; d < 3; ++d) {
+      c.x0[m.x_pos(i) + d] = st.mesh.vertices[i][d] + shift[d];
+      c.x0[m.x_vel(i) + d] = st.mesh.pinned[i] ? 0.0 : vel[d];
+    }
+}
+
+void model_json(const ExperimentConfig& c, nlohmann::json& j) {
+  const FemSetup& s = setup(c);
+  const Fem& m = s.model;
+  j["mesh"] = s.mesh_json;
+  j["vertices"] = m.n_vertices;
+  j["elements"] = m.n_elements;
+  j["surface_vertices"] = m.n_surface;
+  int pinned = 0;
+  for (bool p : s.mesh.pinned) pinned += p;
+  j["pinned_vertices"] = pinned;
+  j["law"] = m.law == Fem::kNeoHookeanWarp ? "neo_hookean_warp" : "stable_neo_hookean";
+  j["material_parameters"] = m.lame_parameters ? "lame" : "young_poisson";
+  j["ground"] = m.ground ? "penalty" : "none";
+  j["integrator"] = "symplectic_euler";
+  j["lumped_mass"] = true;
+}
+
+void set_dt(ExperimentConfig& c, double dt) { c.model_state<FemSetup>().model.dt = dt; }
+
+// a runner owns copies of the mesh arrays and points its model at them
+struct FemRunnerHooks : RunnerHooks<Fem> {
+  std::vector<int> topology;
+  std::vector<double> rest;
+  void bind(const ExperimentConfig& c, Fem& m, const RunnerOptions&) {
+    topology = setup(c).topology;
+    rest = setup(c).rest;
+    m.topo = topology.data();
+    m.rest = rest.data();
+  }
+  static bool measures_penetration(const Fem& m) { return m.ground; }
+  // the deepest surface vertex below the ground [m]
+  static double penetration(const Fem& m, View<const double> x, View<const double> p) {
+    double worst = -1e300;
+    for (int s = 0; s < m.n_surface; ++s)
+      worst = std::max(worst, p[m.p_global(Fem::kGroundHeight)] - x[m.x_pos(m.surface_vertex(s)) + 1]);
+    return worst;
+  }
+};
+
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+  return make_model_runner<Fem, FemRunnerHooks>(c, setup(c).model, backend, options);
+}
+
+}  // namespace
+
+const ModelDef& fem_model() {
+  static const ModelDef def = [] {
+    ModelDef d;
+    d.name = FemSetup::kModel;
+    d.parse_model = parse_model;
+    d.parse_initial_state = parse_initial_state;
+    d.model_json = model_json;
+    d.set_dt = set_dt;
+    d.make_runner = new_runner;
+    d.penetration_label = true;
+    d.reports_com_travel_x = true;
+    return d;
+  }();
+  return def;
+}
+
+}  // namespace steer
