@@ -17,7 +17,72 @@ Mat3<double> rest_shape(const TetMesh& m, const std::array<int, 4>& t) {
   return D;
 }
 
+// the cube's tetrahedra (corners v[b], bit 0: +x, bit 1: +y, bit 2: +z) as grid_mesh cuts cell
+// (i, j, k)
+void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell, std::vector<std::array<int, 4>>& out) {
+  if (tets_per_cell == 6) {
+    // the six paths from corner 0 to corner 7 along the axes, one per axis order
+    const int order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (const auto& o : order) {
+      const int a = 1 << o[0], b = a | (1 << o[1]);
+      out.push_back({v[0], v[a], v[b], v[7]});
+    }
+  } else if ((i + j + k) % 2 == 0) {
+    // the corner tetrahedra at 0, 3, 5, 6 and the centre one 1, 2, 4, 7
+    out.push_back({v[0], v[1], v[2], v[4]});
+    out.push_back({v[3], v[1], v[2], v[7]});
+    out.push_back({v[5], v[1], v[4], v[7]});
+    out.push_back({v[6], v[2], v[4], v[7]});
+    out.push_back({v[1], v[2], v[4], v[7]});
+  } else {
+    // mirrored: the corners 1, 2, 4, 7 and the centre 0, 3, 5, 6
+    out.push_back({v[1], v[0], v[3], v[5]});
+    out.push_back({v[2], v[0], v[3], v[6]});
+    out.push_back({v[4], v[0], v[5], v[6]});
+    out.push_back({v[7], v[3], v[5], v[6]});
+    out.push_back({v[0], v[3], v[5], v[6]});
+  }
+}
+
 }  // namespace
+
+void TetMesh::reset_element_data() {
+  material.assign(elements.size(), 0);
+  actuator.assign(elements.size(), -1);
+  fibre.assign(elements.size(), {0, 0, 0});
+  actuator_kinds.clear();
+}
+
+std::array<double, 3> TetMesh::centroid(int e) const {
+  std::array<double, 3> c{0, 0, 0};
+  for (int a = 0; a < 4; ++a)
+    for (int d = 0; d < 3; ++d) c[d] += 0.25 * vertices[elements[e][a]][d];
+  return c;
+}
+
+TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::array<double, 3>& cell,
+                   const std::array<double, 3>& origin, int tets_per_cell) {
+  TetMesh m;
+  std::map<std::array<int, 3>, int> lattice;  // (k, j, i) -> vertex
+  for (const auto& c : cells)
+    for (int b = 0; b < 8; ++b) lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}] = 0;
+  for (auto& [key, index] : lattice) {
+    index = int(m.vertices.size());
+    m.vertices.push_back({origin[0] + key[2] * cell[0], origin[1] + key[1] * cell[1], origin[2] + key[0] * cell[2]});
+  }
+  m.pinned.assign(m.vertices.size(), false);
+  std::vector<int> material;
+  for (const auto& c : cells) {
+    int v[8];
+    for (int b = 0; b < 8; ++b) v[b] = lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}];
+    const size_t before = m.elements.size();
+    cut_cube(v, c[0], c[1], c[2], tets_per_cell, m.elements);
+    material.insert(material.end(), m.elements.size() - before, c[3]);
+  }
+  m.reset_element_data();
+  m.material = material;
+  return m;
+}
 
 TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& cell,
                   const std::array<double, 3>& origin, int tets_per_cell) {
@@ -35,29 +100,9 @@ TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& 
         // the cube's corners, bit 0: +x, bit 1: +y, bit 2: +z
         int v[8];
         for (int b = 0; b < 8; ++b) v[b] = id(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1));
-        if (tets_per_cell == 6) {
-          // the six paths from corner 0 to corner 7 along the axes, one per axis order
-          const int order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-          for (const auto& o : order) {
-            const int a = 1 << o[0], b = a | (1 << o[1]);
-            m.elements.push_back({v[0], v[a], v[b], v[7]});
-          }
-        } else if ((i + j + k) % 2 == 0) {
-          // the corner tetrahedra at 0, 3, 5, 6 and the centre one 1, 2, 4, 7
-          m.elements.push_back({v[0], v[1], v[2], v[4]});
-          m.elements.push_back({v[3], v[1], v[2], v[7]});
-          m.elements.push_back({v[5], v[1], v[4], v[7]});
-          m.elements.push_back({v[6], v[2], v[4], v[7]});
-          m.elements.push_back({v[1], v[2], v[4], v[7]});
-        } else {
-          // mirrored: the corners 1, 2, 4, 7 and the centre 0, 3, 5, 6
-          m.elements.push_back({v[1], v[0], v[3], v[5]});
-          m.elements.push_back({v[2], v[0], v[3], v[6]});
-          m.elements.push_back({v[4], v[0], v[5], v[6]});
-          m.elements.push_back({v[7], v[3], v[5], v[6]});
-          m.elements.push_back({v[0], v[3], v[5], v[6]});
-        }
+        cut_cube(v, i, j, k, tets_per_cell, m.elements);
       }
+  m.reset_element_data();
   return m;
 }
 
@@ -111,8 +156,10 @@ std::vector<int> surface_vertices(const TetMesh& mesh) {
 std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& surface) {
   std::vector<int> t;
   for (const auto& e : mesh.elements) t.insert(t.end(), e.begin(), e.end());
+  t.insert(t.end(), mesh.actuator.begin(), mesh.actuator.end());
   for (size_t i = 0; i < mesh.vertices.size(); ++i) t.push_back(mesh.pinned[i] ? Fem::kFlagPinned : 0);
   t.insert(t.end(), surface.begin(), surface.end());
+  t.insert(t.end(), mesh.actuator_kinds.begin(), mesh.actuator_kinds.end());
   return t;
 }
 
@@ -126,6 +173,8 @@ std::vector<double> fem_rest_data(const TetMesh& mesh) {
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) r.push_back(C.a[j][i] / det);
     r.push_back(std::abs(det) / 6.0);
+    const size_t e = &t - mesh.elements.data();
+    for (int c = 0; c < 3; ++c) r.push_back(mesh.fibre[e][c]);
   }
   return r;
 }

@@ -14,6 +14,14 @@ struct TetMesh {
   std::vector<std::array<double, 3>> vertices;  // rest positions [m]
   std::vector<std::array<int, 4>> elements;     // vertex indices, positively oriented
   std::vector<bool> pinned;                     // per vertex
+  // per element: its voxel's material index (voxel meshes; 0 otherwise), its actuator (−1: none)
+  // and its unit fibre in the rest frame (a muscle's direction; zero otherwise)
+  std::vector<int> material, actuator;
+  std::vector<std::array<double, 3>> fibre;
+  std::vector<int> actuator_kinds;  // per actuator, ActiveStress::Kind
+  // every element passive, material 0 (after the elements are listed)
+  void reset_element_data();
+  std::array<double, 3> centroid(int e) const;
 };
 
 // a box of nx × ny × nz cubes of edge `cell` [m] (per axis) from `origin`, each cut into 5
@@ -21,6 +29,12 @@ struct TetMesh {
 // cut along the cube's main diagonal); vertex (i, j, k) is index i + (nx + 1)(j + (ny + 1) k)
 TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& cell,
                   const std::array<double, 3>& origin, int tets_per_cell);
+
+// the cells [i, j, k] listed (each with its material index m: [i, j, k, m]), each cut as
+// grid_mesh cuts; vertices shared between neighbouring cells, numbered in the order of
+// (k, j, i); mesh.material[e] is the cell's m
+TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::array<double, 3>& cell,
+                   const std::array<double, 3>& origin, int tets_per_cell);
 
 // Orients every element positively (swapping two vertices where det D_m < 0). Returns an empty
 // string, or what is wrong: an element with a repeated or out-of-range vertex, a degenerate

@@ -3,6 +3,7 @@
 // table, initial state, effective-config keys, runner and registration (docs/fem.md).
 #include <array>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,12 +28,70 @@ std::array<double, 3> vec3(const JsonObject& o, const std::string& key, std::arr
   return {v[0], v[1], v[2]};
 }
 
-// model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}} or {vertices, tetrahedra}
-TetMesh parse_mesh(const JsonObject& g) {
+// cell_size (one number, or one per axis), origin and tets_per_cell of a grid or voxel layout
+struct CellLayout {
+  std::array<double, 3> size{}, origin{};
+  int per = 5;
+};
+CellLayout parse_cell_layout(const JsonObject& o) {
+  CellLayout l;
+  const Range positive{0, 1e3, true, false};
+  if (o.has("cell_size") && o.raw("cell_size").is_array()) {
+    l.size = vec3(o, "cell_size", {0.1, 0.1, 0.1}, positive);
+  } else {
+    const double s = o.number("cell_size", 0.1, positive);
+    l.size = {s, s, s};
+  }
+  l.origin = vec3(o, "origin", {0, 0, 0}, Range::closed(-1e6, 1e6));
+  l.per = int(o.integer("tets_per_cell", 5, 5, 6));
+  return l;
+}
+
+// mesh.voxels: {cells: [[i, j, k] or [i, j, k, material]], cell_size, origin, tets_per_cell}
+TetMesh parse_voxels(const JsonObject& g, int n_materials) {
+  JsonObject vox = g.object("voxels");
+  const auto& cells = vox.raw("cells");
+  const std::string cp = vox.key_path("cells");
+  if (!cells.is_array() || cells.empty())
+    config_fail(cp, "expected a non-empty array of [i, j, k] or [i, j, k, material] cells");
+  std::vector<std::array<int, 4>> cv;
+  std::map<std::array<int, 3>, size_t> seen;
+  for (size_t q = 0; q < cells.size(); ++q) {
+    const auto& e = cells[q];
+    if (!e.is_array() || (e.size() != 3 && e.size() != 4))
+      config_fail(idx(cp, q), "expected [i, j, k] or [i, j, k, material], integers");
+    std::array<int, 4> c{0, 0, 0, 0};
+    for (size_t a = 0; a < e.size(); ++a) {
+      const long hi = a < 3 ? 1000 : n_materials - 1;
+      if (!e[a].is_number_integer() || e[a].get<long>() < 0 || e[a].get<long>() > hi)
+        config_fail(idx(cp, q), a < 3 ? "cell indices must be integers in [0, 1000]"
+                                      : "the material must be an index in [0, " + std::to_string(hi) +
+                                            "] (0: model.material, m >= 1: model.voxel_materials[m - 1])");
+      c[a] = e[a].get<int>();
+    }
+    if (!seen.emplace(std::array<int, 3>{c[0], c[1], c[2]}, q).second)
+      config_fail(idx(cp, q), "cell listed twice (first at index " + std::to_string(seen[{c[0], c[1], c[2]}]) + ")");
+    cv.push_back(c);
+  }
+  const CellLayout l = parse_cell_layout(vox);
+  vox.finish();
+  TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per);
+  if (int(mesh.vertices.size()) > Fem::kMaxVertices)
+    config_fail(cp, "the voxels have " + std::to_string(mesh.vertices.size()) +
+                        " vertices; the model takes at most " + std::to_string(Fem::kMaxVertices));
+  return mesh;
+}
+
+// model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}}, {voxels: …} or {vertices,
+// tetrahedra}
+TetMesh parse_mesh(const JsonObject& g, int n_materials) {
   TetMesh mesh;
+  const int kinds = int(g.has("grid")) + int(g.has("voxels")) + int(g.has("vertices") || g.has("tetrahedra"));
+  if (kinds > 1) config_fail(g.path(), "give one of grid, voxels, or vertices + tetrahedra");
+  if (n_materials > 1 && !g.has("voxels"))
+    config_fail(g.path(), "model.voxel_materials needs mesh.voxels (its cells name the materials)");
+  if (g.has("voxels")) return parse_voxels(g, n_materials);
   if (g.has("grid")) {
-    if (g.has("vertices") || g.has("tetrahedra"))
-      config_fail(g.key_path("grid"), "give either grid or vertices + tetrahedra, not both");
     JsonObject grid = g.object("grid");
     const auto& cells = grid.raw("cells");
     const std::string cp = grid.key_path("cells");
@@ -44,25 +103,16 @@ TetMesh parse_mesh(const JsonObject& g) {
         config_fail(cp, "expected [nx, ny, nz], three integers in [1, 1000]");
       n[a] = cells[a].get<int>();
     }
-    std::array<double, 3> size{};
-    const Range positive{0, 1e3, true, false};
-    if (grid.has("cell_size") && grid.raw("cell_size").is_array()) {
-      size = vec3(grid, "cell_size", {0.1, 0.1, 0.1}, positive);
-    } else {
-      const double s = grid.number("cell_size", 0.1, positive);
-      size = {s, s, s};
-    }
-    const std::array<double, 3> origin = vec3(grid, "origin", {0, 0, 0}, Range::closed(-1e6, 1e6));
-    const int per = int(grid.integer("tets_per_cell", 5, 5, 6));
+    const CellLayout l = parse_cell_layout(grid);
     grid.finish();
     const long vertices = long(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
     if (vertices > Fem::kMaxVertices)
       config_fail(cp, "the grid has " + std::to_string(vertices) + " vertices; the model takes at most " +
                           std::to_string(Fem::kMaxVertices));
-    return grid_mesh(n, size, origin, per);
+    return grid_mesh(n, l.size, l.origin, l.per);
   }
   if (!g.has("vertices") || !g.has("tetrahedra"))
-    config_fail(g.path(), "expected grid, or vertices and tetrahedra");
+    config_fail(g.path(), "expected grid, voxels, or vertices and tetrahedra");
   const auto& vs = g.raw("vertices");
   const std::string vp = g.key_path("vertices");
   if (!vs.is_array() || vs.size() < 4 || vs.size() > size_t(Fem::kMaxVertices))
@@ -89,6 +139,7 @@ TetMesh parse_mesh(const JsonObject& g) {
     mesh.elements.push_back(q);
   }
   mesh.pinned.assign(mesh.vertices.size(), false);
+  mesh.reset_element_data();
   return mesh;
 }
 
@@ -137,6 +188,10 @@ ModelInfo fem_info(const Fem& m) {
       info.state_groups["vertex.position"].push_back(m.x_pos(i) + c);
       info.state_groups["vertex.velocity"].push_back(m.x_vel(i) + c);
     }
+  for (int a = 0; a < m.n_actuators; ++a) {
+    info.control_names.push_back("actuator[" + std::to_string(a) + "]");
+    info.control_units.push_back("1");
+  }
   info.resize_params(m.np());
   const bool warp = m.law == Fem::kNeoHookeanWarp;
   const char* n1 = m.lame_parameters ? "mu" : "young";
@@ -154,6 +209,10 @@ ModelInfo fem_info(const Fem& m) {
                    "element.density");
     info.set_param(m.p_element(e, Fem::kDamping), pe + "damping", warp ? "Pa*s" : "s", Range::closed(0, 1e9),
                    "element.damping");
+    // a fill of 0 would leave a vertex massless: SIMP's usual floor 10⁻³
+    info.set_param(m.p_element(e, Fem::kFill), pe + "fill", "1", Range::closed(1e-3, 1), "element.fill");
+    info.set_param(m.p_element(e, Fem::kActuation), pe + "actuation", "Pa", Range::closed(0, 1e9),
+                   "element.actuation");
   }
   auto global = [&](int g, const char* name, const char* unit, Range r) { info.set_param(m.p_global(g), name, unit, r, ""); };
   global(Fem::kGravity, "gravity", "m/s^2", Range::closed(-1e4, 1e4));
@@ -167,16 +226,99 @@ ModelInfo fem_info(const Fem& m) {
   return info;
 }
 
+// one material's element slots: the two moduli, density, damping
+struct MaterialSpec {
+  double a = 0, b = 0, rho = 0, damping = 0;
+};
+// model.material or model.voxel_materials[i]: the parameterization (E, ν or μ, λ) is the base
+// material's, and the law is set once, in model.material
+MaterialSpec parse_material(JsonObject& mat, const Fem& f, const std::vector<Range>& R) {
+  if (f.lame_parameters ? (mat.has("young") || mat.has("poisson")) : (mat.has("mu") || mat.has("lambda")))
+    config_fail(mat.key_path(f.lame_parameters ? (mat.has("young") ? "young" : "poisson")
+                                               : (mat.has("mu") ? "mu" : "lambda")),
+                "give either young and poisson, or mu and lambda, the same pair in every material "
+                "(model.material sets it)");
+  MaterialSpec q;
+  const Range& r1 = R[f.p_element(0, Fem::kModulus1)];
+  const Range& r2 = R[f.p_element(0, Fem::kModulus2)];
+  q.a = f.lame_parameters ? mat.number("mu", 1e5, r1) : mat.number("young", 1e6, r1);
+  q.b = f.lame_parameters ? mat.number("lambda", 1e5, r2) : mat.number("poisson", 0.3, r2);
+  q.rho = mat.number("density", 1000.0, R[f.p_element(0, Fem::kDensity)]);
+  q.damping = mat.number("damping", 0.0, R[f.p_element(0, Fem::kDamping)]);
+  return q;
+}
+
+// model.actuators: [{kind, strength, fibre, region: {min, max}} or {…, material: m}]: the
+// elements whose rest centroid lies in the region, or whose voxel has material m; returns each
+// actuator's strength [Pa]
+std::vector<double> parse_actuators(const JsonObject& m, TetMesh& mesh, int n_materials) {
+  std::vector<double> strength;
+  if (!m.has("actuators")) return strength;
+  const auto& list = m.raw("actuators");
+  const std::string ap = m.key_path("actuators");
+  if (!list.is_array() || list.empty() || list.size() > 64) config_fail(ap, "expected an array of 1 to 64 actuators");
+  const int E = int(mesh.elements.size());
+  for (size_t q = 0; q < list.size(); ++q) {
+    JsonObject a(list[q], idx(ap, q));
+    const std::string kind = a.choice("kind", "muscle", {"muscle", "pneumatic"});
+    strength.push_back(a.number("strength", 1e4, Range::closed(0, 1e9)));
+    std::array<double, 3> fibre{0, 0, 0};
+    if (kind == "muscle") {
+      fibre = vec3(a, "fibre", {1, 0, 0}, Range::closed(-1e6, 1e6));
+      const double n = std::sqrt(fibre[0] * fibre[0] + fibre[1] * fibre[1] + fibre[2] * fibre[2]);
+      if (!(n > 0)) config_fail(a.key_path("fibre"), "must not be the zero vector");
+      for (double& v : fibre) v /= n;
+    } else if (a.has("fibre")) {
+      config_fail(a.key_path("fibre"), "applies to kind \"muscle\" only");
+    }
+    const bool by_region = a.has("region"), by_material = a.has("material");
+    if (by_region == by_material) config_fail(a.path(), "give either region or material");
+    std::array<double, 3> lo{}, hi{};
+    int material = -1;
+    if (by_region) {
+      JsonObject box = a.object("region");
+      lo = vec3(box, "min", {-1e9, -1e9, -1e9}, Range::closed(-1e9, 1e9));
+      hi = vec3(box, "max", {1e9, 1e9, 1e9}, Range::closed(-1e9, 1e9));
+      box.finish();
+    } else {
+      material = int(a.integer("material", 0, 0, n_materials - 1));
+    }
+    a.finish();
+    int count = 0;
+    for (int e = 0; e < E; ++e) {
+      bool in = material >= 0 ? mesh.material[e] == material : true;
+      if (by_region) {
+        const auto c = mesh.centroid(e);
+        for (int d = 0; d < 3; ++d) in = in && c[d] >= lo[d] && c[d] <= hi[d];
+      }
+      if (!in) continue;
+      if (mesh.actuator[e] >= 0)
+        config_fail(idx(ap, q), "element " + std::to_string(e) + " belongs to actuators[" +
+                                    std::to_string(mesh.actuator[e]) + "] too; an element has one actuator");
+      mesh.actuator[e] = int(q);
+      mesh.fibre[e] = fibre;
+      ++count;
+    }
+    if (count == 0) config_fail(idx(ap, q), "holds no element");
+    mesh.actuator_kinds.push_back(kind == "muscle" ? ActiveStress<double>::kMuscle : ActiveStress<double>::kPneumatic);
+  }
+  return strength;
+}
+
 void parse_model(const JsonObject& m, ExperimentConfig& c) {
   FemSetup& s = c.model.emplace<FemSetup>();
-  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, or vertices and tetrahedra");
+  const int n_materials = 1 + (m.has("voxel_materials") && m.raw("voxel_materials").is_array()
+                                   ? int(m.raw("voxel_materials").size())
+                                   : 0);
+  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, voxels, or vertices and tetrahedra");
   s.mesh_json = m.raw("mesh");
   JsonObject g = m.object("mesh");
-  s.mesh = parse_mesh(g);
+  s.mesh = parse_mesh(g, n_materials);
   g.finish();
   const std::string bad = check_and_orient(s.mesh);
   if (!bad.empty()) config_fail(m.key_path("mesh"), bad);
   parse_pinned(m, s.mesh);
+  const std::vector<double> strength = parse_actuators(m, s.mesh, n_materials);
   const std::vector<int> surface = surface_vertices(s.mesh);
   s.topology = pack_fem_topology(s.mesh, surface);
   s.rest = fem_rest_data(s.mesh);
@@ -184,31 +326,39 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   f.n_vertices = int(s.mesh.vertices.size());
   f.n_elements = int(s.mesh.elements.size());
   f.n_surface = int(surface.size());
+  f.n_actuators = int(strength.size());
+  f.simp_penalty = m.number("simp_penalty", 3.0, Range::closed(1, 10));
 
   JsonObject mat = m.object("material");
   const std::string law = mat.choice("law", "stable_neo_hookean", {"stable_neo_hookean", "neo_hookean_warp"});
   f.law = law == "neo_hookean_warp" ? Fem::kNeoHookeanWarp : Fem::kStableNeoHookean;
-  const bool lame = mat.has("mu") || mat.has("lambda");
-  if (lame && (mat.has("young") || mat.has("poisson")))
-    config_fail(mat.key_path("mu"), "give either young and poisson, or mu and lambda, not both");
-  f.lame_parameters = lame;
+  f.lame_parameters = mat.has("mu") || mat.has("lambda");
   JsonObject gr = m.object("ground");
   f.ground = gr.choice("type", "penalty", {"penalty", "none"}) == "penalty";
   c.info = fem_info(f);
   const auto& R = c.info.param_ranges;
-  const double a = lame ? mat.number("mu", 1e5, R[f.p_element(0, Fem::kModulus1)])
-                        : mat.number("young", 1e6, R[f.p_element(0, Fem::kModulus1)]);
-  const double b = lame ? mat.number("lambda", 1e5, R[f.p_element(0, Fem::kModulus2)])
-                        : mat.number("poisson", 0.3, R[f.p_element(0, Fem::kModulus2)]);
-  const double rho = mat.number("density", 1000.0, R[f.p_element(0, Fem::kDensity)]);
-  const double damping = mat.number("damping", 0.0, R[f.p_element(0, Fem::kDamping)]);
+  std::vector<MaterialSpec> materials{parse_material(mat, f, R)};
   mat.finish();
+  if (n_materials > 1) {
+    const std::string vp = m.key_path("voxel_materials");
+    for (int q = 1; q < n_materials; ++q) {
+      JsonObject vm(m.raw("voxel_materials")[q - 1], idx(vp, q - 1));
+      if (vm.has("law")) config_fail(vm.key_path("law"), "the law is model.material.law, for every material");
+      materials.push_back(parse_material(vm, f, R));
+      vm.finish();
+    }
+  } else if (m.has("voxel_materials") && !m.raw("voxel_materials").is_array()) {
+    config_fail(m.key_path("voxel_materials"), "expected an array of materials");
+  }
   c.theta.assign(f.np(), 0.0);
   for (int e = 0; e < f.n_elements; ++e) {
-    c.theta[f.p_element(e, Fem::kModulus1)] = a;
-    c.theta[f.p_element(e, Fem::kModulus2)] = b;
-    c.theta[f.p_element(e, Fem::kDensity)] = rho;
-    c.theta[f.p_element(e, Fem::kDamping)] = damping;
+    const MaterialSpec& q = materials[s.mesh.material[e]];
+    c.theta[f.p_element(e, Fem::kModulus1)] = q.a;
+    c.theta[f.p_element(e, Fem::kModulus2)] = q.b;
+    c.theta[f.p_element(e, Fem::kDensity)] = q.rho;
+    c.theta[f.p_element(e, Fem::kDamping)] = q.damping;
+    c.theta[f.p_element(e, Fem::kFill)] = 1.0;
+    c.theta[f.p_element(e, Fem::kActuation)] = s.mesh.actuator[e] >= 0 ? strength[s.mesh.actuator[e]] : 0.0;
   }
   auto global = [&](const JsonObject& o, const char* key, int g, double def) {
     c.theta[f.p_global(g)] = o.number(key, def, R[f.p_global(g)]);

@@ -40,6 +40,8 @@ Fem bind_mesh(TetMesh mesh, int law, bool lame, bool ground, double dt) {
   m.n_vertices = int(mesh.vertices.size());
   m.n_elements = int(mesh.elements.size());
   m.n_surface = int(surface.size());
+  m.n_actuators = int(mesh.actuator_kinds.size());
+  m.simp_penalty = 3;
   m.law = law;
   m.lame_parameters = lame;
   m.ground = ground;
@@ -56,8 +58,9 @@ const TetMesh& mesh_of(const Fem& m) {
   throw std::logic_error("mesh not bound");
 }
 
-// θ: every element's (modulus₁, modulus₂, ρ, damping) drawn ±jitter around the given values;
-// globals g, α, y_g, k_g, d_g, w_g, μ, v_s
+// θ: every element's (modulus₁, modulus₂, ρ, damping) drawn ±jitter around the given values, its
+// fill 1 − jitter·U(0, 1) and its actuation strength 2·10⁴ Pa (1 ± jitter); globals g, α, y_g,
+// k_g, d_g, w_g, μ, v_s
 std::vector<double> params_for(const Fem& m, double a, double b, double rho, double damping,
                                double jitter, double ground_height, unsigned seed) {
   std::mt19937 rng(seed);
@@ -68,6 +71,8 @@ std::vector<double> params_for(const Fem& m, double a, double b, double rho, dou
     p[m.p_element(e, Fem::kModulus2)] = b * (1 + U(rng));
     p[m.p_element(e, Fem::kDensity)] = rho * (1 + U(rng));
     p[m.p_element(e, Fem::kDamping)] = damping * (1 + U(rng));
+    p[m.p_element(e, Fem::kFill)] = 1 - 0.5 * (jitter + U(rng));
+    p[m.p_element(e, Fem::kActuation)] = 2e4 * (1 + U(rng));
   }
   const double g[Fem::kNumGlobals] = {9.81, 0.5, ground_height, 2e3, 5.0, 5e-3, 0.8, 0.05};
   for (int q = 0; q < Fem::kNumGlobals; ++q) p[m.p_global(q)] = g[q];
@@ -92,22 +97,50 @@ TetMesh block(std::array<int, 3> cells, double cell, double y0, int per) {
   return grid_mesh(cells, {cell, cell, cell}, {0, y0, 0}, per);
 }
 
+// actuators on a mesh: a muscle along `fibre` on the elements of the first half (by index), a
+// pneumatic chamber on the rest when `pneumatic`
+TetMesh with_actuators(TetMesh mesh, std::array<double, 3> fibre, bool pneumatic) {
+  const double n = std::sqrt(fibre[0] * fibre[0] + fibre[1] * fibre[1] + fibre[2] * fibre[2]);
+  for (double& v : fibre) v /= n;
+  const int E = int(mesh.elements.size());
+  mesh.actuator_kinds = {ActiveStress<double>::kMuscle};
+  if (pneumatic) mesh.actuator_kinds.push_back(ActiveStress<double>::kPneumatic);
+  for (int e = 0; e < E; ++e) {
+    if (e < E / 2) {
+      mesh.actuator[e] = 0;
+      mesh.fibre[e] = fibre;
+    } else if (pneumatic) {
+      mesh.actuator[e] = 1;
+    }
+  }
+  return mesh;
+}
+
+std::vector<double> controls_for(const Fem& m, int steps, double amplitude) {
+  std::vector<double> u(size_t(steps) * m.nu());
+  for (size_t i = 0; i < u.size(); ++i) u[i] = amplitude * std::sin(0.37 * double(i) + 0.3);
+  return u;
+}
+
 struct FemCases {
   using Model = Fem;
   static std::vector<StepCase<Fem>> step_cases() {
     std::vector<StepCase<Fem>> out;
     {
       // its lowest vertices within the ground's smoothing width of y_g = 0.02
-      TetMesh mesh = block({1, 2, 1}, 0.05, 0.021, 6);
+      TetMesh mesh = with_actuators(block({1, 2, 1}, 0.05, 0.021, 6), {1, 2, 0.5}, true);
       mesh.pinned[mesh.vertices.size() - 1] = true;
       Fem m = bind_mesh(mesh, Fem::kStableNeoHookean, false, true, 1e-3);
-      out.push_back({"stable neo-Hookean (E, nu) on the ground, a pinned corner", m,
-                     state_for(m, 4e-3, 0.3, 1), {}, params_for(m, 1e5, 0.3, 1000, 0.02, 0.2, 0.02, 2), 1e-3});
+      out.push_back({"stable neo-Hookean (E, nu) on the ground, a pinned corner, a muscle and a chamber", m,
+                     state_for(m, 4e-3, 0.3, 1), controls_for(m, 1, 0.8),
+                     params_for(m, 1e5, 0.3, 1000, 0.02, 0.2, 0.02, 2), 1e-3});
     }
     {
-      Fem m = bind_mesh(block({2, 1, 1}, 0.05, 0.3, 5), Fem::kNeoHookeanWarp, true, false, 1e-3);
-      out.push_back({"warp.sim's neo-Hookean (k_mu, k_lambda), five tetrahedra per cell", m,
-                     state_for(m, 5e-3, 0.5, 3), {}, params_for(m, 2e4, 8e4, 500, 30.0, 0.2, 0.0, 4)});
+      Fem m = bind_mesh(with_actuators(block({2, 1, 1}, 0.05, 0.3, 5), {0, 0, 1}, false), Fem::kNeoHookeanWarp,
+                        true, false, 1e-3);
+      out.push_back({"warp.sim's neo-Hookean (k_mu, k_lambda), five tetrahedra per cell, a muscle", m,
+                     state_for(m, 5e-3, 0.5, 3), controls_for(m, 1, -0.6),
+                     params_for(m, 2e4, 8e4, 500, 30.0, 0.2, 0.0, 4)});
     }
     {
       // vertex 0 pushed through the opposite face of its corner tetrahedron: J < 0 there
@@ -124,8 +157,9 @@ struct FemCases {
     {
       // dropped 5 mm onto the ground, sliding along x
       RolloutCase<Fem> c;
-      c.name = "stable neo-Hookean block landing and sliding, CoM and terminal loss";
-      c.model = bind_mesh(block({2, 1, 1}, 0.05, 0.005, 6), Fem::kStableNeoHookean, false, true, 5e-4);
+      c.name = "stable neo-Hookean block landing and sliding, actuated, CoM and terminal loss";
+      c.model = bind_mesh(with_actuators(block({2, 1, 1}, 0.05, 0.005, 6), {1, 0, 0}, true),
+                          Fem::kStableNeoHookean, false, true, 5e-4);
       c.loss.com = true;
       c.loss.com_axis = 0;
       c.loss.com_weight = -1.0;
@@ -136,21 +170,24 @@ struct FemCases {
       c.steps = 60;
       c.checkpoint_every = 8;
       c.x0 = state_for(c.model, 0.0, 0.0, 7);
-      for (int i = 0; i < c.model.n_vertices; ++i) c.x0[c.model.x_vel(i)] = 0.4;
+      for (int i = 0; i < c.model.n_vertices; ++i) c.x0[c.model.x_vel(i)] = 0.1;
+      c.u = controls_for(c.model, c.steps, 0.5);
+      c.loss.effort_weight = 1e-3;
       c.p = params_for(c.model, 5e4, 0.3, 1000, 0.01, 0.1, 0.0, 8);
-      c.fd_scale = 1e-2;
       out.push_back(c);
     }
     {
       // a cantilever pinned at x = 0 swinging under gravity, warp.sim's law
       RolloutCase<Fem> c;
       c.name = "warp.sim's neo-Hookean cantilever swinging, tip target";
-      TetMesh mesh = grid_mesh({3, 1, 1}, {0.05, 0.03, 0.03}, {0, 0.5, 0}, 5);
+      // near y = 0, so that the positions' rounding (relative to |y|) stays far below the FD
+      // differences
+      TetMesh mesh = grid_mesh({3, 1, 1}, {0.05, 0.03, 0.03}, {0, 0.0, 0}, 5);
       for (size_t i = 0; i < mesh.vertices.size(); ++i) mesh.pinned[i] = mesh.vertices[i][0] < 1e-9;
       c.model = bind_mesh(mesh, Fem::kNeoHookeanWarp, true, false, 5e-4);
       c.loss.n_terminal = 2;
       c.loss.terminal_index[0] = c.model.x_pos(3) + 1;
-      c.loss.terminal_target[0] = 0.45;
+      c.loss.terminal_target[0] = -0.05;
       c.loss.terminal_weight[0] = 100.0;
       c.loss.terminal_index[1] = c.model.x_vel(3) + 1;
       c.loss.terminal_target[1] = 0.0;
@@ -179,6 +216,7 @@ FemMaterial<double> material(int law, double E, double nu) {
   std::vector<double> p(m.np(), 0.0);
   p[m.p_element(0, Fem::kModulus1)] = E;
   p[m.p_element(0, Fem::kModulus2)] = nu;
+  p[m.p_element(0, Fem::kFill)] = 1;
   return m.element_material<double>(View<const double>{p.data(), 1}, 0);
 }
 

@@ -1,11 +1,11 @@
 // One linear tetrahedron of the FEM model (fem/model.h): its nodal forces from the positions
-// and velocities of its four vertices, their vector-Jacobian product, and the elastic forces'
-// differential (the stiffness matrix applied to a displacement).
+// and velocities of its four vertices and its active stress, their vector-Jacobian product, and
+// the elastic forces' differential (the stiffness matrix applied to a displacement).
 //
 // With the rest shape matrix D_m = [X₁ − X₀, X₂ − X₀, X₃ − X₀] (columns) and B = D_m⁻¹, V = |det
 // D_m| / 6 the rest volume:
 //   F = D_s B,  Ḟ = Ḋ_s B,  D_s = [x₁ − x₀, x₂ − x₀, x₃ − x₀],  Ḋ_s the same of the velocities
-//   P_tot = P(F) + P_d(F, Ḟ)                         (fem/material.h)
+//   P_tot = P(F) + P_d(F, Ḟ) + a A(F)               (fem/material.h; the active stress below)
 //   f_j = −V (P_tot Bᵀ) e_j  (j = 1, 2, 3),  f₀ = −(f₁ + f₂ + f₃)
 // which is f = −∂(V Ψ)/∂x for the elastic part: the element's potential gradient.
 #pragma once
@@ -19,6 +19,35 @@ template <class S>
 struct TetNodes {
   S x[4][3], v[4][3];
 };
+
+// An element's active stress (Fem's actuators): level a = u · s [Pa] (the actuator's control u
+// times the element's actuation strength s) and its kind:
+//   muscle      P_a = a (F d) ⊗ d = a F d dᵀ, d the unit fibre in the rest frame: the gradient of
+//               a/2 |F d|², so a > 0 shortens the fibre (contracts)
+//   pneumatic   P_a = −a ∂J/∂F: the gradient of −a (J − 1), so a > 0 expands the element
+// kind kPassive: none.
+template <class S>
+struct ActiveStress {
+  enum Kind { kPassive = -1, kMuscle = 0, kPneumatic = 1 };
+  int kind = kPassive;
+  S level = S(0);
+  S fibre[3] = {S(0), S(0), S(0)};
+};
+// the active stress per unit level, A(F) (P_a = a A(F))
+template <class S>
+STEER_HD Mat3<S> active_direction(const ActiveStress<S>& act, const Mat3<S>& F, const Mat3<S>& C) {
+  Mat3<S> A;
+  if (act.kind == ActiveStress<S>::kPneumatic) {
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) A.a[r][k] = -C.a[r][k];
+    return A;
+  }
+  S Fd[3];
+  for (int r = 0; r < 3; ++r) Fd[r] = F.a[r][0] * act.fibre[0] + F.a[r][1] * act.fibre[1] + F.a[r][2] * act.fibre[2];
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) A.a[r][k] = Fd[r] * act.fibre[k];
+  return A;
+}
 
 // D (a 4×3 nodal field) ↦ [d₁ − d₀, d₂ − d₀, d₃ − d₀] B
 template <class S>
@@ -57,24 +86,27 @@ STEER_HD Mat3<S> adj_tet_stress_forces(const S (&fbar)[4][3], const Mat3<S>& B, 
   return mat3_mul(G, B);
 }
 
-// elastic and viscous nodal forces of one element, accumulated into f[4][3] [N]
+// elastic, viscous and active nodal forces of one element, accumulated into f[4][3] [N]
 template <class S>
 STEER_HD void tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
-                         const FemMaterial<S>& m, S (&f)[4][3]) {
+                         const FemMaterial<S>& m, const ActiveStress<S>& act, S (&f)[4][3]) {
   const Mat3<S> F = tet_gradient(n.x, B);
   const StressPoint<S> q = stress_point(F);
   Mat3<S> P = snh_stress(F, q, m.mu, m.lambda);
   // always evaluated: at zero damping the term still carries ∂f/∂damping
   mat3_axpy(P, S(1), viscous_stress(warp_law, F, q, tet_gradient(n.v, B), m));
+  if (act.kind != ActiveStress<S>::kPassive) mat3_axpy(P, act.level, active_direction(act, F, q.C));
   tet_stress_forces(P, B, V, f);
 }
 
-// the vector-Jacobian product of tet_forces for the forces' cotangent f̄ [4][3]: x̄, v̄ [4][3]
-// and the material's cotangents (μ̄, λ̄ of the energy, μ̄_l, λ̄_l, dampinḡ), accumulated
+// the vector-Jacobian product of tet_forces for the forces' cotangent f̄ [4][3]: x̄, v̄ [4][3],
+// the material's cotangents (μ̄, λ̄ of the energy, μ̄_l, λ̄_l, dampinḡ) and the active level's ā,
+// accumulated
 template <class S>
 STEER_HD void adj_tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
-                             const FemMaterial<S>& m, const S (&fbar)[4][3], S (&xbar)[4][3],
-                             S (&vbar)[4][3], FemMaterial<S>& mbar) {
+                             const FemMaterial<S>& m, const ActiveStress<S>& act,
+                             const S (&fbar)[4][3], S (&xbar)[4][3], S (&vbar)[4][3],
+                             FemMaterial<S>& mbar, S& level_bar) {
   const Mat3<S> F = tet_gradient(n.x, B);
   const StressPoint<S> q = stress_point(F);
   const Mat3<S> Pbar = adj_tet_stress_forces(fbar, B, V);
@@ -85,6 +117,18 @@ STEER_HD void adj_tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>&
   Mat3<S> Fdotbar = mat3_zero<S>();
   adj_viscous_stress(warp_law, F, q, tet_gradient(n.v, B), m, Pbar, Fbar, Fdotbar, mbar);
   adj_tet_gradient(Fdotbar, B, vbar);
+  if (act.kind != ActiveStress<S>::kPassive) {
+    // P_a = a A(F): ā = P̄ : A; F̄ += a P̄ d dᵀ (muscle) or −a dC[P̄] (pneumatic)
+    level_bar += mat3_ddot(Pbar, active_direction(act, F, q.C));
+    if (act.kind == ActiveStress<S>::kPneumatic) {
+      mat3_axpy(Fbar, -act.level, mat3_cofactor_differential(F, Pbar));
+    } else {
+      for (int r = 0; r < 3; ++r) {
+        const S pd = Pbar.a[r][0] * act.fibre[0] + Pbar.a[r][1] * act.fibre[1] + Pbar.a[r][2] * act.fibre[2];
+        for (int k = 0; k < 3; ++k) Fbar.a[r][k] += act.level * pd * act.fibre[k];
+      }
+    }
+  }
   adj_tet_gradient(Fbar, B, xbar);
 }
 

@@ -4,12 +4,17 @@
 //
 // state x = (positions [m] (3N), velocities [m/s] (3N)); vertex i's position at 3i, its velocity
 //           at 3N + 3i; axis 1 (y) is vertical (as the mass-spring model's, and warp.sim's).
-// control u: none.
-// θ: per element e (kElementParams each): modulus₁, modulus₂, density ρ_e [kg/m³], damping;
+// control u: one level per actuator [1] (an element's active stress is u_a s_e, element.h).
+// θ: per element e (kElementParams each): modulus₁, modulus₂, density ρ_e [kg/m³], damping,
+//    fill ρ̂_e ∈ (0, 1] and actuation strength s_e [Pa];
 //    (modulus₁, modulus₂) = Young's modulus E [Pa] and Poisson's ratio ν [1], or with
 //    lame_parameters the Lamé pair (μ_l, λ_l) [Pa] (neo_hookean_warp: warp.sim's k_mu,
 //    k_lambda); then the globals (enum Global).
+// The fill is a SIMP material density (Bendsøe 1989): the element's moduli are ρ̂ᵖ times its
+// own (p = simp_penalty) and its mass ρ̂ times, so a field of fills is a differentiable layout.
 #pragma once
+
+#include <cmath>
 
 #include "steer/core.h"
 #include "steer/model_contract.h"
@@ -29,7 +34,7 @@ struct Fem {
     kFrictionSmoothing,  // v_s [m/s]
     kNumGlobals
   };
-  enum ElementParam { kModulus1 = 0, kModulus2, kDensity, kDamping, kElementParams };
+  enum ElementParam { kModulus1 = 0, kModulus2, kDensity, kDamping, kFill, kActuation, kElementParams };
   enum Law { kStableNeoHookean = 0, kNeoHookeanWarp = 1 };
   static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
   static constexpr int kMaxControl = 0;
@@ -41,53 +46,87 @@ struct Fem {
   int n_vertices = 0;
   int n_elements = 0;
   int n_surface = 0;  // vertices on the boundary, the ones that touch the ground
+  int n_actuators = 0;
+  double simp_penalty = 3;  // p of the fill's modulus factor ρ̂ᵖ
   double dt = 1e-3;   // [s]
   int law = kStableNeoHookean;
   bool lame_parameters = false;  // θ's moduli are (μ_l, λ_l), not (E, ν)
   bool ground = true;
   // the mesh, owned elsewhere (a runner's copy; FemSetup):
-  //   topo: [0, 4E) the elements' vertices, [4E, 4E + N) vertex flags (kFlagPinned),
-  //         [4E + N, 4E + N + NS) the surface vertices
-  //   rest: per element 10 doubles: B = D_m⁻¹ row-major (9) [1/m] and the rest volume V [m³]
+  //   topo: [0, 4E) the elements' vertices, [4E, 5E) each element's actuator (−1: none),
+  //         [5E, 5E + N) vertex flags (kFlagPinned), [5E + N, 5E + N + NS) the surface
+  //         vertices, [5E + N + NS, … + A) each actuator's kind (ActiveStress::Kind)
+  //   rest: per element kRestStride doubles: B = D_m⁻¹ row-major (9) [1/m], the rest volume V
+  //         [m³] and the unit fibre d (3; a muscle's direction in the rest frame)
   const int* topo = nullptr;
   const double* rest = nullptr;
 
   STEER_HD int nx() const { return 6 * n_vertices; }
-  STEER_HD int nu() const { return 0; }
+  STEER_HD int nu() const { return n_actuators; }
   STEER_HD int np() const { return kElementParams * n_elements + kNumGlobals; }
-  STEER_HD int topology_size() const { return 4 * n_elements + n_vertices + n_surface; }
-  STEER_HD static int rest_size(int elements) { return 10 * elements; }
+  STEER_HD int topology_size() const { return 5 * n_elements + n_vertices + n_surface + n_actuators; }
+  static constexpr int kRestStride = 13;
 
   STEER_HD int p_element(int e, int q) const { return kElementParams * e + q; }
   STEER_HD int p_global(int g) const { return kElementParams * n_elements + g; }
   STEER_HD int x_pos(int i) const { return 3 * i; }
   STEER_HD int x_vel(int i) const { return 3 * (n_vertices + i); }
   STEER_HD int vertex(int e, int a) const { return topo[4 * e + a]; }
-  STEER_HD bool pinned(int i) const { return (topo[4 * n_elements + i] & kFlagPinned) != 0; }
-  STEER_HD int surface_vertex(int s) const { return topo[4 * n_elements + n_vertices + s]; }
+  STEER_HD int element_actuator(int e) const { return topo[4 * n_elements + e]; }
+  STEER_HD bool pinned(int i) const { return (topo[5 * n_elements + i] & kFlagPinned) != 0; }
+  STEER_HD int surface_vertex(int s) const { return topo[5 * n_elements + n_vertices + s]; }
+  STEER_HD int actuator_kind(int a) const { return topo[5 * n_elements + n_vertices + n_surface + a]; }
   template <class S>
   STEER_HD Mat3<S> rest_inverse(int e) const {
     Mat3<S> B;
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) B.a[r][c] = S(rest[10 * e + 3 * r + c]);
+      for (int c = 0; c < 3; ++c) B.a[r][c] = S(rest[kRestStride * e + 3 * r + c]);
     return B;
   }
   template <class S>
   STEER_HD S rest_volume(int e) const {
-    return S(rest[10 * e + 9]);
+    return S(rest[kRestStride * e + 9]);
   }
 
+  // the element's active stress for controls u (passive: kind kPassive)
+  template <class S, class UIn, class PIn>
+  STEER_HD ActiveStress<S> element_active(const UIn& u, const PIn& p, int e) const {
+    ActiveStress<S> act;
+    const int a = element_actuator(e);
+    if (a < 0) return act;
+    act.kind = actuator_kind(a);
+    act.level = S(u[a]) * S(p[p_element(e, kActuation)]);
+    for (int c = 0; c < 3; ++c) act.fibre[c] = S(rest[kRestStride * e + 10 + c]);
+    return act;
+  }
+  // the level's cotangent ā into ū_a and s̄_e
+  template <class S, class UIn, class PIn, class UAdj, class PAdj>
+  STEER_HD void adj_element_active(const UIn& u, const PIn& p, int e, const S& level_bar, UAdj& adj_u,
+                                   PAdj& adj_p) const {
+    const int a = element_actuator(e);
+    if (a < 0) return;
+    adj_u[a] += level_bar * S(p[p_element(e, kActuation)]);
+    adj_p[p_element(e, kActuation)] += level_bar * S(u[a]);
+  }
+
+  // the fill's modulus factor ρ̂ᵖ
+  template <class S>
+  STEER_HD S fill_factor(const S& fill) const {
+    using std::pow;
+    return simp_penalty == 1 ? fill : S(pow(fill, simp_penalty));
+  }
   // the element's material constants from its θ slots (fem/material.h states the mapping)
   template <class S, class PIn>
   STEER_HD FemMaterial<S> element_material(const PIn& p, int e) const {
     FemMaterial<S> m;
     const S a = S(p[p_element(e, kModulus1)]), b = S(p[p_element(e, kModulus2)]);
+    const S w = fill_factor(S(p[p_element(e, kFill)]));
     if (lame_parameters) {
-      m.mu_l = a;
-      m.lambda_l = b;
+      m.mu_l = w * a;
+      m.lambda_l = w * b;
     } else {  // (E, ν)
-      m.mu_l = a / (S(2) * (S(1) + b));
-      m.lambda_l = a * b / ((S(1) + b) * (S(1) - S(2) * b));
+      m.mu_l = w * a / (S(2) * (S(1) + b));
+      m.lambda_l = w * a * b / ((S(1) + b) * (S(1) - S(2) * b));
     }
     if (law == kStableNeoHookean) {
       m.mu = S(4) / S(3) * m.mu_l;
@@ -110,17 +149,25 @@ struct Fem {
       mbar.lambda_l += mbar.lambda;
     }
     adj_p[p_element(e, kDamping)] += mbar.damping;
+    // (μ_l, λ_l) = w (μ₀, λ₀), w = ρ̂ᵖ: w̄ = μ̄_l μ₀ + λ̄_l λ₀, ρ̂̄ = w̄ p ρ̂ᵖ⁻¹
+    using std::pow;
+    const S fill = S(p[p_element(e, kFill)]);
+    const S w = fill_factor(fill);
+    const S dw = simp_penalty == 1 ? S(1) : S(simp_penalty) * S(pow(fill, simp_penalty - 1));
+    const S a = S(p[p_element(e, kModulus1)]), b = S(p[p_element(e, kModulus2)]);
     if (lame_parameters) {
-      adj_p[p_element(e, kModulus1)] += mbar.mu_l;
-      adj_p[p_element(e, kModulus2)] += mbar.lambda_l;
+      adj_p[p_element(e, kFill)] += (mbar.mu_l * a + mbar.lambda_l * b) * dw;
+      adj_p[p_element(e, kModulus1)] += w * mbar.mu_l;
+      adj_p[p_element(e, kModulus2)] += w * mbar.lambda_l;
       return;
     }
-    const S E = S(p[p_element(e, kModulus1)]), nu = S(p[p_element(e, kModulus2)]);
+    const S E = a, nu = b;
     const S onu = S(1) + nu, q = (S(1) + nu) * (S(1) - S(2) * nu);
-    // μ_l = E / (2(1 + ν)), λ_l = E ν / ((1 + ν)(1 − 2ν)); ∂λ_l/∂ν = E (1 + 2ν²) / ((1 + ν)(1 − 2ν))²
-    adj_p[p_element(e, kModulus1)] += mbar.mu_l / (S(2) * onu) + mbar.lambda_l * nu / q;
+    adj_p[p_element(e, kFill)] += (mbar.mu_l * E / (S(2) * onu) + mbar.lambda_l * E * nu / q) * dw;
+    // μ₀ = E / (2(1 + ν)), λ₀ = E ν / ((1 + ν)(1 − 2ν)); ∂λ₀/∂ν = E (1 + 2ν²) / ((1 + ν)(1 − 2ν))²
+    adj_p[p_element(e, kModulus1)] += w * (mbar.mu_l / (S(2) * onu) + mbar.lambda_l * nu / q);
     adj_p[p_element(e, kModulus2)] +=
-        -mbar.mu_l * E / (S(2) * onu * onu) + mbar.lambda_l * E * (S(1) + S(2) * nu * nu) / (q * q);
+        w * (-mbar.mu_l * E / (S(2) * onu * onu) + mbar.lambda_l * E * (S(1) + S(2) * nu * nu) / (q * q));
   }
 
   // the element's four vertices' positions and velocities from state x
@@ -136,10 +183,17 @@ struct Fem {
     }
     return n;
   }
-  // the lumped mass an element gives each of its vertices: ρ_e V_e / 4 [kg]
+  // the lumped mass an element gives each of its vertices: ρ̂_e ρ_e V_e / 4 [kg]
   template <class S, class PIn>
   STEER_HD S vertex_mass_share(const PIn& p, int e) const {
-    return S(p[p_element(e, kDensity)]) * rest_volume<S>(e) / S(4);
+    return S(p[p_element(e, kFill)]) * S(p[p_element(e, kDensity)]) * rest_volume<S>(e) / S(4);
+  }
+  // the share's cotangent into ρ̄_e and ρ̂̄_e
+  template <class S, class PIn, class PAdj>
+  STEER_HD void adj_vertex_mass_share(const PIn& p, int e, const S& share_bar, PAdj& adj_p) const {
+    const S v4 = rest_volume<S>(e) / S(4);
+    adj_p[p_element(e, kDensity)] += share_bar * S(p[p_element(e, kFill)]) * v4;
+    adj_p[p_element(e, kFill)] += share_bar * S(p[p_element(e, kDensity)]) * v4;
   }
 
   // one step (symplectic Euler; step.h) and its vector-Jacobian product

@@ -1,7 +1,7 @@
 // Fem's step and its adjoint, the ground force, the statics and the diagnostics.
 //
 // One step of length h, symplectic Euler, with lumped masses m_i = Σ_{e ∋ i} ρ_e V_e / 4:
-//   f_i  = Σ_{e ∋ i} f_{e,i} (fem/element.h) + ground_i
+//   f_i  = Σ_{e ∋ i} f_{e,i} (fem/element.h; with the element's active stress u_a s_e) + ground_i
 //   v'_i = v_i + h (f_i / m_i − g ŷ − α v_i),  x'_i = x_i + h v'_i
 //   pinned vertices: x'_i = x_i, v'_i = 0
 // The ground (surface vertices, y-up plane y = y_g), with contact_law.h's laws: depth
@@ -67,7 +67,6 @@ template <class S, class XIn, class UIn, class PIn, class XOut>
 STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                         const Lanes& ln) const {
   (void)k;
-  (void)u;
   if (!ln.leader()) return;
   const int N = n_vertices;
   for (int q = 0; q < 6 * N; ++q) xn[q] = S(0);
@@ -75,7 +74,8 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
   for (int e = 0; e < n_elements; ++e) {
     const TetNodes<S> nodes = gather<S>(x, e);
     S f[4][3] = {};
-    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e), f);
+    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
+               element_active<S>(u, p, e), f);
     const S share = vertex_mass_share<S>(p, e);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
@@ -112,15 +112,14 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
 
 // The adjoint, for λ = (x̄', v̄') of vertex i:  v̄'_tot = v̄' + h x̄',  ā = h v̄'_tot,
 //   x̄_i += x̄',  v̄_i += v̄'_tot − α ā,  f̄_i = ā / m_i,  m̄_i = −ā · f_i / m_i²,  ḡ −= ā_y,  ᾱ −= ā · v_i
-// then each element's forces' VJP for f̄ (fem/element.h) and ρ̄_e += V_e / 4 Σ_{i ∈ e} m̄_i, and
+// then each element's forces' VJP for f̄ (fem/element.h; its active level's into ū_a and s̄_e) and
+// the mass share's (ρ̂_e ρ_e V_e / 4) cotangent Σ_{i ∈ e} m̄_i into ρ̄_e and ρ̂̄_e, and
 // each surface vertex's ground VJP. Pinned vertices pass x̄' to x̄ and nothing else.
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
           class XnAdj>
 STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                             UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
   (void)k;
-  (void)u;
-  (void)adj_u;
   if (!ln.leader()) return;
   const int N = n_vertices;
   // every vertex's total force f_i [3N] and mass m_i [N], then their cotangents in their place
@@ -132,7 +131,8 @@ STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAd
   for (int e = 0; e < n_elements; ++e) {
     const TetNodes<S> nodes = gather<S>(x, e);
     S f[4][3] = {};
-    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e), f);
+    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
+               element_active<S>(u, p, e), f);
     const S share = vertex_mass_share<S>(p, e);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
@@ -185,9 +185,12 @@ STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAd
     const FemMaterial<S> mat = element_material<S>(p, e);
     FemMaterial<S> mbar;
     mbar.mu = mbar.lambda = mbar.mu_l = mbar.lambda_l = mbar.damping = S(0);
-    adj_tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), mat, fbar, xbar, vbar, mbar);
+    S level_bar = S(0);
+    adj_tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), mat, element_active<S>(u, p, e),
+                   fbar, xbar, vbar, mbar, level_bar);
     adj_element_material(p, e, mbar, adj_p);
-    adj_p[p_element(e, kDensity)] += mshare * rest_volume<S>(e) / S(4);
+    adj_element_active(u, p, e, level_bar, adj_u, adj_p);
+    adj_vertex_mass_share(p, e, mshare, adj_p);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
       for (int c = 0; c < 3; ++c) {
@@ -216,7 +219,7 @@ void Fem::static_forces(const S* xp, const PIn& p, S* f) const {
     S fe[4][3] = {};
     FemMaterial<S> m = element_material<S>(p, e);
     m.damping = S(0);
-    tet_forces(law == kNeoHookeanWarp, n, rest_inverse<S>(e), rest_volume<S>(e), m, fe);
+    tet_forces(law == kNeoHookeanWarp, n, rest_inverse<S>(e), rest_volume<S>(e), m, ActiveStress<S>{}, fe);
     const S share = vertex_mass_share<S>(p, e);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
@@ -281,8 +284,8 @@ STEER_HD void Fem::adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj
       sx += S(x[x_pos(i) + axis]);
       adj_x[x_pos(i) + axis] += adj_c * share / m;
     }
-    // c = Σ share·x / Σ 4 share: ∂c/∂share_e = (Σ_a x_a − 4 c) / m; share = ρ V / 4
-    adj_p[p_element(e, kDensity)] += adj_c * (sx - S(4) * c) / m * rest_volume<S>(e) / S(4);
+    // c = Σ share·x / Σ 4 share: ∂c/∂share_e = (Σ_a x_a − 4 c) / m
+    adj_vertex_mass_share(p, e, adj_c * (sx - S(4) * c) / m, adj_p);
   }
 }
 
