@@ -9,6 +9,7 @@
 #include "steer/dual.h"
 #include "steer/model_contract.h"
 #include "steer/models/articulated.h"
+#include "steer/models/fem.h"
 #include "steer/models/mass_spring.h"
 #include "steer/models/projectile.h"
 #include "steer/rollout.h"
@@ -16,6 +17,7 @@
 namespace {
 
 using steer::Articulated;
+using steer::Fem;
 using steer::MassSpring;
 using steer::Projectile;
 
@@ -40,16 +42,21 @@ TEST(ModelContract, ShippedModelsSatisfyItInEveryPrecision) {
   EXPECT_TRUE((steer::satisfies_model_contract<MassSpring, float>));
   EXPECT_TRUE((steer::satisfies_model_contract<Articulated, double>));
   EXPECT_TRUE((steer::satisfies_model_contract<Articulated, float>));
+  EXPECT_TRUE((steer::satisfies_model_contract<Fem, double>));
+  EXPECT_TRUE((steer::satisfies_model_contract<Fem, float>));
   // the dual-number reference differentiates the forward step (8 partials per pass)
   EXPECT_TRUE((steer::contract::has_step<Projectile, steer::Dual<double, 8>>::value));
   EXPECT_TRUE((steer::contract::has_step<MassSpring, steer::Dual<double, 8>>::value));
   EXPECT_TRUE((steer::contract::has_step<Articulated, steer::Dual<double, 8>>::value));
+  EXPECT_TRUE((steer::contract::has_step<Fem, steer::Dual<double, 8>>::value));
 }
 
 TEST(ModelContract, OptionalCapabilitiesAreDetected) {
   // the step tape and the SIMD path: the mass-spring robot and the arm have both, the projectile
   // neither
   EXPECT_FALSE(steer::contract::has_step_tape<Projectile>::value);
+  EXPECT_FALSE(steer::contract::has_step_tape<Fem>::value);
+  EXPECT_FALSE(steer::contract::has_packed_path<Fem>::value);
   EXPECT_TRUE(steer::contract::has_step_tape<MassSpring>::value);
   EXPECT_TRUE(steer::contract::has_step_tape<Articulated>::value);
   EXPECT_FALSE(steer::contract::has_packed_path<Projectile>::value);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/json_reader.h"
+#include "models/fem/fem_report.h"
 #include "models/fem/fem_setup.h"
 #include "models/registry.h"
 #include "problem/model_runner.h"
@@ -445,6 +446,7 @@ const ModelDef& fem_model() {
     d.make_runner = new_runner;
     d.penetration_label = true;
     d.reports_com_travel_x = true;
+    d.report_scene = fem_scene;
     return d;
   }();
   return def;
