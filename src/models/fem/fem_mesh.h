@@ -36,6 +36,20 @@ TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& 
 TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::array<double, 3>& cell,
                    const std::array<double, 3>& origin, int tets_per_cell);
 
+// A tetrahedral mesh from a file: gmsh's ASCII .msh (format 2.2 or 4.1; its 4-node
+// tetrahedra, element type 4) or tetgen's .node + .ele pair (name either; 4 nodes per
+// tetrahedron). Lower-dimensional elements of a .msh (points, lines, triangles: boundary and
+// physical-group markers) are skipped and counted in `skipped`; other volume elements
+// (higher-order tetrahedra, hexahedra, prisms, pyramids), binary .msh files and 10-node tetgen
+// files are refused by name. Nodes no tetrahedron uses are left out. Every error is a
+// ConfigError naming `key`.
+struct MeshFileInfo {
+  std::string format;        // "gmsh 2.2", "gmsh 4.1", "tetgen"
+  int skipped_elements = 0;  // lower-dimensional .msh elements
+  int unused_nodes = 0;
+};
+TetMesh read_tet_mesh_file(const std::string& path, const std::string& key, MeshFileInfo& info);
+
 // Orients every element positively (swapping two vertices where det D_m < 0). Returns an empty
 // string, or what is wrong: an element with a repeated or out-of-range vertex, a degenerate
 // element (|det D_m| ≤ 1e-12 · its edge length cubed), a vertex in no element.

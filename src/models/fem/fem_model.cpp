@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/data_file.h"
 #include "config/json_reader.h"
 #include "models/fem/fem_report.h"
 #include "models/fem/fem_setup.h"
@@ -83,15 +84,34 @@ TetMesh parse_voxels(const JsonObject& g, int n_materials) {
   return mesh;
 }
 
-// model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}}, {voxels: …} or {vertices,
-// tetrahedra}
-TetMesh parse_mesh(const JsonObject& g, int n_materials) {
+// mesh.file (gmsh .msh, tetgen .node / .ele; relative to the config's folder), scaled by
+// mesh.scale and moved by mesh.offset
+TetMesh parse_mesh_file(const JsonObject& g, const std::string& base_dir, MeshFileInfo& info) {
+  const std::string key = g.key_path("file");
+  const auto& f = g.raw("file");
+  if (!f.is_string() || f.get<std::string>().empty()) config_fail(key, "expected a file name");
+  TetMesh mesh = read_tet_mesh_file(resolve_data_path(f.get<std::string>(), base_dir), key, info);
+  const double scale = g.number("scale", 1.0, Range{0, 1e6, true, false});
+  const auto offset = vec3(g, "offset", {0, 0, 0}, Range::closed(-1e6, 1e6));
+  for (auto& v : mesh.vertices)
+    for (int c = 0; c < 3; ++c) v[c] = scale * v[c] + offset[c];
+  if (int(mesh.vertices.size()) > Fem::kMaxVertices)
+    config_fail(key, "the mesh has " + std::to_string(mesh.vertices.size()) + " vertices; the model takes at most " +
+                         std::to_string(Fem::kMaxVertices));
+  return mesh;
+}
+
+// model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}}, {voxels: …}, {file, scale,
+// offset} or {vertices, tetrahedra}
+TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base_dir, MeshFileInfo& info) {
   TetMesh mesh;
-  const int kinds = int(g.has("grid")) + int(g.has("voxels")) + int(g.has("vertices") || g.has("tetrahedra"));
-  if (kinds > 1) config_fail(g.path(), "give one of grid, voxels, or vertices + tetrahedra");
+  const int kinds = int(g.has("grid")) + int(g.has("voxels")) + int(g.has("file")) +
+                    int(g.has("vertices") || g.has("tetrahedra"));
+  if (kinds > 1) config_fail(g.path(), "give one of grid, voxels, file, or vertices + tetrahedra");
   if (n_materials > 1 && !g.has("voxels"))
     config_fail(g.path(), "model.voxel_materials needs mesh.voxels (its cells name the materials)");
   if (g.has("voxels")) return parse_voxels(g, n_materials);
+  if (g.has("file")) return parse_mesh_file(g, base_dir, info);
   if (g.has("grid")) {
     JsonObject grid = g.object("grid");
     const auto& cells = grid.raw("cells");
@@ -113,7 +133,7 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials) {
     return grid_mesh(n, l.size, l.origin, l.per);
   }
   if (!g.has("vertices") || !g.has("tetrahedra"))
-    config_fail(g.path(), "expected grid, voxels, or vertices and tetrahedra");
+    config_fail(g.path(), "expected grid, voxels, file, or vertices and tetrahedra");
   const auto& vs = g.raw("vertices");
   const std::string vp = g.key_path("vertices");
   if (!vs.is_array() || vs.size() < 4 || vs.size() > size_t(Fem::kMaxVertices))
@@ -311,10 +331,10 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   const int n_materials = 1 + (m.has("voxel_materials") && m.raw("voxel_materials").is_array()
                                    ? int(m.raw("voxel_materials").size())
                                    : 0);
-  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, voxels, or vertices and tetrahedra");
+  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, voxels, file, or vertices and tetrahedra");
   s.mesh_json = m.raw("mesh");
   JsonObject g = m.object("mesh");
-  s.mesh = parse_mesh(g, n_materials);
+  s.mesh = parse_mesh(g, n_materials, c.base_dir, s.mesh_file);
   g.finish();
   const std::string bad = check_and_orient(s.mesh);
   if (!bad.empty()) config_fail(m.key_path("mesh"), bad);
@@ -394,6 +414,10 @@ void model_json(const ExperimentConfig& c, nlohmann::json& j) {
   const FemSetup& s = setup(c);
   const Fem& m = s.model;
   j["mesh"] = s.mesh_json;
+  if (!s.mesh_file.format.empty())
+    j["mesh_file"] = {{"format", s.mesh_file.format},
+                      {"skipped_lower_dimensional_elements", s.mesh_file.skipped_elements},
+                      {"unused_nodes", s.mesh_file.unused_nodes}};
   j["vertices"] = m.n_vertices;
   j["elements"] = m.n_elements;
   j["surface_vertices"] = m.n_surface;

@@ -16,6 +16,7 @@ struct FemSetup {
   std::vector<int> topology;  // pack_fem_topology
   std::vector<double> rest;   // fem_rest_data
   nlohmann::json mesh_json;   // model.mesh as given (the effective config echoes it)
+  MeshFileInfo mesh_file;     // mesh.file's format and what the reader left out
 };
 
 }  // namespace steer

@@ -8,11 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "gradient_suite.h"
 #include "models/fem/fem_mesh.h"
 
@@ -420,6 +424,115 @@ TEST(FemStatics, CantileverDeflectionConvergesToTimoshenko) {
   EXPECT_LT(err[2], err[1]);
   EXPECT_GT(std::log2(err[1] / err[2]), std::log2(err[0] / err[1]) + 0.3);
   EXPECT_LT(err[2], 0.2);
+}
+
+
+// a unit cube cut into 5 tetrahedra (grid_mesh's), written as each file format
+TetMesh unit_cube() { return grid_mesh({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 5); }
+
+double mesh_volume(TetMesh mesh) {
+  EXPECT_EQ(check_and_orient(mesh), "");
+  double v = 0;
+  const auto rest = fem_rest_data(mesh);
+  for (size_t e = 0; e < mesh.elements.size(); ++e) v += rest[Fem::kRestStride * e + 9];
+  return v;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "steer_fem_mesh_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string msh22(const TetMesh& m, const std::string& extra_element) {
+  std::string s = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n3 1 \"body\"\n$EndPhysicalNames\n";
+  s += "$Nodes\n" + std::to_string(m.vertices.size()) + "\n";
+  for (size_t i = 0; i < m.vertices.size(); ++i)
+    s += std::to_string(i + 1) + " " + std::to_string(m.vertices[i][0]) + " " + std::to_string(m.vertices[i][1]) + " " +
+         std::to_string(m.vertices[i][2]) + "\n";
+  s += "$EndNodes\n$Elements\n" + std::to_string(m.elements.size() + 2) + "\n";
+  s += "1 15 2 0 1 1\n2 2 2 0 1 1 2 3\n";  // a point and a boundary triangle, skipped
+  for (size_t e = 0; e < m.elements.size(); ++e) {
+    s += std::to_string(e + 3) + (extra_element.empty() || e ? " 4 2 1 1" : extra_element);
+    for (int a = 0; a < 4; ++a) s += " " + std::to_string(m.elements[e][a] + 1);
+    s += "\n";
+  }
+  return s + "$EndElements\n";
+}
+
+std::string msh41(const TetMesh& m) {
+  const size_t N = m.vertices.size(), E = m.elements.size();
+  std::string s = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
+  s += "$Nodes\n1 " + std::to_string(N) + " 1 " + std::to_string(N) + "\n3 1 0 " + std::to_string(N) + "\n";
+  for (size_t i = 0; i < N; ++i) s += std::to_string(10 + i) + "\n";  // tags need not start at 1
+  for (size_t i = 0; i < N; ++i)
+    s += std::to_string(m.vertices[i][0]) + " " + std::to_string(m.vertices[i][1]) + " " + std::to_string(m.vertices[i][2]) + "\n";
+  s += "$EndNodes\n$Elements\n2 " + std::to_string(E + 1) + " 1 " + std::to_string(E + 1) + "\n";
+  s += "2 1 2 1\n1 10 11 12\n3 1 4 " + std::to_string(E) + "\n";
+  for (size_t e = 0; e < E; ++e) {
+    s += std::to_string(e + 2);
+    for (int a = 0; a < 4; ++a) s += " " + std::to_string(m.elements[e][a] + 10);
+    s += "\n";
+  }
+  return s + "$EndElements\n";
+}
+
+TEST(FemMeshFile, GmshAndTetgenFilesLoadAsTheSameMesh) {
+  const TetMesh cube = unit_cube();
+  struct Case {
+    std::string name, text, format;
+    int skipped;
+  };
+  std::string node = "# a unit cube\n" + std::to_string(cube.vertices.size()) + " 3 0 0\n";
+  for (size_t i = 0; i < cube.vertices.size(); ++i)
+    node += std::to_string(i + 1) + "  " + std::to_string(cube.vertices[i][0]) + " " + std::to_string(cube.vertices[i][1]) +
+            " " + std::to_string(cube.vertices[i][2]) + "\n";
+  std::string ele = std::to_string(cube.elements.size()) + " 4 0\n";
+  for (size_t e = 0; e < cube.elements.size(); ++e) {
+    ele += std::to_string(e + 1);
+    for (int a = 0; a < 4; ++a) ele += " " + std::to_string(cube.elements[e][a] + 1);
+    ele += "  # tetrahedron\n";
+  }
+  write_file("cube.node", node);
+  const std::vector<Case> cases = {{"cube22.msh", msh22(cube, ""), "gmsh 2.2", 2},
+                                   {"cube41.msh", msh41(cube), "gmsh 4.1", 1},
+                                   {"cube.ele", ele, "tetgen", 0}};
+  for (const Case& c : cases) {
+    MeshFileInfo info;
+    const TetMesh m = read_tet_mesh_file(write_file(c.name, c.text), "model.mesh.file", info);
+    EXPECT_EQ(info.format, c.format);
+    EXPECT_EQ(info.skipped_elements, c.skipped) << c.name;
+    EXPECT_EQ(m.vertices.size(), cube.vertices.size()) << c.name;
+    EXPECT_EQ(m.elements.size(), cube.elements.size()) << c.name;
+    EXPECT_NEAR(mesh_volume(m), 1.0, 1e-12) << c.name;
+  }
+}
+
+TEST(FemMeshFile, WhatTheModelDoesNotTakeIsRefusedByName) {
+  const TetMesh cube = unit_cube();
+  auto message = [](const std::string& path) {
+    MeshFileInfo info;
+    try {
+      read_tet_mesh_file(path, "model.mesh.file", info);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // a 10-node tetrahedron (type 11) in place of the first element
+  const std::string quad = msh22(cube, " 11 2 1 1");
+  EXPECT_NE(message(write_file("quadratic.msh", quad)).find("10-node tetrahedron (gmsh element type 11)"), std::string::npos);
+  EXPECT_NE(message(write_file("binary.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n")).find("binary"), std::string::npos);
+  EXPECT_NE(message(write_file("old.msh", "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n")).find("formats 2.2 and 4.1"),
+            std::string::npos);
+  write_file("o2.node", "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n");
+  EXPECT_NE(message(write_file("o2.ele", "1 10 0\n1 1 2 3 4 5 6 7 8 9 10\n")).find("4-node tetrahedra"), std::string::npos);
+  EXPECT_NE(message(write_file("cube.stl", "solid\n")).find("expected a gmsh .msh file or a tetgen"), std::string::npos);
+  EXPECT_NE(message("/nonexistent/mesh.msh").find("cannot open"), std::string::npos);
+  // every message names the key
+  EXPECT_EQ(message(write_file("binary2.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n")).rfind("config: model.mesh.file: ", 0), 0u);
 }
 
 }  // namespace
