@@ -693,6 +693,13 @@ void parse_validation(const JsonObject& v, ExperimentConfig& c) {
                 "the penetration label is measured for model " + model_names([](const ModelDef& d) {
                   return d.penetration_label;
                 }) + " only; remove it or set 0");
+  if (v.has("inversion_check") && v.boolean("inversion_check", true) &&
+      !model_of(c).inversion_label)
+    config_fail(v.key_path("inversion_check"),
+                "the inverted_element label is measured for model " +
+                    model_names([](const ModelDef& d) { return d.inversion_label; }) +
+                    " only; remove it");
+  vc.inversion_check = v.boolean("inversion_check", true) && model_of(c).inversion_label;
   vc.max_rollouts = int(v.integer("max_rollouts", vc.max_rollouts, 1, 1 << 24));
   vc.listed_rollouts = int(v.integer("listed_rollouts", vc.listed_rollouts, 0, 1 << 24));
   vc.float32_tolerance = v.number("float32_tolerance", vc.float32_tolerance, Range::positive());

@@ -116,6 +116,9 @@ struct ValidationConfig {
   // "state": ‖λ_0‖/‖λ_seed‖; "controls": ‖∂L/∂u_0‖/‖∂L/∂u_{T−1}‖ (models with controls)
   std::string horizon_measure = "state";
   double penetration_bound = 0;  // [m]; > 0: label rollouts whose contact point sinks deeper
+  // label rollouts in which an element inverts or flattens (J = det F ≤ 0; models with
+  // ModelDef::inversion_label): one forward pass keeping every state
+  bool inversion_check = false;  // parse_config: true by default where the model measures it
   int max_rollouts = 4096;       // rollouts checked (the first ones of the batch)
   // checked rollouts whose per-rollout entries (FD, adjoint, sweep, labels) the artifact lists
   // in validation[].rollouts, the first ones; the counts, label totals and the timestep,
@@ -410,6 +413,7 @@ struct MemoryEstimate {
                            // optimizer's and validator's copies, per-thread checkpoint scratch
   double trajectory = 0;   // the recorded trajectories: states, CSV and JSON text
   double penetration = 0;  // every state of the checked rollouts (validation.penetration_bound)
+  double inversion = 0;    // every state of the checked rollouts (validation.inversion_check)
   double total() const;
 };
 MemoryEstimate estimate_memory(const ExperimentConfig& c);

@@ -131,6 +131,7 @@ nlohmann::json ExperimentConfig::to_json() const {
                      {"horizon_ratio_bound", validation.horizon_ratio_bound},
                      {"horizon_measure", validation.horizon_measure},
                      {"penetration_bound_m", validation.penetration_bound},
+                     {"inversion_check", validation.inversion_check},
                      {"max_rollouts", validation.max_rollouts},
                      {"listed_rollouts", validation.listed_rollouts},
                      {"float32_tolerance", validation.float32_tolerance},

@@ -13,7 +13,7 @@ namespace steer {
 
 int cpu_default_threads();  // src/backend/backend.cpp: the CPU backend's default thread count
 
-double MemoryEstimate::total() const { return batch + trajectory + penetration; }
+double MemoryEstimate::total() const { return batch + trajectory + penetration + inversion; }
 
 // Host bytes by where they go (src/problem/sim_problem.h, src/experiment/run_setup.cpp and
 // run_report.cpp, src/validate/). One SimProblem of b rollouts over T steps in s-byte scalars
@@ -64,6 +64,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c) {
       e.batch += std::min(64.0 * 1048576.0, n * (T + 1) * nx * sz) + lanes * row(T) * sz;
     if (c.validation.penetration_bound > 0)
       e.penetration = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
+    if (c.validation.inversion_check) e.inversion = n * (T + 1) * nx * (sz + 8) + n * row(T) * sz;
   }
   double one_at_a_time = 0;
   if (c.horizon_sweep.enabled)
@@ -121,7 +122,11 @@ void check_memory(const ExperimentConfig& c) {
       {e.penetration, "validation.penetration_bound",
        "the penetration check " + gb(e.penetration) +
            " (every state of validation.max_rollouts rollouts)",
-       "lower validation.max_rollouts or set validation.penetration_bound to 0"}};
+       "lower validation.max_rollouts or set validation.penetration_bound to 0"},
+      {e.inversion, "validation.inversion_check",
+       "the element inversion check " + gb(e.inversion) +
+           " (every state of validation.max_rollouts rollouts)",
+       "lower validation.max_rollouts or set validation.inversion_check to false"}};
   const Part* top = &parts[0];
   std::string list;
   for (const Part& q : parts) {

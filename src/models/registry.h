@@ -105,6 +105,9 @@ struct ModelDef {
   std::string (*step_reads_time)(const ExperimentConfig& c) = nullptr;
   // validation.penetration_bound: Problem::max_penetration measures this model's contact depth
   bool penetration_label = false;
+  // validation.inversion_check: Problem::min_volume_ratio measures this model's element volume
+  // ratios J = det F (the inverted_element label)
+  bool inversion_label = false;
   // run and compare report the centre of mass's travel along x before and after optimization
   // (the figure of merit of a walking robot)
   bool reports_com_travel_x = false;

@@ -208,6 +208,13 @@ std::vector<double> SplitProblem::max_penetration(const std::vector<double>& var
                         });
 }
 
+std::vector<double> SplitProblem::min_volume_ratio(const std::vector<double>& vars, int n) {
+  return gather_leading(vars, n, "measuring element volume ratios",
+                        [](Problem& p, const std::vector<double>& v, int here) {
+                          return p.min_volume_ratio(v, here);
+                        });
+}
+
 std::vector<VelocityReversals> SplitProblem::velocity_reversals(const std::vector<double>& vars,
                                                                 int n) {
   std::vector<VelocityReversals> v;

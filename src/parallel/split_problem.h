@@ -37,6 +37,7 @@ class SplitProblem : public Problem {
   std::vector<double> parameters(const std::vector<double>& vars) override;
   std::vector<double> com_displacement(const std::vector<double>& vars, int n, int axis) override;
   std::vector<double> max_penetration(const std::vector<double>& vars, int n) override;
+  std::vector<double> min_volume_ratio(const std::vector<double>& vars, int n) override;
   std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars,
                                                     int n) override;
   std::unique_ptr<Problem> leading(int n) const override;

@@ -60,6 +60,10 @@ class BatchRunner {
   virtual bool measures_penetration() const = 0;
   // the deepest contact below its surface at (x, θ) [m] (> 0: penetrating)
   virtual double penetration(const double* x, const double* p) const = 0;
+  // whether min_volume_ratio() measures element volume ratios for this model
+  virtual bool measures_inversion() const = 0;
+  // the smallest volume ratio J = det F of the model's elements at (x, θ) [1] (≤ 0: inverted)
+  virtual double min_volume_ratio(const double* x, const double* p) const = 0;
 
   // the bytes of one step's tape in the runner's precision (0: the model keeps none)
   virtual long long step_tape_bytes() const = 0;

@@ -29,6 +29,12 @@ struct RunnerHooks {
   static bool measures_penetration(const Model&) { return false; }
   // the contact depth below the ground at state x, parameters p [m] (> 0: penetrating)
   static double penetration(const Model&, View<const double>, View<const double>) { return -1e300; }
+  // whether min_volume_ratio reports element volume ratios for this model struct
+  static bool measures_inversion(const Model&) { return false; }
+  // the smallest element volume ratio J = det F at state x, parameters p [1]
+  static double min_volume_ratio(const Model&, View<const double>, View<const double>) {
+    return 1e300;
+  }
   // A parameter map θ_eff = D(θ) the runner applies to each rollout's θ before the model sees
   // it (design slots the step does not read, mapped onto those it does), and its transpose
   // θ̄ += (∂D/∂θ)ᵀ θ̄_eff on the gradient after; np slots each. None by default.
@@ -103,6 +109,10 @@ class ModelRunner final : public BatchRunner {
     });
   }
   bool measures_penetration() const override { return Hooks::measures_penetration(model_); }
+  bool measures_inversion() const override { return Hooks::measures_inversion(model_); }
+  double min_volume_ratio(const double* x, const double* p) const override {
+    return Hooks::min_volume_ratio(model_, View<const double>{x, 1}, View<const double>{p, 1});
+  }
   double penetration(const double* x, const double* p) const override {
     return with_mapped(p, [&](const double* pe) {
       return Hooks::penetration(model_, View<const double>{x, 1}, View<const double>{pe, 1});

@@ -66,6 +66,13 @@ class Problem {
     return {};
   }
 
+  // the smallest element volume ratio J = det F over each of rollouts [0, n) [1] (≤ 0: an
+  // element inverted); empty for models without elements
+  virtual std::vector<double> min_volume_ratio(const std::vector<double>& vars, int n) {
+    (void)vars, (void)n;
+    return {};
+  }
+
   // per rollout [0, n): the velocity component that turns back most often (VelocityReversals);
   // empty for problems that are not simulations
   virtual std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& vars,
@@ -169,6 +176,9 @@ class NormalizedProblem : public Problem {
   }
   std::vector<double> max_penetration(const std::vector<double>& z, int n) override {
     return inner_->max_penetration(to_v(z), n);
+  }
+  std::vector<double> min_volume_ratio(const std::vector<double>& z, int n) override {
+    return inner_->min_volume_ratio(to_v(z), n);
   }
   std::vector<VelocityReversals> velocity_reversals(const std::vector<double>& z, int n) override {
     return inner_->velocity_reversals(to_v(z), n);

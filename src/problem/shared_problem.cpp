@@ -252,6 +252,16 @@ std::vector<double> SharedProblem::max_penetration(const std::vector<double>& va
   return out;
 }
 
+std::vector<double> SharedProblem::min_volume_ratio(const std::vector<double>& vars, int n) {
+  const int M = layout_.members;
+  std::vector<double> d = inner_->min_volume_ratio(layout_.expand(vars), n * M);
+  sync_counters();
+  if (d.empty()) return d;
+  std::vector<double> out(size_t(n), INFINITY);
+  for (int b = 0; b < n * M; ++b) out[size_t(b / M)] = std::min(out[size_t(b / M)], d[size_t(b)]);
+  return out;
+}
+
 std::vector<VelocityReversals> SharedProblem::velocity_reversals(const std::vector<double>& vars,
                                                                  int n) {
   const int M = layout_.members;

@@ -215,18 +215,16 @@ class SimProblem : public Problem {
 
   std::vector<double> max_penetration(const std::vector<double>& vars, int n) override {
     if (!runner_->measures_penetration()) return {};
-    n = std::min(n, batch_size_);
-    const std::vector<double> traj = trajectories(vars, n, 1);  // every state
-    const std::vector<double> th = parameters(vars);
-    const int slots = steps_ + 1, np = base_.np;
-    std::vector<double> out(n, -1e300);
-    for (int b = 0; b < n; ++b) {
-      const double* P = th.data() + size_t(b) * np;
-      for (int k = 0; k < slots; ++k)
-        out[b] =
-            std::max(out[b], runner_->penetration(traj.data() + (size_t(b) * slots + k) * nx_, P));
-    }
-    return out;
+    return fold_states(vars, n, -1e300, [this](const double* x, const double* p, double acc) {
+      return std::max(acc, runner_->penetration(x, p));
+    });
+  }
+
+  std::vector<double> min_volume_ratio(const std::vector<double>& vars, int n) override {
+    if (!runner_->measures_inversion()) return {};
+    return fold_states(vars, n, 1e300, [this](const double* x, const double* p, double acc) {
+      return std::min(acc, runner_->min_volume_ratio(x, p));
+    });
   }
 
   std::vector<double> parameters(const std::vector<double>& vars) override {
@@ -287,6 +285,22 @@ class SimProblem : public Problem {
   }
 
  private:
+  // per rollout of [0, n): acc = fold(x_k, θ, acc) over every state x_0 … x_T, from init (one
+  // forward pass keeping every state)
+  template <class Fold>
+  std::vector<double> fold_states(const std::vector<double>& vars, int n, double init, Fold fold) {
+    n = std::min(n, batch_size_);
+    const std::vector<double> traj = trajectories(vars, n, 1);  // every state
+    const std::vector<double> th = parameters(vars);
+    const int slots = steps_ + 1, np = base_.np;
+    std::vector<double> out(n, init);
+    for (int b = 0; b < n; ++b)
+      for (int k = 0; k < slots; ++k)
+        out[b] =
+            fold(traj.data() + (size_t(b) * slots + k) * nx_, th.data() + size_t(b) * np, out[b]);
+    return out;
+  }
+
   std::vector<int> velocity_slots_;  // state slots in m/s or rad/s
   std::vector<std::string> state_names_;
   std::shared_ptr<const BatchRunner> runner_;

@@ -98,6 +98,7 @@ struct CheckContext {
   // the optional passes: deepest penetration, the run's float32 gradient, velocity reversals,
   // the gradient at h/2
   std::vector<double> depth;
+  std::vector<double> volume_ratio;  // the smallest element J = det F per rollout (inversion check)
   Evaluation run;
   std::vector<VelocityReversals> reversals;
   Evaluation half;
@@ -139,9 +140,9 @@ void gradient_pass(CheckContext& x, ValidationReport& rep) {
   // the batched passes of this check, for progress: the gradient here, the optional passes
   // (penetration, float32 gradient, reversals, h/2 gradient), two per ε of the sweep and the
   // secant check's four
-  x.passes_total = 1 + (cfg.penetration_bound > 0) + (x.run_problem != nullptr) +
-                   (cfg.chatter_fraction > 0) + (x.half_step != nullptr) +
-                   2 * (1 + (long long)cfg.epsilon_sweep.size()) +
+  x.passes_total = 1 + (cfg.penetration_bound > 0) + cfg.inversion_check +
+                   (x.run_problem != nullptr) + (cfg.chatter_fraction > 0) +
+                   (x.half_step != nullptr) + 2 * (1 + (long long)cfg.epsilon_sweep.size()) +
                    (rep.secant_rollouts > 0 ? 4 : 0);
   x.passed(1);
 }
@@ -153,6 +154,11 @@ void reference_passes(CheckContext& x, ValidationReport& rep) {
   // deepest penetration per rollout, for the penetration label (models with contact points)
   if (cfg.penetration_bound > 0) {
     x.depth = x.problem.max_penetration(x.vars, x.n);
+    x.passed(1);
+  }
+  // the smallest element volume ratio per rollout, for the inverted_element label
+  if (cfg.inversion_check) {
+    x.volume_ratio = x.problem.min_volume_ratio(x.vars, x.n);
     x.passed(1);
   }
   // the run's own (float32) gradient at the same variables, one more forward + backward pass
@@ -323,7 +329,7 @@ void label_contact_switch(const CheckContext& x, int b, RolloutCheck& rc) {
 }
 
 // the labels of the rollout's own diagnostics: the horizon ratio (gradient_vanishing,
-// gradient_exploding), penetration, energy_drift
+// gradient_exploding), penetration, inverted_element, energy_drift
 void label_diagnostics(const CheckContext& x, int b, RolloutCheck& rc) {
   const ValidationConfig& cfg = x.cfg;
   const RolloutDiag& dg = x.base.diag[b];
@@ -348,6 +354,13 @@ void label_diagnostics(const CheckContext& x, int b, RolloutCheck& rc) {
         {"penetration", x.depth[b],
          "deepest penetration of a contact point below its surface over the rollout [m], bound " +
              fmt(cfg.penetration_bound)});
+  // an inverted (or flat) element: the hyperelastic energy still pushes it back, but the
+  // element's stress and its derivative there are far from the material's tested range, and a
+  // mesh that folds through itself is not the body being modelled
+  if (cfg.inversion_check && size_t(b) < x.volume_ratio.size() && x.volume_ratio[b] <= 0)
+    rc.labels.push_back(
+        {"inverted_element", x.volume_ratio[b],
+         "the smallest element volume ratio J = det F over the rollout [1], bound 0"});
   if (dg.conservative) {
     rc.energy_drift = dg.energy_max_dev / std::max(dg.kinetic_max, 1e-12);
     if (rc.energy_drift > cfg.energy_drift_bound)

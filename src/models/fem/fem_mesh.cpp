@@ -19,7 +19,8 @@ Mat3<double> rest_shape(const TetMesh& m, const std::array<int, 4>& t) {
 
 // the cube's tetrahedra (corners v[b], bit 0: +x, bit 1: +y, bit 2: +z) as grid_mesh cuts cell
 // (i, j, k)
-void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell, std::vector<std::array<int, 4>>& out) {
+void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell,
+              std::vector<std::array<int, 4>>& out) {
   if (tets_per_cell == 6) {
     // the six paths from corner 0 to corner 7 along the axes, one per axis order
     const int order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
@@ -65,16 +66,19 @@ TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::arra
   TetMesh m;
   std::map<std::array<int, 3>, int> lattice;  // (k, j, i) -> vertex
   for (const auto& c : cells)
-    for (int b = 0; b < 8; ++b) lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}] = 0;
+    for (int b = 0; b < 8; ++b)
+      lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}] = 0;
   for (auto& [key, index] : lattice) {
     index = int(m.vertices.size());
-    m.vertices.push_back({origin[0] + key[2] * cell[0], origin[1] + key[1] * cell[1], origin[2] + key[0] * cell[2]});
+    m.vertices.push_back(
+        {origin[0] + key[2] * cell[0], origin[1] + key[1] * cell[1], origin[2] + key[0] * cell[2]});
   }
   m.pinned.assign(m.vertices.size(), false);
   std::vector<int> material;
   for (const auto& c : cells) {
     int v[8];
-    for (int b = 0; b < 8; ++b) v[b] = lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}];
+    for (int b = 0; b < 8; ++b)
+      v[b] = lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}];
     const size_t before = m.elements.size();
     cut_cube(v, c[0], c[1], c[2], tets_per_cell, m.elements);
     material.insert(material.end(), m.elements.size() - before, c[3]);
@@ -92,7 +96,8 @@ TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& 
   for (int k = 0; k <= nz; ++k)
     for (int j = 0; j <= ny; ++j)
       for (int i = 0; i <= nx; ++i)
-        m.vertices.push_back({origin[0] + i * cell[0], origin[1] + j * cell[1], origin[2] + k * cell[2]});
+        m.vertices.push_back(
+            {origin[0] + i * cell[0], origin[1] + j * cell[1], origin[2] + k * cell[2]});
   m.pinned.assign(m.vertices.size(), false);
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < ny; ++j)
@@ -114,7 +119,8 @@ std::string check_and_orient(TetMesh& mesh) {
     const std::string where = "element " + std::to_string(e);
     for (int a = 0; a < 4; ++a) {
       if (t[a] < 0 || t[a] >= N)
-        return where + " has vertex " + std::to_string(t[a]) + " outside [0, " + std::to_string(N - 1) + "]";
+        return where + " has vertex " + std::to_string(t[a]) + " outside [0, " +
+               std::to_string(N - 1) + "]";
       for (int b = 0; b < a; ++b)
         if (t[a] == t[b]) return where + " lists vertex " + std::to_string(t[a]) + " twice";
       used[t[a]] = true;
@@ -122,7 +128,8 @@ std::string check_and_orient(TetMesh& mesh) {
     const double det = mat3_det(rest_shape(mesh, t));
     double edge = 0;
     for (int a = 1; a < 4; ++a)
-      for (int c = 0; c < 3; ++c) edge = std::max(edge, std::abs(mesh.vertices[t[a]][c] - mesh.vertices[t[0]][c]));
+      for (int c = 0; c < 3; ++c)
+        edge = std::max(edge, std::abs(mesh.vertices[t[a]][c] - mesh.vertices[t[0]][c]));
     if (!(std::abs(det) > 1e-12 * edge * edge * edge))
       return where + " is degenerate (its four vertices are coplanar)";
     if (det < 0) std::swap(t[2], t[3]);
@@ -157,7 +164,8 @@ std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& 
   std::vector<int> t;
   for (const auto& e : mesh.elements) t.insert(t.end(), e.begin(), e.end());
   t.insert(t.end(), mesh.actuator.begin(), mesh.actuator.end());
-  for (size_t i = 0; i < mesh.vertices.size(); ++i) t.push_back(mesh.pinned[i] ? Fem::kFlagPinned : 0);
+  for (size_t i = 0; i < mesh.vertices.size(); ++i)
+    t.push_back(mesh.pinned[i] ? Fem::kFlagPinned : 0);
   t.insert(t.end(), surface.begin(), surface.end());
   t.insert(t.end(), mesh.actuator_kinds.begin(), mesh.actuator_kinds.end());
   return t;

@@ -59,13 +59,15 @@ Lines read_lines(const std::string& path, const std::string& key, bool hash_comm
 }
 
 // node tags to the mesh's vertices, keeping only the nodes the tetrahedra use
-TetMesh assemble(const std::map<long, std::array<double, 3>>& nodes, const std::vector<std::array<long, 4>>& tets,
-                 Lines& l, MeshFileInfo& info) {
+TetMesh assemble(const std::map<long, std::array<double, 3>>& nodes,
+                 const std::vector<std::array<long, 4>>& tets, Lines& l, MeshFileInfo& info) {
   if (tets.empty()) l.fail("the file holds no 4-node tetrahedron");
   std::map<long, int> index;
   for (const auto& t : tets)
     for (long tag : t) {
-      if (!nodes.count(tag)) l.fail("a tetrahedron names node " + std::to_string(tag) + ", which the file does not list");
+      if (!nodes.count(tag))
+        l.fail("a tetrahedron names node " + std::to_string(tag) +
+               ", which the file does not list");
       index.emplace(tag, 0);
     }
   TetMesh m;
@@ -74,7 +76,8 @@ TetMesh assemble(const std::map<long, std::array<double, 3>>& nodes, const std::
     m.vertices.push_back(nodes.at(tag));
   }
   info.unused_nodes = int(nodes.size() - index.size());
-  for (const auto& t : tets) m.elements.push_back({index[t[0]], index[t[1]], index[t[2]], index[t[3]]});
+  for (const auto& t : tets)
+    m.elements.push_back({index[t[0]], index[t[1]], index[t[2]], index[t[3]]});
   m.pinned.assign(m.vertices.size(), false);
   m.reset_element_data();
   return m;
@@ -83,34 +86,56 @@ TetMesh assemble(const std::map<long, std::array<double, 3>>& nodes, const std::
 // gmsh element types: the 3-D ones other than the 4-node tetrahedron are refused by name
 const char* gmsh_volume_type(int type) {
   switch (type) {
-    case 5: return "8-node hexahedron";
-    case 6: return "6-node prism";
-    case 7: return "5-node pyramid";
-    case 11: return "10-node tetrahedron";
-    case 12: return "27-node hexahedron";
-    case 13: return "18-node prism";
-    case 14: return "14-node pyramid";
-    case 17: return "20-node hexahedron";
-    case 18: return "15-node prism";
-    case 19: return "13-node pyramid";
-    case 29: return "20-node tetrahedron";
-    case 30: return "35-node tetrahedron";
-    default: return nullptr;
+    case 5:
+      return "8-node hexahedron";
+    case 6:
+      return "6-node prism";
+    case 7:
+      return "5-node pyramid";
+    case 11:
+      return "10-node tetrahedron";
+    case 12:
+      return "27-node hexahedron";
+    case 13:
+      return "18-node prism";
+    case 14:
+      return "14-node pyramid";
+    case 17:
+      return "20-node hexahedron";
+    case 18:
+      return "15-node prism";
+    case 19:
+      return "13-node pyramid";
+    case 29:
+      return "20-node tetrahedron";
+    case 30:
+      return "35-node tetrahedron";
+    default:
+      return nullptr;
   }
 }
 // the nodes of the lower-dimensional types gmsh writes most (points, lines, triangles,
 // quadrangles and their second-order forms), so that their lines can be skipped; 0: unknown
 int gmsh_lower_type_nodes(int type) {
   switch (type) {
-    case 15: return 1;
-    case 1: return 2;
-    case 8: return 3;
-    case 2: return 3;
-    case 9: return 6;
-    case 3: return 4;
-    case 10: return 9;
-    case 16: return 8;
-    default: return 0;
+    case 15:
+      return 1;
+    case 1:
+      return 2;
+    case 8:
+      return 3;
+    case 2:
+      return 3;
+    case 9:
+      return 6;
+    case 3:
+      return 4;
+    case 10:
+      return 9;
+    case 16:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -124,9 +149,13 @@ TetMesh read_msh(const std::string& path, const std::string& key, MeshFileInfo& 
   double version = 0;
   int file_type = -1, data_size = 0;
   l.next("the format line") >> version >> file_type >> data_size;
-  if (file_type != 0) l.fail("a binary .msh file; write it as ASCII (gmsh -format msh41 -save_all -0, or Mesh.Binary = 0)");
+  if (file_type != 0)
+    l.fail(
+        "a binary .msh file; write it as ASCII (gmsh -format msh41 -save_all -0, or Mesh.Binary = "
+        "0)");
   const bool v4 = version >= 4.0 && version < 5.0;
-  if (!v4 && !(version >= 2.0 && version < 3.0)) l.fail("gmsh format " + std::to_string(version) + "; formats 2.2 and 4.1 are read");
+  if (!v4 && !(version >= 2.0 && version < 3.0))
+    l.fail("gmsh format " + std::to_string(version) + "; formats 2.2 and 4.1 are read");
   info.format = v4 ? "gmsh 4.1" : "gmsh 2.2";
   std::map<long, std::array<double, 3>> nodes;
   std::vector<std::array<long, 4>> tets;
@@ -140,7 +169,8 @@ TetMesh read_msh(const std::string& path, const std::string& key, MeshFileInfo& 
         for (long q = 0; q < n; ++q) {
           long tag;
           std::array<double, 3> x{};
-          if (!(l.next("a node") >> tag >> x[0] >> x[1] >> x[2])) l.fail("expected a node: tag x y z");
+          if (!(l.next("a node") >> tag >> x[0] >> x[1] >> x[2]))
+            l.fail("expected a node: tag x y z");
           nodes[tag] = x;
         }
       } else {
@@ -155,7 +185,8 @@ TetMesh read_msh(const std::string& path, const std::string& key, MeshFileInfo& 
           for (long q = 0; q < count; ++q) l.next("a node tag") >> tags[q];
           for (long q = 0; q < count; ++q) {
             std::array<double, 3> x{};
-            if (!(l.next("node coordinates") >> x[0] >> x[1] >> x[2])) l.fail("expected node coordinates x y z");
+            if (!(l.next("node coordinates") >> x[0] >> x[1] >> x[2]))
+              l.fail("expected node coordinates x y z");
             nodes[tags[q]] = x;
           }
         }
@@ -169,7 +200,8 @@ TetMesh read_msh(const std::string& path, const std::string& key, MeshFileInfo& 
           tets.push_back(t);
         } else if (const char* name = gmsh_volume_type(type)) {
           l.fail(std::string("a ") + name + " (gmsh element type " + std::to_string(type) +
-                 "): the model takes 4-node tetrahedra only (gmsh: Mesh.ElementOrder = 1, no recombination)");
+                 "): the model takes 4-node tetrahedra only (gmsh: Mesh.ElementOrder = 1, no "
+                 "recombination)");
         } else if (gmsh_lower_type_nodes(type) > 0) {
           ++info.skipped_elements;
         } else {
@@ -231,19 +263,23 @@ TetMesh read_tetgen(const std::string& path, const std::string& key, MeshFileInf
   for (long q = 0; q < n; ++q) {
     long tag;
     std::array<double, 3> x{};
-    if (!(ln.next("a node") >> tag >> x[0] >> x[1] >> x[2])) ln.fail("expected a node: index x y z");
+    if (!(ln.next("a node") >> tag >> x[0] >> x[1] >> x[2]))
+      ln.fail("expected a node: index x y z");
     nodes[tag] = x;
   }
   Lines le = read_lines(stem + ".ele", key, true);
   long m = 0;
   int per = 0;
   le.next("the .ele header") >> m >> per;
-  if (per != 4) le.fail(std::to_string(per) + " nodes per tetrahedron; the model takes 4-node tetrahedra (tetgen without -o2)");
+  if (per != 4)
+    le.fail(std::to_string(per) +
+            " nodes per tetrahedron; the model takes 4-node tetrahedra (tetgen without -o2)");
   std::vector<std::array<long, 4>> tets;
   for (long q = 0; q < m; ++q) {
     long tag;
     std::array<long, 4> t{};
-    if (!(le.next("a tetrahedron") >> tag >> t[0] >> t[1] >> t[2] >> t[3])) le.fail("expected a tetrahedron: index a b c d");
+    if (!(le.next("a tetrahedron") >> tag >> t[0] >> t[1] >> t[2] >> t[3]))
+      le.fail("expected a tetrahedron: index a b c d");
     tets.push_back(t);
   }
   return assemble(nodes, tets, le, info);

@@ -25,7 +25,8 @@ const FemSetup& setup(const ExperimentConfig& c) { return c.model_state<FemSetup
 
 std::string idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
-std::array<double, 3> vec3(const JsonObject& o, const std::string& key, std::array<double, 3> def, Range r) {
+std::array<double, 3> vec3(const JsonObject& o, const std::string& key, std::array<double, 3> def,
+                           Range r) {
   const std::vector<double> v = o.numbers(key, {def[0], def[1], def[2]}, r, 3);
   return {v[0], v[1], v[2]};
 }
@@ -66,13 +67,15 @@ TetMesh parse_voxels(const JsonObject& g, int n_materials) {
     for (size_t a = 0; a < e.size(); ++a) {
       const long hi = a < 3 ? 1000 : n_materials - 1;
       if (!e[a].is_number_integer() || e[a].get<long>() < 0 || e[a].get<long>() > hi)
-        config_fail(idx(cp, q), a < 3 ? "cell indices must be integers in [0, 1000]"
-                                      : "the material must be an index in [0, " + std::to_string(hi) +
-                                            "] (0: model.material, m >= 1: model.voxel_materials[m - 1])");
+        config_fail(idx(cp, q),
+                    a < 3 ? "cell indices must be integers in [0, 1000]"
+                          : "the material must be an index in [0, " + std::to_string(hi) +
+                                "] (0: model.material, m >= 1: model.voxel_materials[m - 1])");
       c[a] = e[a].get<int>();
     }
     if (!seen.emplace(std::array<int, 3>{c[0], c[1], c[2]}, q).second)
-      config_fail(idx(cp, q), "cell listed twice (first at index " + std::to_string(seen[{c[0], c[1], c[2]}]) + ")");
+      config_fail(idx(cp, q), "cell listed twice (first at index " +
+                                  std::to_string(seen[{c[0], c[1], c[2]}]) + ")");
     cv.push_back(c);
   }
   const CellLayout l = parse_cell_layout(vox);
@@ -96,14 +99,15 @@ TetMesh parse_mesh_file(const JsonObject& g, const std::string& base_dir, MeshFi
   for (auto& v : mesh.vertices)
     for (int c = 0; c < 3; ++c) v[c] = scale * v[c] + offset[c];
   if (int(mesh.vertices.size()) > Fem::kMaxVertices)
-    config_fail(key, "the mesh has " + std::to_string(mesh.vertices.size()) + " vertices; the model takes at most " +
-                         std::to_string(Fem::kMaxVertices));
+    config_fail(key, "the mesh has " + std::to_string(mesh.vertices.size()) +
+                         " vertices; the model takes at most " + std::to_string(Fem::kMaxVertices));
   return mesh;
 }
 
 // model.mesh: {grid: {cells, cell_size, origin, tets_per_cell}}, {voxels: …}, {file, scale,
 // offset} or {vertices, tetrahedra}
-TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base_dir, MeshFileInfo& info) {
+TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base_dir,
+                   MeshFileInfo& info) {
   TetMesh mesh;
   const int kinds = int(g.has("grid")) + int(g.has("voxels")) + int(g.has("file")) +
                     int(g.has("vertices") || g.has("tetrahedra"));
@@ -128,7 +132,8 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base
     grid.finish();
     const long vertices = long(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
     if (vertices > Fem::kMaxVertices)
-      config_fail(cp, "the grid has " + std::to_string(vertices) + " vertices; the model takes at most " +
+      config_fail(cp, "the grid has " + std::to_string(vertices) +
+                          " vertices; the model takes at most " +
                           std::to_string(Fem::kMaxVertices));
     return grid_mesh(n, l.size, l.origin, l.per);
   }
@@ -137,16 +142,19 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base
   const auto& vs = g.raw("vertices");
   const std::string vp = g.key_path("vertices");
   if (!vs.is_array() || vs.size() < 4 || vs.size() > size_t(Fem::kMaxVertices))
-    config_fail(vp, "expected an array of 4 to " + std::to_string(Fem::kMaxVertices) + " [x, y, z] positions");
+    config_fail(vp, "expected an array of 4 to " + std::to_string(Fem::kMaxVertices) +
+                        " [x, y, z] positions");
   for (size_t i = 0; i < vs.size(); ++i) {
     const auto& e = vs[i];
-    if (!e.is_array() || e.size() != 3 || !e[0].is_number() || !e[1].is_number() || !e[2].is_number())
+    if (!e.is_array() || e.size() != 3 || !e[0].is_number() || !e[1].is_number() ||
+        !e[2].is_number())
       config_fail(idx(vp, i), "expected [x, y, z], three numbers");
     mesh.vertices.push_back({e[0].get<double>(), e[1].get<double>(), e[2].get<double>()});
   }
   const auto& ts = g.raw("tetrahedra");
   const std::string tp = g.key_path("tetrahedra");
-  if (!ts.is_array() || ts.empty()) config_fail(tp, "expected a non-empty array of [a, b, c, d] vertex indices");
+  if (!ts.is_array() || ts.empty())
+    config_fail(tp, "expected a non-empty array of [a, b, c, d] vertex indices");
   for (size_t e = 0; e < ts.size(); ++e) {
     const auto& t = ts[e];
     if (!t.is_array() || t.size() != 4)
@@ -154,7 +162,8 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base
     std::array<int, 4> q{};
     for (int a = 0; a < 4; ++a) {
       if (!t[a].is_number_integer() || t[a].get<long>() < 0 || t[a].get<long>() >= long(vs.size()))
-        config_fail(idx(tp, e), "vertex indices must be integers in [0, " + std::to_string(vs.size() - 1) + "]");
+        config_fail(idx(tp, e), "vertex indices must be integers in [0, " +
+                                    std::to_string(vs.size() - 1) + "]");
       q[a] = t[a].get<int>();
     }
     mesh.elements.push_back(q);
@@ -178,15 +187,18 @@ void parse_pinned(const JsonObject& m, TetMesh& mesh) {
     }
     return;
   }
-  if (!pj.is_object()) config_fail(pp, "expected [vertex indices] or {\"min\": [x, y, z], \"max\": [x, y, z]}");
+  if (!pj.is_object())
+    config_fail(pp, "expected [vertex indices] or {\"min\": [x, y, z], \"max\": [x, y, z]}");
   JsonObject box = m.object("pinned");
   const Range any = Range::closed(-1e9, 1e9);
-  const auto lo = vec3(box, "min", {-1e9, -1e9, -1e9}, any), hi = vec3(box, "max", {1e9, 1e9, 1e9}, any);
+  const auto lo = vec3(box, "min", {-1e9, -1e9, -1e9}, any),
+             hi = vec3(box, "max", {1e9, 1e9, 1e9}, any);
   box.finish();
   int count = 0;
   for (int i = 0; i < N; ++i) {
     bool in = true;
-    for (int c = 0; c < 3; ++c) in = in && mesh.vertices[i][c] >= lo[c] && mesh.vertices[i][c] <= hi[c];
+    for (int c = 0; c < 3; ++c)
+      in = in && mesh.vertices[i][c] >= lo[c] && mesh.vertices[i][c] <= hi[c];
     if (in) mesh.pinned[i] = true, ++count;
   }
   if (count == 0) config_fail(pp, "the box holds no vertex of the mesh");
@@ -222,20 +234,24 @@ ModelInfo fem_info(const Fem& m) {
   const Range poisson = Range::closed(0, 0.499);
   for (int e = 0; e < m.n_elements; ++e) {
     const std::string pe = "element[" + std::to_string(e) + "].";
-    info.set_param(m.p_element(e, Fem::kModulus1), pe + n1, "Pa", modulus, std::string("element.") + n1);
+    info.set_param(m.p_element(e, Fem::kModulus1), pe + n1, "Pa", modulus,
+                   std::string("element.") + n1);
     info.set_param(m.p_element(e, Fem::kModulus2), pe + n2, m.lame_parameters ? "Pa" : "1",
                    m.lame_parameters ? (warp ? modulus : Range::closed(0, 1e12)) : poisson,
                    std::string("element.") + n2);
-    info.set_param(m.p_element(e, Fem::kDensity), pe + "density", "kg/m^3", Range{0, 1e6, true, false},
-                   "element.density");
-    info.set_param(m.p_element(e, Fem::kDamping), pe + "damping", warp ? "Pa*s" : "s", Range::closed(0, 1e9),
-                   "element.damping");
+    info.set_param(m.p_element(e, Fem::kDensity), pe + "density", "kg/m^3",
+                   Range{0, 1e6, true, false}, "element.density");
+    info.set_param(m.p_element(e, Fem::kDamping), pe + "damping", warp ? "Pa*s" : "s",
+                   Range::closed(0, 1e9), "element.damping");
     // a fill of 0 would leave a vertex massless: SIMP's usual floor 10⁻³
-    info.set_param(m.p_element(e, Fem::kFill), pe + "fill", "1", Range::closed(1e-3, 1), "element.fill");
+    info.set_param(m.p_element(e, Fem::kFill), pe + "fill", "1", Range::closed(1e-3, 1),
+                   "element.fill");
     info.set_param(m.p_element(e, Fem::kActuation), pe + "actuation", "Pa", Range::closed(0, 1e9),
                    "element.actuation");
   }
-  auto global = [&](int g, const char* name, const char* unit, Range r) { info.set_param(m.p_global(g), name, unit, r, ""); };
+  auto global = [&](int g, const char* name, const char* unit, Range r) {
+    info.set_param(m.p_global(g), name, unit, r, "");
+  };
   global(Fem::kGravity, "gravity", "m/s^2", Range::closed(-1e4, 1e4));
   global(Fem::kMassDamping, "mass_damping", "1/s", Range::closed(0, 1e4));
   global(Fem::kGroundHeight, "ground.height", "m", Range::closed(-1e6, 1e6));
@@ -254,7 +270,8 @@ struct MaterialSpec {
 // model.material or model.voxel_materials[i]: the parameterization (E, ν or μ, λ) is the base
 // material's, and the law is set once, in model.material
 MaterialSpec parse_material(JsonObject& mat, const Fem& f, const std::vector<Range>& R) {
-  if (f.lame_parameters ? (mat.has("young") || mat.has("poisson")) : (mat.has("mu") || mat.has("lambda")))
+  if (f.lame_parameters ? (mat.has("young") || mat.has("poisson"))
+                        : (mat.has("mu") || mat.has("lambda")))
     config_fail(mat.key_path(f.lame_parameters ? (mat.has("young") ? "young" : "poisson")
                                                : (mat.has("mu") ? "mu" : "lambda")),
                 "give either young and poisson, or mu and lambda, the same pair in every material "
@@ -277,7 +294,8 @@ std::vector<double> parse_actuators(const JsonObject& m, TetMesh& mesh, int n_ma
   if (!m.has("actuators")) return strength;
   const auto& list = m.raw("actuators");
   const std::string ap = m.key_path("actuators");
-  if (!list.is_array() || list.empty() || list.size() > 64) config_fail(ap, "expected an array of 1 to 64 actuators");
+  if (!list.is_array() || list.empty() || list.size() > 64)
+    config_fail(ap, "expected an array of 1 to 64 actuators");
   const int E = int(mesh.elements.size());
   for (size_t q = 0; q < list.size(); ++q) {
     JsonObject a(list[q], idx(ap, q));
@@ -315,13 +333,15 @@ std::vector<double> parse_actuators(const JsonObject& m, TetMesh& mesh, int n_ma
       if (!in) continue;
       if (mesh.actuator[e] >= 0)
         config_fail(idx(ap, q), "element " + std::to_string(e) + " belongs to actuators[" +
-                                    std::to_string(mesh.actuator[e]) + "] too; an element has one actuator");
+                                    std::to_string(mesh.actuator[e]) +
+                                    "] too; an element has one actuator");
       mesh.actuator[e] = int(q);
       mesh.fibre[e] = fibre;
       ++count;
     }
     if (count == 0) config_fail(idx(ap, q), "holds no element");
-    mesh.actuator_kinds.push_back(kind == "muscle" ? ActiveStress<double>::kMuscle : ActiveStress<double>::kPneumatic);
+    mesh.actuator_kinds.push_back(kind == "muscle" ? ActiveStress<double>::kMuscle
+                                                   : ActiveStress<double>::kPneumatic);
   }
   return strength;
 }
@@ -331,7 +351,9 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   const int n_materials = 1 + (m.has("voxel_materials") && m.raw("voxel_materials").is_array()
                                    ? int(m.raw("voxel_materials").size())
                                    : 0);
-  if (!m.has("mesh")) config_fail(m.key_path("mesh"), "missing; expected grid, voxels, file, or vertices and tetrahedra");
+  if (!m.has("mesh"))
+    config_fail(m.key_path("mesh"),
+                "missing; expected grid, voxels, file, or vertices and tetrahedra");
   s.mesh_json = m.raw("mesh");
   JsonObject g = m.object("mesh");
   s.mesh = parse_mesh(g, n_materials, c.base_dir, s.mesh_file);
@@ -351,8 +373,11 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   f.simp_penalty = m.number("simp_penalty", 3.0, Range::closed(1, 10));
 
   JsonObject mat = m.object("material");
-  const std::string law = mat.choice("law", "stable_neo_hookean", {"stable_neo_hookean", "neo_hookean_warp"});
-  f.law = law == "neo_hookean_warp" ? Fem::kNeoHookeanWarp : Fem::kStableNeoHookean;
+  const std::string law = mat.choice("law", "stable_neo_hookean",
+                                     {"stable_neo_hookean", "neo_hookean_warp", "corotated"});
+  f.law = law == "neo_hookean_warp" ? Fem::kNeoHookeanWarp
+          : law == "corotated"      ? Fem::kCorotated
+                                    : Fem::kStableNeoHookean;
   f.lame_parameters = mat.has("mu") || mat.has("lambda");
   JsonObject gr = m.object("ground");
   f.ground = gr.choice("type", "penalty", {"penalty", "none"}) == "penalty";
@@ -364,7 +389,8 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
     const std::string vp = m.key_path("voxel_materials");
     for (int q = 1; q < n_materials; ++q) {
       JsonObject vm(m.raw("voxel_materials")[q - 1], idx(vp, q - 1));
-      if (vm.has("law")) config_fail(vm.key_path("law"), "the law is model.material.law, for every material");
+      if (vm.has("law"))
+        config_fail(vm.key_path("law"), "the law is model.material.law, for every material");
       materials.push_back(parse_material(vm, f, R));
       vm.finish();
     }
@@ -379,7 +405,8 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
     c.theta[f.p_element(e, Fem::kDensity)] = q.rho;
     c.theta[f.p_element(e, Fem::kDamping)] = q.damping;
     c.theta[f.p_element(e, Fem::kFill)] = 1.0;
-    c.theta[f.p_element(e, Fem::kActuation)] = s.mesh.actuator[e] >= 0 ? strength[s.mesh.actuator[e]] : 0.0;
+    c.theta[f.p_element(e, Fem::kActuation)] =
+        s.mesh.actuator[e] >= 0 ? strength[s.mesh.actuator[e]] : 0.0;
   }
   auto global = [&](const JsonObject& o, const char* key, int g, double def) {
     c.theta[f.p_global(g)] = o.number(key, def, R[f.p_global(g)]);
@@ -424,7 +451,9 @@ void model_json(const ExperimentConfig& c, nlohmann::json& j) {
   int pinned = 0;
   for (bool p : s.mesh.pinned) pinned += p;
   j["pinned_vertices"] = pinned;
-  j["law"] = m.law == Fem::kNeoHookeanWarp ? "neo_hookean_warp" : "stable_neo_hookean";
+  j["law"] = m.law == Fem::kNeoHookeanWarp ? "neo_hookean_warp"
+             : m.law == Fem::kCorotated    ? "corotated"
+                                           : "stable_neo_hookean";
   j["material_parameters"] = m.lame_parameters ? "lame" : "young_poisson";
   j["ground"] = m.ground ? "penalty" : "none";
   j["integrator"] = "symplectic_euler";
@@ -444,16 +473,25 @@ struct FemRunnerHooks : RunnerHooks<Fem> {
     m.rest = rest.data();
   }
   static bool measures_penetration(const Fem& m) { return m.ground; }
+  static bool measures_inversion(const Fem&) { return true; }
+  static double min_volume_ratio(const Fem& m, View<const double> x, View<const double>) {
+    double j = 1e300;
+    for (int e = 0; e < m.n_elements; ++e)
+      j = std::min(j, mat3_det(tet_gradient(m.gather<double>(x, e).x, m.rest_inverse<double>(e))));
+    return j;
+  }
   // the deepest surface vertex below the ground [m]
   static double penetration(const Fem& m, View<const double> x, View<const double> p) {
     double worst = -1e300;
     for (int s = 0; s < m.n_surface; ++s)
-      worst = std::max(worst, p[m.p_global(Fem::kGroundHeight)] - x[m.x_pos(m.surface_vertex(s)) + 1]);
+      worst =
+          std::max(worst, p[m.p_global(Fem::kGroundHeight)] - x[m.x_pos(m.surface_vertex(s)) + 1]);
     return worst;
   }
 };
 
-std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend, const RunnerOptions& options) {
+std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
+                                        const RunnerOptions& options) {
   return make_model_runner<Fem, FemRunnerHooks>(c, setup(c).model, backend, options);
 }
 
@@ -469,6 +507,7 @@ const ModelDef& fem_model() {
     d.set_dt = set_dt;
     d.make_runner = new_runner;
     d.penetration_label = true;
+    d.inversion_label = true;
     d.reports_com_travel_x = true;
     d.report_scene = fem_scene;
     return d;

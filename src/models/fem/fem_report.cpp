@@ -13,8 +13,8 @@
 
 namespace steer {
 
-nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
-                         int max_frames) {
+nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art,
+                         const RecordedTrajectory& tr, int max_frames) {
   const FemSetup& st = c.model_state<FemSetup>();
   const Fem& m = st.model;
   const TetMesh& mesh = st.mesh;
@@ -47,7 +47,8 @@ nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art, c
     return p;
   };
   nlohmann::json s = {{"kind", "robot"}, {"dim", 2}, {"axes", {"x", "y"}}};
-  s["rollouts"] = frames_of(tr, 4, max_frames, [&](int, const std::vector<double>& x) { return positions(x.data()); });
+  s["rollouts"] = frames_of(tr, 4, max_frames,
+                            [&](int, const std::vector<double>& x) { return positions(x.data()); });
   nlohmann::json ej = nlohmann::json::array(), act = nlohmann::json::array();
   for (const auto& [e, els] : edges) {
     ej.push_back({e.first, e.second});
@@ -70,7 +71,8 @@ nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art, c
     stiff.push_back(k);
   }
   s["edge_stiffness"] = stiff;
-  s["ground"] = m.ground ? nlohmann::json(r5(c.theta[m.p_global(Fem::kGroundHeight)])) : nlohmann::json(nullptr);
+  s["ground"] = m.ground ? nlohmann::json(r5(c.theta[m.p_global(Fem::kGroundHeight)]))
+                         : nlohmann::json(nullptr);
   s["views"] = {{{"name", "side (x, y)"}, {"h", 0}, {"v", 1}}};
   Fem mt = m;  // the energy reads the mesh
   mt.topo = st.topology.data();

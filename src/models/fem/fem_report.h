@@ -11,7 +11,7 @@ struct RecordedTrajectory;
 
 // the surface's edges seen from the side (x, y) at each kept frame, actuated elements' edges
 // marked, each edge coloured by its elements' mean first modulus (E or μ)
-nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art, const RecordedTrajectory& tr,
-                         int max_frames);
+nlohmann::json fem_scene(const ExperimentConfig& c, const nlohmann::json& art,
+                         const RecordedTrajectory& tr, int max_frames);
 
 }  // namespace steer

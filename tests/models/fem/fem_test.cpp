@@ -19,6 +19,8 @@
 #include "config/config.h"
 #include "gradient_suite.h"
 #include "models/fem/fem_mesh.h"
+#include "problem/problem.h"
+#include "validate/validator.h"
 
 namespace steer::testing {
 namespace {
@@ -135,15 +137,16 @@ struct FemCases {
       TetMesh mesh = with_actuators(block({1, 2, 1}, 0.05, 0.021, 6), {1, 2, 0.5}, true);
       mesh.pinned[mesh.vertices.size() - 1] = true;
       Fem m = bind_mesh(mesh, Fem::kStableNeoHookean, false, true, 1e-3);
-      out.push_back({"stable neo-Hookean (E, nu) on the ground, a pinned corner, a muscle and a chamber", m,
-                     state_for(m, 4e-3, 0.3, 1), controls_for(m, 1, 0.8),
-                     params_for(m, 1e5, 0.3, 1000, 0.02, 0.2, 0.02, 2), 1e-3});
+      out.push_back(
+          {"stable neo-Hookean (E, nu) on the ground, a pinned corner, a muscle and a chamber", m,
+           state_for(m, 4e-3, 0.3, 1), controls_for(m, 1, 0.8),
+           params_for(m, 1e5, 0.3, 1000, 0.02, 0.2, 0.02, 2), 1e-3});
     }
     {
-      Fem m = bind_mesh(with_actuators(block({2, 1, 1}, 0.05, 0.3, 5), {0, 0, 1}, false), Fem::kNeoHookeanWarp,
-                        true, false, 1e-3);
-      out.push_back({"warp.sim's neo-Hookean (k_mu, k_lambda), five tetrahedra per cell, a muscle", m,
-                     state_for(m, 5e-3, 0.5, 3), controls_for(m, 1, -0.6),
+      Fem m = bind_mesh(with_actuators(block({2, 1, 1}, 0.05, 0.3, 5), {0, 0, 1}, false),
+                        Fem::kNeoHookeanWarp, true, false, 1e-3);
+      out.push_back({"warp.sim's neo-Hookean (k_mu, k_lambda), five tetrahedra per cell, a muscle",
+                     m, state_for(m, 5e-3, 0.5, 3), controls_for(m, 1, -0.6),
                      params_for(m, 2e4, 8e4, 500, 30.0, 0.2, 0.0, 4)});
     }
     {
@@ -151,8 +154,19 @@ struct FemCases {
       Fem m = bind_mesh(block({1, 1, 1}, 0.1, 0.5, 5), Fem::kStableNeoHookean, true, false, 1e-3);
       std::vector<double> x = state_for(m, 1e-3, 0.2, 5);
       for (int c = 0; c < 3; ++c) x[m.x_pos(0) + c] += 0.07;
-      out.push_back({"stable neo-Hookean (mu, lambda), an inverted element", m, x, {},
+      out.push_back({"stable neo-Hookean (mu, lambda), an inverted element",
+                     m,
+                     x,
+                     {},
                      params_for(m, 3e4, 6e4, 800, 0.05, 0.2, 0.0, 6)});
+    }
+    {
+      // corotated linear elasticity, E and ν, a muscle, on the ground
+      Fem m = bind_mesh(with_actuators(block({1, 1, 2}, 0.05, 0.021, 5), {0, 1, 1}, false),
+                        Fem::kCorotated, false, true, 1e-3);
+      out.push_back({"corotated (E, nu) on the ground, a muscle", m, state_for(m, 6e-3, 0.4, 11),
+                     controls_for(m, 1, 0.7), params_for(m, 8e4, 0.35, 900, 0.01, 0.2, 0.02, 12),
+                     1e-3});
     }
     return out;
   }
@@ -233,28 +247,52 @@ TEST(FemMaterial, RestIsStressFreeAndSmallStrainIsLinearElasticity) {
   std::uniform_real_distribution<double> U(-1, 1);
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) H.a[r][c] = U(rng);
-  for (int law : {Fem::kStableNeoHookean, Fem::kNeoHookeanWarp}) {
+  for (int law : {Fem::kStableNeoHookean, Fem::kNeoHookeanWarp, Fem::kCorotated}) {
     const FemMaterial<double> m = material(law, E, nu);
-    const Mat3<double> P0 = snh_stress(I, stress_point(I), m.mu, m.lambda);
+    const Mat3<double> P0 = elastic_stress(law, I, stress_point(I, law), m.mu, m.lambda);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) EXPECT_NEAR(P0.a[r][c], 0.0, 1e-9 * E) << "law " << law;
   }
-  const FemMaterial<double> m = material(Fem::kStableNeoHookean, E, nu);
-  double prev = 0;
-  for (double eps : {1e-3, 1e-4}) {
-    Mat3<double> F = I;
-    mat3_axpy(F, eps, H);
-    const Mat3<double> P = snh_stress(F, stress_point(F), m.mu, m.lambda);
-    double worst = 0, trH = mat3_trace(H);
+  for (int law : {Fem::kStableNeoHookean, Fem::kCorotated}) {
+    const FemMaterial<double> m = material(law, E, nu);
+    double prev = 0;
+    for (double eps : {1e-3, 1e-4}) {
+      Mat3<double> F = I;
+      mat3_axpy(F, eps, H);
+      const Mat3<double> P = elastic_stress(law, F, stress_point(F, law), m.mu, m.lambda);
+      double worst = 0, trH = mat3_trace(H);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+          const double lin =
+              eps * (m.mu_l * (H.a[r][c] + H.a[c][r]) + (r == c ? m.lambda_l * trH : 0.0));
+          worst = std::max(worst, std::abs(P.a[r][c] - lin));
+        }
+      // the remainder is O(ε²): ≤ 10 E ε² here, and it falls 100× from ε = 1e-3 to 1e-4
+      EXPECT_LT(worst, 10 * E * eps * eps) << "law " << law << ", eps " << eps;
+      if (prev > 0) EXPECT_LT(worst, prev / 50) << "law " << law;
+      prev = worst;
+    }
+  }
+}
+
+TEST(FemMaterial, PolarDecompositionIsOrthogonalTimesSymmetric) {
+  // F = R S with RᵀR = I and S = RᵀF symmetric, to rounding, for random stretches and shears,
+  // inverted ones too; det R = sign(det F)
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> U(-1, 1);
+  for (int t = 0; t < 20; ++t) {
+    Mat3<double> F;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) F.a[r][c] = (r == c ? 1.5 : 0.0) + 0.8 * U(rng);
+    if (t % 5 == 4)
+      for (int c = 0; c < 3; ++c) F.a[0][c] = -F.a[0][c];  // an inverted F
+    const Mat3<double> R = polar_rotation(F), Sm = mat3_mul_at(R, F), RtR = mat3_mul_at(R, R);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) {
-        const double lin = eps * (m.mu_l * (H.a[r][c] + H.a[c][r]) + (r == c ? m.lambda_l * trH : 0.0));
-        worst = std::max(worst, std::abs(P.a[r][c] - lin));
+        EXPECT_NEAR(RtR.a[r][c], r == c ? 1.0 : 0.0, 1e-13) << t;
+        EXPECT_NEAR(Sm.a[r][c], Sm.a[c][r], 1e-12) << t;
       }
-    // the remainder is O(ε²): ≤ 10 E ε² here, and it falls 100× from ε = 1e-3 to 1e-4
-    EXPECT_LT(worst, 10 * E * eps * eps) << "eps " << eps;
-    if (prev > 0) EXPECT_LT(worst, prev / 50);
-    prev = worst;
+    EXPECT_NEAR(mat3_det(R), mat3_det(F) > 0 ? 1.0 : -1.0, 1e-13) << t;
   }
 }
 
@@ -266,16 +304,18 @@ TEST(FemMaterial, StressDifferentialIsTheDerivativeOfTheStress) {
   for (double flip : {1.0, -1.0}) {
     Mat3<double> F, G;
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) F.a[r][c] = (r == c ? flip : 0.0) + 0.3 * U(rng), G.a[r][c] = U(rng);
-    for (int law : {Fem::kStableNeoHookean, Fem::kNeoHookeanWarp}) {
+      for (int c = 0; c < 3; ++c)
+        F.a[r][c] = (r == c ? flip : 0.0) + 0.3 * U(rng), G.a[r][c] = U(rng);
+    for (int law : {Fem::kStableNeoHookean, Fem::kNeoHookeanWarp, Fem::kCorotated}) {
       const FemMaterial<double> m = material(law, 1e5, 0.4);
-      const Mat3<double> D = snh_stress_differential(F, stress_point(F), m.mu, m.lambda, G);
+      const Mat3<double> D =
+          elastic_stress_differential(law, F, stress_point(F, law), m.mu, m.lambda, G);
       const double h = 1e-6;
       Mat3<double> Fa = F, Fb = F;
       mat3_axpy(Fa, h, G);
       mat3_axpy(Fb, -h, G);
-      const Mat3<double> Pa = snh_stress(Fa, stress_point(Fa), m.mu, m.lambda);
-      const Mat3<double> Pb = snh_stress(Fb, stress_point(Fb), m.mu, m.lambda);
+      const Mat3<double> Pa = elastic_stress(law, Fa, stress_point(Fa, law), m.mu, m.lambda);
+      const Mat3<double> Pb = elastic_stress(law, Fb, stress_point(Fb, law), m.mu, m.lambda);
       double worst = 0, scale = 0;
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) {
@@ -309,7 +349,8 @@ TEST(Fem, EnergyIsConservedInFreeMotion) {
       View<double> out{xn.data(), 1};
       m.step<double>(k, View<const double>{x.data(), 1}, View<const double>{nullptr, 1}, P, out);
       x.swap(xn);
-      worst = std::max(worst, std::abs(m.energy<double>(View<const double>{x.data(), 1}, P) - e0) / e0);
+      worst =
+          std::max(worst, std::abs(m.energy<double>(View<const double>{x.data(), 1}, P) - e0) / e0);
     }
     band[level] = worst;
   }
@@ -319,12 +360,14 @@ TEST(Fem, EnergyIsConservedInFreeMotion) {
 }
 
 // mean y displacement [m] of the vertices at x = xmax or y = ymin ...
-double mean_displacement(const Fem& m, const std::vector<double>& x, int axis, int select_axis, double at) {
+double mean_displacement(const Fem& m, const std::vector<double>& x, int axis, int select_axis,
+                         double at) {
   const TetMesh& mesh = mesh_of(m);
   double s = 0;
   int n = 0;
   for (int i = 0; i < m.n_vertices; ++i)
-    if (std::abs(mesh.vertices[i][select_axis] - at) < 1e-9) s += x[m.x_pos(i) + axis] - mesh.vertices[i][axis], ++n;
+    if (std::abs(mesh.vertices[i][select_axis] - at) < 1e-9)
+      s += x[m.x_pos(i) + axis] - mesh.vertices[i][axis], ++n;
   return s / n;
 }
 
@@ -339,7 +382,8 @@ TEST(FemStatics, HangingColumnStretchesAsLinearElasticity) {
   std::vector<double> err;
   for (int n : {5, 10, 20}) {
     TetMesh mesh = grid_mesh({1, n, 1}, {0.1, L / n, 0.1}, {0, 0, 0}, 5);
-    for (size_t i = 0; i < mesh.vertices.size(); ++i) mesh.pinned[i] = mesh.vertices[i][1] > L - 1e-9;
+    for (size_t i = 0; i < mesh.vertices.size(); ++i)
+      mesh.pinned[i] = mesh.vertices[i][1] > L - 1e-9;
     // a fifth of the time the fastest wave (c = sqrt(E/ρ)) takes across the smallest cell edge
     const double c = std::sqrt(E / rho);
     Fem m = bind_mesh(mesh, Fem::kStableNeoHookean, false, false, 0.2 * std::min(L / n, 0.1) / c);
@@ -356,7 +400,8 @@ TEST(FemStatics, HangingColumnStretchesAsLinearElasticity) {
     }
     const double tip = -mean_displacement(m, x, 1, 1, 0.0);
     err.push_back(std::abs(tip - delta) / delta);
-    std::printf("hanging column, %d cells: bottom %.6e m, analytic %.6e m, relative error %.3e\n", n, tip, delta, err.back());
+    std::printf("hanging column, %d cells: bottom %.6e m, analytic %.6e m, relative error %.3e\n",
+                n, tip, delta, err.back());
   }
   // measured: 3.4e-4, 4.8e-4 (the coarse mesh's lateral coupling), 1.9e-4
   for (double e : err) EXPECT_LT(e, 1e-3);
@@ -404,7 +449,8 @@ TEST(FemStatics, CantileverDeflectionConvergesToTimoshenko) {
   // element's 2 (measured: 75 %, 45 %, 17.5 %; orders 0.75, 1.36).
   const double L = 1.0, t = 0.1, E = 1e9, rho = 1000, g = 9.81;
   const double q = rho * g * t * t, I = t * t * t * t / 12;
-  const double delta = q * std::pow(L, 4) / (8 * E * I) + q * L * L / (2 * (5.0 / 6) * (E / 2) * t * t);
+  const double delta =
+      q * std::pow(L, 4) / (8 * E * I) + q * L * L / (2 * (5.0 / 6) * (E / 2) * t * t);
   std::vector<double> err;
   for (int level = 0; level < 3; ++level) {
     const int nt = 1 << level, nl = 10 * nt;
@@ -416,16 +462,16 @@ TEST(FemStatics, CantileverDeflectionConvergesToTimoshenko) {
     solve_static(m, p, xp);
     const double tip = -mean_displacement(m, xp, 1, 0, L);
     err.push_back(std::abs(tip - delta) / delta);
-    std::printf("cantilever %d x %d x %d cells: tip %.6e m, Timoshenko %.6e m, relative error %.3e%s\n", nl, nt, nt,
-                tip, delta, err.back(),
-                level ? (", order " + std::to_string(std::log2(err[level - 1] / err[level]))).c_str() : "");
+    std::printf(
+        "cantilever %d x %d x %d cells: tip %.6e m, Timoshenko %.6e m, relative error %.3e%s\n", nl,
+        nt, nt, tip, delta, err.back(),
+        level ? (", order " + std::to_string(std::log2(err[level - 1] / err[level]))).c_str() : "");
   }
   EXPECT_LT(err[1], err[0]);
   EXPECT_LT(err[2], err[1]);
   EXPECT_GT(std::log2(err[1] / err[2]), std::log2(err[0] / err[1]) + 0.3);
   EXPECT_LT(err[2], 0.2);
 }
-
 
 // a unit cube cut into 5 tetrahedra (grid_mesh's), written as each file format
 TetMesh unit_cube() { return grid_mesh({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 5); }
@@ -447,11 +493,12 @@ std::string write_file(const std::string& name, const std::string& text) {
 }
 
 std::string msh22(const TetMesh& m, const std::string& extra_element) {
-  std::string s = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n3 1 \"body\"\n$EndPhysicalNames\n";
+  std::string s =
+      "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n3 1 \"body\"\n$EndPhysicalNames\n";
   s += "$Nodes\n" + std::to_string(m.vertices.size()) + "\n";
   for (size_t i = 0; i < m.vertices.size(); ++i)
-    s += std::to_string(i + 1) + " " + std::to_string(m.vertices[i][0]) + " " + std::to_string(m.vertices[i][1]) + " " +
-         std::to_string(m.vertices[i][2]) + "\n";
+    s += std::to_string(i + 1) + " " + std::to_string(m.vertices[i][0]) + " " +
+         std::to_string(m.vertices[i][1]) + " " + std::to_string(m.vertices[i][2]) + "\n";
   s += "$EndNodes\n$Elements\n" + std::to_string(m.elements.size() + 2) + "\n";
   s += "1 15 2 0 1 1\n2 2 2 0 1 1 2 3\n";  // a point and a boundary triangle, skipped
   for (size_t e = 0; e < m.elements.size(); ++e) {
@@ -465,10 +512,12 @@ std::string msh22(const TetMesh& m, const std::string& extra_element) {
 std::string msh41(const TetMesh& m) {
   const size_t N = m.vertices.size(), E = m.elements.size();
   std::string s = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
-  s += "$Nodes\n1 " + std::to_string(N) + " 1 " + std::to_string(N) + "\n3 1 0 " + std::to_string(N) + "\n";
+  s += "$Nodes\n1 " + std::to_string(N) + " 1 " + std::to_string(N) + "\n3 1 0 " +
+       std::to_string(N) + "\n";
   for (size_t i = 0; i < N; ++i) s += std::to_string(10 + i) + "\n";  // tags need not start at 1
   for (size_t i = 0; i < N; ++i)
-    s += std::to_string(m.vertices[i][0]) + " " + std::to_string(m.vertices[i][1]) + " " + std::to_string(m.vertices[i][2]) + "\n";
+    s += std::to_string(m.vertices[i][0]) + " " + std::to_string(m.vertices[i][1]) + " " +
+         std::to_string(m.vertices[i][2]) + "\n";
   s += "$EndNodes\n$Elements\n2 " + std::to_string(E + 1) + " 1 " + std::to_string(E + 1) + "\n";
   s += "2 1 2 1\n1 10 11 12\n3 1 4 " + std::to_string(E) + "\n";
   for (size_t e = 0; e < E; ++e) {
@@ -487,8 +536,8 @@ TEST(FemMeshFile, GmshAndTetgenFilesLoadAsTheSameMesh) {
   };
   std::string node = "# a unit cube\n" + std::to_string(cube.vertices.size()) + " 3 0 0\n";
   for (size_t i = 0; i < cube.vertices.size(); ++i)
-    node += std::to_string(i + 1) + "  " + std::to_string(cube.vertices[i][0]) + " " + std::to_string(cube.vertices[i][1]) +
-            " " + std::to_string(cube.vertices[i][2]) + "\n";
+    node += std::to_string(i + 1) + "  " + std::to_string(cube.vertices[i][0]) + " " +
+            std::to_string(cube.vertices[i][1]) + " " + std::to_string(cube.vertices[i][2]) + "\n";
   std::string ele = std::to_string(cube.elements.size()) + " 4 0\n";
   for (size_t e = 0; e < cube.elements.size(); ++e) {
     ele += std::to_string(e + 1);
@@ -523,16 +572,74 @@ TEST(FemMeshFile, WhatTheModelDoesNotTakeIsRefusedByName) {
   };
   // a 10-node tetrahedron (type 11) in place of the first element
   const std::string quad = msh22(cube, " 11 2 1 1");
-  EXPECT_NE(message(write_file("quadratic.msh", quad)).find("10-node tetrahedron (gmsh element type 11)"), std::string::npos);
-  EXPECT_NE(message(write_file("binary.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n")).find("binary"), std::string::npos);
-  EXPECT_NE(message(write_file("old.msh", "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n")).find("formats 2.2 and 4.1"),
+  EXPECT_NE(
+      message(write_file("quadratic.msh", quad)).find("10-node tetrahedron (gmsh element type 11)"),
+      std::string::npos);
+  EXPECT_NE(
+      message(write_file("binary.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n")).find("binary"),
+      std::string::npos);
+  EXPECT_NE(message(write_file("old.msh", "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n"))
+                .find("formats 2.2 and 4.1"),
             std::string::npos);
   write_file("o2.node", "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n");
-  EXPECT_NE(message(write_file("o2.ele", "1 10 0\n1 1 2 3 4 5 6 7 8 9 10\n")).find("4-node tetrahedra"), std::string::npos);
-  EXPECT_NE(message(write_file("cube.stl", "solid\n")).find("expected a gmsh .msh file or a tetgen"), std::string::npos);
+  EXPECT_NE(
+      message(write_file("o2.ele", "1 10 0\n1 1 2 3 4 5 6 7 8 9 10\n")).find("4-node tetrahedra"),
+      std::string::npos);
+  EXPECT_NE(
+      message(write_file("cube.stl", "solid\n")).find("expected a gmsh .msh file or a tetgen"),
+      std::string::npos);
   EXPECT_NE(message("/nonexistent/mesh.msh").find("cannot open"), std::string::npos);
   // every message names the key
-  EXPECT_EQ(message(write_file("binary2.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n")).rfind("config: model.mesh.file: ", 0), 0u);
+  EXPECT_EQ(message(write_file("binary2.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n"))
+                .rfind("config: model.mesh.file: ", 0),
+            0u);
+}
+
+// a soft block whose pneumatic chamber pulls at `level` (u < 0 contracts): at −1 against
+// 10 kPa of stiffness, 1 MPa of active pressure drives J through zero within the horizon
+nlohmann::json collapsing_block(double level) {
+  return nlohmann::json::parse(R"({
+    "model": {"type": "fem", "mesh": {"grid": {"cells": [1, 1, 1], "cell_size": 0.05, "origin": [0, 0.2, 0]}},
+              "material": {"young": 10000.0, "poisson": 0.3, "density": 1000.0},
+              "actuators": [{"kind": "pneumatic", "strength": 1000000.0, "region": {"min": [-1, -1, -1], "max": [1, 1, 1]}}],
+              "gravity": 0.0, "ground": {"type": "none"}},
+    "simulation": {"dt": 0.0001, "steps": 200},
+    "loss": {"terminal": [{"state": "vertex[7].position.y", "target": 0.3, "weight": 1.0}]},
+    "variables": {"theta.element.young": {"lower": 1000.0, "upper": 100000.0}},
+    "optimizer": {"method": "none"},
+    "validation": {"enabled": true, "timestep_check": false}
+  })")
+      .update({{"controls", {{"initial", {level}}}}});
+}
+
+TEST(FemValidation, AnInvertedElementIsLabelled) {
+  for (double level : {0.0, -1.0}) {
+    ExperimentConfig c = parse_config(collapsing_block(level));
+    ASSERT_TRUE(c.validation.inversion_check);
+    auto p = make_problem(c, BackendKind::kCpu, 0);
+    const ValidationReport r = validate(*p, p->initial(), c.validation, "initial");
+    ASSERT_EQ(r.rollouts.size(), 1u);
+    const auto& labels = r.rollouts[0].labels;
+    const auto it = std::find_if(labels.begin(), labels.end(),
+                                 [](const auto& l) { return l.label == "inverted_element"; });
+    if (level == 0) {
+      EXPECT_TRUE(it == labels.end()) << "a block at rest";
+    } else {
+      ASSERT_TRUE(it != labels.end()) << "the collapsing block";
+      EXPECT_LE(it->figure, 0.0);
+    }
+  }
+  // the key belongs to models with elements
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"model": {"type": "projectile"}, "loss": {"terminal": [{"state": "position.x", "target": 1.0}]},
+                                              "validation": {"inversion_check": true}})");
+  try {
+    parse_config(j);
+    ADD_FAILURE() << "inversion_check on a projectile was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("validation.inversion_check"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

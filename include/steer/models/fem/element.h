@@ -43,7 +43,8 @@ STEER_HD Mat3<S> active_direction(const ActiveStress<S>& act, const Mat3<S>& F, 
     return A;
   }
   S Fd[3];
-  for (int r = 0; r < 3; ++r) Fd[r] = F.a[r][0] * act.fibre[0] + F.a[r][1] * act.fibre[1] + F.a[r][2] * act.fibre[2];
+  for (int r = 0; r < 3; ++r)
+    Fd[r] = F.a[r][0] * act.fibre[0] + F.a[r][1] * act.fibre[1] + F.a[r][2] * act.fibre[2];
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < 3; ++k) A.a[r][k] = Fd[r] * act.fibre[k];
   return A;
@@ -88,13 +89,13 @@ STEER_HD Mat3<S> adj_tet_stress_forces(const S (&fbar)[4][3], const Mat3<S>& B, 
 
 // elastic, viscous and active nodal forces of one element, accumulated into f[4][3] [N]
 template <class S>
-STEER_HD void tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
+STEER_HD void tet_forces(int law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
                          const FemMaterial<S>& m, const ActiveStress<S>& act, S (&f)[4][3]) {
   const Mat3<S> F = tet_gradient(n.x, B);
-  const StressPoint<S> q = stress_point(F);
-  Mat3<S> P = snh_stress(F, q, m.mu, m.lambda);
+  const StressPoint<S> q = stress_point(F, law);
+  Mat3<S> P = elastic_stress(law, F, q, m.mu, m.lambda);
   // always evaluated: at zero damping the term still carries ∂f/∂damping
-  mat3_axpy(P, S(1), viscous_stress(warp_law, F, q, tet_gradient(n.v, B), m));
+  mat3_axpy(P, S(1), viscous_stress(law == kFemNeoHookeanWarp, F, q, tet_gradient(n.v, B), m));
   if (act.kind != ActiveStress<S>::kPassive) mat3_axpy(P, act.level, active_direction(act, F, q.C));
   tet_stress_forces(P, B, V, f);
 }
@@ -103,19 +104,19 @@ STEER_HD void tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>& B, 
 // the material's cotangents (μ̄, λ̄ of the energy, μ̄_l, λ̄_l, dampinḡ) and the active level's ā,
 // accumulated
 template <class S>
-STEER_HD void adj_tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
+STEER_HD void adj_tet_forces(int law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
                              const FemMaterial<S>& m, const ActiveStress<S>& act,
                              const S (&fbar)[4][3], S (&xbar)[4][3], S (&vbar)[4][3],
                              FemMaterial<S>& mbar, S& level_bar) {
   const Mat3<S> F = tet_gradient(n.x, B);
-  const StressPoint<S> q = stress_point(F);
+  const StressPoint<S> q = stress_point(F, law);
   const Mat3<S> Pbar = adj_tet_stress_forces(fbar, B, V);
-  // elastic: F̄ = dP[P̄] (dP is a Hessian), μ̄ = P̄ : (s F − ¾ C), λ̄ = P̄ : (J − 1) C
-  Mat3<S> Fbar = snh_stress_differential(F, q, m.mu, m.lambda, Pbar);
-  mbar.mu += q.s * mat3_ddot(Pbar, F) - S(0.75) * mat3_ddot(Pbar, q.C);
-  mbar.lambda += (q.j - S(1)) * mat3_ddot(Pbar, q.C);
+  // elastic: F̄ = dP[P̄] (dP is a Hessian), and the constants' cotangents
+  Mat3<S> Fbar = elastic_stress_differential(law, F, q, m.mu, m.lambda, Pbar);
+  adj_elastic_constants(law, F, q, Pbar, mbar.mu, mbar.lambda);
   Mat3<S> Fdotbar = mat3_zero<S>();
-  adj_viscous_stress(warp_law, F, q, tet_gradient(n.v, B), m, Pbar, Fbar, Fdotbar, mbar);
+  adj_viscous_stress(law == kFemNeoHookeanWarp, F, q, tet_gradient(n.v, B), m, Pbar, Fbar, Fdotbar,
+                     mbar);
   adj_tet_gradient(Fdotbar, B, vbar);
   if (act.kind != ActiveStress<S>::kPassive) {
     // P_a = a A(F): ā = P̄ : A; F̄ += a P̄ d dᵀ (muscle) or −a dC[P̄] (pneumatic)
@@ -124,7 +125,8 @@ STEER_HD void adj_tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>&
       mat3_axpy(Fbar, -act.level, mat3_cofactor_differential(F, Pbar));
     } else {
       for (int r = 0; r < 3; ++r) {
-        const S pd = Pbar.a[r][0] * act.fibre[0] + Pbar.a[r][1] * act.fibre[1] + Pbar.a[r][2] * act.fibre[2];
+        const S pd =
+            Pbar.a[r][0] * act.fibre[0] + Pbar.a[r][1] * act.fibre[1] + Pbar.a[r][2] * act.fibre[2];
         for (int k = 0; k < 3; ++k) Fbar.a[r][k] += act.level * pd * act.fibre[k];
       }
     }
@@ -135,18 +137,20 @@ STEER_HD void adj_tet_forces(bool warp_law, const TetNodes<S>& n, const Mat3<S>&
 // the elastic forces' differential: df = −K dx for a nodal displacement dx [4][3] (K the
 // element's stiffness ∂²(VΨ)/∂x², symmetric), accumulated into df [4][3]
 template <class S>
-STEER_HD void tet_force_differential(const TetNodes<S>& n, const Mat3<S>& B, const S& V,
+STEER_HD void tet_force_differential(int law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
                                      const FemMaterial<S>& m, const S (&dx)[4][3], S (&df)[4][3]) {
   const Mat3<S> F = tet_gradient(n.x, B);
-  const StressPoint<S> q = stress_point(F);
-  tet_stress_forces(snh_stress_differential(F, q, m.mu, m.lambda, tet_gradient(dx, B)), B, V, df);
+  const StressPoint<S> q = stress_point(F, law);
+  tet_stress_forces(elastic_stress_differential(law, F, q, m.mu, m.lambda, tet_gradient(dx, B)), B,
+                    V, df);
 }
 
 // the element's stored energy V Ψ(F) [J]
 template <class S>
-STEER_HD S tet_energy(const TetNodes<S>& n, const Mat3<S>& B, const S& V, const FemMaterial<S>& m) {
-  const StressPoint<S> q = stress_point(tet_gradient(n.x, B));
-  return V * snh_energy_density(q, m.mu, m.lambda);
+STEER_HD S tet_energy(int law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,
+                      const FemMaterial<S>& m) {
+  const Mat3<S> F = tet_gradient(n.x, B);
+  return V * elastic_energy_density(law, F, stress_point(F, law), m.mu, m.lambda);
 }
 
 }  // namespace steer

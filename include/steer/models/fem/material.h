@@ -23,13 +23,19 @@
 //                        eval_tetrahedra) as it is written: (μ, λ) = the element's (k_mu,
 //                        k_lambda) used directly, no remapping, and its damping
 //                        P_d = k_d (Ḟ + (C : Ḟ) C) with k_d [Pa·s].
+// A third law, corotated linear elasticity (fem/corotated.h), takes (μ, λ) = (μ_l, λ_l) and the
+// Kelvin–Voigt damping; elastic_stress and its companions below dispatch on the law.
 #pragma once
 
 #include <cmath>
 
+#include "steer/models/fem/corotated.h"
 #include "steer/models/fem/tensor3.h"
 
 namespace steer {
+
+// the element laws (Fem::Law takes the same values)
+enum FemLawKind { kFemStableNeoHookean = 0, kFemNeoHookeanWarp = 1, kFemCorotated = 2 };
 
 // one element's material constants, resolved from its θ slots (Fem::element_material)
 template <class S>
@@ -42,22 +48,29 @@ struct FemMaterial {
 // the invariants of F that P and dP share
 template <class S>
 struct StressPoint {
-  Mat3<S> C;  // cofactor of F
-  S ic, j, s; // I_C, J, s = 1 − 1/(I_C + 1)
+  Mat3<S> C;   // cofactor of F
+  S ic, j, s;  // I_C, J, s = 1 − 1/(I_C + 1)
+  Mat3<S> R;   // the polar rotation (corotated law only)
+  S trS;       // tr(Rᵀ F) (corotated law only)
 };
 template <class S>
-STEER_HD StressPoint<S> stress_point(const Mat3<S>& F) {
+STEER_HD StressPoint<S> stress_point(const Mat3<S>& F, int law = kFemStableNeoHookean) {
   StressPoint<S> q;
   q.C = mat3_cofactor(F);
   q.ic = mat3_ddot(F, F);
   q.j = mat3_det(F);
   q.s = S(1) - S(1) / (q.ic + S(1));
+  if (law == kFemCorotated) {
+    q.R = polar_rotation(F);
+    q.trS = mat3_ddot(q.R, F);
+  }
   return q;
 }
 
 // P = μ (s F − ¾ C) + λ (J − 1) C
 template <class S>
-STEER_HD Mat3<S> snh_stress(const Mat3<S>& F, const StressPoint<S>& q, const S& mu, const S& lambda) {
+STEER_HD Mat3<S> snh_stress(const Mat3<S>& F, const StressPoint<S>& q, const S& mu,
+                            const S& lambda) {
   Mat3<S> P;
   const S c = lambda * (q.j - S(1)) - S(0.75) * mu;
   const S a = mu * q.s;
@@ -136,7 +149,8 @@ STEER_HD void adj_viscous_stress(bool warp_law, const Mat3<S>& F, const StressPo
   const S trE = mat3_trace(E);
   Mat3<S> Sd;
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) Sd.a[r][k] = S(2) * m.mu_l * E.a[r][k] + (r == k ? m.lambda_l * trE : S(0));
+    for (int k = 0; k < 3; ++k)
+      Sd.a[r][k] = S(2) * m.mu_l * E.a[r][k] + (r == k ? m.lambda_l * trE : S(0));
   // F̄ += β P̄ S_dᵀ; β̄ = P̄ : F S_d; S̄_d = β Fᵀ P̄
   const Mat3<S> PS = mat3_mul_bt(Pbar, Sd);
   mat3_axpy(Fbar, m.damping, PS);
@@ -150,10 +164,46 @@ STEER_HD void adj_viscous_stress(bool warp_law, const Mat3<S>& F, const StressPo
   // Ē = sym(2 μ_l S̄ + λ_l tr(S̄) I); Ė = sym(Fᵀ Ḟ): F̄ += Ḟ Ē, Ḟ̄ += F Ē
   Mat3<S> Ebar = mat3_sym(Sbar);
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) Ebar.a[r][k] = S(2) * m.mu_l * Ebar.a[r][k] + (r == k ? m.lambda_l * trS : S(0));
+    for (int k = 0; k < 3; ++k)
+      Ebar.a[r][k] = S(2) * m.mu_l * Ebar.a[r][k] + (r == k ? m.lambda_l * trS : S(0));
   const Mat3<S> a = mat3_mul(Fdot, Ebar), b = mat3_mul(F, Ebar);
   mat3_axpy(Fbar, S(1), a);
   mat3_axpy(Fdotbar, S(1), b);
+}
+
+// ---- the law's elastic part, dispatched ----
+template <class S>
+STEER_HD Mat3<S> elastic_stress(int law, const Mat3<S>& F, const StressPoint<S>& q, const S& mu,
+                                const S& lambda) {
+  return law == kFemCorotated ? corotated_stress(F, q.R, q.trS, mu, lambda)
+                              : snh_stress(F, q, mu, lambda);
+}
+// dP[G], symmetric (the energy's Hessian): also P's vector-Jacobian product in F
+template <class S>
+STEER_HD Mat3<S> elastic_stress_differential(int law, const Mat3<S>& F, const StressPoint<S>& q,
+                                             const S& mu, const S& lambda, const Mat3<S>& G) {
+  return law == kFemCorotated ? corotated_stress_differential(F, q.R, q.trS, mu, lambda, G)
+                              : snh_stress_differential(F, q, mu, lambda, G);
+}
+template <class S>
+STEER_HD S elastic_energy_density(int law, const Mat3<S>& F, const StressPoint<S>& q, const S& mu,
+                                  const S& lambda) {
+  return law == kFemCorotated ? corotated_energy_density(F, q.R, q.trS, mu, lambda)
+                              : snh_energy_density(q, mu, lambda);
+}
+// P is linear in (μ, λ): μ̄ += P̄ : ∂P/∂μ, λ̄ += P̄ : ∂P/∂λ
+//   stable neo-Hookean: ∂P/∂μ = s F − ¾ C, ∂P/∂λ = (J − 1) C
+//   corotated:          ∂P/∂μ = 2 (F − R), ∂P/∂λ = (tr S − 3) R
+template <class S>
+STEER_HD void adj_elastic_constants(int law, const Mat3<S>& F, const StressPoint<S>& q,
+                                    const Mat3<S>& Pbar, S& mu_bar, S& lambda_bar) {
+  if (law == kFemCorotated) {
+    mu_bar += S(2) * (mat3_ddot(Pbar, F) - mat3_ddot(Pbar, q.R));
+    lambda_bar += (q.trS - S(3)) * mat3_ddot(Pbar, q.R);
+    return;
+  }
+  mu_bar += q.s * mat3_ddot(Pbar, F) - S(0.75) * mat3_ddot(Pbar, q.C);
+  lambda_bar += (q.j - S(1)) * mat3_ddot(Pbar, q.C);
 }
 
 }  // namespace steer

@@ -24,18 +24,30 @@ namespace steer {
 
 struct Fem {
   enum Global {
-    kGravity = 0,      // g [m/s²], along −y
-    kMassDamping,      // α [1/s]: the mass-proportional Rayleigh term, a_i −= α v_i
-    kGroundHeight,     // y_g [m]
-    kGroundStiffness,  // k_g [N/m] per surface vertex
-    kGroundDamping,    // d_g [N·s/m] per surface vertex
-    kGroundSmoothing,  // w_g [m]
-    kFriction,         // μ [1]
+    kGravity = 0,        // g [m/s²], along −y
+    kMassDamping,        // α [1/s]: the mass-proportional Rayleigh term, a_i −= α v_i
+    kGroundHeight,       // y_g [m]
+    kGroundStiffness,    // k_g [N/m] per surface vertex
+    kGroundDamping,      // d_g [N·s/m] per surface vertex
+    kGroundSmoothing,    // w_g [m]
+    kFriction,           // μ [1]
     kFrictionSmoothing,  // v_s [m/s]
     kNumGlobals
   };
-  enum ElementParam { kModulus1 = 0, kModulus2, kDensity, kDamping, kFill, kActuation, kElementParams };
-  enum Law { kStableNeoHookean = 0, kNeoHookeanWarp = 1 };
+  enum ElementParam {
+    kModulus1 = 0,
+    kModulus2,
+    kDensity,
+    kDamping,
+    kFill,
+    kActuation,
+    kElementParams
+  };
+  enum Law {
+    kStableNeoHookean = kFemStableNeoHookean,
+    kNeoHookeanWarp = kFemNeoHookeanWarp,
+    kCorotated = kFemCorotated
+  };
   static constexpr int kMaxState = 0;  // sized at run time: host-only reference adjoint
   static constexpr int kMaxControl = 0;
   static constexpr int kMaxParam = 0;
@@ -48,7 +60,7 @@ struct Fem {
   int n_surface = 0;  // vertices on the boundary, the ones that touch the ground
   int n_actuators = 0;
   double simp_penalty = 3;  // p of the fill's modulus factor ρ̂ᵖ
-  double dt = 1e-3;   // [s]
+  double dt = 1e-3;         // [s]
   int law = kStableNeoHookean;
   bool lame_parameters = false;  // θ's moduli are (μ_l, λ_l), not (E, ν)
   bool ground = true;
@@ -64,7 +76,9 @@ struct Fem {
   STEER_HD int nx() const { return 6 * n_vertices; }
   STEER_HD int nu() const { return n_actuators; }
   STEER_HD int np() const { return kElementParams * n_elements + kNumGlobals; }
-  STEER_HD int topology_size() const { return 5 * n_elements + n_vertices + n_surface + n_actuators; }
+  STEER_HD int topology_size() const {
+    return 5 * n_elements + n_vertices + n_surface + n_actuators;
+  }
   static constexpr int kRestStride = 13;
 
   STEER_HD int p_element(int e, int q) const { return kElementParams * e + q; }
@@ -75,7 +89,9 @@ struct Fem {
   STEER_HD int element_actuator(int e) const { return topo[4 * n_elements + e]; }
   STEER_HD bool pinned(int i) const { return (topo[5 * n_elements + i] & kFlagPinned) != 0; }
   STEER_HD int surface_vertex(int s) const { return topo[5 * n_elements + n_vertices + s]; }
-  STEER_HD int actuator_kind(int a) const { return topo[5 * n_elements + n_vertices + n_surface + a]; }
+  STEER_HD int actuator_kind(int a) const {
+    return topo[5 * n_elements + n_vertices + n_surface + a];
+  }
   template <class S>
   STEER_HD Mat3<S> rest_inverse(int e) const {
     Mat3<S> B;
@@ -101,8 +117,8 @@ struct Fem {
   }
   // the level's cotangent ā into ū_a and s̄_e
   template <class S, class UIn, class PIn, class UAdj, class PAdj>
-  STEER_HD void adj_element_active(const UIn& u, const PIn& p, int e, const S& level_bar, UAdj& adj_u,
-                                   PAdj& adj_p) const {
+  STEER_HD void adj_element_active(const UIn& u, const PIn& p, int e, const S& level_bar,
+                                   UAdj& adj_u, PAdj& adj_p) const {
     const int a = element_actuator(e);
     if (a < 0) return;
     adj_u[a] += level_bar * S(p[p_element(e, kActuation)]);
@@ -131,7 +147,7 @@ struct Fem {
     if (law == kStableNeoHookean) {
       m.mu = S(4) / S(3) * m.mu_l;
       m.lambda = m.lambda_l + S(5) / S(6) * m.mu_l;
-    } else {
+    } else {  // warp.sim's constants as given; corotated's are the Lamé pair itself
       m.mu = m.mu_l;
       m.lambda = m.lambda_l;
     }
@@ -166,8 +182,8 @@ struct Fem {
     adj_p[p_element(e, kFill)] += (mbar.mu_l * E / (S(2) * onu) + mbar.lambda_l * E * nu / q) * dw;
     // μ₀ = E / (2(1 + ν)), λ₀ = E ν / ((1 + ν)(1 − 2ν)); ∂λ₀/∂ν = E (1 + 2ν²) / ((1 + ν)(1 − 2ν))²
     adj_p[p_element(e, kModulus1)] += w * (mbar.mu_l / (S(2) * onu) + mbar.lambda_l * nu / q);
-    adj_p[p_element(e, kModulus2)] +=
-        w * (-mbar.mu_l * E / (S(2) * onu * onu) + mbar.lambda_l * E * (S(1) + S(2) * nu * nu) / (q * q));
+    adj_p[p_element(e, kModulus2)] += w * (-mbar.mu_l * E / (S(2) * onu * onu) +
+                                           mbar.lambda_l * E * (S(1) + S(2) * nu * nu) / (q * q));
   }
 
   // the element's four vertices' positions and velocities from state x
@@ -204,6 +220,16 @@ struct Fem {
             class XnAdj>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                          PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+
+  // every element's and the ground's forces and mass shares at state y, and the transpose
+  // (step.h)
+  template <class S, class YIn, class UIn, class PIn, class AddForce, class AddMass>
+  STEER_HD void for_each_force(const YIn& y, const UIn& u, const PIn& p, AddForce add_force,
+                               AddMass add_mass) const;
+  template <class S, class YIn, class UIn, class PIn, class FBar, class MBar, class YAdj,
+            class UAdj, class PAdj>
+  STEER_HD void adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, FBar fbar_of,
+                                   MBar mbar_of, YAdj& adj_y, UAdj& adj_u, PAdj& adj_p) const;
 
   // the ground's force on surface vertex i (out [3]), and its adjoint for f̄ [3]
   template <class S, class XIn, class PIn>

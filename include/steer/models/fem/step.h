@@ -63,6 +63,72 @@ STEER_HD void Fem::adj_ground_force(int i, const XIn& x, const PIn& p, const S* 
   adj_p[p_global(kFrictionSmoothing)] += avs;
 }
 
+// every element's and the ground's forces at state y (positions and velocities as in x), with
+// every element's mass share: add_force(i, c, f) for coordinate c of vertex i [N],
+// add_mass(i, m) [kg]
+template <class S, class YIn, class UIn, class PIn, class AddForce, class AddMass>
+STEER_HD void Fem::for_each_force(const YIn& y, const UIn& u, const PIn& p, AddForce add_force,
+                                  AddMass add_mass) const {
+  for (int e = 0; e < n_elements; ++e) {
+    const TetNodes<S> nodes = gather<S>(y, e);
+    S f[4][3] = {};
+    tet_forces(law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
+               element_active<S>(u, p, e), f);
+    const S share = vertex_mass_share<S>(p, e);
+    for (int a = 0; a < 4; ++a) {
+      const int i = vertex(e, a);
+      add_mass(i, share);
+      for (int c = 0; c < 3; ++c) add_force(i, c, f[a][c]);
+    }
+  }
+  if (ground)
+    for (int s = 0; s < n_surface; ++s) {
+      const int i = surface_vertex(s);
+      S g[3];
+      ground_force<S>(i, y, p, g);
+      for (int c = 0; c < 3; ++c) add_force(i, c, g[c]);
+    }
+}
+
+// the transpose of for_each_force: for the forces' cotangents fbar(i, c) and the masses'
+// mbar(i), y's cotangent into adj_y (positions and velocities as in x), and ū, θ̄
+template <class S, class YIn, class UIn, class PIn, class FBar, class MBar, class YAdj, class UAdj,
+          class PAdj>
+STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, FBar fbar_of,
+                                      MBar mbar_of, YAdj& adj_y, UAdj& adj_u, PAdj& adj_p) const {
+  for (int e = 0; e < n_elements; ++e) {
+    const TetNodes<S> nodes = gather<S>(y, e);
+    S fbar[4][3], xbar[4][3] = {}, vbar[4][3] = {};
+    S mshare = S(0);
+    for (int a = 0; a < 4; ++a) {
+      const int i = vertex(e, a);
+      for (int c = 0; c < 3; ++c) fbar[a][c] = fbar_of(i, c);
+      mshare += mbar_of(i);
+    }
+    FemMaterial<S> mbar;
+    mbar.mu = mbar.lambda = mbar.mu_l = mbar.lambda_l = mbar.damping = S(0);
+    S level_bar = S(0);
+    adj_tet_forces(law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
+                   element_active<S>(u, p, e), fbar, xbar, vbar, mbar, level_bar);
+    adj_element_material(p, e, mbar, adj_p);
+    adj_element_active(u, p, e, level_bar, adj_u, adj_p);
+    adj_vertex_mass_share(p, e, mshare, adj_p);
+    for (int a = 0; a < 4; ++a) {
+      const int i = vertex(e, a);
+      for (int c = 0; c < 3; ++c) {
+        adj_y[x_pos(i) + c] += xbar[a][c];
+        adj_y[x_vel(i) + c] += vbar[a][c];
+      }
+    }
+  }
+  if (ground)
+    for (int s = 0; s < n_surface; ++s) {
+      const int i = surface_vertex(s);
+      const S fb[3] = {fbar_of(i, 0), fbar_of(i, 1), fbar_of(i, 2)};
+      adj_ground_force(i, y, p, fb, adj_y, adj_p);
+    }
+}
+
 template <class S, class XIn, class UIn, class PIn, class XOut>
 STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
                         const Lanes& ln) const {
@@ -70,26 +136,9 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
   if (!ln.leader()) return;
   const int N = n_vertices;
   for (int q = 0; q < 6 * N; ++q) xn[q] = S(0);
-  const bool warp_law = law == kNeoHookeanWarp;
-  for (int e = 0; e < n_elements; ++e) {
-    const TetNodes<S> nodes = gather<S>(x, e);
-    S f[4][3] = {};
-    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
-               element_active<S>(u, p, e), f);
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      xn[x_pos(i)] += share;
-      for (int c = 0; c < 3; ++c) xn[x_vel(i) + c] += f[a][c];
-    }
-  }
-  if (ground)
-    for (int s = 0; s < n_surface; ++s) {
-      const int i = surface_vertex(s);
-      S g[3];
-      ground_force<S>(i, x, p, g);
-      for (int c = 0; c < 3; ++c) xn[x_vel(i) + c] += g[c];
-    }
+  for_each_force<S>(
+      x, u, p, [&](int i, int c, const S& f) { xn[x_vel(i) + c] += f; },
+      [&](int i, const S& m) { xn[x_pos(i)] += m; });
   const S h = S(dt), grav = S(p[p_global(kGravity)]), alpha = S(p[p_global(kMassDamping)]);
   for (int i = 0; i < N; ++i) {
     if (pinned(i)) {
@@ -111,12 +160,12 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
 }
 
 // The adjoint, for λ = (x̄', v̄') of vertex i:  v̄'_tot = v̄' + h x̄',  ā = h v̄'_tot,
-//   x̄_i += x̄',  v̄_i += v̄'_tot − α ā,  f̄_i = ā / m_i,  m̄_i = −ā · f_i / m_i²,  ḡ −= ā_y,  ᾱ −= ā · v_i
+//   x̄_i += x̄',  v̄_i += v̄'_tot − α ā,  f̄_i = ā / m_i,  m̄_i = −ā · f_i / m_i²,  ḡ −= ā_y,  ᾱ −= ā ·
+//   v_i
 // then each element's forces' VJP for f̄ (fem/element.h; its active level's into ū_a and s̄_e) and
 // the mass share's (ρ̂_e ρ_e V_e / 4) cotangent Σ_{i ∈ e} m̄_i into ρ̄_e and ρ̂̄_e, and
 // each surface vertex's ground VJP. Pinned vertices pass x̄' to x̄ and nothing else.
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
-          class XnAdj>
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
 STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
                             UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
   (void)k;
@@ -127,26 +176,9 @@ STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAd
   for (int q = 0; q < 4 * N; ++q) fm[q] = S(0);
   S* force = fm;
   S* mass = fm + 3 * N;
-  const bool warp_law = law == kNeoHookeanWarp;
-  for (int e = 0; e < n_elements; ++e) {
-    const TetNodes<S> nodes = gather<S>(x, e);
-    S f[4][3] = {};
-    tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
-               element_active<S>(u, p, e), f);
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      mass[i] += share;
-      for (int c = 0; c < 3; ++c) force[3 * i + c] += f[a][c];
-    }
-  }
-  if (ground)
-    for (int s = 0; s < n_surface; ++s) {
-      const int i = surface_vertex(s);
-      S g[3];
-      ground_force<S>(i, x, p, g);
-      for (int c = 0; c < 3; ++c) force[3 * i + c] += g[c];
-    }
+  for_each_force<S>(
+      x, u, p, [&](int i, int c, const S& f) { force[3 * i + c] += f; },
+      [&](int i, const S& m) { mass[i] += m; });
   const S h = S(dt), alpha = S(p[p_global(kMassDamping)]);
   for (int i = 0; i < N; ++i) {
     if (pinned(i)) {
@@ -173,38 +205,9 @@ STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAd
     }
     mass[i] = mbar;  // now m̄_i
   }
-  for (int e = 0; e < n_elements; ++e) {
-    const TetNodes<S> nodes = gather<S>(x, e);
-    S fbar[4][3], xbar[4][3] = {}, vbar[4][3] = {};
-    S mshare = S(0);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      for (int c = 0; c < 3; ++c) fbar[a][c] = force[3 * i + c];
-      mshare += mass[i];
-    }
-    const FemMaterial<S> mat = element_material<S>(p, e);
-    FemMaterial<S> mbar;
-    mbar.mu = mbar.lambda = mbar.mu_l = mbar.lambda_l = mbar.damping = S(0);
-    S level_bar = S(0);
-    adj_tet_forces(warp_law, nodes, rest_inverse<S>(e), rest_volume<S>(e), mat, element_active<S>(u, p, e),
-                   fbar, xbar, vbar, mbar, level_bar);
-    adj_element_material(p, e, mbar, adj_p);
-    adj_element_active(u, p, e, level_bar, adj_u, adj_p);
-    adj_vertex_mass_share(p, e, mshare, adj_p);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      for (int c = 0; c < 3; ++c) {
-        adj_x[x_pos(i) + c] += xbar[a][c];
-        adj_x[x_vel(i) + c] += vbar[a][c];
-      }
-    }
-  }
-  if (ground)
-    for (int s = 0; s < n_surface; ++s) {
-      const int i = surface_vertex(s);
-      const S fbar[3] = {force[3 * i], force[3 * i + 1], force[3 * i + 2]};
-      adj_ground_force(i, x, p, fbar, adj_x, adj_p);
-    }
+  adj_for_each_force<S>(
+      x, u, p, [&](int i, int c) { return force[3 * i + c]; }, [&](int i) { return mass[i]; },
+      adj_x, adj_u, adj_p);
 }
 
 template <class S, class PIn>
@@ -219,7 +222,7 @@ void Fem::static_forces(const S* xp, const PIn& p, S* f) const {
     S fe[4][3] = {};
     FemMaterial<S> m = element_material<S>(p, e);
     m.damping = S(0);
-    tet_forces(law == kNeoHookeanWarp, n, rest_inverse<S>(e), rest_volume<S>(e), m, ActiveStress<S>{}, fe);
+    tet_forces(law, n, rest_inverse<S>(e), rest_volume<S>(e), m, ActiveStress<S>{}, fe);
     const S share = vertex_mass_share<S>(p, e);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
@@ -246,7 +249,8 @@ void Fem::static_force_differential(const S* xp, const PIn& p, const S* dx, S* d
         n.v[a][c] = S(0);
         d[a][c] = pinned(i) ? S(0) : dx[3 * i + c];
       }
-    tet_force_differential(n, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e), d, out);
+    tet_force_differential(law, n, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
+                           d, out);
     for (int a = 0; a < 4; ++a)
       for (int c = 0; c < 3; ++c) df[3 * vertex(e, a) + c] += out[a][c];
   }
@@ -310,7 +314,7 @@ STEER_HD S Fem::energy(const XIn& x, const PIn& p) const {
     const S share = vertex_mass_share<S>(p, e);
     const TetNodes<S> n = gather<S>(x, e);
     for (int a = 0; a < 4; ++a) u += share * grav * n.x[a][1];
-    u += tet_energy(n, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e));
+    u += tet_energy(law, n, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e));
   }
   return u;
 }

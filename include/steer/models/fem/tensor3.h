@@ -27,7 +27,8 @@ template <class S>
 STEER_HD Mat3<S> mat3_mul(const Mat3<S>& A, const Mat3<S>& B) {
   Mat3<S> m;
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m.a[r][c] = A.a[r][0] * B.a[0][c] + A.a[r][1] * B.a[1][c] + A.a[r][2] * B.a[2][c];
+    for (int c = 0; c < 3; ++c)
+      m.a[r][c] = A.a[r][0] * B.a[0][c] + A.a[r][1] * B.a[1][c] + A.a[r][2] * B.a[2][c];
   return m;
 }
 // A Bᵀ
@@ -35,7 +36,8 @@ template <class S>
 STEER_HD Mat3<S> mat3_mul_bt(const Mat3<S>& A, const Mat3<S>& B) {
   Mat3<S> m;
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m.a[r][c] = A.a[r][0] * B.a[c][0] + A.a[r][1] * B.a[c][1] + A.a[r][2] * B.a[c][2];
+    for (int c = 0; c < 3; ++c)
+      m.a[r][c] = A.a[r][0] * B.a[c][0] + A.a[r][1] * B.a[c][1] + A.a[r][2] * B.a[c][2];
   return m;
 }
 // Aᵀ B
@@ -43,7 +45,8 @@ template <class S>
 STEER_HD Mat3<S> mat3_mul_at(const Mat3<S>& A, const Mat3<S>& B) {
   Mat3<S> m;
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m.a[r][c] = A.a[0][r] * B.a[0][c] + A.a[1][r] * B.a[1][c] + A.a[2][r] * B.a[2][c];
+    for (int c = 0; c < 3; ++c)
+      m.a[r][c] = A.a[0][r] * B.a[0][c] + A.a[1][r] * B.a[1][c] + A.a[2][r] * B.a[2][c];
   return m;
 }
 // A : B = Σ A_rc B_rc
