@@ -136,7 +136,8 @@ std::string npy_field(const std::string& h, const std::string& name, const std::
   return trim(h.substr(p, e - p));
 }
 
-DataTable read_npy(const std::string& s, const std::string& path, const std::string& key) {
+DataTable read_npy(const std::string& s, const std::string& path, const std::string& key,
+                   int max_dims) {
   const std::string bad = "'" + excerpt(path, 160) + "' is not a valid .npy file: ";
   if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0) config_fail(key, bad + "no NUMPY magic");
   const int major = (unsigned char)s[6];
@@ -188,12 +189,17 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
       dims.push_back(v);
     }
   }
-  if (dims.size() != 1 && dims.size() != 2)
-    config_fail(key, "'" + excerpt(path, 160) + "' has " + std::to_string(dims.size()) +
-                         " dimensions; expected a 1-D or 2-D array");
+  if (dims.empty() || int(dims.size()) > max_dims)
+    config_fail(
+        key, "'" + excerpt(path, 160) + "' has " + std::to_string(dims.size()) +
+                 " dimensions; expected a 1-D " +
+                 (max_dims == 2 ? std::string("or 2-D") : "to " + std::to_string(max_dims) + "-D") +
+                 " array");
   DataTable t;
+  t.shape = dims;
   t.rows = int(dims[0]);
-  t.cols = dims.size() == 2 ? int(dims[1]) : 1;
+  t.cols = 1;
+  for (size_t d = 1; d < dims.size(); ++d) t.cols *= int(dims[d]);
   if (t.rows == 0 || t.cols == 0)
     config_fail(key, "'" + excerpt(path, 160) + "' is an empty array");
   const size_t n = size_t(t.rows) * size_t(t.cols);
@@ -224,10 +230,21 @@ DataTable read_npy(const std::string& s, const std::string& path, const std::str
     if (std::isinf(v))
       config_fail(key,
                   "'" + excerpt(path, 160) + "' holds an infinite value (NaN marks a missing one)");
-    // element i of a Fortran-order array is (i mod rows, i / rows)
-    const size_t r = f_order ? i % size_t(t.rows) : i / size_t(t.cols);
-    const size_t c = f_order ? i / size_t(t.rows) : i % size_t(t.cols);
-    t.values[r * size_t(t.cols) + c] = v;
+    // element i of a Fortran-order array has its first index varying fastest: its C-order place
+    // is the same multi-index read in the other order
+    size_t at = i;
+    if (f_order) {
+      size_t rest = i;
+      at = 0;
+      std::vector<size_t> strides(dims.size(), 1);
+      for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * size_t(dims[d]);
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const size_t idx = rest % size_t(dims[d]);
+        rest /= size_t(dims[d]);
+        at += idx * strides[d];
+      }
+    }
+    t.values[at] = v;
   }
   return t;
 }
@@ -247,7 +264,7 @@ DataTable read_data_file(const std::string& path, const std::string& key) {
   if (path.empty()) config_fail(key, "expected a file name, got an empty string");
   if (path.find('\0') != std::string::npos) config_fail(key, "the file name holds a NUL character");
   const std::string text = read_whole(path, key);
-  DataTable t = ends_with(path, ".npy") ? read_npy(text, path, key) : read_csv(text, path, key);
+  DataTable t = ends_with(path, ".npy") ? read_npy(text, path, key, 2) : read_csv(text, path, key);
   // which bytes the run read, so that an artifact names its data by content as well as by path
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
@@ -255,6 +272,14 @@ DataTable read_data_file(const std::string& path, const std::string& key) {
   std::snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
   t.digest = hex;
   return t;
+}
+
+DataTable read_npy_array(const std::string& path, const std::string& key, int max_dims) {
+  if (path.empty()) config_fail(key, "expected a file name, got an empty string");
+  if (!ends_with(path, ".npy"))
+    config_fail(key, "'" + excerpt(path, 160) + "': expected a .npy file");
+  const std::string text = read_whole(path, key);
+  return read_npy(text, path, key, max_dims);
 }
 
 std::string npy_bytes(const std::vector<double>& values, const std::vector<long>& shape) {

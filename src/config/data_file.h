@@ -15,6 +15,7 @@ struct DataTable {
   int rows = 0, cols = 0;
   std::vector<double> values;  // row-major [rows][cols]; NaN marks a missing value
   std::string digest;  // FNV-1a 64 of the file's bytes, 16 hex digits (the artifact records it)
+  std::vector<long> shape;  // a .npy array's shape (values in C order: the last index fastest)
   double at(int r, int c) const { return values[size_t(r) * cols + c]; }
 };
 
@@ -29,6 +30,10 @@ std::string resolve_data_path(const std::string& path, const std::string& base_d
 // its fields is not a number; an empty field or "nan" is a missing value. key names the config
 // key in messages.
 DataTable read_data_file(const std::string& path, const std::string& key);
+
+// reads a .npy array of up to max_dims dimensions (shape in .shape; rows = the first, cols = the
+// product of the others; values in C order)
+DataTable read_npy_array(const std::string& path, const std::string& key, int max_dims);
 
 // the NPY bytes of a float64 array of the given shape (C order), for the artifact's side files
 std::string npy_bytes(const std::vector<double>& values, const std::vector<long>& shape);

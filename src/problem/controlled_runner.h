@@ -35,6 +35,13 @@ struct ControlledHooks : RunnerHooks<Controlled<Model>> {
                             View<const double> p) {
     return InnerHooks::penetration(m, x, p);
   }
+  static bool measures_inversion(const Controlled<Model>& m) {
+    return InnerHooks::measures_inversion(m);
+  }
+  static double min_volume_ratio(const Controlled<Model>& m, View<const double> x,
+                                 View<const double> p) {
+    return InnerHooks::min_volume_ratio(m, x, p);
+  }
   bool maps_parameters() const { return inner.maps_parameters(); }
   void map_parameters(const double* theta, double* out) const {
     inner.map_parameters(theta, out);

@@ -13,7 +13,7 @@
 #include "models/fem/fem_report.h"
 #include "models/fem/fem_setup.h"
 #include "models/registry.h"
-#include "problem/model_runner.h"
+#include "problem/controlled_runner.h"
 
 namespace steer {
 
@@ -50,9 +50,48 @@ CellLayout parse_cell_layout(const JsonObject& o) {
   return l;
 }
 
-// mesh.voxels: {cells: [[i, j, k] or [i, j, k, material]], cell_size, origin, tets_per_cell}
-TetMesh parse_voxels(const JsonObject& g, int n_materials) {
+// mesh.voxels.layout: a 3-D integer .npy array [nx][ny][nz], 0 where there is no voxel and
+// m + 1 for a voxel of material m (relative to the config's folder)
+std::vector<std::array<int, 4>> voxel_layout_file(const JsonObject& vox, int n_materials,
+                                                  const std::string& base_dir) {
+  const std::string key = vox.key_path("layout");
+  const auto& f = vox.raw("layout");
+  if (!f.is_string()) config_fail(key, "expected a .npy file name");
+  const DataTable t = read_npy_array(resolve_data_path(f.get<std::string>(), base_dir), key, 3);
+  if (t.shape.size() != 3) config_fail(key, "expected a 3-D array [nx][ny][nz]");
+  std::vector<std::array<int, 4>> cells;
+  const long ny = t.shape[1], nz = t.shape[2];
+  for (size_t q = 0; q < t.values.size(); ++q) {
+    const double v = t.values[q];
+    if (!(v >= 0 && v <= n_materials && v == std::floor(v)))
+      config_fail(key, "entry " + std::to_string(q) + " is " + number_text(v) +
+                           "; expected integers in [0, " + std::to_string(n_materials) +
+                           "] (0: empty, m + 1: a voxel of material m)");
+    if (v == 0) continue;
+    const long i = long(q) / (ny * nz), j = (long(q) / nz) % ny, k = long(q) % nz;
+    cells.push_back({int(i), int(j), int(k), int(v) - 1});
+  }
+  if (cells.empty()) config_fail(key, "the layout holds no voxel");
+  return cells;
+}
+
+// mesh.voxels: {cells: [[i, j, k] or [i, j, k, material]] or layout: "file.npy", cell_size,
+// origin, tets_per_cell}
+TetMesh parse_voxels(const JsonObject& g, int n_materials, const std::string& base_dir) {
   JsonObject vox = g.object("voxels");
+  if (vox.has("layout") == vox.has("cells"))
+    config_fail(vox.path(), "give either cells or layout (a .npy file)");
+  if (vox.has("layout")) {
+    const std::vector<std::array<int, 4>> cv = voxel_layout_file(vox, n_materials, base_dir);
+    const CellLayout l = parse_cell_layout(vox);
+    vox.finish();
+    TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per);
+    if (int(mesh.vertices.size()) > Fem::kMaxVertices)
+      config_fail(vox.key_path("layout"),
+                  "the voxels have " + std::to_string(mesh.vertices.size()) +
+                      " vertices; the model takes at most " + std::to_string(Fem::kMaxVertices));
+    return mesh;
+  }
   const auto& cells = vox.raw("cells");
   const std::string cp = vox.key_path("cells");
   if (!cells.is_array() || cells.empty())
@@ -114,7 +153,7 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base
   if (kinds > 1) config_fail(g.path(), "give one of grid, voxels, file, or vertices + tetrahedra");
   if (n_materials > 1 && !g.has("voxels"))
     config_fail(g.path(), "model.voxel_materials needs mesh.voxels (its cells name the materials)");
-  if (g.has("voxels")) return parse_voxels(g, n_materials);
+  if (g.has("voxels")) return parse_voxels(g, n_materials, base_dir);
   if (g.has("file")) return parse_mesh_file(g, base_dir, info);
   if (g.has("grid")) {
     JsonObject grid = g.object("grid");
@@ -492,7 +531,7 @@ struct FemRunnerHooks : RunnerHooks<Fem> {
 
 std::unique_ptr<BatchRunner> new_runner(const ExperimentConfig& c, BackendKind backend,
                                         const RunnerOptions& options) {
-  return make_model_runner<Fem, FemRunnerHooks>(c, setup(c).model, backend, options);
+  return make_runner_with_controller<Fem, FemRunnerHooks>(c, setup(c).model, backend, options);
 }
 
 }  // namespace
@@ -510,6 +549,8 @@ const ModelDef& fem_model() {
     d.inversion_label = true;
     d.reports_com_travel_x = true;
     d.report_scene = fem_scene;
+    d.accepts_controller = true;
+    d.holds_controller_actions = true;
     return d;
   }();
   return def;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/data_file.h"
 #include "gradient_suite.h"
 #include "models/fem/fem_mesh.h"
 #include "problem/problem.h"
@@ -638,6 +639,69 @@ TEST(FemValidation, AnInvertedElementIsLabelled) {
     ADD_FAILURE() << "inversion_check on a projectile was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("validation.inversion_check"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(FemController, ANetworkDrivesTheMusclesAndItsGradientPassesTheCheck) {
+  // a small voxel quadruped whose four muscles a [16] tanh network drives from the vertices'
+  // positions and velocities (steer/controller.h, Controlled<Fem>), an action held for 4 steps:
+  // the weights' gradient through the controlled FEM step against centred differences
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "model": {"type": "fem",
+              "mesh": {"voxels": {"cells": [[0,1,0],[1,1,0],[0,0,0],[1,0,0]], "cell_size": 0.05}},
+              "material": {"young": 100000.0, "poisson": 0.3, "density": 1000.0, "damping": 0.0002},
+              "actuators": [{"kind": "muscle", "fibre": [0, 1, 0], "region": {"min": [-1, -1, -1], "max": [0.05, 0.05, 1]}},
+                            {"kind": "muscle", "fibre": [0, 1, 0], "region": {"min": [0.05, -1, -1], "max": [1, 0.05, 1]}},
+                            {"kind": "pneumatic", "region": {"min": [-1, 0.05, -1], "max": [1, 1, 1]}}],
+              "ground": {"type": "penalty", "stiffness": 3000.0, "damping": 5.0, "smoothing": 0.002,
+                         "friction": 1.0, "friction_smoothing": 0.05}},
+    "simulation": {"dt": 0.00025, "steps": 200},
+    "initial_state": {"offset": [0.0, 0.001, 0.0]},
+    "controller": {"observations": [{"state": "vertex.position", "minus_center": true, "scale": 0.05},
+                                    {"state": "vertex.velocity", "scale": 0.1}],
+                   "policy": {"type": "mlp", "hidden": [16], "activation": "tanh", "output_activation": "tanh"},
+                   "action_hold": 4, "init": {"seed": 2, "gain": 1.0}},
+    "loss": {"com_displacement": {"axis": "x", "weight": -1.0}},
+    "variables": {"theta.controller.weights": {"lower": -20, "upper": 20}},
+    "optimizer": {"method": "none"},
+    "validation": {"enabled": true, "timestep_check": false}
+  })");
+  ExperimentConfig c = parse_config(j);
+  ASSERT_TRUE(c.has_controller);
+  auto p = make_problem(c, BackendKind::kCpu, 0);
+  const ValidationReport r = validate(*p, p->initial(), c.validation, "initial");
+  ASSERT_EQ(r.rollouts.size(), 1u);
+  EXPECT_EQ(r.passed, 1) << "relative error " << r.rollouts[0].best_error;
+  EXPECT_LT(r.rollouts[0].best_error, 1e-6);
+  EXPECT_NE(r.rollouts[0].directional_adjoint, 0.0);
+}
+
+TEST(FemMeshFile, AVoxelLayoutFromNpyIsTheSameAsItsCells) {
+  // [nx][ny][nz] = [2][2][1]: (0,0,0) material 0, (1,0,0) material 1, (1,1,0) material 0; the
+  // layout writes m + 1 (0: empty)
+  const std::string path = write_file("layout.npy", npy_bytes({1, 0, 2, 1}, {2, 2, 1}));
+  auto config = [&](const nlohmann::json& voxels) {
+    return nlohmann::json{{"model",
+                           {{"type", "fem"},
+                            {"mesh", {{"voxels", voxels}}},
+                            {"voxel_materials", {{{"young", 3e5}}}},
+                            {"ground", {{"type", "none"}}}}},
+                          {"loss", {{"com_displacement", {{"axis", "x"}, {"weight", -1.0}}}}}};
+  };
+  const ExperimentConfig a = parse_config(config({{"layout", path}, {"cell_size", 0.1}}));
+  const ExperimentConfig b = parse_config(
+      config({{"cells", {{0, 0, 0, 0}, {1, 0, 0, 1}, {1, 1, 0, 0}}}, {"cell_size", 0.1}}));
+  EXPECT_EQ(a.theta, b.theta);
+  EXPECT_EQ(a.x0, b.x0);
+  EXPECT_EQ(a.theta.size(), size_t(3 * 5 * Fem::kElementParams + Fem::kNumGlobals));
+  // an entry past the materials is refused, naming the key
+  const std::string bad = write_file("bad_layout.npy", npy_bytes({1, 0, 3, 1}, {2, 2, 1}));
+  try {
+    parse_config(config({{"layout", bad}}));
+    ADD_FAILURE() << "a layout entry 3 with 2 materials was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.mesh.voxels.layout"), std::string::npos)
         << e.what();
   }
 }

@@ -213,13 +213,15 @@ struct Fem {
   }
 
   // one step (symplectic Euler; step.h) and its vector-Jacobian product
-  template <class S, class XIn, class UIn, class PIn, class XOut>
+  // (no step tape: the tape argument, which the controller passes on, is always NoTape)
+  template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
   STEER_HD void step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                     const Lanes& ln = Lanes{}) const;
+                     const Lanes& ln = Lanes{}, Tape tape = nullptr) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
-            class XnAdj>
+            class XnAdj, class Tape = NoTape>
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
-                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{}) const;
+                         PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
+                         Tape tape = nullptr) const;
 
   // every element's and the ground's forces and mass shares at state y, and the transpose
   // (step.h)

@@ -129,10 +129,11 @@ STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, 
     }
 }
 
-template <class S, class XIn, class UIn, class PIn, class XOut>
-STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn,
-                        const Lanes& ln) const {
+template <class S, class XIn, class UIn, class PIn, class XOut, class Tape>
+STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& xn, const Lanes& ln,
+                        Tape tape) const {
   (void)k;
+  (void)tape;
   if (!ln.leader()) return;
   const int N = n_vertices;
   for (int q = 0; q < 6 * N; ++q) xn[q] = S(0);
@@ -165,9 +166,12 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
 // then each element's forces' VJP for f̄ (fem/element.h; its active level's into ū_a and s̄_e) and
 // the mass share's (ρ̂_e ρ_e V_e / 4) cotangent Σ_{i ∈ e} m̄_i into ρ̄_e and ρ̂̄_e, and
 // each surface vertex's ground VJP. Pinned vertices pass x̄' to x̄ and nothing else.
-template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
+template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
+          class Tape>
 STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
-                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln) const {
+                            UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln,
+                            Tape tape) const {
+  (void)tape;
   (void)k;
   if (!ln.leader()) return;
   const int N = n_vertices;
