@@ -10,7 +10,9 @@
 //                action
 //   model.h      data, layout, the element's material from θ, declarations
 //   step.h       step and adj_step, the ground, the statics, the diagnostics
+//   implicit.h   the backward-Euler step (Newton on the step's potential) and its adjoint
 #pragma once
 
 #include "steer/models/fem/model.h"
 #include "steer/models/fem/step.h"
+#include "steer/models/fem/implicit.h"

@@ -410,6 +410,36 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   f.n_surface = int(surface.size());
   f.n_actuators = int(strength.size());
   f.simp_penalty = m.number("simp_penalty", 3.0, Range::closed(1, 10));
+  // the integrator: symplectic Euler, or backward Euler solved by Newton's method
+  // (include/steer/models/fem/implicit.h), which needs the mesh to fit its band storage
+  const std::string integ =
+      m.choice("integrator", "symplectic_euler", {"symplectic_euler", "backward_euler"});
+  f.integrator = integ == "backward_euler" ? Fem::kBackwardEuler : Fem::kSymplecticEuler;
+  if (m.has("newton_iterations") && f.integrator != Fem::kBackwardEuler)
+    config_fail(m.key_path("newton_iterations"),
+                "applies to model.integrator \"backward_euler\" only");
+  f.newton_iterations = int(m.integer("newton_iterations", 40, 1, 500));
+  if (f.integrator == Fem::kBackwardEuler) {
+    Fem probe = f;
+    probe.topo = s.topology.data();
+    switch (probe.implicit_fits()) {
+      case 1:
+        config_fail(m.key_path("integrator"),
+                    "\"backward_euler\" takes at most " + std::to_string(Fem::kImplicitVertices) +
+                        " vertices; this mesh has " + std::to_string(f.n_vertices));
+      case 2:
+        config_fail(
+            m.key_path("integrator"),
+            "\"backward_euler\" stores the Hessian's band in at most " +
+                std::to_string(Fem::kImplicitBand) +
+                " entries, 3 x vertices x (bandwidth + 1) = " + std::to_string(3 * f.n_vertices) +
+                " x " + std::to_string(probe.implicit_band() + 1) +
+                " here (bandwidth = 3 x (largest vertex-index gap within an element + 1) - 1); "
+                "number the vertices so that elements join nearby indices, or use fewer vertices");
+      default:
+        break;
+    }
+  }
 
   JsonObject mat = m.object("material");
   const std::string law = mat.choice("law", "stable_neo_hookean",
@@ -495,7 +525,8 @@ void model_json(const ExperimentConfig& c, nlohmann::json& j) {
                                            : "stable_neo_hookean";
   j["material_parameters"] = m.lame_parameters ? "lame" : "young_poisson";
   j["ground"] = m.ground ? "penalty" : "none";
-  j["integrator"] = "symplectic_euler";
+  j["integrator"] = m.integrator == Fem::kBackwardEuler ? "backward_euler" : "symplectic_euler";
+  if (m.integrator == Fem::kBackwardEuler) j["newton_iterations"] = m.newton_iterations;
   j["lumped_mass"] = true;
 }
 

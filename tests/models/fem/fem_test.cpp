@@ -169,6 +169,17 @@ struct FemCases {
                      controls_for(m, 1, 0.7), params_for(m, 8e4, 0.35, 900, 0.01, 0.2, 0.02, 12),
                      1e-3});
     }
+    {
+      // backward Euler: the first two cases again, at dt 5 ms (far past the explicit limit)
+      const size_t n = out.size();
+      for (size_t q = 0; q < 2 && q < n; ++q) {
+        StepCase<Fem> c = out[q];
+        c.name = "backward Euler, " + c.name;
+        c.model.integrator = Fem::kBackwardEuler;
+        c.model.dt = 5e-3;
+        out.push_back(c);
+      }
+    }
     return out;
   }
   static std::vector<RolloutCase<Fem>> rollout_cases() {
@@ -215,6 +226,17 @@ struct FemCases {
       c.checkpoint_every = 7;
       c.x0 = state_for(c.model, 0.0, 0.0, 9);
       c.p = params_for(c.model, 2e4, 5e4, 1000, 5.0, 0.1, 0.0, 10);
+      out.push_back(c);
+    }
+    {
+      // the landing block by backward Euler at 2 ms steps
+      RolloutCase<Fem> c = out[0];
+      c.name = "backward Euler, " + c.name;
+      c.model.integrator = Fem::kBackwardEuler;
+      c.model.dt = 2e-3;
+      c.steps = 20;
+      c.checkpoint_every = 6;
+      c.u.resize(size_t(c.steps) * c.model.nu());
       out.push_back(c);
     }
     return out;
@@ -704,6 +726,76 @@ TEST(FemMeshFile, AVoxelLayoutFromNpyIsTheSameAsItsCells) {
     EXPECT_NE(std::string(e.what()).find("model.mesh.voxels.layout"), std::string::npos)
         << e.what();
   }
+}
+
+// rolls m forward `steps` steps from x (no controls); the largest |v| met, NaN if any state was not
+// finite
+double roll(const Fem& m, const std::vector<double>& p, std::vector<double>& x, int steps,
+            std::vector<double>* energies = nullptr) {
+  std::vector<double> xn(x.size()), u(size_t(m.nu()), 0.0);
+  View<const double> P{p.data(), 1};
+  double vmax = 0;
+  for (int k = 0; k < steps; ++k) {
+    View<double> out{xn.data(), 1};
+    m.step<double>(k, View<const double>{x.data(), 1}, View<const double>{u.data(), 1}, P, out);
+    x.swap(xn);
+    for (int i = 0; i < m.n_vertices; ++i)
+      for (int c = 0; c < 3; ++c) {
+        const double v = x[m.x_vel(i) + c];
+        if (!std::isfinite(v)) return NAN;
+        vmax = std::max(vmax, std::abs(v));
+      }
+    if (energies) energies->push_back(m.energy<double>(View<const double>{x.data(), 1}, P));
+  }
+  return vmax;
+}
+
+TEST(FemImplicit, StableWhereTheExplicitStepIsNot) {
+  // a stiff block (E = 10 MPa, 5 cm cells: the explicit limit is about 0.1 ms) released 5 %
+  // stretched, no gravity, damping or ground, at h = 2 ms: symplectic Euler blows up, backward
+  // Euler stays bounded and only loses energy (it is dissipative)
+  Fem m = bind_mesh(block({2, 1, 1}, 0.05, 0.0, 5), Fem::kStableNeoHookean, false, false, 2e-3);
+  std::vector<double> p = params_for(m, 1e7, 0.3, 1000, 0.0, 0.0, 0.0, 1);
+  p[m.p_global(Fem::kGravity)] = 0;
+  p[m.p_global(Fem::kMassDamping)] = 0;
+  std::vector<double> x0 = state_for(m, 0.0, 0.0, 1);
+  for (int i = 0; i < m.n_vertices; ++i) x0[m.x_pos(i)] *= 1.05;
+  const double e0 =
+      m.energy<double>(View<const double>{x0.data(), 1}, View<const double>{p.data(), 1});
+  std::vector<double> xe = x0;
+  const double explicit_v = roll(m, p, xe, 100);
+  EXPECT_TRUE(!std::isfinite(explicit_v) || explicit_v > 1e3)
+      << "symplectic Euler at 2 ms: " << explicit_v;
+  m.integrator = Fem::kBackwardEuler;
+  std::vector<double> xi = x0, energies;
+  const double implicit_v = roll(m, p, xi, 100, &energies);
+  ASSERT_TRUE(std::isfinite(implicit_v));
+  for (size_t k = 0; k < energies.size(); ++k)
+    EXPECT_LE(energies[k], e0 * (1 + 1e-9)) << "step " << k;
+  EXPECT_LT(energies.back(), energies.front());
+}
+
+TEST(FemImplicit, AgreesWithTheExplicitStepAsTheTimestepShrinks) {
+  // both integrators are first order: at h and h/2 over the same 20 ms of a swinging cantilever
+  // (gravity, damping, pinned root), the gap between their end states halves
+  TetMesh mesh = grid_mesh({3, 1, 1}, {0.05, 0.03, 0.03}, {0, 0.0, 0}, 5);
+  for (size_t i = 0; i < mesh.vertices.size(); ++i) mesh.pinned[i] = mesh.vertices[i][0] < 1e-9;
+  double gap[2];
+  for (int level = 0; level < 2; ++level) {
+    const double h = level == 0 ? 1e-4 : 5e-5;
+    Fem m = bind_mesh(mesh, Fem::kStableNeoHookean, false, false, h);
+    const std::vector<double> p = params_for(m, 2e5, 0.3, 1000, 1e-3, 0.0, 0.0, 1);
+    std::vector<double> xe = state_for(m, 0.0, 0.0, 1), xi = xe;
+    const int steps = int(std::lround(0.02 / h));
+    ASSERT_TRUE(std::isfinite(roll(m, p, xe, steps)));
+    m.integrator = Fem::kBackwardEuler;
+    ASSERT_TRUE(std::isfinite(roll(m, p, xi, steps)));
+    gap[level] = 0;
+    for (int i = 0; i < m.n_vertices; ++i)
+      gap[level] = std::max(gap[level], std::abs(xi[m.x_pos(i) + 1] - xe[m.x_pos(i) + 1]));
+  }
+  EXPECT_GT(gap[0] / gap[1], 1.7) << gap[0] << " m at 0.1 ms, " << gap[1] << " m at 0.05 ms";
+  EXPECT_LT(gap[0] / gap[1], 2.3) << gap[0] << " m at 0.1 ms, " << gap[1] << " m at 0.05 ms";
 }
 
 }  // namespace

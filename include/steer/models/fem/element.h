@@ -87,6 +87,38 @@ STEER_HD Mat3<S> adj_tet_stress_forces(const S (&fbar)[4][3], const Mat3<S>& B, 
   return mat3_mul(G, B);
 }
 
+// the active energy density per unit level: Φ = ½ |F d|² (muscle), −(J − 1) (pneumatic), so that
+// P_a = a ∂Φ/∂F; its level times Φ [J/m³]
+template <class S>
+STEER_HD S active_energy(const ActiveStress<S>& act, const Mat3<S>& F, const StressPoint<S>& q) {
+  if (act.kind == ActiveStress<S>::kPassive) return S(0);
+  if (act.kind == ActiveStress<S>::kPneumatic) return -act.level * (q.j - S(1));
+  S n2 = S(0);
+  for (int r = 0; r < 3; ++r) {
+    const S fd = F.a[r][0] * act.fibre[0] + F.a[r][1] * act.fibre[1] + F.a[r][2] * act.fibre[2];
+    n2 += fd * fd;
+  }
+  return S(0.5) * act.level * n2;
+}
+// the active stress's differential a dA[G]: a G d dᵀ (muscle), −a dC[G] (pneumatic); symmetric
+template <class S>
+STEER_HD Mat3<S> active_differential(const ActiveStress<S>& act, const Mat3<S>& F,
+                                     const Mat3<S>& G) {
+  if (act.kind == ActiveStress<S>::kPneumatic) {
+    Mat3<S> D = mat3_cofactor_differential(F, G);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) D.a[r][k] *= -act.level;
+    return D;
+  }
+  Mat3<S> D = mat3_zero<S>();
+  if (act.kind != ActiveStress<S>::kMuscle) return D;
+  for (int r = 0; r < 3; ++r) {
+    const S gd = G.a[r][0] * act.fibre[0] + G.a[r][1] * act.fibre[1] + G.a[r][2] * act.fibre[2];
+    for (int k = 0; k < 3; ++k) D.a[r][k] = act.level * gd * act.fibre[k];
+  }
+  return D;
+}
+
 // elastic, viscous and active nodal forces of one element, accumulated into f[4][3] [N]
 template <class S>
 STEER_HD void tet_forces(int law, const TetNodes<S>& n, const Mat3<S>& B, const S& V,

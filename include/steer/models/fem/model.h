@@ -22,6 +22,9 @@
 
 namespace steer {
 
+template <class S>
+struct FemImplicitWork;
+
 struct Fem {
   enum Global {
     kGravity = 0,        // g [m/s²], along −y
@@ -53,6 +56,10 @@ struct Fem {
   static constexpr int kMaxParam = 0;
   // the adjoint keeps every vertex's force and mass on the stack (4 scalars each; step.h)
   static constexpr int kMaxVertices = 4096;
+  // the implicit step's capacities (fem/implicit.h): vertices, unknowns, Hessian band entries
+  static constexpr int kImplicitVertices = 256;
+  static constexpr int kImplicitDofs = 3 * kImplicitVertices;
+  static constexpr int kImplicitBand = 16384;
   static constexpr int kFlagPinned = 1;
 
   int n_vertices = 0;
@@ -64,6 +71,12 @@ struct Fem {
   int law = kStableNeoHookean;
   bool lame_parameters = false;  // θ's moduli are (μ_l, λ_l), not (E, ν)
   bool ground = true;
+  // the time integrator: symplectic Euler (step.h), or backward Euler in the velocities solved by
+  // Newton's method on the step's incremental potential (implicit.h); bit i of a compiled-
+  // integrators mask (model_contract.h) is integrator i
+  enum Integrator { kSymplecticEuler = 0, kBackwardEuler = 1 };
+  int integrator = kSymplecticEuler;
+  int newton_iterations = 40;  // the most Newton iterations of one implicit step (more: NaN)
   // the mesh, owned elsewhere (a runner's copy; FemSetup):
   //   topo: [0, 4E) the elements' vertices, [4E, 5E) each element's actuator (−1: none),
   //         [5E, 5E + N) vertex flags (kFlagPinned), [5E + N, 5E + N + NS) the surface
@@ -222,6 +235,25 @@ struct Fem {
   STEER_HD void adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
                          PAdj& adj_p, const XnAdj& adj_xn, const Lanes& ln = Lanes{},
                          Tape tape = nullptr) const;
+
+  // the implicit step (implicit.h)
+  STEER_HD int implicit_band() const;
+  STEER_HD int implicit_fits() const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD S implicit_energy(const XIn& x, const UIn& u, const PIn& p, const FemImplicitWork<S>& W,
+                             const S* w, S* grad) const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD bool implicit_hessian(const XIn& x, const UIn& u, const PIn& p, FemImplicitWork<S>& W,
+                                 const S* w, const S& shift) const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void implicit_solve(const XIn& x, const UIn& u, const PIn& p,
+                               FemImplicitWork<S>& W) const;
+  template <class S, class XIn, class UIn, class PIn, class XOut>
+  STEER_HD void implicit_step(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_implicit_step(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
+                                  UAdj& adj_u, PAdj& adj_p, const XnAdj& adj_xn) const;
 
   // every element's and the ground's forces and mass shares at state y, and the transpose
   // (step.h)

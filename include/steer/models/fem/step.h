@@ -135,6 +135,10 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
   (void)k;
   (void)tape;
   if (!ln.leader()) return;
+  if (integrator == kBackwardEuler) {
+    implicit_step<S>(x, u, p, xn);
+    return;
+  }
   const int N = n_vertices;
   for (int q = 0; q < 6 * N; ++q) xn[q] = S(0);
   for_each_force<S>(
@@ -174,6 +178,10 @@ STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAd
   (void)tape;
   (void)k;
   if (!ln.leader()) return;
+  if (integrator == kBackwardEuler) {
+    adj_implicit_step<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);
+    return;
+  }
   const int N = n_vertices;
   // every vertex's total force f_i [3N] and mass m_i [N], then their cotangents in their place
   S fm[4 * kMaxVertices];
