@@ -621,7 +621,7 @@ TEST(FemMeshFile, WhatTheModelDoesNotTakeIsRefusedByName) {
 // a soft block whose pneumatic chamber pulls at `level` (u < 0 contracts): at −1 against
 // 10 kPa of stiffness, 1 MPa of active pressure drives J through zero within the horizon
 nlohmann::json collapsing_block(double level) {
-  return nlohmann::json::parse(R"({
+  nlohmann::json j = nlohmann::json::parse(R"({
     "model": {"type": "fem", "mesh": {"grid": {"cells": [1, 1, 1], "cell_size": 0.05, "origin": [0, 0.2, 0]}},
               "material": {"young": 10000.0, "poisson": 0.3, "density": 1000.0},
               "actuators": [{"kind": "pneumatic", "strength": 1000000.0, "region": {"min": [-1, -1, -1], "max": [1, 1, 1]}}],
@@ -631,8 +631,9 @@ nlohmann::json collapsing_block(double level) {
     "variables": {"theta.element.young": {"lower": 1000.0, "upper": 100000.0}},
     "optimizer": {"method": "none"},
     "validation": {"enabled": true, "timestep_check": false}
-  })")
-      .update({{"controls", {{"initial", {level}}}}});
+  })");
+  j["controls"] = {{"initial", {level}}};
+  return j;
 }
 
 TEST(FemValidation, AnInvertedElementIsLabelled) {
@@ -644,7 +645,7 @@ TEST(FemValidation, AnInvertedElementIsLabelled) {
     ASSERT_EQ(r.rollouts.size(), 1u);
     const auto& labels = r.rollouts[0].labels;
     const auto it = std::find_if(labels.begin(), labels.end(),
-                                 [](const auto& l) { return l.label == "inverted_element"; });
+                                 [](const auto& l) { return l.name == "inverted_element"; });
     if (level == 0) {
       EXPECT_TRUE(it == labels.end()) << "a block at rest";
     } else {
@@ -654,7 +655,8 @@ TEST(FemValidation, AnInvertedElementIsLabelled) {
   }
   // the key belongs to models with elements
   nlohmann::json j = nlohmann::json::parse(
-      R"({"model": {"type": "projectile"}, "loss": {"terminal": [{"state": "position.x", "target": 1.0}]},
+      R"({"model": {"type": "projectile"}, "simulation": {"dt": 0.01, "steps": 10},
+      "loss": {"terminal": [{"state": "position.x", "target": 1.0}]},
                                               "validation": {"inversion_check": true}})");
   try {
     parse_config(j);
@@ -709,6 +711,8 @@ TEST(FemMeshFile, AVoxelLayoutFromNpyIsTheSameAsItsCells) {
                             {"mesh", {{"voxels", voxels}}},
                             {"voxel_materials", {{{"young", 3e5}}}},
                             {"ground", {{"type", "none"}}}}},
+                          {"simulation", {{"dt", 1e-3}, {"steps", 10}}},
+                          {"validation", {{"enabled", false}}},
                           {"loss", {{"com_displacement", {{"axis", "x"}, {"weight", -1.0}}}}}};
   };
   const ExperimentConfig a = parse_config(config({{"layout", path}, {"cell_size", 0.1}}));
