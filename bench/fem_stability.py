@@ -70,7 +70,8 @@ def run_cell(steer, young, dt, integrator, work):
             vmax = max(vmax, abs(v))
         if not finite:
             break
-    status = "stable" if finite and vmax < 10 else ("NaN" if not finite else "unstable")
+    # a non-finite state: the explicit step blew up; the implicit one's Newton did not converge
+    status = "stable" if finite and vmax < 10 else ("NaN" if not finite and integrator == "backward_euler" else "unstable")
     return {"status": status, "max_speed_m_per_s": vmax if finite else None}
 
 
