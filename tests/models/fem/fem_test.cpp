@@ -802,5 +802,54 @@ TEST(FemImplicit, AgreesWithTheExplicitStepAsTheTimestepShrinks) {
   EXPECT_LT(gap[0] / gap[1], 2.3) << gap[0] << " m at 0.1 ms, " << gap[1] << " m at 0.05 ms";
 }
 
+TEST(FemGradient, ConvergesAsTheTimestepShrinks) {
+  // the gradient of a swinging cantilever's tip height after 50 ms with respect to every
+  // element's Young's modulus, through the whole pipeline (config, problem, adjoint), at h, h/2
+  // and h/4 for both integrators: each sequence converges at first order (successive differences
+  // halve, ratio in [1.6, 2.5]), and the two integrators' gradients approach each other as h
+  // shrinks (a derivative exact for the discrete step that also tends to the physics').
+  // Measured: ratios 2.00 (symplectic) and 1.93 (backward Euler); the gap between the two
+  // 2.4e-2 at h = 0.2 ms, 6.0e-3 at h/4 (relative)
+  auto gradient = [](const std::string& integrator, double h) {
+    nlohmann::json j = nlohmann::json::parse(R"({
+      "model": {"type": "fem", "mesh": {"grid": {"cells": [3, 1, 1], "cell_size": [0.05, 0.03, 0.03]}},
+                "material": {"young": 200000.0, "poisson": 0.3, "density": 1000.0, "damping": 0.001},
+                "pinned": {"max": [1e-9, 1.0, 1.0]}, "ground": {"type": "none"}},
+      "loss": {"terminal": [{"state": "vertex[3].position.y", "target": -0.01, "weight": 1000.0}]},
+      "variables": {"theta.element.young": {"lower": 1000.0, "upper": 10000000.0}},
+      "optimizer": {"method": "none"},
+      "validation": {"enabled": false}
+    })");
+    j["model"]["integrator"] = integrator;
+    j["simulation"] = {{"dt", h}, {"steps", int(std::lround(0.05 / h))}};
+    ExperimentConfig c = parse_config(j);
+    auto p = make_problem(c, BackendKind::kCpu, 1);
+    Evaluation e;
+    p->evaluate(p->initial(), true, e);
+    return e.grad;
+  };
+  auto dist = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double d = 0, n = 0;
+    for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]), n += b[i] * b[i];
+    return std::sqrt(d / n);
+  };
+  std::vector<double> g[2][3];
+  const double h0 = 2e-4;
+  for (int i = 0; i < 2; ++i)
+    for (int l = 0; l < 3; ++l)
+      g[i][l] = gradient(i ? "backward_euler" : "symplectic_euler", h0 / (1 << l));
+  for (int i = 0; i < 2; ++i) {
+    const double d01 = dist(g[i][0], g[i][1]), d12 = dist(g[i][1], g[i][2]);
+    std::printf("%s: |g(h) - g(h/2)| %.3e, |g(h/2) - g(h/4)| %.3e (relative), ratio %.2f\n",
+                i ? "backward Euler" : "symplectic Euler", d01, d12, d01 / d12);
+    EXPECT_GT(d01 / d12, 1.6) << "integrator " << i << ": " << d01 << ", " << d12;
+    EXPECT_LT(d01 / d12, 2.5) << "integrator " << i << ": " << d01 << ", " << d12;
+  }
+  const double gap0 = dist(g[0][0], g[1][0]), gap2 = dist(g[0][2], g[1][2]);
+  std::printf("explicit vs implicit: %.3e at h, %.3e at h/4\n", gap0, gap2);
+  EXPECT_LT(gap2, 0.35 * gap0) << "explicit vs implicit: " << gap0 << " at h, " << gap2
+                               << " at h/4";
+}
+
 }  // namespace
 }  // namespace steer::testing
