@@ -292,7 +292,9 @@ TEST(FemMaterial, RestIsStressFreeAndSmallStrainIsLinearElasticity) {
         }
       // the remainder is O(ε²): ≤ 10 E ε² here, and it falls 100× from ε = 1e-3 to 1e-4
       EXPECT_LT(worst, 10 * E * eps * eps) << "law " << law << ", eps " << eps;
-      if (prev > 0) EXPECT_LT(worst, prev / 50) << "law " << law;
+      if (prev > 0) {
+        EXPECT_LT(worst, prev / 50) << "law " << law;
+      }
       prev = worst;
     }
   }
