@@ -538,6 +538,11 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
   const std::string path = w.path();
   op.window_steps = int(w.integer("steps", 0, 1, c.steps));
+  // absent, it reads as 0: no window length to tile the horizon with (and no divisor)
+  if (op.window_steps < 1)
+    config_fail(w.key_path("steps"),
+                "missing; expected the window's length in steps, an integer in [1, " +
+                    std::to_string(c.steps) + "] that divides simulation.steps");
   if (c.steps % op.window_steps != 0)
     config_fail(w.key_path("steps"),
                 std::to_string(op.window_steps) + " does not divide simulation.steps (" +

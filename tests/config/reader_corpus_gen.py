@@ -495,6 +495,11 @@ edit("phys_rest_positions_coincide", MS,
                 j["model"]["robot"].update({"particles": [[0.2, 0.1], [0.2, 0.1], [0.2, 0.2], [0.3, 0.2]]})),
      "model.robot.particles")
 
+# found by the config fuzzer: a window without its length was read as 0 steps and divided by
+edit("window_steps_missing", MS,
+     lambda j: j.update({"optimizer": {"method": "adam", "learning_rate": 0.01, "iterations": 2, "window": {}}}),
+     "optimizer.window.steps")
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)
