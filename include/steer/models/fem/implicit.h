@@ -87,6 +87,26 @@ STEER_HD void gather_dofs(const Fem& m, int e, const S* a, S (&out)[4][3]) {
   for (int v = 0; v < 4; ++v)
     for (int c = 0; c < 3; ++c) out[v][c] = a[3 * m.vertex(e, v) + c];
 }
+// the ground's parameters, and at a surface vertex softplus and σ of z_k = (y_g − y)/w_g and of
+// z' = (y_g − y − h w_y)/w_g (dy = h w_y)
+template <class S>
+struct GroundLaw {
+  S yg, kg, dg, wg, mu, vs;
+  template <class PIn>
+  STEER_HD GroundLaw(const Fem& m, const PIn& p)
+      : yg(S(p[m.p_global(Fem::kGroundHeight)])),
+        kg(S(p[m.p_global(Fem::kGroundStiffness)])),
+        dg(S(p[m.p_global(Fem::kGroundDamping)])),
+        wg(S(p[m.p_global(Fem::kGroundSmoothing)])),
+        mu(S(p[m.p_global(Fem::kFriction)])),
+        vs(S(p[m.p_global(Fem::kFrictionSmoothing)])) {}
+  template <class XIn>
+  STEER_HD void at(int y_slot, const XIn& x, const S& dy, S& spk, S& sgk, S& sp1, S& sg1) const {
+    const S y = S(x[y_slot]);
+    softplus_sigmoid_of((yg - y) / wg, spk, sgk);
+    softplus_sigmoid_of((yg - y - dy) / wg, sp1, sg1);
+  }
+};
 }  // namespace fem_implicit
 
 // E(w) (stored in W.w when w = W.w; any w) and, with grad, r = ∇E into grad
@@ -143,17 +163,14 @@ STEER_HD S Fem::implicit_energy(const XIn& x, const UIn& u, const PIn& p,
     }
   }
   if (ground) {
-    const S yg = S(p[p_global(kGroundHeight)]), kg = S(p[p_global(kGroundStiffness)]);
-    const S dg = S(p[p_global(kGroundDamping)]), wg = S(p[p_global(kGroundSmoothing)]);
-    const S mu = S(p[p_global(kFriction)]), vs = S(p[p_global(kFrictionSmoothing)]);
+    const fem_implicit::GroundLaw<S> gl(*this, p);
+    const S kg = gl.kg, dg = gl.dg, wg = gl.wg, mu = gl.mu, vs = gl.vs;
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
       if (pinned(i)) continue;
-      const S y = S(x[x_pos(i) + 1]);
-      const S zk = (yg - y) / wg, z1 = (yg - y - h * w[3 * i + 1]) / wg;
-      S spk, sgk, sp1, sg1;
-      softplus_sigmoid_of(zk, spk, sgk);
-      softplus_sigmoid_of(z1, sp1, sg1);
+      S spk, sgk, sp1, sg1;  // softplus and σ at z_k (lagged) and at z' (end of step)
+      gl.at(x_pos(i) + 1, x, h * w[3 * i + 1], spk, sgk, sp1, sg1);
+      const S z1 = (gl.yg - S(x[x_pos(i) + 1]) - h * w[3 * i + 1]) / wg;
       const S load = kg * wg * spk;
       const S wt2 = w[3 * i] * w[3 * i] + w[3 * i + 2] * w[3 * i + 2] + vs * vs, qn = sqrt(wt2);
       E += kg * wg * wg * softplus_integral_of(z1) +
@@ -224,16 +241,13 @@ STEER_HD bool Fem::implicit_hessian(const XIn& x, const UIn& u, const PIn& p, Fe
       }
   }
   if (ground) {
-    const S yg = S(p[p_global(kGroundHeight)]), kg = S(p[p_global(kGroundStiffness)]);
-    const S dg = S(p[p_global(kGroundDamping)]), wg = S(p[p_global(kGroundSmoothing)]);
-    const S mu = S(p[p_global(kFriction)]), vs = S(p[p_global(kFrictionSmoothing)]);
+    const fem_implicit::GroundLaw<S> gl(*this, p);
+    const S kg = gl.kg, dg = gl.dg, wg = gl.wg, mu = gl.mu, vs = gl.vs;
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
       if (pinned(i)) continue;
-      const S y = S(x[x_pos(i) + 1]);
-      S spk, sgk, sp1, sg1;
-      softplus_sigmoid_of((yg - y) / wg, spk, sgk);
-      softplus_sigmoid_of((yg - y - h * w[3 * i + 1]) / wg, sp1, sg1);
+      S spk, sgk, sp1, sg1;  // softplus and σ at z_k (lagged) and at z' (end of step)
+      gl.at(x_pos(i) + 1, x, h * w[3 * i + 1], spk, sgk, sp1, sg1);
       band(W.H, bw, 3 * i + 1, 3 * i + 1) += h * h * kg * sg1 + h * dg * sgk;
       // friction: h μ N (I/q − w_t w_tᵀ/q³) on (x, z)
       const S load = kg * wg * spk, wx = w[3 * i], wz = w[3 * i + 2];
