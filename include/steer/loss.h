@@ -76,6 +76,11 @@ struct Loss {
   bool com = false;
   int com_axis = 0;
   double com_weight = -1.0;
+  // centre-of-mass target ½ w_t |c(x_T) − c*|² (the model's center_of_mass on each axis)
+  bool com_target = false;
+  double com_target_point[3] = {};
+  double com_target_weight = 1.0;
+  int com_target_axes = 3;  // the model's dimensions (x, y[, z])
   // site targets ½ w ‖p_site − target‖²; coordinate a's target is θ[site_param[t][a]] when that
   // is ≥ 0, else site_target[t][a] (the config sets both for every term t < n_site)
   static constexpr int kMaxSiteTerms = 8;
@@ -300,6 +305,26 @@ struct Loss {
   STEER_HD S com_term(const Model& m, const XIn& x, const PIn& p) const {
     if (!com) return S(0);
     return S(com_weight) * m.template center_of_mass<S>(x, p, com_axis);
+  }
+  // ½ w_t |c(x_T, θ) − c*|², the centre-of-mass target (at x_T only)
+  template <class S, class Model, class XIn, class PIn>
+  STEER_HD S com_target_term(const Model& m, const XIn& x, const PIn& p) const {
+    if (!com_target) return S(0);
+    S l = S(0);
+    for (int a = 0; a < com_target_axes; ++a) {
+      const S e = m.template center_of_mass<S>(x, p, a) - S(com_target_point[a]);
+      l += S(0.5) * S(com_target_weight) * e * e;
+    }
+    return l;
+  }
+  template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
+  STEER_HD void adj_com_target_term(const Model& m, const XIn& x, const PIn& p, XAdj& adj_x,
+                                    PAdj& adj_p, const S& adj_l) const {
+    if (!com_target) return;
+    for (int a = 0; a < com_target_axes; ++a) {
+      const S e = m.template center_of_mass<S>(x, p, a) - S(com_target_point[a]);
+      m.template adj_center_of_mass<S>(x, p, a, adj_x, adj_p, adj_l * S(com_target_weight) * e);
+    }
   }
   template <class S, class Model, class XIn, class PIn, class XAdj, class PAdj>
   STEER_HD void adj_com_term(const Model& m, const XIn& x, const PIn& p, XAdj& adj_x, PAdj& adj_p,

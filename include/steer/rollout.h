@@ -341,6 +341,7 @@ STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P
                           RolloutDiag& dg, S& L, S* loss_out, RolloutDiag* diag_out) {
   L += loss.template terminal<S>(xT, p);
   L += loss.template com_term<S>(m, xT, p);  // +w_c c(x_T)
+  L += loss.template com_target_term<S>(m, xT, p);
   if (loss.has_terminal_sites()) L += loss.template site_terms<S>(m, xT, p, false);
   if (loss.landing && dg.event_step < 0) L += loss.template landing_loss<S>(xT, xT, false);
   bool ok = finite_value(L);
@@ -424,6 +425,7 @@ STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int 
                                const P& p, XAdj& lam, PAdj& grad_p) {
   loss.template adj_terminal<S>(xT, p, lam, grad_p, S(1));
   loss.template adj_com_term<S>(m, xT, p, lam, grad_p, S(1));
+  loss.template adj_com_target_term<S>(m, xT, p, lam, grad_p, S(1));
   if (loss.has_terminal_sites())
     loss.template adj_site_terms<S>(m, xT, p, false, lam, grad_p, S(1));
   loss.template adj_state_running<S>(m, T, xT, p, lam, grad_p, S(1));

@@ -278,16 +278,38 @@ void parse_loss(const JsonObject& l, ExperimentConfig& c) {
         {"unit", "m"},
         {"term", "weight * (c(x_T) - c(x_0)), c = sum m_i x_i / sum m_i along axis"}};
   }
+  if (l.has("com_target")) {
+    JsonObject ct = l.object("com_target");
+    const ModelDef& def = model_of(c);
+    const std::vector<double> tgt = ct.numbers("target", {}, Range::closed(-1e6, 1e6));
+    if (tgt.empty() || tgt.size() > 3)
+      config_fail(ct.key_path("target"), "expected [x, y] or [x, y, z] [m]");
+    static const char* kNames[3] = {"x", "y", "z"};
+    for (size_t a = 0; a < tgt.size(); ++a) {
+      const std::string err = def.com_axis_error ? def.com_axis_error(c, kNames[a], int(a)) : "";
+      if (!err.empty()) config_fail(ct.key_path("target"), err);
+      loss.com_target_point[a] = tgt[a];
+    }
+    loss.com_target = true;
+    loss.com_target_axes = int(tgt.size());
+    loss.com_target_weight = ct.number("weight", 1.0, Range::nonnegative());
+    ct.finish();
+    c.loss_json["com_target"] = {
+        {"target", tgt},
+        {"weight", loss.com_target_weight},
+        {"unit", "m"},
+        {"term", "0.5 * weight * |c(x_T) - target|^2, c = sum m_i x_i / sum m_i"}};
+  }
   const nlohmann::json sites = parse_site_terms(l, c);
   if (!sites.is_null()) c.loss_json["sites"] = sites;
   const nlohmann::json track = parse_track_sources(l, c);
   if (!track.is_null())
     for (auto it = track.begin(); it != track.end(); ++it) c.loss_json[it.key()] = it.value();
   if (loss.n_terminal == 0 && loss.effort_weight == 0.0 && !loss.landing && !loss.com &&
-      loss.n_site == 0 && c.tracking.empty())
+      !loss.com_target && loss.n_site == 0 && c.tracking.empty())
     config_fail(l.path(),
                 "the loss has no terms; give terminal, terminal_linear, control_effort, landing, "
-                "com_displacement, sites, reference or observations");
+                "com_displacement, com_target, sites, reference or observations");
   l.finish();
 }
 
@@ -593,11 +615,11 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
       refuse("optimizes θ variables (a policy, a design); " + v.name +
              " is not one: a window starts from the state carried in");
   if (c.n_terminal_quadratic > 0 || c.loss.landing || c.loss.has_terminal_sites() ||
-      !c.tracking.empty())
+      c.loss.com_target || !c.tracking.empty())
     refuse(
         "takes the loss terms a window can measure: control_effort, com_displacement, "
-        "terminal_linear and running sites; drop loss.terminal, landing, terminal sites, "
-        "reference and observations");
+        "terminal_linear and running sites; drop loss.terminal, landing, com_target, terminal "
+        "sites, reference and observations");
   if (c.has_controller) {
     for (int i = 0; i < c.policy.n_obs; ++i)
       if (c.policy.feature[i] == Policy::kPhase)

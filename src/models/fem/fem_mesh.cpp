@@ -19,7 +19,7 @@ Mat3<double> rest_shape(const TetMesh& m, const std::array<int, 4>& t) {
 
 // the cube's tetrahedra (corners v[b], bit 0: +x, bit 1: +y, bit 2: +z) as grid_mesh cuts cell
 // (i, j, k)
-void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell,
+void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell, int cut_phase,
               std::vector<std::array<int, 4>>& out) {
   if (tets_per_cell == 6) {
     // the six paths from corner 0 to corner 7 along the axes, one per axis order
@@ -28,7 +28,7 @@ void cut_cube(const int (&v)[8], int i, int j, int k, int tets_per_cell,
       const int a = 1 << o[0], b = a | (1 << o[1]);
       out.push_back({v[0], v[a], v[b], v[7]});
     }
-  } else if ((i + j + k) % 2 == 0) {
+  } else if ((i + j + k + cut_phase) % 2 == 0) {
     // the corner tetrahedra at 0, 3, 5, 6 and the centre one 1, 2, 4, 7
     out.push_back({v[0], v[1], v[2], v[4]});
     out.push_back({v[3], v[1], v[2], v[7]});
@@ -62,7 +62,7 @@ std::array<double, 3> TetMesh::centroid(int e) const {
 }
 
 TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::array<double, 3>& cell,
-                   const std::array<double, 3>& origin, int tets_per_cell) {
+                   const std::array<double, 3>& origin, int tets_per_cell, int cut_phase) {
   TetMesh m;
   std::map<std::array<int, 3>, int> lattice;  // (k, j, i) -> vertex
   for (const auto& c : cells)
@@ -80,7 +80,7 @@ TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::arra
     for (int b = 0; b < 8; ++b)
       v[b] = lattice[{c[2] + ((b >> 2) & 1), c[1] + ((b >> 1) & 1), c[0] + (b & 1)}];
     const size_t before = m.elements.size();
-    cut_cube(v, c[0], c[1], c[2], tets_per_cell, m.elements);
+    cut_cube(v, c[0], c[1], c[2], tets_per_cell, cut_phase, m.elements);
     material.insert(material.end(), m.elements.size() - before, c[3]);
   }
   m.reset_element_data();
@@ -89,7 +89,7 @@ TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::arra
 }
 
 TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& cell,
-                  const std::array<double, 3>& origin, int tets_per_cell) {
+                  const std::array<double, 3>& origin, int tets_per_cell, int cut_phase) {
   TetMesh m;
   const int nx = cells[0], ny = cells[1], nz = cells[2];
   auto id = [&](int i, int j, int k) { return i + (nx + 1) * (j + (ny + 1) * k); };
@@ -105,7 +105,7 @@ TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& 
         // the cube's corners, bit 0: +x, bit 1: +y, bit 2: +z
         int v[8];
         for (int b = 0; b < 8; ++b) v[b] = id(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1));
-        cut_cube(v, i, j, k, tets_per_cell, m.elements);
+        cut_cube(v, i, j, k, tets_per_cell, cut_phase, m.elements);
       }
   m.reset_element_data();
   return m;

@@ -25,16 +25,19 @@ struct TetMesh {
 };
 
 // a box of nx × ny × nz cubes of edge `cell` [m] (per axis) from `origin`, each cut into 5
-// tetrahedra (alternating with the parity of i + j + k, so that faces match) or 6 (Freudenthal's
-// cut along the cube's main diagonal); vertex (i, j, k) is index i + (nx + 1)(j + (ny + 1) k)
+// tetrahedra (alternating with the parity of i + j + k + cut_phase, so that faces match: at
+// even parity the centre tetrahedron has the corners +x, +y, +z and +x+y+z, at odd parity the
+// other four; cut_phase 1 is warp.sim's add_soft_grid's cut) or 6 (Freudenthal's cut along the
+// cube's main diagonal); vertex (i, j, k) is index i + (nx + 1)(j + (ny + 1) k), the cells in the
+// order of (k, j, i)
 TetMesh grid_mesh(const std::array<int, 3>& cells, const std::array<double, 3>& cell,
-                  const std::array<double, 3>& origin, int tets_per_cell);
+                  const std::array<double, 3>& origin, int tets_per_cell, int cut_phase = 0);
 
 // the cells [i, j, k] listed (each with its material index m: [i, j, k, m]), each cut as
 // grid_mesh cuts; vertices shared between neighbouring cells, numbered in the order of
 // (k, j, i); mesh.material[e] is the cell's m
 TetMesh voxel_mesh(const std::vector<std::array<int, 4>>& cells, const std::array<double, 3>& cell,
-                   const std::array<double, 3>& origin, int tets_per_cell);
+                   const std::array<double, 3>& origin, int tets_per_cell, int cut_phase = 0);
 
 // A tetrahedral mesh from a file: gmsh's ASCII .msh (format 2.2 or 4.1; its 4-node
 // tetrahedra, element type 4) or tetgen's .node + .ele pair (name either; 4 nodes per

@@ -35,6 +35,7 @@ std::array<double, 3> vec3(const JsonObject& o, const std::string& key, std::arr
 struct CellLayout {
   std::array<double, 3> size{}, origin{};
   int per = 5;
+  int phase = 0;  // the 5-tetrahedron cut's alternation (grid_mesh)
 };
 CellLayout parse_cell_layout(const JsonObject& o) {
   CellLayout l;
@@ -47,6 +48,9 @@ CellLayout parse_cell_layout(const JsonObject& o) {
   }
   l.origin = vec3(o, "origin", {0, 0, 0}, Range::closed(-1e6, 1e6));
   l.per = int(o.integer("tets_per_cell", 5, 5, 6));
+  if (o.has("cut_phase") && l.per != 5)
+    config_fail(o.key_path("cut_phase"), "applies to tets_per_cell 5 only");
+  l.phase = int(o.integer("cut_phase", 0, 0, 1));
   return l;
 }
 
@@ -85,7 +89,7 @@ TetMesh parse_voxels(const JsonObject& g, int n_materials, const std::string& ba
     const std::vector<std::array<int, 4>> cv = voxel_layout_file(vox, n_materials, base_dir);
     const CellLayout l = parse_cell_layout(vox);
     vox.finish();
-    TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per);
+    TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per, l.phase);
     if (int(mesh.vertices.size()) > Fem::kMaxVertices)
       config_fail(vox.key_path("layout"),
                   "the voxels have " + std::to_string(mesh.vertices.size()) +
@@ -119,7 +123,7 @@ TetMesh parse_voxels(const JsonObject& g, int n_materials, const std::string& ba
   }
   const CellLayout l = parse_cell_layout(vox);
   vox.finish();
-  TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per);
+  TetMesh mesh = voxel_mesh(cv, l.size, l.origin, l.per, l.phase);
   if (int(mesh.vertices.size()) > Fem::kMaxVertices)
     config_fail(cp, "the voxels have " + std::to_string(mesh.vertices.size()) +
                         " vertices; the model takes at most " + std::to_string(Fem::kMaxVertices));
@@ -174,7 +178,7 @@ TetMesh parse_mesh(const JsonObject& g, int n_materials, const std::string& base
       config_fail(cp, "the grid has " + std::to_string(vertices) +
                           " vertices; the model takes at most " +
                           std::to_string(Fem::kMaxVertices));
-    return grid_mesh(n, l.size, l.origin, l.per);
+    return grid_mesh(n, l.size, l.origin, l.per, l.phase);
   }
   if (!g.has("vertices") || !g.has("tetrahedra"))
     config_fail(g.path(), "expected grid, voxels, file, or vertices and tetrahedra");
@@ -241,6 +245,68 @@ void parse_pinned(const JsonObject& m, TetMesh& mesh) {
     if (in) mesh.pinned[i] = true, ++count;
   }
   if (count == 0) config_fail(pp, "the box holds no vertex of the mesh");
+}
+
+// model.obstacles: [{type: "plane", normal, point} or {type: "box", center, half_extents}],
+// each as a kFemObstacleStride record (fem/contact.h)
+std::vector<double> parse_obstacles(const JsonObject& m) {
+  std::vector<double> out;
+  if (!m.has("obstacles")) return out;
+  const std::string path = m.key_path("obstacles");
+  const auto& list = m.raw("obstacles");
+  if (!list.is_array()) config_fail(path, "expected an array of {type: plane or box, ...}");
+  if (int(list.size()) > Fem::kMaxObstacles)
+    config_fail(path, "at most " + std::to_string(Fem::kMaxObstacles) + " obstacles; got " +
+                          std::to_string(list.size()));
+  const Range any = Range::closed(-1e6, 1e6);
+  for (size_t q = 0; q < list.size(); ++q) {
+    if (!list[q].is_object()) config_fail(idx(path, q), "expected {type: plane or box, ...}");
+    JsonObject o(list[q], idx(path, q));
+    const std::string type = o.choice("type", "plane", {"plane", "box"});
+    double rec[kFemObstacleStride] = {};
+    if (type == "plane") {
+      const auto n = vec3(o, "normal", {0, 1, 0}, Range::closed(-1e6, 1e6));
+      const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      if (!(len > 1e-12)) config_fail(o.key_path("normal"), "must not be the zero vector");
+      const auto pt = vec3(o, "point", {0, 0, 0}, any);
+      rec[0] = kFemPlane;
+      for (int c = 0; c < 3; ++c) rec[1 + c] = n[c] / len;
+      rec[4] = rec[1] * pt[0] + rec[2] * pt[1] + rec[3] * pt[2];
+    } else {
+      const auto ctr = vec3(o, "center", {0, 0, 0}, any);
+      const auto h = vec3(o, "half_extents", {0.5, 0.5, 0.5}, Range{0, 1e6, true, false});
+      rec[0] = kFemBox;
+      for (int c = 0; c < 3; ++c) rec[1 + c] = ctr[c], rec[4 + c] = h[c];
+    }
+    o.finish();
+    out.insert(out.end(), rec, rec + kFemObstacleStride);
+  }
+  return out;
+}
+
+// ground.contact ("softplus" or "hard") and ground.damping_law ("always" or "approach", the hard
+// law's)
+void parse_contact_law(const JsonObject& gr, Fem& f) {
+  const std::string law = gr.choice("contact", "softplus", {"softplus", "hard"});
+  f.contact_law = law == "hard" ? FemContactLaw<double>::kHard : FemContactLaw<double>::kSoftplus;
+  const std::string damping = gr.choice("damping_law", "always", {"always", "approach"});
+  if (damping == "approach" && law != "hard")
+    config_fail(gr.key_path("damping_law"), "\"approach\" applies to contact \"hard\" only");
+  f.contact_approach_only = damping == "approach";
+}
+
+// what the implicit step (fem/implicit.h) does not model is refused by name
+void refuse_for_implicit(const JsonObject& m, const JsonObject& gr, const Fem& f) {
+  auto refuse = [](const std::string& key) {
+    config_fail(key,
+                "is not built for model.integrator \"backward_euler\" (its Newton solve "
+                "knows the softplus ground, lumped masses and point vertices); use "
+                "\"symplectic_euler\"");
+  };
+  if (f.n_obstacles > 0) refuse(m.key_path("obstacles"));
+  if (f.contact_law != FemContactLaw<double>::kSoftplus) refuse(gr.key_path("contact"));
+  if (f.vertex_radius > 0) refuse(m.key_path("vertex_radius"));
+  if (f.vertex_mass > 0) refuse(m.key_path("vertex_mass"));
 }
 
 ModelInfo fem_info(const Fem& m) {
@@ -450,6 +516,14 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   f.lame_parameters = mat.has("mu") || mat.has("lambda");
   JsonObject gr = m.object("ground");
   f.ground = gr.choice("type", "penalty", {"penalty", "none"}) == "penalty";
+  parse_contact_law(gr, f);
+  const std::vector<double> obstacles = parse_obstacles(m);
+  f.n_obstacles = int(obstacles.size()) / kFemObstacleStride;
+  s.rest.insert(s.rest.end(), obstacles.begin(), obstacles.end());
+  f.vertex_radius = m.number("vertex_radius", 0.0, Range::closed(0, 1e3));
+  f.vertex_mass =
+      m.has("vertex_mass") ? m.number("vertex_mass", 0.0, Range{0, 1e6, true, false}) : 0.0;
+  if (f.integrator == Fem::kBackwardEuler) refuse_for_implicit(m, gr, f);
   c.info = fem_info(f);
   const auto& R = c.info.param_ranges;
   std::vector<MaterialSpec> materials{parse_material(mat, f, R)};
@@ -525,9 +599,14 @@ void model_json(const ExperimentConfig& c, nlohmann::json& j) {
                                            : "stable_neo_hookean";
   j["material_parameters"] = m.lame_parameters ? "lame" : "young_poisson";
   j["ground"] = m.ground ? "penalty" : "none";
+  j["contact"] = m.contact_law == FemContactLaw<double>::kHard ? "hard" : "softplus";
+  j["damping_law"] = m.contact_approach_only ? "approach" : "always";
+  j["obstacles"] = m.n_obstacles;
+  j["vertex_radius"] = m.vertex_radius;
   j["integrator"] = m.integrator == Fem::kBackwardEuler ? "backward_euler" : "symplectic_euler";
   if (m.integrator == Fem::kBackwardEuler) j["newton_iterations"] = m.newton_iterations;
-  j["lumped_mass"] = true;
+  j["lumped_mass"] = m.vertex_mass <= 0;
+  if (m.vertex_mass > 0) j["vertex_mass"] = m.vertex_mass;
 }
 
 void set_dt(ExperimentConfig& c, double dt) { c.model_state<FemSetup>().model.dt = dt; }
@@ -542,7 +621,7 @@ struct FemRunnerHooks : RunnerHooks<Fem> {
     m.topo = topology.data();
     m.rest = rest.data();
   }
-  static bool measures_penetration(const Fem& m) { return m.ground; }
+  static bool measures_penetration(const Fem& m) { return m.n_contact_bodies() > 0; }
   static bool measures_inversion(const Fem&) { return true; }
   static double min_volume_ratio(const Fem& m, View<const double> x, View<const double>) {
     double j = 1e300;
@@ -550,12 +629,13 @@ struct FemRunnerHooks : RunnerHooks<Fem> {
       j = std::min(j, mat3_det(tet_gradient(m.gather<double>(x, e).x, m.rest_inverse<double>(e))));
     return j;
   }
-  // the deepest surface vertex below the ground [m]
+  // the deepest contact's depth [m] (a surface vertex in the ground or an obstacle)
   static double penetration(const Fem& m, View<const double> x, View<const double> p) {
     double worst = -1e300;
-    for (int s = 0; s < m.n_surface; ++s)
-      worst =
-          std::max(worst, p[m.p_global(Fem::kGroundHeight)] - x[m.x_pos(m.surface_vertex(s)) + 1]);
+    for (int c = 0; c < m.num_contacts(); ++c)
+      worst = std::max(
+          worst,
+          m.contact_frame<double>(c / m.n_surface, m.surface_vertex(c % m.n_surface), x, p).d);
     return worst;
   }
 };

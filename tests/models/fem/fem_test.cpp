@@ -100,6 +100,29 @@ std::vector<double> state_for(const Fem& m, double dx, double dv, unsigned seed)
   return x;
 }
 
+// obstacle records (fem/contact.h) appended to the bound mesh's rest data
+using ObstacleRecord = std::array<double, kFemObstacleStride>;
+Fem with_obstacles(Fem m, const std::vector<ObstacleRecord>& obstacles) {
+  for (auto& d : mesh_store())
+    if (d->topo.data() == m.topo) {
+      d->rest.resize(size_t(Fem::kRestStride) * m.n_elements);
+      for (const auto& r : obstacles) d->rest.insert(d->rest.end(), r.begin(), r.end());
+      m.rest = d->rest.data();
+      m.n_obstacles = int(obstacles.size());
+      return m;
+    }
+  throw std::logic_error("mesh not bound");
+}
+ObstacleRecord plane(std::array<double, 3> n, std::array<double, 3> point) {
+  const double l = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  ObstacleRecord r{kFemPlane, n[0] / l, n[1] / l, n[2] / l, 0, 0, 0};
+  r[4] = r[1] * point[0] + r[2] * point[1] + r[3] * point[2];
+  return r;
+}
+ObstacleRecord box(std::array<double, 3> c, std::array<double, 3> h) {
+  return {kFemBox, c[0], c[1], c[2], h[0], h[1], h[2]};
+}
+
 TetMesh block(std::array<int, 3> cells, double cell, double y0, int per) {
   return grid_mesh(cells, {cell, cell, cell}, {0, y0, 0}, per);
 }
@@ -170,6 +193,38 @@ struct FemCases {
                      1e-3});
     }
     {
+      // a unit block (5 cm) 1 mm above the ground's y_g = 0.02 among obstacles, vertices of radius
+      // 4 mm: a tilted wall at x ≈ 5.2 cm; a box whose edge (x = 5.5 cm, y = 7.5 cm) lies beside
+      // the vertices at (5, 7.1) cm, which are past both of its faces (the outside, edge case);
+      // a box around the vertices at (0, 7.1, 0) cm, nearer its +x face than its −y face (inside)
+      Fem m =
+          bind_mesh(block({1, 1, 1}, 0.05, 0.021, 5), Fem::kStableNeoHookean, false, true, 1e-3);
+      m = with_obstacles(
+          m, {plane({-1, 0.3, 0}, {0.052, 0.02, 0}), box({0.08, 0.1, 0.025}, {0.025, 0.025, 0.1}),
+              box({-0.01, 0.08, 0}, {0.02, 0.02, 0.02})});
+      m.vertex_radius = 0.004;
+      out.push_back(
+          {"softplus contact with a tilted wall, a box's edge and a box's inside, "
+           "vertices of radius 4 mm",
+           m,
+           state_for(m, 1e-3, 0.3, 13),
+           {},
+           params_for(m, 1e5, 0.3, 1000, 0.02, 0.2, 0.02, 14),
+           1e-3});
+      // warp.sim's contact: the hard law damped while approaching, equal vertex masses; the
+      // ground at 2.5 cm (the bottom vertices 4 mm in), the same obstacles
+      Fem h = m;
+      h.contact_law = FemContactLaw<double>::kHard;
+      h.contact_approach_only = true;
+      h.vertex_mass = 0.02;
+      out.push_back({"hard contact damped while approaching, vertex masses, the same obstacles",
+                     h,
+                     state_for(h, 1e-3, 0.3, 15),
+                     {},
+                     params_for(h, 1e5, 0.3, 1000, 0.02, 0.2, 0.025, 16),
+                     1e-3});
+    }
+    {
       // backward Euler: the first two cases again, at dt 5 ms (far past the explicit limit)
       const size_t n = out.size();
       for (size_t q = 0; q < 2 && q < n; ++q) {
@@ -229,6 +284,41 @@ struct FemCases {
       out.push_back(c);
     }
     {
+      // sliding along x into a tilted wall at x = 11 cm and landing on the ground, with a
+      // centre-of-mass target; softplus contact with friction
+      RolloutCase<Fem> c;
+      c.name = "a block sliding into a tilted wall, centre-of-mass target";
+      Fem m =
+          bind_mesh(block({2, 1, 1}, 0.05, 0.004, 5), Fem::kStableNeoHookean, false, true, 5e-4);
+      c.model = with_obstacles(m, {plane({-1, 0.2, 0.1}, {0.11, 0, 0})});
+      c.model.vertex_radius = 0.001;
+      c.loss.com_target = true;
+      c.loss.com_target_axes = 3;
+      c.loss.com_target_weight = 10.0;
+      c.loss.com_target_point[0] = 0.06;
+      c.loss.com_target_point[1] = 0.03;
+      c.loss.com_target_point[2] = 0.02;
+      c.steps = 60;
+      c.checkpoint_every = 8;
+      c.x0 = state_for(c.model, 0.0, 0.0, 17);
+      for (int i = 0; i < c.model.n_vertices; ++i) c.x0[c.model.x_vel(i)] = 0.6;
+      c.p = params_for(c.model, 5e4, 0.3, 1000, 0.01, 0.1, 0.0, 18);
+      c.fd_scale = 0.1;
+      out.push_back(c);
+      // the same with warp.sim's contact (hard, damped while approaching) and vertex masses,
+      // against a box's face
+      RolloutCase<Fem> h = c;
+      h.name = "warp.sim's contact: hard ground and box, vertex masses, centre-of-mass target";
+      Fem mh = bind_mesh(block({2, 1, 1}, 0.05, 0.004, 5), Fem::kNeoHookeanWarp, true, true, 5e-4);
+      h.model = with_obstacles(mh, {box({0.135, 0.1, 0.025}, {0.025, 0.1, 0.1})});
+      h.model.contact_law = FemContactLaw<double>::kHard;
+      h.model.contact_approach_only = true;
+      h.model.vertex_mass = 0.01;
+      h.model.vertex_radius = 0.001;
+      h.p = params_for(h.model, 2e4, 5e4, 1000, 5.0, 0.1, 0.0, 19);
+      out.push_back(h);
+    }
+    {
       // the landing block by backward Euler at 2 ms steps
       RolloutCase<Fem> c = out[0];
       c.name = "backward Euler, " + c.name;
@@ -259,6 +349,53 @@ FemMaterial<double> material(int law, double E, double nu) {
   p[m.p_element(0, Fem::kModulus2)] = nu;
   p[m.p_element(0, Fem::kFill)] = 1;
   return m.element_material<double>(View<const double>{p.data(), 1}, 0);
+}
+
+// a box's depth and normal where the answer is known: beside a face, past an edge, past a
+// corner, inside near a face; and obstacle_frame's adjoint against centred differences
+TEST(FemContact, BoxDepthAndNormalAndTheirAdjoint) {
+  const ObstacleRecord b = box({1, 2, 3}, {0.5, 1, 1.5});
+  struct Point {
+    std::array<double, 3> x;
+    double d;
+    std::array<double, 3> n;
+  };
+  const double s = 1 / std::sqrt(2.0), t = 1 / std::sqrt(3.0);
+  const std::vector<Point> points = {
+      {{1.7, 2.2, 3.1}, -0.2, {1, 0, 0}},                     // 0.2 past the +x face
+      {{1.6, 0.9, 3.0}, -0.1 * std::sqrt(2.0), {s, -s, 0}},   // past the +x, −y edge
+      {{0.4, 3.1, 1.4}, -0.1 * std::sqrt(3.0), {-t, t, -t}},  // past the −x, +y, −z corner
+      {{1.0, 2.95, 3.0}, 0.05, {0, 1, 0}},                    // inside, 0.05 from +y
+      {{0.55, 2.0, 3.0}, 0.05 + 0.003, {-1, 0, 0}}};          // inside, r = 3 mm
+  for (size_t q = 0; q < points.size(); ++q) {
+    const Point& pt = points[q];
+    const double r = q == 4 ? 0.003 : 0.0;
+    const FemContactFrame<double> f = obstacle_frame(b.data(), pt.x.data(), r);
+    EXPECT_NEAR(f.d, pt.d, 1e-14) << q;
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(f.n[c], pt.n[c], 1e-14) << q << " " << c;
+    // x̄ for the cotangents (d̄, n̄) = (0.7, (0.3, −0.2, 0.5)) against centred differences of
+    // 0.7 d + n̄·n, step 1e-6 (every point is 0.05 or more from a region's boundary)
+    const double db = 0.7, nb[3] = {0.3, -0.2, 0.5};
+    double xb[3] = {0, 0, 0};
+    adj_obstacle_frame(b.data(), pt.x.data(), f, db, nb, xb);
+    for (int c = 0; c < 3; ++c) {
+      auto value = [&](double dx) {
+        std::array<double, 3> y = pt.x;
+        y[c] += dx;
+        const FemContactFrame<double> g = obstacle_frame(b.data(), y.data(), r);
+        return db * g.d + nb[0] * g.n[0] + nb[1] * g.n[1] + nb[2] * g.n[2];
+      };
+      const double fd = (value(1e-6) - value(-1e-6)) / 2e-6;
+      EXPECT_NEAR(xb[c], fd, 1e-8) << q << " " << c;
+    }
+  }
+  // a plane: φ = n·(x − p), the normal normalized
+  const ObstacleRecord w = plane({0, 3, 4}, {0, 1, 0});
+  const double x[3] = {2, 2, 1};
+  const FemContactFrame<double> f = obstacle_frame(w.data(), x, 0.0);
+  EXPECT_NEAR(f.d, -(0.6 * 1 + 0.8 * 1), 1e-14);
+  EXPECT_NEAR(f.n[1], 0.6, 1e-15);
+  EXPECT_NEAR(f.n[2], 0.8, 1e-15);
 }
 
 TEST(FemMaterial, RestIsStressFreeAndSmallStrainIsLinearElasticity) {

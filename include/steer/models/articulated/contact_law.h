@@ -190,28 +190,31 @@ STEER_HD void adj_restitution_damping(const S& e, const S& k, const S& m, const 
   am += adc * dc / (S(2) * m);
 }
 
-// smoothed Coulomb friction on the plane: f_t = −μ N v_t / sqrt(|v_t|² + v_s²) (v_t, f_t: x, y)
-template <class S>
+// smoothed Coulomb friction in the contact's tangent plane: f_t = −μ N v_t / sqrt(|v_t|² + v_s²),
+// with v_t, f_t given by D components (D = 2: the plane's x, y; D = 3: a tangential vector in
+// world coordinates, as the FEM model's contacts with planes of any orientation give it)
+template <class S, int D = 2>
 STEER_HD void friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs, S* ft) {
   using std::sqrt;
-  const S qn = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vs * vs);
-  const S g = -mu * fe / qn;
-  ft[0] = g * vt[0];
-  ft[1] = g * vt[1];
+  S q2 = vt[0] * vt[0];  // summed in this order: the D = 2 values are those of the plane's law
+  for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i];
+  const S g = -mu * fe / sqrt(q2 + vs * vs);
+  for (int i = 0; i < D; ++i) ft[i] = g * vt[i];
 }
 
 // adjoint of friction_smoothed for the cotangent f̄_t, with ḡ = f̄_t · v_t and q = sqrt(|v_t|² +
 // v_s²):
 //   v̄_t = −μ N (f̄_t / q − ḡ v_t / q³),  N̄ = −μ ḡ / q,  μ̄ = −N ḡ / q,  v̄_s = μ N ḡ v_s / q³
-template <class S>
+template <class S, int D = 2>
 STEER_HD void adj_friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs,
                                     const S* aft, S* avt, S& afe, S& amu, S& avs) {
   using std::sqrt;
-  const S qn = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vs * vs);
-  const S gdot = aft[0] * vt[0] + aft[1] * vt[1];
+  S q2 = vt[0] * vt[0], gdot = aft[0] * vt[0];
+  for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i], gdot += aft[i] * vt[i];
+  const S qn = sqrt(q2 + vs * vs);
   const S mn = mu * fe;
   const S q3 = qn * qn * qn;
-  for (int i = 0; i < 2; ++i) avt[i] -= mn * (aft[i] / qn - gdot * vt[i] / q3);
+  for (int i = 0; i < D; ++i) avt[i] -= mn * (aft[i] / qn - gdot * vt[i] / q3);
   afe -= mu * gdot / qn;
   amu -= fe * gdot / qn;
   avs += mn * gdot * vs / q3;

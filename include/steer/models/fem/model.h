@@ -18,6 +18,7 @@
 
 #include "steer/core.h"
 #include "steer/model_contract.h"
+#include "steer/models/fem/contact.h"
 #include "steer/models/fem/element.h"
 
 namespace steer {
@@ -71,6 +72,18 @@ struct Fem {
   int law = kStableNeoHookean;
   bool lame_parameters = false;  // θ's moduli are (μ_l, λ_l), not (E, ν)
   bool ground = true;
+  // the contact law of the ground and the obstacles (fem/contact.h), and the radius of the
+  // sphere each surface vertex is for contact [m]
+  int contact_law = FemContactLaw<double>::kSoftplus;
+  bool contact_approach_only = false;
+  double vertex_radius = 0;
+  // static obstacles besides the ground (planes, boxes; fem/contact.h), their records after the
+  // elements' rest data
+  int n_obstacles = 0;
+  static constexpr int kMaxObstacles = 16;
+  // every vertex's mass [kg] where > 0 (warp.sim's soft grids: uniform particle masses), in
+  // place of the lumped shares ρ̂_e ρ_e V_e / 4 (θ's densities then weigh nothing)
+  double vertex_mass = 0;
   // the time integrator: symplectic Euler (step.h), or backward Euler in the velocities solved by
   // Newton's method on the step's incremental potential (implicit.h); bit i of a compiled-
   // integrators mask (model_contract.h) is integrator i
@@ -82,7 +95,8 @@ struct Fem {
   //         [5E, 5E + N) vertex flags (kFlagPinned), [5E + N, 5E + N + NS) the surface
   //         vertices, [5E + N + NS, … + A) each actuator's kind (ActiveStress::Kind)
   //   rest: per element kRestStride doubles: B = D_m⁻¹ row-major (9) [1/m], the rest volume V
-  //         [m³] and the unit fibre d (3; a muscle's direction in the rest frame)
+  //         [m³] and the unit fibre d (3; a muscle's direction in the rest frame); then
+  //         kFemObstacleStride doubles per obstacle (fem/contact.h)
   const int* topo = nullptr;
   const double* rest = nullptr;
 
@@ -116,6 +130,11 @@ struct Fem {
   STEER_HD S rest_volume(int e) const {
     return S(rest[kRestStride * e + 9]);
   }
+  STEER_HD const double* obstacle(int j) const {
+    return rest + kRestStride * n_elements + kFemObstacleStride * j;
+  }
+  // the bodies a surface vertex can touch: the ground (if on), then the obstacles
+  STEER_HD int n_contact_bodies() const { return (ground ? 1 : 0) + n_obstacles; }
 
   // the element's active stress for controls u (passive: kind kPassive)
   template <class S, class UIn, class PIn>
@@ -225,6 +244,30 @@ struct Fem {
     adj_p[p_element(e, kFill)] += share_bar * S(p[p_element(e, kDensity)]) * v4;
   }
 
+  // every vertex's mass m_i [kg] as add(i, share): the lumped shares, element by element, or
+  // vertex_mass once per vertex where that is set
+  template <class S, class PIn, class Add>
+  STEER_HD void for_each_vertex_mass(const PIn& p, Add add) const {
+    if (vertex_mass > 0) {
+      for (int i = 0; i < n_vertices; ++i) add(i, S(vertex_mass));
+      return;
+    }
+    for (int e = 0; e < n_elements; ++e) {
+      const S share = vertex_mass_share<S>(p, e);
+      for (int a = 0; a < 4; ++a) add(vertex(e, a), share);
+    }
+  }
+  // the masses' cotangents m̄_i = mbar_of(i) into θ̄ (nothing for fixed vertex masses)
+  template <class S, class PIn, class MBar, class PAdj>
+  STEER_HD void adj_for_each_vertex_mass(const PIn& p, MBar mbar_of, PAdj& adj_p) const {
+    if (vertex_mass > 0) return;
+    for (int e = 0; e < n_elements; ++e) {
+      S sum = S(0);
+      for (int a = 0; a < 4; ++a) sum += mbar_of(vertex(e, a));
+      adj_vertex_mass_share(p, e, sum, adj_p);
+    }
+  }
+
   // one step (symplectic Euler; step.h) and its vector-Jacobian product
   // (no step tape: the tape argument, which the controller passes on, is always NoTape)
   template <class S, class XIn, class UIn, class PIn, class XOut, class Tape = NoTape>
@@ -265,12 +308,17 @@ struct Fem {
   STEER_HD void adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, FBar fbar_of,
                                    MBar mbar_of, YAdj& adj_y, UAdj& adj_u, PAdj& adj_p) const;
 
-  // the ground's force on surface vertex i (out [3]), and its adjoint for f̄ [3]
+  // contact body b's (0: the ground if on, then the obstacles) depth and normal at surface
+  // vertex i, its force on the vertex (out [3]), and the force's adjoint for f̄ [3]
+  template <class S, class PIn>
+  STEER_HD FemContactLaw<S> contact_params(const PIn& p) const;
   template <class S, class XIn, class PIn>
-  STEER_HD void ground_force(int i, const XIn& x, const PIn& p, S* out) const;
+  STEER_HD FemContactFrame<S> contact_frame(int b, int i, const XIn& x, const PIn& p) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD void contact_force(int b, int i, const XIn& x, const PIn& p, S* out) const;
   template <class S, class XIn, class PIn, class XAdj, class PAdj>
-  STEER_HD void adj_ground_force(int i, const XIn& x, const PIn& p, const S* fbar, XAdj& adj_x,
-                                 PAdj& adj_p) const;
+  STEER_HD void adj_contact_force(int b, int i, const XIn& x, const PIn& p, const S* fbar,
+                                  XAdj& adj_x, PAdj& adj_p) const;
 
   // Statics (host; the analytic checks and the implicit step): the elastic plus gravity forces
   // f(x) = −∂(Σ V Ψ + Σ m g y)/∂x at positions xp [3N] (no velocities, damping or ground), and
@@ -281,10 +329,11 @@ struct Fem {
   void static_force_differential(const S* xp, const PIn& p, const S* dx, S* df) const;
 
   // ---- diagnostics (step.h) ----
-  STEER_HD int num_contacts() const { return ground ? n_surface : 0; }
+  // contact c is surface vertex c % n_surface against body c / n_surface
+  STEER_HD int num_contacts() const { return n_contact_bodies() * n_surface; }
   template <class S, class XIn, class PIn>
   STEER_HD bool in_contact(const XIn& x, const PIn& p, int c) const {
-    return S(x[x_pos(surface_vertex(c)) + 1]) < S(p[p_global(kGroundHeight)]);
+    return value_of(contact_frame<S>(c / n_surface, surface_vertex(c % n_surface), x, p).d) > 0;
   }
   template <class S, class XIn, class PIn>
   STEER_HD S center_of_mass(const XIn& x, const PIn& p, int axis) const;
@@ -299,7 +348,7 @@ struct Fem {
   // no damping of either kind and no ground: the energy is conserved up to the step's drift
   template <class S, class PIn>
   STEER_HD bool conservative(const PIn& p) const {
-    if (ground || S(p[p_global(kMassDamping)]) != S(0)) return false;
+    if (n_contact_bodies() > 0 || S(p[p_global(kMassDamping)]) != S(0)) return false;
     for (int e = 0; e < n_elements; ++e)
       if (S(p[p_element(e, kDamping)]) != S(0)) return false;
     return true;

@@ -1,66 +1,83 @@
-// Fem's step and its adjoint, the ground force, the statics and the diagnostics.
+// Fem's step and its adjoint, the contact forces, the statics and the diagnostics.
 //
-// One step of length h, symplectic Euler, with lumped masses m_i = Σ_{e ∋ i} ρ_e V_e / 4:
-//   f_i  = Σ_{e ∋ i} f_{e,i} (fem/element.h; with the element's active stress u_a s_e) + ground_i
+// One step of length h, symplectic Euler, with lumped masses m_i = Σ_{e ∋ i} ρ̂_e ρ_e V_e / 4 (or
+// Fem::vertex_mass):
+//   f_i  = Σ_{e ∋ i} f_{e,i} (fem/element.h; with the element's active stress u_a s_e)
+//          + Σ_b contact_{b,i}
 //   v'_i = v_i + h (f_i / m_i − g ŷ − α v_i),  x'_i = x_i + h v'_i
 //   pinned vertices: x'_i = x_i, v'_i = 0
-// The ground (surface vertices, y-up plane y = y_g), with contact_law.h's laws: depth
-// d = y_g − y_i, f_y = k_g w_g softplus(d/w_g) − d_g σ(d/w_g) v_y, and smoothed Coulomb friction
-// on (v_x, v_z) bounded by the elastic part.
+// The contacts (surface vertices against the ground y = y_g and the obstacles) with
+// fem/contact.h's laws: a normal force from the depth and smoothed Coulomb friction bounded by its
+// elastic part.
 // The forward step accumulates masses and forces in x_{k+1} itself (vertex i's mass in its
 // position slot x, its force in its velocity slots) before it writes the new state there, so it
 // needs no storage; the adjoint, which needs every vertex's total force for ∂/∂m_i, keeps them on
 // the stack (kMaxVertices).
 #pragma once
 
-#include "steer/models/articulated/contact_law.h"
 #include "steer/models/fem/model.h"
 
 namespace steer {
 
-template <class S, class XIn, class PIn>
-STEER_HD void Fem::ground_force(int i, const XIn& x, const PIn& p, S* out) const {
-  NormalLawParams<S> q;
+template <class S, class PIn>
+STEER_HD FemContactLaw<S> Fem::contact_params(const PIn& p) const {
+  FemContactLaw<S> q;
+  q.kind = contact_law;
+  q.approach_only = contact_approach_only;
   q.k = S(p[p_global(kGroundStiffness)]);
   q.dc = S(p[p_global(kGroundDamping)]);
   q.w = S(p[p_global(kGroundSmoothing)]);
-  const S d = S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1]);
-  const NormalForce<S> n = normal_softplus(d, S(x[x_vel(i) + 1]), q);
-  const S vt[2] = {S(x[x_vel(i)]), S(x[x_vel(i) + 2])};
-  S ft[2];
-  friction_smoothed(vt, n.fe, S(p[p_global(kFriction)]), S(p[p_global(kFrictionSmoothing)]), ft);
-  out[0] = ft[0];
-  out[1] = n.fn;
-  out[2] = ft[1];
+  q.mu = S(p[p_global(kFriction)]);
+  q.vs = S(p[p_global(kFrictionSmoothing)]);
+  return q;
+}
+
+template <class S, class XIn, class PIn>
+STEER_HD FemContactFrame<S> Fem::contact_frame(int b, int i, const XIn& x, const PIn& p) const {
+  const S r = S(vertex_radius);
+  if (ground && b == 0) {
+    FemContactFrame<S> f;
+    f.d = r + S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1]);
+    f.n[0] = f.n[2] = S(0);
+    f.n[1] = S(1);
+    return f;
+  }
+  const S xi[3] = {S(x[x_pos(i)]), S(x[x_pos(i) + 1]), S(x[x_pos(i) + 2])};
+  return obstacle_frame(obstacle(b - (ground ? 1 : 0)), xi, r);
+}
+
+template <class S, class XIn, class PIn>
+STEER_HD void Fem::contact_force(int b, int i, const XIn& x, const PIn& p, S* out) const {
+  const FemContactFrame<S> f = contact_frame<S>(b, i, x, p);
+  const S v[3] = {S(x[x_vel(i)]), S(x[x_vel(i) + 1]), S(x[x_vel(i) + 2])};
+  fem_contact_force(contact_params<S>(p), f.d, f.n, v, out);
 }
 
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
-STEER_HD void Fem::adj_ground_force(int i, const XIn& x, const PIn& p, const S* fbar, XAdj& adj_x,
-                                    PAdj& adj_p) const {
-  NormalLawParams<S> q, aq;
-  q.k = S(p[p_global(kGroundStiffness)]);
-  q.dc = S(p[p_global(kGroundDamping)]);
-  q.w = S(p[p_global(kGroundSmoothing)]);
-  aq.k = aq.dc = aq.w = S(0);
-  const S d = S(p[p_global(kGroundHeight)]) - S(x[x_pos(i) + 1]);
-  const S zdot = S(x[x_vel(i) + 1]);
-  const NormalForce<S> n = normal_softplus(d, zdot, q);
-  const S vt[2] = {S(x[x_vel(i)]), S(x[x_vel(i) + 2])};
-  const S aft[2] = {fbar[0], fbar[2]};
-  S avt[2] = {S(0), S(0)}, afe = S(0), amu = S(0), avs = S(0), ad = S(0), azdot = S(0);
-  adj_friction_smoothed(vt, n.fe, S(p[p_global(kFriction)]), S(p[p_global(kFrictionSmoothing)]),
-                        aft, avt, afe, amu, avs);
-  adj_normal_softplus(d, zdot, q, fbar[1], afe, ad, azdot, aq);
-  adj_x[x_pos(i) + 1] -= ad;
-  adj_x[x_vel(i)] += avt[0];
-  adj_x[x_vel(i) + 1] += azdot;
-  adj_x[x_vel(i) + 2] += avt[1];
-  adj_p[p_global(kGroundHeight)] += ad;
-  adj_p[p_global(kGroundStiffness)] += aq.k;
-  adj_p[p_global(kGroundDamping)] += aq.dc;
-  adj_p[p_global(kGroundSmoothing)] += aq.w;
-  adj_p[p_global(kFriction)] += amu;
-  adj_p[p_global(kFrictionSmoothing)] += avs;
+STEER_HD void Fem::adj_contact_force(int b, int i, const XIn& x, const PIn& p, const S* fbar,
+                                     XAdj& adj_x, PAdj& adj_p) const {
+  const FemContactFrame<S> f = contact_frame<S>(b, i, x, p);
+  const S v[3] = {S(x[x_vel(i)]), S(x[x_vel(i) + 1]), S(x[x_vel(i) + 2])};
+  const FemContactLaw<S> q = contact_params<S>(p);
+  FemContactLaw<S> qb;
+  qb.k = qb.dc = qb.w = qb.mu = qb.vs = S(0);
+  S db = S(0), nb[3] = {S(0), S(0), S(0)}, vb[3] = {S(0), S(0), S(0)};
+  adj_fem_contact_force(q, f.d, f.n, v, fbar, db, nb, vb, qb);
+  adj_p[p_global(kGroundStiffness)] += qb.k;
+  adj_p[p_global(kGroundDamping)] += qb.dc;
+  adj_p[p_global(kGroundSmoothing)] += qb.w;
+  adj_p[p_global(kFriction)] += qb.mu;
+  adj_p[p_global(kFrictionSmoothing)] += qb.vs;
+  for (int c = 0; c < 3; ++c) adj_x[x_vel(i) + c] += vb[c];
+  if (ground && b == 0) {  // d = r + y_g − y, n = ŷ fixed
+    adj_p[p_global(kGroundHeight)] += db;
+    adj_x[x_pos(i) + 1] -= db;
+    return;
+  }
+  const S xi[3] = {S(x[x_pos(i)]), S(x[x_pos(i) + 1]), S(x[x_pos(i) + 2])};
+  S xb[3] = {S(0), S(0), S(0)};
+  adj_obstacle_frame(obstacle(b - (ground ? 1 : 0)), xi, f, db, nb, xb);
+  for (int c = 0; c < 3; ++c) adj_x[x_pos(i) + c] += xb[c];
 }
 
 // every element's and the ground's forces at state y (positions and velocities as in x), with
@@ -69,23 +86,20 @@ STEER_HD void Fem::adj_ground_force(int i, const XIn& x, const PIn& p, const S* 
 template <class S, class YIn, class UIn, class PIn, class AddForce, class AddMass>
 STEER_HD void Fem::for_each_force(const YIn& y, const UIn& u, const PIn& p, AddForce add_force,
                                   AddMass add_mass) const {
+  for_each_vertex_mass<S>(p, add_mass);
   for (int e = 0; e < n_elements; ++e) {
     const TetNodes<S> nodes = gather<S>(y, e);
     S f[4][3] = {};
     tet_forces(law, nodes, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e),
                element_active<S>(u, p, e), f);
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      add_mass(i, share);
-      for (int c = 0; c < 3; ++c) add_force(i, c, f[a][c]);
-    }
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c) add_force(vertex(e, a), c, f[a][c]);
   }
-  if (ground)
+  for (int b = 0; b < n_contact_bodies(); ++b)
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
       S g[3];
-      ground_force<S>(i, y, p, g);
+      contact_force<S>(b, i, y, p, g);
       for (int c = 0; c < 3; ++c) add_force(i, c, g[c]);
     }
 }
@@ -99,12 +113,8 @@ STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, 
   for (int e = 0; e < n_elements; ++e) {
     const TetNodes<S> nodes = gather<S>(y, e);
     S fbar[4][3], xbar[4][3] = {}, vbar[4][3] = {};
-    S mshare = S(0);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      for (int c = 0; c < 3; ++c) fbar[a][c] = fbar_of(i, c);
-      mshare += mbar_of(i);
-    }
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c) fbar[a][c] = fbar_of(vertex(e, a), c);
     FemMaterial<S> mbar;
     mbar.mu = mbar.lambda = mbar.mu_l = mbar.lambda_l = mbar.damping = S(0);
     S level_bar = S(0);
@@ -112,7 +122,6 @@ STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, 
                    element_active<S>(u, p, e), fbar, xbar, vbar, mbar, level_bar);
     adj_element_material(p, e, mbar, adj_p);
     adj_element_active(u, p, e, level_bar, adj_u, adj_p);
-    adj_vertex_mass_share(p, e, mshare, adj_p);
     for (int a = 0; a < 4; ++a) {
       const int i = vertex(e, a);
       for (int c = 0; c < 3; ++c) {
@@ -121,11 +130,12 @@ STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, 
       }
     }
   }
-  if (ground)
+  adj_for_each_vertex_mass<S>(p, mbar_of, adj_p);
+  for (int b = 0; b < n_contact_bodies(); ++b)
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
       const S fb[3] = {fbar_of(i, 0), fbar_of(i, 1), fbar_of(i, 2)};
-      adj_ground_force(i, y, p, fb, adj_y, adj_p);
+      adj_contact_force(b, i, y, p, fb, adj_y, adj_p);
     }
 }
 
@@ -169,7 +179,7 @@ STEER_HD void Fem::step(int k, const XIn& x, const UIn& u, const PIn& p, XOut& x
 //   v_i
 // then each element's forces' VJP for f̄ (fem/element.h; its active level's into ū_a and s̄_e) and
 // the mass share's (ρ̂_e ρ_e V_e / 4) cotangent Σ_{i ∈ e} m̄_i into ρ̄_e and ρ̂̄_e, and
-// each surface vertex's ground VJP. Pinned vertices pass x̄' to x̄ and nothing else.
+// each surface vertex's contacts' VJP. Pinned vertices pass x̄' to x̄ and nothing else.
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj,
           class Tape>
 STEER_HD void Fem::adj_step(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
@@ -235,13 +245,10 @@ void Fem::static_forces(const S* xp, const PIn& p, S* f) const {
     FemMaterial<S> m = element_material<S>(p, e);
     m.damping = S(0);
     tet_forces(law, n, rest_inverse<S>(e), rest_volume<S>(e), m, ActiveStress<S>{}, fe);
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      for (int c = 0; c < 3; ++c) f[3 * i + c] += fe[a][c];
-      f[3 * i + 1] -= share * grav;
-    }
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c) f[3 * vertex(e, a) + c] += fe[a][c];
   }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) { f[3 * i + 1] -= mi * grav; });
   for (int i = 0; i < N; ++i)
     if (pinned(i))
       for (int c = 0; c < 3; ++c) f[3 * i + c] = S(0);
@@ -271,50 +278,37 @@ void Fem::static_force_differential(const S* xp, const PIn& p, const S* dx, S* d
       for (int c = 0; c < 3; ++c) df[3 * i + c] = S(0);
 }
 
-// centre of mass along axis: Σ m_i x_i / Σ m_i with the lumped masses
+// centre of mass along axis: Σ m_i x_i / Σ m_i
 template <class S, class XIn, class PIn>
 STEER_HD S Fem::center_of_mass(const XIn& x, const PIn& p, int axis) const {
   S mx = S(0), m = S(0);
-  for (int e = 0; e < n_elements; ++e) {
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) mx += share * S(x[x_pos(vertex(e, a)) + axis]);
-    m += S(4) * share;
-  }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) {
+    mx += mi * S(x[x_pos(i) + axis]);
+    m += mi;
+  });
   return mx / m;
 }
+// x̄_i += c̄ m_i / M,  m̄_i = c̄ (x_i − c) / M
 template <class S, class XIn, class PIn, class XAdj, class PAdj>
 STEER_HD void Fem::adj_center_of_mass(const XIn& x, const PIn& p, int axis, XAdj& adj_x,
                                       PAdj& adj_p, const S& adj_c) const {
   S mx = S(0), m = S(0);
-  for (int e = 0; e < n_elements; ++e) {
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) mx += share * S(x[x_pos(vertex(e, a)) + axis]);
-    m += S(4) * share;
-  }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) {
+    mx += mi * S(x[x_pos(i) + axis]);
+    m += mi;
+  });
   const S c = mx / m;
-  for (int e = 0; e < n_elements; ++e) {
-    const S share = vertex_mass_share<S>(p, e);
-    S sx = S(0);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      sx += S(x[x_pos(i) + axis]);
-      adj_x[x_pos(i) + axis] += adj_c * share / m;
-    }
-    // c = Σ share·x / Σ 4 share: ∂c/∂share_e = (Σ_a x_a − 4 c) / m
-    adj_vertex_mass_share(p, e, adj_c * (sx - S(4) * c) / m, adj_p);
-  }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) { adj_x[x_pos(i) + axis] += adj_c * mi / m; });
+  adj_for_each_vertex_mass<S>(
+      p, [&](int i) { return adj_c * (S(x[x_pos(i) + axis]) - c) / m; }, adj_p);
 }
 
 template <class S, class XIn, class PIn>
 STEER_HD S Fem::kinetic_energy(const XIn& x, const PIn& p) const {
   S t = S(0);
-  for (int e = 0; e < n_elements; ++e) {
-    const S share = vertex_mass_share<S>(p, e);
-    for (int a = 0; a < 4; ++a) {
-      const int i = vertex(e, a);
-      for (int c = 0; c < 3; ++c) t += S(0.5) * share * S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
-    }
-  }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) {
+    for (int c = 0; c < 3; ++c) t += S(0.5) * mi * S(x[x_vel(i) + c]) * S(x[x_vel(i) + c]);
+  });
   return t;
 }
 
@@ -322,12 +316,10 @@ template <class S, class XIn, class PIn>
 STEER_HD S Fem::energy(const XIn& x, const PIn& p) const {
   S u = kinetic_energy<S>(x, p);
   const S grav = S(p[p_global(kGravity)]);
-  for (int e = 0; e < n_elements; ++e) {
-    const S share = vertex_mass_share<S>(p, e);
-    const TetNodes<S> n = gather<S>(x, e);
-    for (int a = 0; a < 4; ++a) u += share * grav * n.x[a][1];
-    u += tet_energy(law, n, rest_inverse<S>(e), rest_volume<S>(e), element_material<S>(p, e));
-  }
+  for_each_vertex_mass<S>(p, [&](int i, const S& mi) { u += mi * grav * S(x[x_pos(i) + 1]); });
+  for (int e = 0; e < n_elements; ++e)
+    u += tet_energy(law, gather<S>(x, e), rest_inverse<S>(e), rest_volume<S>(e),
+                    element_material<S>(p, e));
   return u;
 }
 
