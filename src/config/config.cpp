@@ -639,7 +639,7 @@ void parse_window(const JsonObject& w, ExperimentConfig& c) {
 
 void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   OptimizerConfig& op = c.optimizer;
-  op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes"});
+  op.method = o.choice("method", "none", {"none", "gd", "adam", "lbfgsb", "cmaes", "ga"});
   op.learning_rate =
       o.number("learning_rate", op.method == "gd" ? 0.01 : 1e-3, Range{0, 1e9, true, false});
   op.iterations = int(o.integer("iterations", op.method == "none" ? 0 : 100, 0, 10000000));
@@ -676,11 +676,19 @@ void parse_optimizer(const JsonObject& o, ExperimentConfig& c) {
   // world (the population is λ copies of the batch)
   bool all_shared = !c.variables.empty() && c.share_groups == 1;
   for (const auto& v : c.variables) all_shared = all_shared && v.shared;
-  if (op.method == "cmaes" && c.batch_size != 1 && !all_shared)
+  const bool population = op.method == "cmaes" || op.method == "ga";
+  if (population && c.batch_size != 1 && !all_shared)
     config_fail("batch.size",
-                "optimizer cmaes builds its population from one rollout; set batch.size to 1, or "
-                "share every variable by the whole batch (variables.<name>.shared, batch.groups "
-                "1)");
+                "optimizer " + op.method +
+                    " builds its population from one rollout; set batch.size to 1, or share every "
+                    "variable by the whole batch (variables.<name>.shared, batch.groups 1)");
+  if (op.method == "ga" && op.cmaes_population > 0 && op.cmaes_population < 3)
+    config_fail(o.key_path("population"), "the GA keeps 2 elites: 0 (its default) or at least 3");
+  if (op.method == "ga")
+    for (const auto& v : c.variables)
+      if (!(v.lower > -1e299 && v.upper < 1e299) || !(v.upper > v.lower))
+        config_fail("variables." + v.name,
+                    "optimizer ga breeds within the variables' bounds: give finite lower < upper");
   if (op.method != "none" && c.variables.empty())
     config_fail(o.key_path("method"),
                 "optimizer '" + op.method + "' needs at least one entry in variables");
@@ -900,6 +908,15 @@ void parse_compare(const JsonObject& cp, ExperimentConfig& c) {
   k.cmaes_rollouts = cp.integer("cmaes_rollouts", k.cmaes_rollouts, 1, 1000000000L);
   k.cmaes_sigma0 = cp.number("cmaes_sigma0", k.cmaes_sigma0, Range{0, 1, true, false});
   k.cmaes_population = int(cp.integer("cmaes_population", 0, 0, 100000));
+  k.ga_rollouts = cp.integer("ga_rollouts", 0, 0, 1000000000L);
+  k.ga_sigma0 = cp.number("ga_sigma0", k.ga_sigma0, Range{0, 1, true, false});
+  k.ga_population = int(cp.integer("ga_population", 0, 0, 100000));
+  if (k.ga_population > 0 && k.ga_population < 3)
+    config_fail(cp.key_path("ga_population"),
+                "0 (the default, 4 (4 + floor(3 ln n))) or at least 3: the GA keeps 2 elites");
+  if ((cp.has("ga_sigma0") || cp.has("ga_population")) && k.ga_rollouts == 0)
+    config_fail(cp.key_path("ga_rollouts"),
+                "missing: the GA side runs with a budget ga_rollouts >= 1");
   k.seed = std::uint64_t(cp.integer("seed", 1, 0, (1L << 62)));
   k.repeats = int(cp.integer("repeats", k.repeats, 1, 1000));
   cp.finish();

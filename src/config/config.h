@@ -171,8 +171,10 @@ struct OptimizerConfig {
   // optimize z = (v − lower)/(upper − lower) ∈ [0, 1] instead of v, so one step size suits
   // variables of different units (stiffness in N/m next to actuation weights)
   bool normalized = false;
-  double cmaes_sigma0 = 0.3;         // CMA-ES initial step [variable units, or normalized]
-  int cmaes_population = 0;          // λ; 0 = 4 + ⌊3 ln n⌋
+  // the black-box methods (cmaes, ga: optimizer.sigma0, population, max_rollouts)
+  double cmaes_sigma0 = 0.3;         // CMA-ES's initial step, the GA's initial spread [variable
+                                     // units, or normalized]
+  int cmaes_population = 0;          // λ; 0 = 4 + ⌊3 ln n⌋ (CMA-ES), 4 times that (GA)
   long long cmaes_max_rollouts = 0;  // 0 = iterations · λ
   std::uint64_t seed = 1;
   // optimizer.window: train over windows of window_steps steps (0 = the whole horizon), one
@@ -230,6 +232,11 @@ struct CompareConfig {
   long long cmaes_rollouts = 50000;
   double cmaes_sigma0 = 0.2;  // normalized units
   int cmaes_population = 0;   // 0 = 4 + ⌊3 ln n⌋
+  // the genetic algorithm's side (optim/ga.h): its budget (0: no GA side), the spread of its
+  // initial population around the start and its population (0 = 4 (4 + ⌊3 ln n⌋))
+  long long ga_rollouts = 0;
+  double ga_sigma0 = 0.2;  // normalized units
+  int ga_population = 0;
   std::uint64_t seed = 1;
   // independent repetitions of the whole comparison: repeat r draws the batch with
   // batch.seed + r (its rollout 0 is both methods' start) and seeds CMA-ES with seed + r, so

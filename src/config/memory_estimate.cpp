@@ -40,10 +40,12 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c) {
   // the run's problem; the evaluations, the optimizer's moments, best and trial iterates
   e.batch = problem(B, T, sz) + 8 * B * (8 * nv + 16);
   if (c.optimizer.normalized) e.batch += problem(B, T, sz);
-  if (c.optimizer.method == "cmaes") {
+  if (c.optimizer.method == "cmaes" || c.optimizer.method == "ga") {
+    // the GA's default population is 4 times CMA-ES's (optim/ga.h)
     const double lambda = c.optimizer.cmaes_population > 0
                               ? c.optimizer.cmaes_population
-                              : 4 + std::floor(3 * std::log(std::max(nv, 1.0)));
+                              : (c.optimizer.method == "ga" ? 4 : 1) *
+                                    (4 + std::floor(3 * std::log(std::max(nv, 1.0))));
     e.batch += problem(lambda, T, sz) + 8 * lambda * nv * 4;
   }
   // the tracking table (loss.reference / loss.observations): 2 doubles per step and channel in

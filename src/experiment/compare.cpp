@@ -167,6 +167,7 @@ void run_repeats(CompareState& run) {
     NormalizedProblem pg(make_problem(replicate_rollout0(cr, 1), run.backend, cr.threads));
     gradient_side(run, cr, pg, R);
     cmaes_side(run, cr, pg, R);
+    if (run.k.ga_rollouts > 0) ga_side(run, cr, pg, R);
     design_checks(run, cr, pg, R);
     run.reps.push_back(std::move(R));
   }

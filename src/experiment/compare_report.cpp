@@ -18,9 +18,19 @@ namespace steer {
 namespace {
 
 nlohmann::json timestep_json(const RepeatOutcome& R) {
-  return {{"steer", {{"loss", R.best}, {"loss_half_step", R.half_steer}, {"moved_of_gain", moved_of_gain(R.half_steer, R.best, R.l0)}}},
+  nlohmann::json t = {{"steer", {{"loss", R.best}, {"loss_half_step", R.half_steer}, {"moved_of_gain", moved_of_gain(R.half_steer, R.best, R.l0)}}},
           {"cmaes", {{"loss", R.cma_final}, {"loss_half_step", R.half_cmaes}, {"moved_of_gain", moved_of_gain(R.half_cmaes, R.cma_final, R.l0)}}},
           {"note", "each method's best design run again at half the timestep over the same horizon (2T steps, each control knot held over twice the steps); moved_of_gain = |L(h/2) - L(h)| / |L(h) - L(start)|; not counted in the cost"}};
+  if (!R.ga_z.empty())
+    t["ga"] = {{"loss", R.ga_final}, {"loss_half_step", R.half_ga}, {"moved_of_gain", moved_of_gain(R.half_ga, R.ga_final, R.l0)}};
+  return t;
+}
+
+// the CoM travel of the start and of each method's design [m]
+nlohmann::json com_json(const RepeatOutcome& R) {
+  nlohmann::json j = {{"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
+  if (!R.ga_z.empty()) j["ga"] = R.com_ga;
+  return j;
 }
 
 std::string ratio_text(double r) { return std::isfinite(r) ? fmt(r, 3) : std::string("not reached"); }
@@ -42,7 +52,8 @@ void assemble_compare_artifact(CompareState& run) {
   csv << std::setprecision(12) << "repeat,method,rollouts,best_loss\n";
   std::vector<CompareCurve> plotted;
   for (size_t r = 0; r < reps.size(); ++r)
-    for (const auto* cv : {&reps[r].cg, &reps[r].cc}) {
+    for (const auto* cv : {&reps[r].cg, &reps[r].cc, &reps[r].cga}) {
+      if (cv->rollouts.empty()) continue;
       for (size_t i = 0; i < cv->rollouts.size(); ++i)
         csv << r << ",\"" << cv->method << "\"," << cv->rollouts[i] << "," << cv->best_loss[i] << "\n";
       plotted.push_back(*cv);
@@ -84,6 +95,11 @@ void assemble_compare_artifact(CompareState& run) {
   art["cmaes"] = {{"lambda", R0.lambda}, {"sigma0_normalized", k.cmaes_sigma0}, {"budget_rollouts", k.cmaes_rollouts},
                   {"rollouts_used", cc.rollouts.empty() ? 0.0 : cc.rollouts.back()}, {"seconds", R0.secs_cma},
                   {"loss_best", R0.cma_final}, {"bounds", Cmaes::method()}, {"seed", k.seed}};
+  if (!R0.ga_z.empty())
+    art["ga"] = {{"population", R0.ga_population}, {"sigma0_normalized", k.ga_sigma0}, {"budget_rollouts", k.ga_rollouts},
+                 {"rollouts_used", R0.cga.rollouts.empty() ? 0.0 : R0.cga.rollouts.back()}, {"seconds", R0.secs_ga},
+                 {"loss_best", R0.ga_final}, {"seed", k.seed},
+                 {"method", "real-coded GA (src/optim/ga.h): binary tournament, bounded SBX (eta_c 15, p 0.9), bounded polynomial mutation (eta_m 20, p 1/n), 2 elites; the start is individual 0, the others uniform within +-sqrt(3) sigma0 of it"}};
   art["timestep_check"] = timestep_json(R0);
   art["variables"] = {{"count", nv}, {"normalization", "z = (v - lower) / (upper - lower), both methods optimize z in [0, 1]"}};
   art["levels"] = run.table;
@@ -94,8 +110,11 @@ void assemble_compare_artifact(CompareState& run) {
                         {"steer_loss_best", R.best}, {"steer_rollouts_total", R.cost}, {"steer_seconds", R.secs_grad},
                         {"cmaes_loss_best", R.cma_final}, {"cmaes_seconds", R.secs_cma},
                         {"levels_at_cmaes_budgets", budget_json(R, run.budgets)}, {"timestep_check", timestep_json(R)}};
-    if (model_of(c).reports_com_travel_x)
-      e["com_displacement_x_m"] = {{"start", R.com_start}, {"steer", R.com_steer}, {"cmaes", R.com_cmaes}};
+    if (!R.ga_z.empty()) {
+      e["ga_loss_best"] = R.ga_final;
+      e["ga_seconds"] = R.secs_ga;
+    }
+    if (model_of(c).reports_com_travel_x) e["com_displacement_x_m"] = com_json(R);
     rep_json.push_back(e);
   }
   art["repeats"] = rep_json;
@@ -104,21 +123,24 @@ void assemble_compare_artifact(CompareState& run) {
                          {"at_cmaes_budgets", run.over}};
   art["curves"] = {{"sidecar_csv", "compare.csv"}, {"plot_svg", "compare.svg"}};
   art["trajectory"] = {{"sidecar_csv", "trajectory.csv"}, {"recorded_every_steps", std::max(1, c.output.trajectory_stride)},
-                       {"rollouts", {"start", "steer", "cmaes"}}};
+                       {"rollouts", R0.ga_z.empty() ? nlohmann::json{"start", "steer", "cmaes"} : nlohmann::json{"start", "steer", "cmaes", "ga"}}};
   {
     // the best designs found (repeat 0), in variable units
     std::vector<double> vg = pg.to_v(R0.best_z), vc = pg.to_v(R0.cma_z);
+    std::vector<double> va = R0.ga_z.empty() ? std::vector<double>() : pg.to_v(R0.ga_z);
     nlohmann::json best = nlohmann::json::object();
-    for (int i = 0; i < nv && i < 256; ++i) best[pg.var_names()[i]] = {{"steer", vg[i]}, {"cmaes", vc[i]}};
+    for (int i = 0; i < nv && i < 256; ++i) {
+      best[pg.var_names()[i]] = {{"steer", vg[i]}, {"cmaes", vc[i]}};
+      if (!va.empty()) best[pg.var_names()[i]]["ga"] = va[i];
+    }
     art["best_variables"] = best;
-    if (model_of(c).reports_com_travel_x)
-      art["com_displacement_x_m"] = {{"start", R0.com_start}, {"steer", R0.com_steer}, {"cmaes", R0.com_cmaes}};
+    if (model_of(c).reports_com_travel_x) art["com_displacement_x_m"] = com_json(R0);
   }
   run.files.sidecars.push_back({"compare.csv", csv.str()});
   run.files.sidecars.push_back({"compare.svg", svg_plot(plotted, c.name + ": best loss vs simulated rollouts")});
   {
     // the motion of repeat 0's start and of each method's best design, as trajectory.csv
-    // (rollout 0 the start, 1 steer's design, 2 CMA-ES's), for report.html
+    // (rollout 0 the start, 1 steer's design, 2 CMA-ES's, 3 the GA's), for report.html
     const int stride = std::max(1, c.output.trajectory_stride), nx = c.info.nx(), slots = c.steps / stride + 1;
     std::ostringstream tc;
     const TrajectoryExtras extras = trajectory_extras(c);
@@ -126,8 +148,8 @@ void assemble_compare_artifact(CompareState& run) {
     for (int i = 0; i < nx; ++i) tc << "," << c.info.state_names[i] << "_" << c.info.state_units[i];
     for (const std::string& col : extras.columns) tc << "," << col;
     tc << "\n";
-    const std::vector<double>* designs[3] = {&pg.initial(), &R0.best_z, &R0.cma_z};
-    for (int d = 0; d < 3; ++d) {
+    const std::vector<double>* designs[4] = {&pg.initial(), &R0.best_z, &R0.cma_z, &R0.ga_z};
+    for (int d = 0; d < (R0.ga_z.empty() ? 3 : 4); ++d) {
       const std::vector<double> z(designs[d]->begin(), designs[d]->begin() + nv);
       const std::vector<double> tr = run.pg->trajectories(z, 1, stride);
       const std::vector<double> theta =
@@ -164,10 +186,16 @@ void summarize_compare(CompareState& run) {
       << fmt(R.cost, 6) << " rollouts (" << fmt(R.secs_grad, 3) << " s)\n";
     s << "  " << tag << "CMA-ES: loss -> " << fmt(R.cma_final, 8) << " in "
       << fmt(R.cc.rollouts.empty() ? 0 : R.cc.rollouts.back(), 8) << " rollouts (" << fmt(R.secs_cma, 3) << " s)\n";
+    if (!R.ga_z.empty())
+      s << "  " << tag << "GA: loss -> " << fmt(R.ga_final, 8) << " in " << fmt(R.cga.rollouts.empty() ? 0 : R.cga.rollouts.back(), 8)
+        << " rollouts (" << fmt(R.secs_ga, 3) << " s)\n";
     s << "  " << tag << "at h/2 (the designs' timestep check): steer " << fmt(R.best, 5) << " -> " << fmt(R.half_steer, 5)
       << " (moves " << fmt(100 * moved_of_gain(R.half_steer, R.best, R.l0), 3) << "% of its gain), CMA-ES "
       << fmt(R.cma_final, 5) << " -> " << fmt(R.half_cmaes, 5) << " (" << fmt(100 * moved_of_gain(R.half_cmaes, R.cma_final, R.l0), 3)
-      << "%)\n";
+      << "%)";
+    if (!R.ga_z.empty())
+      s << ", GA " << fmt(R.ga_final, 5) << " -> " << fmt(R.half_ga, 5) << " (" << fmt(100 * moved_of_gain(R.half_ga, R.ga_final, R.l0), 3) << "%)";
+    s << "\n";
   }
   s << "  rollouts to reach a loss level (steer / CMA-ES" << (k.repeats > 1 ? ", repeat 0" : "") << "):\n";
   for (const auto& row : run.table) {

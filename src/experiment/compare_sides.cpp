@@ -12,6 +12,7 @@
 #include "experiment/run_stages.h"
 #include "models/registry.h"
 #include "optim/cmaes.h"
+#include "optim/ga.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
 #include "parallel/split_problem.h"
@@ -167,12 +168,34 @@ void gradient_side(const CompareState& run, const ExperimentConfig& c, const Nor
   R.secs_grad = std::chrono::duration<double>(clock::now() - tg0).count();
 }
 
+namespace {
+
+// a batch of λ copies of the repeat's start, one generation per batched pass, each generation's
+// candidates split across the ranks
+std::unique_ptr<NormalizedProblem> population_problem(const CompareState& run,
+                                                      const ExperimentConfig& c, int lambda) {
+  return std::make_unique<NormalizedProblem>(
+      make_split_problem(replicate_rollout0(c, lambda), run.backend, c.threads));
+}
+
+// a black-box method's curve: best loss after each generation's rollouts
+void fill_curve(CompareCurve& cv, const std::string& method, const std::vector<long long>& evals,
+                const std::vector<double>& best) {
+  cv.method = method;
+  cv.group = 1;
+  for (size_t i = 0; i < evals.size(); ++i) {
+    cv.rollouts.push_back(double(evals[i]));
+    cv.best_loss.push_back(best[i]);
+  }
+}
+
+}  // namespace
+
 void cmaes_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg,
                 RepeatOutcome& R) {
   using clock = std::chrono::steady_clock;
   const CompareConfig& k = run.k;
   const int nv = pg.num_vars();
-  // a batch of λ copies of the same rollout, one generation per batched pass
   CmaesOptions co;
   co.sigma0 = k.cmaes_sigma0;
   co.lambda =
@@ -180,9 +203,7 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
   co.max_evaluations = k.cmaes_rollouts;
   co.seed = R.cmaes_seed;
   R.lambda = co.lambda;
-  // each generation's λ candidates split across the ranks
-  NormalizedProblem pc(
-      make_split_problem(replicate_rollout0(c, co.lambda), run.backend, c.threads));
+  std::unique_ptr<NormalizedProblem> pc = population_problem(run, c, co.lambda);
   std::vector<double> start(pg.initial().begin(), pg.initial().begin() + nv);
   if (run.o.progress)
     std::cerr << "steer: CMA-ES, λ = " << co.lambda << ", up to " << k.cmaes_rollouts
@@ -193,7 +214,7 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
   ProgressLine bar(run.o.progress, "CMA-ES rollouts", k.cmaes_rollouts, "rollouts");
   double best_seen = INFINITY;
   OptimizationResult rc = cmaes_optimize(
-      pc, co, start,
+      *pc, co, start,
       [&](int gen, double bf) {
         best_seen = bf;
         bar.update((long long)gen * co.lambda,
@@ -202,14 +223,46 @@ void cmaes_side(const CompareState& run, const ExperimentConfig& c, const Normal
       &hist);
   bar.finish("best " + fmt(best_seen, 8));
   R.secs_cma = std::chrono::duration<double>(clock::now() - tc0).count();
-  R.cc.method = "CMA-ES (black box), lambda = " + std::to_string(co.lambda);
-  R.cc.group = 1;
-  for (size_t i = 0; i < hist.evaluations.size(); ++i) {
-    R.cc.rollouts.push_back(double(hist.evaluations[i]));
-    R.cc.best_loss.push_back(hist.best_f[i]);
-  }
+  fill_curve(R.cc, "CMA-ES (black box), lambda = " + std::to_string(co.lambda), hist.evaluations,
+             hist.best_f);
   R.cma_final = R.cc.best_loss.empty() ? INFINITY : R.cc.best_loss.back();
   R.cma_z = rc.vars;
+}
+
+void ga_side(const CompareState& run, const ExperimentConfig& c, const NormalizedProblem& pg,
+             RepeatOutcome& R) {
+  using clock = std::chrono::steady_clock;
+  const CompareConfig& k = run.k;
+  const int nv = pg.num_vars();
+  GaOptions go;
+  go.sigma0 = k.ga_sigma0;
+  go.population = k.ga_population > 0 ? k.ga_population : ga_default_population(nv);
+  go.max_evaluations = k.ga_rollouts;
+  go.seed = R.cmaes_seed;
+  R.ga_population = go.population;
+  std::unique_ptr<NormalizedProblem> pa = population_problem(run, c, go.population);
+  std::vector<double> start(pg.initial().begin(), pg.initial().begin() + nv);
+  if (run.o.progress)
+    std::cerr << "steer: GA, population " << go.population << ", up to " << k.ga_rollouts
+              << " rollouts (seed " << go.seed << ")\n";
+  GaHistory hist;
+  auto t0 = clock::now();
+  ProgressLine bar(run.o.progress, "GA rollouts", k.ga_rollouts, "rollouts");
+  double best_seen = INFINITY;
+  OptimizationResult ra = ga_optimize(
+      *pa, go, start,
+      [&](int gen, double bf) {
+        best_seen = bf;
+        bar.update((long long)gen * go.population,
+                   "generation " + std::to_string(gen) + ", best " + fmt(bf, 8));
+      },
+      &hist);
+  bar.finish("best " + fmt(best_seen, 8));
+  R.secs_ga = std::chrono::duration<double>(clock::now() - t0).count();
+  fill_curve(R.cga, "GA (black box), population " + std::to_string(go.population), hist.evaluations,
+             hist.best_f);
+  R.ga_final = R.cga.best_loss.empty() ? INFINITY : R.cga.best_loss.back();
+  R.ga_z = ra.vars;
 }
 
 void design_checks(const CompareState& run, const ExperimentConfig& c, NormalizedProblem& pg,
@@ -225,11 +278,16 @@ void design_checks(const CompareState& run, const ExperimentConfig& c, Normalize
     R.half_steer = eh.loss[0];
     half.evaluate(std::vector<double>(R.cma_z.begin(), R.cma_z.begin() + nv), false, eh);
     R.half_cmaes = eh.loss[0];
+    if (!R.ga_z.empty()) {
+      half.evaluate(std::vector<double>(R.ga_z.begin(), R.ga_z.begin() + nv), false, eh);
+      R.half_ga = eh.loss[0];
+    }
   }
   if (model_of(c).reports_com_travel_x) {
     R.com_start = pg.com_displacement(pg.initial(), 1, 0)[0];
     R.com_steer = pg.com_displacement(R.best_z, 1, 0)[0];
     R.com_cmaes = pg.com_displacement(R.cma_z, 1, 0)[0];
+    if (!R.ga_z.empty()) R.com_ga = pg.com_displacement(R.ga_z, 1, 0)[0];
   }
 }
 

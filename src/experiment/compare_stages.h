@@ -35,13 +35,17 @@ struct CostModel {
 // one comparison: both methods from one start (rollout 0 of the repeat's batch), CMA-ES seeded
 // with compare.seed + r
 struct RepeatOutcome {
-  std::uint64_t batch_seed = 0, cmaes_seed = 0;
-  CompareCurve cg, cc;
+  std::uint64_t batch_seed = 0, cmaes_seed = 0;  // the GA is seeded as CMA-ES is
+  CompareCurve cg, cc, cga;  // gradient, CMA-ES and (compare.ga_rollouts > 0) GA curves
   double l0 = NAN, best = INFINITY, cma_final = INFINITY, cost = 0;
   std::vector<double> best_z, cma_z, start_best;  // normalized variables
   int gradient_evaluations = 0, lambda = 0;
   long long clipped = 0, steps_taken = 0;
   double secs_grad = 0, secs_cma = 0;
+  // the GA's side, when it runs (empty ga_z otherwise)
+  double ga_final = INFINITY, secs_ga = 0, com_ga = NAN, half_ga = NAN;
+  std::vector<double> ga_z;
+  int ga_population = 0;
   double com_start = NAN, com_steer = NAN,
          com_cmaes = NAN;  // CoM x travel [m], models that report it
   // each method's best design run again at h/2 over the same horizon (HalfStepProblem): a
@@ -86,6 +90,9 @@ void gradient_side(const CompareState& run, const ExperimentConfig& cr, const No
                    RepeatOutcome& R);
 void cmaes_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg,
                 RepeatOutcome& R);
+// the genetic algorithm from the same start, with its own budget (compare.ga_rollouts)
+void ga_side(const CompareState& run, const ExperimentConfig& cr, const NormalizedProblem& pg,
+             RepeatOutcome& R);
 // each method's best design at h/2, and the centre of mass's travel for models that report it
 void design_checks(const CompareState& run, const ExperimentConfig& cr, NormalizedProblem& pg,
                    RepeatOutcome& R);

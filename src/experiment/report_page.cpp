@@ -191,7 +191,8 @@ function verdict() {
   } else {
     var g = A.gradient || {}, c = A.cmaes || {};
     el('div', null, 'steer (' + (g.method || '?') + ' on the adjoint gradient): best loss ' + fmt(g.loss_best, 6) + ' after ' + fmt(g.rollouts_total) +
-       ' rollouts; CMA-ES: best loss ' + fmt(c.loss_best, 6) + ' after ' + fmt(c.rollouts_used) + ' rollouts; start ' + fmt(g.loss_start, 6), box);
+       ' rollouts; CMA-ES: best loss ' + fmt(c.loss_best, 6) + ' after ' + fmt(c.rollouts_used) + ' rollouts' +
+       (A.ga ? '; GA: best loss ' + fmt(A.ga.loss_best, 6) + ' after ' + fmt(A.ga.rollouts_used) + ' rollouts' : '') + '; start ' + fmt(g.loss_start, 6), box);
   }
   // labels: one line of meaning and what to do
   var labels = A.labels || {};
@@ -583,7 +584,7 @@ function compare(s) {
   var tc = A.timestep_check;
   if (tc) {
     el('h3', null, 'timestep check of the designs (h/2)', s);
-    table(s, ['method', 'loss', 'loss at h/2', 'moved / gain'], ['steer', 'cmaes'].filter(function (k) { return tc[k]; }).map(function (k) {
+    table(s, ['method', 'loss', 'loss at h/2', 'moved / gain'], ['steer', 'cmaes', 'ga'].filter(function (k) { return tc[k]; }).map(function (k) {
       return [k, tc[k].loss, tc[k].loss_half_step, tc[k].moved_of_gain];
     }));
   }
@@ -608,7 +609,7 @@ function selftest() {
 }
 verdict();
 section('Motion', motion);
-if (A.command === 'compare') section('Comparison: steer against CMA-ES', compare);
+if (A.command === 'compare') section(A.ga ? 'Comparison: steer against CMA-ES and a GA' : 'Comparison: steer against CMA-ES', compare);
 else {
   section('Optimization', curves);
   section('Gradient checks', checks);

@@ -14,6 +14,7 @@
 #include "experiment/report.h"
 #include "experiment/run_stages.h"
 #include "optim/cmaes.h"
+#include "optim/ga.h"
 #include "optim/lbfgsb.h"
 #include "optim/optimizer.h"
 #include "parallel/split_problem.h"
@@ -386,24 +387,45 @@ nlohmann::json record_optimum(RunState& run, OptimizationResult& r, const Shared
 
 }  // namespace
 
-// CMA-ES: the population is a batch of λ copies of the rollout, one generation per batched pass
-OptimizationResult cmaes_stage(const ExperimentConfig& c, BackendKind backend, int B, int nv, bool shared,
-                               const std::vector<double>& start, const std::function<Problem&(Problem&)>& logged,
-                               const std::function<void(int, double)>& progress) {
-  CmaesOptions co;
-  co.sigma0 = c.optimizer.cmaes_sigma0;
-  co.lambda = c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv);
-  co.max_evaluations = c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts
-                                                          : (long long)c.optimizer.iterations * co.lambda;
-  co.seed = c.optimizer.seed;
+// the population of the black-box methods (cmaes, ga): optimizer.population, or the method's
+// default for nv variables
+int population_size(const ExperimentConfig& c, int nv) {
+  if (c.optimizer.cmaes_population > 0) return c.optimizer.cmaes_population;
+  return c.optimizer.method == "ga" ? ga_default_population(nv) : cmaes_default_lambda(nv);
+}
+
+// CMA-ES or the GA: the population is a batch of λ copies of the rollout, one generation per
+// batched pass
+OptimizationResult population_stage(const ExperimentConfig& c, BackendKind backend, int B, int nv, bool shared,
+                                    const std::vector<double>& start, const std::function<Problem&(Problem&)>& logged,
+                                    const std::function<void(int, double)>& progress) {
+  const int lambda = population_size(c, nv);
+  const long long budget =
+      c.optimizer.cmaes_max_rollouts > 0 ? c.optimizer.cmaes_max_rollouts : (long long)c.optimizer.iterations * lambda;
   // with every variable shared, a candidate is one design on every world: λ copies of the
   // batch, each copy one group (the config refuses cmaes with other variables and B > 1)
   std::unique_ptr<Problem> pop =
-      shared ? std::make_unique<SharedProblem>(make_split_problem(replicate_worlds(c, co.lambda), backend, c.threads),
-                                               shared_layout(c, nv, co.lambda * B, co.lambda))
-             : make_split_problem(replicate_rollout0(c, co.lambda), backend, c.threads);
+      shared ? std::make_unique<SharedProblem>(make_split_problem(replicate_worlds(c, lambda), backend, c.threads),
+                                               shared_layout(c, nv, lambda * B, lambda))
+             : make_split_problem(replicate_rollout0(c, lambda), backend, c.threads);
   if (c.optimizer.normalized) pop = std::make_unique<NormalizedProblem>(std::move(pop));
-  OptimizationResult rc = cmaes_optimize(logged(*pop), co, start, [&](int g, double bf) { progress(g, bf); });
+  auto each = [&](int g, double bf) { progress(g, bf); };
+  OptimizationResult rc;
+  if (c.optimizer.method == "ga") {
+    GaOptions go;
+    go.sigma0 = c.optimizer.cmaes_sigma0;
+    go.population = lambda;
+    go.max_evaluations = budget;
+    go.seed = c.optimizer.seed;
+    rc = ga_optimize(logged(*pop), go, start, each);
+  } else {
+    CmaesOptions co;
+    co.sigma0 = c.optimizer.cmaes_sigma0;
+    co.lambda = lambda;
+    co.max_evaluations = budget;
+    co.seed = c.optimizer.seed;
+    rc = cmaes_optimize(logged(*pop), co, start, each);
+  }
   OptimizationResult r;
   r.vars.assign(rc.vars.begin(), rc.vars.begin() + pop->num_vars());
   r.trace = rc.trace;
@@ -438,9 +460,8 @@ void optimize_stage(RunState& run) {
     const bool shared = c.has_shared();
     const long long per_iteration =
         ranks == 1 ? 1
-                   : c.optimizer.method == "cmaes"
-                         ? (c.optimizer.cmaes_population > 0 ? c.optimizer.cmaes_population : cmaes_default_lambda(nv)) *
-                               (shared ? B : 1)
+                   : c.optimizer.method == "cmaes" || c.optimizer.method == "ga"
+                         ? population_size(c, nv) * (shared ? B : 1)
                          : B;
     ProgressLine bar(o.progress, ranks == 1 ? "iteration" : "rollouts (" + std::to_string(ranks) + " ranks)",
                      c.optimizer.iterations * per_iteration, ranks == 1 ? "iterations" : "rollouts", 1.0);
@@ -526,8 +547,8 @@ void optimize_stage(RunState& run) {
           },
           LbfgsbOptions{}, &lr);
       lbfgsb_evaluations = lr.batched_evaluations;
-    } else if (c.optimizer.method == "cmaes") {
-      r = cmaes_stage(c, backend, B, nv, shared, start, logged, progress);
+    } else if (c.optimizer.method == "cmaes" || c.optimizer.method == "ga") {
+      r = population_stage(c, backend, B, nv, shared, start, logged, progress);
     } else if (SplitProblem* split = checkpointed || shared || wp ? nullptr : dynamic_cast<SplitProblem*>(zp ? copy : &p)) {
       path = "per-rank blocks";
       r = optimize_blocks(*split, c.optimizer, start, zp != nullptr, progress);

@@ -500,6 +500,45 @@ edit("window_steps_missing", MS,
      lambda j: j.update({"optimizer": {"method": "adam", "learning_rate": 0.01, "iterations": 2, "window": {}}}),
      "optimizer.window.steps")
 
+# the genetic algorithm (optimizer.method ga, compare.ga_*) and the centre-of-mass target
+PROJ1 = copy.deepcopy(PROJ)
+PROJ1["batch"] = {"size": 1, "seed": 3}
+edit("rule_ga_batch", PROJ, setp("optimizer", {"method": "ga", "iterations": 2}), "batch.size")
+edit("rule_ga_unbounded", PROJ1,
+     lambda j: (setp("optimizer", {"method": "ga", "iterations": 2})(j), setp(["variables", "x0.velocity.x"], {})(j)),
+     "variables.x0.velocity.x")
+edit("rule_ga_population", PROJ1, setp("optimizer", {"method": "ga", "iterations": 2, "population": 2}),
+     "optimizer.population")
+edit("rule_compare_ga_population", PROJ1, setp("compare", {"ga_rollouts": 100, "ga_population": 2}),
+     "compare.ga_population")
+edit("rule_compare_ga_without_budget", PROJ1, setp("compare", {"ga_sigma0": 0.1}), "compare.ga_rollouts")
+edit("rule_com_target_axis", PROJ, setp("loss", {"com_target": {"target": [1.0, 0.5, 0.0]}}), "loss.com_target.target")
+
+# FEM contact: the hard law's damping rule, obstacles, the 5-tetrahedron cut's phase
+FEM = {
+    "name": "corpus_fem",
+    "model": {"type": "fem", "mesh": {"grid": {"cells": [1, 1, 1], "cell_size": 0.1}},
+              "material": {"young": 1e5, "poisson": 0.3}, "ground": {"type": "penalty"}},
+    "simulation": {"dt": 0.001, "steps": 10},
+    "initial_state": {"offset": [0.0, 0.01, 0.0]},
+    "loss": {"com_target": {"target": [0.05, 0.0, 0.05], "weight": 2.0}},
+    "variables": {"theta.element.young": {"lower": 1e4, "upper": 1e6}},
+    "optimizer": {"method": "adam", "learning_rate": 0.01, "iterations": 2},
+    "validation": {"at": ["initial"]},
+    "output": {"trajectory_rollouts": 1},
+}
+edit("fem_approach_with_softplus", FEM, setp("model.ground.damping_law", "approach"), "model.ground.damping_law")
+edit("fem_obstacle_normal_zero", FEM, setp("model.obstacles", [{"type": "plane", "normal": [0, 0, 0]}]),
+     "model.obstacles[0].normal")
+edit("fem_obstacle_kind", FEM, setp("model.obstacles", [{"type": "sphere"}]), "model.obstacles[0].type")
+edit("fem_obstacles_implicit", FEM,
+     lambda j: (setp("model.integrator", "backward_euler")(j),
+                setp("model.obstacles", [{"type": "box", "center": [0.3, 0, 0]}])(j)), "model.obstacles")
+edit("fem_vertex_mass_implicit", FEM,
+     lambda j: (setp("model.integrator", "backward_euler")(j), setp("model.vertex_mass", 0.01)(j)), "model.vertex_mass")
+edit("fem_cut_phase_six", FEM,
+     lambda j: j["model"]["mesh"]["grid"].update({"tets_per_cell": 6, "cut_phase": 1}), "model.mesh.grid.cut_phase")
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)

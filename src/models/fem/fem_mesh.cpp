@@ -139,28 +139,61 @@ std::string check_and_orient(TetMesh& mesh) {
   return "";
 }
 
-std::vector<int> surface_vertices(const TetMesh& mesh) {
-  std::map<std::array<int, 3>, int> faces;
+std::vector<std::array<int, 3>> surface_triangles(const TetMesh& mesh) {
+  // each face under its sorted key, with its count and its vertices in the element's order
+  std::map<std::array<int, 3>, std::pair<int, std::array<int, 3>>> faces;
   for (const auto& t : mesh.elements)
     for (int skip = 0; skip < 4; ++skip) {
       std::array<int, 3> f;
       int n = 0;
       for (int a = 0; a < 4; ++a)
         if (a != skip) f[n++] = t[a];
-      std::sort(f.begin(), f.end());
-      ++faces[f];
+      std::array<int, 3> key = f;
+      std::sort(key.begin(), key.end());
+      auto& entry = faces[key];
+      ++entry.first;
+      entry.second = f;
     }
+  std::vector<std::array<int, 3>> out;
+  for (const auto& [key, entry] : faces)
+    if (entry.first == 1) out.push_back(entry.second);
+  return out;
+}
+
+std::vector<int> surface_vertices(const TetMesh& mesh) {
   std::vector<bool> on(mesh.vertices.size(), false);
-  for (const auto& [f, count] : faces)
-    if (count == 1)
-      for (int v : f) on[v] = true;
+  for (const auto& f : surface_triangles(mesh))
+    for (int v : f) on[v] = true;
   std::vector<int> s;
   for (size_t i = 0; i < on.size(); ++i)
     if (on[i]) s.push_back(int(i));
   return s;
 }
 
-std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& surface) {
+std::vector<double> membrane_rest_data(const TetMesh& mesh,
+                                       const std::vector<std::array<int, 3>>& triangles) {
+  std::vector<double> r;
+  for (const auto& t : triangles) {
+    // the rest edges in the frame e1 = q̂, e2 = n̂ × e1 of the triangle's own normal n = q × r
+    std::array<double, 3> q, w;
+    for (int c = 0; c < 3; ++c) {
+      q[c] = mesh.vertices[t[1]][c] - mesh.vertices[t[0]][c];
+      w[c] = mesh.vertices[t[2]][c] - mesh.vertices[t[0]][c];
+    }
+    const std::array<double, 3> n = {q[1] * w[2] - q[2] * w[1], q[2] * w[0] - q[0] * w[2],
+                                     q[0] * w[1] - q[1] * w[0]};
+    const double ql = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+    const double nl = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    // D = [[e1·q, e1·w], [e2·q, e2·w]] = [[|q|, q̂·w], [0, |n|/|q|]], det D = |n| = 2 area
+    const double d00 = ql, d01 = (q[0] * w[0] + q[1] * w[1] + q[2] * w[2]) / ql, d11 = nl / ql;
+    const double det = d00 * d11;
+    r.insert(r.end(), {d11 / det, -d01 / det, 0.0, d00 / det, 0.5 * det});
+  }
+  return r;
+}
+
+std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& surface,
+                                   const std::vector<std::array<int, 3>>& triangles) {
   std::vector<int> t;
   for (const auto& e : mesh.elements) t.insert(t.end(), e.begin(), e.end());
   t.insert(t.end(), mesh.actuator.begin(), mesh.actuator.end());
@@ -168,6 +201,7 @@ std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& 
     t.push_back(mesh.pinned[i] ? Fem::kFlagPinned : 0);
   t.insert(t.end(), surface.begin(), surface.end());
   t.insert(t.end(), mesh.actuator_kinds.begin(), mesh.actuator_kinds.end());
+  for (const auto& f : triangles) t.insert(t.end(), f.begin(), f.end());
   return t;
 }
 

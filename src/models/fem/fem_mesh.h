@@ -58,11 +58,19 @@ TetMesh read_tet_mesh_file(const std::string& path, const std::string& key, Mesh
 // element (|det D_m| ≤ 1e-12 · its edge length cubed), a vertex in no element.
 std::string check_and_orient(TetMesh& mesh);
 
-// the vertices on the boundary (of a face that belongs to one element only), ascending
+// the boundary faces (those that belong to one element only), each with its vertices in the
+// order its element lists them, in the order of their sorted vertex triples
+std::vector<std::array<int, 3>> surface_triangles(const TetMesh& mesh);
+// the vertices on the boundary, ascending
 std::vector<int> surface_vertices(const TetMesh& mesh);
 
-// the model struct's topology (Fem::topo's layout) and rest data (Fem::rest's)
-std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& surface);
+// the model struct's topology (Fem::topo's layout: with the membrane's triangles, if any) and
+// rest data (Fem::rest's elements; the obstacles and the membrane's records follow it)
+std::vector<int> pack_fem_topology(const TetMesh& mesh, const std::vector<int>& surface,
+                                   const std::vector<std::array<int, 3>>& triangles = {});
 std::vector<double> fem_rest_data(const TetMesh& mesh);
+// per membrane triangle (fem/membrane.h): D_m row-major [1/m] and the rest area [m²]
+std::vector<double> membrane_rest_data(const TetMesh& mesh,
+                                       const std::vector<std::array<int, 3>>& triangles);
 
 }  // namespace steer

@@ -307,6 +307,7 @@ void refuse_for_implicit(const JsonObject& m, const JsonObject& gr, const Fem& f
   if (f.contact_law != FemContactLaw<double>::kSoftplus) refuse(gr.key_path("contact"));
   if (f.vertex_radius > 0) refuse(m.key_path("vertex_radius"));
   if (f.vertex_mass > 0) refuse(m.key_path("vertex_mass"));
+  if (f.n_triangles > 0) refuse(m.key_path("surface_membrane"));
 }
 
 ModelInfo fem_info(const Fem& m) {
@@ -364,6 +365,10 @@ ModelInfo fem_info(const Fem& m) {
   global(Fem::kGroundDamping, "ground.damping", "N*s/m", Range::closed(0, 1e9));
   global(Fem::kGroundSmoothing, "ground.smoothing", "m", Range{0, 1e3, true, false});
   global(Fem::kFriction, "ground.friction", "1", Range::closed(0, 10));
+  // the membrane's k_λ divides k_μ in its rest area ratio α = 1 + k_μ/k_λ (fem/membrane.h)
+  global(Fem::kMembraneMu, "surface_membrane.mu", "Pa*m", Range::closed(0, 1e12));
+  global(Fem::kMembraneLambda, "surface_membrane.lambda", "Pa*m", Range{0, 1e12, true, false});
+  global(Fem::kMembraneDamping, "surface_membrane.damping", "Pa*m*s", Range::closed(0, 1e9));
   global(Fem::kFrictionSmoothing, "ground.friction_smoothing", "m/s", Range{0, 1e3, true, false});
   return info;
 }
@@ -468,9 +473,13 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   parse_pinned(m, s.mesh);
   const std::vector<double> strength = parse_actuators(m, s.mesh, n_materials);
   const std::vector<int> surface = surface_vertices(s.mesh);
-  s.topology = pack_fem_topology(s.mesh, surface);
+  // warp.sim's surface membrane: a triangle on every boundary face
+  const std::vector<std::array<int, 3>> triangles =
+      m.has("surface_membrane") ? surface_triangles(s.mesh) : std::vector<std::array<int, 3>>();
+  s.topology = pack_fem_topology(s.mesh, surface, triangles);
   s.rest = fem_rest_data(s.mesh);
   Fem& f = s.model;
+  f.n_triangles = int(triangles.size());
   f.n_vertices = int(s.mesh.vertices.size());
   f.n_elements = int(s.mesh.elements.size());
   f.n_surface = int(surface.size());
@@ -520,6 +529,8 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   const std::vector<double> obstacles = parse_obstacles(m);
   f.n_obstacles = int(obstacles.size()) / kFemObstacleStride;
   s.rest.insert(s.rest.end(), obstacles.begin(), obstacles.end());
+  const std::vector<double> membrane = membrane_rest_data(s.mesh, triangles);
+  s.rest.insert(s.rest.end(), membrane.begin(), membrane.end());
   f.vertex_radius = m.number("vertex_radius", 0.0, Range::closed(0, 1e3));
   f.vertex_mass =
       m.has("vertex_mass") ? m.number("vertex_mass", 0.0, Range{0, 1e6, true, false}) : 0.0;
@@ -563,6 +574,11 @@ void parse_model(const JsonObject& m, ExperimentConfig& c) {
   global(gr, "friction", Fem::kFriction, 0.5);
   global(gr, "friction_smoothing", Fem::kFrictionSmoothing, 0.01);
   gr.finish();
+  JsonObject mem = m.object("surface_membrane");
+  global(mem, "mu", Fem::kMembraneMu, 0.0);
+  global(mem, "lambda", Fem::kMembraneLambda, 1.0);
+  global(mem, "damping", Fem::kMembraneDamping, 0.0);
+  mem.finish();
 }
 
 // the body starts at rest in its rest shape, optionally shifted and moving as a whole (pinned
@@ -603,6 +619,7 @@ void model_json(const ExperimentConfig& c, nlohmann::json& j) {
   j["damping_law"] = m.contact_approach_only ? "approach" : "always";
   j["obstacles"] = m.n_obstacles;
   j["vertex_radius"] = m.vertex_radius;
+  j["membrane_triangles"] = m.n_triangles;
   j["integrator"] = m.integrator == Fem::kBackwardEuler ? "backward_euler" : "symplectic_euler";
   if (m.integrator == Fem::kBackwardEuler) j["newton_iterations"] = m.newton_iterations;
   j["lumped_mass"] = m.vertex_mass <= 0;

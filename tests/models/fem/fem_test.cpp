@@ -81,7 +81,8 @@ std::vector<double> params_for(const Fem& m, double a, double b, double rho, dou
     p[m.p_element(e, Fem::kFill)] = 1 - 0.5 * (jitter + U(rng));
     p[m.p_element(e, Fem::kActuation)] = 2e4 * (1 + U(rng));
   }
-  const double g[Fem::kNumGlobals] = {9.81, 0.5, ground_height, 2e3, 5.0, 5e-3, 0.8, 0.05};
+  const double g[Fem::kNumGlobals] = {9.81, 0.5,  ground_height, 2e3,  5.0, 5e-3,
+                                      0.8,  0.05, 30.0,          50.0, 0.05};
   for (int q = 0; q < Fem::kNumGlobals; ++q) p[m.p_global(q)] = g[q];
   return p;
 }
@@ -109,6 +110,21 @@ Fem with_obstacles(Fem m, const std::vector<ObstacleRecord>& obstacles) {
       for (const auto& r : obstacles) d->rest.insert(d->rest.end(), r.begin(), r.end());
       m.rest = d->rest.data();
       m.n_obstacles = int(obstacles.size());
+      return m;
+    }
+  throw std::logic_error("mesh not bound");
+}
+// warp.sim's surface membrane on the bound mesh's boundary faces (after any obstacles)
+Fem with_membrane(Fem m) {
+  for (auto& d : mesh_store())
+    if (d->topo.data() == m.topo) {
+      const auto tris = surface_triangles(d->mesh);
+      d->topo = pack_fem_topology(d->mesh, surface_vertices(d->mesh), tris);
+      const auto rest = membrane_rest_data(d->mesh, tris);
+      d->rest.insert(d->rest.end(), rest.begin(), rest.end());
+      m.topo = d->topo.data();
+      m.rest = d->rest.data();
+      m.n_triangles = int(tris.size());
       return m;
     }
   throw std::logic_error("mesh not bound");
@@ -225,6 +241,17 @@ struct FemCases {
                      1e-3});
     }
     {
+      // warp.sim's surface membrane (k_mu 30, k_lambda 50 Pa·m, damping 0.05 Pa·m·s) on a
+      // stretched, moving 2-cell block with warp.sim's law
+      Fem m = with_membrane(
+          bind_mesh(block({2, 1, 1}, 0.05, 0.3, 5), Fem::kNeoHookeanWarp, true, false, 1e-3));
+      out.push_back({"warp.sim's surface membrane on warp.sim's law",
+                     m,
+                     state_for(m, 6e-3, 0.5, 21),
+                     {},
+                     params_for(m, 2e4, 8e4, 500, 30.0, 0.2, 0.0, 22)});
+    }
+    {
       // backward Euler: the first two cases again, at dt 5 ms (far past the explicit limit)
       const size_t n = out.size();
       for (size_t q = 0; q < 2 && q < n; ++q) {
@@ -308,13 +335,16 @@ struct FemCases {
       // the same with warp.sim's contact (hard, damped while approaching) and vertex masses,
       // against a box's face
       RolloutCase<Fem> h = c;
-      h.name = "warp.sim's contact: hard ground and box, vertex masses, centre-of-mass target";
+      h.name =
+          "warp.sim's scene's laws: hard ground and box, vertex masses, the surface "
+          "membrane, centre-of-mass target";
       Fem mh = bind_mesh(block({2, 1, 1}, 0.05, 0.004, 5), Fem::kNeoHookeanWarp, true, true, 5e-4);
       h.model = with_obstacles(mh, {box({0.135, 0.1, 0.025}, {0.025, 0.1, 0.1})});
       h.model.contact_law = FemContactLaw<double>::kHard;
       h.model.contact_approach_only = true;
       h.model.vertex_mass = 0.01;
       h.model.vertex_radius = 0.001;
+      h.model = with_membrane(h.model);
       h.p = params_for(h.model, 2e4, 5e4, 1000, 5.0, 0.1, 0.0, 19);
       out.push_back(h);
     }
@@ -838,6 +868,38 @@ TEST(FemController, ANetworkDrivesTheMusclesAndItsGradientPassesTheCheck) {
   EXPECT_EQ(r.passed, 1) << "relative error " << r.rollouts[0].best_error;
   EXPECT_LT(r.rollouts[0].best_error, 1e-6);
   EXPECT_NE(r.rollouts[0].directional_adjoint, 0.0);
+}
+
+// configs/warp_softbody.json (warp.sim's example_softbody_properties scene) against a float64
+// Warp program of warp.sim's laws (bench/peers/warp_softbody.py: its own wp.vec3d kernels of the
+// tetrahedra, the surface membrane, the ground and box contacts and the integrator, differentiated
+// by wp.Tape; it agrees with its own centred differences to 1e-7): the loss, and the gradient's
+// sums over the k_mu and the k_lambda variables and its norm (the two programs number the
+// tetrahedra differently, and mirror-symmetric tetrahedra have equal gradients, so these are
+// compared, not the components; the script compares every component, 1e-13). Reference values
+// printed by `python bench/peers/warp_softbody.py check` (warp-lang 1.9.1); tolerance 1e-9 relative
+// (the two differ at 1e-14, far inside the 1e-6). warp.sim's own float32 run gives the loss
+// 1.3737442 (8.7e-6 away).
+TEST(FemWarpScene, AgreesWithAFloat64ProgramOfWarpSimsLaws) {
+  const ExperimentConfig c =
+      load_config(std::string(STEER_SOURCE_DIR) + "/configs/warp_softbody.json");
+  auto p = make_problem(c, BackendKind::kCpu, 1);
+  Evaluation e;
+  p->evaluate(p->initial(), true, e);
+  const double loss = 1.3737562422731877, sum_mu = -0.0012457300977991382,
+               sum_lambda = 0.00045199000236528217, norm = 0.000247178939128858;
+  EXPECT_NEAR(e.loss[0], loss, 1e-9 * loss);
+  double mu = 0, lambda = 0, n2 = 0;
+  for (int i = 0; i < p->num_vars(); ++i) {
+    const std::string& name = p->var_names()[i];
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".mu") == 0) mu += e.grad[i];
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".lambda") == 0) lambda += e.grad[i];
+    n2 += e.grad[i] * e.grad[i];
+  }
+  EXPECT_EQ(p->num_vars(), 80);
+  EXPECT_NEAR(mu, sum_mu, 1e-9 * std::abs(sum_mu));
+  EXPECT_NEAR(lambda, sum_lambda, 1e-9 * std::abs(sum_lambda));
+  EXPECT_NEAR(std::sqrt(n2), norm, 1e-9 * norm);
 }
 
 TEST(FemMeshFile, AVoxelLayoutFromNpyIsTheSameAsItsCells) {

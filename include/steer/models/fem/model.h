@@ -4,14 +4,15 @@
 //
 // state x = (positions [m] (3N), velocities [m/s] (3N)); vertex i's position at 3i, its velocity
 //           at 3N + 3i; axis 1 (y) is vertical (as the mass-spring model's, and warp.sim's).
-// control u: one level per actuator [1] (an element's active stress is u_a s_e, element.h).
+// control u: one level per actuator [1] (an element's active stress is u_a s_e ρ̂_eᵖ, element.h).
 // θ: per element e (kElementParams each): modulus₁, modulus₂, density ρ_e [kg/m³], damping,
 //    fill ρ̂_e ∈ (0, 1] and actuation strength s_e [Pa];
 //    (modulus₁, modulus₂) = Young's modulus E [Pa] and Poisson's ratio ν [1], or with
 //    lame_parameters the Lamé pair (μ_l, λ_l) [Pa] (neo_hookean_warp: warp.sim's k_mu,
 //    k_lambda); then the globals (enum Global).
-// The fill is a SIMP material density (Bendsøe 1989): the element's moduli are ρ̂ᵖ times its
-// own (p = simp_penalty) and its mass ρ̂ times, so a field of fills is a differentiable layout.
+// The fill is a SIMP material density (Bendsøe 1989): the element's moduli and active stress are
+// ρ̂ᵖ times its own (p = simp_penalty) and its mass ρ̂ times, so a field of fills is a
+// differentiable layout.
 #pragma once
 
 #include <cmath>
@@ -20,6 +21,7 @@
 #include "steer/model_contract.h"
 #include "steer/models/fem/contact.h"
 #include "steer/models/fem/element.h"
+#include "steer/models/fem/membrane.h"
 
 namespace steer {
 
@@ -36,6 +38,9 @@ struct Fem {
     kGroundSmoothing,    // w_g [m]
     kFriction,           // μ [1]
     kFrictionSmoothing,  // v_s [m/s]
+    kMembraneMu,         // k_μ [Pa·m] of the surface membrane (fem/membrane.h)
+    kMembraneLambda,     // k_λ [Pa·m]
+    kMembraneDamping,    // k_d [Pa·m·s]
     kNumGlobals
   };
   enum ElementParam {
@@ -84,6 +89,9 @@ struct Fem {
   // every vertex's mass [kg] where > 0 (warp.sim's soft grids: uniform particle masses), in
   // place of the lumped shares ρ̂_e ρ_e V_e / 4 (θ's densities then weigh nothing)
   double vertex_mass = 0;
+  // warp.sim's surface membrane (fem/membrane.h): a triangle on every boundary face, or none
+  int n_triangles = 0;
+  static constexpr int kTriangleRestStride = 5;  // D_m row-major (4) [1/m], rest area [m²]
   // the time integrator: symplectic Euler (step.h), or backward Euler in the velocities solved by
   // Newton's method on the step's incremental potential (implicit.h); bit i of a compiled-
   // integrators mask (model_contract.h) is integrator i
@@ -93,10 +101,12 @@ struct Fem {
   // the mesh, owned elsewhere (a runner's copy; FemSetup):
   //   topo: [0, 4E) the elements' vertices, [4E, 5E) each element's actuator (−1: none),
   //         [5E, 5E + N) vertex flags (kFlagPinned), [5E + N, 5E + N + NS) the surface
-  //         vertices, [5E + N + NS, … + A) each actuator's kind (ActiveStress::Kind)
+  //         vertices, [5E + N + NS, … + A) each actuator's kind (ActiveStress::Kind), then
+  //         three vertices per membrane triangle
   //   rest: per element kRestStride doubles: B = D_m⁻¹ row-major (9) [1/m], the rest volume V
   //         [m³] and the unit fibre d (3; a muscle's direction in the rest frame); then
-  //         kFemObstacleStride doubles per obstacle (fem/contact.h)
+  //         kFemObstacleStride doubles per obstacle (fem/contact.h), then
+  //         kTriangleRestStride per membrane triangle
   const int* topo = nullptr;
   const double* rest = nullptr;
 
@@ -104,7 +114,7 @@ struct Fem {
   STEER_HD int nu() const { return n_actuators; }
   STEER_HD int np() const { return kElementParams * n_elements + kNumGlobals; }
   STEER_HD int topology_size() const {
-    return 5 * n_elements + n_vertices + n_surface + n_actuators;
+    return 5 * n_elements + n_vertices + n_surface + n_actuators + 3 * n_triangles;
   }
   static constexpr int kRestStride = 13;
 
@@ -133,6 +143,28 @@ struct Fem {
   STEER_HD const double* obstacle(int j) const {
     return rest + kRestStride * n_elements + kFemObstacleStride * j;
   }
+  STEER_HD int triangle_vertex(int t, int a) const {
+    return topo[5 * n_elements + n_vertices + n_surface + n_actuators + 3 * t + a];
+  }
+  STEER_HD const double* triangle_rest(int t) const {
+    return rest + kRestStride * n_elements + kFemObstacleStride * n_obstacles +
+           kTriangleRestStride * t;
+  }
+  template <class S, class PIn>
+  STEER_HD MembraneMaterial<S> membrane_material(const PIn& p) const {
+    return {S(p[p_global(kMembraneMu)]), S(p[p_global(kMembraneLambda)]),
+            S(p[p_global(kMembraneDamping)])};
+  }
+  template <class S, class XIn>
+  STEER_HD TriNodes<S> gather_triangle(const XIn& x, int t) const {
+    TriNodes<S> n;
+    for (int a = 0; a < 3; ++a)
+      for (int c = 0; c < 3; ++c) {
+        n.x[a][c] = S(x[x_pos(triangle_vertex(t, a)) + c]);
+        n.v[a][c] = S(x[x_vel(triangle_vertex(t, a)) + c]);
+      }
+    return n;
+  }
   // the bodies a surface vertex can touch: the ground (if on), then the obstacles
   STEER_HD int n_contact_bodies() const { return (ground ? 1 : 0) + n_obstacles; }
 
@@ -143,18 +175,26 @@ struct Fem {
     const int a = element_actuator(e);
     if (a < 0) return act;
     act.kind = actuator_kind(a);
-    act.level = S(u[a]) * S(p[p_element(e, kActuation)]);
+    // the fill scales the active stress as it scales the moduli: where there is no material
+    // nothing pulls
+    act.level = S(u[a]) * S(p[p_element(e, kActuation)]) * fill_factor(S(p[p_element(e, kFill)]));
     for (int c = 0; c < 3; ++c) act.fibre[c] = S(rest[kRestStride * e + 10 + c]);
     return act;
   }
-  // the level's cotangent ā into ū_a and s̄_e
+  // the level's cotangent ā into ū_a, s̄_e and ρ̂̄_e (level = u_a s_e ρ̂ᵖ)
   template <class S, class UIn, class PIn, class UAdj, class PAdj>
   STEER_HD void adj_element_active(const UIn& u, const PIn& p, int e, const S& level_bar,
                                    UAdj& adj_u, PAdj& adj_p) const {
     const int a = element_actuator(e);
     if (a < 0) return;
-    adj_u[a] += level_bar * S(p[p_element(e, kActuation)]);
-    adj_p[p_element(e, kActuation)] += level_bar * S(u[a]);
+    using std::pow;
+    const S fill = S(p[p_element(e, kFill)]);
+    const S w = fill_factor(fill);
+    const S dw = simp_penalty == 1 ? S(1) : S(simp_penalty) * S(pow(fill, simp_penalty - 1));
+    const S s = S(p[p_element(e, kActuation)]), ua = S(u[a]);
+    adj_u[a] += level_bar * s * w;
+    adj_p[p_element(e, kActuation)] += level_bar * ua * w;
+    adj_p[p_element(e, kFill)] += level_bar * ua * s * dw;
   }
 
   // the fill's modulus factor ρ̂ᵖ
@@ -351,7 +391,7 @@ struct Fem {
     if (n_contact_bodies() > 0 || S(p[p_global(kMassDamping)]) != S(0)) return false;
     for (int e = 0; e < n_elements; ++e)
       if (S(p[p_element(e, kDamping)]) != S(0)) return false;
-    return true;
+    return n_triangles == 0 || S(p[p_global(kMembraneDamping)]) == S(0);
   }
 };
 

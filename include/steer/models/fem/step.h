@@ -3,7 +3,7 @@
 // One step of length h, symplectic Euler, with lumped masses m_i = Σ_{e ∋ i} ρ̂_e ρ_e V_e / 4 (or
 // Fem::vertex_mass):
 //   f_i  = Σ_{e ∋ i} f_{e,i} (fem/element.h; with the element's active stress u_a s_e)
-//          + Σ_b contact_{b,i}
+//          + Σ_{t ∋ i} f_{t,i} (the surface membrane, fem/membrane.h) + Σ_b contact_{b,i}
 //   v'_i = v_i + h (f_i / m_i − g ŷ − α v_i),  x'_i = x_i + h v'_i
 //   pinned vertices: x'_i = x_i, v'_i = 0
 // The contacts (surface vertices against the ground y = y_g and the obstacles) with
@@ -95,6 +95,16 @@ STEER_HD void Fem::for_each_force(const YIn& y, const UIn& u, const PIn& p, AddF
     for (int a = 0; a < 4; ++a)
       for (int c = 0; c < 3; ++c) add_force(vertex(e, a), c, f[a][c]);
   }
+  if (n_triangles > 0) {
+    const MembraneMaterial<S> q = membrane_material<S>(p);
+    for (int t = 0; t < n_triangles; ++t) {
+      S f[3][3];
+      const double* r = triangle_rest(t);
+      membrane_forces(gather_triangle<S>(y, t), r, r[4], q, f);
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c) add_force(triangle_vertex(t, a), c, f[a][c]);
+    }
+  }
   for (int b = 0; b < n_contact_bodies(); ++b)
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
@@ -131,6 +141,25 @@ STEER_HD void Fem::adj_for_each_force(const YIn& y, const UIn& u, const PIn& p, 
     }
   }
   adj_for_each_vertex_mass<S>(p, mbar_of, adj_p);
+  if (n_triangles > 0) {
+    const MembraneMaterial<S> q = membrane_material<S>(p);
+    MembraneMaterial<S> qb{S(0), S(0), S(0)};
+    for (int t = 0; t < n_triangles; ++t) {
+      S fb[3][3], xb[3][3] = {}, vb[3][3] = {};
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c) fb[a][c] = fbar_of(triangle_vertex(t, a), c);
+      const double* r = triangle_rest(t);
+      adj_membrane_forces(gather_triangle<S>(y, t), r, r[4], q, fb, xb, vb, qb);
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c) {
+          adj_y[x_pos(triangle_vertex(t, a)) + c] += xb[a][c];
+          adj_y[x_vel(triangle_vertex(t, a)) + c] += vb[a][c];
+        }
+    }
+    adj_p[p_global(kMembraneMu)] += qb.k_mu;
+    adj_p[p_global(kMembraneLambda)] += qb.k_lambda;
+    adj_p[p_global(kMembraneDamping)] += qb.k_damp;
+  }
   for (int b = 0; b < n_contact_bodies(); ++b)
     for (int s = 0; s < n_surface; ++s) {
       const int i = surface_vertex(s);
@@ -320,6 +349,9 @@ STEER_HD S Fem::energy(const XIn& x, const PIn& p) const {
   for (int e = 0; e < n_elements; ++e)
     u += tet_energy(law, gather<S>(x, e), rest_inverse<S>(e), rest_volume<S>(e),
                     element_material<S>(p, e));
+  for (int t = 0; t < n_triangles; ++t)
+    u += membrane_energy(gather_triangle<S>(x, t), triangle_rest(t), triangle_rest(t)[4],
+                         membrane_material<S>(p));
   return u;
 }
 
