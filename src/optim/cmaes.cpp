@@ -214,22 +214,7 @@ void Cmaes::tell(const Eigen::VectorXd& f_in) {
 
 CmaesResult Cmaes::minimize(const BatchObjective& objective,
                             const std::function<void(int, double)>& progress) {
-  Eigen::VectorXd f(lambda_);
-  while (stop_reason_.empty()) {
-    const Eigen::MatrixXd& X = ask();
-    f.setConstant(std::numeric_limits<double>::quiet_NaN());
-    objective(X, f);
-    tell(f);
-    if (progress) progress(generation_, best_f_);
-  }
-  CmaesResult r;
-  r.best_x = best_x_;
-  r.best_f = best_f_;
-  r.evaluations = evaluations_;
-  r.generations = generation_;
-  r.stop_reason = stop_reason_;
-  r.history = history_;
-  return r;
+  return minimize_population<CmaesResult>(*this, lambda_, objective, progress);
 }
 
 OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,

@@ -55,6 +55,30 @@ struct CmaesResult {
 // (X n×λ, one candidate per column) -> (f λ)
 using BatchObjective = std::function<void(const Eigen::MatrixXd& X, Eigen::VectorXd& f)>;
 
+// the ask/tell loop of a population method M (Cmaes, Ga: ask, tell, stop_reason, generation,
+// best_x, best_f, evaluations, history) until one of its stopping criteria holds, and its result
+// R (the same fields); unevaluated entries of f are NaN, which ranks last
+template <class R, class M>
+R minimize_population(M& m, int lambda, const BatchObjective& objective,
+                      const std::function<void(int, double)>& progress) {
+  Eigen::VectorXd f(lambda);
+  while (m.stop_reason().empty()) {
+    const Eigen::MatrixXd& X = m.ask();
+    f.setConstant(std::numeric_limits<double>::quiet_NaN());
+    objective(X, f);
+    m.tell(f);
+    if (progress) progress(m.generation(), m.best_f());
+  }
+  R r;
+  r.best_x = m.best_x();
+  r.best_f = m.best_f();
+  r.evaluations = m.evaluations();
+  r.generations = m.generation();
+  r.stop_reason = m.stop_reason();
+  r.history = m.history();
+  return r;
+}
+
 class Cmaes {
  public:
   Cmaes(const Eigen::VectorXd& mean0, const CmaesOptions& options);

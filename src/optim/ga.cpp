@@ -236,22 +236,7 @@ void Ga::tell(const Eigen::VectorXd& f_in) {
 
 GaResult Ga::minimize(const BatchObjective& objective,
                       const std::function<void(int, double)>& progress) {
-  Eigen::VectorXd f(lambda_);
-  while (stop_reason_.empty()) {
-    const Eigen::MatrixXd& X = ask();
-    f.setConstant(std::numeric_limits<double>::quiet_NaN());
-    objective(X, f);
-    tell(f);
-    if (progress) progress(generation_, best_f_);
-  }
-  GaResult r;
-  r.best_x = best_x_;
-  r.best_f = best_f_;
-  r.evaluations = evaluations_;
-  r.generations = generation_;
-  r.stop_reason = stop_reason_;
-  r.history = history_;
-  return r;
+  return minimize_population<GaResult>(*this, lambda_, objective, progress);
 }
 
 OptimizationResult ga_optimize(Problem& p, const GaOptions& options,

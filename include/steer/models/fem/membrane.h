@@ -31,6 +31,17 @@ struct MembraneMaterial {
   S k_mu, k_lambda, k_damp;
 };
 
+// the edges from x₀ and their rates: e_k = x_k − x₀, w_k = v_k − v₀
+template <class S>
+STEER_HD void membrane_edges(const TriNodes<S>& t, S* e1, S* e2, S* w1, S* w2) {
+  for (int c = 0; c < 3; ++c) {
+    e1[c] = t.x[1][c] - t.x[0][c];
+    e2[c] = t.x[2][c] - t.x[0][c];
+    w1[c] = t.v[1][c] - t.v[0][c];
+    w2[c] = t.v[2][c] - t.v[0][c];
+  }
+}
+
 // the forces on the triangle's three vertices, f [vertex][coordinate]; dm = D_m row-major
 template <class S>
 STEER_HD void membrane_forces(const TriNodes<S>& t, const double* dm, double rest_area,
@@ -39,12 +50,7 @@ STEER_HD void membrane_forces(const TriNodes<S>& t, const double* dm, double res
   const S A = S(rest_area), inv_a = S(1) / A;
   const S d00 = S(dm[0]), d01 = S(dm[1]), d10 = S(dm[2]), d11 = S(dm[3]);
   S e1[3], e2[3], w1[3], w2[3];
-  for (int c = 0; c < 3; ++c) {
-    e1[c] = t.x[1][c] - t.x[0][c];
-    e2[c] = t.x[2][c] - t.x[0][c];
-    w1[c] = t.v[1][c] - t.v[0][c];
-    w2[c] = t.v[2][c] - t.v[0][c];
-  }
+  membrane_edges(t, e1, e2, w1, w2);
   S f1[3], f2[3];
   for (int c = 0; c < 3; ++c) {
     const S F1 = e1[c] * d00 + e2[c] * d10, F2 = e1[c] * d01 + e2[c] * d11;
@@ -129,12 +135,7 @@ STEER_HD void adj_membrane_forces(const TriNodes<S>& t, const double* dm, double
   const S A = S(rest_area), h = S(0.5) / A;
   const S d00 = S(dm[0]), d01 = S(dm[1]), d10 = S(dm[2]), d11 = S(dm[3]);
   S e1[3], e2[3], w1[3], w2[3];
-  for (int c = 0; c < 3; ++c) {
-    e1[c] = t.x[1][c] - t.x[0][c];
-    e2[c] = t.x[2][c] - t.x[0][c];
-    w1[c] = t.v[1][c] - t.v[0][c];
-    w2[c] = t.v[2][c] - t.v[0][c];
-  }
+  membrane_edges(t, e1, e2, w1, w2);
   // the forward pass's area terms
   S n[3], u[3], g1[3], g2[3];
   membrane_detail::cross(e1, e2, n);
