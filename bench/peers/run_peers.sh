@@ -12,6 +12,7 @@
 #   env: REPEAT=2 (rounds; every case once per round, the engines interleaved)
 #        MIN_TIME=1 (seconds of timed calls per figure)   OUT=folder for the JSON files
 #        BATCHES="1 16 256 4096 16384" (Warp scene; steer in float32 too at the largest)   THREADS="1 2" (steer; Warp's CPU device is one thread)
+#        SOFTBODY_BATCHES="64 1024" (Warp's FEM scene, bench/peers/warp_softbody.py; 1024 is warp.sim at its best)
 #        VENV=/work/venv-peers (python venv with warp-lang 1.9.x, taichi 1.7.x, mujoco; created if missing)
 #        DIFFTAICHI=path of a checkout of github.com/yuanming-hu/difftaichi (the published row is
 #        skipped without it)   SKIP_JIT=1 skips the fresh-cache Warp compile
@@ -66,6 +67,8 @@ run() {
 
 # correctness first: Warp's scene in warp.sim (float32), in float64 Warp kernels, and in steer
 run bounce_check "$py" bench/peers/warp_bounce.py check --steer-peer "$bp" || echo "run_peers: bounce check FAILED" >&2
+# and Warp's FEM scene (example_softbody_properties.py), then its batched timing at warp.sim's best B
+run softbody_check "$py" bench/peers/warp_softbody.py check --steer-peer "$bp" || echo "run_peers: softbody check FAILED" >&2
 # the taichi port's weights, shared with steer (robot A)
 "$py" bench/peers/difftaichi_mass_spring.py --min-time 0 --min-reps 1 --vars-out "$OUT/robot_vars.json" >/dev/null 2>>"$OUT/stderr.log"
 # Warp's JIT: every kernel compiled into an empty cache (the runs below load the user cache)
@@ -80,6 +83,10 @@ for rep in $(seq 1 "$REPEAT"); do
     for t in $THREADS; do
       run "st_bounce_b${B}_t${t}.$rep" "$bp" $bounce --batch "$B" --threads "$t" --min-time "$MIN_TIME"
     done
+  done
+  for B in ${SOFTBODY_BATCHES:-64 1024}; do
+    run "wp_soft_b${B}.$rep" "$py" bench/peers/warp_softbody.py time --batch "$B" --min-time "$MIN_TIME"
+    run "st_soft_b${B}_t1.$rep" "$bp" configs/warp_softbody.json --batch "$B" --threads 1 --min-time "$MIN_TIME"
   done
   Bmax=${BATCHES##* }
   run "st_bounce32_b${Bmax}_t1.$rep" "$bp" $bounce --batch "$Bmax" --threads 1 --precision float32 --min-time "$MIN_TIME"
