@@ -504,9 +504,6 @@ edit("window_steps_missing", MS,
 PROJ1 = copy.deepcopy(PROJ)
 PROJ1["batch"] = {"size": 1, "seed": 3}
 edit("rule_ga_batch", PROJ, setp("optimizer", {"method": "ga", "iterations": 2}), "batch.size")
-edit("rule_ga_unbounded", PROJ1,
-     lambda j: (setp("optimizer", {"method": "ga", "iterations": 2})(j), setp(["variables", "x0.velocity.x"], {})(j)),
-     "variables.x0.velocity.x")
 edit("rule_ga_population", PROJ1, setp("optimizer", {"method": "ga", "iterations": 2, "population": 2}),
      "optimizer.population")
 edit("rule_compare_ga_population", PROJ1, setp("compare", {"ga_rollouts": 100, "ga_population": 2}),
