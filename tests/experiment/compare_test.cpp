@@ -1,5 +1,6 @@
 // src/experiment/compare.cpp: the gradient-vs-CMA-ES comparison end to end on a small budget, its
-// rollout accounting, the loss-level table and the plot.
+// rollout accounting, the loss-level table and the plot; its genetic-algorithm side, and the GA
+// as `steer run`'s optimizer.
 #include "experiment/compare.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 
 #include "experiment/artifact.h"
+#include "experiment/experiment.h"
 
 namespace fs = std::filesystem;
 
@@ -150,6 +152,56 @@ ExperimentConfig small_walker(const nlohmann::json& compare_keys) {
   for (auto it = compare_keys.begin(); it != compare_keys.end(); ++it)
     j["compare"][it.key()] = it.value();
   return parse_config(j);
+}
+
+// compare.ga_rollouts adds a third side: the GA from the same start (its individual 0, so its
+// best is never worse than the start), within its budget in whole generations, checked at h/2,
+// in the artifact, the curves and the best designs
+TEST(Compare, TheGeneticAlgorithmSideRunsFromTheSameStart) {
+  ExperimentConfig c = small_walker({{"ga_rollouts", 120}, {"ga_population", 20}});
+  RunOptions o;
+  o.backend = "cpu";
+  o.progress = false;
+  o.write = false;
+  apply_overrides(c, o);
+  const RunOutcome r = run_compare(c, o);
+  const nlohmann::json& a = r.artifact;
+  ASSERT_TRUE(a.contains("ga"));
+  EXPECT_EQ(a["ga"]["population"], 20);
+  EXPECT_EQ(a["ga"]["rollouts_used"].get<double>(), 120.0);  // six generations of 20
+  EXPECT_LE(a["ga"]["loss_best"].get<double>(), a["gradient"]["loss_start"].get<double>());
+  EXPECT_TRUE(a["timestep_check"].contains("ga"));
+  EXPECT_EQ(a["timestep_check"]["ga"]["loss"], a["ga"]["loss_best"]);
+  EXPECT_EQ(a["repeats"][0]["ga_loss_best"], a["ga"]["loss_best"]);
+  const auto& best = a["best_variables"];
+  ASSERT_FALSE(best.empty());
+  EXPECT_TRUE(best.begin().value().contains("ga"));
+  EXPECT_NE(r.summary.find("GA: loss -> "), std::string::npos) << r.summary;
+}
+
+// optimizer.method "ga" in steer run: the population is a batch of copies of the one rollout,
+// one generation per batched pass; a projectile's launch speed to land 2 m away (v = 5 m/s)
+TEST(Optimizer, TheGeneticAlgorithmRunsInSteerRun) {
+  ExperimentConfig c = parse_config(nlohmann::json::parse(R"({
+    "model": {"type": "projectile", "dim": 2, "gravity": 9.81, "ground": {"type": "none"}},
+    "simulation": {"dt": 0.01, "steps": 40},
+    "initial_state": {"position": [0.0, 0.0], "velocity": [2.5, 1.0]},
+    "loss": {"terminal": [{"state": "position.x", "target": 2.0, "weight": 1.0}]},
+    "variables": {"x0.velocity.x": {"lower": -10.0, "upper": 10.0}},
+    "optimizer": {"method": "ga", "iterations": 30, "sigma0": 2.0, "seed": 4},
+    "validation": {"enabled": false}
+  })"));
+  RunOptions o;
+  o.backend = "cpu";
+  o.progress = false;
+  o.write = false;
+  apply_overrides(c, o);
+  const nlohmann::json a = run_experiment(c, o).artifact;
+  const nlohmann::json& r0 = a["result"]["rollouts"][0];
+  // from 0.5 (x_T = 1 m) to within 1e-4 of the optimum: |v − 5| < 0.03 m/s
+  EXPECT_EQ(r0["loss_initial"].get<double>(), 0.5);
+  EXPECT_LT(r0["loss_final"].get<double>(), 1e-4);
+  EXPECT_NEAR(r0["variables"]["x0.velocity.x"]["final"].get<double>(), 5.0, 0.03);
 }
 
 // multi-start and continuation: every start pays for every pass, a continuation phase's
