@@ -217,6 +217,21 @@ CmaesResult Cmaes::minimize(const BatchObjective& objective,
   return minimize_population<CmaesResult>(*this, lambda_, objective, progress);
 }
 
+void finish_population_run(Problem& p, const Eigen::VectorXd& best_x, int generations,
+                           std::chrono::steady_clock::time_point t0, OptimizationResult& res) {
+  const int nv = p.num_vars(), B = p.batch_size();
+  std::vector<double> vars(size_t(B) * nv);
+  for (int k = 0; k < B; ++k)
+    Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = best_x;
+  p.evaluate(vars, true, res.final);
+  // the last entry's variables are the best point found, the one returned
+  record_losses(res.trace, generations, res.final.loss,
+                std::vector<double>(vars.begin(), vars.begin() + nv), nv);
+  res.vars = vars;
+  res.iterations = generations;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
                                   const std::vector<double>& start,
                                   const std::function<void(int, double)>& progress,
@@ -255,16 +270,8 @@ OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
   };
   const CmaesResult r = es.minimize(objective, progress);
 
-  for (int k = 0; k < B; ++k)
-    Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = r.best_x;
-  p.evaluate(vars, true, res.final);
-  // the last entry's variables are the best point found, the one returned
-  record_losses(res.trace, r.generations, res.final.loss,
-                std::vector<double>(vars.begin(), vars.begin() + nv), nv);
-  res.vars = vars;
-  res.iterations = r.generations;
+  finish_population_run(p, r.best_x, r.generations, t0, res);
   if (history) *history = r.history;
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -54,6 +55,12 @@ struct CmaesResult {
 
 // (X n×λ, one candidate per column) -> (f λ)
 using BatchObjective = std::function<void(const Eigen::MatrixXd& X, Eigen::VectorXd& f)>;
+
+// the end of a population method's run on a Problem (cmaes_optimize, ga_optimize): best_x in
+// every row, evaluated with its gradient into res.final, the trace's last entry (that point's
+// losses), res.vars, res.iterations = generations and res.seconds since t0
+void finish_population_run(Problem& p, const Eigen::VectorXd& best_x, int generations,
+                           std::chrono::steady_clock::time_point t0, OptimizationResult& res);
 
 // the ask/tell loop of a population method M (Cmaes, Ga: ask, tell, stop_reason, generation,
 // best_x, best_f, evaluations, history) until one of its stopping criteria holds, and its result

@@ -282,16 +282,8 @@ OptimizationResult ga_optimize(Problem& p, const GaOptions& options,
   };
   const GaResult r = ga.minimize(objective, progress);
 
-  for (int k = 0; k < B; ++k)
-    Eigen::Map<Eigen::VectorXd>(vars.data() + size_t(k) * nv, nv) = r.best_x;
-  p.evaluate(vars, true, res.final);
-  // the last entry's variables are the best point found, the one returned
-  record_losses(res.trace, r.generations, res.final.loss,
-                std::vector<double>(vars.begin(), vars.begin() + nv), nv);
-  res.vars = vars;
-  res.iterations = r.generations;
+  finish_population_run(p, r.best_x, r.generations, t0, res);
   if (history) *history = r.history;
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 
