@@ -217,6 +217,18 @@ CmaesResult Cmaes::minimize(const BatchObjective& objective,
   return minimize_population<CmaesResult>(*this, lambda_, objective, progress);
 }
 
+void check_population_run(const std::string& method, const Problem& p, int lambda,
+                          const std::vector<double>& start) {
+  const int nv = p.num_vars(), B = p.batch_size();
+  if (B != lambda)
+    throw std::invalid_argument(method + ": the Problem's batch size (" + std::to_string(B) +
+                                ") must equal the population size (" + std::to_string(lambda) +
+                                ")");
+  if (start.size() != size_t(nv) && start.size() != size_t(B) * nv)
+    throw std::invalid_argument(method + ": start needs num_vars (" + std::to_string(nv) +
+                                ") values");
+}
+
 void finish_population_run(Problem& p, const Eigen::VectorXd& best_x, int generations,
                            std::chrono::steady_clock::time_point t0, OptimizationResult& res) {
   const int nv = p.num_vars(), B = p.batch_size();
@@ -239,12 +251,7 @@ OptimizationResult cmaes_optimize(Problem& p, const CmaesOptions& options,
   const auto t0 = std::chrono::steady_clock::now();
   const int nv = p.num_vars(), B = p.batch_size();
   const int lambda = options.lambda > 0 ? options.lambda : cmaes_default_lambda(nv);
-  if (B != lambda)
-    throw std::invalid_argument("cmaes: the Problem's batch size (" + std::to_string(B) +
-                                ") must equal the population size lambda (" +
-                                std::to_string(lambda) + ")");
-  if (start.size() != size_t(nv) && start.size() != size_t(B) * nv)
-    throw std::invalid_argument("cmaes: start needs num_vars (" + std::to_string(nv) + ") values");
+  check_population_run("cmaes", p, lambda, start);
 
   CmaesOptions o = options;
   o.lambda = lambda;

@@ -56,6 +56,10 @@ struct CmaesResult {
 // (X n×λ, one candidate per column) -> (f λ)
 using BatchObjective = std::function<void(const Eigen::MatrixXd& X, Eigen::VectorXd& f)>;
 
+// the start of a population method's run on a Problem: the batch must be the population
+// (lambda rows) and start num_vars values or a whole batch (invalid_argument naming `method`)
+void check_population_run(const std::string& method, const Problem& p, int lambda,
+                          const std::vector<double>& start);
 // the end of a population method's run on a Problem (cmaes_optimize, ga_optimize): best_x in
 // every row, evaluated with its gradient into res.final, the trace's last entry (that point's
 // losses), res.vars, res.iterations = generations and res.seconds since t0

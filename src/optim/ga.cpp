@@ -246,12 +246,7 @@ OptimizationResult ga_optimize(Problem& p, const GaOptions& options,
   const auto t0 = std::chrono::steady_clock::now();
   const int nv = p.num_vars(), B = p.batch_size();
   const int lambda = options.population > 0 ? options.population : ga_default_population(nv);
-  if (B != lambda)
-    throw std::invalid_argument("ga: the Problem's batch size (" + std::to_string(B) +
-                                ") must equal the population size (" + std::to_string(lambda) +
-                                ")");
-  if (start.size() != size_t(nv) && start.size() != size_t(B) * nv)
-    throw std::invalid_argument("ga: start needs num_vars (" + std::to_string(nv) + ") values");
+  check_population_run("ga", p, lambda, start);
 
   GaOptions o = options;
   o.population = lambda;
