@@ -18,6 +18,15 @@ if [[ "$mode" != "run" && "$mode" != "test" ]]; then
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+# wall time per phase, printed last (also when a phase fails), so that a CI log's tail says where
+# its time went
+phase_times=()
+phase_start=$SECONDS
+phase_done() {
+  phase_times+=("$1 $((SECONDS - phase_start)) s")
+  phase_start=$SECONDS
+}
+trap '((${#phase_times[@]})) && echo "steer: bootstrap phases: ${phase_times[*]}, total ${SECONDS} s" >&2' EXIT
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
@@ -59,6 +68,7 @@ if [[ "$mode" == "test" ]]; then
   fi
 fi
 
+phase_done packages
 # MuJoCo's compiler imports MJCF and URDF models (docs/import.md): MuJoCo 4.0.1 from PyPI's
 # mujoco-core wheel (tools/fetch_mujoco.sh: libmujoco and its headers, unpacked, not installed).
 # Without PyPI, Debian's libmujoco-dev where its version is 3.3 or newer (Debian 12's is 2.2.2,
@@ -128,16 +138,22 @@ if [[ "$mode" == "test" ]]; then
     cmake_args+=(-DSTEER_BUILD_PYTHON=OFF)
   fi
 fi
+phase_done "MuJoCo and Python deps"
 if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" "${mujoco_args[@]}" ${STEER_CMAKE_ARGS:-} >"$build/configure.log" 2>&1; then
   cat "$build/configure.log" >&2
   exit 1
 fi
 grep -E "^-- steer:" "$build/configure.log" || true
+phase_done configure
 cmake --build "$build" -j "$jobs" "${targets[@]}"
+phase_done build
 
 if [[ "$mode" == "run" ]]; then
   "$build/steer" run configs/projectile.json
   echo "steer: the artifact folder is listed above (runs/<name>-<UTC time>/artifact.json, trajectory.csv, report.html)"
 else
-  ctest --test-dir "$build" --output-on-failure -j "$jobs"
+  ctest_rc=0
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" || ctest_rc=$?
+  phase_done tests
+  exit $ctest_rc
 fi
