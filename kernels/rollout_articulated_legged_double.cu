@@ -1,9 +1,8 @@
 // CUDA rollouts of ArticulatedLegged (model.h: a quadruped on a free root) in double: the launcher
-// only. Its kernels are compiled in three files of their own, as the arm's are:
+// only. Its kernels are compiled in two files of their own, as the arm's are:
 // rollout_articulated_legged_implicit_double.cu (euler and implicitfast models as
-// ArticulatedLeggedImplicit, the hand adjoint), rollout_articulated_legged_rk4_double.cu (rk4, whose
-// adjoint is the dual-number one) and rollout_articulated_legged_reference_double.cu (the reference
-// adjoint of every integrator).
+// ArticulatedLeggedImplicit, the hand adjoint) and rollout_articulated_legged_rk4_double.cu (rk4,
+// whose adjoint is the dual-number one). The reference adjoint is host-only (kDeviceReference).
 #include "rollout_kernels.cuh"
 #include "steer/models/articulated.h"
 

@@ -228,9 +228,15 @@ struct PhaseEvents {
   PhaseEvents& operator=(const PhaseEvents&) = delete;
 };
 
-// the dual-number adjoint runs on the device only for models with fixed-size state
+// The dual-number (reference) adjoint runs on the device for the projectile alone. Models sized
+// at run time (mass-spring, FEM) keep it on the host, and so do the articulated models: their
+// reference kernels carried Dual<S, 8> copies of the tree's whole step, with frames and spills far
+// over the kernel budget and the longest nvcc times of the build, for a path that only a C++
+// caller setting RolloutShape::reference_adjoint asks the device for (the CLI, the validator and
+// Python never do). rk4's adjoint stays the dual one on the device (rollout_*_rk4_*.cu).
 template <class Model>
-constexpr bool kDeviceReference = Model::kMaxState > 0;
+constexpr bool kDeviceReference = Model::kMaxState > 0 && !std::is_same_v<Model, Articulated> &&
+                                  !std::is_same_v<Model, ArticulatedLegged>;
 
 // the inputs the CUDA path refuses, checked before any device work
 template <class Model, class S>
@@ -238,8 +244,8 @@ void check_cuda_inputs(const Model& m, const RolloutShape& sh, const Batch<S>& b
   check_batch(m, sh, batch);
   if (sh.reference_adjoint && !kDeviceReference<Model>)
     throw std::invalid_argument(
-        "backend cuda: the reference (dual-number) adjoint of this model is host-only (its state "
-        "is sized at run time); run it on the cpu backend or use the hand adjoint");
+        "backend cuda: the reference (dual-number) adjoint of this model is host-only; run it on "
+        "the cpu backend or use the hand adjoint");
   if constexpr (HasTopology<Model>::value)
     if (m.topology_size() > 0 && m.topo == nullptr)
       throw std::invalid_argument("backend cuda: the model's topology (topo) is not set");

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -93,6 +94,29 @@ TEST(CudaParityArticulated, Float32) { check<float>(1e-2); }
 TEST(CudaParityArticulated, Float64Euler) { check<double>(1e-10, Articulated::kEuler); }
 TEST(CudaParityArticulated, Float64Rk4) { check<double>(1e-10, Articulated::kRk4, kRk4Rollouts); }
 TEST(CudaParityArticulated, Float32Rk4) { check<float>(1e-2, Articulated::kRk4, kRk4Rollouts); }
+
+// The arm's reference (dual-number) adjoint is host-only on the cuda backend (kDeviceReference,
+// kernels/rollout_kernels.cuh): asked for, the call is an argument error raised before any device
+// work, so this runs without a GPU too; the cpu backend runs the same request.
+TEST(CudaParityArticulated, ReferenceAdjointIsRejected) {
+  ExperimentConfig c =
+      load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+  const Articulated& m = c.model_state<ArticulatedSetup>().model;
+  RolloutShape sh;
+  sh.steps = 5;
+  sh.checkpoint_every = 5;
+  sh.reference_adjoint = true;
+  const Batch<double> batch = panda_batch<double>(c, 2, sh.steps);
+  BatchResult<double> out;
+  try {
+    run_batch<Articulated, double>(BackendKind::kCuda, m, c.loss, sh, batch, true, out, 0);
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host-only"), std::string::npos) << e.what();
+  }
+  run_batch<Articulated, double>(BackendKind::kCpu, m, c.loss, sh, batch, true, out, 0);
+  for (double g : out.grad_u) ASSERT_TRUE(std::isfinite(g));
+}
 
 }  // namespace
 }  // namespace steer

@@ -1,5 +1,0 @@
-// the articulated model's dual-number reference backward kernel in double, every integrator
-#include "rollout_kernel_defs.cuh"
-#include "steer/models/articulated.h"
-
-STEER_INSTANTIATE_CUDA_REFERENCE_KERNEL(Articulated, double)
