@@ -537,6 +537,11 @@ void cuda_run_batch_ex(const Model& m, const Loss& loss, const RolloutShape& sh,
                        const CudaRunOptions& opt, CudaRunStats* stats) {
   constexpr int W = LanesPerRollout<Model>::value;
   static_assert(W == 1 || W == kWarp, "a rollout's lanes synchronise with __syncwarp");
+  // refused before the device is asked for, so that a machine without a GPU reports it too
+  if (loss.com_target)
+    throw std::invalid_argument(
+        "backend cuda: loss.com_target is host-only (not compiled into the kernels); run it on "
+        "the cpu backend");
   check_cuda_inputs(m, sh, batch);
   const RunLayout layout = run_layout(m, sh, batch, want_grad);
   prepare_result(layout, out);

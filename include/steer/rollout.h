@@ -335,14 +335,10 @@ STEER_HD STEER_NOINLINE void forward_after_step(const Model& m, const Loss& loss
     if (ke > dg.kinetic_max) dg.kinetic_max = ke;
   }
 }
-// after the last step: xT = x_T; writes *loss_out and the forward's fields of *diag_out.
-// Not inlined on the device (STEER_NOINLINE), as forward_after_step: the terminal terms run once
-// per rollout, and the kinematics passes behind the centre-of-mass and site terms (a Kin<S> of
-// every body each) then take a frame of their own instead of growing the step loop's.
+// after the last step: xT = x_T; writes *loss_out and the forward's fields of *diag_out
 template <class Model, class S, class X, class P>
-STEER_HD STEER_NOINLINE void forward_end(const Model& m, const Loss& loss, const X& xT, const P& p,
-                                         RolloutDiag& dg, S& L, S* loss_out,
-                                         RolloutDiag* diag_out) {
+STEER_HD void forward_end(const Model& m, const Loss& loss, const X& xT, const P& p,
+                          RolloutDiag& dg, S& L, S* loss_out, RolloutDiag* diag_out) {
   L += loss.template terminal<S>(xT, p);
   L += loss.template com_term<S>(m, xT, p);  // +w_c c(x_T)
   L += loss.template com_target_term<S>(m, xT, p);
@@ -423,11 +419,10 @@ STEER_HD double view_norm(View<S> v, int n) {
 // The per-rollout loss terms of the backward pass, run by the leading lane: backward_rollout
 // calls these, and so does cpu_packed.h lane by lane.
 // λ_T = ∂ℓ/∂x_T (+ landing at x_T when no crossing happened, + the running state terms of
-// x_T); θ̄ from the CoM, site and tracking terms; returns ‖λ_T‖. Not inlined on the device, for
-// forward_end's reason.
+// x_T); θ̄ from the CoM, site and tracking terms; returns ‖λ_T‖
 template <class Model, class S, class X, class P, class XAdj, class PAdj>
-STEER_HD STEER_NOINLINE double backward_begin(const Model& m, const Loss& loss, int event, int T,
-                                              const X& xT, const P& p, XAdj& lam, PAdj& grad_p) {
+STEER_HD double backward_begin(const Model& m, const Loss& loss, int event, int T, const X& xT,
+                               const P& p, XAdj& lam, PAdj& grad_p) {
   loss.template adj_terminal<S>(xT, p, lam, grad_p, S(1));
   loss.template adj_com_term<S>(m, xT, p, lam, grad_p, S(1));
   loss.template adj_com_target_term<S>(m, xT, p, lam, grad_p, S(1));

@@ -253,6 +253,10 @@ std::unique_ptr<BatchRunner> make_model_runner(const ExperimentConfig& c, const 
     throw ConfigError(
         "simulation.backend: the " + c.model_type +
         " model has no CUDA kernels; run it on the cpu backend (\"backend\": \"cpu\")");
+  if (backend == BackendKind::kCuda && c.loss.com_target)
+    throw ConfigError(
+        "loss.com_target: the centre-of-mass target is host-only (not compiled into the CUDA "
+        "kernels); run this config on the cpu backend (\"backend\": \"cpu\")");
   if (c.precision == "float32")
     return std::make_unique<ModelRunner<Model, float, Hooks>>(c, m, backend, options);
   return std::make_unique<ModelRunner<Model, double, Hooks>>(c, m, backend, options);

@@ -694,6 +694,27 @@ TEST(CudaParityMassSpring, ReferenceAdjointIsRejected) {
     EXPECT_NE(std::string(e.what()).find("host-only"), std::string::npos) << e.what();
   }
 }
+// loss.com_target is host-only (not compiled into the kernels, loss.h): the cuda backend refuses
+// it by name before the device is asked for
+TEST(CudaParityMassSpring, ComTargetIsRejected) {
+  const MsCase c{kSinusoid, false};
+  const Robot r = ms_robot(c);
+  const MassSpring m = ms_model(c, r);
+  Loss loss = ms_loss(c);
+  loss.com_target = true;
+  loss.com_target_axes = 2;
+  RolloutShape sh;
+  sh.steps = 10;
+  sh.checkpoint_every = 5;
+  const Batch<double> batch = ms_batch<double>(m, r, 4, sh.steps, 3u);
+  BatchResult<double> out;
+  try {
+    run_batch(BackendKind::kCuda, m, loss, sh, batch, true, out);
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("loss.com_target"), std::string::npos) << e.what();
+  }
+}
 TEST(CudaParityMassSpring, MissingTopologyIsRejected) {
   const MsCase c{kSinusoid, false};
   const Robot r = ms_robot(c);
