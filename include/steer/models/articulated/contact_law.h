@@ -196,10 +196,17 @@ STEER_HD void adj_restitution_damping(const S& e, const S& k, const S& m, const 
 template <class S, int D = 2>
 STEER_HD void friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs, S* ft) {
   using std::sqrt;
-  S q2 = vt[0] * vt[0];  // summed in this order: the D = 2 values are those of the plane's law
-  for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i];
-  const S g = -mu * fe / sqrt(q2 + vs * vs);
-  for (int i = 0; i < D; ++i) ft[i] = g * vt[i];
+  if constexpr (D == 2) {
+    // the plane's law, written out: the rigid kernels' register allocation is this form's
+    const S g = -mu * fe / sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vs * vs);
+    ft[0] = g * vt[0];
+    ft[1] = g * vt[1];
+  } else {
+    S q2 = vt[0] * vt[0];  // summed in the D = 2 form's order
+    for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i];
+    const S g = -mu * fe / sqrt(q2 + vs * vs);
+    for (int i = 0; i < D; ++i) ft[i] = g * vt[i];
+  }
 }
 
 // adjoint of friction_smoothed for the cotangent f̄_t, with ḡ = f̄_t · v_t and q = sqrt(|v_t|² +
@@ -209,8 +216,14 @@ template <class S, int D = 2>
 STEER_HD void adj_friction_smoothed(const S* vt, const S& fe, const S& mu, const S& vs,
                                     const S* aft, S* avt, S& afe, S& amu, S& avs) {
   using std::sqrt;
-  S q2 = vt[0] * vt[0], gdot = aft[0] * vt[0];
-  for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i], gdot += aft[i] * vt[i];
+  S q2, gdot;
+  if constexpr (D == 2) {
+    q2 = vt[0] * vt[0] + vt[1] * vt[1];
+    gdot = aft[0] * vt[0] + aft[1] * vt[1];
+  } else {
+    q2 = vt[0] * vt[0], gdot = aft[0] * vt[0];
+    for (int i = 1; i < D; ++i) q2 += vt[i] * vt[i], gdot += aft[i] * vt[i];
+  }
   const S qn = sqrt(q2 + vs * vs);
   const S mn = mu * fe;
   const S q3 = qn * qn * qn;
