@@ -26,7 +26,7 @@ phase_done() {
   phase_times+=("$1 $((SECONDS - phase_start)) s")
   phase_start=$SECONDS
 }
-trap '((${#phase_times[@]})) && echo "steer: bootstrap phases: ${phase_times[*]}, total ${SECONDS} s" >&2' EXIT
+trap '((${#phase_times[@]})) && echo "steer: bootstrap phases: $(printf "%s; " "${phase_times[@]}")total ${SECONDS} s" >&2' EXIT
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
