@@ -1,7 +1,7 @@
-// CUDA rollouts of the articulated model in double: the launcher only. Its kernels are compiled
-// in two files of their own: rollout_articulated_implicit_double.cu (euler and implicitfast
-// models as ArticulatedImplicit, the hand adjoint) and rollout_articulated_rk4_double.cu (rk4,
-// whose adjoint is the dual-number one). The reference adjoint is host-only (kDeviceReference).
+// CUDA rollouts of the articulated model in double: the launcher only. Its kernels (euler and
+// implicitfast models as ArticulatedImplicit, the hand adjoint) are compiled in a file of their
+// own, rollout_articulated_implicit_double.cu. The reference adjoint and the rk4 integrator are
+// host-only (kDeviceReference, is_host_only_integrator in rollout_kernels.cuh).
 #include "rollout_kernels.cuh"
 
 namespace steer {

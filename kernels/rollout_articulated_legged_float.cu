@@ -1,8 +1,7 @@
 // CUDA rollouts of ArticulatedLegged (model.h: a quadruped on a free root) in float: the launcher
-// only. Its kernels are compiled in two files of their own, as the arm's are:
-// rollout_articulated_legged_implicit_float.cu (euler and implicitfast models as
-// ArticulatedLeggedImplicit, the hand adjoint) and rollout_articulated_legged_rk4_float.cu (rk4,
-// whose adjoint is the dual-number one). The reference adjoint is host-only (kDeviceReference).
+// only. Its kernels (euler and implicitfast models as ArticulatedLeggedImplicit, the hand adjoint)
+// are compiled in a file of their own, as the arm's are: rollout_articulated_legged_implicit_float.cu.
+// The reference adjoint and the rk4 integrator are host-only (rollout_kernels.cuh).
 #include "rollout_kernels.cuh"
 #include "steer/models/articulated.h"
 

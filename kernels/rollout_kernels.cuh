@@ -86,12 +86,11 @@ dim3 transpose_grid(long rows, long cols) {
 }
 
 // Calls fn(km) with the model as the rollout kernels are instantiated for it. Articulated
-// steps and reverses by its integrator, chosen at run time, so a kernel for it compiles rk4's
-// four-acceleration step and dual-number adjoint next to the hand adjoint, and ptxas sizes
-// each thread's stack (local memory) for all of them; the device reserves that frame for
-// every thread that can be resident. Euler and implicitfast models therefore run as
-// ArticulatedImplicit, whose kernels leave rk4 out and need a far smaller frame; rk4 keeps
-// the Articulated kernels and their large frame. ArticulatedLegged likewise runs as
+// steps and reverses by its integrator, chosen at run time, so a kernel for it would compile
+// rk4's four-acceleration step and dual-number adjoint next to the hand adjoint, and ptxas
+// sizes each thread's stack (local memory) for all of them. Euler and implicitfast models
+// therefore run as ArticulatedImplicit, whose kernels leave rk4 out; rk4 itself is host-only
+// (is_host_only_integrator, refused by check_cuda_inputs). ArticulatedLegged likewise runs as
 // ArticulatedLeggedImplicit (frame sizes: bench/RESULTS.md, GPU; tools/kernel_budget.py).
 // Mass-spring likewise: a symplectic model runs as MassSpringSymplectic, whose kernels leave
 // the backward-Euler Newton solve (and its per-thread band storage) out; backward-Euler models
@@ -99,30 +98,22 @@ dim3 transpose_grid(long rows, long cols) {
 template <class Model, class Fn>
 void with_kernel_model(const Model& m, Fn&& fn) {
   if constexpr (std::is_same_v<Model, Articulated>) {
-    if (m.integrator != Articulated::kRk4) {
-      fn(ArticulatedImplicit(m));
-      return;
-    }
-  }
-  if constexpr (std::is_same_v<Model, ArticulatedLegged>) {
-    if (m.integrator != ArticulatedLegged::kRk4) {
-      fn(ArticulatedLeggedImplicit(m));
-      return;
-    }
-  }
-  if constexpr (std::is_same_v<Model, MassSpring>) {
-    if (m.integrator == MassSpring::kSymplecticEuler) {
+    fn(ArticulatedImplicit(m));
+  } else if constexpr (std::is_same_v<Model, ArticulatedLegged>) {
+    fn(ArticulatedLeggedImplicit(m));
+  } else if constexpr (std::is_same_v<Model, MassSpring>) {
+    if (m.integrator == MassSpring::kSymplecticEuler)
       fn(MassSpringSymplectic(m));
-      return;
-    }
-  }
-  if constexpr (std::is_same_v<Model, Controlled<MassSpring>>) {
-    if (m.integrator == MassSpring::kSymplecticEuler) {
+    else
+      fn(m);
+  } else if constexpr (std::is_same_v<Model, Controlled<MassSpring>>) {
+    if (m.integrator == MassSpring::kSymplecticEuler)
       fn(Controlled<MassSpringSymplectic>(MassSpringSymplectic(m), m.policy));
-      return;
-    }
+    else
+      fn(m);
+  } else {
+    fn(m);
   }
-  fn(m);
 }
 static_assert(LanesPerRollout<ArticulatedImplicit>::value == LanesPerRollout<Articulated>::value &&
                   HasTopology<ArticulatedImplicit>::value == HasTopology<Articulated>::value,
@@ -233,15 +224,32 @@ struct PhaseEvents {
 // reference kernels carried Dual<S, 8> copies of the tree's whole step, with frames and spills far
 // over the kernel budget and the longest nvcc times of the build, for a path that only a C++
 // caller setting RolloutShape::reference_adjoint asks the device for (the CLI, the validator and
-// Python never do). rk4's adjoint stays the dual one on the device (rollout_*_rk4_*.cu).
+// Python never do).
 template <class Model>
 constexpr bool kDeviceReference = Model::kMaxState > 0 && !std::is_same_v<Model, Articulated> &&
                                   !std::is_same_v<Model, ArticulatedLegged>;
+
+// The articulated rk4 step is host-only for the same reason: its adjoint is the dual-number one
+// (Dual<S, 8> copies of four accelerations), and its kernels needed 95-348 KB of stack per thread
+// with spills, the budget's largest exceptions and a third of the CUDA build's time
+// (docs/design.md, "The kernel budget"). The cuda backend refuses it before any device work.
+template <class Model>
+bool is_host_only_integrator(const Model& m) {
+  if constexpr (std::is_same_v<Model, Articulated> || std::is_same_v<Model, ArticulatedLegged>)
+    return m.integrator == Model::kRk4;
+  (void)m;
+  return false;
+}
 
 // the inputs the CUDA path refuses, checked before any device work
 template <class Model, class S>
 void check_cuda_inputs(const Model& m, const RolloutShape& sh, const Batch<S>& batch) {
   check_batch(m, sh, batch);
+  if (is_host_only_integrator(m))
+    throw std::invalid_argument(
+        "backend cuda: the rk4 integrator of an articulated model is host-only (its dual-number "
+        "adjoint is not compiled into the kernels); run it on the cpu backend or use euler or "
+        "implicitfast");
   if (sh.reference_adjoint && !kDeviceReference<Model>)
     throw std::invalid_argument(
         "backend cuda: the reference (dual-number) adjoint of this model is host-only; run it on "

@@ -1,6 +1,6 @@
-// CUDA vs CPU for the articulated Panda (one thread per rollout; the hand adjoint for
-// implicitfast and euler, the dual-number adjoint for rk4, each its own kernels): losses
-// and every gradient on the same batch. The step is a long chain of trigonometry, 3×3
+// CUDA vs CPU for the articulated Panda (one thread per rollout; the hand adjoint of
+// implicitfast and euler; rk4 is host-only on the device): losses and every gradient on the
+// same batch. The step is a long chain of trigonometry, 3×3
 // products and a Cholesky solve; nvcc contracts a·b + c into FMAs, so the two differ by
 // rounding amplified by the arm's conditioning over the horizon. Tolerances, over the batch,
 // max-norm of the difference over max-norm of the reference array:
@@ -12,9 +12,7 @@
 // Without a CUDA device every test skips with the reason. The file is built a second time
 // against the emulated device of tests/backend/cuda_emulation (tests named Emulated.*), where it
 // never skips; there the arm's sin, cos and sqrt are the host's and nothing is contracted into an
-// FMA, so the emulated device gives the CPU's bits. It runs a block's threads one after
-// another on one core, and the rk4 kernels (the dual-number adjoint, about 0.25 s per rollout
-// there) run 8 rollouts instead of 64: the same single block, the same indexing.
+// FMA, so the emulated device gives the CPU's bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,14 +37,12 @@ namespace fs = std::filesystem;
 #if defined(STEER_CUDA_EMULATION)
 // the emulated device is always present: a skip would hide the whole suite
 #define STEER_SKIP_WITHOUT_CUDA() ASSERT_TRUE(cuda_status().available) << cuda_status().reason
-constexpr int kRk4Rollouts = 8;
 #else
 #define STEER_SKIP_WITHOUT_CUDA()                 \
   do {                                            \
     const CudaStatus cs = cuda_status();          \
     if (!cs.available) GTEST_SKIP() << cs.reason; \
   } while (0)
-constexpr int kRk4Rollouts = 64;
 #endif
 
 template <class S>
@@ -65,8 +61,8 @@ Batch<S> panda_batch(const ExperimentConfig& c, int B, int T) {
   return b;
 }
 
-// integrator: the config's (implicitfast) when negative; rk4 runs its own kernels (the dual
-// adjoint), euler and implicitfast run as ArticulatedImplicit
+// integrator: the config's (implicitfast) when negative; euler and implicitfast run as
+// ArticulatedImplicit
 template <class S>
 void check(double tol, int integrator = -1, int B = 64) {
   STEER_SKIP_WITHOUT_CUDA();
@@ -92,20 +88,20 @@ void check(double tol, int integrator = -1, int B = 64) {
 TEST(CudaParityArticulated, Float64) { check<double>(1e-10); }
 TEST(CudaParityArticulated, Float32) { check<float>(1e-2); }
 TEST(CudaParityArticulated, Float64Euler) { check<double>(1e-10, Articulated::kEuler); }
-TEST(CudaParityArticulated, Float64Rk4) { check<double>(1e-10, Articulated::kRk4, kRk4Rollouts); }
-TEST(CudaParityArticulated, Float32Rk4) { check<float>(1e-2, Articulated::kRk4, kRk4Rollouts); }
 
-// The arm's reference (dual-number) adjoint is host-only on the cuda backend (kDeviceReference,
-// kernels/rollout_kernels.cuh): asked for, the call is an argument error raised before any device
-// work, so this runs without a GPU too; the cpu backend runs the same request.
-TEST(CudaParityArticulated, ReferenceAdjointIsRejected) {
+// The arm's reference (dual-number) adjoint and its rk4 integrator are host-only on the cuda
+// backend (kDeviceReference, is_host_only_integrator: kernels/rollout_kernels.cuh): asked for,
+// the call is an argument error raised before any device work, so this runs without a GPU too;
+// the cpu backend runs the same request.
+void expect_host_only(bool reference_adjoint, int integrator, const char* what) {
   ExperimentConfig c =
       load_config((fs::path(STEER_SOURCE_DIR) / "configs" / "panda.json").string());
+  if (integrator >= 0) c.model_state<ArticulatedSetup>().model.integrator = integrator;
   const Articulated& m = c.model_state<ArticulatedSetup>().model;
   RolloutShape sh;
   sh.steps = 5;
   sh.checkpoint_every = 5;
-  sh.reference_adjoint = true;
+  sh.reference_adjoint = reference_adjoint;
   const Batch<double> batch = panda_batch<double>(c, 2, sh.steps);
   BatchResult<double> out;
   try {
@@ -113,10 +109,16 @@ TEST(CudaParityArticulated, ReferenceAdjointIsRejected) {
     ADD_FAILURE() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("host-only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
   }
   run_batch<Articulated, double>(BackendKind::kCpu, m, c.loss, sh, batch, true, out, 0);
   for (double g : out.grad_u) ASSERT_TRUE(std::isfinite(g));
 }
+
+TEST(CudaParityArticulated, ReferenceAdjointIsRejected) {
+  expect_host_only(true, -1, "reference (dual-number) adjoint");
+}
+TEST(CudaParityArticulated, Rk4IsRejected) { expect_host_only(false, Articulated::kRk4, "rk4"); }
 
 }  // namespace
 }  // namespace steer

@@ -64,6 +64,13 @@ template <class Model>
 std::unique_ptr<BatchRunner> make_articulated_runner(const ExperimentConfig& c, const Model& m,
                                                      BackendKind backend,
                                                      const RunnerOptions& options) {
+  // rk4's adjoint is the dual-number one, which the CUDA kernels leave out (docs/design.md,
+  // "The kernel budget"); refused here so that the config's key is named
+  if (backend == BackendKind::kCuda && m.integrator == Model::kRk4)
+    throw ConfigError(
+        "model.integrator: rk4 on an articulated model is host-only (not compiled into the CUDA "
+        "kernels); run this config on the cpu backend (\"backend\": \"cpu\") or choose euler or "
+        "implicitfast");
   return make_runner_with_controller<Model, ArticulatedRunnerHooks<Model>>(c, m, backend, options);
 }
 
