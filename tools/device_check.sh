@@ -3,7 +3,8 @@
 # committed tree for sm_90 with the CUDA backend, the cuda-labelled tests and the Python module;
 # runs those tests, the Python device tests (torch CUDA tensors, where the machine has torch),
 # the kernel budget (tools/kernel_budget.py on the build's ptxas reports) and bench/gpu.sh with
-# what is left of a 560 s budget. Everything lands in $OUT as a few logs and one tarball (gpu.tgz:
+# what is left of a 560 s budget, then bench/roofline.py's H200 prediction against that measurement
+# (prediction_vs_measured.md). Everything lands in $OUT as a few logs and one tarball (gpu.tgz:
 # bench/gpu.sh's tables and JSON).
 # The GPU machine needs no network: prepare on a machine that has one, from the repository root:
 #   mkdir -p .device/debs && echo /.device/ >> .git/info/exclude       (once)
@@ -62,6 +63,9 @@ stamp "bench/gpu.sh"
 left=$((560 - (SECONDS - T0))); ((left < 60)) && left=60
 BUILD_DIR=$b GPU_BENCH_SECONDS=$left bash bench/gpu.sh /tmp/gpu > /tmp/gpu/bench.log 2>&1
 stamp "bench done"
+# the H200 prediction (bench/h200_prediction.json, bench/roofline.py) against what gpu.sh measured
+"$py" bench/roofline.py --compare /tmp/gpu > "$OUT/prediction_vs_measured.md" 2>&1
+stamp "prediction vs measurement rc $?"
 tar czf "$OUT/gpu.tgz" -C /tmp gpu
 tail -c 20000 "$OUT/build.log" > "$OUT/build_tail.log"; rm -f "$OUT/build.log"
 stamp end

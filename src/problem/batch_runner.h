@@ -67,9 +67,10 @@ class BatchRunner {
 
   // the bytes of one step's tape in the runner's precision (0: the model keeps none)
   virtual long long step_tape_bytes() const = 0;
-  // Counted work of the step and its adjoint in the runner's precision at `samples` states
-  // spread over rollout 0 of `batch` (stepped in float64 to get there), the adjoint seeded
-  // with λ = 1; taped: the adjoint from the step's tape, as the CPU's uniform schedule runs it.
+  // Counted work of the step and its adjoint at `samples` states spread over rollout 0 of
+  // `batch` (stepped and counted in float64: the runner's precision runs the same operations;
+  // elements × sizeof(S) are its bytes), the adjoint seeded with λ = 1; taped: the adjoint from
+  // the step's tape, as the CPU's uniform schedule runs it.
   virtual StepWorkCounts count_work(const Batch<double>& batch, int steps, int samples,
                                     bool taped) const = 0;
 

@@ -131,14 +131,18 @@ class ModelRunner final : public BatchRunner {
     for (int k = 0, taken = 0; k < steps && taken < samples; ++k) {
       for (int j = 0; j < nu_; ++j) u[size_t(j)] = b.u_of(0)[size_t(k) * nu_ + j];
       if (k == long(taken) * steps / samples) {
-        const StepWork f = count_step<S>(model_, k, x, u, p);
+        // counted on Counted<double> in both precisions: the operations are the same (the
+        // caller scales elements by sizeof(S)), and a model's float and double runners, which
+        // share a translation unit, then share one instantiation of its step, adjoint and
+        // dual-number adjoint on the counting scalar (minutes of compile time each)
+        const StepWork f = count_step<double>(model_, k, x, u, p);
         StepWork a;
         if constexpr (contract::has_step_tape<Model>::value) {
-          a = taped ? count_adj_step_taped<S>(model_, k, x, u, p, seed)
-                    : count_adj_step<S>(model_, k, x, u, p, seed);
+          a = taped ? count_adj_step_taped<double>(model_, k, x, u, p, seed)
+                    : count_adj_step<double>(model_, k, x, u, p, seed);
         } else {
           (void)taped;
-          a = count_adj_step<S>(model_, k, x, u, p, seed);
+          a = count_adj_step<double>(model_, k, x, u, p, seed);
         }
         w.flops_fwd += double(f.ops.flops()) / samples;
         w.special_fwd += double(f.ops.special) / samples;
