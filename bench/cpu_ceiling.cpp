@@ -32,25 +32,24 @@ double seconds_since(Clock::time_point t0) {
 // add). Written as a macro expanded inside each target("…") function: a template or lambda
 // would not take the function's target, and the intrinsics would not inline. The lanes are
 // added into *sink so that the chains stay live.
-#define STEER_CHAINS(V, kChains, kLanes, SET1, OP, STORE, ELEM)              \
-  V acc[kChains];                                                           \
-  for (int c = 0; c < kChains; ++c) acc[c] = SET1(ELEM(1 + 1e-3 * c));      \
-  const V a = SET1(ELEM(0.9999)), b = SET1(ELEM(1e-5));                     \
-  long iters = 0;                                                           \
-  const auto t0 = Clock::now();                                             \
-  double t = 0;                                                             \
-  do {                                                                      \
-    for (long i = 0; i < kInner; ++i)                                       \
-      _Pragma("GCC unroll 16")                                              \
-      for (int c = 0; c < kChains; ++c) acc[c] = OP(acc[c]);                \
-    iters += kInner;                                                        \
-    t = seconds_since(t0);                                                  \
-  } while (t < min_time);                                                   \
-  alignas(64) ELEM lanes[kLanes];                                           \
-  for (int c = 0; c < kChains; ++c) {                                       \
-    STORE(lanes, acc[c]);                                                   \
-    for (ELEM v : lanes) *sink += double(v);                                \
-  }                                                                         \
+#define STEER_CHAINS(V, kChains, kLanes, SET1, OP, STORE, ELEM)                       \
+  V acc[kChains];                                                                     \
+  for (int c = 0; c < kChains; ++c) acc[c] = SET1(ELEM(1 + 1e-3 * c));                \
+  const V a = SET1(ELEM(0.9999)), b = SET1(ELEM(1e-5));                               \
+  long iters = 0;                                                                     \
+  const auto t0 = Clock::now();                                                       \
+  double t = 0;                                                                       \
+  do {                                                                                \
+    for (long i = 0; i < kInner; ++i)                                                 \
+      _Pragma("GCC unroll 16") for (int c = 0; c < kChains; ++c) acc[c] = OP(acc[c]); \
+    iters += kInner;                                                                  \
+    t = seconds_since(t0);                                                            \
+  } while (t < min_time);                                                             \
+  alignas(64) ELEM lanes[kLanes];                                                     \
+  for (int c = 0; c < kChains; ++c) {                                                 \
+    STORE(lanes, acc[c]);                                                             \
+    for (ELEM v : lanes) *sink += double(v);                                          \
+  }                                                                                   \
   return 2.0 * kLanes * kChains * double(iters) / t
 
 // AVX-512: 32 registers, 16 chains
@@ -60,9 +59,15 @@ double seconds_since(Clock::time_point t0) {
 #define STEER_MA512S(x) _mm512_add_ps(_mm512_mul_ps(x, a), b)
 __attribute__((target("avx512f"))) double avx512(bool f64, bool fused, double min_time,
                                                  double* sink) {
-  if (f64 && fused) { STEER_CHAINS(__m512d, 16, 8, _mm512_set1_pd, STEER_FMA512D, _mm512_store_pd, double); }
-  if (f64) { STEER_CHAINS(__m512d, 16, 8, _mm512_set1_pd, STEER_MA512D, _mm512_store_pd, double); }
-  if (fused) { STEER_CHAINS(__m512, 16, 16, _mm512_set1_ps, STEER_FMA512S, _mm512_store_ps, float); }
+  if (f64 && fused) {
+    STEER_CHAINS(__m512d, 16, 8, _mm512_set1_pd, STEER_FMA512D, _mm512_store_pd, double);
+  }
+  if (f64) {
+    STEER_CHAINS(__m512d, 16, 8, _mm512_set1_pd, STEER_MA512D, _mm512_store_pd, double);
+  }
+  if (fused) {
+    STEER_CHAINS(__m512, 16, 16, _mm512_set1_ps, STEER_FMA512S, _mm512_store_ps, float);
+  }
   STEER_CHAINS(__m512, 16, 16, _mm512_set1_ps, STEER_MA512S, _mm512_store_ps, float);
 }
 
@@ -73,9 +78,15 @@ __attribute__((target("avx512f"))) double avx512(bool f64, bool fused, double mi
 #define STEER_MA256S(x) _mm256_add_ps(_mm256_mul_ps(x, a), b)
 __attribute__((target("avx2,fma"))) double avx2(bool f64, bool fused, double min_time,
                                                 double* sink) {
-  if (f64 && fused) { STEER_CHAINS(__m256d, 12, 4, _mm256_set1_pd, STEER_FMA256D, _mm256_store_pd, double); }
-  if (f64) { STEER_CHAINS(__m256d, 12, 4, _mm256_set1_pd, STEER_MA256D, _mm256_store_pd, double); }
-  if (fused) { STEER_CHAINS(__m256, 12, 8, _mm256_set1_ps, STEER_FMA256S, _mm256_store_ps, float); }
+  if (f64 && fused) {
+    STEER_CHAINS(__m256d, 12, 4, _mm256_set1_pd, STEER_FMA256D, _mm256_store_pd, double);
+  }
+  if (f64) {
+    STEER_CHAINS(__m256d, 12, 4, _mm256_set1_pd, STEER_MA256D, _mm256_store_pd, double);
+  }
+  if (fused) {
+    STEER_CHAINS(__m256, 12, 8, _mm256_set1_ps, STEER_FMA256S, _mm256_store_ps, float);
+  }
   STEER_CHAINS(__m256, 12, 8, _mm256_set1_ps, STEER_MA256S, _mm256_store_ps, float);
 }
 
@@ -83,7 +94,9 @@ __attribute__((target("avx2,fma"))) double avx2(bool f64, bool fused, double min
 #define STEER_MA128D(x) _mm_add_pd(_mm_mul_pd(x, a), b)
 #define STEER_MA128S(x) _mm_add_ps(_mm_mul_ps(x, a), b)
 double sse2(bool f64, double min_time, double* sink) {
-  if (f64) { STEER_CHAINS(__m128d, 12, 2, _mm_set1_pd, STEER_MA128D, _mm_store_pd, double); }
+  if (f64) {
+    STEER_CHAINS(__m128d, 12, 2, _mm_set1_pd, STEER_MA128D, _mm_store_pd, double);
+  }
   STEER_CHAINS(__m128, 12, 4, _mm_set1_ps, STEER_MA128S, _mm_store_ps, float);
 }
 
@@ -117,7 +130,8 @@ double best_of(int repeats, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"cpu_ceiling: one thread's peak FLOP/s (vector FMA chains) and STREAM triad bandwidth"};
+  CLI::App app{
+      "cpu_ceiling: one thread's peak FLOP/s (vector FMA chains) and STREAM triad bandwidth"};
   double min_time = 0.3;
   int repeats = 5;
   long triad_mb = 768;
@@ -138,10 +152,10 @@ int main(int argc, char** argv) {
   for (int f64 = 0; f64 < 2; ++f64)
     for (int fused = 0; fused < 2; ++fused)
       peak[f64][fused] = 1e-9 * best_of(repeats, [&] {
-        if (has512) return avx512(f64, fused, min_time, &sink);
-        if (has256) return avx2(f64, fused, min_time, &sink);
-        return sse2(f64, min_time, &sink);
-      });
+                           if (has512) return avx512(f64, fused, min_time, &sink);
+                           if (has256) return avx2(f64, fused, min_time, &sink);
+                           return sse2(f64, min_time, &sink);
+                         });
   const long n = triad_mb * 1000000L / 24;
   const double bw = best_of(repeats, [&] { return triad(n, min_time); });
   std::printf(
