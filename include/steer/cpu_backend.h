@@ -143,4 +143,14 @@ void cpu_run_batch(const Model& m, const Loss& loss, const RolloutShape& sh, con
   }
 }
 
+// An explicit instantiation of the CPU path of one model in one precision. `extern` in the
+// model's header (steer/models/<model>.h), so that the files that call it (tests, benchmarks,
+// the Python module) link the one copy compiled in libsteer instead of compiling their own:
+// for an articulated model that is its step, hand adjoint, dual-number adjoint and packed
+// dispatch, minutes of compile time per file. Defined (`kind` empty) once in the model's
+// runner source.
+#define STEER_CPU_RUN_BATCH(kind, Model, S)                                                  \
+  kind template void cpu_run_batch<Model, S>(const Model&, const Loss&, const RolloutShape&, \
+                                             const Batch<S>&, bool, BatchResult<S>&, int)
+
 }  // namespace steer

@@ -121,3 +121,19 @@
 #include "steer/models/articulated/integrators.h"
 #include "steer/models/articulated/diagnostics.h"
 #include "steer/models/articulated/sites.h"
+
+// The CPU path of these models is compiled once, in
+// src/models/articulated/articulated_runner_{arm,legged,large}.cpp
+// (STEER_CPU_RUN_BATCH, steer/cpu_backend.h); device code never calls it.
+#if !defined(__CUDACC__)
+#include "steer/cpu_backend.h"
+
+namespace steer {
+STEER_CPU_RUN_BATCH(extern, Articulated, double);
+STEER_CPU_RUN_BATCH(extern, Articulated, float);
+STEER_CPU_RUN_BATCH(extern, ArticulatedLegged, double);
+STEER_CPU_RUN_BATCH(extern, ArticulatedLegged, float);
+STEER_CPU_RUN_BATCH(extern, ArticulatedLarge, double);
+STEER_CPU_RUN_BATCH(extern, ArticulatedLarge, float);
+}  // namespace steer
+#endif

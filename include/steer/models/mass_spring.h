@@ -72,3 +72,14 @@
 #include "steer/models/mass_spring/implicit.h"
 #include "steer/models/mass_spring/step_solo.h"
 #include "steer/models/mass_spring/diagnostics.h"
+
+// The CPU path of these models is compiled once, in src/models/mass_spring/mass_spring_model.cpp
+// (STEER_CPU_RUN_BATCH, steer/cpu_backend.h); device code never calls it.
+#if !defined(__CUDACC__)
+#include "steer/cpu_backend.h"
+
+namespace steer {
+STEER_CPU_RUN_BATCH(extern, MassSpring, double);
+STEER_CPU_RUN_BATCH(extern, MassSpring, float);
+}  // namespace steer
+#endif

@@ -287,3 +287,14 @@ struct Projectile {
 };
 
 }  // namespace steer
+
+// The CPU path of these models is compiled once, in src/models/projectile/projectile_model.cpp
+// (STEER_CPU_RUN_BATCH, steer/cpu_backend.h); device code never calls it.
+#if !defined(__CUDACC__)
+#include "steer/cpu_backend.h"
+
+namespace steer {
+STEER_CPU_RUN_BATCH(extern, Projectile, double);
+STEER_CPU_RUN_BATCH(extern, Projectile, float);
+}  // namespace steer
+#endif

@@ -8,4 +8,8 @@ std::unique_ptr<BatchRunner> articulated_runner(const ExperimentConfig& c, const
   return make_articulated_runner(c, m, backend, options);
 }
 
+// the CPU path's one copy (declared extern in the model's header, steer/cpu_backend.h)
+STEER_CPU_RUN_BATCH(, Articulated, double);
+STEER_CPU_RUN_BATCH(, Articulated, float);
+
 }  // namespace steer

@@ -218,4 +218,8 @@ const ModelDef& mass_spring_model() {
   return def;
 }
 
+// the CPU path's one copy (declared extern in the model's header, steer/cpu_backend.h)
+STEER_CPU_RUN_BATCH(, MassSpring, double);
+STEER_CPU_RUN_BATCH(, MassSpring, float);
+
 }  // namespace steer

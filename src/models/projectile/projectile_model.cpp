@@ -151,4 +151,8 @@ const ModelDef& projectile_model() {
   return def;
 }
 
+// the CPU path's one copy (declared extern in the model's header, steer/cpu_backend.h)
+STEER_CPU_RUN_BATCH(, Projectile, double);
+STEER_CPU_RUN_BATCH(, Projectile, float);
+
 }  // namespace steer
