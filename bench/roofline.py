@@ -18,18 +18,20 @@ Measures (one thread, the CPU backend's default schedule: the stored forward pas
 
 The CPU roofline per scene and precision: predicted = min(P / F, W / Q) rollout-steps/s, with P
 the unfused peak [flop/s], F the counted flops per rollout-step, W the triad bandwidth [B/s] and
-Q the counted bytes per rollout-step; measured / predicted is the calibration, and the achieved
-flop rate over the fused peak the fraction of this CPU's peak.
+Q the counted bytes per rollout-step; measured / predicted says how close the code comes to its
+roofline, and the achieved flop rate over the fused peak is the fraction of this CPU's peak.
 
 The H200 prediction (stated as one, never measured here): the same roofline with the H200's
 ceilings (NVIDIA's H200 SXM datasheet: FP64 34 TFLOP/s and FP32 67 TFLOP/s without tensor
-cores, 4.8 TB/s HBM3e; 132 SMs, 64 K registers and 64 resident warps per SM), times two factors:
+cores, 4.8 TB/s HBM3e; 132 SMs, 64 K registers and 64 resident warps per SM), the compute
+ceiling derated by two factors:
   occupancy: resident warps per SM from the kernel's registers (rounded up to 8 per thread,
     65,536 per SM), over the 16 warps that hide the FP pipelines' latency (4 schedulers x 4
     warps each), at most 1;
-  calibration: the CPU's measured / predicted for the same scene and precision (branches,
-    special functions and dependency chains cost alike on both: an assumption, to be checked by
-    tools/device_check.sh's measurement).
+  calibration: the share of the CPU's compute ceiling the same scene and precision reaches
+    (measured x F / P: branches, special functions, dependency chains and bookkeeping cost
+    alike on both; an assumption, to be checked by tools/device_check.sh's measurement).
+  predicted = min(P_gpu x occupancy x share / F, W_gpu / Q_gpu).
   Memory: the counted bytes per rollout-step, plus the checkpoint traffic (nx values written and
   read once per K = ceil(sqrt(T)) steps, forward+backward only), plus the local-memory frame
   where it cannot stay in L1: resident threads x frame over 256 KB per SM, its whole frame read
@@ -111,7 +113,8 @@ def cpu_table(rows, ceiling):
                 ("forward", w["forward_flops"], w["forward_bytes"], r["fwd"]),
                 ("fwd+bwd", w["forward_backward_flops"], w["forward_backward_bytes"], r["fb"])):
             predicted = min(unfused / flops, bw / nbytes)
-            r[f"calibration_{label}"] = measured / predicted
+            # the share of the compute ceiling this scene's code reaches: what the H200 inherits
+            r[f"compute_share_{label}"] = measured * flops / unfused
             gflops = flops * measured * 1e-9
             lines.append(f"| {r['scene']} | {r['precision']} | {r['batch']} | {label} | {flops:.4g} | "
                          f"{nbytes:.4g} | {flops / nbytes:.3g} | {predicted:.3g} | {measured:.3g} | "
@@ -129,7 +132,7 @@ def h200_table(rows, kernels, predictions):
     lines = ["H200 prediction, one thread per rollout (not measured; the model in bench/roofline.py's "
              "header):", "",
              "| scene | precision | pass | kernel registers | frame B | warps/SM | occupancy | "
-             "flops/step | device bytes/step | roofline steps/s | calibration | predicted steps/s | bound |",
+             "flops/step | device bytes/step | roofline steps/s | CPU compute share | predicted steps/s | bound |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if not r["kernel"]:
@@ -154,7 +157,7 @@ def h200_table(rows, kernels, predictions):
             spill_fraction = max(0.0, 1 - H200["l1_bytes_per_sm"] / max(1, warps * 32 * frame))
             device_bytes = nbytes + 2 * frame * spill_fraction
             roof = min(peak / flops, bw / device_bytes)
-            cal = r[f"calibration_{label}"]
+            cal = r[f"compute_share_{label}"]
             compute_rate = peak * occupancy * cal / flops
             memory_rate = bw / device_bytes
             predicted = min(compute_rate, memory_rate)
