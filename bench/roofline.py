@@ -213,6 +213,8 @@ def main():
     if a.min_time <= 0:
         p.error(f"--min-time {a.min_time}: must be > 0")
     if a.compare:
+        if not a.compare.is_dir():
+            p.error(f"--compare {a.compare}: no such folder")
         if not a.prediction.exists():
             p.error(f"--prediction {a.prediction}: no such file")
         print("\n".join(compare(a.prediction, a.compare)))
