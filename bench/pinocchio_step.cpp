@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--states", states, "random states timed in turn")->check(CLI::Range(1, 100000));
   app.add_option("--min-time", min_time, "seconds per timing [s]")->check(CLI::Range(0.0, 60.0));
-  app.add_option("--repeats", repeats, "timings; the fastest is reported")->check(CLI::Range(1, 100));
+  app.add_option("--repeats", repeats, "timings; the fastest is reported")
+      ->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
 
   const steer::ExperimentConfig c = steer::load_config(config_path);
@@ -106,8 +107,9 @@ int main(int argc, char** argv) {
   // the states: q within 90 % of each range, q̇ in ±2, τ in ±5, λ in ±1 (seeded)
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::vector<Eigen::VectorXd> q(size_t(states)), v(size_t(states)), tau(size_t(states));
-  std::vector<std::vector<double>> x(size_t(states)), u(size_t(states)), lam(size_t(states));
+  const size_t ns = size_t(states);
+  std::vector<Eigen::VectorXd> q(ns), v(ns), tau(ns);
+  std::vector<std::vector<double>> x(ns), u(ns), lam(ns);
   for (int i = 0; i < states; ++i) {
     q[size_t(i)].resize(n), v[size_t(i)].resize(n), tau[size_t(i)].resize(n);
     for (int j = 0; j < n; ++j) {
@@ -125,7 +127,8 @@ int main(int argc, char** argv) {
     for (double& l : lam[size_t(i)]) l = unit(rng);
   }
   const double* theta = batch.theta.data();  // rollout 0's parameters
-  std::vector<double> xn(size_t(nx)), ax(size_t(nx)), au(size_t(nu)), ap(size_t(np));
+  const size_t nxs = size_t(nx), nus = size_t(nu), nps = size_t(np);
+  std::vector<double> xn(nxs), ax(nxs), au(nus), ap(nps);
   double sink = 0;  // read after the timings so that no call is optimized away
 
   // the two models are one: with the damping off (the config's all_joints), steer's step is
@@ -136,8 +139,8 @@ int main(int argc, char** argv) {
     pinocchio::aba(model, data, q[size_t(i)], v[size_t(i)], tau[size_t(i)]);
     for (int j = 0; j < n; ++j) {
       const double qdd = (xn[size_t(n + j)] - v[size_t(i)][j]) / c.dt;
-      qdd_difference = std::max(qdd_difference, std::fabs(qdd - data.ddq[j]) /
-                                                    std::max(1.0, std::fabs(data.ddq[j])));
+      qdd_difference = std::max(
+          qdd_difference, std::fabs(qdd - data.ddq[j]) / std::max(1.0, std::fabs(data.ddq[j])));
     }
   }
 
