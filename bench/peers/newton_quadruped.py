@@ -107,14 +107,14 @@ def import_newton(cache_dir=None):
     return wp, newton
 
 
-def newton_model(wp, newton, B, law="file", contact=None, requires_grad=True):
-    """B copies of the MJCF, each its own world, in one model. law 'matched' removes what steer
-    and Newton do differently in the air: joint damping (implicit vs explicit), joint limits
-    (two penalty laws) and nothing else (Featherstone has no torque limit; steer's is switched
-    off in its config)."""
+def newton_model(wp, newton, B, law="file", contact=None, requires_grad=True, path=MJCF):
+    """B copies of the MJCF at path (the quadruped by default), each its own world, in one model.
+    law 'matched' removes what steer and Newton do differently in the air: joint damping
+    (implicit vs explicit), joint limits (two penalty laws) and nothing else (Featherstone has no
+    torque limit; steer's is switched off in its config); any other law keeps the file's."""
     sub = newton.ModelBuilder()
     with contextlib.redirect_stdout(sys.stderr):
-        sub.add_mjcf(MJCF)
+        sub.add_mjcf(path)
     builder = newton.ModelBuilder()
     # each world keeps the file's own floor plane (a static shape of that world): no
     # add_ground_plane, which would put a second plane under every foot

@@ -63,7 +63,6 @@ Subcommands:
 Outputs JSON on stdout (and --json FILE).
 """
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -269,21 +268,9 @@ def loss_terms(robot, lay):
 
 
 def newton_model(wp, newton, path, B, law, requires_grad=True):
-    """B copies of the file, one world each. law 'matched' takes out damping and limits
-    (Featherstone has no force limit); 'euler' and 'file' keep the file's."""
-    sub = newton.ModelBuilder()
-    with contextlib.redirect_stdout(sys.stderr):
-        sub.add_mjcf(path)
-    builder = newton.ModelBuilder()
-    builder.replicate(sub, B)
-    model = builder.finalize(device="cpu", requires_grad=requires_grad)
-    if law == "matched":
-        model.joint_damping.zero_()
-        model.joint_limit_ke.zero_()
-        model.joint_limit_kd.zero_()
-        model.joint_limit_lower.fill_(-1.0e6)
-        model.joint_limit_upper.fill_(1.0e6)
-    return model
+    """B copies of the file, one world each (newton_quadruped.newton_model): 'matched' takes out
+    damping and limits (Featherstone has no force limit); 'euler' and 'file' keep the file's."""
+    return nq.newton_model(wp, newton, B, law=law, requires_grad=requires_grad, path=path)
 
 
 class NewtonRollout:

@@ -128,7 +128,6 @@ class PinModel:
 
 
 def random_inputs(rng, pm, n):
-    import numpy as np
     lo, hi = pm.limits()
     mid, half = 0.5 * (lo + hi), 0.45 * (hi - lo)
     q = mid + half * rng.uniform(-1, 1, (n, pm.nv))
