@@ -103,10 +103,9 @@ void packed_step_observations(const Model& m, const XV& b, const PV& p, const Ro
                               int nb, PackedScratch<Model, R, W>& sc, StepObservations* obs) {
   using P = typename PackOf<R, W>::type;
   const int nc = m.num_contacts();
-  for (int c = 0; c < nc; ++c) {
-    const auto in = m.template in_contact<P>(b, p, c);
+  visit_contact_flags<P>(m, b, p, [&](int c, const auto& in) {
     for (int j = 0; j < nb; ++j) sc.contact[size_t(j) * nc + c] = in[j] ? 1 : 0;
-  }
+  });
   bool conservative = false;
   for (int j = 0; j < nb; ++j) conservative = conservative || dg[j].conservative;
   if (conservative) {

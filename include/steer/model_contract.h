@@ -17,6 +17,7 @@
 //       reference_adjoint.h, differentiates step<Dual> to check it)
 //   energy<S>(x, θ), kinetic_energy<S>(x, θ), conservative<S>(θ)   the energy-drift diagnostic
 //   num_contacts(), in_contact<S>(x, θ, c)              the contact-mode diagnostics
+//       (optional: visit_contacts<S>(x, θ, f), every contact's flag from one shared pass)
 // These two are a model's only step entry points. Everything a step varies by is an argument
 // or a compile-time policy of them, and the model selects inside:
 //   S         the scalar: double, float, Dual<S, N> (the reference), op_count.h's Counted<S>,
@@ -216,6 +217,25 @@ struct has_packed_diagnostics<Model, std::enable_if_t<Model::kPackedDiagnostics>
 };
 
 }  // namespace contract
+
+// the contact flags of a state x, f(c, flag) for c = 0 … num_contacts() − 1: the model's
+// visit_contacts<S>(x, θ, f) where it has one (its contacts share one pass, e.g. the articulated
+// model's kinematics), else in_contact<S>(x, θ, c) contact by contact
+namespace contract {
+template <class S, class Model, class X, class P, class F>
+STEER_HD auto visit_contact_flags_of(const Model& m, const X& x, const P& p, F& f, int)
+    -> decltype(m.template visit_contacts<S>(x, p, f), void()) {
+  m.template visit_contacts<S>(x, p, f);
+}
+template <class S, class Model, class X, class P, class F>
+STEER_HD void visit_contact_flags_of(const Model& m, const X& x, const P& p, F& f, long) {
+  for (int c = 0; c < m.num_contacts(); ++c) f(c, m.template in_contact<S>(x, p, c));
+}
+}  // namespace contract
+template <class S, class Model, class X, class P, class F>
+STEER_HD void visit_contact_flags(const Model& m, const X& x, const P& p, F&& f) {
+  contract::visit_contact_flags_of<S>(m, x, p, f, 0);
+}
 
 // a model the engine can run and differentiate in precision S
 template <class Model, class S = double>

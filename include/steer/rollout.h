@@ -307,12 +307,28 @@ STEER_HD STEER_NOINLINE void forward_after_step(const Model& m, const Loss& loss
     if (!(uk[j] == S(0))) dg.conservative = 0;
   L += loss.template running<S>(uk, nu);
   L += loss.template state_running<S>(m, k + 1, b, p);
+#if defined(__CUDA_ARCH__)
+  // the kernels keep one in_contact per contact, the form their budgeted frames were measured
+  // with (tools/kernel_budget.json); the host shares one pass below (visit_contact_flags)
   for (int c = 0; c < m.num_contacts(); ++c) {
     if (!(obs && obs->contact ? obs->contact[c] : m.template in_contact<S>(b, p, c))) continue;
     dg.contact_steps += 1;
     dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
                                 (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
   }
+#else
+  auto tally = [&](int c, bool in) {
+    if (!in) return;
+    dg.contact_steps += 1;
+    dg.contact_hash = fnv1a_mix(dg.contact_hash ? dg.contact_hash : 1469598103934665603ull,
+                                (std::uint64_t(k + 1) << 24) ^ std::uint64_t(c));
+  };
+  if (obs && obs->contact) {
+    for (int c = 0; c < m.num_contacts(); ++c) tally(c, obs->contact[c] != 0);
+  } else {
+    visit_contact_flags<S>(m, b, p, tally);
+  }
+#endif
   if (loss.landing && dg.event_step < 0 && loss.template crosses<S>(a, b)) {
     dg.event_step = k;
     L += loss.template landing_loss<S>(a, b, true);

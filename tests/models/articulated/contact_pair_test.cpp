@@ -536,3 +536,39 @@ TEST(ContactPair, RefusalsNameTheKey) {
 }
 
 }  // namespace
+
+namespace {
+
+// visit_contact_flags (one kinematics pass for all contacts, what the rollouts' diagnostics
+// call) gives every contact the flag in_contact gives it alone, on states where some contacts
+// touch and others do not
+TEST(ContactPair, OneKinematicsPassFlagsEveryContactAsInContactDoes) {
+  for (const ExperimentConfig* c : {&pair_config(), &solid_pair_config()}) {
+    const ArticulatedLarge& m = c->model_state<ArticulatedSetup>().large;
+    const auto p = view(c->theta.data());
+    ASSERT_GT(m.num_contacts(), 1);
+    int touching = 0, clear = 0;
+    for (int s = 0; s < 7; ++s) {
+      std::vector<double> x(size_t(m.nx()), 0.0);
+      if (c == &solid_pair_config()) {
+        x.assign(kSolidState.begin(), kSolidState.end());
+        for (double& xi : x) xi *= 1.0 + 0.4 * (s - 3);  // from deep overlap to clear
+      } else {
+        x = overlap_state(m, c->theta, 0.1 * (s - 3));
+        x[0] += 0.002 * s, x[1] -= 0.002 * s;  // the balls 3 mm into each other to 9 mm apart
+      }
+      std::vector<int> visited(size_t(m.num_contacts()), -1);
+      visit_contact_flags<double>(m, view(x.data()), p,
+                                  [&](int k, bool in) { visited[size_t(k)] = in; });
+      for (int k = 0; k < m.num_contacts(); ++k) {
+        const bool alone = m.in_contact<double>(view(x.data()), p, k);
+        EXPECT_EQ(visited[size_t(k)], int(alone)) << "state " << s << ", contact " << k;
+        (alone ? touching : clear) += 1;
+      }
+    }
+    EXPECT_GT(touching, 0);
+    EXPECT_GT(clear, 0);
+  }
+}
+
+}  // namespace

@@ -58,6 +58,22 @@ inline STEER_HD S ArticulatedCap<NB, ND, NS, NP, NC>::penetration(const XIn& x,
   return deepest;
 }
 
+// contact c's flag (in_contact) from the kinematics K of the state x
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class XIn, class PIn>
+inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::contact_flag(const Kin<S>& K, const XIn& x,
+                                                                      const PIn& p, int c) const {
+  const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
+  const int g = c - (contact ? 1 : 0);
+  if (!ground.impact || g < 0 || (kMaxPairs > 0 && g >= ground.n_points)) return depth > S(0);
+  S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
+  int es[kMaxDof];
+  for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
+  ground_point<ArticulatedCap, S>(*this, K, p, g, xc);
+  ground_jacobian<ArticulatedCap, S>(*this, K, ground.body[g], xc, v, nullptr, J, es, vel, nullptr);
+  return depth > S(0) || S(S(dt) * vel[2] - depth) < S(0);
+}
+
 // contact c below the plane (bool for a scalar S, the lanes' mask for a pack). With
 // time-of-impact impulses (impact.h) a ground point also counts while it is about to strike:
 // above the plane by d and closing so that d + h ż < 0 at the state's velocity, the step in
@@ -73,15 +89,26 @@ inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
-  const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
-  const int g = c - (contact ? 1 : 0);
-  if (!ground.impact || g < 0 || (kMaxPairs > 0 && g >= ground.n_points)) return depth > S(0);
-  S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
-  int es[kMaxDof];
-  for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
-  ground_point<ArticulatedCap, S>(*this, K, p, g, xc);
-  ground_jacobian<ArticulatedCap, S>(*this, K, ground.body[g], xc, v, nullptr, J, es, vel, nullptr);
-  return depth > S(0) || S(S(dt) * vel[2] - depth) < S(0);
+  return contact_flag<S>(K, x, p, c);
+}
+
+// every contact's in_contact flag from one kinematics pass, f(c, flag) for c = 0 … num_contacts()
+// − 1 (model_contract.h's visit_contact_flags): a file with 25 contacts costs one forward
+// kinematics per state instead of 25
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class XIn, class PIn, class F>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::visit_contacts(const XIn& x, const PIn& p,
+                                                                        F&& f) const {
+  const int nc = num_contacts();
+  if (ground.n_points == 0 && pair_count() == 0) {
+    for (int c = 0; c < nc; ++c) f(c, in_contact<S>(x, p, c));
+    return;
+  }
+  S q[kMaxQ] = {};
+  for (int i = 0; i < nq(); ++i) q[i] = x[i];
+  Kin<S> K;
+  forward_kinematics(q, p, K);
+  for (int c = 0; c < nc; ++c) f(c, contact_flag<S>(K, x, p, c));
 }
 
 // one contact's state at a state x: its mode, its depth [m] and its point's slip speed |v_t| [m/s]

@@ -586,6 +586,10 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD S penetration(const XIn& x, const PIn& p) const;
   template <class S, class XIn, class PIn>
   STEER_HD auto in_contact(const XIn& x, const PIn& p, int c) const;
+  template <class S, class XIn, class PIn, class F>
+  STEER_HD void visit_contacts(const XIn& x, const PIn& p, F&& f) const;
+  template <class S, class XIn, class PIn>
+  STEER_HD auto contact_flag(const Kin<S>& K, const XIn& x, const PIn& p, int c) const;
   template <class S, class XIn, class PIn>
   STEER_HD S center_of_mass(const XIn& x, const PIn& p, int ax) const;
   template <class S, class XIn, class PIn>
