@@ -560,16 +560,21 @@ def run_check(wp, newton, steer, steps=250, dts=(0.002, 0.001, 0.0005), grad_ste
     return out
 
 
+def emit_json(out, path):
+    """Prints the result as JSON and writes it to path too when one is given; the exit code 0."""
+    text = json.dumps(out, indent=1)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    print(text)
+    return 0
+
+
 def cmd_check(args):
     wp, newton = import_newton(args.cache)
     steer = _load_steer(args.steer_python)
     out = run_check(wp, newton, steer, steps=args.steps, grad_steps=tuple(args.grad_steps))
-    text = json.dumps(out, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    print(text)
-    return 0
+    return emit_json(out, args.json)
 
 
 # ------------------------------------------------------------------- timing
@@ -756,12 +761,7 @@ def cmd_time(args):
         import shutil
 
         shutil.rmtree(cache, ignore_errors=True)
-    text = json.dumps(out, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    print(text)
-    return 0
+    return emit_json(out, args.json)
 
 
 def main():

@@ -633,12 +633,7 @@ def main():
             dt = float(steer_sim(steer, p, 1, None, "euler", [(0, 0.3, 1.0)])[0].dt)  # the file's timestep
             out["robots"][r] = run_time(wp, newton, steer, r, p, args.batch, args.steps, dt, args.per_step_max_batch,
                                         args.min_time, args.min_reps)
-    text = json.dumps(out, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    print(text)
-    return 0
+    return nq.emit_json(out, args.json)
 
 
 if __name__ == "__main__":
