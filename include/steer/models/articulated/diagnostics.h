@@ -89,7 +89,22 @@ inline STEER_HD auto ArticulatedCap<NB, ND, NS, NP, NC>::in_contact(const XIn& x
   for (int i = 0; i < nq(); ++i) q[i] = x[i];
   Kin<S> K;
   forward_kinematics(q, p, K);
+#if defined(__CUDA_ARCH__)
+  // contact_flag's body written out, the form the kernels' budget was measured with: through
+  // contact_flag (even forced inline) ptxas gives the float64 forward kernels 2 and 4 registers
+  // more (152 and 160 against their ceilings of 150 and 156, tools/kernel_budget.json)
+  const S depth = contact_depth<ArticulatedCap, S>(*this, K, p, c);
+  const int g = c - (contact ? 1 : 0);
+  if (!ground.impact || g < 0 || (kMaxPairs > 0 && g >= ground.n_points)) return depth > S(0);
+  S v[kMaxDof], xc[3], J[kMaxDof][3], vel[3];
+  int es[kMaxDof];
+  for (int i = 0; i < n_dof; ++i) v[i] = S(x[nq() + i]);
+  ground_point<ArticulatedCap, S>(*this, K, p, g, xc);
+  ground_jacobian<ArticulatedCap, S>(*this, K, ground.body[g], xc, v, nullptr, J, es, vel, nullptr);
+  return depth > S(0) || S(S(dt) * vel[2] - depth) < S(0);
+#else
   return contact_flag<S>(K, x, p, c);
+#endif
 }
 
 // every contact's in_contact flag from one kinematics pass, f(c, flag) for c = 0 … num_contacts()
