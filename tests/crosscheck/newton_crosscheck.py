@@ -112,6 +112,14 @@ def main():
                       "(Featherstone's per-solver M/H/L buffers; not asserted)", flush=True)
         grads[f"T{T}"] = row
     results["gradient"] = grads
+    info = [(f"{T} Newton tape, one shared solver (not asserted)", row["shared_solver"]["grad_rel"])
+            for T, row in grads.items()]
+    return finish(TAG, args, results, checks, "quadruped in the air", info, t_start)
+
+
+def finish(tag, args, results, checks, scene, info, t_start):
+    """Records the checks in results, writes --json and --markdown (the checks, then the printed
+    figures `info` as (name, value) rows), prints the verdict; returns the exit code."""
     results["checks"] = checks
     results["seconds"] = time.perf_counter() - t_start
     ok = all(c["pass"] for c in checks)
@@ -119,15 +127,14 @@ def main():
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     if args.markdown:
-        lines = [f"### Newton {results['newton']} (warp {results['warp']}, CPU) vs steer: quadruped in the air",
+        lines = [f"### Newton {results['newton']} (warp {results['warp']}, CPU) vs steer: {scene}",
                  "", "| check | value | bound | |", "|---|---:|---|---|"]
-        lines += [f"| {c['check']} | {c['value']:.3g} | {c['bound']} | {'pass' if c['pass'] else 'FAIL'} |"
-                  if isinstance(c["value"], float) else f"| {c['check']} | {c['value']} | {c['bound']} | "
-                  f"{'pass' if c['pass'] else 'FAIL'} |" for c in checks]
-        for T, row in grads.items():
-            lines.append(f"| {T} Newton tape, one shared solver (not asserted) | {row['shared_solver']['grad_rel']:.3g} | — | info |")
+        for c in checks:
+            value = f"{c['value']:.3g}" if isinstance(c["value"], float) else f"{c['value']}"
+            lines.append(f"| {c['check']} | {value} | {c['bound']} | {'pass' if c['pass'] else 'FAIL'} |")
+        lines += [f"| {name} | {value:.3g} | — | info |" for name, value in info]
         Path(args.markdown).write_text("\n".join(lines) + "\n")
-    print(f"{TAG}: {'PASS' if ok else 'FAIL'} ({results['seconds']:.0f} s)", flush=True)
+    print(f"{tag}: {'PASS' if ok else 'FAIL'} ({results['seconds']:.0f} s)", flush=True)
     return 0 if ok else 1
 
 

@@ -29,7 +29,6 @@ exit 0 pass, 1 fail, 77 skip (no venv, PyPI unreachable, the robot files not obt
 steer's module missing).
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import peer_venv  # noqa: E402
+import newton_crosscheck  # noqa: E402  (finish: the results' writer)
 
 TAG = "newton_standard_robot_crosscheck"
 ROBOTS = ("acrobot", "ant")
@@ -131,23 +131,11 @@ def main():
                   flush=True)
         res["gradient"] = grads
 
-    results["checks"] = checks
-    results["seconds"] = time.perf_counter() - t_start
-    ok = all(c["pass"] for c in checks)
-    results["pass"] = ok
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    if args.markdown:
-        lines = [f"### Newton {results['newton']} (warp {results['warp']}, CPU) vs steer: standard robots "
-                 f"({', '.join(ROBOTS)})", "", "| check | value | bound | |", "|---|---:|---|---|"]
-        lines += [f"| {c['check']} | {c['value']:.3g} | {c['bound']} | {'pass' if c['pass'] else 'FAIL'} |" for c in checks]
-        for robot, res in results["robots"].items():
-            for T, row in res["gradient"].items():
-                lines.append(f"| {robot} {T} Newton tape, one shared solver (not asserted) | "
-                             f"{row['newton_tape_shared_solver']['grad_rel']:.3g} | — | info |")
-        Path(args.markdown).write_text("\n".join(lines) + "\n")
-    print(f"{TAG}: {'PASS' if ok else 'FAIL'} ({results['seconds']:.0f} s)", flush=True)
-    return 0 if ok else 1
+    info = [(f"{robot} {T} Newton tape, one shared solver (not asserted)",
+             row["newton_tape_shared_solver"]["grad_rel"])
+            for robot, res in results["robots"].items() for T, row in res["gradient"].items()]
+    return newton_crosscheck.finish(TAG, args, results, checks, f"standard robots ({', '.join(ROBOTS)})",
+                                    info, t_start)
 
 
 if __name__ == "__main__":
