@@ -17,7 +17,14 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_solve(int n, S
   cholesky_substitute(n, A, y);
 }
 
-// A = L Lᵀ, L into the lower triangle and diagonal of A; the strict upper triangle is kept
+// A = L Lᵀ, L into the lower triangle and diagonal of A; the strict upper triangle is kept.
+// g++ 12, inlining this into rk4's adjoint on the operation-counting scalar (op_count.h),
+// reports that an iteration of the inner loop past kMaxDof would read outside A (it cannot:
+// k < j < n ≤ kMaxDof), and -Werror makes that report fatal; the pragma silences it here only.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
+#endif
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_factor(int n, S* A) {
@@ -35,6 +42,9 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::cholesky_factor(int n, 
     }
   }
 }
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic pop
+#endif
 
 // y <- (L Lᵀ)⁻¹ y with L from cholesky_factor
 template <int NB, int ND, int NS, int NP, int NC>

@@ -404,6 +404,35 @@ struct ArticulatedCap : ArticulatedSettings {
                          // moment about p_b
   };
 
+  // the parameter groups whose adjoint a hand adjoint must form (n_grad_params < 0: all); the
+  // rest of its θ̄ is left out of the sums
+  struct GradGroups {
+    bool com, inertia, beta, pos;
+  };
+  STEER_HD GradGroups grad_groups() const {
+    const bool all = n_grad_params < 0;
+    GradGroups g{all, all, all, all};
+    for (int i = 0; i < n_grad_params; ++i) {
+      const int qq = grad_params[i];
+      g.beta = g.beta || qq == p_global(kSharpness);
+      if (qq >= p_joint(0, 0)) continue;
+      const int kk = qq % kBodyParams;
+      g.com = g.com || (kk >= kComX && kk <= kComZ);
+      g.inertia = g.inertia || (kk >= kIxx && kk <= kIyz);
+      g.pos = g.pos || kk >= kPosX;
+    }
+    return g;
+  }
+  // θ̄ += ap over the parameters whose gradient is asked for (grad_params, or all)
+  template <class S, class PAdj>
+  STEER_HD void add_param_adjoint(const S* ap, PAdj& adj_p) const {
+    if (n_grad_params < 0) {
+      for (int qq = 0; qq < np(); ++qq) adj_p[qq] += ap[qq];
+    } else {
+      for (int g = 0; g < n_grad_params; ++g) adj_p[grad_params[g]] += ap[grad_params[g]];
+    }
+  }
+
   // the servo implicit through the saturation: safeguarded line-search steps per Newton
   // iteration, and the tolerance |ψ(α)| ≤ kServoLineSearchTol ψ(0) (servo.h)
   static constexpr int kServoLineSearch = 8;
@@ -533,7 +562,18 @@ struct ArticulatedCap : ArticulatedSettings {
   template <class S, class UIn, class PIn>
   STEER_HD void servo_solve(const S* q, const UIn& u, const PIn& p, StepTape<S>& t) const;
 
-  // the euler / implicitfast step and its hand adjoint (implicit_step.h)
+  // the euler / implicitfast step and its hand adjoint, and rk4's right-hand side with its tape
+  // (implicit_step.h)
+  template <class S, class UIn, class PIn>
+  STEER_HD void applied_forces(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K,
+                               RneaWork<S>& W, S* M, S* f, S* raw, S* slope, S* sig) const;
+  template <class S, class UIn, class PIn>
+  STEER_HD void acceleration_system(const S* q, const S* v, const UIn& u, const PIn& p,
+                                    StepTape<S>& t) const;
+  template <class S, class PIn, class UAdj>
+  STEER_HD void adj_applied_forces(const S* q, const S* v, const PIn& p, const StepTape<S>& t,
+                                   const S* lam, const S* mu, const S* wv, const S& h,
+                                   KinAdj<S>& KA, S* aq, S* av, UAdj& adj_u, S* ap) const;
   template <class S, class UIn, class PIn>
   STEER_HD void implicit_system(const S* q, const S* v, const UIn& u, const PIn& p, Kin<S>& K,
                                 RneaWork<S>& W, S* M, S* mdiag, S* rhs, S* raw, S* slope,
@@ -576,6 +616,17 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
+  template <class S>
+  STEER_HD void quat_rates(const S* q, const S* v, S* d) const;
+  template <class S>
+  STEER_HD void adj_quat_rates(const S* q, const S* v, const S* adj_d, S* aq, S* av) const;
+  template <class S, class UIn, class PIn, class UAdj>
+  STEER_HD void adj_acceleration(const S* q, const S* v, const UIn& u, const PIn& p,
+                                 const S* adj_qdd, S* aq, S* av, UAdj& adj_u, S* ap) const;
+  template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
+            class XnAdj>
+  STEER_HD void adj_rk4_advance(const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x, UAdj& adj_u,
+                                PAdj& adj_p, const XnAdj& adj_xn) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
             class XnAdj>
   STEER_HD void adj_by_duals(int k, const XIn& x, const UIn& u, const PIn& p, XAdj& adj_x,
