@@ -317,6 +317,14 @@ std::vector<PandaCase> panda_cases() {
         k.theta[k.m.p_joint(j, q)] = 0.0;
     out.push_back(k);
   }
+  {
+    // rk4 (every force explicit in its four stages; its hand adjoint recomputes them) with the
+    // fingertip contact, the joint limits and saturated lanes of the euler case
+    PandaCase k = out[1];
+    k.name = "rk4, fingertip contact and joint limits, saturated lanes";
+    k.m.integrator = Articulated::kRk4;
+    out.push_back(k);
+  }
   return out;
 }
 
@@ -517,18 +525,20 @@ TEST(PackedRollout, MassSpringTapesAreSizedToTheRobot) {
             11LL * m.nx() * 8 + 10 * m.step_tape_bytes<double>());
 }
 
-// rk4 (its adjoint is the dual path) stays on the scalar path
-TEST(PackedRollout, PandaRk4StaysScalar) {
+// every integrator runs on packs: rk4 too, with its hand adjoint (its bits are the scalar
+// path's: the rk4 case of PandaRolloutsGetTheBitsOfTheirScalarRuns)
+TEST(PackedRollout, PandaRk4TakesThePackedPath) {
   std::vector<PandaCase> cs = panda_cases();
   Articulated m = cs[0].m;
   RolloutShape sh;
   sh.steps = 10;
   sh.checkpoint_every = 3;
-  EXPECT_TRUE((use_packed_path<Articulated, double>(m, sh, 64)));
-  EXPECT_TRUE((use_packed_path<Articulated, float>(m, sh, 64)));
-  m.integrator = Articulated::kRk4;
-  EXPECT_FALSE((use_packed_path<Articulated, double>(m, sh, 64)));
-  EXPECT_FALSE((use_packed_path<Articulated, float>(m, sh, 64)));
+  for (int integ :
+       {int(Articulated::kEuler), int(Articulated::kImplicitFast), int(Articulated::kRk4)}) {
+    m.integrator = integ;
+    EXPECT_TRUE((use_packed_path<Articulated, double>(m, sh, 64))) << integ;
+    EXPECT_TRUE((use_packed_path<Articulated, float>(m, sh, 64))) << integ;
+  }
 }
 
 // the zero-length lane really is at zero length at step 0, and its gradient stays finite

@@ -37,14 +37,14 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::step(int k, const XIn& 
 
 // the step on torque inputs u: euler and implicitfast by semi_implicit_advance
 // (implicit_step.h), which fills the tape (StepTape<S>*) when one is passed, else a tape of its
-// own; rk4 keeps no tape. Simd.h packs run euler and implicitfast only (packable()), so rk4 is not
-// compiled for them.
+// own; rk4 keeps no tape. The kernels compile the integrators in kIntegrators only
+// (FixedIntegrators).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, unsigned kIntegrators, class XIn, class UIn, class PIn, class XOut, class Tape>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::advance(const XIn& x, const UIn& u,
                                                                  const PIn& p, XOut& xn,
                                                                  Tape tape) const {
-  if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
+  if constexpr (compiles_integrator(kIntegrators, kRk4)) {
     if (integrator == kRk4) {
       rk4_advance<S>(x, u, p, xn);
       return;
@@ -107,7 +107,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_advance(const XIn& 
                                                                      UAdj& adj_u, PAdj& adj_p,
                                                                      const XnAdj& adj_xn,
                                                                      Tape tape) const {
-  if constexpr (!is_pack<S>::value && compiles_integrator(kIntegrators, kRk4)) {
+  if constexpr (compiles_integrator(kIntegrators, kRk4)) {
     if (integrator == kRk4) {
       adj_rk4_advance<S>(x, u, p, adj_x, adj_u, adj_p, adj_xn);  // rk4 keeps no tape
       return;

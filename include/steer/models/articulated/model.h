@@ -663,11 +663,10 @@ struct ArticulatedCap : ArticulatedSettings {
 // Python) is of this capacity.
 struct Articulated : ArticulatedCap<10, 8, 8, 8, 0> {
   // ---- the CPU backend's SIMD path (cpu_packed.h) ----
-  // The euler / implicitfast step and its taped hand adjoint, called with S = simd.h's PackD:
-  // one rollout per lane, every lane the same topology, the value branches (saturation and
-  // contact sides, adj_saturate's slope form) selects. rk4 stays on the scalar path (its
-  // adjoint is the dual-number one).
-  bool packable() const { return integrator != kRk4; }
+  // The step and its hand adjoint (euler and implicitfast from their tape, rk4 recomputing its
+  // stages), called with S = simd.h's PackD: one rollout per lane, every lane the same topology,
+  // the value branches (saturation and contact sides, adj_saturate's slope form) selects.
+  bool packable() const { return true; }
   // The per-step diagnostics too run on packs (cpu_packed.h): in_contact<PackD> returns the
   // lanes' mask and energies<PackD> every lane's energies, each from one kinematics pass for
   // W rollouts instead of one per rollout
@@ -688,7 +687,7 @@ struct ArticulatedLarge : ArticulatedCap<32, 32, 32, 64, 512> {};
 // (cpu_packed_isa.cpp) and has CUDA kernels (kernels/rollout_articulated_legged_*.cu); the
 // config parser picks it for a tree beyond Articulated that fits it.
 struct ArticulatedLegged : ArticulatedCap<20, 18, 8, 8, 0> {
-  bool packable() const { return integrator != kRk4; }
+  bool packable() const { return true; }
   static constexpr bool kPackedDiagnostics = true;
   // kernels/rollout_articulated_legged*_<precision>.cu (backend.h, has_cuda_kernels)
   static constexpr bool kCudaKernels = true;
