@@ -138,16 +138,15 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::acceleration(const S* q
 
 // adjoint of q̈ = M(q)⁻¹ f(q, q̇, u, θ) for a cotangent ā: with λ = M⁻¹ ā (M symmetric),
 //   z̄ += ∂/∂z [λᵀ (f(z) − M(q) q̈)]   (λ and q̈ held fixed),
-// the euler adjoint's φ with μ = λ and w = −q̈ (adj_applied_forces); q̄, q̇̄, ū and θ̄ (all of
-// θ, into ap) accumulate. The right-hand side is recomputed for its tape.
+// the euler adjoint's φ with μ = λ and w = −q̈ (adj_applied_forces), from the tape t that
+// acceleration_system filled at (q, q̇) (u enters through it); q̄, q̇̄, ū and θ̄ (all of θ, into ap)
+// accumulate.
 template <int NB, int ND, int NS, int NP, int NC>
-template <class S, class UIn, class PIn, class UAdj>
+template <class S, class PIn, class UAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_acceleration(
-    const S* q, const S* v, const UIn& u, const PIn& p, const S* adj_qdd, S* aq, S* av, UAdj& adj_u,
-    S* ap) const {
+    const S* q, const S* v, const PIn& p, const StepTape<S>& t, const S* adj_qdd, S* aq, S* av,
+    UAdj& adj_u, S* ap) const {
   const int n = n_dof;
-  StepTape<S> t;
-  acceleration_system(q, v, u, p, t);
   S lam[kMaxDof], wv[kMaxDof];
   for (int i = 0; i < n; ++i) lam[i] = adj_qdd[i], wv[i] = -t.vp[i];
   cholesky_substitute(n, t.A, lam);
@@ -238,7 +237,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& 
 // quaternion by its norm. In reverse: ȳ = N'ᵀ q̄⁺ (ȳ − n (n·ȳ), over |y| per ball), d̄_i = h/6 w_i ȳ,
 // ā_i = h/6 w_i q̇̄⁺; then stage by stage, last first, the stage's cotangent (s̄_q, s̄_v) from
 // d̄_i (q̇'s adjoint) and ā_i (adj_acceleration), passed to (q, q̇) and to d̄_{i−1}, ā_{i−1} by
-// c_i h. The stages are recomputed forward first; each adj_acceleration recomputes its own tape.
+// c_i h. The stages are recomputed forward first, keeping each acceleration's tape (four
+// StepTapes of stack: this runs on the CPU only, the kernels leave rk4 out).
 template <int NB, int ND, int NS, int NP, int NC>
 template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj, class XnAdj>
 inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_rk4_advance(
@@ -249,6 +249,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_rk4_advance(
   const S h = S(dt);
   // the stages' states (qs, vs), rates d and accelerations a, recomputed as rk4_advance does
   S qs[4][kMaxQ], vs[4][kMaxDof], d[4][kMaxQ], a[4][kMaxDof];
+  StepTape<S> tape[4];
   for (int i = 0; i < nqv; ++i) qs[0][i] = x[i];
   for (int i = 0; i < n; ++i) vs[0][i] = x[nqv + i];
   const double c[4] = {0, 0.5, 0.5, 1};
@@ -257,7 +258,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_rk4_advance(
       for (int i = 0; i < nqv; ++i) qs[st][i] = qs[0][i] + S(c[st]) * h * d[st - 1][i];
       for (int i = 0; i < n; ++i) vs[st][i] = vs[0][i] + S(c[st]) * h * a[st - 1][i];
     }
-    acceleration(qs[st], vs[st], u, p, a[st]);
+    acceleration_system(qs[st], vs[st], u, p, tape[st]);
+    for (int i = 0; i < n; ++i) a[st][i] = tape[st].vp[i];
     quat_rates(qs[st], vs[st], d[st]);
   }
   // through the balls' normalization: y = q + h/6 Σ w_i d_i
@@ -288,7 +290,7 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_rk4_advance(
     for (int i = 0; i < nqv; ++i) sq[i] = S(0);
     for (int i = 0; i < n; ++i) sv[i] = S(0);
     adj_quat_rates(qs[st], vs[st], ad, sq, sv);
-    adj_acceleration(qs[st], vs[st], u, p, aa, sq, sv, adj_u, ap);
+    adj_acceleration(qs[st], vs[st], p, tape[st], aa, sq, sv, adj_u, ap);
     if (st == 0) {
       for (int i = 0; i < nqv; ++i) aq[i] += sq[i];
       for (int i = 0; i < n; ++i) av[i] += sv[i];

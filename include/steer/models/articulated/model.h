@@ -620,8 +620,8 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void quat_rates(const S* q, const S* v, S* d) const;
   template <class S>
   STEER_HD void adj_quat_rates(const S* q, const S* v, const S* adj_d, S* aq, S* av) const;
-  template <class S, class UIn, class PIn, class UAdj>
-  STEER_HD void adj_acceleration(const S* q, const S* v, const UIn& u, const PIn& p,
+  template <class S, class PIn, class UAdj>
+  STEER_HD void adj_acceleration(const S* q, const S* v, const PIn& p, const StepTape<S>& t,
                                  const S* adj_qdd, S* aq, S* av, UAdj& adj_u, S* ap) const;
   template <class S, class XIn, class UIn, class PIn, class XAdj, class UAdj, class PAdj,
             class XnAdj>
