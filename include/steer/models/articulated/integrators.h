@@ -198,37 +198,47 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_advance(const XIn& 
                                                                      const PIn& p, XOut& xn) const {
   const int n = n_dof, nqv = nq();
   const S h = S(dt);
-  S q[kMaxQ] = {}, v[kMaxDof] = {};
-  for (int i = 0; i < nqv; ++i) q[i] = x[i];
-  for (int i = 0; i < n; ++i) v[i] = x[nqv + i];
-  S a1[kMaxDof] = {}, a2[kMaxDof] = {}, a3[kMaxDof] = {}, a4[kMaxDof] = {}, qs[kMaxQ] = {},
-    vs[kMaxDof] = {};
-  S d1[kMaxQ] = {}, d2[kMaxQ] = {}, d3[kMaxQ] = {}, d4[kMaxQ] = {};
-  acceleration(q, v, u, p, a1);
-  quat_rates(q, v, d1);
-  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + S(0.5) * h * d1[i];
-  for (int i = 0; i < n; ++i) vs[i] = v[i] + S(0.5) * h * a1[i];
-  acceleration(qs, vs, u, p, a2);
-  quat_rates(qs, vs, d2);
-  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + S(0.5) * h * d2[i];
-  for (int i = 0; i < n; ++i) vs[i] = v[i] + S(0.5) * h * a2[i];
-  acceleration(qs, vs, u, p, a3);
-  quat_rates(qs, vs, d3);
-  for (int i = 0; i < nqv; ++i) qs[i] = q[i] + h * d3[i];
-  for (int i = 0; i < n; ++i) vs[i] = v[i] + h * a3[i];
-  acceleration(qs, vs, u, p, a4);
-  quat_rates(qs, vs, d4);
+  S qs[4][kMaxQ] = {}, vs[4][kMaxDof] = {}, d[4][kMaxQ] = {}, a[4][kMaxDof] = {};
+  StepTape<S> scratch;
+  rk4_stages<S>(x, u, p, qs, vs, d, a, &scratch, false);
+  S y[kMaxQ] = {};
   for (int i = 0; i < nqv; ++i)
-    qs[i] = q[i] + h / S(6) * (d1[i] + S(2) * d2[i] + S(2) * d3[i] + d4[i]);
+    y[i] = qs[0][i] + h / S(6) * (d[0][i] + S(2) * d[1][i] + S(2) * d[2][i] + d[3][i]);
   for (int k = 0; k < n_balls; ++k) {
     using std::sqrt;
-    S* n4 = qs + qadr(ball_dof[k]);
+    S* n4 = y + qadr(ball_dof[k]);
     const S inv = S(1) / sqrt(n4[0] * n4[0] + n4[1] * n4[1] + n4[2] * n4[2] + n4[3] * n4[3]);
     for (int i = 0; i < 4; ++i) n4[i] = n4[i] * inv;
   }
-  for (int i = 0; i < nqv; ++i) xn[i] = qs[i];
+  for (int i = 0; i < nqv; ++i) xn[i] = y[i];
   for (int i = 0; i < n; ++i)
-    xn[nqv + i] = v[i] + h / S(6) * (a1[i] + S(2) * a2[i] + S(2) * a3[i] + a4[i]);
+    xn[nqv + i] = vs[0][i] + h / S(6) * (a[0][i] + S(2) * a[1][i] + S(2) * a[2][i] + a[3][i]);
+}
+
+// rk4's stages from x: s_1 = (q, q̇), s_i = s_1 + c_i h (d_{i−1}, a_{i−1}) (c = ½, ½, 1), with
+// d_i = q̇(s_i) (quat_rates) and a_i = q̈(s_i) (acceleration_system, into tapes[i] when keep,
+// else into tapes[0] as scratch); the step and its adjoint both run this, so the adjoint's
+// stages are the step's bits
+template <int NB, int ND, int NS, int NP, int NC>
+template <class S, class XIn, class UIn, class PIn>
+inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::rk4_stages(
+    const XIn& x, const UIn& u, const PIn& p, S (*qs)[kMaxQ], S (*vs)[kMaxDof], S (*d)[kMaxQ],
+    S (*a)[kMaxDof], StepTape<S>* tapes, bool keep) const {
+  const int n = n_dof, nqv = nq();
+  const S h = S(dt);
+  for (int i = 0; i < nqv; ++i) qs[0][i] = x[i];
+  for (int i = 0; i < n; ++i) vs[0][i] = x[nqv + i];
+  const double c[4] = {0, 0.5, 0.5, 1};
+  for (int st = 0; st < 4; ++st) {
+    if (st > 0) {
+      for (int i = 0; i < nqv; ++i) qs[st][i] = qs[0][i] + S(c[st]) * h * d[st - 1][i];
+      for (int i = 0; i < n; ++i) vs[st][i] = vs[0][i] + S(c[st]) * h * a[st - 1][i];
+    }
+    StepTape<S>& t = tapes[keep ? st : 0];
+    acceleration_system(qs[st], vs[st], u, p, t);
+    for (int i = 0; i < n; ++i) a[st][i] = t.vp[i];
+    quat_rates(qs[st], vs[st], d[st]);
+  }
 }
 
 // the hand adjoint of rk4_advance. With the stages s_1 = (q, q̇), s_i = (q, q̇) + c_i h (d_{i−1},
@@ -250,18 +260,8 @@ inline STEER_HD void ArticulatedCap<NB, ND, NS, NP, NC>::adj_rk4_advance(
   // the stages' states (qs, vs), rates d and accelerations a, recomputed as rk4_advance does
   S qs[4][kMaxQ], vs[4][kMaxDof], d[4][kMaxQ], a[4][kMaxDof];
   StepTape<S> tape[4];
-  for (int i = 0; i < nqv; ++i) qs[0][i] = x[i];
-  for (int i = 0; i < n; ++i) vs[0][i] = x[nqv + i];
+  rk4_stages<S>(x, u, p, qs, vs, d, a, tape, true);
   const double c[4] = {0, 0.5, 0.5, 1};
-  for (int st = 0; st < 4; ++st) {
-    if (st > 0) {
-      for (int i = 0; i < nqv; ++i) qs[st][i] = qs[0][i] + S(c[st]) * h * d[st - 1][i];
-      for (int i = 0; i < n; ++i) vs[st][i] = vs[0][i] + S(c[st]) * h * a[st - 1][i];
-    }
-    acceleration_system(qs[st], vs[st], u, p, tape[st]);
-    for (int i = 0; i < n; ++i) a[st][i] = tape[st].vp[i];
-    quat_rates(qs[st], vs[st], d[st]);
-  }
   // through the balls' normalization: y = q + h/6 Σ w_i d_i
   S ay[kMaxQ], av_end[kMaxDof];
   for (int i = 0; i < nqv; ++i) ay[i] = S(adj_xn[i]);

@@ -616,6 +616,10 @@ struct ArticulatedCap : ArticulatedSettings {
   STEER_HD void acceleration(const S* q, const S* v, const UIn& u, const PIn& p, S* qdd) const;
   template <class S, class XIn, class UIn, class PIn, class XOut>
   STEER_HD void rk4_advance(const XIn& x, const UIn& u, const PIn& p, XOut& xn) const;
+  template <class S, class XIn, class UIn, class PIn>
+  STEER_HD void rk4_stages(const XIn& x, const UIn& u, const PIn& p, S (*qs)[kMaxQ],
+                           S (*vs)[kMaxDof], S (*d)[kMaxQ], S (*a)[kMaxDof], StepTape<S>* tapes,
+                           bool keep) const;
   template <class S>
   STEER_HD void quat_rates(const S* q, const S* v, S* d) const;
   template <class S>
